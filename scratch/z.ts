@@ -1,0 +1,11 @@
+import { z } from 'zod';
+const mark = Symbol('date');
+const Post = z.object({ id: z.string(), at: z.date() }).meta({ id: 'PostPublic' });
+const In = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20), flag: z.boolean().optional(), d: z.date().optional(), tags: z.array(z.enum(['a','b'])).optional(), s: z.iso.datetime().optional() });
+const js = z.toJSONSchema(In, { io: 'input', unrepresentable: 'any', metadata: z.registry(), override: (ctx) => { const def = (ctx.zodSchema as any)._zod.def; if (def.type === 'date') { ctx.jsonSchema.type = 'string'; ctx.jsonSchema.format='date-time'; Object.defineProperty(ctx.jsonSchema, mark, {value: true}); } } });
+console.log(JSON.stringify(js, null, 1));
+console.log((js.properties as any).d[mark], (js.properties as any).d);
+const Out = z.object({ data: z.array(Post), n: z.number() });
+console.log(JSON.stringify(z.toJSONSchema(Out, { io: 'output', unrepresentable: 'any', override: (ctx) => { const def = (ctx.zodSchema as any)._zod.def; if (def.type === 'date') { ctx.jsonSchema.type = 'string'; ctx.jsonSchema.format='date-time'; } } })));
+console.log('~standard' in In, typeof (In as any)['~standard'].jsonSchema);
+const r = In['~standard'].validate({ limit: 'x' }); console.log(r instanceof Promise, JSON.stringify(r));

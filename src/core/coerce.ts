@@ -1,0 +1,112 @@
+/**
+ * Query strings and path parameters arrive as strings. The coercer turns them into what the
+ * input schema expects, derived once per route from the schema, never guessed per request.
+ * A value that cannot be converted is left as it is, so the validator reports it as a 400.
+ */
+import type { z } from 'zod';
+import { innerZodType, isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
+
+type Scalar = 'integer' | 'number' | 'boolean' | 'date' | 'string';
+type FieldCoercion = { scalar: Scalar; array: boolean };
+
+export type Coercer = (raw: Record<string, unknown>) => Record<string, unknown>;
+
+const numeric = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** ISO 8601 calendar date, optionally with a time and zone. */
+const isoDate = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+function coerceScalar(value: string, scalar: Scalar): unknown {
+  switch (scalar) {
+    case 'integer':
+    case 'number':
+      return numeric.test(value) ? Number(value) : value;
+    case 'boolean':
+      if (value === 'true' || value === '1') return true;
+      if (value === 'false' || value === '0') return false;
+      return value;
+    case 'date': {
+      if (!isoDate.test(value)) return value;
+      const date = new Date(value);
+      return Number.isNaN(date.getTime()) ? value : date;
+    }
+    case 'string':
+      return value;
+  }
+}
+
+function scalarOfJson(schema: JsonSchema | undefined): Scalar | undefined {
+  if (schema === undefined) return undefined;
+  const type = schema.type;
+  const types = Array.isArray(type) ? type.filter((t) => t !== 'null') : [type];
+  if (types.length === 1) {
+    const only = types[0];
+    if (only === 'integer' || only === 'number' || only === 'boolean' || only === 'string') return only;
+  }
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const options = (schema[key] as JsonSchema[] | undefined)?.filter((option) => option.type !== 'null');
+    if (options?.length === 1) return scalarOfJson(options[0]);
+  }
+  return undefined;
+}
+
+function fieldOfJson(schema: JsonSchema): FieldCoercion | undefined {
+  if (schema.type === 'array') {
+    const scalar = scalarOfJson(schema.items as JsonSchema | undefined) ?? 'string';
+    return { scalar, array: true };
+  }
+  const scalar = scalarOfJson(schema);
+  return scalar === undefined ? undefined : { scalar, array: false };
+}
+
+/** JSON Schema cannot tell a Zod date from a date-time string, so Zod dates are found in the schema itself. */
+function zodDateFields(schema: z.ZodType): Map<string, FieldCoercion> {
+  const dates = new Map<string, FieldCoercion>();
+  const { type, schema: inner } = innerZodType(schema);
+  if (type !== 'object') return dates;
+  const shape = (inner._zod.def as unknown as { shape: Record<string, z.ZodType> }).shape;
+  for (const [key, field] of Object.entries(shape)) {
+    const unwrapped = innerZodType(field);
+    if (unwrapped.type === 'date') dates.set(key, { scalar: 'date', array: false });
+    if (unwrapped.type === 'array') {
+      const element = (unwrapped.schema._zod.def as unknown as { element: z.ZodType }).element;
+      if (innerZodType(element).type === 'date') dates.set(key, { scalar: 'date', array: true });
+    }
+  }
+  return dates;
+}
+
+/** Per-field coercions of an object input schema. Exposed for the tests and the OpenAPI generator. */
+export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercion> {
+  const plan = new Map<string, FieldCoercion>();
+  const json = toJsonSchema(schema, { io: 'input' });
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [key, property] of Object.entries(properties)) {
+    const field = fieldOfJson(property);
+    if (field !== undefined && !(field.scalar === 'string' && !field.array)) plan.set(key, field);
+  }
+  if (isZodSchema(schema)) for (const [key, field] of zodDateFields(schema)) plan.set(key, field);
+  return plan;
+}
+
+/**
+ * Builds the coercer for an input schema. Keys the schema does not describe stay strings;
+ * repeated keys arrive as arrays and stay arrays only where the schema wants one.
+ */
+export function createCoercer(schema: StandardSchemaV1 | undefined): Coercer {
+  if (schema === undefined) return (raw) => raw;
+  const plan = [...coercionPlan(schema)];
+  if (plan.length === 0) return (raw) => raw;
+  return (raw) => {
+    for (const [key, { scalar, array }] of plan) {
+      const value = raw[key];
+      if (value === undefined) continue;
+      if (array) {
+        const values = Array.isArray(value) ? value : [value];
+        raw[key] = values.map((item) => (typeof item === 'string' ? coerceScalar(item, scalar) : item));
+      } else if (typeof value === 'string') {
+        raw[key] = coerceScalar(value, scalar);
+      }
+    }
+    return raw;
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * One error class, string codes and one code → status table (CONTRACT §3). Handlers throw
+ * these; every transport turns them into RFC 9457 problem details with {@link toProblem}.
+ */
+
+/** Every error code Proceed answers with, and the HTTP status that goes with it. */
+export const errorStatus = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_TOKEN: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  INVALID_TRANSITION: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/** The human title of each code, sent as the problem's `title`. */
+export const errorTitle: { readonly [C in ErrorCode]: string } = {
+  VALIDATION_FAILED: 'Validation failed',
+  INVALID_JSON: 'Malformed JSON',
+  UNAUTHENTICATED: 'Authentication required',
+  INVALID_TOKEN: 'Invalid token',
+  FORBIDDEN: 'Forbidden',
+  NOT_FOUND: 'Not found',
+  ROUTE_NOT_FOUND: 'Route not found',
+  METHOD_NOT_ALLOWED: 'Method not allowed',
+  CONFLICT: 'Conflict',
+  INVALID_TRANSITION: 'Invalid state transition',
+  PAYLOAD_TOO_LARGE: 'Payload too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  RATE_LIMITED: 'Too many requests',
+  INTERNAL: 'Internal server error',
+  UNAVAILABLE: 'Service unavailable',
+};
+
+/** One failed check of a validation: a dotted path into the input and what is wrong there. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** An RFC 9457 problem details body as Proceed sends it. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+}
+
+export interface ProceedErrorOptions {
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/**
+ * The error every layer of Proceed throws and every transport understands.
+ *
+ * @example
+ * throw new ProceedError('CONFLICT', 'A user with this email already exists');
+ */
+export class ProceedError extends Error {
+  override readonly name = 'ProceedError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, detail?: string, options: ProceedErrorOptions = {}) {
+    super(detail ?? errorTitle[code], options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = errorStatus[code];
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+}
+
+/** @example throw new NotFoundError('No post with this id'); */
+export class NotFoundError extends ProceedError {
+  constructor(detail = 'No such record') {
+    super('NOT_FOUND', detail);
+  }
+}
+
+/** @example throw new ConflictError('A user with this email already exists'); */
+export class ConflictError extends ProceedError {
+  constructor(detail = 'The request conflicts with the current state') {
+    super('CONFLICT', detail);
+  }
+}
+
+/** @example throw new InvalidTransitionError('Cannot publish an archived post'); */
+export class InvalidTransitionError extends ProceedError {
+  constructor(detail = 'This state transition is not allowed') {
+    super('INVALID_TRANSITION', detail);
+  }
+}
+
+/** @example throw new ForbiddenError('Only the author may do this'); */
+export class ForbiddenError extends ProceedError {
+  constructor(detail = 'You may not do this') {
+    super('FORBIDDEN', detail);
+  }
+}
+
+/** @example throw new UnauthenticatedError(); */
+export class UnauthenticatedError extends ProceedError {
+  constructor(detail = 'This route needs a bearer token') {
+    super('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': 'Bearer' } });
+  }
+}
+
+/** @example throw new ValidationError([{ path: 'email', message: 'Invalid email' }]); */
+export class ValidationError extends ProceedError {
+  constructor(errors: FieldError[], detail = describeFieldErrors(errors)) {
+    super('VALIDATION_FAILED', detail, { errors });
+  }
+}
+
+function describeFieldErrors(errors: FieldError[]): string {
+  const first = errors[0];
+  if (first === undefined) return 'The input is invalid';
+  const where = first.path === '' ? 'input' : first.path;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+  return `${where}: ${first.message}${more}`;
+}
+
+/** The problem `type` URI of a code: a stable URN, so clients can match on it. */
+export function problemType(code: ErrorCode): string {
+  return `urn:proceed:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+}
+
+export interface ProblemResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Problem;
+  /** The error was not a {@link ProceedError}: the caller should log it. */
+  unexpected: boolean;
+}
+
+/**
+ * Turns anything thrown into the problem response that goes on the wire. Unknown errors become
+ * 500 `INTERNAL`; their message is shown only when `exposeInternals` is set (never in production).
+ */
+export function toProblem(error: unknown, exposeInternals = false): ProblemResponse {
+  if (error instanceof ProceedError) {
+    const body: Problem = {
+      type: problemType(error.code),
+      title: errorTitle[error.code],
+      status: error.status,
+      detail: error.message,
+      code: error.code,
+    };
+    if (error.errors !== undefined) body.errors = error.errors;
+    return { status: error.status, headers: { ...error.headers }, body, unexpected: false };
+  }
+  const detail =
+    exposeInternals && error instanceof Error ? error.message : 'The server could not complete the request';
+  return {
+    status: 500,
+    headers: {},
+    body: { type: problemType('INTERNAL'), title: errorTitle.INTERNAL, status: 500, detail, code: 'INTERNAL' },
+    unexpected: true,
+  };
+}
+
+/** Raised while an app is being assembled (a bad procedure name, two routes on one path, …). */
+export class ProceedConfigError extends Error {
+  override readonly name = 'ProceedConfigError';
+}

@@ -1,0 +1,47 @@
+/**
+ * Output serialization. Each output schema compiles once into a serializer that projects and
+ * writes in one step: fields the schema does not declare are never written.
+ */
+import fastJson from 'fast-json-stringify';
+import { type JsonSchema, type StandardSchemaV1, toJsonSchema, validate } from './schema.js';
+
+export type Serializer = (value: unknown) => string | Promise<string>;
+
+/** Thrown when a handler's result does not fit its declared output: a server bug, answered with a 500. */
+export class OutputMismatchError extends Error {
+  override readonly name = 'OutputMismatchError';
+}
+
+function hasDescription(json: JsonSchema): boolean {
+  return Object.keys(json).length > 0;
+}
+
+/**
+ * Compiles the serializer of an output schema. Schemas that describe themselves as JSON Schema
+ * go through fast-json-stringify; others are validated (which strips unknown keys in every
+ * common validator) and then written with `JSON.stringify`.
+ */
+export function compileSerializer(schema: StandardSchemaV1 | undefined): Serializer {
+  if (schema === undefined) return (value) => JSON.stringify(value ?? null);
+  const json = toJsonSchema(schema, { io: 'output' });
+  if (hasDescription(json)) {
+    const stringify = fastJson(json as Parameters<typeof fastJson>[0]);
+    return (value) => {
+      try {
+        return stringify(value);
+      } catch (error) {
+        throw new OutputMismatchError(`Output does not match its schema: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+    };
+  }
+  return async (value) => {
+    const result = await validate(schema, value);
+    if (!result.ok) {
+      const reasons = result.errors.map((error) => `${error.path || '(root)'}: ${error.message}`).join('; ');
+      throw new OutputMismatchError(`Output does not match its schema: ${reasons}`);
+    }
+    return JSON.stringify(result.value);
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Everything Proceed needs from a validator: validation through Standard Schema, and JSON
+ * Schema through Zod's own converter (or Standard JSON Schema for other libraries).
+ */
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { z } from 'zod';
+import type { FieldError } from './errors.js';
+
+export type { StandardSchemaV1 };
+
+export type JsonSchema = Record<string, unknown>;
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+/** A Zod 4 schema, recognised by its internals rather than by `instanceof` (several copies may be loaded). */
+export function isZodSchema(schema: unknown): schema is z.ZodType {
+  return typeof schema === 'object' && schema !== null && '_zod' in schema;
+}
+
+function issuePath(issue: StandardSchemaV1.Issue): string {
+  if (issue.path === undefined) return '';
+  return issue.path.map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
+}
+
+function settle<T>(result: StandardSchemaV1.Result<T>): Validation<T> {
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  return { ok: false, errors: result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })) };
+}
+
+/**
+ * Validates through the Standard Schema interface. Stays synchronous when the validator is, so
+ * the common case costs no promise.
+ */
+export function validate<T>(schema: StandardSchemaV1<unknown, T>, value: unknown): Validation<T> | Promise<Validation<T>> {
+  const result = schema['~standard'].validate(value);
+  return result instanceof Promise ? result.then(settle) : settle(result);
+}
+
+function zodDefType(schema: z.ZodType): string {
+  return (schema._zod.def as { type: string }).type;
+}
+
+/** Zod dates become `string`/`date-time`, as they travel in JSON. */
+function describeDates(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  if (isZodSchema(ctx.zodSchema) && zodDefType(ctx.zodSchema) === 'date') {
+    ctx.jsonSchema.type = 'string';
+    ctx.jsonSchema.format = 'date-time';
+  }
+}
+
+export interface JsonSchemaOptions {
+  /** `input` describes what a client sends, `output` what the server answers. */
+  io: 'input' | 'output';
+  /**
+   * Lift schemas registered with `.meta({ id })` into `$defs` (the OpenAPI generator's
+   * components). Off: everything is inlined.
+   */
+  named?: boolean;
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of a schema, or `{}` when the validator cannot describe itself.
+ *
+ * @example
+ * toJsonSchema(z.object({ limit: z.number().int() }), { io: 'input' })
+ */
+export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSchema {
+  if (isZodSchema(schema)) {
+    const result = z.toJSONSchema(schema, {
+      io: options.io,
+      target: 'draft-2020-12',
+      unrepresentable: 'any',
+      override: describeDates,
+      ...(options.named === true ? {} : { metadata: z.registry<{ id?: string }>(), reused: 'inline' as const }),
+    }) as JsonSchema;
+    delete result.$schema;
+    return result;
+  }
+  const standard = (schema as Partial<StandardJSONSchemaV1>)['~standard'];
+  if (standard?.jsonSchema !== undefined) {
+    try {
+      return standard.jsonSchema[options.io]({ target: 'draft-2020-12' });
+    } catch {
+      return {};
+    }
+  }
+  return {};
+}
+
+const wrapperTypes = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional']);
+
+/** The type a Zod schema checks once its optional/default/nullable wrappers are peeled off. */
+export function innerZodType(schema: z.ZodType): { type: string; schema: z.ZodType } {
+  let current = schema;
+  for (let depth = 0; depth < 16; depth++) {
+    const def = current._zod.def as { type: string; innerType?: z.ZodType; in?: z.ZodType };
+    if (wrapperTypes.has(def.type) && def.innerType !== undefined) current = def.innerType;
+    else if (def.type === 'pipe' && def.in !== undefined) current = def.in;
+    else break;
+  }
+  return { type: zodDefType(current), schema: current };
+}
