@@ -4,7 +4,12 @@ export default defineConfig({
   resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] },
   ssr: { resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] } },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    include: [
+      'src/**/*.test.ts',
+      'test/**/*.test.ts',
+      'examples/*/src/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+    ],
     globalSetup: ['./test/services.global.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 
 /**
@@ -10,7 +11,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [postgres, redis] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
-  const missing = [!postgres && `PostgreSQL (${postgresUrl})`, !redis && `Redis (${redisUrl})`].filter(Boolean);
+  const missing = [!postgres && `PostgreSQL (${postgresUrl})`, !redis && `Redis (${redisUrl})`].filter(
+    Boolean,
+  );
   if (missing.length > 0) {
     const message = `unreachable: ${missing.join(', ')}`;
     if (process.env.CI === 'true') throw new Error(`${message}; CI requires every service`);

@@ -171,7 +171,13 @@ export function toProblem(error: unknown, exposeInternals = false): ProblemRespo
   return {
     status: 500,
     headers: {},
-    body: { type: problemType('INTERNAL'), title: errorTitle.INTERNAL, status: 500, detail, code: 'INTERNAL' },
+    body: {
+      type: problemType('INTERNAL'),
+      title: errorTitle.INTERNAL,
+      status: 500,
+      detail,
+      code: 'INTERNAL',
+    },
     unexpected: true,
   };
 }

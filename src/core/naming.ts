@@ -151,7 +151,11 @@ export function resolveRoute(
   const params = pathParams(path);
   const bodyMethod = method === 'POST' || method === 'PUT' || method === 'PATCH';
   const inputMode: InputMode =
-    convention?.prefix === 'update' && bodyMethod && params.includes('id') ? 'update' : bodyMethod ? 'body' : 'query';
+    convention?.prefix === 'update' && bodyMethod && params.includes('id')
+      ? 'update'
+      : bodyMethod
+        ? 'body'
+        : 'query';
   const successStatus = convention?.prefix === 'create' ? 201 : 200;
   return { method, path, params, inputMode, successStatus, convention };
 }

@@ -25,7 +25,7 @@ export function compileSerializer(schema: StandardSchemaV1 | undefined): Seriali
   if (schema === undefined) return (value) => JSON.stringify(value ?? null);
   const json = toJsonSchema(schema, { io: 'output' });
   if (hasDescription(json)) {
-    const stringify = fastJson(json as Parameters<typeof fastJson>[0]);
+    const stringify = fastJson(json as unknown as Parameters<typeof fastJson>[0]);
     return (value) => {
       try {
         return stringify(value);

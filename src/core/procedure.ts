@@ -66,9 +66,13 @@ export function guard<TCtx>(definition: {
 }
 
 /** The context after a user-requiring guard: `user` is present. */
-export type WithUser<TCtx> = TCtx extends { user?: infer U } ? Omit<TCtx, 'user'> & { user: NonNullable<U> } : TCtx;
+export type WithUser<TCtx> = TCtx extends { user?: infer U }
+  ? Omit<TCtx, 'user'> & { user: NonNullable<U> }
+  : TCtx;
 
-type AfterGuards<TCtx, G extends readonly Guard<never>[]> = [Extract<G[number], { requiresUser: true }>] extends [never]
+type AfterGuards<TCtx, G extends readonly Guard<never>[]> = [
+  Extract<G[number], { requiresUser: true }>,
+] extends [never]
   ? TCtx
   : WithUser<TCtx>;
 
@@ -80,7 +84,9 @@ export interface MiddlewareResult<TAdd> {
   readonly output: unknown;
 }
 
-export type MiddlewareNext = <TAdd extends object = {}>(addition?: TAdd) => Promise<MiddlewareResult<TAdd>>;
+export type MiddlewareNext = <TAdd extends object = Record<never, never>>(
+  addition?: TAdd,
+) => Promise<MiddlewareResult<TAdd>>;
 
 /**
  * Runs around the handler (after guards, before input validation). Whatever it passes to
@@ -112,7 +118,9 @@ export interface OutputSelection {
   readonly select: (ctx: never) => string;
 }
 
-export type OutputDeclaration = { kind: 'fixed'; schema: StandardSchemaV1 } | ({ kind: 'select' } & OutputSelection);
+export type OutputDeclaration =
+  | { kind: 'fixed'; schema: StandardSchemaV1 }
+  | ({ kind: 'select' } & OutputSelection);
 
 export type AnyHandler = (options: { input: never; ctx: never }) => unknown;
 export type AnyMiddleware = Middleware<never, object>;
@@ -204,7 +212,9 @@ export class ProcedureBuilder<
    * .output(Post.public)
    * .output({ public: Post.public, admin: Post.admin }, (ctx) => (ctx.user?.role === 'admin' ? 'admin' : 'public'))
    */
-  output<S extends StandardSchemaV1>(schema: S): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>>;
+  output<S extends StandardSchemaV1>(
+    schema: S,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>>;
   output<C extends Record<string, StandardSchemaV1>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
@@ -218,7 +228,8 @@ export class ProcedureBuilder<
     }
     if (select === undefined) throw new TypeError('.output(choices, select) needs a select function');
     const choices = schemaOrChoices as Record<string, StandardSchemaV1>;
-    if (Object.keys(choices).length === 0) throw new TypeError('.output(choices, select) needs at least one choice');
+    if (Object.keys(choices).length === 0)
+      throw new TypeError('.output(choices, select) needs at least one choice');
     return this.#with({ output: { kind: 'select', choices, select: select as (ctx: never) => string } });
   }
 
@@ -249,14 +260,26 @@ export class ProcedureBuilder<
   /** Finishes a read. */
   query<R extends HandlerReturn<TOutput>>(
     handler: Handler<TCtx, TInput, R>,
-  ): Procedure<TCtx, TClientInput, TInput, [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput, 'query'> {
+  ): Procedure<
+    TCtx,
+    TClientInput,
+    TInput,
+    [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
+    'query'
+  > {
     return this.#finish('query', handler as AnyHandler) as never;
   }
 
   /** Finishes a write. */
   mutation<R extends HandlerReturn<TOutput>>(
     handler: Handler<TCtx, TInput, R>,
-  ): Procedure<TCtx, TClientInput, TInput, [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput, 'mutation'> {
+  ): Procedure<
+    TCtx,
+    TClientInput,
+    TInput,
+    [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
+    'mutation'
+  > {
     return this.#finish('mutation', handler as AnyHandler) as never;
   }
 
@@ -276,12 +299,22 @@ export class ProcedureBuilder<
  */
 export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder<TCtx & BaseContext> {
   return new ProcedureBuilder(
-    Object.freeze({ input: undefined, output: undefined, guards: [], middlewares: [], rest: undefined, meta: {} }),
+    Object.freeze({
+      input: undefined,
+      output: undefined,
+      guards: [],
+      middlewares: [],
+      rest: undefined,
+      meta: {},
+    }),
   );
 }
 
 /** A named group of procedures; the name is the resource's path segment. */
-export interface Collection<N extends string = string, R extends Record<string, AnyProcedure> = Record<string, AnyProcedure>> {
+export interface Collection<
+  N extends string = string,
+  R extends Record<string, AnyProcedure> = Record<string, AnyProcedure>,
+> {
   readonly name: N;
   readonly procedures: R;
 }
@@ -292,10 +325,15 @@ export interface Collection<N extends string = string, R extends Record<string, 
  * @example
  * export const posts = procedures('posts', { listPosts, getPost, createPost, updatePost, deletePost });
  */
-export function procedures<N extends string, R extends Record<string, AnyProcedure>>(name: N, record: R): Collection<N, R> {
+export function procedures<N extends string, R extends Record<string, AnyProcedure>>(
+  name: N,
+  record: R,
+): Collection<N, R> {
   for (const [key, value] of Object.entries(record)) {
     if (typeof value !== 'object' || value === null || !('~proceed' in value)) {
-      throw new TypeError(`procedures('${name}'): "${key}" is not a procedure (finish it with .query() or .mutation())`);
+      throw new TypeError(
+        `procedures('${name}'): "${key}" is not a procedure (finish it with .query() or .mutation())`,
+      );
     }
   }
   return Object.freeze({ name, procedures: record });

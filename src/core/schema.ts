@@ -24,14 +24,20 @@ function issuePath(issue: StandardSchemaV1.Issue): string {
 
 function settle<T>(result: StandardSchemaV1.Result<T>): Validation<T> {
   if (result.issues === undefined) return { ok: true, value: result.value };
-  return { ok: false, errors: result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })) };
+  return {
+    ok: false,
+    errors: result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })),
+  };
 }
 
 /**
  * Validates through the Standard Schema interface. Stays synchronous when the validator is, so
  * the common case costs no promise.
  */
-export function validate<T>(schema: StandardSchemaV1<unknown, T>, value: unknown): Validation<T> | Promise<Validation<T>> {
+export function validate<T>(
+  schema: StandardSchemaV1<unknown, T>,
+  value: unknown,
+): Validation<T> | Promise<Validation<T>> {
   const result = schema['~standard'].validate(value);
   return result instanceof Promise ? result.then(settle) : settle(result);
 }
@@ -71,12 +77,14 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
       target: 'draft-2020-12',
       unrepresentable: 'any',
       override: describeDates,
-      ...(options.named === true ? {} : { metadata: z.registry<{ id?: string }>(), reused: 'inline' as const }),
+      ...(options.named === true
+        ? {}
+        : { metadata: z.registry<{ id?: string }>(), reused: 'inline' as const }),
     }) as JsonSchema;
     delete result.$schema;
     return result;
   }
-  const standard = (schema as Partial<StandardJSONSchemaV1>)['~standard'];
+  const standard = (schema as unknown as Partial<StandardJSONSchemaV1>)['~standard'];
   if (standard?.jsonSchema !== undefined) {
     try {
       return standard.jsonSchema[options.io]({ target: 'draft-2020-12' });
@@ -87,7 +95,15 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
   return {};
 }
 
-const wrapperTypes = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional']);
+const wrapperTypes = new Set([
+  'optional',
+  'nullable',
+  'default',
+  'prefault',
+  'catch',
+  'readonly',
+  'nonoptional',
+]);
 
 /** The type a Zod schema checks once its optional/default/nullable wrappers are peeled off. */
 export function innerZodType(schema: z.ZodType): { type: string; schema: z.ZodType } {

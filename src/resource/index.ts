@@ -48,15 +48,19 @@ const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
  * });
  * procedure().output(Post.public).query(() => loadPost());
  */
-export function resource<N extends string, P extends Shape, A extends Shape = {}, D extends Shape = {}>(
-  name: N,
-  fields: ResourceFields<P, A, D>,
-): Resource<N, P, A, D> {
+export function resource<
+  N extends string,
+  P extends Shape,
+  A extends Shape = Record<never, never>,
+  D extends Shape = Record<never, never>,
+>(name: N, fields: ResourceFields<P, A, D>): Resource<N, P, A, D> {
   const fieldLevels: Record<string, Level> = {};
   for (const level of levels) {
     for (const key of Object.keys(fields[level] ?? {})) {
       if (fieldLevels[key] !== undefined) {
-        throw new TypeError(`Resource ${name}: field "${key}" is declared at both ${fieldLevels[key]} and ${level}`);
+        throw new TypeError(
+          `Resource ${name}: field "${key}" is declared at both ${fieldLevels[key]} and ${level}`,
+        );
       }
       fieldLevels[key] = level;
     }

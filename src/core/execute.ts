@@ -1,0 +1,134 @@
+/**
+ * Runs one call of a procedure, transport-neutral: guards, middlewares, input assembly,
+ * coercion, validation, the handler and serialization. Adapters only translate requests in and
+ * replies out.
+ */
+import { createCoercer } from './coerce.js';
+import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
+import { compileSerializer, type Serializer } from './output.js';
+import type { AnyMiddleware, BaseContext, Guard, MiddlewareResult } from './procedure.js';
+import type { RouteEntry } from './routes.js';
+import { validate } from './schema.js';
+
+/** One request, as the adapter hands it over. */
+export interface Call {
+  ctx: BaseContext & { user?: unknown };
+  params: Record<string, string>;
+  query: Record<string, unknown> | undefined;
+  body: unknown;
+}
+
+/** What the adapter writes back. `body` is JSON text. */
+export interface Reply {
+  status: number;
+  body: string;
+  location: string | undefined;
+}
+
+export type Invoke = (call: Call) => Promise<Reply>;
+
+const deleteSuccess = '{"success":true}';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function runGuards(guards: readonly Guard<never>[], ctx: Call['ctx']): Promise<void> {
+  for (const guard of guards) {
+    const signedIn = ctx.user !== undefined && ctx.user !== null;
+    if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
+    if (!(await guard.check(ctx as never))) {
+      if (!signedIn) throw new UnauthenticatedError();
+      throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
+    }
+  }
+}
+
+type Step = (call: Call) => Promise<Reply>;
+
+/** Composes the middlewares once; each call then walks the chain with its own context. */
+function chain(middlewares: readonly AnyMiddleware[], last: Step): Step {
+  if (middlewares.length === 0) return last;
+  const dispatch = async (index: number, call: Call): Promise<Reply> => {
+    const middleware = middlewares[index];
+    if (middleware === undefined) return last(call);
+    const { ctx } = call;
+    const result = await middleware({
+      ctx: ctx as never,
+      next: async (addition?: object): Promise<MiddlewareResult<never>> => {
+        if (addition !== undefined) Object.assign(ctx, addition);
+        return { output: await dispatch(index + 1, call) };
+      },
+    });
+    return result.output as Reply;
+  };
+  return (call) => dispatch(0, call);
+}
+
+/** Compiles a route once: coercer, validator and serializers are built here, not per request. */
+export function compileRoute(route: RouteEntry): Invoke {
+  const { definition, inputMode } = route;
+  const { input: inputSchema, output, handler, guards, middlewares } = definition;
+  const coerce = createCoercer(inputSchema);
+  const isDelete = route.convention?.prefix === 'delete';
+  const isCreate = route.convention?.prefix === 'create';
+
+  let serialize: (value: unknown, ctx: Call['ctx']) => string | Promise<string>;
+  if (output === undefined) {
+    serialize = isDelete
+      ? (value) => (value === undefined ? deleteSuccess : JSON.stringify(value))
+      : (value) => JSON.stringify(value ?? null);
+  } else if (output.kind === 'fixed') {
+    const serializer = compileSerializer(output.schema);
+    serialize = (value) => serializer(value);
+  } else {
+    const serializers = new Map<string, Serializer>(
+      Object.entries(output.choices).map(([key, schema]) => [key, compileSerializer(schema)]),
+    );
+    serialize = (value, ctx) => {
+      const key = output.select(ctx as never);
+      const serializer = serializers.get(key);
+      if (serializer === undefined)
+        throw new Error(`${route.collection}.${route.name}: output choice "${key}" does not exist`);
+      return serializer(value);
+    };
+  }
+
+  const assemble = (call: Call): Record<string, unknown> => {
+    if (inputMode === 'query') return coerce({ ...call.query, ...call.params });
+    const params = coerce({ ...call.params });
+    if (inputMode === 'update') return { ...params, data: call.body };
+    if (call.body === undefined || call.body === null) return params;
+    if (!isPlainObject(call.body)) {
+      throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
+    }
+    return { ...call.body, ...params };
+  };
+
+  const locationOf = (result: unknown): string | undefined => {
+    if (!isCreate || !isPlainObject(result)) return undefined;
+    const id = result.id;
+    return typeof id === 'string' || typeof id === 'number'
+      ? `${route.collectionPath}/${encodeURIComponent(String(id))}`
+      : undefined;
+  };
+
+  const execute = chain(middlewares, async (call) => {
+    let input: unknown = assemble(call);
+    if (inputSchema !== undefined) {
+      const pending = validate(inputSchema, input);
+      const result = pending instanceof Promise ? await pending : pending;
+      if (!result.ok) throw new ValidationError(result.errors);
+      input = result.value;
+    }
+    const result = await handler({ input: input as never, ctx: call.ctx as never });
+    const body = await serialize(result, call.ctx);
+    return { status: route.successStatus, body, location: locationOf(result) };
+  });
+
+  if (guards.length === 0) return execute;
+  return async (call) => {
+    await runGuards(guards, call.ctx);
+    return execute(call);
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Turns collections into a route table: the one list the server, OpenAPI generator, CLI and
+ * start-up log all read. Every configuration mistake is found here, before any request.
+ */
+import { ProceedConfigError } from './errors.js';
+import {
+  assertCollectionName,
+  type Convention,
+  type HttpMethod,
+  type InputMode,
+  normalizePrefix,
+  resolveRoute,
+} from './naming.js';
+import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
+
+/** One procedure's place in the API. */
+export interface RouteEntry {
+  readonly collection: string;
+  readonly name: string;
+  readonly procedure: AnyProcedure;
+  readonly definition: ProcedureDefinition;
+  readonly method: HttpMethod;
+  /** Full path with the mount prefix, e.g. `/api/posts/:id`. */
+  readonly path: string;
+  /** The collection's own path, e.g. `/api/posts`: where `create*` results live. */
+  readonly collectionPath: string;
+  readonly params: readonly string[];
+  readonly inputMode: InputMode;
+  readonly successStatus: 200 | 201;
+  readonly convention: Convention | undefined;
+}
+
+/** Two patterns that differ only in parameter names match the same requests. */
+export function routeKey(method: string, path: string): string {
+  return `${method} ${path.replace(/:[A-Za-z0-9_]+/g, ':')}`;
+}
+
+/**
+ * Plans the routes of some collections under a prefix. Throws {@link ProceedConfigError} for
+ * unknown prefixes, prefix/kind contradictions, duplicate collections and duplicate routes.
+ *
+ * @example
+ * planRoutes([posts], '/api').map((route) => `${route.method} ${route.path}`)
+ */
+export function planRoutes(
+  collections: readonly Collection[],
+  prefix = '/api',
+  taken: Map<string, string> = new Map(),
+): RouteEntry[] {
+  const base = normalizePrefix(prefix);
+  const names = new Set<string>();
+  const entries: RouteEntry[] = [];
+  for (const collection of collections) {
+    assertCollectionName(collection.name);
+    if (names.has(collection.name)) {
+      throw new ProceedConfigError(`Collection "${collection.name}" is mounted twice under "${base || '/'}"`);
+    }
+    names.add(collection.name);
+    for (const [name, procedure] of Object.entries(collection.procedures)) {
+      const definition = procedure['~proceed'];
+      const resolved = resolveRoute(collection.name, name, definition.kind, definition.rest);
+      const path = `${base}${resolved.path}` || '/';
+      const key = routeKey(resolved.method, path);
+      const owner = `${collection.name}.${name}`;
+      const previous = taken.get(key);
+      if (previous !== undefined) {
+        throw new ProceedConfigError(
+          `Procedures "${previous}" and "${owner}" both map to ${resolved.method} ${path}`,
+        );
+      }
+      taken.set(key, owner);
+      entries.push({
+        collection: collection.name,
+        name,
+        procedure,
+        definition,
+        method: resolved.method,
+        path,
+        collectionPath: `${base}/${collection.name}`,
+        params: resolved.params,
+        inputMode: resolved.inputMode,
+        successStatus: resolved.successStatus,
+        convention: resolved.convention,
+      });
+    }
+  }
+  return entries;
+}

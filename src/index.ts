@@ -1,0 +1,24 @@
+/**
+ * Proceed: named procedures become a clean, documented, secure REST API.
+ *
+ * Subpath exports: `proceed/resource` (views), `proceed/auth`, `proceed/pagination`,
+ * `proceed/openapi`, `proceed/client`.
+ *
+ * @module proceed
+ */
+export * from './core/errors.js';
+export {
+  conventionOf,
+  fillPath,
+  type HttpMethod,
+  httpMethods,
+  type InputMode,
+  type ProcedureKind,
+  type RestOverride,
+  resolveRoute,
+} from './core/naming.js';
+export * from './core/procedure.js';
+export { planRoutes, type RouteEntry } from './core/routes.js';
+export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export * from './server/app.js';
+export type { LoggerSetting } from './server/logger.js';
