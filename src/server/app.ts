@@ -10,6 +10,8 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type InjectOptions,
+  type LightMyRequestResponse,
   type RawServerDefault,
 } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -206,8 +208,8 @@ export class App<TCtx extends object = object> {
   }
 
   /** Sends a request without a socket (tests). */
-  inject(...args: Parameters<FastifyInstance['inject']>): ReturnType<FastifyInstance['inject']> {
-    return this.server.inject(...args);
+  inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
+    return this.server.inject(request);
   }
 
   /** Listens, logs one line per route, and (by default) shuts down gracefully on SIGTERM/SIGINT. */

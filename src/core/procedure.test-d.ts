@@ -1,0 +1,104 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { resource } from '../resource/index.js';
+import { type BaseContext, guard, procedure } from './procedure.js';
+
+interface User {
+  id: string;
+  role: 'admin' | 'user';
+}
+interface Ctx {
+  db: { name: string };
+  user?: User;
+}
+
+const signedIn = guard({ name: 'signedIn', requiresUser: true, check: (ctx: Ctx) => ctx.user !== undefined });
+const open = guard({ name: 'open', check: () => true });
+
+const Post = resource('Post', {
+  public: { id: z.string(), title: z.string() },
+  admin: { createdAt: z.date() },
+});
+
+describe('procedure inference', () => {
+  it('infers input from the schema, after transforms and defaults', () => {
+    procedure<Ctx>()
+      .input(z.object({ limit: z.number().default(20), q: z.string().transform((q) => q.length) }))
+      .query(({ input }) => {
+        expectTypeOf(input).toEqualTypeOf<{ limit: number; q: number }>();
+        return null;
+      });
+  });
+
+  it('keeps the client input type (before defaults and transforms)', () => {
+    const listed = procedure<Ctx>()
+      .input(z.object({ limit: z.number().default(20) }))
+      .query(() => null);
+    expectTypeOf<NonNullable<(typeof listed)['~types']>['clientInput']>().toEqualTypeOf<{
+      limit?: number | undefined;
+    }>();
+  });
+
+  it('gives handlers the app context with the request', () => {
+    procedure<Ctx>().query(({ ctx }) => {
+      expectTypeOf(ctx.db).toEqualTypeOf<{ name: string }>();
+      expectTypeOf(ctx.request).toEqualTypeOf<BaseContext['request']>();
+      expectTypeOf(ctx.user).toEqualTypeOf<User | undefined>();
+      return null;
+    });
+  });
+
+  it('makes ctx.user non-optional after a user guard, not after another guard', () => {
+    procedure<Ctx>()
+      .guard(signedIn)
+      .query(({ ctx }) => {
+        expectTypeOf(ctx.user).toEqualTypeOf<User>();
+        return null;
+      });
+    procedure<Ctx>()
+      .guard(open)
+      .query(({ ctx }) => {
+        expectTypeOf(ctx.user).toEqualTypeOf<User | undefined>();
+        return null;
+      });
+  });
+
+  it('adds what a middleware passes to next()', () => {
+    procedure<Ctx>()
+      .use(async ({ next }) => next({ started: 1 }))
+      .query(({ ctx }) => {
+        expectTypeOf(ctx.started).toEqualTypeOf<number>();
+        return null;
+      });
+  });
+
+  it('checks the handler result against the declared output', () => {
+    procedure<Ctx>()
+      .output(Post.admin)
+      .query(() => ({ id: '1', title: 't', createdAt: new Date() }));
+    procedure<Ctx>()
+      .output(Post.admin)
+      // @ts-expect-error createdAt is missing
+      .query(() => ({ id: '1', title: 't' }));
+    const inferred = procedure<Ctx>().query(() => ({ n: 1 }));
+    expectTypeOf<NonNullable<(typeof inferred)['~types']>['output']>().toEqualTypeOf<{ n: number }>();
+  });
+
+  it('lets the output be chosen per request from keys of the choices', () => {
+    procedure<Ctx>()
+      .output({ public: Post.public, admin: Post.admin }, (ctx) =>
+        ctx.user?.role === 'admin' ? 'admin' : 'public',
+      )
+      .query(() => ({ id: '1', title: 't', createdAt: new Date() }));
+    procedure<Ctx>()
+      // @ts-expect-error 'secret' is not one of the choices
+      .output({ public: Post.public }, () => 'secret')
+      .query(() => ({ id: '1', title: 't' }));
+  });
+
+  it('refuses a guard written for another context', () => {
+    const other = guard({ name: 'other', check: (ctx: { tenant: string }) => ctx.tenant === 'x' });
+    // @ts-expect-error Ctx has no tenant
+    procedure<Ctx>().guard(other);
+  });
+});

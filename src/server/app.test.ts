@@ -1,0 +1,406 @@
+import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { ProceedConfigError } from '../core/errors.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { resource } from '../resource/index.js';
+import { type App, createApp } from './app.js';
+
+const problemType = 'application/problem+json; charset=utf-8';
+
+async function call(
+  app: App,
+  method: string,
+  url: string,
+  payload?: unknown,
+  headers?: Record<string, string>,
+) {
+  const response = await app.inject({
+    method: method as 'GET',
+    url,
+    ...(payload === undefined ? {} : { payload: payload as string }),
+    ...(headers === undefined ? {} : { headers }),
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    json: () => response.json(),
+    body: response.body,
+  };
+}
+
+describe('routes from names', () => {
+  it('registers one route per procedure under /api', () => {
+    const app = notesApp();
+    expect(app.routes.map((route) => `${route.method} ${route.path}`)).toEqual([
+      'GET /api/notes',
+      'GET /api/notes/:id',
+      'POST /api/notes',
+      'PUT /api/notes/:id',
+      'DELETE /api/notes/:id',
+      'POST /api/notes/:id/pin',
+      'GET /api/notes-broken',
+    ]);
+  });
+
+  it('mounts under another prefix', async () => {
+    const app = createApp({ logger: false, context: () => ({ notes: new Map() }) }).mount([notes], {
+      prefix: '/api/v1',
+    });
+    expect((await call(app, 'GET', '/api/v1/notes')).status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/health')).json()).toEqual({ status: 'ok' });
+    expect((await call(app, 'GET', '/api/notes')).status).toBe(404);
+  });
+});
+
+describe('start-up errors', () => {
+  const p = procedure();
+  it('names a procedure without a known prefix', () => {
+    const bad = procedures('posts', { publishPost: p.mutation(() => null) });
+    expect(() => createApp({ logger: false }).mount([bad])).toThrow(
+      /"posts.publishPost" has no conventional prefix/,
+    );
+  });
+
+  it('names a procedure whose prefix contradicts its kind', () => {
+    const bad = procedures('posts', { getPost: p.mutation(() => null) });
+    expect(() => createApp({ logger: false }).mount([bad])).toThrow(
+      /"posts.getPost" is declared as a mutation, but its "get" prefix means a query/,
+    );
+  });
+
+  it('names both procedures that map to one method and path', () => {
+    const bad = procedures('posts', {
+      getPost: p.query(() => null),
+      findPost: p.rest({ method: 'GET', path: '/posts/:slug' }).query(() => null),
+    });
+    expect(() => createApp({ logger: false }).mount([bad])).toThrow(
+      new ProceedConfigError(
+        'Procedures "posts.getPost" and "posts.findPost" both map to GET /api/posts/:slug',
+      ),
+    );
+  });
+
+  it('refuses a collision across mounts and with the health route', () => {
+    const one = procedures('posts', { listPosts: p.query(() => []) });
+    const app = createApp({ logger: false }).mount([one]);
+    expect(() => app.mount([one])).toThrow(/both map to GET \/api\/posts/);
+    const health = procedures('health', { listHealth: p.query(() => []) });
+    expect(() => createApp({ logger: false }).mount([health])).toThrow(
+      /takes GET \/api\/health, the health route/,
+    );
+  });
+
+  it('refuses a bad collection name and a non-procedure', () => {
+    expect(() => createApp({ logger: false }).mount([procedures('my posts', {})])).toThrow(
+      /cannot be a path segment/,
+    );
+    expect(() => procedures('posts', { listPosts: {} as never })).toThrow(/"listPosts" is not a procedure/);
+  });
+});
+
+describe('input assembly and statuses', () => {
+  it('answers create with 201 and a Location, ignoring an id in the body', async () => {
+    const app = notesApp();
+    const created = await call(app, 'POST', '/api/notes', { title: 'Hello', body: 'World', id: 'evil' });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toBe('/api/notes/2');
+    expect(created.json()).toEqual({ id: '2', title: 'Hello', body: 'World', ownerId: 'u1' });
+  });
+
+  it('gives update* { id, data }: the path id wins over a body id', async () => {
+    const app = notesApp();
+    const updated = await call(app, 'PUT', '/api/notes/1', { title: 'Renamed', id: '999' });
+    expect(updated.status).toBe(200);
+    expect(updated.json()).toMatchObject({ id: '1', title: 'Renamed' });
+    expect((await call(app, 'GET', '/api/notes/999')).status).toBe(404);
+  });
+
+  it('lets path params win over body fields on custom routes', async () => {
+    const app = notesApp();
+    expect((await call(app, 'POST', '/api/notes/7/pin', { id: 8 })).json()).toEqual({ pinned: 7 });
+    expect((await call(app, 'POST', '/api/notes/7/pin')).json()).toEqual({ pinned: 7 });
+  });
+
+  it('answers delete with { success: true }', async () => {
+    const app = notesApp({ id: 'a', role: 'admin' });
+    const deleted = await call(app, 'DELETE', '/api/notes/1');
+    expect(deleted.status).toBe(200);
+    expect(deleted.json()).toEqual({ success: true });
+    expect((await call(app, 'DELETE', '/api/notes/1')).json()).toMatchObject({
+      status: 404,
+      code: 'NOT_FOUND',
+    });
+  });
+
+  it('coerces the query string from the input schema', async () => {
+    const app = notesApp();
+    const listed = await call(app, 'GET', '/api/notes?limit=5&pinned=0&after=2024-01-01&tags=a&tags=b');
+    expect(listed.json().echo).toEqual({
+      limit: 5,
+      pinned: false,
+      after: '2024-01-01T00:00:00.000Z',
+      tags: ['a', 'b'],
+    });
+    expect((await call(app, 'GET', '/api/notes')).json().echo).toEqual({ limit: 20 });
+  });
+
+  it.each([
+    ['pinned=yes', 'pinned'],
+    ['limit=abc', 'limit'],
+    ['limit=0', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['limit=1&limit=2', 'limit'],
+    ['after=yesterday', 'after'],
+    ['tags=z', 'tags.0'],
+  ])('refuses ?%s with a 400 naming %s', async (query, path) => {
+    const response = await call(notesApp(), 'GET', `/api/notes?${query}`);
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toBe(problemType);
+    const body = response.json();
+    expect(body).toMatchObject({ code: 'VALIDATION_FAILED', status: 400, title: 'Validation failed' });
+    expect(body.errors.map((error: { path: string }) => error.path)).toContain(path);
+  });
+});
+
+describe('problem responses', () => {
+  it('404 ROUTE_NOT_FOUND for an unknown route', async () => {
+    const response = await call(notesApp(), 'GET', '/api/nothing');
+    expect(response.status).toBe(404);
+    expect(response.headers['content-type']).toBe(problemType);
+    expect(response.json()).toEqual({
+      type: 'urn:proceed:problem:route-not-found',
+      title: 'Route not found',
+      status: 404,
+      detail: 'No route matches GET /api/nothing',
+      code: 'ROUTE_NOT_FOUND',
+    });
+  });
+
+  it('405 with Allow for a known path and another method', async () => {
+    const response = await call(notesApp(), 'PATCH', '/api/notes/1');
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD, PUT, DELETE');
+    expect(response.json()).toMatchObject({ code: 'METHOD_NOT_ALLOWED' });
+  });
+
+  it('404 NOT_FOUND from a handler', async () => {
+    expect((await call(notesApp(), 'GET', '/api/notes/nope')).json()).toMatchObject({
+      status: 404,
+      code: 'NOT_FOUND',
+      detail: 'No note nope',
+    });
+  });
+
+  it('400 INVALID_JSON for malformed JSON and prototype poisoning', async () => {
+    const json = { 'content-type': 'application/json' };
+    for (const payload of ['{"title":', '{"__proto__":{"x":1},"title":"a","body":"b"}', '']) {
+      const response = await call(notesApp(), 'POST', '/api/notes', payload, json);
+      expect(response.status).toBe(400);
+      expect(response.json().code).toBe('INVALID_JSON');
+    }
+  });
+
+  it('400 when the body is JSON but not an object', async () => {
+    const response = await call(notesApp(), 'POST', '/api/notes', '[1,2]', {
+      'content-type': 'application/json',
+    });
+    expect(response.status).toBe(400);
+    expect(response.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      detail: 'input: The request body must be a JSON object',
+    });
+  });
+
+  it('415 for a body that is not JSON', async () => {
+    const response = await call(notesApp(), 'POST', '/api/notes', 'title=x', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(response.status).toBe(415);
+    expect(response.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('413 for a body over 1 MiB', async () => {
+    const payload = JSON.stringify({ title: 'x', body: 'y'.repeat(1024 * 1024) });
+    const response = await call(notesApp(), 'POST', '/api/notes', payload, {
+      'content-type': 'application/json',
+    });
+    expect(response.status).toBe(413);
+    expect(response.json().code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('401 then 403 naming the guard', async () => {
+    const anonymous = await call(notesApp(), 'DELETE', '/api/notes/1');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Bearer');
+    expect(anonymous.json().code).toBe('UNAUTHENTICATED');
+    const user = await call(notesApp({ id: 'u', role: 'user' }), 'DELETE', '/api/notes/1');
+    expect(user.status).toBe(403);
+    expect(user.json()).toMatchObject({ code: 'FORBIDDEN', detail: 'Guard "admin" denied access' });
+  });
+
+  it('500 INTERNAL for an output that does not fit its schema, silent in production', async () => {
+    const development = await call(notesApp(), 'GET', '/api/notes-broken');
+    expect(development.status).toBe(500);
+    expect(development.json()).toMatchObject({ code: 'INTERNAL' });
+    const production = createApp({ logger: false, exposeErrors: false }).mount([notes]);
+    const hidden = await call(production, 'GET', '/api/notes-broken');
+    expect(hidden.status).toBe(500);
+    expect(hidden.json()).toEqual({
+      type: 'urn:proceed:problem:internal',
+      title: 'Internal server error',
+      status: 500,
+      detail: 'The server could not complete the request',
+      code: 'INTERNAL',
+    });
+    expect(hidden.body).not.toMatch(/at |required/);
+  });
+
+  it('hides thrown errors in production', async () => {
+    const boom = procedures('boom', {
+      listBoom: procedure().query(() => {
+        throw new Error('password=hunter2 at db.ts:12');
+      }),
+    });
+    const app = createApp({ logger: false, exposeErrors: false }).mount([boom]);
+    const response = await call(app, 'GET', '/api/boom');
+    expect(response.status).toBe(500);
+    expect(response.body).not.toContain('hunter2');
+  });
+});
+
+describe('context, health and request ids', () => {
+  it('503 UNAVAILABLE when the health check fails', async () => {
+    let healthy = true;
+    const app = createApp({ logger: false, health: { check: () => healthy } }).mount([]);
+    expect((await call(app, 'GET', '/api/health')).status).toBe(200);
+    healthy = false;
+    expect((await call(app, 'GET', '/api/health')).json()).toMatchObject({
+      status: 503,
+      code: 'UNAVAILABLE',
+    });
+  });
+
+  it('echoes a well-formed X-Request-Id and makes one otherwise', async () => {
+    const app = notesApp();
+    const given = await call(app, 'GET', '/api/notes/1', undefined, { 'x-request-id': 'abc-123' });
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const replaced = await call(app, 'GET', '/api/notes/1', undefined, { 'x-request-id': 'bad id\u0001' });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await call(app, 'GET', '/api/nope')).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('runs context resolvers and middlewares in order', async () => {
+    const seen: string[] = [];
+    const traced = procedures('trace', {
+      listTrace: procedure<{ tenant: string }>()
+        .use(async ({ ctx, next }) => {
+          seen.push(`mw:${ctx.tenant}`);
+          return next({ stamp: 42 });
+        })
+        .query(({ ctx }) => ({
+          tenant: ctx.tenant,
+          stamp: ctx.stamp,
+          plugin: (ctx as { plugin?: string }).plugin,
+        })),
+    });
+    const app = createApp<{ tenant: string }>({ logger: false, context: () => ({ tenant: 't1' }) })
+      .extendContext((ctx) => {
+        seen.push('resolver');
+        ctx.plugin = 'yes';
+      })
+      .mount([traced]);
+    expect((await call(app, 'GET', '/api/trace')).json()).toEqual({ tenant: 't1', stamp: 42, plugin: 'yes' });
+    expect(seen).toEqual(['resolver', 'mw:t1']);
+  });
+});
+
+describe('views never leak', () => {
+  const Thing = resource('Thing', {
+    public: { id: z.string(), name: z.string() },
+    authenticated: { email: z.string() },
+    admin: { note: z.string() },
+  });
+
+  it('writes only the fields of the view, whatever the handler returns', async () => {
+    const record = fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 8 }).filter((key) => key !== '__proto__'),
+      fc.oneof(fc.string(), fc.integer(), fc.boolean()),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        record,
+        fc.constantFrom('public', 'authenticated', 'admin' as const),
+        async (extra, level) => {
+          const value = { ...extra, id: 'i', name: 'n', email: 'e', note: 'x' };
+          const things = procedures('things', {
+            getThing: procedure()
+              .output(Thing[level])
+              .query(() => value),
+          });
+          const app = createApp({ logger: false }).mount([things]);
+          const body = (await call(app, 'GET', '/api/things/1')).json();
+          const allowed = Object.keys(Thing[level].shape);
+          expect(Object.keys(body).sort()).toEqual([...allowed].sort());
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('chooses the view per request from the context', async () => {
+    expect((await call(notesApp(), 'GET', '/api/notes/1')).json()).toEqual({ id: '1', title: 'One' });
+    expect((await call(notesApp({ id: 'a', role: 'admin' }), 'GET', '/api/notes/1')).json()).toEqual({
+      id: '1',
+      title: 'One',
+      body: 'b',
+      ownerId: 'u1',
+      createdAt: '1970-01-01T00:00:00.000Z',
+    });
+  });
+});
+
+describe('over a real socket', () => {
+  let app: App | undefined;
+  afterEach(async () => {
+    await app?.close();
+  });
+
+  it('serves, then drains an in-flight request on close', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = procedures('slow', {
+      listSlow: procedure().query(async () => {
+        await gate;
+        return { done: true };
+      }),
+    });
+    app = createApp({ logger: false }).mount([slow]);
+    const address = await app.listen({ port: 0, handleSignals: false });
+    const health = await fetch(`${address}/api/health`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${address}/api/slow`, (response) => {
+        let body = '';
+        response.on('data', (chunk) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = app.close();
+    release();
+    await closing;
+    expect(await inFlight).toEqual({ status: 200, body: '{"done":true}' });
+    await expect(fetch(`${address}/api/health`)).rejects.toThrow();
+    app = undefined;
+  });
+});
