@@ -1,0 +1,30 @@
+/** The same two endpoints in Proceed: a validated GET by id and a validated POST, each answering a view. */
+import { createApp, procedure, procedures } from 'proceed';
+import { resource } from 'proceed/resource';
+import { z } from 'zod';
+import { item, ready } from './data.js';
+
+const Item = resource('Item', {
+  public: { id: z.string(), title: z.string(), excerpt: z.string() },
+  authenticated: { content: z.string(), authorId: z.string() },
+});
+
+const items = procedures('items', {
+  getItem: procedure()
+    .input(z.object({ id: z.uuid() }))
+    .output(Item.public)
+    .query(({ input }) => ({ ...item, id: input.id })),
+  createItem: procedure()
+    .input(
+      z.object({
+        title: z.string().min(1).max(200),
+        content: z.string().min(1).max(50_000),
+        tags: z.array(z.string()).max(10).optional(),
+      }),
+    )
+    .output(Item.public)
+    .mutation(({ input }) => ({ ...item, title: input.title, content: input.content })),
+});
+
+const app = createApp({ logger: false }).mount([items]);
+ready(await app.listen({ port: 0, handleSignals: false }));
