@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { errorStatus, errorTitle, ProceedError, problemType, toProblem, ValidationError } from './errors.js';
+
+describe('the code table', () => {
+  it('agrees with docs/errors.md, code for code and status for status', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    const documented = Object.fromEntries(
+      [...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((match) => [match[1], Number(match[2])]),
+    );
+    expect(documented).toEqual(errorStatus);
+  });
+
+  it('has a title for every code', () => {
+    expect(Object.keys(errorTitle).sort()).toEqual(Object.keys(errorStatus).sort());
+  });
+});
+
+describe('toProblem', () => {
+  it('renders a ProceedError with its headers and field errors', () => {
+    const error = new ValidationError([{ path: 'email', message: 'Invalid email' }]);
+    expect(toProblem(error)).toEqual({
+      status: 400,
+      headers: {},
+      unexpected: false,
+      body: {
+        type: problemType('VALIDATION_FAILED'),
+        title: 'Validation failed',
+        status: 400,
+        detail: 'email: Invalid email',
+        code: 'VALIDATION_FAILED',
+        errors: [{ path: 'email', message: 'Invalid email' }],
+      },
+    });
+    const limited = new ProceedError('RATE_LIMITED', 'Slow down', { headers: { 'retry-after': '30' } });
+    expect(toProblem(limited).headers).toEqual({ 'retry-after': '30' });
+  });
+
+  it('hides unexpected errors unless asked to expose them', () => {
+    const hidden = toProblem(new Error('secret detail'));
+    expect(hidden.unexpected).toBe(true);
+    expect(hidden.body.detail).toBe('The server could not complete the request');
+    expect(toProblem(new Error('secret detail'), true).body.detail).toBe('secret detail');
+    expect(toProblem('a string').body.code).toBe('INTERNAL');
+  });
+});
