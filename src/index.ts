@@ -16,6 +16,7 @@ export {
   type ProcedureKind,
   type RestOverride,
   resolveRoute,
+  type SuccessStatus,
 } from './core/naming.js';
 export * from './core/procedure.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';

@@ -45,6 +45,20 @@ describe('resolveRoute', () => {
     });
   });
 
+  it('lets an override set the success status', () => {
+    expect(
+      resolveRoute('auth', 'register', 'mutation', { method: 'POST', path: '/auth/register', status: 201 })
+        .successStatus,
+    ).toBe(201);
+    expect(
+      resolveRoute('auth', 'forgot', 'mutation', { method: 'POST', path: '/auth/forgot', status: 202 })
+        .successStatus,
+    ).toBe(202);
+    expect(() =>
+      resolveRoute('auth', 'x', 'mutation', { method: 'POST', path: '/x', status: 204 as 200 }),
+    ).toThrow(/success status 204/);
+  });
+
   it('refuses a name without a prefix or override, naming the procedure', () => {
     expect(() => resolveRoute('posts', 'publishPost', 'mutation')).toThrow(
       new ProceedConfigError(

@@ -12,7 +12,12 @@ export type ProcedureKind = 'query' | 'mutation';
 export interface RestOverride {
   method: HttpMethod;
   path: string;
+  /** The success status; default 201 for `create*` names and 200 otherwise. */
+  status?: SuccessStatus;
 }
+
+/** Statuses a procedure may succeed with: 202 suits work accepted for later (a mail to send). */
+export type SuccessStatus = 200 | 201 | 202;
 
 /** What a conventional name prefix implies. */
 export interface Convention {
@@ -59,7 +64,7 @@ export interface ResolvedRoute {
   path: string;
   params: string[];
   inputMode: InputMode;
-  successStatus: 200 | 201;
+  successStatus: SuccessStatus;
   convention: Convention | undefined;
 }
 
@@ -156,7 +161,10 @@ export function resolveRoute(
       : bodyMethod
         ? 'body'
         : 'query';
-  const successStatus = convention?.prefix === 'create' ? 201 : 200;
+  const successStatus = override?.status ?? (convention?.prefix === 'create' ? 201 : 200);
+  if (![200, 201, 202].includes(successStatus)) {
+    throw new ProceedConfigError(`${where}: success status ${String(successStatus)} is not 200, 201 or 202`);
+  }
   return { method, path, params, inputMode, successStatus, convention };
 }
 

@@ -2,7 +2,7 @@
  * The procedure builder. Builders are immutable: every method returns a new builder, so a
  * partly configured builder (say, one with an `authenticated` guard) can be shared as a base.
  */
-import type { HttpMethod, ProcedureKind, RestOverride } from './naming.js';
+import type { ProcedureKind, RestOverride } from './naming.js';
 import type { StandardSchemaV1 } from './schema.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -248,8 +248,8 @@ export class ProcedureBuilder<
   }
 
   /** Overrides the naming convention: `path` is relative to the mount prefix (`/api`). */
-  rest(route: { method: HttpMethod; path: string }): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
-    return this.#with({ rest: { method: route.method, path: route.path } }) as never;
+  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
+    return this.#with({ rest: { ...route } }) as never;
   }
 
   /** Documentation for OpenAPI. */

@@ -10,6 +10,7 @@ import {
   type InputMode,
   normalizePrefix,
   resolveRoute,
+  type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
 
@@ -26,7 +27,7 @@ export interface RouteEntry {
   readonly collectionPath: string;
   readonly params: readonly string[];
   readonly inputMode: InputMode;
-  readonly successStatus: 200 | 201;
+  readonly successStatus: SuccessStatus;
   readonly convention: Convention | undefined;
 }
 
