@@ -1,0 +1,113 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { notes } from '../../test/fixtures/notes.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { type Client, createClient, type Jsonify } from './index.js';
+
+const api = [notes] as const;
+const client = createClient<typeof api>({ baseUrl: 'http://localhost:3030' });
+
+describe('client types from the server collections', () => {
+  it('keys the client by collection name and procedure name', () => {
+    expectTypeOf(client).toHaveProperty('notes');
+    expectTypeOf(client.notes).toHaveProperty('listNotes');
+    expectTypeOf(client.notes).toHaveProperty('pinNote');
+    // @ts-expect-error: no such collection
+    client.posts;
+    // @ts-expect-error: no such procedure
+    client.notes.listPosts;
+  });
+
+  it('takes the client input type (before defaults), with dates as Date', () => {
+    type ListInput = Parameters<typeof client.notes.listNotes>[0];
+    expectTypeOf<ListInput>().toEqualTypeOf<
+      | {
+          limit?: number | undefined;
+          pinned?: boolean | undefined;
+          after?: Date | undefined;
+          tags?: Array<'a' | 'b' | 'c'> | undefined;
+        }
+      | undefined
+    >();
+  });
+
+  it('allows a call without input when every field is optional', () => {
+    expectTypeOf(client.notes.listNotes).toBeCallableWith();
+    expectTypeOf(client.notes.listNotes).toBeCallableWith({ limit: 5, tags: ['a'] });
+  });
+
+  it('requires the input when a field is required', () => {
+    expectTypeOf(client.notes.getNote).toBeCallableWith({ id: '1' });
+    // @ts-expect-error: id is required
+    client.notes.getNote();
+    // @ts-expect-error: id is a string
+    client.notes.getNote({ id: 1 });
+    // update*: { id, data }
+    expectTypeOf(client.notes.updateNote).toBeCallableWith({ id: '1', data: { title: 'x' } });
+    // @ts-expect-error: data is required
+    client.notes.updateNote({ id: '1' });
+  });
+
+  it('returns the JSON form of the output: dates become strings', () => {
+    expectTypeOf(client.notes.getNote).returns.resolves.toEqualTypeOf<
+      | { id: string; title: string }
+      | { id: string; title: string; body: string; ownerId: string; createdAt: string }
+    >();
+    expectTypeOf(client.notes.createNote).returns.resolves.toEqualTypeOf<{
+      id: string;
+      title: string;
+      body: string;
+      ownerId: string;
+    }>();
+  });
+
+  it('answers { success: true } for a delete without output, null for other empty outputs', () => {
+    expectTypeOf(client.notes.deleteNote).returns.resolves.toEqualTypeOf<{ success: true }>();
+    const other = procedures('things', {
+      createThing: procedure().mutation(() => undefined),
+      deleteThing: procedure()
+        .input(z.object({ id: z.string() }))
+        .mutation(async () => {}),
+      deleted: procedure()
+        .rest({ method: 'DELETE', path: '/x' })
+        .mutation(() => {}),
+    });
+    const things = createClient<[typeof other]>({ baseUrl: '' }).things;
+    expectTypeOf(things.createThing).returns.resolves.toEqualTypeOf<null>();
+    expectTypeOf(things.deleteThing).returns.resolves.toEqualTypeOf<{ success: true }>();
+    // `deleted` has no conventional prefix, so it is no `delete*`.
+    expectTypeOf(things.deleted).returns.resolves.toEqualTypeOf<null>();
+  });
+
+  it('infers outputs without a schema from the handler', () => {
+    expectTypeOf(client.notes.pinNote).returns.resolves.toEqualTypeOf<{ pinned: number }>();
+    expectTypeOf(client.notes.pinNote).parameter(0).toEqualTypeOf<{ id: unknown }>();
+  });
+
+  it('accepts the collections as a record too', () => {
+    type FromRecord = Client<{ byAnyKey: typeof notes }>;
+    expectTypeOf<FromRecord>().toHaveProperty('notes');
+    expectTypeOf<FromRecord['notes']['getNote']>().parameter(0).toEqualTypeOf<{ id: string }>();
+  });
+
+  it('takes call options as a second argument', () => {
+    expectTypeOf(client.notes.listNotes).toBeCallableWith(undefined, { signal: AbortSignal.timeout(100) });
+    expectTypeOf(client.notes.getNote).toBeCallableWith({ id: '1' }, { headers: { 'x-trace': '1' } });
+  });
+});
+
+describe('Jsonify', () => {
+  it('turns dates into strings, drops undefined and functions, keeps nulls', () => {
+    expectTypeOf<
+      Jsonify<{ at: Date; n?: number | undefined; m: string | undefined; z: null }>
+    >().toEqualTypeOf<{
+      at: string;
+      n?: number;
+      m?: string;
+      z: null;
+    }>();
+    expectTypeOf<Jsonify<Date[]>>().toEqualTypeOf<string[]>();
+    expectTypeOf<Jsonify<{ nested: { when: Date }[] }>>().toEqualTypeOf<{ nested: { when: string }[] }>();
+    expectTypeOf<Jsonify<Record<string, unknown>>>().toEqualTypeOf<{ [key: string]: unknown }>();
+  });
+});

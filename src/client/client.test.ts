@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notes, notesApp } from '../../test/fixtures/notes.js';
+import type { App } from '../server/app.js';
+import { ClientError, createClient, ProblemError, routeManifest } from './index.js';
+
+const api = [notes] as const;
+
+interface Exchange {
+  method: string;
+  url: string;
+  headers: Headers;
+  body: string | undefined;
+  status: number;
+  location: string | null;
+}
+
+/** A fetch that records what went over the wire, so the tests see statuses and bodies. */
+function recordingFetch(log: Exchange[]): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    log.push({
+      method: init?.method ?? 'GET',
+      url: String(input),
+      headers: new Headers(init?.headers),
+      body: typeof init?.body === 'string' ? init.body : undefined,
+      status: response.status,
+      location: response.headers.get('location'),
+    });
+    return response;
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+let anonymous: App;
+let asAdmin: App;
+let anonymousUrl: string;
+let adminUrl: string;
+
+beforeAll(async () => {
+  anonymous = notesApp();
+  asAdmin = notesApp({ id: 'u9', role: 'admin' });
+  anonymousUrl = await anonymous.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+  adminUrl = await asAdmin.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+});
+
+afterAll(async () => {
+  await anonymous.close();
+  await asAdmin.close();
+});
+
+describe('createClient over a real socket', () => {
+  it('lists with the input in the query string, coerced by the server', async () => {
+    const log: Exchange[] = [];
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl, fetch: recordingFetch(log) });
+    const after = new Date('2024-01-02T03:04:05.000Z');
+    const page = await client.notes.listNotes({ limit: 5, pinned: true, after, tags: ['a', 'c'] });
+    expect(page.data).toEqual([{ id: '1', title: 'One' }]);
+    expect(page.echo).toEqual({
+      limit: 5,
+      pinned: true,
+      after: '2024-01-02T03:04:05.000Z',
+      tags: ['a', 'c'],
+    });
+    expect(log[0]?.method).toBe('GET');
+    expect(log[0]?.url).toBe(
+      `${anonymousUrl}/api/notes?limit=5&pinned=true&after=2024-01-02T03%3A04%3A05.000Z&tags=a&tags=c`,
+    );
+    expect(log[0]?.body).toBeUndefined();
+  });
+
+  it('calls a procedure with optional input without an argument', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const page = await client.notes.listNotes();
+    expect(page.echo).toEqual({ limit: 20 });
+  });
+
+  it('gets one record, the id in the path', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    expect(await client.notes.getNote({ id: '1' })).toEqual({ id: '1', title: 'One' });
+  });
+
+  it('returns the view the server picked, dates as ISO strings', async () => {
+    const client = createClient<typeof api>({ baseUrl: adminUrl });
+    expect(await client.notes.getNote({ id: '1' })).toEqual({
+      id: '1',
+      title: 'One',
+      body: 'b',
+      ownerId: 'u1',
+      createdAt: '1970-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('creates with a JSON body and gets 201 with a Location', async () => {
+    const log: Exchange[] = [];
+    const client = createClient<typeof api>({ baseUrl: adminUrl, fetch: recordingFetch(log) });
+    const created = await client.notes.createNote({ title: 'Two', body: 'second' });
+    expect(created).toEqual({ id: '2', title: 'Two', body: 'second', ownerId: 'u1' });
+    expect(log[0]).toMatchObject({ method: 'POST', url: `${adminUrl}/api/notes`, status: 201 });
+    expect(log[0]?.location).toBe('/api/notes/2');
+    expect(JSON.parse(log[0]?.body ?? '')).toEqual({ title: 'Two', body: 'second' });
+    expect(log[0]?.headers.get('content-type')).toBe('application/json');
+  });
+
+  it('updates with the id in the path and data as the whole body', async () => {
+    const log: Exchange[] = [];
+    const client = createClient<typeof api>({ baseUrl: adminUrl, fetch: recordingFetch(log) });
+    const updated = await client.notes.updateNote({ id: '2', data: { title: 'Deux' } });
+    expect(updated).toMatchObject({ id: '2', title: 'Deux' });
+    expect(log[0]).toMatchObject({ method: 'PUT', url: `${adminUrl}/api/notes/2`, status: 200 });
+    expect(JSON.parse(log[0]?.body ?? '')).toEqual({ title: 'Deux' });
+  });
+
+  it('deletes and answers { success: true }', async () => {
+    const log: Exchange[] = [];
+    const client = createClient<typeof api>({ baseUrl: adminUrl, fetch: recordingFetch(log) });
+    expect(await client.notes.deleteNote({ id: '2' })).toEqual({ success: true });
+    expect(log[0]).toMatchObject({ method: 'DELETE', url: `${adminUrl}/api/notes/2`, status: 200 });
+    await expect(client.notes.getNote({ id: '2' })).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it('URL-encodes path parameters', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = await rejection(client.notes.getNote({ id: 'a/b c' }));
+    expect(error).toBeInstanceOf(ProblemError);
+    expect((error as ProblemError).detail).toBe('No note a/b c');
+  });
+
+  it('sends the token from a string or a function, per call', async () => {
+    const log: Exchange[] = [];
+    let token: string | undefined = 'first';
+    const client = createClient<typeof api>({
+      baseUrl: anonymousUrl,
+      fetch: recordingFetch(log),
+      token: async () => token,
+      headers: { 'x-app': 'tests' },
+    });
+    await client.notes.listNotes();
+    token = undefined;
+    await client.notes.listNotes(undefined, { headers: { 'x-call': 'yes' } });
+    expect(log[0]?.headers.get('authorization')).toBe('Bearer first');
+    expect(log[1]?.headers.get('authorization')).toBeNull();
+    expect(log[0]?.headers.get('x-app')).toBe('tests');
+    expect(log[1]?.headers.get('x-call')).toBe('yes');
+    const fixed = createClient<typeof api>({
+      baseUrl: anonymousUrl,
+      fetch: recordingFetch(log),
+      token: 'static',
+    });
+    await fixed.notes.listNotes();
+    expect(log[2]?.headers.get('authorization')).toBe('Bearer static');
+  });
+});
+
+describe('routes from a manifest', () => {
+  it('refuses an overridden procedure without a manifest, naming it', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = await rejection(client.notes.pinNote({ id: 7 }));
+    expect(error).toBeInstanceOf(ClientError);
+    expect((error as ClientError).reason).toBe('unknown-route');
+    expect((error as ClientError).message).toContain('No route for "notes.pinNote"');
+    expect((error as ClientError).message).toContain('routeManifest()');
+  });
+
+  it('calls an override through the manifest: path params from the input, no body left', async () => {
+    const routes = routeManifest(api);
+    expect(routes.notes?.pinNote).toEqual({ method: 'POST', path: '/notes/:id/pin', inputMode: 'body' });
+    expect(routes.notes?.updateNote).toEqual({ method: 'PUT', path: '/notes/:id', inputMode: 'update' });
+    const log: Exchange[] = [];
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl, routes, fetch: recordingFetch(log) });
+    expect(await client.notes.pinNote({ id: 7 })).toEqual({ pinned: 7 });
+    expect(log[0]).toMatchObject({ method: 'POST', url: `${anonymousUrl}/api/notes/7/pin`, body: undefined });
+  });
+
+  it('builds the same manifest from an app, and survives a JSON round trip', () => {
+    const fromApp = routeManifest(anonymous);
+    expect(fromApp).toEqual(routeManifest(api));
+    expect(JSON.parse(JSON.stringify(fromApp))).toEqual(fromApp);
+    expect(Object.keys(fromApp.notes ?? {})).toEqual([
+      'listNotes',
+      'getNote',
+      'createNote',
+      'updateNote',
+      'deleteNote',
+      'pinNote',
+      'broken',
+    ]);
+  });
+
+  it('strips the prefix of each mount', async () => {
+    const { createApp } = await import('../server/app.js');
+    const app = createApp({ logger: false, context: () => ({ notes: new Map() }) }).mount([notes], {
+      prefix: '/api/v2',
+    });
+    expect(routeManifest(app).notes?.getNote).toEqual({
+      method: 'GET',
+      path: '/notes/:id',
+      inputMode: 'query',
+    });
+  });
+});
+
+describe('errors', () => {
+  it('turns a 404 into a ProblemError with the problem fields', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = await rejection(client.notes.getNote({ id: 'missing' }));
+    expect(error).toBeInstanceOf(ProblemError);
+    expect(error).toBeInstanceOf(Error);
+    const problem = error as ProblemError;
+    expect(problem.status).toBe(404);
+    expect(problem.code).toBe('NOT_FOUND');
+    expect(problem.title).toBe('Not found');
+    expect(problem.detail).toBe('No note missing');
+    expect(problem.message).toBe('No note missing');
+    expect(problem.errors).toEqual([]);
+    expect(problem.problem).toMatchObject({ type: 'urn:proceed:problem:not-found', status: 404 });
+  });
+
+  it('turns a 400 into a ProblemError with field errors', async () => {
+    const client = createClient<typeof api>({ baseUrl: adminUrl });
+    const error = (await rejection(client.notes.createNote({ title: '', body: 'x' }))) as ProblemError;
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.errors).toHaveLength(1);
+    expect(error.errors[0]?.path).toBe('title');
+    expect(error.detail).toMatch(/^title: /);
+  });
+
+  it('reports a bad query value as a 400 from the server', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = (await rejection(client.notes.listNotes({ limit: 1000 }))) as ProblemError;
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.errors.map((field) => field.path)).toEqual(['limit']);
+  });
+
+  it('keeps 401 headers: a guard without a user', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = (await rejection(client.notes.deleteNote({ id: '1' }))) as ProblemError;
+    expect(error.status).toBe(401);
+    expect(error.code).toBe('UNAUTHENTICATED');
+    expect(error.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('reports a refused connection as a network ClientError', async () => {
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const client = createClient<typeof api>({ baseUrl: `http://127.0.0.1:${port}` });
+    const error = (await rejection(client.notes.listNotes())) as ClientError;
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error.reason).toBe('network');
+    expect(error.message).toContain(`GET http://127.0.0.1:${port}/api/notes failed`);
+  });
+
+  it('reports a non-JSON answer as an invalid-response ClientError with the status', async () => {
+    const html: typeof fetch = async () =>
+      new Response('<html><body>Bad gateway</body></html>', {
+        status: 502,
+        statusText: 'Bad Gateway',
+        headers: { 'content-type': 'text/html' },
+      });
+    const client = createClient<typeof api>({ baseUrl: 'http://example.test', fetch: html });
+    const error = (await rejection(client.notes.getNote({ id: '1' }))) as ClientError;
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error.reason).toBe('invalid-response');
+    expect(error.status).toBe(502);
+    expect(error.message).toContain('answered 502 Bad Gateway without problem details');
+
+    const text: typeof fetch = async () => new Response('ok', { status: 200 });
+    const plain = createClient<typeof api>({ baseUrl: 'http://example.test', fetch: text });
+    await expect(plain.notes.getNote({ id: '1' })).rejects.toMatchObject({
+      reason: 'invalid-response',
+      message: expect.stringContaining('expected JSON'),
+    });
+
+    const broken: typeof fetch = async () =>
+      new Response('{"data":', { status: 200, headers: { 'content-type': 'application/json' } });
+    const truncated = createClient<typeof api>({ baseUrl: 'http://example.test', fetch: broken });
+    await expect(truncated.notes.getNote({ id: '1' })).rejects.toMatchObject({ reason: 'invalid-response' });
+  });
+
+  it('refuses input that cannot go in a query string', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = (await rejection(
+      client.notes.listNotes({ limit: { nested: true } } as unknown as { limit: number }),
+    )) as ClientError;
+    expect(error.reason).toBe('invalid-input');
+    expect(error.message).toContain('"limit" cannot be sent in a query string');
+  });
+
+  it('names a missing path parameter', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    const error = (await rejection(client.notes.getNote({} as { id: string }))) as ClientError;
+    expect(error.reason).toBe('invalid-input');
+    expect(error.message).toBe('notes.getNote: Missing path parameter "id"');
+  });
+
+  it('is not mistaken for a promise', async () => {
+    const client = createClient<typeof api>({ baseUrl: anonymousUrl });
+    expect(await Promise.resolve(client)).toBe(client);
+    expect(await Promise.resolve(client.notes)).toBe(client.notes);
+  });
+});

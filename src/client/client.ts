@@ -1,0 +1,198 @@
+/**
+ * The typed HTTP client. It holds no server code: routes come from the procedure names (through
+ * the framework's naming module, the same one the server uses) or from a route manifest the
+ * server generated, and types come from `typeof api`, erased at compile time.
+ */
+import { conventionOf, normalizePrefix, resolveRoute } from '../core/naming.js';
+import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
+import type { ManifestRoute, RouteManifest } from './manifest.js';
+import { encodeCall } from './request.js';
+import type { ApiShape, CallOptions, Client } from './types.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** A bearer token, or a function asked before every call (return undefined to send none). */
+export type TokenSource = string | (() => MaybePromise<string | undefined | null>);
+
+export interface ClientOptions {
+  /** Where the server is, e.g. `http://localhost:3030`. A path is kept (`https://host/service`). */
+  baseUrl: string | URL;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: TokenSource;
+  /** A `fetch` to use instead of the global one (tests, retries, a custom agent). */
+  fetch?: typeof fetch;
+  /** The mount prefix. Default `/api`. */
+  prefix?: string;
+  /** Headers for every call, or a function returning them. */
+  headers?: HeadersInit | (() => MaybePromise<HeadersInit>);
+  /** Routes generated on the server (`routeManifest`, `proceed manifest`); needed for `.rest()` overrides. */
+  routes?: RouteManifest;
+}
+
+const jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
+const problemType = /^application\/problem\+json\b/i;
+
+function isReceivedProblem(value: unknown): value is ReceivedProblem {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'number'
+  );
+}
+
+function snippet(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > 120 ? `${oneLine.slice(0, 117)}...` : oneLine;
+}
+
+/**
+ * Creates a typed client. The type argument is the server's collections (`typeof api`, where
+ * `api` is what the server passes to `app.mount`); import it with `import type` so that no
+ * server code reaches the bundle.
+ *
+ * @example
+ * import type { api } from '../server/api.js';
+ * const client = createClient<typeof api>({ baseUrl: 'http://localhost:3030', token: () => session.accessToken });
+ * const { data } = await client.posts.listPosts({ limit: 5 });
+ * const post = await client.posts.getPost({ id: data[0].id });
+ */
+export function createClient<A extends ApiShape>(options: ClientOptions): Client<A> {
+  const base = String(options.baseUrl).replace(/\/+$/, '');
+  const prefix = normalizePrefix(options.prefix ?? '/api');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') {
+    throw new TypeError('createClient: no global fetch here; pass { fetch } in the options');
+  }
+  const routes = new Map<string, ManifestRoute>();
+
+  const routeOf = (collection: string, name: string): ManifestRoute => {
+    const key = `${collection}.${name}`;
+    const known = routes.get(key);
+    if (known !== undefined) return known;
+    const listed = options.routes?.[collection]?.[name];
+    let route: ManifestRoute;
+    if (listed !== undefined) {
+      route = listed;
+    } else {
+      const convention = conventionOf(name);
+      if (convention === undefined) {
+        const where =
+          options.routes === undefined ? 'no route manifest was given' : 'it is not in the route manifest';
+        throw new ClientError(
+          'unknown-route',
+          `No route for "${key}": its name has no conventional prefix (list, get, create, update, delete), so it ` +
+            `must have a .rest() override, and ${where}. Pass createClient({ routes }) with a manifest from ` +
+            'routeManifest() or `proceed manifest`.',
+        );
+      }
+      const { method, path, inputMode } = resolveRoute(collection, name, convention.kind);
+      route = { method, path, inputMode };
+    }
+    routes.set(key, route);
+    return route;
+  };
+
+  const headersFor = async (hasBody: boolean, call: CallOptions | undefined): Promise<Headers> => {
+    const headers = new Headers({ accept: 'application/json, application/problem+json' });
+    const shared = typeof options.headers === 'function' ? await options.headers() : options.headers;
+    new Headers(shared).forEach((value, name) => {
+      headers.set(name, value);
+    });
+    const token = typeof options.token === 'function' ? await options.token() : options.token;
+    if (token !== undefined && token !== null && token !== '')
+      headers.set('authorization', `Bearer ${token}`);
+    if (hasBody) headers.set('content-type', 'application/json');
+    new Headers(call?.headers).forEach((value, name) => {
+      headers.set(name, value);
+    });
+    return headers;
+  };
+
+  const call = async (collection: string, name: string, input: unknown, callOptions?: CallOptions) => {
+    const where = `${collection}.${name}`;
+    const route = routeOf(collection, name);
+    const encoded = encodeCall(where, route, input);
+    const url = `${base}${prefix}${encoded.path}`;
+    const init: RequestInit = {
+      method: route.method,
+      headers: await headersFor(encoded.body !== undefined, callOptions),
+    };
+    if (encoded.body !== undefined) init.body = encoded.body;
+    if (callOptions?.signal !== undefined) init.signal = callOptions.signal;
+    const label = `${route.method} ${url}`;
+
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetchImpl(url, init);
+      text = await response.text();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ClientError('network', `${label} failed: ${reason}`, { cause: error });
+    }
+    const contentType = response.headers.get('content-type') ?? '';
+    let body: unknown;
+    let parsed = false;
+    if (jsonType.test(contentType) && text !== '') {
+      try {
+        body = JSON.parse(text);
+        parsed = true;
+      } catch (error) {
+        throw new ClientError(
+          'invalid-response',
+          `${label}: the ${response.status} answer is not valid JSON`,
+          {
+            status: response.status,
+            cause: error,
+          },
+        );
+      }
+    }
+    if (!response.ok) {
+      if (parsed && isReceivedProblem(body) && (problemType.test(contentType) || 'code' in body)) {
+        throw new ProblemError(body, response.headers);
+      }
+      throw new ClientError(
+        'invalid-response',
+        `${label} answered ${response.status} ${response.statusText} without problem details` +
+          (text === '' ? '' : `: ${snippet(text)}`),
+        { status: response.status },
+      );
+    }
+    if (text === '') return undefined;
+    if (!parsed) {
+      throw new ClientError(
+        'invalid-response',
+        `${label}: expected JSON, got ${contentType === '' ? 'no content type' : contentType}`,
+        { status: response.status },
+      );
+    }
+    return body;
+  };
+
+  const collections = new Map<string, object>();
+  const collectionClient = (collection: string): object => {
+    const procedures = new Map<string, unknown>();
+    return new Proxy(Object.create(null) as object, {
+      get(_target, name) {
+        // `then` keeps the client from looking like a promise to `await`.
+        if (typeof name !== 'string' || name === 'then') return undefined;
+        let fn = procedures.get(name);
+        if (fn === undefined) {
+          fn = (input?: unknown, callOptions?: CallOptions) => call(collection, name, input, callOptions);
+          procedures.set(name, fn);
+        }
+        return fn;
+      },
+    });
+  };
+  return new Proxy(Object.create(null) as object, {
+    get(_target, collection) {
+      if (typeof collection !== 'string' || collection === 'then') return undefined;
+      let found = collections.get(collection);
+      if (found === undefined) {
+        found = collectionClient(collection);
+        collections.set(collection, found);
+      }
+      return found;
+    },
+  }) as Client<A>;
+}

@@ -1,0 +1,99 @@
+/**
+ * The route manifest: where each procedure lives, as plain JSON. Conventional names need no
+ * manifest (the client derives their routes with the same naming module as the server);
+ * `.rest()` overrides do, because an override lives only in server code.
+ */
+import { type HttpMethod, type InputMode, normalizePrefix, resolveRoute } from '../core/naming.js';
+import type { Collection } from '../core/procedure.js';
+import type { ApiShape } from './types.js';
+
+/** One procedure's route; `path` is relative to the mount prefix, e.g. `/posts/:id/publish`. */
+export interface ManifestRoute {
+  method: HttpMethod;
+  path: string;
+  inputMode: InputMode;
+}
+
+/** Collection name → procedure name → route. JSON-serializable. */
+export type RouteManifest = Record<string, Record<string, ManifestRoute>>;
+
+/** The parts of a mounted route the manifest needs; an App's `routes` has them. */
+export interface MountedRouteLike {
+  readonly collection: string;
+  readonly name: string;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly prefix: string;
+  readonly inputMode: InputMode;
+}
+
+export interface RouteManifestOptions {
+  /**
+   * With an app: keep only the routes mounted under this prefix. Needed when the app mounts
+   * the same collection name under two prefixes.
+   */
+  prefix?: string;
+}
+
+function isApp(source: ApiShape | { readonly routes: readonly MountedRouteLike[] }): source is {
+  readonly routes: readonly MountedRouteLike[];
+} {
+  return !Array.isArray(source) && Array.isArray((source as { routes?: unknown }).routes);
+}
+
+function add(manifest: RouteManifest, collection: string, name: string, route: ManifestRoute): void {
+  const procedures = manifest[collection] ?? {};
+  manifest[collection] = procedures;
+  if (procedures[name] !== undefined) {
+    throw new Error(
+      `Procedure "${collection}.${name}" appears twice (two mounts of one collection?); build the manifest of one prefix with { prefix }`,
+    );
+  }
+  procedures[name] = route;
+}
+
+/**
+ * Builds the route manifest of some collections (or of a whole app) on the server side, with the
+ * framework's own naming rules. Write it to a JSON file the browser bundle imports, or let
+ * `proceed manifest` do that.
+ *
+ * @example
+ * // server side, e.g. a build script
+ * writeFileSync('routes.json', JSON.stringify(routeManifest([posts, users])));
+ * // client side
+ * const client = createClient<typeof api>({ baseUrl, routes });
+ */
+export function routeManifest(
+  source: ApiShape | { readonly routes: readonly MountedRouteLike[] },
+  options: RouteManifestOptions = {},
+): RouteManifest {
+  const manifest: RouteManifest = {};
+  if (isApp(source)) {
+    const only = options.prefix === undefined ? undefined : normalizePrefix(options.prefix);
+    for (const route of source.routes) {
+      if (only !== undefined && route.prefix !== only) continue;
+      add(manifest, route.collection, route.name, {
+        method: route.method,
+        path: route.path.slice(route.prefix.length) || '/',
+        inputMode: route.inputMode,
+      });
+    }
+    return manifest;
+  }
+  const collections: readonly Collection[] = Array.isArray(source)
+    ? (source as readonly Collection[])
+    : Object.values(source as Readonly<Record<string, Collection>>);
+  for (const collection of collections) {
+    for (const [name, procedure] of Object.entries(collection.procedures)) {
+      const definition = procedure['~proceed'];
+      const { method, path, inputMode } = resolveRoute(
+        collection.name,
+        name,
+        definition.kind,
+        definition.rest,
+      );
+      add(manifest, collection.name, name, { method, path, inputMode });
+    }
+  }
+  return manifest;
+}

@@ -1,0 +1,146 @@
+/**
+ * The client's types: from the server's collections to typed functions. Everything here is
+ * erased at compile time, so a browser bundle imports no server code, only these shapes.
+ */
+import type { AnyProcedure, Collection } from '../core/procedure.js';
+
+/**
+ * What `createClient` takes as its type argument: the collections the server mounts, as a
+ * tuple (`[posts, users] as const`, the same value passed to `app.mount`) or a record
+ * (`{ posts, users }`). The client is keyed by each collection's own name either way.
+ */
+export type ApiShape = readonly Collection[] | Readonly<Record<string, Collection>>;
+
+type CollectionsOf<A extends ApiShape> = A extends readonly Collection[]
+  ? A[number]
+  : A extends Readonly<Record<string, Collection>>
+    ? A[keyof A]
+    : never;
+
+/** Options of a single call. */
+export interface CallOptions {
+  /** Aborts the request. */
+  signal?: AbortSignal;
+  /** Extra headers for this call; they win over the client's. */
+  headers?: HeadersInit;
+}
+
+type DefinedKeys<T> = {
+  [K in keyof T]-?: K extends symbol ? never : undefined extends T[K] ? never : K;
+}[keyof T];
+type MaybeKeys<T> = {
+  [K in keyof T]-?: K extends symbol ? never : undefined extends T[K] ? K : never;
+}[keyof T];
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+type JsonObject<T> = Flatten<
+  { [K in DefinedKeys<T>]: Jsonify<T[K]> } & { [K in MaybeKeys<T>]?: Jsonify<Exclude<T[K], undefined>> }
+>;
+
+type ArrayElement<T> = [T] extends [undefined] ? null : Jsonify<T>;
+
+/**
+ * The type a value has after a JSON round trip: `Date` (anything with `toJSON`) becomes what
+ * `toJSON` returns, `undefined` properties become optional, functions and symbols disappear.
+ *
+ * @example
+ * type Wire = Jsonify<{ at: Date; n?: number | undefined }>; // { at: string; n?: number }
+ */
+export type Jsonify<T> = T extends { toJSON(...args: never[]): infer J }
+  ? Jsonify<J>
+  : T extends string | number | boolean | null
+    ? T
+    : T extends bigint | symbol | undefined | ((...args: never[]) => unknown)
+      ? never
+      : T extends readonly unknown[]
+        ? { -readonly [K in keyof T]: ArrayElement<T[K]> }
+        : T extends object
+          ? JsonObject<T>
+          : T;
+
+type UpperLetter =
+  | 'A'
+  | 'B'
+  | 'C'
+  | 'D'
+  | 'E'
+  | 'F'
+  | 'G'
+  | 'H'
+  | 'I'
+  | 'J'
+  | 'K'
+  | 'L'
+  | 'M'
+  | 'N'
+  | 'O'
+  | 'P'
+  | 'Q'
+  | 'R'
+  | 'S'
+  | 'T'
+  | 'U'
+  | 'V'
+  | 'W'
+  | 'X'
+  | 'Y'
+  | 'Z';
+
+/** A `delete*` name, by the same rule as `conventionOf`: the prefix, then the end or a capital. */
+type DeleteName = 'delete' | `delete${UpperLetter}${string}`;
+
+type TypesOf<P> = NonNullable<P extends { readonly '~types'?: infer T } ? T : never>;
+
+/**
+ * What a procedure's caller sends: the input schema's input type (before defaults and
+ * transforms).
+ *
+ * @example
+ * type In = ProcedureInput<typeof posts.procedures.listPosts>; // { limit?: number; … }
+ */
+export type ProcedureInput<P> = TypesOf<P> extends { clientInput: infer I } ? I : never;
+
+/**
+ * What a procedure's caller receives: the output as JSON (dates as ISO strings). A procedure
+ * that returns nothing answers `{ success: true }` when it is a `delete*` and `null` otherwise,
+ * exactly as the server writes it.
+ *
+ * @example
+ * type Out = ProcedureOutput<typeof posts.procedures.getPost, 'getPost'>;
+ */
+export type ProcedureOutput<P, N extends string = string> =
+  TypesOf<P> extends { output: infer O }
+    ? // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
+      [O] extends [void]
+      ? N extends DeleteName
+        ? { success: true }
+        : null
+      : Jsonify<O>
+    : never;
+
+/**
+ * One procedure on the client. The input may be left out when the procedure takes none or
+ * when every field of it is optional.
+ */
+export type ProcedureCall<P, N extends string> =
+  undefined extends ProcedureInput<P>
+    ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>
+    : Record<never, never> extends ProcedureInput<P>
+      ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>
+      : (input: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>;
+
+/** The procedures of one collection, by name. */
+export type CollectionClient<R extends Record<string, AnyProcedure>> = {
+  readonly [N in keyof R & string]: ProcedureCall<R[N], N>;
+};
+
+/**
+ * The typed client of an API: collection name → procedure name → function.
+ *
+ * @example
+ * const client: Client<typeof api> = createClient<typeof api>({ baseUrl });
+ * const page = await client.posts.listPosts({ limit: 5 });
+ */
+export type Client<A extends ApiShape> = {
+  readonly [C in CollectionsOf<A> as C['name']]: CollectionClient<C['procedures']>;
+};
