@@ -1,0 +1,114 @@
+/**
+ * Ready-made guards and guard composition. A guard's name is what a 403 answer names
+ * (`Guard "admin" denied access`), so composites get names that say what they require.
+ */
+import { type Guard, guard, type UserGuard } from '../core/procedure.js';
+
+/** The context the role guards read: a user with a role. */
+export interface RoleContext {
+  user?: { role?: string | undefined } | null | undefined;
+}
+
+/**
+ * Passes when a user is signed in (the auth plugin set `ctx.user`). After it, `ctx.user` is
+ * non-optional in the handler's type.
+ *
+ * @example
+ * const createPost = procedure<Ctx>().guard(authenticated).mutation(({ ctx }) => ctx.user.id);
+ */
+export const authenticated: UserGuard<{ user?: unknown }> = guard({
+  name: 'authenticated',
+  requiresUser: true,
+  check: (ctx: { user?: unknown }) => ctx.user !== undefined && ctx.user !== null,
+});
+
+function roleGuard(name: string, roles: readonly string[]): UserGuard<RoleContext> {
+  if (roles.length === 0) throw new TypeError('hasRole() needs at least one role');
+  const allowed = new Set(roles);
+  return guard({
+    name,
+    requiresUser: true,
+    check: (ctx: RoleContext) => {
+      const role = ctx.user?.role;
+      return typeof role === 'string' && allowed.has(role);
+    },
+  });
+}
+
+/**
+ * Passes when the signed-in user's `role` is one of `roles`. Named `role:a|b`. The user loader
+ * must return `role` (CONTRACT §4: a role change applies at the next request).
+ *
+ * @example
+ * const publish = procedure<Ctx>().guard(hasRole('editor', 'admin')).mutation(...);
+ * // 403: Guard "role:editor|admin" denied access
+ */
+export function hasRole(...roles: string[]): UserGuard<RoleContext> {
+  return roleGuard(`role:${roles.join('|')}`, roles);
+}
+
+/**
+ * Passes when the signed-in user's role is `admin`. Named `admin`.
+ *
+ * @example
+ * const deleteUser = procedure<Ctx>().guard(admin).mutation(...);
+ */
+export const admin: UserGuard<RoleContext> = roleGuard('admin', ['admin']);
+
+type ContextOf<G> = G extends Guard<infer C> ? C : never;
+type Intersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void
+  ? I
+  : never;
+/** The context a composite needs: what every member needs. */
+type ComposedContext<G extends readonly Guard<never>[]> = Intersection<ContextOf<G[number]>>;
+
+type AllOf<G extends readonly Guard<never>[]> = [Extract<G[number], { requiresUser: true }>] extends [never]
+  ? Guard<ComposedContext<G>>
+  : UserGuard<ComposedContext<G>>;
+
+type AnyOf<G extends readonly Guard<never>[]> = [Exclude<G[number], { requiresUser: true }>] extends [never]
+  ? UserGuard<ComposedContext<G>>
+  : Guard<ComposedContext<G>>;
+
+function nameOf(guards: readonly Guard<never>[], joiner: string): string {
+  if (guards.length === 0) throw new TypeError('A composite guard needs at least one guard');
+  return guards
+    .map((member) => (/ (and|or) /.test(member.name) ? `(${member.name})` : member.name))
+    .join(joiner);
+}
+
+function compose(name: string, requiresUser: boolean, check: (ctx: never) => Promise<boolean>): Guard<never> {
+  return requiresUser ? guard({ name, requiresUser: true, check }) : guard({ name, check });
+}
+
+/**
+ * Passes when every guard passes (checked in order, stopping at the first failure). Named
+ * `a and b`. Requires a user when any member does.
+ *
+ * @example
+ * const moderate = allOf(authenticated, hasRole('moderator')); // "authenticated and role:moderator"
+ */
+export function allOf<const G extends readonly Guard<never>[]>(...guards: G): AllOf<G> {
+  const name = nameOf(guards, ' and ');
+  const requiresUser = guards.some((member) => member.requiresUser === true);
+  return compose(name, requiresUser, async (ctx) => {
+    for (const member of guards) if (!(await member.check(ctx))) return false;
+    return true;
+  }) as AllOf<G>;
+}
+
+/**
+ * Passes when at least one guard passes (checked in order, stopping at the first success). Named
+ * `a or b`. Requires a user only when every member does.
+ *
+ * @example
+ * const authorOrAdmin = anyOf(isAuthor, admin); // 403: Guard "author or admin" denied access
+ */
+export function anyOf<const G extends readonly Guard<never>[]>(...guards: G): AnyOf<G> {
+  const name = nameOf(guards, ' or ');
+  const requiresUser = guards.every((member) => member.requiresUser === true);
+  return compose(name, requiresUser, async (ctx) => {
+    for (const member of guards) if (await member.check(ctx)) return true;
+    return false;
+  }) as AnyOf<G>;
+}

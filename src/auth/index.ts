@@ -1,0 +1,70 @@
+/**
+ * `proceed/auth`: JWT access and refresh tokens (HS256, rotation with reuse detection,
+ * revocation stores), scrypt password hashing, guards, the auth plugin and rate limiting.
+ * See docs/auth.md.
+ */
+export {
+  admin,
+  allOf,
+  anyOf,
+  authenticated,
+  hasRole,
+  type RoleContext,
+} from './guards.js';
+export {
+  type AccessClaims,
+  createJwtCodec,
+  InvalidTokenError,
+  JwtCodec,
+  type JwtCodecOptions,
+  minSecretBytes,
+  type RefreshClaims,
+  type ResolveSecretOptions,
+  resolveSecret,
+  TokenAlgorithmError,
+  type TokenClaims,
+  TokenExpiredError,
+  TokenMalformedError,
+  TokenNotActiveError,
+  TokenRevokedError,
+  TokenSignatureError,
+  type TokenType,
+  TokenTypeError,
+  type WarningLogger,
+} from './jwt.js';
+export {
+  dummyVerify,
+  hashPassword,
+  needsRehash,
+  type ScryptCost,
+  verifyPassword,
+  verifyPasswordOrDummy,
+} from './password.js';
+export {
+  type AuthContext,
+  type AuthPluginOptions,
+  type AuthState,
+  authPlugin,
+  bearerTokenOf,
+  type UserLoader,
+} from './plugin.js';
+export { type AuthRateLimitOptions, authRateLimit, rateLimitFromEnv } from './rate-limit.js';
+export { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
+export {
+  PostgresRevocationStore,
+  type PostgresRevocationStoreOptions,
+  type SqlClient,
+} from './revocation-postgres.js';
+export {
+  type RedisClient,
+  RedisRevocationStore,
+  type RedisRevocationStoreOptions,
+} from './revocation-redis.js';
+export {
+  issuedAtMs,
+  type RefreshOptions,
+  type TokenPair,
+  TokenService,
+  type TokenServiceOptions,
+  uuidv7,
+} from './tokens.js';

@@ -1,0 +1,130 @@
+/**
+ * The HTTP side of auth: reads `Authorization: Bearer <jwt>` on every procedure call, verifies it,
+ * loads the user and puts both on the context. A bad token is a 401 `INVALID_TOKEN` on every
+ * route, public ones included; no token leaves `ctx.user` undefined for the guards to judge.
+ */
+import { ProceedConfigError } from '../core/errors.js';
+import type { App } from '../server/app.js';
+import { type AccessClaims, InvalidTokenError, resolveSecret, TokenMalformedError } from './jwt.js';
+import { type AuthRateLimitOptions, authRateLimit } from './rate-limit.js';
+import type { RevocationStore } from './revocation.js';
+import { TokenService } from './tokens.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Loads the user a token names, fresh on every request. Return `null`/`undefined` for a deleted
+ * user and a record with `isActive: false` for a deactivated one (both answer 401). Return every
+ * field a guard reads (say `role`).
+ *
+ * @example
+ * const userLoader: UserLoader<User> = (id) => db.users.findById(id);
+ */
+export type UserLoader<User> = (
+  userId: string,
+  claims: AccessClaims,
+) => MaybePromise<User | null | undefined>;
+
+/** What the plugin puts on `ctx.auth` when a valid token came with the request. */
+export interface AuthState {
+  /** The verified claims of the access token. */
+  claims: AccessClaims;
+  /** The raw access token. */
+  token: string;
+  /** The TokenService in use (logout: `ctx.auth.tokens.revoke(ctx.auth.claims)`). */
+  tokens: TokenService;
+}
+
+/**
+ * The context fields the auth plugin adds; put them in the app's context type.
+ *
+ * @example
+ * interface Ctx extends AuthContext<User> { db: Db }
+ * const app = createApp<Ctx>({ context: () => ({ db }) });
+ */
+export interface AuthContext<User> {
+  user?: User;
+  auth?: AuthState;
+}
+
+export interface AuthPluginOptions<User> {
+  /** Loads the signed-in user by id on every authenticated request. */
+  userLoader: UserLoader<User>;
+  /**
+   * The TokenService that issues the app's tokens (share it with the login and refresh handlers).
+   * Without it the plugin builds one from `secret` and `store`.
+   */
+  tokens?: TokenService;
+  /** Only without `tokens`: the secret, through `resolveSecret()`. Default `JWT_SECRET`. */
+  secret?: string;
+  /** Only without `tokens`: the revocation store. Default: in memory. */
+  store?: RevocationStore;
+  /** Only without `tokens`: the secret policy's production switch. Default `NODE_ENV === 'production'`. */
+  production?: boolean;
+  /** Rate-limits the given routes per client IP (see `authRateLimit`). */
+  rateLimit?: AuthRateLimitOptions;
+}
+
+/**
+ * The token of an Authorization header: undefined when there is none, an error when there is one
+ * that is not a usable bearer token.
+ */
+export function bearerTokenOf(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (value.trim() === '') return undefined;
+  const [scheme, token, ...rest] = value.trim().split(/\s+/);
+  if (scheme?.toLowerCase() !== 'bearer') throw new InvalidTokenError('authorization scheme must be Bearer');
+  if (token === undefined || rest.length > 0) throw new TokenMalformedError();
+  return token;
+}
+
+function isDeactivated(user: unknown): boolean {
+  return typeof user === 'object' && user !== null && (user as { isActive?: unknown }).isActive === false;
+}
+
+/**
+ * Registers authentication on an app. Register it before `listen`; routes mounted before or after
+ * it are all covered.
+ *
+ * @example
+ * const tokens = new TokenService({ secret: resolveSecret({ logger: app.log }) });
+ * await app.register(authPlugin, {
+ *   tokens,
+ *   userLoader: (id) => db.users.findById(id),
+ *   rateLimit: { routes: ['POST /api/auth/login', 'POST /api/auth/register'] },
+ * });
+ */
+export async function authPlugin<User>(app: App, options: AuthPluginOptions<User>): Promise<void> {
+  if (typeof options.userLoader !== 'function') {
+    throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
+  }
+  if (options.tokens !== undefined && (options.secret !== undefined || options.store !== undefined)) {
+    throw new ProceedConfigError('authPlugin: pass either tokens or secret/store, not both');
+  }
+  const tokens = options.tokens ?? buildTokenService(app, options);
+  const { userLoader } = options;
+
+  app.extendContext(async (ctx) => {
+    const token = bearerTokenOf(ctx.request.headers.authorization);
+    if (token === undefined) return;
+    const claims = await tokens.verifyAccess(token);
+    const user = await userLoader(claims.sub, claims);
+    if (user === null || user === undefined) throw new InvalidTokenError('user not found');
+    if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
+    ctx.user = user;
+    ctx.auth = { claims, token, tokens } satisfies AuthState;
+  });
+
+  if (options.rateLimit !== undefined) await authRateLimit(app, options.rateLimit);
+}
+
+function buildTokenService<User>(app: App, options: AuthPluginOptions<User>): TokenService {
+  const production = options.production ?? process.env.NODE_ENV === 'production';
+  const secret = resolveSecret({
+    secret: options.secret ?? process.env.JWT_SECRET,
+    production,
+    logger: { warn: (message) => app.log.warn(message) },
+  });
+  return new TokenService(options.store === undefined ? { secret } : { secret, store: options.store });
+}

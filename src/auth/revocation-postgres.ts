@@ -1,0 +1,152 @@
+/**
+ * A revocation store in PostgreSQL (a server through `pg`, or embedded PGlite): one table, one
+ * indexed query per verified token, and `INSERT … ON CONFLICT DO NOTHING` to mark a refresh token
+ * used, so that two instances racing with one token cannot both win.
+ */
+import type { RevocationCheck, RevocationStore } from './revocation.js';
+
+/**
+ * The one method the store needs. A `pg` Pool or Client and a PGlite instance all fit.
+ *
+ * @example
+ * const client: SqlClient = new pg.Pool({ connectionString });
+ */
+export interface SqlClient {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+export interface PostgresRevocationStoreOptions {
+  /** Table name, optionally schema-qualified. Default `proceed_revocations`. */
+  table?: string;
+  /** Delete expired rows at most this often, in ms, piggybacked on a write. Default 10 minutes. */
+  pruneInterval?: number;
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+function quoteTable(name: string): { qualified: string; bare: string } {
+  const parts = name.split('.');
+  if (parts.length > 2 || !parts.every((part) => identifier.test(part))) {
+    throw new TypeError(`Invalid table name "${name}" (letters, digits and _, optionally schema.table)`);
+  }
+  return { qualified: parts.map((part) => `"${part}"`).join('.'), bare: parts.at(-1) as string };
+}
+
+/** SQLSTATEs of a concurrent `CREATE … IF NOT EXISTS` losing the race: the object exists. */
+const alreadyExists = new Set(['23505', '42P07', '42710']);
+
+/**
+ * Revocations in a PostgreSQL table it creates on first use (or at {@link ensureSchema}).
+ *
+ * @example
+ * const store = new PostgresRevocationStore(pool);
+ * await store.ensureSchema(); // optional: the first call does it anyway
+ * const tokens = new TokenService({ secret, store });
+ */
+export class PostgresRevocationStore implements RevocationStore {
+  readonly #client: SqlClient;
+  readonly #table: string;
+  readonly #index: string;
+  readonly #pruneInterval: number;
+  #ready: Promise<void> | undefined;
+  #lastPrune = 0;
+
+  constructor(client: SqlClient, options: PostgresRevocationStoreOptions = {}) {
+    this.#client = client;
+    const { qualified, bare } = quoteTable(options.table ?? 'proceed_revocations');
+    this.#table = qualified;
+    this.#index = `"${bare.slice(0, 50)}_expires_at"`;
+    this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
+  }
+
+  /** Creates the table and its index when missing. Safe to call often and from many instances. */
+  ensureSchema(): Promise<void> {
+    this.#ready ??= this.#createSchema().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #createSchema(): Promise<void> {
+    const statements = [
+      `CREATE TABLE IF NOT EXISTS ${this.#table} (
+        kind text NOT NULL,
+        key text NOT NULL,
+        value bigint NOT NULL DEFAULT 0,
+        expires_at bigint NOT NULL,
+        PRIMARY KEY (kind, key)
+      )`,
+      `CREATE INDEX IF NOT EXISTS ${this.#index} ON ${this.#table} (expires_at)`,
+    ];
+    for (const statement of statements) {
+      try {
+        await this.#client.query(statement);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code !== 'string' || !alreadyExists.has(code)) throw error;
+      }
+    }
+  }
+
+  async revokeToken(jti: string, expiresAt: number): Promise<void> {
+    await this.#upsert('token', jti, 0, expiresAt);
+  }
+
+  async revokeFamily(family: string, expiresAt: number): Promise<void> {
+    await this.#upsert('family', family, 0, expiresAt);
+  }
+
+  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
+    await this.#upsert('user', userId, cutoff, expiresAt);
+  }
+
+  async isRevoked(check: RevocationCheck): Promise<boolean> {
+    await this.ensureSchema();
+    const { rows } = await this.#client.query(
+      `SELECT 1 AS revoked FROM ${this.#table}
+        WHERE expires_at > $5
+          AND ((kind = 'token' AND key = $1)
+            OR (kind = 'family' AND key = $2)
+            OR (kind = 'user' AND key = $3 AND value >= $4))
+        LIMIT 1`,
+      [check.jti, check.family, check.userId, Math.floor(check.issuedAt), Date.now()],
+    );
+    return rows.length > 0;
+  }
+
+  async markUsed(jti: string, expiresAt: number): Promise<boolean> {
+    await this.ensureSchema();
+    await this.#maybePrune();
+    const { rows } = await this.#client.query(
+      `INSERT INTO ${this.#table} (kind, key, value, expires_at) VALUES ('used', $1, 0, $2)
+        ON CONFLICT (kind, key) DO NOTHING
+        RETURNING 1 AS inserted`,
+      [jti, Math.ceil(expiresAt)],
+    );
+    return rows.length === 1;
+  }
+
+  async prune(): Promise<void> {
+    await this.ensureSchema();
+    this.#lastPrune = Date.now();
+    await this.#client.query(`DELETE FROM ${this.#table} WHERE expires_at <= $1`, [Date.now()]);
+  }
+
+  async #upsert(kind: string, key: string, value: number, expiresAt: number): Promise<void> {
+    await this.ensureSchema();
+    await this.#maybePrune();
+    await this.#client.query(
+      `INSERT INTO ${this.#table} AS t (kind, key, value, expires_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (kind, key) DO UPDATE SET
+          value = GREATEST(t.value, EXCLUDED.value),
+          expires_at = GREATEST(t.expires_at, EXCLUDED.expires_at)`,
+      [kind, key, Math.floor(value), Math.ceil(expiresAt)],
+    );
+  }
+
+  async #maybePrune(): Promise<void> {
+    if (Date.now() - this.#lastPrune < this.#pruneInterval) return;
+    await this.prune();
+  }
+}

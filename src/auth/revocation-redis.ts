@@ -1,0 +1,79 @@
+/**
+ * A revocation store in Redis: one key per entry with a TTL (Redis expires them, nothing to
+ * prune), one MGET per verified token, and `SET … NX` to mark a refresh token used atomically.
+ */
+import type { RevocationCheck, RevocationStore } from './revocation.js';
+
+/**
+ * The Redis commands the store uses. An ioredis client fits.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * const client: RedisClient = new Redis(process.env.REDIS_URL!);
+ */
+export interface RedisClient {
+  mget(...keys: string[]): Promise<Array<string | null>>;
+  set(key: string, value: string, mode: 'PX', milliseconds: number): Promise<unknown>;
+  set(key: string, value: string, mode: 'PX', milliseconds: number, condition: 'NX'): Promise<unknown>;
+}
+
+export interface RedisRevocationStoreOptions {
+  /** Prefix of every key. Default `proceed:revoked:`. */
+  prefix?: string;
+}
+
+/**
+ * Revocations in Redis, shared by every instance that uses the same server and prefix.
+ *
+ * @example
+ * const store = new RedisRevocationStore(new Redis(process.env.REDIS_URL!));
+ * const tokens = new TokenService({ secret, store });
+ */
+export class RedisRevocationStore implements RevocationStore {
+  readonly #client: RedisClient;
+  readonly #prefix: string;
+
+  constructor(client: RedisClient, options: RedisRevocationStoreOptions = {}) {
+    this.#client = client;
+    this.#prefix = options.prefix ?? 'proceed:revoked:';
+  }
+
+  async revokeToken(jti: string, expiresAt: number): Promise<void> {
+    await this.#set(`token:${jti}`, '1', expiresAt);
+  }
+
+  async revokeFamily(family: string, expiresAt: number): Promise<void> {
+    await this.#set(`family:${family}`, '1', expiresAt);
+  }
+
+  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
+    // A later cut-off replaces an earlier one; cut-offs come from Date.now(), so later is larger.
+    await this.#set(`user:${userId}`, String(Math.floor(cutoff)), expiresAt);
+  }
+
+  async isRevoked(check: RevocationCheck): Promise<boolean> {
+    const [token, family, user] = await this.#client.mget(
+      `${this.#prefix}token:${check.jti}`,
+      `${this.#prefix}family:${check.family}`,
+      `${this.#prefix}user:${check.userId}`,
+    );
+    if (token != null || family != null) return true;
+    return user != null && check.issuedAt <= Number(user);
+  }
+
+  async markUsed(jti: string, expiresAt: number): Promise<boolean> {
+    const answer = await this.#client.set(`${this.#prefix}used:${jti}`, '1', 'PX', ttlOf(expiresAt), 'NX');
+    return answer === 'OK';
+  }
+
+  /** Nothing to do: Redis expires the keys. */
+  async prune(): Promise<void> {}
+
+  async #set(key: string, value: string, expiresAt: number): Promise<void> {
+    await this.#client.set(this.#prefix + key, value, 'PX', ttlOf(expiresAt));
+  }
+}
+
+function ttlOf(expiresAt: number): number {
+  return Math.max(1, Math.ceil(expiresAt - Date.now()));
+}

@@ -1,0 +1,124 @@
+/**
+ * Where revocations live. Tokens are stateless until one is revoked; the store holds only the
+ * exceptions (a logged-out token, a revoked login family, a user-wide cut-off, the refresh tokens
+ * already used), each with an expiry after which the token it names is dead anyway.
+ */
+
+/** What a store needs to decide whether a verified token was revoked. */
+export interface RevocationCheck {
+  /** The token's `jti`. */
+  jti: string;
+  /** The token's `fam`. */
+  family: string;
+  /** The token's `sub`. */
+  userId: string;
+  /** When the token was issued, in ms since the epoch. */
+  issuedAt: number;
+}
+
+/**
+ * The revocation state behind a TokenService. All times are ms since the epoch; an entry past its
+ * `expiresAt` counts as absent. Implementations: {@link MemoryRevocationStore},
+ * `PostgresRevocationStore`, `RedisRevocationStore`.
+ *
+ * @example
+ * const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
+ */
+export interface RevocationStore {
+  /** Revokes one token by its `jti`. */
+  revokeToken(jti: string, expiresAt: number): Promise<void>;
+  /** Revokes every token of a login family. */
+  revokeFamily(family: string, expiresAt: number): Promise<void>;
+  /**
+   * Revokes every token of a user issued at or before `cutoff` (ms). A later cut-off replaces an
+   * earlier one.
+   */
+  revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void>;
+  /** True when the token is revoked by its jti, its family or its user's cut-off. One round trip. */
+  isRevoked(check: RevocationCheck): Promise<boolean>;
+  /**
+   * Marks a refresh token used. Atomic: of any number of concurrent calls with one `jti`, exactly
+   * one answers true; every later call answers false.
+   */
+  markUsed(jti: string, expiresAt: number): Promise<boolean>;
+  /** Deletes expired entries. Stores also prune on their own from time to time. */
+  prune(): Promise<void>;
+}
+
+/**
+ * A store in this process's memory: right for one instance and for tests. Revocations do not
+ * survive a restart and are not shared between instances.
+ *
+ * @example
+ * const store = new MemoryRevocationStore();
+ */
+export class MemoryRevocationStore implements RevocationStore {
+  readonly #tokens = new Map<string, number>();
+  readonly #families = new Map<string, number>();
+  readonly #users = new Map<string, { cutoff: number; expiresAt: number }>();
+  readonly #used = new Map<string, number>();
+  readonly #pruneEvery: number;
+  #writes = 0;
+
+  /** @param options.pruneEvery prune after this many writes (default 1000). */
+  constructor(options: { pruneEvery?: number } = {}) {
+    this.#pruneEvery = options.pruneEvery ?? 1000;
+  }
+
+  async revokeToken(jti: string, expiresAt: number): Promise<void> {
+    this.#extend(this.#tokens, jti, expiresAt);
+  }
+
+  async revokeFamily(family: string, expiresAt: number): Promise<void> {
+    this.#extend(this.#families, family, expiresAt);
+  }
+
+  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
+    const current = this.#users.get(userId);
+    const live = current !== undefined && current.expiresAt > Date.now() ? current : undefined;
+    this.#users.set(userId, {
+      cutoff: Math.max(cutoff, live?.cutoff ?? 0),
+      expiresAt: Math.max(expiresAt, live?.expiresAt ?? 0),
+    });
+    this.#wrote();
+  }
+
+  async isRevoked(check: RevocationCheck): Promise<boolean> {
+    const now = Date.now();
+    if ((this.#tokens.get(check.jti) ?? 0) > now) return true;
+    if ((this.#families.get(check.family) ?? 0) > now) return true;
+    const user = this.#users.get(check.userId);
+    return user !== undefined && user.expiresAt > now && check.issuedAt <= user.cutoff;
+  }
+
+  async markUsed(jti: string, expiresAt: number): Promise<boolean> {
+    // Check and set happen without an await in between, so one event loop turn decides.
+    if ((this.#used.get(jti) ?? 0) > Date.now()) return false;
+    this.#used.set(jti, expiresAt);
+    this.#wrote();
+    return true;
+  }
+
+  async prune(): Promise<void> {
+    const now = Date.now();
+    for (const map of [this.#tokens, this.#families, this.#used]) {
+      for (const [key, expiresAt] of map) if (expiresAt <= now) map.delete(key);
+    }
+    for (const [key, entry] of this.#users) if (entry.expiresAt <= now) this.#users.delete(key);
+  }
+
+  /** How many entries are held (expired ones included until pruned). */
+  get size(): number {
+    return this.#tokens.size + this.#families.size + this.#users.size + this.#used.size;
+  }
+
+  #extend(map: Map<string, number>, key: string, expiresAt: number): void {
+    map.set(key, Math.max(expiresAt, map.get(key) ?? 0));
+    this.#wrote();
+  }
+
+  #wrote(): void {
+    this.#writes += 1;
+    if (this.#writes % this.#pruneEvery === 0) void this.prune();
+  }
+}
