@@ -1,0 +1,162 @@
+/**
+ * Checks real responses against a document: the tool behind conformance tests, which replay
+ * requests and assert that every answer is one the document promised.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { JsonSchema } from '../core/schema.js';
+import type {
+  OpenApiDocument,
+  OpenApiMethod,
+  OpenApiOperation,
+  OpenApiResponse,
+  Reference,
+} from './types.js';
+
+/**
+ * Validates one response; returns what is wrong with it, or an empty list.
+ * `path` is the concrete request path (`/api/posts/42`, a query string is ignored); `body` is
+ * the parsed body or its text.
+ */
+export type ResponseValidator = (
+  method: string,
+  path: string,
+  status: number,
+  contentType: string | undefined,
+  body: unknown,
+) => string[];
+
+const componentsId = 'urn:proceed:openapi-components';
+const methods = new Set<string>(['get', 'post', 'put', 'patch', 'delete']);
+
+interface Template {
+  path: string;
+  segments: string[];
+  literals: number;
+}
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((segment) => segment !== '');
+}
+
+function isParameter(segment: string): boolean {
+  return segment.startsWith('{') && segment.endsWith('}');
+}
+
+/** Points `#/components/schemas/X` at the components registered in Ajv. */
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    copy[key] =
+      key === '$ref' && typeof item === 'string' && item.startsWith('#/components/schemas/')
+        ? `${componentsId}#/$defs/${item.slice('#/components/schemas/'.length)}`
+        : rewriteRefs(item);
+  }
+  return copy;
+}
+
+function mediaTypeOf(contentType: string | undefined): string | undefined {
+  return contentType?.split(';', 1)[0]?.trim().toLowerCase() || undefined;
+}
+
+function isEmptyBody(body: unknown): boolean {
+  return body === undefined || body === null || body === '';
+}
+
+/**
+ * Builds a validator for the responses of a document: it finds the operation whose path
+ * template matches the concrete path, the documented response for the status, checks the
+ * media type and validates the body against the schema (JSON Schema 2020-12, with formats).
+ *
+ * @example
+ * const check = createResponseValidator(generateOpenApi({ app, info: { title: 'Blog', version: '1' } }));
+ * const response = await app.inject({ method: 'GET', url: '/api/posts/42' });
+ * expect(check('GET', '/api/posts/42', response.statusCode, response.headers['content-type'], response.body)).toEqual([]);
+ */
+export function createResponseValidator(document: OpenApiDocument): ResponseValidator {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: componentsId, $defs: rewriteRefs(document.components.schemas) as JsonSchema });
+  const compiled = new Map<string, ValidateFunction>();
+
+  const templates: Template[] = Object.keys(document.paths)
+    .map((path) => {
+      const segments = segmentsOf(path);
+      return { path, segments, literals: segments.filter((segment) => !isParameter(segment)).length };
+    })
+    // A literal segment beats a parameter: `/posts/drafts` before `/posts/{id}`.
+    .sort((a, b) => b.literals - a.literals);
+
+  const findPath = (path: string): string | undefined => {
+    const concrete = segmentsOf(path.split('?', 1)[0] ?? '');
+    const match = templates.find(
+      (template) =>
+        template.segments.length === concrete.length &&
+        template.segments.every((segment, index) => isParameter(segment) || segment === concrete[index]),
+    );
+    return match?.path;
+  };
+
+  const resolveResponse = (response: OpenApiResponse | Reference): OpenApiResponse | undefined => {
+    if (!('$ref' in response)) return response;
+    const name = response.$ref.replace('#/components/responses/', '');
+    return document.components.responses[name];
+  };
+
+  const validatorFor = (key: string, schema: JsonSchema): ValidateFunction => {
+    let validate = compiled.get(key);
+    if (validate === undefined) {
+      validate = ajv.compile(rewriteRefs(schema) as JsonSchema);
+      compiled.set(key, validate);
+    }
+    return validate;
+  };
+
+  return (method, path, status, contentType, body) => {
+    const lower = method.toLowerCase();
+    const where = `${method.toUpperCase()} ${path}`;
+    const template = findPath(path);
+    if (template === undefined) return [`${where}: no documented path matches`];
+    const operation: OpenApiOperation | undefined = methods.has(lower)
+      ? document.paths[template]?.[lower as OpenApiMethod]
+      : undefined;
+    if (operation === undefined) return [`${where}: ${method.toUpperCase()} ${template} is not documented`];
+    const documented =
+      operation.responses[String(status)] ??
+      operation.responses[`${String(status).charAt(0)}XX`] ??
+      operation.responses.default;
+    const response = documented === undefined ? undefined : resolveResponse(documented);
+    if (response === undefined) {
+      const known = Object.keys(operation.responses).join(', ');
+      return [
+        `${where}: status ${status} is not documented for ${operation.operationId} (documented: ${known})`,
+      ];
+    }
+    if (response.content === undefined) {
+      return isEmptyBody(body) ? [] : [`${where}: status ${status} is documented without a body`];
+    }
+    const mediaType = mediaTypeOf(contentType);
+    const media = mediaType === undefined ? undefined : response.content[mediaType];
+    if (mediaType === undefined || media === undefined) {
+      const known = Object.keys(response.content).join(', ');
+      return [
+        `${where}: content type ${contentType ?? '(none)'} is not documented for ${status} (documented: ${known})`,
+      ];
+    }
+    let value = body;
+    if (typeof body === 'string' && mediaType.endsWith('json')) {
+      try {
+        value = JSON.parse(body);
+      } catch {
+        return [`${where}: the body is not valid JSON`];
+      }
+    }
+    const validate = validatorFor(`${lower} ${template} ${status} ${mediaType}`, media.schema);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map(
+      (error) => `${where} ${status}: ${error.instancePath || '(body)'} ${error.message ?? 'is invalid'}`,
+    );
+  };
+}

@@ -1,0 +1,482 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { errorStatus } from '../core/errors.js';
+import { guard, procedure, procedures } from '../core/procedure.js';
+import { resource } from '../resource/index.js';
+import { generateOpenApi } from './generate.js';
+import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter, Reference } from './types.js';
+
+const info = { title: 'Notes API', version: '1.2.3' };
+
+function notesDocument(): OpenApiDocument {
+  return generateOpenApi({ app: notesApp(), info });
+}
+
+function operation(document: OpenApiDocument, path: string, method: 'get' | 'post' | 'put' | 'delete') {
+  const found = document.paths[path]?.[method];
+  if (found === undefined) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
+  return found;
+}
+
+function param(op: OpenApiOperation, name: string): OpenApiParameter {
+  const found = op.parameters?.find((candidate) => candidate.name === name);
+  if (found === undefined) throw new Error(`${op.operationId} has no parameter ${name}`);
+  return found;
+}
+
+function successSchema(op: OpenApiOperation, status = '200'): JsonSchema {
+  const response = op.responses[status];
+  if (response === undefined || '$ref' in response)
+    throw new Error(`${op.operationId} has no inline ${status}`);
+  const schema = response.content?.['application/json']?.schema;
+  if (schema === undefined) throw new Error(`${op.operationId} ${status} has no JSON content`);
+  return schema;
+}
+
+function statuses(op: OpenApiOperation): string[] {
+  return Object.keys(op.responses).sort();
+}
+
+function findKeys(value: unknown, key: string, found: unknown[] = []): unknown[] {
+  if (Array.isArray(value)) for (const item of value) findKeys(item, key, found);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [name, item] of Object.entries(value)) {
+      if (name === key) found.push(item);
+      findKeys(item, key, found);
+    }
+  }
+  return found;
+}
+
+type Ctx = { user?: { id: string; role: string } };
+const p = () => procedure<Ctx>();
+const authenticated = guard({
+  name: 'authenticated',
+  requiresUser: true,
+  check: (ctx: Ctx) => ctx.user !== undefined,
+});
+const editor = guard({
+  name: 'editor',
+  requiresUser: true,
+  check: (ctx: Ctx) => ctx.user?.role === 'editor',
+});
+
+describe('generateOpenApi on the notes fixture', () => {
+  it('is a valid OpenAPI 3.1.0 document', async () => {
+    const document = notesDocument();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toEqual(info);
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+  });
+
+  it('documents every route with operationId = procedure name and tag = collection name', () => {
+    const document = notesDocument();
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => [
+        `${method.toUpperCase()} ${path}`,
+        op.operationId,
+        op.tags,
+      ]),
+    );
+    expect(operations).toEqual([
+      ['GET /api/notes', 'listNotes', ['notes']],
+      ['POST /api/notes', 'createNote', ['notes']],
+      ['GET /api/notes/{id}', 'getNote', ['notes']],
+      ['PUT /api/notes/{id}', 'updateNote', ['notes']],
+      ['DELETE /api/notes/{id}', 'deleteNote', ['notes']],
+      ['POST /api/notes/{id}/pin', 'pinNote', ['notes']],
+      ['GET /api/notes-broken', 'broken', ['notes']],
+      ['GET /api/health', 'health', ['health']],
+    ]);
+    expect(document.tags).toEqual([{ name: 'notes' }, { name: 'health' }]);
+  });
+
+  it('turns the list input into query parameters with their constraints, defaults and enums', () => {
+    const list = operation(notesDocument(), '/api/notes', 'get');
+    expect(list.parameters?.map((parameter) => parameter.name)).toEqual(['limit', 'pinned', 'after', 'tags']);
+    expect(param(list, 'limit')).toEqual({
+      name: 'limit',
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    });
+    expect(param(list, 'pinned').schema).toEqual({ type: 'boolean' });
+    expect(param(list, 'after').schema).toEqual({ type: 'string', format: 'date-time' });
+    expect(param(list, 'tags')).toMatchObject({
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: true,
+      schema: { type: 'array', items: { type: 'string', enum: ['a', 'b', 'c'] } },
+    });
+    expect(list.requestBody).toBeUndefined();
+  });
+
+  it('documents path parameters as required, with the input schema of the parameter', () => {
+    const document = notesDocument();
+    expect(operation(document, '/api/notes/{id}', 'get').parameters).toEqual([
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+    ]);
+    const pin = operation(document, '/api/notes/{id}/pin', 'post');
+    expect(param(pin, 'id')).toMatchObject({ in: 'path', required: true, schema: { type: 'integer' } });
+    // The only input field is the path parameter: there is no body to document.
+    expect(pin.requestBody).toBeUndefined();
+    // A path parameter never reappears as a query parameter.
+    expect(operation(document, '/api/notes/{id}', 'delete').parameters).toHaveLength(1);
+  });
+
+  it('documents JSON request bodies: the input minus path params, or the `data` of an update', () => {
+    const document = notesDocument();
+    expect(operation(document, '/api/notes', 'post').requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { title: { type: 'string', minLength: 1 }, body: { type: 'string' } },
+            required: ['title', 'body'],
+          },
+        },
+      },
+    });
+    const update = operation(document, '/api/notes/{id}', 'put');
+    expect(update.requestBody?.required).toBe(true);
+    expect(update.requestBody?.content['application/json']?.schema).toEqual({
+      type: 'object',
+      properties: { title: { type: 'string', minLength: 1 } },
+      required: ['title'],
+    });
+  });
+
+  it('answers create with 201 and a documented Location header', () => {
+    const create = operation(notesDocument(), '/api/notes', 'post');
+    expect(create.responses['200']).toBeUndefined();
+    const created = create.responses['201'];
+    expect(created).toMatchObject({
+      description: 'Created',
+      headers: { Location: { schema: { type: 'string', format: 'uri-reference' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/NoteAuthenticated' } } },
+    });
+  });
+
+  it('lifts each view into its own component and references it', () => {
+    const document = notesDocument();
+    const { schemas } = document.components;
+    expect(Object.keys(schemas).sort()).toEqual(['NoteAdmin', 'NoteAuthenticated', 'NotePublic', 'Problem']);
+    expect(Object.keys((schemas.NotePublic?.properties ?? {}) as object)).toEqual(['id', 'title']);
+    expect(Object.keys((schemas.NoteAuthenticated?.properties ?? {}) as object)).toEqual([
+      'id',
+      'title',
+      'body',
+      'ownerId',
+    ]);
+    expect(Object.keys((schemas.NoteAdmin?.properties ?? {}) as object)).toEqual([
+      'id',
+      'title',
+      'body',
+      'ownerId',
+      'createdAt',
+    ]);
+    expect(schemas.NoteAdmin?.properties).toMatchObject({
+      createdAt: { type: 'string', format: 'date-time' },
+    });
+    expect(schemas.NotePublic?.additionalProperties).toBe(false);
+    expect(successSchema(operation(document, '/api/notes', 'get')).properties).toMatchObject({
+      data: { type: 'array', items: { $ref: '#/components/schemas/NotePublic' } },
+    });
+    expect(successSchema(operation(document, '/api/notes-broken', 'get'))).toEqual({
+      $ref: '#/components/schemas/NotePublic',
+    });
+    expect(findKeys(document, '$defs')).toEqual([]);
+    const refs = findKeys(document, '$ref') as string[];
+    expect(refs.filter((ref) => ref.startsWith('#/$defs'))).toEqual([]);
+    for (const ref of refs) {
+      const [, section, name] = /^#\/components\/(schemas|responses)\/(.+)$/.exec(ref) ?? [];
+      expect(section, ref).toBeDefined();
+      expect(document.components[section as 'schemas'][name ?? ''], ref).toBeDefined();
+    }
+  });
+
+  it('documents an output chosen per request as oneOf its views', () => {
+    const get = operation(notesDocument(), '/api/notes/{id}', 'get');
+    expect(successSchema(get)).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/NotePublic' }, { $ref: '#/components/schemas/NoteAdmin' }],
+    });
+  });
+
+  it('documents `{ success }` for a delete without output and anything for other routes without output', () => {
+    const document = notesDocument();
+    expect(successSchema(operation(document, '/api/notes/{id}', 'delete'))).toEqual({
+      type: 'object',
+      properties: { success: { type: 'boolean' } },
+      required: ['success'],
+      additionalProperties: false,
+    });
+    expect(successSchema(operation(document, '/api/notes/{id}/pin', 'post'))).toEqual({});
+  });
+
+  it('documents the problem responses each route can produce', () => {
+    const document = notesDocument();
+    expect(statuses(operation(document, '/api/notes', 'get'))).toEqual(['200', '400', '500']);
+    expect(statuses(operation(document, '/api/notes', 'post'))).toEqual([
+      '201',
+      '400',
+      '409',
+      '413',
+      '415',
+      '500',
+    ]);
+    expect(statuses(operation(document, '/api/notes/{id}', 'get'))).toEqual(['200', '400', '404', '500']);
+    expect(statuses(operation(document, '/api/notes/{id}', 'put'))).toEqual([
+      '200',
+      '400',
+      '404',
+      '409',
+      '413',
+      '415',
+      '500',
+    ]);
+    expect(statuses(operation(document, '/api/notes/{id}', 'delete'))).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '500',
+    ]);
+    // No input schema and no body: nothing the client sends can be invalid.
+    expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual(['200', '500']);
+    expect(statuses(operation(document, '/api/health', 'get'))).toEqual(['200', '503']);
+    expect(operation(document, '/api/notes/{id}', 'delete').responses['403']).toEqual({
+      $ref: '#/components/responses/Forbidden',
+    });
+  });
+
+  it('shares one Problem schema whose code lists every error code', () => {
+    const { components } = notesDocument();
+    expect(components.schemas.Problem).toMatchObject({
+      type: 'object',
+      required: ['type', 'title', 'status', 'detail', 'code'],
+      properties: {
+        code: { type: 'string', enum: Object.keys(errorStatus) },
+        errors: { type: 'array', items: { required: ['path', 'message'] } },
+      },
+    });
+    const unauthorized = components.responses.Unauthorized;
+    expect(unauthorized?.headers?.['WWW-Authenticate']).toBeDefined();
+    expect(unauthorized?.content?.['application/problem+json']?.schema).toEqual({
+      allOf: [
+        { $ref: '#/components/schemas/Problem' },
+        {
+          type: 'object',
+          properties: { status: { const: 401 }, code: { enum: ['UNAUTHENTICATED', 'INVALID_TOKEN'] } },
+        },
+      ],
+    });
+    expect(components.responses.NotFound?.content?.['application/problem+json']?.schema).toMatchObject({
+      allOf: [{}, { properties: { code: { enum: ['NOT_FOUND'] } } }],
+    });
+    // Only the responses some route uses are components.
+    expect(Object.keys(components.responses).sort()).toEqual([
+      'BadRequest',
+      'Conflict',
+      'Forbidden',
+      'InternalError',
+      'NotFound',
+      'PayloadTooLarge',
+      'ServiceUnavailable',
+      'Unauthorized',
+      'UnsupportedMediaType',
+    ]);
+  });
+
+  it('puts bearerAuth on guarded routes only', () => {
+    const document = notesDocument();
+    expect(document.components.securitySchemes.bearerAuth).toEqual({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: expect.any(String),
+    });
+    const secured = Object.values(document.paths)
+      .flatMap((item) => Object.values(item))
+      .filter((op) => op.security !== undefined)
+      .map((op) => [op.operationId, op.security, op['x-proceed-guards']]);
+    expect(secured).toEqual([['deleteNote', [{ bearerAuth: [] }], ['admin']]]);
+  });
+
+  it('reads the routes through the planner when given mounts, with the same result as from the app', () => {
+    const fromMounts = generateOpenApi({ mounts: [{ prefix: '/api', collections: [notes] }], info });
+    expect(fromMounts).toEqual(notesDocument());
+  });
+
+  it('copies info and servers', () => {
+    const document = generateOpenApi({
+      app: notesApp(),
+      info: { ...info, description: 'Notes, documented' },
+      servers: [{ url: 'https://notes.example', description: 'Production' }],
+    });
+    expect(document.info.description).toBe('Notes, documented');
+    expect(document.servers).toEqual([{ url: 'https://notes.example', description: 'Production' }]);
+    expect(notesDocument().servers).toBeUndefined();
+  });
+});
+
+describe('generateOpenApi on small fixtures', () => {
+  const posts = procedures('posts', {
+    list: p()
+      .meta({ summary: 'List posts', description: 'Newest first.', deprecated: true })
+      .query(() => []),
+    create: p()
+      .guard(authenticated)
+      .input(z.object({ title: z.string().max(200) }))
+      .mutation(() => ({ id: '1' })),
+    publish: p()
+      .guard(authenticated, editor)
+      .rest({ method: 'POST', path: '/posts/:id/publish' })
+      .input(z.object({ id: z.uuid() }))
+      .mutation(() => ({ id: '1' })),
+  });
+  const users = procedures('users', { list: p().query(() => []) });
+
+  it('copies summary, description and deprecation from the meta', () => {
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info });
+    expect(operation(document, '/api/posts', 'get')).toMatchObject({
+      summary: 'List posts',
+      description: 'Newest first.',
+      deprecated: true,
+    });
+    const create = operation(document, '/api/posts', 'post');
+    expect(create.deprecated).toBeUndefined();
+    expect(create.summary).toBeUndefined();
+    expect(create.requestBody?.content['application/json']?.schema).toMatchObject({
+      properties: { title: { type: 'string', maxLength: 200 } },
+    });
+  });
+
+  // Known gap: core's toJsonSchema(…, { io: 'input' }) swaps Zod's global registry for an empty
+  // one to drop view ids, which drops `.describe()` texts too. Flip to `it` once core keeps them.
+  it.fails('copies .describe() texts into query parameters and bodies (needs the core fix)', () => {
+    const search = procedures('search', {
+      listResults: p()
+        .input(z.object({ q: z.string().describe('Words to look for') }))
+        .query(() => []),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [search] }], info });
+    expect(param(operation(document, '/api/search', 'get'), 'q').description).toBe('Words to look for');
+  });
+
+  it('documents 401 for an authenticated guard and 403 only for guards that can deny a signed-in user', () => {
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info });
+    const create = operation(document, '/api/posts', 'post');
+    expect(statuses(create)).toEqual(['201', '400', '401', '409', '413', '415', '500']);
+    expect(create.security).toEqual([{ bearerAuth: [] }]);
+    const publish = operation(document, '/api/posts/{id}/publish', 'post');
+    expect(statuses(publish)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '500']);
+    expect(param(publish, 'id').schema).toMatchObject({ type: 'string', format: 'uuid' });
+    expect(operation(document, '/api/posts', 'get').security).toBeUndefined();
+  });
+
+  it('documents 429 on rate limited routes, written either way', () => {
+    const document = generateOpenApi({
+      mounts: [{ prefix: '/api', collections: [posts] }],
+      info,
+      rateLimitedRoutes: ['POST /api/posts', 'post /api/posts/{id}/publish', 'GET /api/health'],
+    });
+    expect(operation(document, '/api/posts', 'post').responses['429']).toEqual({
+      $ref: '#/components/responses/TooManyRequests',
+    });
+    expect(operation(document, '/api/posts/{id}/publish', 'post').responses['429']).toBeDefined();
+    expect(operation(document, '/api/health', 'get').responses['429']).toBeDefined();
+    expect(operation(document, '/api/posts', 'get').responses['429']).toBeUndefined();
+    expect(document.components.responses.TooManyRequests?.headers?.['Retry-After']).toBeDefined();
+  });
+
+  it('refuses rate limit entries that match no route or are malformed', () => {
+    const mounts = [{ prefix: '/api', collections: [posts] }];
+    expect(() => generateOpenApi({ mounts, info, rateLimitedRoutes: ['POST /api/login'] })).toThrow(
+      'rateLimitedRoutes: no documented route matches "POST /api/login"',
+    );
+    expect(() => generateOpenApi({ mounts, info, rateLimitedRoutes: ['/api/posts'] })).toThrow(
+      'is not of the form "METHOD /path"',
+    );
+  });
+
+  it('qualifies operationIds that would collide', async () => {
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts, users] }], info });
+    expect(operation(document, '/api/posts', 'get').operationId).toBe('posts.list');
+    expect(operation(document, '/api/users', 'get').operationId).toBe('users.list');
+    expect(operation(document, '/api/posts', 'post').operationId).toBe('create');
+    const versions = generateOpenApi({
+      mounts: [
+        { prefix: '/api/v1', collections: [posts] },
+        { prefix: '/api/v2', collections: [posts] },
+      ],
+      info,
+    });
+    expect(operation(versions, '/api/v1/posts', 'get').operationId).toBe('api.v1.posts.list');
+    expect(operation(versions, '/api/v2/posts', 'post').operationId).toBe('api.v2.posts.create');
+    expect(operation(versions, '/api/v2/health', 'get').operationId).toBe('api.v2.health');
+    await expect(SwaggerParser.validate(structuredClone(versions) as never)).resolves.toBeDefined();
+  });
+
+  it('throws a clear error when two different schemas claim the same id', () => {
+    const First = resource('Item', { public: { id: z.string() } });
+    const Second = resource('Item', { public: { id: z.number() } });
+    const items = procedures('items', {
+      getItem: p()
+        .input(z.object({ id: z.string() }))
+        .output(First.public)
+        .query(() => ({ id: '1' })),
+      listItems: p()
+        .output(z.array(Second.public))
+        .query(() => []),
+    });
+    expect(() => generateOpenApi({ mounts: [{ prefix: '/api', collections: [items] }], info })).toThrow(
+      /Two different schemas are registered under the id "ItemPublic" \(one in procedure "items\.getItem", another in procedure "items\.listItems"\)/,
+    );
+  });
+
+  it('lifts shared recursive schemas into named components', async () => {
+    interface Category {
+      name: string;
+      children: Category[];
+    }
+    const Category: z.ZodType<Category> = z.lazy(() =>
+      z.object({ name: z.string(), children: z.array(Category) }),
+    );
+    const tree = procedures('tree', {
+      getTree: p()
+        .input(z.object({ id: z.string() }))
+        .output(z.object({ root: Category }))
+        .query(() => ({ root: { name: 'a', children: [] } })),
+      createTree: p()
+        .input(z.object({ root: Category }))
+        .mutation(() => undefined),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [tree] }], info });
+    expect(successSchema(operation(document, '/api/tree/{id}', 'get'))).toEqual({
+      type: 'object',
+      properties: { root: { $ref: '#/components/schemas/TreeGetTreeOutput1' } },
+      required: ['root'],
+      additionalProperties: false,
+    });
+    expect(document.components.schemas.TreeGetTreeOutput1).toMatchObject({
+      properties: { children: { items: { $ref: '#/components/schemas/TreeGetTreeOutput1' } } },
+    });
+    const body = operation(document, '/api/tree', 'post').requestBody?.content['application/json']?.schema;
+    expect(body?.properties).toEqual({ root: { $ref: '#/components/schemas/TreeCreateTreeInput1' } });
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+  });
+
+  it('documents a health route per prefix, even without procedures of its own', () => {
+    const document = generateOpenApi({ mounts: [{ prefix: '/', collections: [users] }], info });
+    expect(Object.keys(document.paths)).toEqual(['/users', '/health']);
+    const health = operation(document, '/health', 'get');
+    expect(successSchema(health)).toMatchObject({ properties: { status: { const: 'ok' } } });
+    expect((health.responses['503'] as Reference).$ref).toBe('#/components/responses/ServiceUnavailable');
+  });
+});

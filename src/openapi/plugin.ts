@@ -1,0 +1,118 @@
+/**
+ * The documentation plugin (seed §4.3, CONTRACT §6): the OpenAPI document as JSON and YAML and
+ * Swagger UI, every asset served by the app itself. The document is generated once, when the
+ * app becomes ready, so it sees every mount whatever the order of `mount` and `register`.
+ */
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { stringify } from 'yaml';
+import { ProceedConfigError } from '../core/errors.js';
+import { normalizePrefix } from '../core/naming.js';
+import type { Collection } from '../core/procedure.js';
+import type { App } from '../server/app.js';
+import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiMount } from './generate.js';
+import type { OpenApiDocument } from './types.js';
+
+export interface DocsPluginOptions {
+  /** Where the UI lives; the document is at `{routePrefix}/json` and `{routePrefix}/yaml`. Default `/api/docs`. */
+  routePrefix?: string;
+  /** Document only these collections (each must be mounted). Default: every mounted collection. */
+  collections?: readonly Collection[];
+  /** `info` (title, version, description), `servers` and `rateLimitedRoutes` of the document. */
+  openapi: OpenApiDocumentOptions;
+}
+
+interface Specification {
+  document: OpenApiDocument;
+  yaml: string;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/** The mounts holding the chosen collections, in mount order; an unmounted collection is an error. */
+function selectMounts(mounts: App['mounts'], collections: readonly Collection[]): OpenApiMount[] {
+  for (const collection of collections) {
+    if (!mounts.some((mount) => mount.collections.includes(collection))) {
+      throw new ProceedConfigError(
+        `docsPlugin: collection "${collection.name}" is not mounted; mount it with app.mount([...]) before the app starts`,
+      );
+    }
+  }
+  return mounts
+    .map((mount) => ({
+      prefix: mount.prefix,
+      collections: mount.collections.filter((collection) => collections.includes(collection)),
+    }))
+    .filter((mount) => mount.collections.length > 0);
+}
+
+/**
+ * Stands in for `@fastify/swagger`, which `@fastify/swagger-ui` declares as a dependency and
+ * asks for the document through `fastify.swagger()`. Proceed writes its own document, so the
+ * stand-in only hands it over. The symbols are Fastify's documented plugin metadata (what
+ * `fastify-plugin` sets): no encapsulation, and the name the UI plugin checks for.
+ */
+const specificationProvider = Object.assign(
+  async (instance: FastifyInstance, options: { read: () => Specification }) => {
+    instance.decorate('swagger', (request?: { yaml?: boolean }) =>
+      request?.yaml === true ? options.read().yaml : options.read().document,
+    );
+  },
+  {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: '@fastify/swagger',
+    [Symbol.for('plugin-meta')]: { name: '@fastify/swagger' },
+  },
+);
+
+/**
+ * Serves the interactive documentation at `routePrefix` (Swagger UI, no CDN: its scripts and
+ * styles come from this server), the document at `{routePrefix}/json` and `{routePrefix}/yaml`.
+ * The UI's "Try it out" calls this same server; its Authorize button takes a bearer token.
+ *
+ * @example
+ * const app = createApp().mount([posts, users]);
+ * await app.register(docsPlugin, {
+ *   routePrefix: '/api/docs',
+ *   openapi: { info: { title: 'Blog API', version: '1.0.0' } },
+ * });
+ */
+export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<void> {
+  const info = options.openapi?.info;
+  if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
+    throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
+  }
+  const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
+  if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
+
+  let specification: Specification | undefined;
+  const read = (): Specification => {
+    if (specification === undefined)
+      throw new Error('docsPlugin: the document is built when the app is ready');
+    return specification;
+  };
+
+  app.server.addHook('onReady', async () => {
+    const source =
+      options.collections === undefined ? { app } : { mounts: selectMounts(app.mounts, options.collections) };
+    const document = generateOpenApi({ ...options.openapi, ...source });
+    specification = { document, yaml: stringify(document, { aliasDuplicateObjects: false }) };
+  });
+
+  app.server.register(async (instance) => {
+    await instance.register(specificationProvider, { read });
+    await instance.register(swaggerUi, {
+      routePrefix,
+      theme: { title: escapeHtml(`${info.title}: API documentation`) },
+      uiConfig: {
+        deepLinking: true,
+        displayOperationId: true,
+        displayRequestDuration: true,
+        persistAuthorization: true,
+        docExpansion: 'list',
+      },
+    });
+  });
+}

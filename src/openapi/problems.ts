@@ -1,0 +1,120 @@
+/**
+ * The problem responses (CONTRACT §3) as reusable OpenAPI components: one `Problem` schema and
+ * one response per status, each narrowing `status` and `code` to what that status can carry.
+ * The codes come from the core's table, so the document cannot drift from the server.
+ */
+import { type ErrorCode, errorStatus, errorTitle } from '../core/errors.js';
+import type { JsonSchema } from '../core/schema.js';
+import type { OpenApiHeader, OpenApiResponse, Reference } from './types.js';
+
+export const problemMediaType = 'application/problem+json';
+
+/** Every error code, in the table's order. */
+export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+/** The `Problem` component: an RFC 9457 problem details body as Proceed sends it. */
+export const problemSchema: JsonSchema = {
+  type: 'object',
+  description: 'RFC 9457 problem details. `code` is stable and machine-readable; `detail` is for people.',
+  properties: {
+    type: {
+      type: 'string',
+      format: 'uri-reference',
+      description: 'A URN naming the kind of problem, e.g. `urn:proceed:problem:not-found`',
+    },
+    title: { type: 'string', description: 'A short summary of the kind of problem' },
+    status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status' },
+    detail: { type: 'string', description: 'What went wrong with this request' },
+    code: { type: 'string', enum: errorCodes },
+    errors: {
+      type: 'array',
+      description: 'One entry per failed check (validation problems only)',
+      items: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'Dotted path into the input; empty for the input as a whole' },
+          message: { type: 'string' },
+        },
+        required: ['path', 'message'],
+      },
+    },
+  },
+  required: ['type', 'title', 'status', 'detail', 'code'],
+};
+
+/** The statuses a documented route can answer with a problem. */
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+
+interface ProblemResponseSpec {
+  name: string;
+  description: string;
+  headers?: Record<string, OpenApiHeader>;
+}
+
+const wwwAuthenticate: OpenApiHeader = {
+  description: 'Always `Bearer`: the route takes a bearer token',
+  schema: { type: 'string' },
+};
+
+const specs: Record<ProblemStatus, ProblemResponseSpec> = {
+  400: {
+    name: 'BadRequest',
+    description: 'The input failed validation (`VALIDATION_FAILED`, see `errors`) or the body is not JSON',
+  },
+  401: {
+    name: 'Unauthorized',
+    description: 'No bearer token (`UNAUTHENTICATED`), or a bad, expired or revoked one (`INVALID_TOKEN`)',
+    headers: { 'WWW-Authenticate': wwwAuthenticate },
+  },
+  403: { name: 'Forbidden', description: 'A guard denied access; `detail` names the guard' },
+  404: { name: 'NotFound', description: 'No such record, or one the caller may not see' },
+  409: {
+    name: 'Conflict',
+    description: 'The request conflicts with the current state (a duplicate, or an invalid transition)',
+  },
+  413: { name: 'PayloadTooLarge', description: 'The body is larger than the server accepts' },
+  415: { name: 'UnsupportedMediaType', description: 'The body is not `application/json`' },
+  429: {
+    name: 'TooManyRequests',
+    description: 'Rate limit hit; retry after the given number of seconds',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before retrying',
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
+  },
+  500: { name: 'InternalError', description: 'Something unexpected failed on the server' },
+  503: { name: 'ServiceUnavailable', description: 'The service is not ready (its health check failed)' },
+};
+
+/** Codes a status can carry, except the ones no documented route produces. */
+function codesOf(status: ProblemStatus): ErrorCode[] {
+  return errorCodes.filter((code) => errorStatus[code] === status && code !== 'ROUTE_NOT_FOUND');
+}
+
+/** The `components.responses` entry of a problem status. */
+export function problemResponse(status: ProblemStatus): { name: string; response: OpenApiResponse } {
+  const spec = specs[status];
+  const codes = codesOf(status);
+  const response: OpenApiResponse = {
+    description: `${spec.description}. Codes: ${codes.map((code) => `\`${code}\` (${errorTitle[code]})`).join(', ')}`,
+    content: {
+      [problemMediaType]: {
+        schema: {
+          allOf: [
+            { $ref: '#/components/schemas/Problem' },
+            { type: 'object', properties: { status: { const: status }, code: { enum: codes } } },
+          ],
+        },
+      },
+    },
+  };
+  if (spec.headers !== undefined) response.headers = spec.headers;
+  return { name: spec.name, response };
+}
+
+/** A reference to the shared response of a problem status. */
+export function problemReference(status: ProblemStatus): Reference {
+  return { $ref: `#/components/responses/${specs[status].name}` };
+}
