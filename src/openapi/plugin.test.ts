@@ -1,0 +1,180 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/app.js';
+import { generateOpenApi } from './generate.js';
+import { docsPlugin } from './plugin.js';
+import type { OpenApiDocument } from './types.js';
+
+const openapi = { info: { title: 'Notes API', version: '2.0.0' } };
+
+const tags = procedures('tags', {
+  listTags: procedure()
+    .output(z.array(z.string()))
+    .query(() => ['a']),
+});
+
+async function documentedApp() {
+  const app = notesApp();
+  await app.register(docsPlugin, { routePrefix: '/api/docs', openapi });
+  return app;
+}
+
+/** The `href` and `src` of the page that point at files, in order. */
+function assetUrls(html: string): string[] {
+  return [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1] ?? '');
+}
+
+describe('docsPlugin', () => {
+  it('serves the OpenAPI document as JSON at {routePrefix}/json', async () => {
+    const app = await documentedApp();
+    const response = await app.inject({ method: 'GET', url: '/api/docs/json' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    const document = response.json<OpenApiDocument>();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toEqual({ title: 'Notes API', version: '2.0.0' });
+    expect(document).toEqual(generateOpenApi({ app: notesApp(), ...openapi }));
+    expect(document.paths['/api/notes']?.get?.operationId).toBe('listNotes');
+    // The docs routes are not part of the API they document.
+    expect(Object.keys(document.paths).some((path) => path.startsWith('/api/docs'))).toBe(false);
+    await expect(SwaggerParser.validate(document as never)).resolves.toBeDefined();
+    await app.close();
+  });
+
+  it('serves the same document as YAML at {routePrefix}/yaml', async () => {
+    const app = await documentedApp();
+    const [json, yaml] = await Promise.all([
+      app.inject({ method: 'GET', url: '/api/docs/json' }),
+      app.inject({ method: 'GET', url: '/api/docs/yaml' }),
+    ]);
+    expect(yaml.statusCode).toBe(200);
+    expect(yaml.headers['content-type']).toMatch(/^application\/x-yaml/);
+    expect(yaml.body).toMatch(/^openapi: 3\.1\.0$/m);
+    expect(yaml.body).not.toMatch(/[&*]a\d+/);
+    expect(parse(yaml.body)).toEqual(json.json());
+    await app.close();
+  });
+
+  it('serves the interactive UI at {routePrefix} with every asset from the server itself', async () => {
+    const app = await documentedApp();
+    const page = await app.inject({ method: 'GET', url: '/api/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toContain('<div id="swagger-ui"></div>');
+    expect(page.body).toContain('<title>Notes API: API documentation</title>');
+    const urls = assetUrls(page.body);
+    expect(urls.length).toBeGreaterThanOrEqual(5);
+    expect(urls.filter((url) => !url.startsWith('/api/docs/static/'))).toEqual([]);
+    expect(urls).toEqual(
+      expect.arrayContaining([
+        '/api/docs/static/swagger-ui.css',
+        '/api/docs/static/swagger-ui-bundle.js',
+        '/api/docs/static/swagger-ui-standalone-preset.js',
+        '/api/docs/static/swagger-initializer.js',
+      ]),
+    );
+    for (const url of urls) {
+      const asset = await app.inject({ method: 'GET', url });
+      expect(asset.statusCode, url).toBe(200);
+      expect(asset.body.length, url).toBeGreaterThan(0);
+      if (url.endsWith('.js')) expect(asset.headers['content-type'], url).toMatch(/javascript/);
+      if (url.endsWith('.css')) expect(asset.headers['content-type'], url).toMatch(/^text\/css/);
+    }
+    const initializer = await app.inject({ method: 'GET', url: '/api/docs/static/swagger-initializer.js' });
+    expect(initializer.body).toContain("resolveUrl('./json')");
+    // The UI would otherwise send the document to validator.swagger.io.
+    expect(initializer.body).toContain('validatorUrl: null');
+    await app.close();
+  });
+
+  it('serves the UI with a trailing slash too, with relative asset URLs', async () => {
+    const app = await documentedApp();
+    const page = await app.inject({ method: 'GET', url: '/api/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(assetUrls(page.body)).toContain('./static/swagger-ui-bundle.js');
+    await app.close();
+  });
+
+  // Known gap in core: @fastify/static calls the not-found handler from its GET wildcard route,
+  // and App#notFound sees the wildcard's HEAD twin and answers 405. Flip to `it` once core
+  // answers 404 when a route for the request's own method exists.
+  it.fails('answers unknown files under the prefix with a problem+json 404 (needs the core fix)', async () => {
+    const app = await documentedApp();
+    const response = await app.inject({ method: 'GET', url: '/api/docs/static/nope.js' });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.json()).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
+    await app.close();
+  });
+
+  it('sees mounts made after it was registered: the document is built when the app is ready', async () => {
+    const app = createApp({ logger: false });
+    await app.register(docsPlugin, { openapi });
+    app.mount([notes]);
+    app.mount([tags], { prefix: '/v2' });
+    const document = (await app.inject({ method: 'GET', url: '/api/docs/json' })).json<OpenApiDocument>();
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/api/notes', '/v2/tags', '/v2/health']),
+    );
+    await app.close();
+  });
+
+  it('documents only the given collections', async () => {
+    const app = createApp({ logger: false }).mount([notes, tags]);
+    await app.register(docsPlugin, { routePrefix: '/docs', collections: [tags], openapi });
+    const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json<OpenApiDocument>();
+    expect(Object.keys(document.paths)).toEqual(['/api/tags', '/api/health']);
+    expect(document.tags).toEqual([{ name: 'tags' }, { name: 'health' }]);
+    expect((await app.inject({ method: 'GET', url: '/docs' })).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('refuses to start when a chosen collection is not mounted', async () => {
+    const app = createApp({ logger: false }).mount([notes]);
+    await app.register(docsPlugin, { collections: [tags], openapi });
+    await expect(app.ready()).rejects.toThrow(
+      'docsPlugin: collection "tags" is not mounted; mount it with app.mount([...]) before the app starts',
+    );
+  });
+
+  it('passes servers and rate limited routes on to the document', async () => {
+    const app = notesApp();
+    await app.register(docsPlugin, {
+      openapi: {
+        ...openapi,
+        servers: [{ url: 'http://localhost:3030' }],
+        rateLimitedRoutes: ['POST /api/notes'],
+      },
+    });
+    const document = (await app.inject({ method: 'GET', url: '/api/docs/json' })).json<OpenApiDocument>();
+    expect(document.servers).toEqual([{ url: 'http://localhost:3030' }]);
+    expect(document.paths['/api/notes']?.post?.responses['429']).toEqual({
+      $ref: '#/components/responses/TooManyRequests',
+    });
+    await app.close();
+  });
+
+  it('refuses options without info, and a root prefix', async () => {
+    await expect(
+      notesApp().register(docsPlugin, { openapi: { info: { title: 'x' } } } as never),
+    ).rejects.toThrow('docsPlugin: openapi.info.title and openapi.info.version must be strings');
+    await expect(notesApp().register(docsPlugin, { routePrefix: '/', openapi })).rejects.toThrow(
+      'docsPlugin: routePrefix cannot be the root "/"',
+    );
+  });
+
+  it('leaves the API itself untouched', async () => {
+    const app = await documentedApp();
+    const response = await app.inject({ method: 'GET', url: '/api/notes' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ data: [{ id: '1', title: 'One' }] });
+    const wrongMethod = await app.inject({ method: 'POST', url: '/api/docs/json' });
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.headers.allow).toContain('GET');
+    await app.close();
+  });
+});
