@@ -181,7 +181,7 @@ export class JwtCodec {
     const key = typeof options.secret === 'string' ? Buffer.from(options.secret, 'utf8') : options.secret;
     if (key.length === 0) throw new ProceedConfigError('The JWT secret is empty');
     const tolerance = options.clockTolerance ?? 5;
-    this.#sign = createSigner({ key, algorithm: 'HS256', noTimestamp: true });
+    this.#sign = createSigner({ key, algorithm: 'HS256' });
     this.#verify = createVerifier({
       key,
       algorithms: ['HS256'],

@@ -70,6 +70,8 @@ export class RedisRevocationStore implements RevocationStore {
   async prune(): Promise<void> {}
 
   async #set(key: string, value: string, expiresAt: number): Promise<void> {
+    // An entry that has already expired would otherwise live for the 1 ms minimum TTL.
+    if (expiresAt <= Date.now()) return;
     await this.#client.set(this.#prefix + key, value, 'PX', ttlOf(expiresAt));
   }
 }

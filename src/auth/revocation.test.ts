@@ -1,0 +1,220 @@
+/**
+ * One suite, run against every revocation store: memory, PGlite (embedded PostgreSQL, always
+ * available), a PostgreSQL server through pg and Redis through ioredis (when reachable).
+ */
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
+import { PostgresRevocationStore, type SqlClient } from './revocation-postgres.js';
+import { type RedisClient, RedisRevocationStore } from './revocation-redis.js';
+import { TokenService } from './tokens.js';
+
+const suffix = () => randomBytes(6).toString('hex');
+const hour = 3_600_000;
+
+interface StoreHarness {
+  store: RevocationStore;
+  /** How many entries the backend holds, expired ones included (undefined: cannot tell). */
+  count?: () => Promise<number>;
+  close: () => Promise<void>;
+}
+
+function check(overrides: Partial<RevocationCheck> = {}): RevocationCheck {
+  return {
+    jti: `j-${suffix()}`,
+    family: `f-${suffix()}`,
+    userId: `u-${suffix()}`,
+    issuedAt: Date.now(),
+    ...overrides,
+  };
+}
+
+function revocationStoreSuite(name: string, open: () => Promise<StoreHarness>, skip = false) {
+  describe.skipIf(skip)(`${name} revocation store`, () => {
+    let harness: StoreHarness;
+    let store: RevocationStore;
+
+    beforeAll(async () => {
+      harness = await open();
+      store = harness.store;
+    });
+    afterAll(async () => harness?.close());
+
+    it('knows nothing of a fresh token', async () => {
+      expect(await store.isRevoked(check())).toBe(false);
+    });
+
+    it('revokes one token by jti, and only that one', async () => {
+      const revoked = check();
+      await store.revokeToken(revoked.jti, Date.now() + hour);
+      expect(await store.isRevoked(revoked)).toBe(true);
+      expect(await store.isRevoked({ ...check(), userId: revoked.userId, family: revoked.family })).toBe(
+        false,
+      );
+    });
+
+    it('revokes every token of a family', async () => {
+      const family = `f-${suffix()}`;
+      await store.revokeFamily(family, Date.now() + hour);
+      expect(await store.isRevoked(check({ family }))).toBe(true);
+      expect(await store.isRevoked(check({ family }))).toBe(true);
+      expect(await store.isRevoked(check())).toBe(false);
+    });
+
+    it('revokes a user’s tokens issued up to the cut-off, not after it', async () => {
+      const userId = `u-${suffix()}`;
+      const cutoff = Date.now();
+      await store.revokeUser(userId, cutoff, cutoff + hour);
+      expect(await store.isRevoked(check({ userId, issuedAt: cutoff - 5000 }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, issuedAt: cutoff }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, issuedAt: cutoff + 1 }))).toBe(false);
+      expect(await store.isRevoked(check({ issuedAt: cutoff - 5000 }))).toBe(false);
+    });
+
+    it('keeps the later of two user cut-offs', async () => {
+      const userId = `u-${suffix()}`;
+      const now = Date.now();
+      await store.revokeUser(userId, now - 10_000, now + hour);
+      await store.revokeUser(userId, now, now + hour);
+      expect(await store.isRevoked(check({ userId, issuedAt: now - 5000 }))).toBe(true);
+    });
+
+    it('treats expired entries as absent', async () => {
+      const gone = check();
+      const past = Date.now() - 1;
+      await store.revokeToken(gone.jti, past);
+      await store.revokeFamily(gone.family, past);
+      await store.revokeUser(gone.userId, Date.now(), past);
+      expect(await store.isRevoked({ ...gone, issuedAt: Date.now() - 10_000 })).toBe(false);
+    });
+
+    it('marks a refresh token used exactly once', async () => {
+      const jti = `j-${suffix()}`;
+      expect(await store.markUsed(jti, Date.now() + hour)).toBe(true);
+      expect(await store.markUsed(jti, Date.now() + hour)).toBe(false);
+      expect(await store.markUsed(`j-${suffix()}`, Date.now() + hour)).toBe(true);
+    });
+
+    it('lets exactly one of many concurrent markUsed calls win', async () => {
+      const jti = `j-${suffix()}`;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => store.markUsed(jti, Date.now() + hour)),
+      );
+      expect(answers.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('prunes expired entries and keeps live ones', async () => {
+      const live = check();
+      await store.revokeToken(live.jti, Date.now() + hour);
+      await store.revokeToken(`j-${suffix()}`, Date.now() - 1);
+      await store.prune();
+      expect(await store.isRevoked(live)).toBe(true);
+      if (harness.count !== undefined) {
+        const before = await harness.count();
+        await store.revokeFamily(`f-${suffix()}`, Date.now() - 1);
+        await store.prune();
+        expect(await harness.count()).toBeLessThanOrEqual(before);
+      }
+    });
+
+    it('backs a TokenService: logout, reuse detection and user-wide revocation', async () => {
+      const tokens = new TokenService({ secret: `store-suite-secret-${'x'.repeat(32)}`, store });
+      const login = await tokens.issuePair('alice');
+      const claims = await tokens.verifyAccess(login.accessToken);
+
+      const next = await tokens.refresh(login.refreshToken);
+      await expect(tokens.refresh(login.refreshToken)).rejects.toThrow('refresh token already used');
+      await expect(tokens.verifyAccess(next.accessToken)).rejects.toThrow('jwt revoked');
+
+      const second = await tokens.issuePair('alice');
+      await tokens.revoke(await tokens.verifyAccess(second.accessToken));
+      await expect(tokens.verifyAccess(second.accessToken)).rejects.toThrow('jwt revoked');
+      await expect(tokens.refresh(second.refreshToken)).rejects.toThrow('jwt revoked');
+
+      const third = await tokens.issuePair('alice');
+      await tokens.revokeAllForUser('alice');
+      await expect(tokens.verifyAccess(third.accessToken)).rejects.toThrow('jwt revoked');
+      expect(claims.sub).toBe('alice');
+    });
+  });
+}
+
+revocationStoreSuite('memory', async () => {
+  const store = new MemoryRevocationStore();
+  return { store, count: async () => store.size, close: async () => {} };
+});
+
+revocationStoreSuite('PGlite', async () => {
+  const db = new PGlite();
+  const client: SqlClient = db;
+  const store = new PostgresRevocationStore(client, { table: 'auth_revocations' });
+  await store.ensureSchema();
+  await store.ensureSchema();
+  const count = async () => {
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM auth_revocations');
+    return rows[0]?.n ?? 0;
+  };
+  return { store, count, close: () => db.close() };
+});
+
+const postgresUrl = inject('postgresUrl');
+
+revocationStoreSuite(
+  'PostgreSQL',
+  async () => {
+    // Imported here so that a loader problem with pg fails this suite alone, not the file.
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: postgresUrl as string, max: 4 });
+    const schema = `proceed_auth_${suffix()}`;
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    const store = new PostgresRevocationStore(pool, { table: `${schema}.revocations` });
+    // Two instances creating the schema at once must both succeed.
+    await Promise.all([
+      store.ensureSchema(),
+      new PostgresRevocationStore(pool, { table: `${schema}.revocations` }).ensureSchema(),
+    ]);
+    const count = async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${schema}.revocations`,
+      );
+      return rows[0]?.n ?? 0;
+    };
+    const close = async () => {
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await pool.end();
+    };
+    return { store, count, close };
+  },
+  postgresUrl === null,
+);
+
+const redisUrl = inject('redisUrl');
+
+revocationStoreSuite(
+  'Redis',
+  async () => {
+    const redis = new Redis(redisUrl as string, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    const client: RedisClient = redis;
+    const prefix = `proceed-test:${suffix()}:`;
+    const store = new RedisRevocationStore(client, { prefix });
+    const close = async () => {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    };
+    return { store, close };
+  },
+  redisUrl === null,
+);
+
+describe('PostgresRevocationStore options', () => {
+  it('refuses a table name that is not an identifier', () => {
+    const client: SqlClient = { query: async () => ({ rows: [] }) };
+    expect(() => new PostgresRevocationStore(client, { table: 'x; DROP TABLE users' })).toThrow(TypeError);
+    expect(() => new PostgresRevocationStore(client, { table: 'a.b.c' })).toThrow(TypeError);
+    expect(() => new PostgresRevocationStore(client, { table: 'auth.revoked_tokens' })).not.toThrow();
+  });
+});
