@@ -111,6 +111,27 @@ describe('createResponseValidator on the notes fixture', () => {
     expect(errors).toEqual([]);
   });
 
+  it('gives every problem response an example that fits its own schema', () => {
+    const responses = Object.entries(document.components.responses);
+    expect(responses.length).toBeGreaterThanOrEqual(9);
+    for (const [name, response] of responses) {
+      const ref = `#/components/responses/${name}`;
+      const [method = '', path = '', status = ''] =
+        Object.entries(document.paths)
+          .flatMap(([template, item]) =>
+            Object.entries(item).flatMap(([verb, op]) =>
+              Object.entries(op.responses)
+                .filter(([, used]) => '$ref' in used && used.$ref === ref)
+                .map(([code]) => [verb, template.replace(/\{[^}]+\}/g, '1'), code]),
+            ),
+          )
+          .at(0) ?? [];
+      const example = response.content?.['application/problem+json']?.example;
+      expect(example, name).toMatchObject({ status: Number(status) });
+      expect(check(method, path, Number(status), 'application/problem+json', example), name).toEqual([]);
+    }
+  });
+
   it('catches a body that does not match the documented view', () => {
     expect(
       check('GET', '/api/notes/1', 200, 'application/json', { id: '1', title: 'One', secret: 's' }),

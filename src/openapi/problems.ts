@@ -3,7 +3,7 @@
  * one response per status, each narrowing `status` and `code` to what that status can carry.
  * The codes come from the core's table, so the document cannot drift from the server.
  */
-import { type ErrorCode, errorStatus, errorTitle } from '../core/errors.js';
+import { type ErrorCode, errorStatus, errorTitle, type Problem, problemType } from '../core/errors.js';
 import type { JsonSchema } from '../core/schema.js';
 import type { OpenApiHeader, OpenApiResponse, Reference } from './types.js';
 
@@ -48,6 +48,8 @@ export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 
 interface ProblemResponseSpec {
   name: string;
   description: string;
+  /** The `detail` of the example body: what a client would really read. */
+  example: string;
   headers?: Record<string, OpenApiHeader>;
 }
 
@@ -59,23 +61,43 @@ const wwwAuthenticate: OpenApiHeader = {
 const specs: Record<ProblemStatus, ProblemResponseSpec> = {
   400: {
     name: 'BadRequest',
+    example: 'title: Too small: expected string to have >=1 characters',
     description: 'The input failed validation (`VALIDATION_FAILED`, see `errors`) or the body is not JSON',
   },
   401: {
     name: 'Unauthorized',
+    example: 'This route needs a bearer token',
     description: 'No bearer token (`UNAUTHENTICATED`), or a bad, expired or revoked one (`INVALID_TOKEN`)',
     headers: { 'WWW-Authenticate': wwwAuthenticate },
   },
-  403: { name: 'Forbidden', description: 'A guard denied access; `detail` names the guard' },
-  404: { name: 'NotFound', description: 'No such record, or one the caller may not see' },
+  403: {
+    name: 'Forbidden',
+    example: 'Guard "admin" denied access',
+    description: 'A guard denied access; `detail` names the guard',
+  },
+  404: {
+    name: 'NotFound',
+    example: 'No such record',
+    description: 'No such record, or one the caller may not see',
+  },
   409: {
     name: 'Conflict',
+    example: 'A record with this value already exists',
     description: 'The request conflicts with the current state (a duplicate, or an invalid transition)',
   },
-  413: { name: 'PayloadTooLarge', description: 'The body is larger than the server accepts' },
-  415: { name: 'UnsupportedMediaType', description: 'The body is not `application/json`' },
+  413: {
+    name: 'PayloadTooLarge',
+    example: 'The request body is larger than the server accepts',
+    description: 'The body is larger than the server accepts',
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    example: 'The request body must be application/json',
+    description: 'The body is not `application/json`',
+  },
   429: {
     name: 'TooManyRequests',
+    example: 'Rate limit exceeded, retry in 1 minute',
     description: 'Rate limit hit; retry after the given number of seconds',
     headers: {
       'Retry-After': {
@@ -84,8 +106,16 @@ const specs: Record<ProblemStatus, ProblemResponseSpec> = {
       },
     },
   },
-  500: { name: 'InternalError', description: 'Something unexpected failed on the server' },
-  503: { name: 'ServiceUnavailable', description: 'The service is not ready (its health check failed)' },
+  500: {
+    name: 'InternalError',
+    example: 'The server could not complete the request',
+    description: 'Something unexpected failed on the server',
+  },
+  503: {
+    name: 'ServiceUnavailable',
+    example: 'The service is not ready',
+    description: 'The service is not ready (its health check failed)',
+  },
 };
 
 /** Codes a status can carry, except the ones no documented route produces. */
@@ -97,6 +127,16 @@ function codesOf(status: ProblemStatus): ErrorCode[] {
 export function problemResponse(status: ProblemStatus): { name: string; response: OpenApiResponse } {
   const spec = specs[status];
   const codes = codesOf(status);
+  const code = codes[0] ?? 'INTERNAL';
+  const example: Problem = {
+    type: problemType(code),
+    title: errorTitle[code],
+    status,
+    detail: spec.example,
+    code,
+  };
+  if (status === 400)
+    example.errors = [{ path: 'title', message: 'Too small: expected string to have >=1 characters' }];
   const response: OpenApiResponse = {
     description: `${spec.description}. Codes: ${codes.map((code) => `\`${code}\` (${errorTitle[code]})`).join(', ')}`,
     content: {
@@ -107,6 +147,7 @@ export function problemResponse(status: ProblemStatus): { name: string; response
             { type: 'object', properties: { status: { const: status }, code: { enum: codes } } },
           ],
         },
+        example,
       },
     },
   };

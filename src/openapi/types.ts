@@ -35,6 +35,7 @@ export interface OpenApiParameter {
 
 export interface OpenApiMediaType {
   schema: JsonSchema;
+  example?: unknown;
 }
 
 export interface OpenApiHeader {

@@ -1,0 +1,83 @@
+/**
+ * The documentation UI in a real browser: Debian's Chromium (CI installs it with apt) drives
+ * Swagger UI against the notes fixture on a real socket, and "Try it out" must reach the API.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notesApp } from '../../test/fixtures/notes.js';
+import { docsPlugin } from './plugin.js';
+
+const chromiumPath = '/usr/bin/chromium';
+const hasChromium = existsSync(chromiumPath);
+const inCi = process.env.CI === 'true';
+
+if (!hasChromium && !inCi) {
+  console.warn(
+    `Skipping the docs UI browser test: no Chromium at ${chromiumPath} (apt-get install -y chromium)`,
+  );
+}
+
+describe.skipIf(!hasChromium && !inCi)('the docs UI in Chromium', () => {
+  const app = notesApp();
+  let origin = '';
+
+  beforeAll(async () => {
+    await app.register(docsPlugin, {
+      routePrefix: '/api/docs',
+      openapi: { info: { title: 'Notes API', version: '1.0.0' } },
+    });
+    origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('lists the operations and runs "Try it out" on GET /api/notes against this server', async () => {
+    if (!hasChromium) throw new Error(`CI needs Chromium at ${chromiumPath}: apt-get install -y chromium`);
+    const browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    try {
+      const page = await browser.newPage();
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+
+      const response = await page.goto(`${origin}/api/docs`);
+      expect(response?.status()).toBe(200);
+
+      const list = page.locator('#operations-notes-listNotes');
+      await list.waitFor({ timeout: 15_000 });
+      for (const id of ['createNote', 'getNote', 'updateNote', 'deleteNote', 'pinNote']) {
+        expect(await page.locator(`#operations-notes-${id}`).count(), id).toBe(1);
+      }
+      await expect(page.locator('.btn.authorize').count()).resolves.toBe(1);
+
+      await list.locator('.opblock-summary').first().click();
+      await list.locator('button.try-out__btn').click();
+      await list.locator('button.execute').click();
+      const status = list.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor({ timeout: 15_000 });
+      expect((await status.textContent())?.trim()).toBe('200');
+      const body = await list
+        .locator('.live-responses-table .response-col_description pre')
+        .first()
+        .textContent();
+      expect(JSON.parse(body ?? '')).toMatchObject({ data: [{ id: '1', title: 'One' }] });
+
+      mkdirSync('test-results', { recursive: true });
+      await page.screenshot({ path: 'test-results/docs-ui.png', fullPage: true });
+
+      expect(pageErrors).toEqual([]);
+      // Every script, stylesheet and call came from this server: no CDN.
+      expect(requested.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
+      expect(requested).toContain(`${origin}/api/notes?limit=20`);
+    } finally {
+      await browser.close();
+    }
+  });
+});
