@@ -105,7 +105,7 @@ describe('createResponseValidator on the notes fixture', () => {
       exchange.method,
       exchange.url,
       response.statusCode,
-      response.headers['content-type'] as string | undefined,
+      response.headers['content-type'],
       response.body,
     );
     expect(errors).toEqual([]);

@@ -22,7 +22,8 @@ export type ResponseValidator = (
   method: string,
   path: string,
   status: number,
-  contentType: string | undefined,
+  /** As a header value arrives: `inject()` and `fetch` give a string, Node's headers may give more. */
+  contentType: string | number | readonly string[] | undefined,
   body: unknown,
 ) => string[];
 
@@ -57,8 +58,9 @@ function rewriteRefs(value: unknown): unknown {
   return copy;
 }
 
-function mediaTypeOf(contentType: string | undefined): string | undefined {
-  return contentType?.split(';', 1)[0]?.trim().toLowerCase() || undefined;
+function mediaTypeOf(contentType: string | number | readonly string[] | undefined): string | undefined {
+  const header = Array.isArray(contentType) ? contentType[0] : contentType;
+  return typeof header === 'string' ? header.split(';', 1)[0]?.trim().toLowerCase() || undefined : undefined;
 }
 
 function isEmptyBody(body: unknown): boolean {
