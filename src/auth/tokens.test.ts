@@ -1,0 +1,253 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fixtureApp } from './fixtures/app.js';
+import { TokenExpiredError, TokenRevokedError, TokenTypeError } from './jwt.js';
+import { MemoryRevocationStore } from './revocation.js';
+import { issuedAtMs, TokenService, uuidv7 } from './tokens.js';
+
+const secret = 'token-service-test-secret-of-32-bytes-or-more';
+
+function payloadOf(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString());
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('TokenService', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('issues a pair with the claims of CONTRACT §4', async () => {
+    const tokens = new TokenService({ secret });
+    const before = Math.floor(Date.now() / 1000);
+    const pair = await tokens.issuePair('user-1');
+    expect(pair.tokenType).toBe('Bearer');
+    expect(pair.expiresIn).toBe(900);
+
+    const access = payloadOf(pair.accessToken);
+    const refresh = payloadOf(pair.refreshToken);
+    expect(access).toMatchObject({ sub: 'user-1', type: 'access' });
+    expect(refresh).toMatchObject({ sub: 'user-1', type: 'refresh' });
+    expect(access.iat).toBeGreaterThanOrEqual(before);
+    expect((access.exp as number) - (access.iat as number)).toBe(900);
+    expect((refresh.exp as number) - (refresh.iat as number)).toBe(7 * 24 * 3600);
+    expect(access.jti).not.toBe(refresh.jti);
+    expect(access.fam).toBe(refresh.fam);
+    expect(JSON.parse(Buffer.from(pair.accessToken.split('.')[0] as string, 'base64url').toString())).toEqual(
+      {
+        alg: 'HS256',
+        typ: 'JWT',
+      },
+    );
+
+    const claims = await tokens.verifyAccess(pair.accessToken);
+    expect(claims.sub).toBe('user-1');
+    expect(claims.type).toBe('access');
+  });
+
+  it('gives each login its own family', async () => {
+    const tokens = new TokenService({ secret });
+    const one = payloadOf((await tokens.issuePair('u')).accessToken);
+    const two = payloadOf((await tokens.issuePair('u')).accessToken);
+    expect(one.fam).not.toBe(two.fam);
+  });
+
+  it('honours configured lifetimes', async () => {
+    const tokens = new TokenService({ secret, accessTokenTtl: 60, refreshTokenTtl: 3600 });
+    const pair = await tokens.issuePair('u');
+    expect(pair.expiresIn).toBe(60);
+    const refresh = payloadOf(pair.refreshToken);
+    expect((refresh.exp as number) - (refresh.iat as number)).toBe(3600);
+    expect(() => new TokenService({ secret, accessTokenTtl: 0 })).toThrow(RangeError);
+  });
+
+  it('rotates on refresh: a new pair of the same family, the old refresh token used up', async () => {
+    const tokens = new TokenService({ secret });
+    const first = await tokens.issuePair('u');
+    const second = await tokens.refresh(first.refreshToken);
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect(second.refreshToken).not.toBe(first.refreshToken);
+    expect(payloadOf(second.refreshToken).fam).toBe(payloadOf(first.refreshToken).fam);
+    expect((await tokens.verifyAccess(second.accessToken)).sub).toBe('u');
+    const third = await tokens.refresh(second.refreshToken);
+    expect((await tokens.verifyAccess(third.accessToken)).sub).toBe('u');
+  });
+
+  it('revokes the whole family when a refresh token is used twice', async () => {
+    const tokens = new TokenService({ secret });
+    const first = await tokens.issuePair('u');
+    const second = await tokens.refresh(first.refreshToken);
+    const replay = tokens.refresh(first.refreshToken);
+    await expect(replay).rejects.toBeInstanceOf(TokenRevokedError);
+    await expect(replay).rejects.toThrow('refresh token already used');
+    // Every token of that login is dead, the legitimate newest ones included…
+    await expect(tokens.verifyAccess(first.accessToken)).rejects.toThrow('jwt revoked');
+    await expect(tokens.verifyAccess(second.accessToken)).rejects.toThrow('jwt revoked');
+    await expect(tokens.refresh(second.refreshToken)).rejects.toThrow('jwt revoked');
+    // …and other logins of the same user are untouched.
+    const other = await tokens.issuePair('u');
+    expect((await tokens.verifyAccess(other.accessToken)).sub).toBe('u');
+  });
+
+  it('lets exactly one of two concurrent refreshes with one token win', async () => {
+    const tokens = new TokenService({ secret });
+    const { refreshToken } = await tokens.issuePair('u');
+    const results = await Promise.allSettled([tokens.refresh(refreshToken), tokens.refresh(refreshToken)]);
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    const loser = results.find((result) => result.status === 'rejected');
+    expect((loser as PromiseRejectedResult).reason).toBeInstanceOf(TokenRevokedError);
+  });
+
+  it('refuses a refresh for a user the app no longer allows, without using the token up', async () => {
+    const tokens = new TokenService({ secret });
+    const { refreshToken } = await tokens.issuePair('u');
+    await expect(tokens.refresh(refreshToken, { allowUser: async () => false })).rejects.toThrow(
+      'jwt revoked',
+    );
+    const pair = await tokens.refresh(refreshToken, { allowUser: (id) => id === 'u' });
+    expect(pair.tokenType).toBe('Bearer');
+  });
+
+  it('keeps access and refresh tokens apart', async () => {
+    const tokens = new TokenService({ secret });
+    const pair = await tokens.issuePair('u');
+    await expect(tokens.verifyAccess(pair.refreshToken)).rejects.toBeInstanceOf(TokenTypeError);
+    await expect(tokens.refresh(pair.accessToken)).rejects.toThrow('expected a refresh token');
+  });
+
+  it('logout revokes the access token and its refresh family', async () => {
+    const tokens = new TokenService({ secret });
+    const pair = await tokens.issuePair('u');
+    await tokens.revoke(await tokens.verifyAccess(pair.accessToken));
+    await expect(tokens.verifyAccess(pair.accessToken)).rejects.toThrow('jwt revoked');
+    await expect(tokens.refresh(pair.refreshToken)).rejects.toThrow('jwt revoked');
+  });
+
+  it('logout with an old access token still ends refresh tokens rotated since', async () => {
+    const tokens = new TokenService({ secret });
+    const first = await tokens.issuePair('u');
+    const second = await tokens.refresh(first.refreshToken);
+    await tokens.revoke(await tokens.verifyAccess(first.accessToken));
+    await expect(tokens.refresh(second.refreshToken)).rejects.toThrow('jwt revoked');
+  });
+
+  it('revokeAllForUser ends every existing token of that user, and only those', async () => {
+    const tokens = new TokenService({ secret });
+    const a = await tokens.issuePair('alice');
+    const b = await tokens.issuePair('alice');
+    const bob = await tokens.issuePair('bob');
+    await tokens.revokeAllForUser('alice');
+    for (const token of [a.accessToken, b.accessToken]) {
+      await expect(tokens.verifyAccess(token)).rejects.toThrow('jwt revoked');
+    }
+    await expect(tokens.refresh(a.refreshToken)).rejects.toThrow('jwt revoked');
+    expect((await tokens.verifyAccess(bob.accessToken)).sub).toBe('bob');
+    await sleep(2);
+    const fresh = await tokens.issuePair('alice');
+    expect((await tokens.verifyAccess(fresh.accessToken)).sub).toBe('alice');
+  });
+
+  it('expires access tokens after 15 minutes (5 s tolerance) and refresh tokens after 7 days', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
+    const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
+    const pair = await tokens.issuePair('u');
+
+    vi.setSystemTime(new Date('2030-01-01T00:15:03Z'));
+    expect((await tokens.verifyAccess(pair.accessToken)).sub).toBe('u');
+    vi.setSystemTime(new Date('2030-01-01T00:15:06Z'));
+    await expect(tokens.verifyAccess(pair.accessToken)).rejects.toBeInstanceOf(TokenExpiredError);
+    await expect(tokens.verifyAccess(pair.accessToken)).rejects.toThrow('jwt expired');
+
+    vi.setSystemTime(new Date('2030-01-08T00:00:06Z'));
+    await expect(tokens.refresh(pair.refreshToken)).rejects.toThrow('jwt expired');
+  });
+
+  it('refuses an empty user id', async () => {
+    const tokens = new TokenService({ secret });
+    await expect(tokens.issuePair('')).rejects.toThrow(TypeError);
+  });
+});
+
+describe('uuidv7 and issuedAtMs', () => {
+  it('makes version-7 ids that sort by time and carry the millisecond', () => {
+    const early = uuidv7(1_700_000_000_000);
+    const late = uuidv7(1_700_000_000_001);
+    expect(early).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(early < late).toBe(true);
+    expect(issuedAtMs({ jti: early, iat: 1 })).toBe(1_700_000_000_000);
+  });
+
+  it('falls back to iat for a jti that is not a UUIDv7', () => {
+    expect(issuedAtMs({ jti: 'abc', iat: 1_700_000_000 })).toBe(1_700_000_000_000);
+  });
+});
+
+describe('token lifecycle over HTTP', () => {
+  const fixture = fixtureApp();
+  const { app } = fixture;
+
+  beforeAll(async () => {
+    await fixture.ready;
+    await fixture.setPassword('u1', 'correct horse battery');
+  });
+
+  const login = (password: string, email = 'ann@example.com') =>
+    app.inject({ method: 'POST', url: '/api/session', payload: { email, password } });
+  const refresh = (refreshToken: string) =>
+    app.inject({ method: 'POST', url: '/api/session/refresh', payload: { refreshToken } });
+  const me = (accessToken: string) =>
+    app.inject({ url: '/api/things/me', headers: { authorization: `Bearer ${accessToken}` } });
+
+  it('logs in, refreshes with rotation, detects reuse and logs out', async () => {
+    const wrong = await login('wrong password');
+    expect(wrong.statusCode).toBe(401);
+    const unknown = await login('wrong password', 'nobody@example.com');
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.json()).toEqual(wrong.json());
+
+    const signedIn = await login('correct horse battery');
+    expect(signedIn.statusCode).toBe(200);
+    const first = signedIn.json();
+    expect(first).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
+    expect((await me(first.accessToken)).json()).toMatchObject({ viewer: 'u1' });
+
+    const rotated = await refresh(first.refreshToken);
+    expect(rotated.statusCode).toBe(200);
+    const second = rotated.json();
+    expect((await me(second.accessToken)).statusCode).toBe(200);
+
+    const replay = await refresh(first.refreshToken);
+    expect(replay.statusCode).toBe(401);
+    expect(replay.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(replay.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'refresh token already used' });
+    expect((await me(second.accessToken)).json()).toMatchObject({
+      code: 'INVALID_TOKEN',
+      detail: 'jwt revoked',
+    });
+
+    const again = (await login('correct horse battery')).json();
+    const logout = await app.inject({
+      method: 'DELETE',
+      url: '/api/session',
+      headers: { authorization: `Bearer ${again.accessToken}` },
+    });
+    expect(logout.json()).toEqual({ success: true });
+    expect((await me(again.accessToken)).statusCode).toBe(401);
+    expect((await refresh(again.refreshToken)).json()).toMatchObject({ detail: 'jwt revoked' });
+  });
+
+  it('refuses to refresh for a deactivated user', async () => {
+    const pair = await fixture.tokens.issuePair('u3');
+    (fixture.users.get('u3') as { isActive: boolean }).isActive = false;
+    const response = await refresh(pair.refreshToken);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('refuses a refresh body that is no token at all with 401, not 500', async () => {
+    const response = await refresh('garbage');
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'jwt malformed' });
+  });
+});
