@@ -17,6 +17,10 @@ import type {
  * Validates one response; returns what is wrong with it, or an empty list.
  * `path` is the concrete request path (`/api/posts/42`, a query string is ignored); `body` is
  * the parsed body or its text.
+ *
+ * @example
+ * const check: ResponseValidator = createResponseValidator(document);
+ * check('GET', '/api/posts/42', 404, 'application/problem+json', { code: 'NOT_FOUND' }); // ["… must have required property 'type'", …]
  */
 export type ResponseValidator = (
   method: string,

@@ -313,6 +313,23 @@ describe('generateOpenApi on the notes fixture', () => {
     expect(fromMounts).toEqual(notesDocument());
   });
 
+  it('returns a fresh tree that callers may change without touching the next document', () => {
+    const first = notesDocument();
+    const problem = first.components.schemas.Problem ?? {};
+    problem.required = ['changed'];
+    const headers = first.components.responses.Unauthorized?.headers ?? {};
+    delete headers['WWW-Authenticate'];
+    const second = notesDocument();
+    expect(second.components.schemas.Problem?.required).toEqual([
+      'type',
+      'title',
+      'status',
+      'detail',
+      'code',
+    ]);
+    expect(second.components.responses.Unauthorized?.headers?.['WWW-Authenticate']).toBeDefined();
+  });
+
   it('copies info and servers', () => {
     const document = generateOpenApi({
       app: notesApp(),

@@ -22,19 +22,37 @@ import type {
   OpenApiTag,
 } from './types.js';
 
-/** Collections mounted under one prefix, as `app.mounts` lists them. */
+/**
+ * Collections mounted under one prefix, as `app.mounts` lists them.
+ *
+ * @example
+ * const mount: OpenApiMount = { prefix: '/api', collections: [posts, users] };
+ */
 export interface OpenApiMount {
   prefix: string;
   collections: readonly Collection[];
 }
 
-/** What the generator reads from an app: its route table and its mount prefixes. */
+/**
+ * What the generator reads from an app: its route table and its mount prefixes. An `App` is one.
+ *
+ * @example
+ * const source: OpenApiRouteSource = createApp().mount([posts]);
+ */
 export interface OpenApiRouteSource {
   readonly routes: ReadonlyArray<RouteEntry & { readonly prefix: string }>;
   readonly mounts: ReadonlyArray<{ readonly prefix: string }>;
 }
 
-/** Everything but the source of the routes. */
+/**
+ * Everything but the source of the routes: what `docsPlugin` takes as `openapi`.
+ *
+ * @example
+ * const options: OpenApiDocumentOptions = {
+ *   info: { title: 'Blog API', version: '1.0.0' },
+ *   rateLimitedRoutes: ['POST /api/auth/login'],
+ * };
+ */
 export interface OpenApiDocumentOptions {
   info: OpenApiInfo;
   /** Where the API is served. Omitted: clients use the origin the document came from. */
@@ -47,6 +65,12 @@ export interface OpenApiDocumentOptions {
   rateLimitedRoutes?: readonly string[];
 }
 
+/**
+ * The options of {@link generateOpenApi}: the document options and either `app` or `mounts`.
+ *
+ * @example
+ * const options: OpenApiOptions = { app, info: { title: 'Blog API', version: '1.0.0' } };
+ */
 export type OpenApiOptions = OpenApiDocumentOptions &
   (
     | { /** Collections per prefix, planned here. */ mounts: readonly OpenApiMount[]; app?: never }
@@ -443,5 +467,6 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     },
   };
   if (options.servers !== undefined) document.servers = options.servers.map((server) => ({ ...server }));
-  return document;
+  // A fresh tree: tools that dereference in place must not reach the shared constants or views.
+  return structuredClone(document);
 }

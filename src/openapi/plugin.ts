@@ -13,6 +13,16 @@ import type { App } from '../server/app.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiMount } from './generate.js';
 import type { OpenApiDocument } from './types.js';
 
+/**
+ * The options of {@link docsPlugin} (the seed's names).
+ *
+ * @example
+ * const options: DocsPluginOptions = {
+ *   routePrefix: '/api/docs',
+ *   collections: [posts, users],
+ *   openapi: { info: { title: 'Blog API', version: '1.0.0' } },
+ * };
+ */
 export interface DocsPluginOptions {
   /** Where the UI lives; the document is at `{routePrefix}/json` and `{routePrefix}/yaml`. Default `/api/docs`. */
   routePrefix?: string;

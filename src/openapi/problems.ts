@@ -12,7 +12,12 @@ export const problemMediaType = 'application/problem+json';
 /** Every error code, in the table's order. */
 export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
 
-/** The `Problem` component: an RFC 9457 problem details body as Proceed sends it. */
+/**
+ * The `Problem` component: an RFC 9457 problem details body as Proceed sends it.
+ *
+ * @example
+ * expect(document.components.schemas.Problem).toEqual(problemSchema);
+ */
 export const problemSchema: JsonSchema = {
   type: 'object',
   description: 'RFC 9457 problem details. `code` is stable and machine-readable; `detail` is for people.',

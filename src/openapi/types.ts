@@ -6,22 +6,45 @@ import type { JsonSchema } from '../core/schema.js';
 
 export type { JsonSchema };
 
-/** A reference to a reusable component, e.g. `{ $ref: '#/components/responses/NotFound' }`. */
+/**
+ * A reference to a reusable component.
+ *
+ * @example
+ * const notFound: Reference = { $ref: '#/components/responses/NotFound' };
+ */
 export interface Reference {
   $ref: string;
 }
 
+/**
+ * The document's `info`: what the API is called and which version it documents.
+ *
+ * @example
+ * const info: OpenApiInfo = { title: 'Blog API', version: '1.0.0', description: 'Posts and users.' };
+ */
 export interface OpenApiInfo {
   title: string;
   version: string;
   description?: string;
 }
 
+/**
+ * A base URL the API is served at.
+ *
+ * @example
+ * const server: OpenApiServer = { url: 'https://api.example.com', description: 'Production' };
+ */
 export interface OpenApiServer {
   url: string;
   description?: string;
 }
 
+/**
+ * A path or query parameter.
+ *
+ * @example
+ * const limit: OpenApiParameter = { name: 'limit', in: 'query', required: false, schema: { type: 'integer', default: 20 } };
+ */
 export interface OpenApiParameter {
   name: string;
   in: 'path' | 'query';
@@ -33,28 +56,59 @@ export interface OpenApiParameter {
   explode?: boolean;
 }
 
+/**
+ * The body of one content type.
+ *
+ * @example
+ * const json: OpenApiMediaType = { schema: { $ref: '#/components/schemas/PostPublic' } };
+ */
 export interface OpenApiMediaType {
   schema: JsonSchema;
   example?: unknown;
 }
 
+/**
+ * A documented response header.
+ *
+ * @example
+ * const location: OpenApiHeader = { description: 'Where the new post lives', schema: { type: 'string' } };
+ */
 export interface OpenApiHeader {
   description: string;
   required?: boolean;
   schema: JsonSchema;
 }
 
+/**
+ * One documented response of an operation.
+ *
+ * @example
+ * const ok: OpenApiResponse = { description: 'OK', content: { 'application/json': { schema: {} } } };
+ */
 export interface OpenApiResponse {
   description: string;
   headers?: Record<string, OpenApiHeader>;
   content?: Record<string, OpenApiMediaType>;
 }
 
+/**
+ * The JSON body an operation takes.
+ *
+ * @example
+ * const body: OpenApiRequestBody = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
+ */
 export interface OpenApiRequestBody {
   required: boolean;
   content: Record<string, OpenApiMediaType>;
 }
 
+/**
+ * One procedure as an OpenAPI operation.
+ *
+ * @example
+ * const operation: OpenApiOperation = document.paths['/api/posts']?.get!;
+ * operation.operationId; // 'listPosts'
+ */
 export interface OpenApiOperation {
   operationId: string;
   tags: string[];
@@ -69,10 +123,29 @@ export interface OpenApiOperation {
   'x-proceed-guards'?: string[];
 }
 
+/**
+ * The methods a path item can hold (the ones Proceed routes).
+ *
+ * @example
+ * const method: OpenApiMethod = 'get';
+ */
 export type OpenApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/**
+ * The operations of one path, by method.
+ *
+ * @example
+ * const item: OpenApiPathItem | undefined = document.paths['/api/posts/{id}'];
+ * item?.delete?.security; // [{ bearerAuth: [] }]
+ */
 export type OpenApiPathItem = Partial<Record<OpenApiMethod, OpenApiOperation>>;
 
+/**
+ * The bearer token scheme guarded routes use.
+ *
+ * @example
+ * const bearer: OpenApiSecurityScheme = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' };
+ */
 export interface OpenApiSecurityScheme {
   type: 'http';
   scheme: 'bearer';
@@ -80,18 +153,35 @@ export interface OpenApiSecurityScheme {
   description?: string;
 }
 
+/**
+ * The reusable parts: view schemas, the problem responses and the security scheme.
+ *
+ * @example
+ * Object.keys(document.components.schemas); // ['PostPublic', 'PostAuthenticated', …, 'Problem']
+ */
 export interface OpenApiComponents {
   schemas: Record<string, JsonSchema>;
   responses: Record<string, OpenApiResponse>;
   securitySchemes: Record<string, OpenApiSecurityScheme>;
 }
 
+/**
+ * A tag; Proceed makes one per collection.
+ *
+ * @example
+ * const tag: OpenApiTag = { name: 'posts' };
+ */
 export interface OpenApiTag {
   name: string;
   description?: string;
 }
 
-/** An OpenAPI 3.1.0 document, as {@link generateOpenApi} builds it. */
+/**
+ * An OpenAPI 3.1.0 document, as `generateOpenApi` builds it.
+ *
+ * @example
+ * const document: OpenApiDocument = generateOpenApi({ app, info: { title: 'Blog API', version: '1.0.0' } });
+ */
 export interface OpenApiDocument {
   openapi: '3.1.0';
   info: OpenApiInfo;
