@@ -1,0 +1,22 @@
+/**
+ * The child process of `proceed dev`: loads the app, prints its route table and listens.
+ * Arguments: <entry> <port> <host>. A failure is printed and ends the process with 1; the
+ * parent waits for the next change.
+ */
+import { loadApp } from './entry.js';
+import { reportFailure } from './errors.js';
+import { serve } from './start.js';
+import { formatRouteTable, routeRows } from './table.js';
+
+const [entry, port, host] = process.argv.slice(2);
+
+try {
+  if (entry === undefined || port === undefined || host === undefined) {
+    throw new Error('usage: dev-runner <entry> <port> <host>');
+  }
+  const app = await loadApp(entry);
+  process.stdout.write(`\n${formatRouteTable(routeRows(app.routes))}\n`);
+  await serve(app, { port: Number(port), host });
+} catch (error) {
+  process.exit(reportFailure(error));
+}

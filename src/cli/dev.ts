@@ -1,0 +1,127 @@
+/**
+ * `proceed dev`: the app runs in a child process (dev-runner) that is replaced when a watched
+ * file changes. A fresh process is the only reload that drops every module, timer and
+ * connection of the old app; the old child is gone before the new one binds the port.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { displayPath, resolveEntry, runningFromSource } from './entry.js';
+import { exitCodeOf, forwardSignals } from './signals.js';
+import { commands, listenAddress, parseCommand } from './usage.js';
+import { watchTrees } from './watch.js';
+
+/** How long a child may take to shut down after SIGTERM before it is killed. */
+const stopTimeoutMs = 10_000;
+
+function say(message: string): void {
+  process.stdout.write(`[proceed dev] ${message}\n`);
+}
+
+/** Drops directories inside another one of the list: their tree is watched already. */
+function outermost(directories: readonly string[]): string[] {
+  const unique = [...new Set(directories.map((directory) => resolve(directory)))];
+  return unique.filter(
+    (directory) => !unique.some((other) => other !== directory && directory.startsWith(other + sep)),
+  );
+}
+
+/**
+ * The node arguments that run the dev runner: from sources it needs tsx and the `source`
+ * export condition (as bin/proceed.js gives this process); from `dist` it registers tsx itself.
+ */
+function runnerCommand(): string[] {
+  const runner = fileURLToPath(
+    new URL(runningFromSource ? './dev-runner.ts' : './dev-runner.js', import.meta.url),
+  );
+  if (!runningFromSource) return [runner];
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return ['--conditions=source', '--import', tsx, runner];
+}
+
+/**
+ * Runs `proceed dev [entry] [--port N] [--host H] [--watch DIR]...`. Never resolves: the process
+ * ends when the app ends after a signal.
+ *
+ * @example
+ * await devCommand(['src/app.ts', '--port', '4000']);
+ */
+export async function devCommand(args: readonly string[]): Promise<void> {
+  const { values, entry: given } = parseCommand(commands.dev, args);
+  const { port, host } = listenAddress(values, process.env, commands.dev.usage);
+  const cwd = process.cwd();
+  const entry = resolveEntry(cwd, given);
+  const projectSource = join(cwd, 'src');
+  const roots = outermost([
+    dirname(entry),
+    ...(existsSync(projectSource) ? [projectSource] : []),
+    ...(values.watch ?? []).map((directory) => resolve(cwd, directory)),
+  ]);
+  const missing = roots.filter((root) => !existsSync(root));
+  if (missing.length > 0) say(`not watching ${missing.join(', ')}: no such directory`);
+
+  const runArgs = [...runnerCommand(), entry, String(port), host];
+  let child: ChildProcess | undefined;
+  let restartPending = false;
+  let stopping = false;
+  let killTimer: NodeJS.Timeout | undefined;
+
+  const launch = () => {
+    const started = spawn(process.execPath, runArgs, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: process.env,
+    });
+    child = started;
+    started.on('exit', (code, signal) => {
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      killTimer = undefined;
+      child = undefined;
+      if (stopping) {
+        watcher.close();
+        process.exit(exitCodeOf(code, signal));
+      }
+      if (restartPending) {
+        restartPending = false;
+        launch();
+        return;
+      }
+      say(`the app exited (${signal ?? `code ${code}`}); waiting for a change to restart`);
+    });
+  };
+
+  const watcher = watchTrees(roots, (files) => {
+    if (stopping) return;
+    // Editors save through temporary files; name one that still exists.
+    const shown = files.find((file) => existsSync(file)) ?? files[0];
+    const first = shown === undefined ? 'a file' : displayPath(shown, cwd);
+    const more = files.length > 1 ? ` and ${files.length - 1} more` : '';
+    say(`${first}${more} changed: restarting`);
+    if (child === undefined) {
+      launch();
+      return;
+    }
+    if (restartPending) return;
+    restartPending = true;
+    const stoppingChild = child;
+    stoppingChild.kill('SIGTERM');
+    killTimer = setTimeout(() => stoppingChild.kill('SIGKILL'), stopTimeoutMs);
+  });
+
+  forwardSignals(
+    () => child,
+    () => {
+      stopping = true;
+      restartPending = false;
+      if (child === undefined) {
+        watcher.close();
+        process.exit(0);
+      }
+    },
+  );
+
+  say(`watching ${roots.map((root) => relative(cwd, root) || '.').join(', ')}`);
+  launch();
+  await new Promise<never>(() => undefined);
+}

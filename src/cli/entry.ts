@@ -1,0 +1,108 @@
+/**
+ * Finding and loading an app entry: a module whose default export is an App (from `createApp`)
+ * or a function, sync or async, that returns one.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { App } from '../server/app.js';
+import { CliError } from './errors.js';
+
+/** Tried in this order when no entry is given. */
+export const defaultEntries = ['src/app.ts', 'app.ts', 'src/index.ts'] as const;
+
+/** The CLI runs from its TypeScript sources (a checkout, loaded through tsx), not from `dist`. */
+export const runningFromSource = import.meta.url.endsWith('.ts');
+
+const typeScriptFile = /\.(?:[cm]?ts|tsx)$/;
+
+/**
+ * The absolute path of the entry: the one given (relative to `cwd`), or the first default that
+ * exists. A missing file is a {@link CliError} with exit code 2 that names what was tried.
+ *
+ * @example
+ * resolveEntry('/project')            // '/project/src/app.ts'
+ * resolveEntry('/project', 'api.ts')  // '/project/api.ts'
+ */
+export function resolveEntry(cwd: string, given?: string): string {
+  if (given !== undefined) {
+    const file = isAbsolute(given) ? given : resolve(cwd, given);
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      throw new CliError(`App entry not found: ${given} (looked for ${file})`, 2);
+    }
+    return file;
+  }
+  for (const candidate of defaultEntries) {
+    const file = join(cwd, candidate);
+    if (existsSync(file) && statSync(file).isFile()) return file;
+  }
+  throw new CliError(
+    `No app entry found in ${cwd}: tried ${defaultEntries.join(', ')}.\n` +
+      'Pass the entry explicitly, e.g. `proceed start path/to/app.ts`.',
+    2,
+  );
+}
+
+/** Whatever quacks like an App: the CLI may load a second copy of the framework (dist vs src). */
+export function isApp(value: unknown): value is App {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<Record<keyof App, unknown>>;
+  return (
+    typeof candidate.listen === 'function' &&
+    typeof candidate.close === 'function' &&
+    Array.isArray(candidate.routes) &&
+    Array.isArray(candidate.mounts)
+  );
+}
+
+let typeScriptRegistered = false;
+
+async function enableTypeScript(): Promise<void> {
+  // From sources the process already runs under tsx (bin/proceed.js starts it with --import tsx).
+  if (runningFromSource || typeScriptRegistered) return;
+  const { register } = await import('tsx/esm/api');
+  register();
+  typeScriptRegistered = true;
+}
+
+/** The entry relative to `cwd`, for messages. */
+export function displayPath(file: string, cwd = process.cwd()): string {
+  const shown = relative(cwd, file);
+  return shown === '' || shown.startsWith('..') ? file : shown;
+}
+
+/**
+ * Imports an entry and returns its app. TypeScript entries load through tsx.
+ *
+ * @example
+ * const app = await loadApp(resolveEntry(process.cwd()));
+ * console.log(app.routes.length);
+ */
+export async function loadApp(file: string): Promise<App> {
+  if (typeScriptFile.test(file)) await enableTypeScript();
+  const shown = displayPath(file);
+  const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  const exported = module.default;
+  if (exported === undefined) {
+    throw new CliError(
+      `${shown} has no default export. Export the app: \`export default createApp(...).mount([...])\`, ` +
+        'or a function returning it: `export default async () => createApp(...)`.',
+      2,
+    );
+  }
+  const app = typeof exported === 'function' ? await (exported as () => unknown)() : exported;
+  if (!isApp(app)) {
+    const what = typeof exported === 'function' ? 'its default export returned' : 'its default export is';
+    throw new CliError(
+      `${shown}: ${what} ${describe(app)}, not an app. Export the result of createApp(), or a function returning it.`,
+      2,
+    );
+  }
+  return app;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}

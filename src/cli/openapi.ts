@@ -1,0 +1,87 @@
+/** `proceed openapi`: the document the app serves, or one generated from its routes. */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import { generateOpenApi, type OpenApiDocument } from '../openapi/index.js';
+
+import type { App } from '../server/app.js';
+import { resolveEntry } from './entry.js';
+import { UsageError } from './errors.js';
+import { withApp, writeOutput } from './output.js';
+import { commands, parseCommand } from './usage.js';
+
+interface PackageInfo {
+  name?: string;
+  version?: string;
+}
+
+/** The nearest package.json above the entry: the default title and version. */
+function nearestPackage(start: string): PackageInfo {
+  for (let directory = start; ; directory = dirname(directory)) {
+    const file = join(directory, 'package.json');
+    if (existsSync(file)) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')) as PackageInfo;
+      } catch {
+        return {};
+      }
+    }
+    if (dirname(directory) === directory) return {};
+  }
+}
+
+function isDocument(value: unknown): value is OpenApiDocument {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { openapi?: unknown }).openapi === 'string'
+  );
+}
+
+/** The document the docs plugin serves at `{prefix}/docs/json`, if the app registered it there. */
+async function servedDocument(app: App): Promise<OpenApiDocument | undefined> {
+  await app.ready();
+  const prefixes = [...new Set(app.mounts.map((mount) => mount.prefix))];
+  for (const prefix of prefixes) {
+    const response = await app.inject({ method: 'GET', url: `${prefix}/docs/json` });
+    if (response.statusCode !== 200) continue;
+    try {
+      const body: unknown = response.json();
+      if (isDocument(body)) return body;
+    } catch {
+      // not the docs plugin's JSON: keep looking
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Runs `proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml]`.
+ *
+ * @example
+ * await openapiCommand(['--out', 'openapi.yaml']);
+ */
+export async function openapiCommand(args: readonly string[]): Promise<void> {
+  const { values, entry } = parseCommand(commands.openapi, args);
+  const format =
+    values.format ?? (values.out !== undefined && /\.ya?ml$/i.test(values.out) ? 'yaml' : 'json');
+  if (format !== 'json' && format !== 'yaml') {
+    throw new UsageError(`--format must be json or yaml, got "${format}"`, commands.openapi.usage);
+  }
+  const entryFile = resolveEntry(process.cwd(), entry);
+  const document = await withApp(entryFile, values.out === undefined, async (app) => {
+    const served = await servedDocument(app);
+    const info = {
+      ...(served?.info ?? {}),
+      title: values.title ?? served?.info.title ?? nearestPackage(dirname(entryFile)).name ?? 'API',
+      version:
+        values.version ?? served?.info.version ?? nearestPackage(dirname(entryFile)).version ?? '0.0.0',
+    };
+    return served === undefined ? generateOpenApi({ app, info }) : { ...served, info };
+  });
+  const text =
+    format === 'yaml'
+      ? stringify(document, { aliasDuplicateObjects: false })
+      : `${JSON.stringify(document, null, 2)}\n`;
+  await writeOutput(text, values.out);
+}

@@ -1,0 +1,46 @@
+/** Shared by the commands that load an app only to print something about it. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { App } from '../server/app.js';
+import { loadApp, resolveEntry } from './entry.js';
+
+/**
+ * Loads the app behind `entry`, hands it to `use`, and closes it. When the output goes to
+ * standard output, the app's logs are silenced (unless LOG_LEVEL is set) so that they cannot
+ * corrupt the JSON a pipe receives.
+ *
+ * @example
+ * await withApp(undefined, true, (app) => app.routes.length);
+ */
+export async function withApp<T>(
+  entry: string | undefined,
+  toStdout: boolean,
+  use: (app: App) => T | Promise<T>,
+): Promise<T> {
+  if (toStdout && process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
+  const app = await loadApp(resolveEntry(process.cwd(), entry));
+  try {
+    return await use(app);
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * Writes text to a file (creating its directory) or to standard output, and waits until it
+ * is flushed, so that an exit right after loses nothing.
+ *
+ * @example
+ * await writeOutput('{}\n', 'openapi.json');
+ */
+export async function writeOutput(text: string, file: string | undefined): Promise<void> {
+  if (file !== undefined) {
+    const target = resolve(process.cwd(), file);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, text);
+    return;
+  }
+  await new Promise<void>((done, fail) => {
+    process.stdout.write(text, (error) => (error ? fail(error) : done()));
+  });
+}

@@ -1,0 +1,209 @@
+/** Commands, their options and help texts, and parsing with node:util parseArgs. */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { defaultEntries } from './entry.js';
+import { UsageError } from './errors.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  usage: string;
+  options: Options;
+}
+
+const entryNote = `The entry is a module whose default export is an app (createApp(...)) or a function
+returning one (sync or async). Default: the first of ${defaultEntries.join(', ')} in the current directory.`;
+
+const help = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;
+
+export const commands = {
+  start: {
+    name: 'start',
+    summary: 'Run the app',
+    usage: `Usage: proceed start [entry] [--port N] [--host H]
+
+Runs the app. It logs one line per route, serves until SIGTERM or SIGINT, then shuts down
+gracefully (in-flight requests finish) and exits 0.
+
+Options:
+  -p, --port N   Port to listen on (0-65535). Default: PORT from the environment, else 3030
+      --host H   Interface to listen on. Default: HOST from the environment, else 127.0.0.1
+  -h, --help     Show this help
+
+${entryNote}`,
+    options: { ...help, port: { type: 'string', short: 'p' }, host: { type: 'string' } },
+  },
+  dev: {
+    name: 'dev',
+    summary: 'Run the app and restart it when files change',
+    usage: `Usage: proceed dev [entry] [--port N] [--host H] [--watch DIR]...
+
+Runs the app in a child process, prints its route table, and restarts it when a file under
+the entry's directory or ./src changes (node_modules, dist and dot-directories are ignored).
+
+Options:
+  -p, --port N      Port to listen on. Default: PORT from the environment, else 3030
+      --host H      Interface to listen on. Default: HOST from the environment, else 127.0.0.1
+  -w, --watch DIR   Also watch DIR (repeatable)
+  -h, --help        Show this help
+
+${entryNote}`,
+    options: {
+      ...help,
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      watch: { type: 'string', short: 'w', multiple: true },
+    },
+  },
+  routes: {
+    name: 'routes',
+    summary: 'Print the route table',
+    usage: `Usage: proceed routes [entry] [--json]
+
+Prints every route of the app: method, full path, procedure (collection.name) and guards.
+The app is loaded, not started.
+
+Options:
+      --json    Print a JSON array instead of a table
+  -h, --help    Show this help
+
+${entryNote}`,
+    options: { ...help, json: { type: 'boolean' } },
+  },
+  openapi: {
+    name: 'openapi',
+    summary: 'Print or write the OpenAPI document',
+    usage: `Usage: proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml]
+
+Prints the app's OpenAPI 3.1 document. When the app serves its documentation (the docs plugin
+at {prefix}/docs), that exact document is printed; otherwise it is generated from the routes.
+
+Options:
+  -o, --out FILE     Write to FILE instead of standard output
+      --title T      info.title. Default: the docs plugin's, else the nearest package.json's name
+      --version V    info.version. Default: the docs plugin's, else the package.json's version
+      --format F     json or yaml. Default: yaml when FILE ends in .yaml or .yml, else json
+  -h, --help         Show this help
+
+${entryNote}`,
+    options: {
+      ...help,
+      out: { type: 'string', short: 'o' },
+      title: { type: 'string' },
+      version: { type: 'string' },
+      format: { type: 'string' },
+    },
+  },
+  manifest: {
+    name: 'manifest',
+    summary: 'Print or write the route manifest for proceed/client',
+    usage: `Usage: proceed manifest [entry] [--out FILE] [--prefix P]
+
+Prints where each procedure lives, as JSON for createClient({ routes }) from proceed/client.
+Procedures with conventional names need no manifest; .rest() overrides do.
+
+Options:
+  -o, --out FILE    Write to FILE instead of standard output
+      --prefix P    Only the collections mounted under P (needed when one collection is mounted twice)
+  -h, --help        Show this help
+
+${entryNote}`,
+    options: { ...help, out: { type: 'string', short: 'o' }, prefix: { type: 'string' } },
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof commands;
+
+export const mainUsage = `Usage: proceed <command> [entry] [options]
+
+Commands:
+${Object.values(commands)
+  .map((command) => `  ${command.name.padEnd(10)}${command.summary}`)
+  .join('\n')}
+
+Options:
+  -h, --help      Show help; \`proceed <command> --help\` for a command's options
+  -v, --version   Show the version of proceed
+
+${entryNote}`;
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(commands, name);
+}
+
+/** parseArgs' messages carry advice about `--` that does not fit here: keep the first sentence. */
+function firstSentence(message: string): string {
+  const end = message.indexOf('. ');
+  return end === -1 ? message : message.slice(0, end + 1);
+}
+
+type Parsed<C extends CommandSpec> = ReturnType<
+  typeof parseArgs<{ options: C['options']; allowPositionals: true; strict: true }>
+>;
+
+/**
+ * Parses a command's arguments: at most one positional (the entry). Throws {@link UsageError}.
+ *
+ * @example
+ * const { values, entry } = parseCommand(commands.routes, ['--json']);
+ */
+export function parseCommand<C extends CommandSpec>(
+  command: C,
+  args: readonly string[],
+): { values: Parsed<C>['values']; entry: string | undefined } {
+  let parsed: Parsed<C>;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    }) as Parsed<C>;
+  } catch (error) {
+    throw new UsageError(firstSentence((error as Error).message), command.usage);
+  }
+  if (parsed.positionals.length > 1) {
+    throw new UsageError(
+      `Unexpected argument "${parsed.positionals[1]}": ${command.name} takes one entry`,
+      command.usage,
+    );
+  }
+  return { values: parsed.values, entry: parsed.positionals[0] };
+}
+
+/**
+ * A port from a flag or the environment: an integer from 0 to 65535.
+ *
+ * @example
+ * parsePort('8080', '--port', usage) // 8080
+ */
+export function parsePort(text: string, source: string, usage: string): number {
+  const port = /^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535) {
+    throw new UsageError(`${source} must be a port number from 0 to 65535, got "${text}"`, usage);
+  }
+  return port;
+}
+
+/**
+ * Port and host with their precedence: flag, then environment, then 3030 / 127.0.0.1.
+ *
+ * @example
+ * listenAddress({ port: '4000' }, process.env, usage) // { port: 4000, host: '127.0.0.1' }
+ */
+export function listenAddress(
+  flags: { port?: string | undefined; host?: string | undefined },
+  env: NodeJS.ProcessEnv,
+  usage: string,
+): { port: number; host: string } {
+  const port =
+    flags.port !== undefined
+      ? parsePort(flags.port, '--port', usage)
+      : env.PORT !== undefined && env.PORT !== ''
+        ? parsePort(env.PORT, 'PORT', usage)
+        : 3030;
+  const host = flags.host ?? (env.HOST !== undefined && env.HOST !== '' ? env.HOST : '127.0.0.1');
+  if (host.trim() === '') throw new UsageError('--host cannot be empty', usage);
+  return { port, host };
+}
