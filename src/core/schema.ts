@@ -77,9 +77,7 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
       target: 'draft-2020-12',
       unrepresentable: 'any',
       override: describeDates,
-      ...(options.named === true
-        ? {}
-        : { metadata: z.registry<{ id?: string }>(), reused: 'inline' as const }),
+      ...(options.named === true ? {} : { metadata: withoutIds, reused: 'inline' as const }),
     }) as JsonSchema;
     delete result.$schema;
     return result;
@@ -94,6 +92,17 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
   }
   return {};
 }
+
+/** The global registry minus `id`s: descriptions and examples stay, named components are inlined. */
+const withoutIds = {
+  get(schema: z.core.$ZodType) {
+    const meta = z.globalRegistry.get(schema);
+    if (meta === undefined || !('id' in meta)) return meta;
+    const { id: _id, ...rest } = meta;
+    return rest;
+  },
+  has: (schema: z.core.$ZodType) => z.globalRegistry.has(schema),
+} as unknown as z.core.$ZodRegistry<{ id?: string }>;
 
 const wrapperTypes = new Set([
   'optional',

@@ -102,7 +102,7 @@ describe('docsPlugin', () => {
   // Known gap in core: @fastify/static calls the not-found handler from its GET wildcard route,
   // and App#notFound sees the wildcard's HEAD twin and answers 405. Flip to `it` once core
   // answers 404 when a route for the request's own method exists.
-  it.fails('answers unknown files under the prefix with a problem+json 404 (needs the core fix)', async () => {
+  it('answers unknown files under the prefix with a problem+json 404', async () => {
     const app = await documentedApp();
     const response = await app.inject({ method: 'GET', url: '/api/docs/static/nope.js' });
     expect(response.statusCode).toBe(404);

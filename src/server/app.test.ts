@@ -222,6 +222,12 @@ describe('problem responses', () => {
     expect(response.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('415 for a text/plain body too', async () => {
+    const response = await call(notesApp(), 'POST', '/api/notes', 'hello', { 'content-type': 'text/plain' });
+    expect(response.status).toBe(415);
+    expect(response.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
   it('413 for a body over 1 MiB', async () => {
     const payload = JSON.stringify({ title: 'x', body: 'y'.repeat(1024 * 1024) });
     const response = await call(notesApp(), 'POST', '/api/notes', payload, {

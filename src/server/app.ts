@@ -138,6 +138,8 @@ export class App<TCtx extends object = object> {
         this.#known.on(method as never, route.url, () => undefined);
       }
     });
+    // JSON is the only body format; Fastify's default text/plain parser would let text through.
+    this.server.removeContentTypeParser('text/plain');
     this.server.setErrorHandler((error, request, reply) => this.#sendError(error, request, reply));
     this.server.setNotFoundHandler((request, reply) => this.#notFound(request, reply));
     this.server.addHook('onClose', async () => {
@@ -332,9 +334,13 @@ export class App<TCtx extends object = object> {
 
   #notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const path = request.url.split('?', 1)[0] ?? '/';
-    const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter(
-      (method) => method !== request.method && this.#known.find(method, path) !== null,
-    );
+    // A route for this very method exists and sent us here (say, a static file that is missing): 404.
+    const ownRoute = this.#known.find(request.method as 'GET', path) !== null;
+    const allowed = ownRoute
+      ? []
+      : (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter(
+          (method) => method !== request.method && this.#known.find(method, path) !== null,
+        );
     if (allowed.length > 0) {
       return this.#sendError(
         new ProceedError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`, {
