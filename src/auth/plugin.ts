@@ -47,7 +47,7 @@ export interface AuthContext<User> {
   auth?: AuthState;
 }
 
-export interface AuthPluginOptions<User> {
+export interface AuthPluginOptions<User = unknown> {
   /** Loads the signed-in user by id on every authenticated request. */
   userLoader: UserLoader<User>;
   /**
@@ -85,7 +85,8 @@ function isDeactivated(user: unknown): boolean {
 
 /**
  * Registers authentication on an app. Register it before `listen`; routes mounted before or after
- * it are all covered.
+ * it are all covered. The user type is the app's: declare it with {@link AuthContext} in the
+ * context type; `AuthPluginOptions<User>` checks a loader against it.
  *
  * @example
  * const tokens = new TokenService({ secret: resolveSecret({ logger: app.log }) });
@@ -95,7 +96,7 @@ function isDeactivated(user: unknown): boolean {
  *   rateLimit: { routes: ['POST /api/auth/login', 'POST /api/auth/register'] },
  * });
  */
-export async function authPlugin<User>(app: App, options: AuthPluginOptions<User>): Promise<void> {
+export async function authPlugin(app: App, options: AuthPluginOptions): Promise<void> {
   if (typeof options.userLoader !== 'function') {
     throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
   }
@@ -119,7 +120,7 @@ export async function authPlugin<User>(app: App, options: AuthPluginOptions<User
   if (options.rateLimit !== undefined) await authRateLimit(app, options.rateLimit);
 }
 
-function buildTokenService<User>(app: App, options: AuthPluginOptions<User>): TokenService {
+function buildTokenService(app: App, options: AuthPluginOptions): TokenService {
   const production = options.production ?? process.env.NODE_ENV === 'production';
   const secret = resolveSecret({
     secret: options.secret ?? process.env.JWT_SECRET,
