@@ -1,0 +1,33 @@
+/**
+ * The blog's data layer: open the database (migrated), then one repository per table.
+ *
+ * @example
+ * const database = await openDatabase();
+ * const { users, posts, passwordResets } = repositories(database.db);
+ */
+import type { Db } from './connect.js';
+import { type PasswordResetsRepository, passwordResetsRepository } from './password-resets.js';
+import { type PostsRepository, postsRepository } from './posts.js';
+import { type UsersRepository, usersRepository } from './users.js';
+
+export * from './connect.js';
+export { isUniqueViolation, isUuid, sqlState } from './errors.js';
+export * from './password-resets.js';
+export * from './posts.js';
+export * from './schema.js';
+export * from './users.js';
+
+export interface Repositories {
+  users: UsersRepository;
+  posts: PostsRepository;
+  passwordResets: PasswordResetsRepository;
+}
+
+/** Every repository over one database. */
+export function repositories(db: Db): Repositories {
+  return {
+    users: usersRepository(db),
+    posts: postsRepository(db),
+    passwordResets: passwordResetsRepository(db),
+  };
+}

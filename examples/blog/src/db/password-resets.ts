@@ -1,0 +1,56 @@
+/**
+ * Password-reset tokens (CONTRACT §4): only a hash of each token is stored, each is single use
+ * and expires. Consuming one is a single conditional UPDATE, so two requests racing with the
+ * same token cannot both succeed.
+ */
+import { and, eq, gt, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import type { Db } from './connect.js';
+import { passwordResets } from './schema.js';
+
+export interface PasswordResetsRepository {
+  /** Stores a token's hash for a user until `expiresAt`. */
+  create(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void>;
+  /** Marks the token used and returns its user id; `undefined` when unknown, used or expired. */
+  consume(tokenHash: string, now?: Date): Promise<string | undefined>;
+  /** Removes used and expired tokens; returns how many. */
+  prune(now?: Date): Promise<number>;
+}
+
+/**
+ * The password-resets repository over a Drizzle database.
+ *
+ * @example
+ * const resets = passwordResetsRepository(database.db);
+ * await resets.create({ tokenHash: sha256(token), userId, expiresAt: new Date(Date.now() + 3_600_000) });
+ * const userId = await resets.consume(sha256(tokenFromEmail)); // undefined → 400
+ */
+export function passwordResetsRepository(db: Db): PasswordResetsRepository {
+  return {
+    async create(input) {
+      await db.insert(passwordResets).values(input);
+    },
+
+    async consume(tokenHash, now = new Date()) {
+      const [consumed] = await db
+        .update(passwordResets)
+        .set({ usedAt: now })
+        .where(
+          and(
+            eq(passwordResets.tokenHash, tokenHash),
+            isNull(passwordResets.usedAt),
+            gt(passwordResets.expiresAt, now),
+          ),
+        )
+        .returning({ userId: passwordResets.userId });
+      return consumed?.userId;
+    },
+
+    async prune(now = new Date()) {
+      const removed = await db
+        .delete(passwordResets)
+        .where(or(lte(passwordResets.expiresAt, now), isNotNull(passwordResets.usedAt)))
+        .returning({ tokenHash: passwordResets.tokenHash });
+      return removed.length;
+    },
+  };
+}

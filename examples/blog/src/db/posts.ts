@@ -1,0 +1,243 @@
+/**
+ * Posts: the queries behind `/api/posts`. Visibility (CONTRACT §5) is applied here, in SQL, so
+ * a post a caller may not see is absent from lists and `undefined` from `findById` (a 404).
+ */
+import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
+import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceed';
+import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceed/pagination';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from './connect.js';
+import { FOREIGN_KEY_VIOLATION, isUuid, sqlState } from './errors.js';
+import { type PostStatus, postStatuses, posts } from './schema.js';
+
+export interface Post {
+  id: string;
+  authorId: string;
+  title: string;
+  content: string;
+  excerpt: string;
+  status: PostStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewPost {
+  authorId: string;
+  title: string;
+  content: string;
+  /** Derived from the start of `content` when absent. */
+  excerpt?: string | undefined;
+  status?: 'draft' | 'published' | undefined;
+}
+
+export interface PostPatch {
+  title?: string | undefined;
+  content?: string | undefined;
+  excerpt?: string | undefined;
+  status?: PostStatus | undefined;
+}
+
+/** Who is asking: anonymous callers see published posts, users also their own, admins all. */
+export type Visibility = { kind: 'anonymous' } | { kind: 'user'; userId: string } | { kind: 'admin' };
+
+export interface ListPostsParams extends CursorParams {
+  authorId?: string | undefined;
+  status?: PostStatus | undefined;
+  visibility: Visibility;
+}
+
+export interface PostsRepository {
+  /** Inserts a post (`draft` unless said otherwise). An author that does not exist is `NotFoundError`. */
+  create(input: NewPost): Promise<Post>;
+  /** `undefined` when there is no such post or `visibility` may not see it (default: admin, sees all). */
+  findById(id: string, visibility?: Visibility): Promise<Post | undefined>;
+  /** One cursor page, newest first, of the posts `visibility` may see (rules: proceed/pagination). */
+  listCursor(params: ListPostsParams): Promise<CursorPage<Post>>;
+  /**
+   * Changes the given fields; `undefined` when there is no such post. A changed `status` must be
+   * an allowed transition (else `InvalidTransitionError`); the same status is no change. When
+   * `content` changes and the excerpt was derived from the old content, it is derived again.
+   */
+  update(id: string, patch: PostPatch): Promise<Post | undefined>;
+  /** `false` when there was no such post. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * Moves a post to `status` (publish, archive…) in one statement; `undefined` when there is no
+   * such post; `InvalidTransitionError` (409) when the move is not allowed, including to the
+   * status it already has.
+   */
+  setStatus(id: string, status: PostStatus): Promise<Post | undefined>;
+}
+
+/** The allowed moves between statuses (CONTRACT §5). */
+export const postTransitions: Readonly<Record<PostStatus, readonly PostStatus[]>> = {
+  draft: ['published', 'archived'],
+  published: ['draft', 'archived'],
+  archived: ['draft'],
+};
+
+/** Whether a post may move from one status to another. */
+export function canTransition(from: PostStatus, to: PostStatus): boolean {
+  return postTransitions[from].includes(to);
+}
+
+/** Longest derived excerpt, in characters, the ellipsis included. */
+export const excerptLength = 160;
+
+/**
+ * The excerpt of a post without one: the start of its content, whitespace collapsed, cut at a
+ * word boundary (unless the first word alone is too long) and ended with '…' when shortened.
+ *
+ * @example
+ * deriveExcerpt('A short post.') // 'A short post.'
+ */
+export function deriveExcerpt(content: string, max = excerptLength): string {
+  const characters = Array.from(content.replace(/\s+/g, ' ').trim());
+  if (characters.length <= max) return characters.join('');
+  const head = characters.slice(0, max - 1).join('');
+  const boundary = head.lastIndexOf(' ');
+  const cut = boundary >= head.length / 2 ? head.slice(0, boundary) : head;
+  return `${cut.replace(/[\s.,;:!?\-–—]+$/u, '')}…`;
+}
+
+const operators = { lt, gt, asc, desc };
+
+function visibleTo(visibility: Visibility): SQL | undefined {
+  switch (visibility.kind) {
+    case 'admin':
+      return undefined;
+    case 'user':
+      return isUuid(visibility.userId)
+        ? or(eq(posts.status, 'published'), eq(posts.authorId, visibility.userId))
+        : eq(posts.status, 'published');
+    case 'anonymous':
+      return eq(posts.status, 'published');
+  }
+}
+
+function invalidTransition(from: PostStatus, to: PostStatus): InvalidTransitionError {
+  return new InvalidTransitionError(`A ${from} post cannot become ${to}`);
+}
+
+/**
+ * The posts repository over a Drizzle database (PGlite or PostgreSQL).
+ *
+ * @example
+ * const posts = postsRepository(database.db);
+ * const post = await posts.create({ authorId: user.id, title: 'Hello', content: 'First post' });
+ * const page = await posts.listCursor({ limit: 20, direction: 'forward', visibility: { kind: 'anonymous' } });
+ */
+export function postsRepository(db: Db): PostsRepository {
+  return {
+    async create(input) {
+      try {
+        const [created] = await db
+          .insert(posts)
+          .values({
+            id: uuidv7(),
+            authorId: input.authorId,
+            title: input.title,
+            content: input.content,
+            excerpt: input.excerpt ?? deriveExcerpt(input.content),
+            status: input.status ?? 'draft',
+          })
+          .returning();
+        return created as Post;
+      } catch (error) {
+        // The author was deleted between authentication and this insert.
+        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('No such author');
+        throw error;
+      }
+    },
+
+    async findById(id, visibility = { kind: 'admin' }) {
+      if (!isUuid(id)) return undefined;
+      const [found] = await db
+        .select()
+        .from(posts)
+        .where(and(eq(posts.id, id), visibleTo(visibility)));
+      return found;
+    },
+
+    listCursor(params) {
+      const { cursor, authorId } = params;
+      // Client-supplied values reach a uuid column: refuse what PostgreSQL would reject with an error.
+      if (cursor !== undefined && !isUuid(cursor)) {
+        throw new ValidationError([{ path: 'cursor', message: 'Invalid cursor: expected a post id' }]);
+      }
+      if (authorId !== undefined && !isUuid(authorId)) {
+        throw new ValidationError([{ path: 'authorId', message: 'Invalid UUID' }]);
+      }
+      const filters = and(
+        visibleTo(params.visibility),
+        authorId === undefined ? undefined : eq(posts.authorId, authorId),
+        params.status === undefined ? undefined : eq(posts.status, params.status),
+      );
+      return paginateKeyset(
+        params,
+        (query) => {
+          const keyset = keysetClauses(operators, posts.id, query);
+          return db
+            .select()
+            .from(posts)
+            .where(and(filters, keyset.where))
+            .orderBy(keyset.orderBy)
+            .limit(keyset.limit);
+        },
+        { key: 'id' },
+      );
+    },
+
+    async update(id, patch) {
+      if (!isUuid(id)) return undefined;
+      return db.transaction(async (tx) => {
+        const [current] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
+        if (current === undefined) return undefined;
+        if (
+          patch.status !== undefined &&
+          patch.status !== current.status &&
+          !canTransition(current.status, patch.status)
+        ) {
+          throw invalidTransition(current.status, patch.status);
+        }
+        const excerptWasDerived = current.excerpt === deriveExcerpt(current.content);
+        const excerpt =
+          patch.excerpt ??
+          (patch.content !== undefined && excerptWasDerived ? deriveExcerpt(patch.content) : undefined);
+        const changes = {
+          ...(patch.title === undefined ? {} : { title: patch.title }),
+          ...(patch.content === undefined ? {} : { content: patch.content }),
+          ...(excerpt === undefined ? {} : { excerpt }),
+          ...(patch.status === undefined ? {} : { status: patch.status }),
+        };
+        const [updated] = await tx
+          .update(posts)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(eq(posts.id, id))
+          .returning();
+        return updated;
+      });
+    },
+
+    async delete(id) {
+      if (!isUuid(id)) return false;
+      const deleted = await db.delete(posts).where(eq(posts.id, id)).returning({ id: posts.id });
+      return deleted.length > 0;
+    },
+
+    async setStatus(id, status) {
+      if (!isUuid(id)) return undefined;
+      const allowedFrom = postStatuses.filter((from) => canTransition(from, status));
+      // One conditional UPDATE: two concurrent moves cannot both pass the check.
+      const [moved] = await db
+        .update(posts)
+        .set({ status, updatedAt: sql`now()` })
+        .where(and(eq(posts.id, id), inArray(posts.status, allowedFrom)))
+        .returning();
+      if (moved !== undefined) return moved;
+      const [current] = await db.select({ status: posts.status }).from(posts).where(eq(posts.id, id));
+      if (current === undefined) return undefined;
+      throw invalidTransition(current.status, status);
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The blog's tables for Drizzle. `migrations/*.sql` create them; this file must describe the same
+ * columns (schema.test.ts compares the two on a migrated database).
+ */
+import { sql } from 'drizzle-orm';
+import { boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+export const roles = ['admin', 'user', 'guest'] as const;
+export type Role = (typeof roles)[number];
+
+export const postStatuses = ['draft', 'published', 'archived'] as const;
+export type PostStatus = (typeof postStatuses)[number];
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey(),
+    email: text('email').notNull(),
+    name: text('name').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    role: text('role', { enum: roles }).notNull().default('user'),
+    isActive: boolean('is_active').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    uniqueIndex('users_email_key').on(sql`lower(${table.email})`),
+    index('users_created_at_id_idx').on(table.createdAt, table.id),
+  ],
+);
+
+export const posts = pgTable(
+  'posts',
+  {
+    id: uuid('id').primaryKey(),
+    authorId: uuid('author_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    content: text('content').notNull(),
+    excerpt: text('excerpt').notNull(),
+    status: text('status', { enum: postStatuses }).notNull().default('draft'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    index('posts_status_id_idx').on(table.status, table.id),
+    index('posts_author_id_id_idx').on(table.authorId, table.id),
+  ],
+);
+
+export const passwordResets = pgTable(
+  'password_resets',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('password_resets_user_id_idx').on(table.userId)],
+);
+
+/** Every table, for `drizzle(..., { schema })`. */
+export const schema = { users, posts, passwordResets };

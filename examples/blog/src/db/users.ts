@@ -1,0 +1,254 @@
+/**
+ * Users: the queries behind `/api/users` and the auth flows. Emails are stored lowercased and
+ * unique whatever their case; password hashes never leave this module except through
+ * {@link UsersRepository.findByEmail}, which login needs.
+ */
+import { and, asc, count, desc, eq, gte, or, type SQL, sql } from 'drizzle-orm';
+import { ConflictError } from 'proceed';
+import type { OffsetParams } from 'proceed/pagination';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from './connect.js';
+import { isUniqueViolation, isUuid } from './errors.js';
+import { type Role, users } from './schema.js';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  isActive: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A user with the password hash: only for checking a password. */
+export interface UserWithPassword extends User {
+  passwordHash: string;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  /** From `hashPassword` (proceed/auth): the repository never sees a password. */
+  passwordHash: string;
+  role?: Role | undefined;
+  isActive?: boolean | undefined;
+}
+
+export interface UserPatch {
+  name?: string | undefined;
+  email?: string | undefined;
+  role?: Role | undefined;
+  isActive?: boolean | undefined;
+}
+
+/** The columns `GET /api/users` may sort by. */
+export const userSortColumns = ['name', 'email', 'createdAt', 'updatedAt'] as const;
+export type UserSortColumn = (typeof userSortColumns)[number];
+
+export interface ListUsersParams extends OffsetParams {
+  sortBy?: UserSortColumn | undefined;
+  /** Case-insensitive substring of name or email; `%` and `_` match themselves. */
+  search?: string | undefined;
+  role?: Role | undefined;
+  isActive?: boolean | undefined;
+  /** createdAt ≥ this instant. */
+  createdAfter?: Date | undefined;
+}
+
+export interface UsersRepository {
+  /** Inserts a user. A taken email (any case) throws `ConflictError` (409). */
+  create(input: NewUser): Promise<User>;
+  findById(id: string): Promise<User | undefined>;
+  /** Case-insensitive; with the password hash, for login. */
+  findByEmail(email: string): Promise<UserWithPassword | undefined>;
+  /** One offset page: the rows and how many match the filters. */
+  list(params: ListUsersParams): Promise<{ items: User[]; total: number }>;
+  /** Changes the given fields; `undefined` when there is no such user. A taken email throws `ConflictError`. */
+  update(id: string, patch: UserPatch): Promise<User | undefined>;
+  /** Deletes the user, their posts and password resets; `false` when there was no such user. */
+  delete(id: string): Promise<boolean>;
+  /** `false` when there is no such user. */
+  setPassword(id: string, passwordHash: string): Promise<boolean>;
+  /**
+   * Makes sure an admin with this email exists and has this password (ADMIN_EMAIL and
+   * ADMIN_PASSWORD at start-up): creates it, or promotes, reactivates and re-keys it.
+   */
+  ensureAdmin(input: { email: string; name: string; passwordHash: string }): Promise<User>;
+}
+
+const publicColumns = {
+  id: users.id,
+  email: users.email,
+  name: users.name,
+  role: users.role,
+  isActive: users.isActive,
+  createdAt: users.createdAt,
+  updatedAt: users.updatedAt,
+};
+
+const sortColumns = {
+  name: users.name,
+  email: users.email,
+  createdAt: users.createdAt,
+  updatedAt: users.updatedAt,
+} as const;
+
+/** Emails compare case-insensitively; storing them lowercased keeps every lookup on the index. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** A LIKE pattern that matches `text` literally anywhere: `\`, `%` and `_` are escaped. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
+
+const emailTaken = () => new ConflictError('A user with this email already exists');
+
+function filtersOf(params: ListUsersParams): SQL | undefined {
+  const conditions: (SQL | undefined)[] = [];
+  if (params.search !== undefined && params.search !== '') {
+    const pattern = containsPattern(params.search);
+    conditions.push(
+      or(sql`${users.name} ILIKE ${pattern} ESCAPE '\\'`, sql`${users.email} ILIKE ${pattern} ESCAPE '\\'`),
+    );
+  }
+  if (params.role !== undefined) conditions.push(eq(users.role, params.role));
+  if (params.isActive !== undefined) conditions.push(eq(users.isActive, params.isActive));
+  if (params.createdAfter !== undefined) conditions.push(gte(users.createdAt, params.createdAfter));
+  return and(...conditions);
+}
+
+/**
+ * The users repository over a Drizzle database (PGlite or PostgreSQL).
+ *
+ * @example
+ * const users = usersRepository(database.db);
+ * const user = await users.create({ email: 'ada@example.com', name: 'Ada', passwordHash: await hashPassword('s3cret!!') });
+ * const { items, total } = await users.list({ page: 1, limit: 20, sortOrder: 'asc', search: 'ada' });
+ */
+export function usersRepository(db: Db): UsersRepository {
+  const repository: UsersRepository = {
+    async create(input) {
+      try {
+        const [created] = await db
+          .insert(users)
+          .values({
+            id: uuidv7(),
+            email: normalizeEmail(input.email),
+            name: input.name,
+            passwordHash: input.passwordHash,
+            role: input.role ?? 'user',
+            isActive: input.isActive ?? true,
+          })
+          .returning(publicColumns);
+        return created as User;
+      } catch (error) {
+        if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
+        throw error;
+      }
+    },
+
+    async findById(id) {
+      if (!isUuid(id)) return undefined;
+      const [found] = await db.select(publicColumns).from(users).where(eq(users.id, id));
+      return found;
+    },
+
+    async findByEmail(email) {
+      const [found] = await db
+        .select()
+        .from(users)
+        .where(sql`lower(${users.email}) = ${normalizeEmail(email)}`);
+      return found;
+    },
+
+    async list(params) {
+      const where = filtersOf(params);
+      const direction = params.sortOrder === 'desc' ? desc : asc;
+      // UUIDv7 ids grow with time: ordering by id alone is creation order, and id breaks every tie.
+      const order =
+        params.sortBy === undefined
+          ? [direction(users.id)]
+          : [direction(sortColumns[params.sortBy]), direction(users.id)];
+      const [items, [counted]] = await Promise.all([
+        db
+          .select(publicColumns)
+          .from(users)
+          .where(where)
+          .orderBy(...order)
+          .limit(params.limit)
+          .offset((params.page - 1) * params.limit),
+        db.select({ total: count() }).from(users).where(where),
+      ]);
+      return { items, total: counted?.total ?? 0 };
+    },
+
+    async update(id, patch) {
+      if (!isUuid(id)) return undefined;
+      const changes = {
+        ...(patch.name === undefined ? {} : { name: patch.name }),
+        ...(patch.email === undefined ? {} : { email: normalizeEmail(patch.email) }),
+        ...(patch.role === undefined ? {} : { role: patch.role }),
+        ...(patch.isActive === undefined ? {} : { isActive: patch.isActive }),
+      };
+      try {
+        const [updated] = await db
+          .update(users)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(eq(users.id, id))
+          .returning(publicColumns);
+        return updated;
+      } catch (error) {
+        if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
+        throw error;
+      }
+    },
+
+    async delete(id) {
+      if (!isUuid(id)) return false;
+      const deleted = await db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+      return deleted.length > 0;
+    },
+
+    async setPassword(id, passwordHash) {
+      if (!isUuid(id)) return false;
+      const updated = await db
+        .update(users)
+        .set({ passwordHash, updatedAt: sql`now()` })
+        .where(eq(users.id, id))
+        .returning({ id: users.id });
+      return updated.length > 0;
+    },
+
+    async ensureAdmin(input) {
+      const email = normalizeEmail(input.email);
+      const promote = async () => {
+        const [promoted] = await db
+          .update(users)
+          .set({ passwordHash: input.passwordHash, role: 'admin', isActive: true, updatedAt: sql`now()` })
+          .where(sql`lower(${users.email}) = ${email}`)
+          .returning(publicColumns);
+        return promoted;
+      };
+      const existing = await promote();
+      if (existing !== undefined) return existing;
+      try {
+        return await repository.create({
+          email,
+          name: input.name,
+          passwordHash: input.passwordHash,
+          role: 'admin',
+        });
+      } catch (error) {
+        // Another instance starting at the same moment created it first.
+        if (!(error instanceof ConflictError)) throw error;
+        const raced = await promote();
+        if (raced === undefined) throw error;
+        return raced;
+      }
+    },
+  };
+  return repository;
+}
