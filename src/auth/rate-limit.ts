@@ -46,6 +46,9 @@ export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof methods)[number];
 
+/** HEAD requests reach GET routes; they count as GET. */
+const methodOf = (method: string) => (method === 'HEAD' ? 'GET' : method);
+
 interface RouteSpec {
   method: Method | undefined;
   path: string;
@@ -96,14 +99,13 @@ export async function authRateLimit(app: App, options: AuthRateLimitOptions): Pr
     max,
     timeWindow,
     keyGenerator: (request) =>
-      `${request.method} ${request.routeOptions.url} ${fastifyRateLimit.normalizeIP(request.ip)}`,
+      `${methodOf(request.method)} ${request.routeOptions.url} ${fastifyRateLimit.normalizeIP(request.ip)}`,
   });
 
   server.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url;
     if (url === undefined) return;
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
-    if (limited.get(url)?.has(method) !== true) return;
+    if (limited.get(url)?.has(methodOf(request.method)) !== true) return;
     const result = await limiter(request);
     if (result.isAllowed) return;
     const headers = {
