@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] },
-  ssr: { resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] } },
+  resolve: { conditions: ['source', 'module', 'node', 'default'] },
+  ssr: { resolve: { conditions: ['source', 'module', 'node', 'default'] } },
   test: {
     include: [
       'src/**/*.test.ts',

@@ -72,7 +72,7 @@ export interface ProceedErrorOptions {
  * throw new ProceedError('CONFLICT', 'A user with this email already exists');
  */
 export class ProceedError extends Error {
-  override readonly name = 'ProceedError';
+  override name = 'ProceedError';
   readonly code: ErrorCode;
   readonly status: number;
   readonly errors: FieldError[] | undefined;
