@@ -13,6 +13,9 @@ const minimalDirectory = join(root, 'examples/minimal');
 const minimalEntry = 'examples/minimal/src/app.ts';
 const minimalRoutes = ['GET /api/tasks', 'GET /api/tasks/:id', 'POST /api/tasks'];
 
+/** Each test starts node processes that compile TypeScript; a loaded machine makes that slow. */
+const slow = { timeout: 60_000 };
+
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -79,7 +82,7 @@ function launch(args: string[], options: { cwd?: string; env?: Record<string, st
       resolve({ code, signal });
     });
   });
-  const waitFor = (pattern: RegExp | string, timeoutMs = 15_000) =>
+  const waitFor = (pattern: RegExp | string, timeoutMs = 30_000) =>
     new Promise<void>((resolve, reject) => {
       const matches = () => (typeof pattern === 'string' ? output.includes(pattern) : pattern.test(output));
       const timer = setTimeout(() => {
@@ -151,7 +154,7 @@ async function eventually(check: () => Promise<boolean>, timeoutMs: number, what
   throw new Error(`Timed out: ${what}`);
 }
 
-describe.concurrent('help and usage errors', () => {
+describe('help and usage errors', slow, () => {
   it('prints the overview with --help and exits 0', async () => {
     const result = await runCli(['--help']);
     expect(result.code).toBe(0);
@@ -202,7 +205,7 @@ describe.concurrent('help and usage errors', () => {
   });
 });
 
-describe.concurrent('entries', () => {
+describe('entries', slow, () => {
   it('names every default it tried when there is no entry, exit 2', async () => {
     const empty = join(scratch, 'empty');
     mkdirSync(empty, { recursive: true });
@@ -241,7 +244,7 @@ describe.concurrent('entries', () => {
   });
 });
 
-describe.concurrent('proceed routes', () => {
+describe('proceed routes', slow, () => {
   it('prints the route table of the default entry', async () => {
     const result = await runCli(['routes'], { cwd: minimalDirectory });
     expect(result.code).toBe(0);
@@ -285,7 +288,7 @@ export default () => createApp({ logger: false }).mount([things], { prefix: '/v1
   });
 });
 
-describe.concurrent('proceed openapi and manifest', () => {
+describe('proceed openapi and manifest', slow, () => {
   it('prints a valid OpenAPI document with every route', async () => {
     const result = await runCli(['openapi', minimalEntry, '--title', 'Tasks', '--version', '2.0.0']);
     expect(result.code).toBe(0);
@@ -352,7 +355,7 @@ export default async () => {
   });
 });
 
-describe('proceed start', () => {
+describe('proceed start', slow, () => {
   it('serves on the --port flag over PORT, logs each route, and exits 0 on SIGTERM', async () => {
     const [flagPort, envPort] = [await freePort(), await freePort()];
     const server = launch(['start', minimalEntry, '--port', String(flagPort)], {
@@ -399,7 +402,7 @@ describe('proceed start', () => {
   });
 });
 
-describe('proceed dev', () => {
+describe('proceed dev', slow, () => {
   const appSource = (word: string) => `
 import { createApp, procedure, procedures } from 'proceed';
 const greetings = procedures('greetings', {

@@ -29,16 +29,15 @@ function outermost(directories: readonly string[]): string[] {
 }
 
 /**
- * The node arguments that run the dev runner: from sources it needs tsx and the `source`
- * export condition (as bin/proceed.js gives this process); from `dist` it registers tsx itself.
+ * The node arguments that run the dev runner: tsx, and from sources the `source` export
+ * condition, as bin/proceed.js gave this process.
  */
 function runnerCommand(): string[] {
   const runner = fileURLToPath(
     new URL(runningFromSource ? './dev-runner.ts' : './dev-runner.js', import.meta.url),
   );
-  if (!runningFromSource) return [runner];
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return ['--conditions=source', '--import', tsx, runner];
+  return [...(runningFromSource ? ['--conditions=source'] : []), '--import', tsx, runner];
 }
 
 /**

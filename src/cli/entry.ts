@@ -11,10 +11,8 @@ import { CliError } from './errors.js';
 /** Tried in this order when no entry is given. */
 export const defaultEntries = ['src/app.ts', 'app.ts', 'src/index.ts'] as const;
 
-/** The CLI runs from its TypeScript sources (a checkout, loaded through tsx), not from `dist`. */
+/** The CLI runs from its TypeScript sources (a checkout), not from `dist`. */
 export const runningFromSource = import.meta.url.endsWith('.ts');
-
-const typeScriptFile = /\.(?:[cm]?ts|tsx)$/;
 
 /**
  * The absolute path of the entry: the one given (relative to `cwd`), or the first default that
@@ -55,16 +53,6 @@ export function isApp(value: unknown): value is App {
   );
 }
 
-let typeScriptRegistered = false;
-
-async function enableTypeScript(): Promise<void> {
-  // From sources the process already runs under tsx (bin/proceed.js starts it with --import tsx).
-  if (runningFromSource || typeScriptRegistered) return;
-  const { register } = await import('tsx/esm/api');
-  register();
-  typeScriptRegistered = true;
-}
-
 /** The entry relative to `cwd`, for messages. */
 export function displayPath(file: string, cwd = process.cwd()): string {
   const shown = relative(cwd, file);
@@ -72,14 +60,15 @@ export function displayPath(file: string, cwd = process.cwd()): string {
 }
 
 /**
- * Imports an entry and returns its app. TypeScript entries load through tsx.
+ * Imports an entry and returns its app. TypeScript entries need tsx loaded at start-up
+ * (`node --import tsx`), which bin/proceed.js and `proceed dev` do: registering it later, from
+ * inside the process, misreads `.ts` files outside a `"type": "module"` package as CommonJS.
  *
  * @example
  * const app = await loadApp(resolveEntry(process.cwd()));
  * console.log(app.routes.length);
  */
 export async function loadApp(file: string): Promise<App> {
-  if (typeScriptFile.test(file)) await enableTypeScript();
   const shown = displayPath(file);
   const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   const exported = module.default;
