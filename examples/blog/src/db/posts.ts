@@ -159,7 +159,7 @@ export function postsRepository(db: Db): PostsRepository {
       return found;
     },
 
-    listCursor(params) {
+    async listCursor(params) {
       const { cursor, authorId } = params;
       // Client-supplied values reach a uuid column: refuse what PostgreSQL would reject with an error.
       if (cursor !== undefined && !isUuid(cursor)) {

@@ -1,0 +1,177 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDatabase } from './connect.js';
+import { migrationsDirectory, readMigrations } from './migrate.js';
+import { passwordResets, posts, users } from './schema.js';
+import { createPostgresDatabase, testEngines } from './testing.js';
+import { usersRepository } from './users.js';
+
+const temporaryDirectories: string[] = [];
+async function temporaryDirectory(): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'proceed-blog-'));
+  temporaryDirectories.push(directory);
+  return directory;
+}
+afterAll(async () => {
+  await Promise.all(temporaryDirectories.map((directory) => rm(directory, { recursive: true, force: true })));
+});
+
+describe('openDatabase with PGlite', () => {
+  it('opens an in-memory database, migrated and answering', async () => {
+    const database = await openDatabase('memory://');
+    try {
+      expect(database.kind).toBe('pglite');
+      await expect(database.ping()).resolves.toBeUndefined();
+      const { rows } = await database.query<{ version: string; name: string }>(
+        'SELECT version, name FROM schema_migrations ORDER BY version',
+      );
+      expect(rows).toEqual([{ version: '0001', name: 'init' }]);
+    } finally {
+      await database.close();
+    }
+    await expect(database.close()).resolves.toBeUndefined();
+  });
+
+  it('keeps data in a directory across close and reopen, and migrates only once', async () => {
+    const directory = join(await temporaryDirectory(), 'nested', 'db');
+    const first = await openDatabase(directory);
+    const ada = await usersRepository(first.db).create({
+      email: 'ada@example.com',
+      name: 'Ada',
+      passwordHash: 'h',
+    });
+    await first.close();
+
+    const second = await openDatabase(directory);
+    try {
+      expect(await usersRepository(second.db).findById(ada.id)).toEqual(ada);
+      const { rows } = await second.query('SELECT count(*)::int AS applied FROM schema_migrations');
+      expect(rows).toEqual([{ applied: 1 }]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('applies pending migrations in one transaction: a failing one leaves nothing behind', async () => {
+    const directory = await temporaryDirectory();
+    const migrations = await temporaryDirectory();
+    const init = (await readMigrations())[0];
+    await writeFile(join(migrations, '0001_init.sql'), init?.sql ?? '');
+    await (await openDatabase(directory, { migrations })).close();
+
+    await writeFile(join(migrations, '0002_good.sql'), 'CREATE TABLE tags (name text PRIMARY KEY);');
+    await writeFile(join(migrations, '0003_bad.sql'), 'ALTER TABLE nowhere ADD COLUMN x int;');
+    await expect(openDatabase(directory, { migrations })).rejects.toThrow(/nowhere/);
+
+    const reopened = await openDatabase(directory);
+    try {
+      const { rows } = await reopened.query("SELECT to_regclass('tags') AS tags");
+      expect(rows).toEqual([{ tags: null }]);
+      expect((await reopened.query('SELECT version FROM schema_migrations')).rows).toEqual([
+        { version: '0001' },
+      ]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('refuses a migration file with a name it cannot order', async () => {
+    const migrations = await temporaryDirectory();
+    await writeFile(join(migrations, 'init.sql'), 'SELECT 1;');
+    await expect(readMigrations(migrations)).rejects.toThrow(
+      'Migration file "init.sql" must be named NNNN_name.sql',
+    );
+  });
+
+  it('reads the blog migrations in version order', async () => {
+    const migrations = await readMigrations(migrationsDirectory);
+    expect(migrations.map((migration) => migration.version)).toEqual(
+      [...migrations.map((migration) => migration.version)].sort(),
+    );
+  });
+});
+
+const postgresUrl = inject('postgresUrl');
+
+describe.skipIf(postgresUrl === null)('openDatabase with PostgreSQL', () => {
+  let created: Awaited<ReturnType<typeof createPostgresDatabase>>;
+  beforeAll(async () => {
+    created = await createPostgresDatabase(postgresUrl as string);
+  });
+  afterAll(async () => {
+    await created?.drop();
+  });
+
+  it('lets several instances start at once: each migration is applied exactly once', async () => {
+    const instances = await Promise.all(
+      Array.from({ length: 5 }, () => openDatabase(created.url, { poolSize: 2 })),
+    );
+    try {
+      expect(instances.every((instance) => instance.kind === 'postgres')).toBe(true);
+      const { rows } = await (instances[0] as (typeof instances)[0]).query(
+        'SELECT version FROM schema_migrations',
+      );
+      expect(rows).toEqual([{ version: '0001' }]);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.close()));
+    }
+  });
+
+  it('accepts postgresql:// as well and fails to open an unreachable server', async () => {
+    const database = await openDatabase(created.url.replace(/^postgres:/, 'postgresql:'));
+    await database.close();
+    const unreachable = new URL(created.url);
+    unreachable.port = '1';
+    await expect(openDatabase(unreachable.toString())).rejects.toThrow();
+  });
+});
+
+/** The Drizzle tables must describe what the migrations create, or queries fail at run time. */
+for (const engine of testEngines(postgresUrl)) {
+  describe.skipIf(engine.skip)(`schema on ${engine.name}`, () => {
+    let opened: Awaited<ReturnType<typeof engine.open>>;
+    beforeAll(async () => {
+      opened = await engine.open();
+    });
+    afterAll(async () => {
+      await opened?.dispose();
+    });
+
+    it.each([
+      ['users', users],
+      ['posts', posts],
+      ['password_resets', passwordResets],
+    ] as [string, PgTable][])('matches the migrated table %s', async (_, table) => {
+      const config = getTableConfig(table);
+      const { rows } = await opened.database.query<{
+        column_name: string;
+        is_nullable: string;
+        udt_name: string;
+      }>(
+        'SELECT column_name, is_nullable, udt_name FROM information_schema.columns WHERE table_name = $1 ORDER BY column_name',
+        [config.name],
+      );
+      const expected = config.columns
+        .map((column) => ({
+          column_name: column.name,
+          is_nullable: column.notNull ? 'NO' : 'YES',
+          udt_name: column
+            .getSQLType()
+            .replace('timestamp with time zone', 'timestamptz')
+            .replace('boolean', 'bool'),
+        }))
+        .sort((a, b) => a.column_name.localeCompare(b.column_name));
+      expect(rows).toEqual(expected);
+      const { rows: indexes } = await opened.database.query<{ indexname: string }>(
+        'SELECT indexname FROM pg_indexes WHERE tablename = $1',
+        [config.name],
+      );
+      for (const index of config.indexes) {
+        expect(indexes.map((row) => row.indexname)).toContain(index.config.name);
+      }
+    });
+  });
+}
