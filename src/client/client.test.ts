@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
-import type { App } from '../server/app.js';
+import { type App, createApp } from '../server/app.js';
 import { ClientError, createClient, ProblemError, routeManifest } from './index.js';
 
 const api = [notes] as const;
@@ -159,6 +159,30 @@ describe('createClient over a real socket', () => {
   });
 });
 
+describe('prefix and base URL', () => {
+  it('calls an app mounted under another prefix, behind a base URL with a trailing slash', async () => {
+    const store = new Map([
+      ['1', { id: '1', title: 'One', body: 'b', ownerId: 'u1', secret: 's', createdAt: new Date(0) }],
+    ]);
+    const app = createApp({ logger: false, context: () => ({ notes: store }) }).mount([notes], {
+      prefix: '/api/v2',
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    try {
+      const log: Exchange[] = [];
+      const client = createClient<typeof api>({
+        baseUrl: `${url}/`,
+        prefix: 'api/v2/',
+        fetch: recordingFetch(log),
+      });
+      expect(await client.notes.getNote({ id: '1' })).toEqual({ id: '1', title: 'One' });
+      expect(log[0]?.url).toBe(`${url}/api/v2/notes/1`);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('routes from a manifest', () => {
   it('refuses an overridden procedure without a manifest, naming it', async () => {
     const client = createClient<typeof api>({ baseUrl: anonymousUrl });
@@ -194,8 +218,7 @@ describe('routes from a manifest', () => {
     ]);
   });
 
-  it('strips the prefix of each mount', async () => {
-    const { createApp } = await import('../server/app.js');
+  it('strips the prefix of each mount', () => {
     const app = createApp({ logger: false, context: () => ({ notes: new Map() }) }).mount([notes], {
       prefix: '/api/v2',
     });
