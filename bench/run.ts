@@ -27,10 +27,15 @@ export interface Scenario {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
-  headers?: Record<string, string>;
-  /** Per contender, when the contenders need different requests (say, a token). */
-  headersFor?: (contender: string) => Record<string, string>;
+  /** Per contender, when the contenders need different requests (another path, a token). */
+  vary?: (contender: string, server: ServerInfo) => { path?: string; headers?: Record<string, string> };
   expectStatus: number;
+}
+
+/** What a benchmark server prints on its first line of output. */
+export interface ServerInfo {
+  address: string;
+  token?: string;
 }
 
 interface Sample {
@@ -38,7 +43,7 @@ interface Sample {
   p99: number;
 }
 
-async function startServer(contender: Contender): Promise<{ address: string; child: ChildProcess }> {
+async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
   const script = fileURLToPath(new URL(contender.script, import.meta.url));
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -46,24 +51,24 @@ async function startServer(contender: Contender): Promise<{ address: string; chi
   });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
-    const parsed = JSON.parse(line) as { address: string };
-    return { address: parsed.address, child };
+    return { info: JSON.parse(line) as ServerInfo, child };
   }
   throw new Error(`${contender.name} did not start`);
 }
 
 async function measure(
-  address: string,
+  server: ServerInfo,
   scenario: Scenario,
   contender: string,
   duration: number,
 ): Promise<Sample> {
+  const varied = scenario.vary?.(contender, server) ?? {};
   const result = await autocannon({
-    url: `${address}${scenario.path}`,
+    url: `${server.address}${varied.path ?? scenario.path}`,
     method: scenario.method,
     connections,
     duration,
-    headers: { 'content-type': 'application/json', ...scenario.headers, ...scenario.headersFor?.(contender) },
+    headers: { 'content-type': 'application/json', ...varied.headers },
     ...(scenario.body === undefined ? {} : { body: scenario.body }),
   });
   const statusCount = (result as unknown as { statusCodeStats?: Record<string, { count: number }> })
@@ -87,8 +92,8 @@ const median = (values: number[]) => {
 export async function compare(baseline: Contender, candidate: Contender, scenarios: Scenario[]) {
   const servers = await Promise.all([startServer(baseline), startServer(candidate)]);
   const addresses = new Map([
-    [baseline.name, servers[0].address],
-    [candidate.name, servers[1].address],
+    [baseline.name, servers[0].info],
+    [candidate.name, servers[1].info],
   ]);
   const rows: Array<{
     scenario: string;
@@ -170,4 +175,24 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const fastify = { name: 'fastify', script: './servers/fastify.ts' };
   const proceed = { name: 'proceed', script: './servers/proceed.ts' };
   report('Proceed vs bare Fastify', 'fastify', 'proceed', await compare(fastify, proceed, itemScenarios));
+
+  const open = { name: 'open', script: './servers/proceed-auth.ts' };
+  const guarded = { name: 'guarded', script: './servers/proceed-auth.ts' };
+  const itemPath = '0190a4f2-5b6c-7d8e-9f00-112233445566';
+  const authScenario: Scenario = {
+    name: 'GET by id, bearer token',
+    method: 'GET',
+    path: `/api/open/${itemPath}`,
+    expectStatus: 200,
+    vary: (contender, server) =>
+      contender === 'guarded'
+        ? { path: `/api/guarded/${itemPath}`, headers: { authorization: `Bearer ${server.token}` } }
+        : {},
+  };
+  report(
+    'Auth overhead: the route behind `authenticated` with a valid token vs the same route open',
+    'open',
+    'guarded',
+    await compare(open, guarded, [authScenario]),
+  );
 }
