@@ -9,8 +9,8 @@
  * (default admin@example.com / admin-password, printed at the end).
  */
 import { hashPassword } from 'proceed/auth';
-import { v7 as uuidv7 } from 'uuid';
 import { openDatabase } from '../src/db/connect.js';
+import { newId } from '../src/db/ids.js';
 import { deriveExcerpt } from '../src/db/posts.js';
 import { type PostStatus, posts, type Role, users } from '../src/db/schema.js';
 import { usersRepository } from '../src/db/users.js';
@@ -113,7 +113,7 @@ async function seedDemo(db: Awaited<ReturnType<typeof openDatabase>>['db'], admi
     const createdAt = new Date(start + index * 3600_000);
     const role: Role = index % 10 === 9 ? 'guest' : 'user';
     return {
-      id: uuidv7({ msecs: createdAt.getTime() }),
+      id: newId(createdAt),
       email: `${first}.${last}${index < firstNames.length ? '' : index}@example.com`.toLowerCase(),
       name: `${first} ${last}`,
       passwordHash: passwordHash[index] as string,
@@ -141,7 +141,7 @@ async function seedDemo(db: Awaited<ReturnType<typeof openDatabase>>['db'], admi
       sentence(8 + Math.floor(next() * 12)),
     ).join(' ');
     return {
-      id: uuidv7({ msecs: createdAt.getTime() }),
+      id: newId(createdAt),
       authorId: pick(authors),
       title: sentence(3 + Math.floor(next() * 5)).slice(0, -1),
       content,

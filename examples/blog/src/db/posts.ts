@@ -5,9 +5,9 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceed';
 import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceed/pagination';
-import { v7 as uuidv7 } from 'uuid';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, isUuid, sqlState } from './errors.js';
+import { newId } from './ids.js';
 import { type PostStatus, postStatuses, posts } from './schema.js';
 
 export interface Post {
@@ -134,7 +134,7 @@ export function postsRepository(db: Db): PostsRepository {
         const [created] = await db
           .insert(posts)
           .values({
-            id: uuidv7(),
+            id: newId(),
             authorId: input.authorId,
             title: input.title,
             content: input.content,

@@ -6,9 +6,9 @@
 import { and, asc, count, desc, eq, gte, or, type SQL, sql } from 'drizzle-orm';
 import { ConflictError } from 'proceed';
 import type { OffsetParams } from 'proceed/pagination';
-import { v7 as uuidv7 } from 'uuid';
 import type { Db } from './connect.js';
 import { isUniqueViolation, isUuid } from './errors.js';
+import { newId } from './ids.js';
 import { type Role, users } from './schema.js';
 
 export interface User {
@@ -135,7 +135,7 @@ export function usersRepository(db: Db): UsersRepository {
         const [created] = await db
           .insert(users)
           .values({
-            id: uuidv7(),
+            id: newId(),
             email: normalizeEmail(input.email),
             name: input.name,
             passwordHash: input.passwordHash,
