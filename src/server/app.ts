@@ -33,8 +33,12 @@ export interface HealthOptions {
 }
 
 export interface AppOptions<TCtx extends object> {
-  /** Builds the app's part of each request's context (a database handle, services, …). */
-  context?: (request: RequestInfo) => MaybePromise<TCtx>;
+  /**
+   * Builds the app's part of each request's context (a database handle, services, …). `TCtx`
+   * may be the whole context type: `request` is added by Proceed, optional parts (such as the
+   * `user` the auth plugin sets) may be left out.
+   */
+  context?: (request: RequestInfo) => MaybePromise<Omit<TCtx, 'request'>>;
   /** `false` silences logs; `true` or omitted: JSON in production, readable otherwise. */
   logger?: LoggerSetting;
   /** Bodies above this many bytes are refused with 413. Default 1 MiB. */

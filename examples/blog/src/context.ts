@@ -1,0 +1,21 @@
+/** What every blog handler receives. */
+import type { BaseContext, procedure } from 'proceed';
+import { procedure as startProcedure } from 'proceed';
+import type { AuthContext, TokenService } from 'proceed/auth';
+import type { Repositories, User, Visibility } from './db/index.js';
+import type { Mailer } from './mailer.js';
+
+export interface BlogContext extends AuthContext<User>, BaseContext {
+  repos: Repositories;
+  tokens: TokenService;
+  mailer: Mailer;
+}
+
+/** Starts a blog procedure. */
+export const blogProcedure = (): ReturnType<typeof procedure<BlogContext>> => startProcedure<BlogContext>();
+
+/** Which posts the caller may see (CONTRACT §5). */
+export function visibilityOf(user: User | undefined): Visibility {
+  if (user === undefined) return { kind: 'anonymous' };
+  return user.role === 'admin' ? { kind: 'admin' } : { kind: 'user', userId: user.id };
+}

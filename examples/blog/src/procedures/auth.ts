@@ -1,0 +1,135 @@
+/** POST /api/auth/*: registration, login, token refresh, logout, the caller, password reset (CONTRACT §4). */
+import { createHash, randomBytes } from 'node:crypto';
+import { ForbiddenError, ProceedError, procedures, ValidationError } from 'proceed';
+import { authenticated, hashPassword, type TokenPair, verifyPasswordOrDummy } from 'proceed/auth';
+import { z } from 'zod';
+import { blogProcedure } from '../context.js';
+import type { User as UserRecord } from '../db/index.js';
+import { Success, User } from '../resources.js';
+
+/** Long enough for passphrases, short enough that hashing cannot be used to burn CPU. */
+const password = z.string().min(8, 'Use at least 8 characters').max(256);
+const email = z.email().max(254);
+
+const Session = z.object({
+  user: User.authenticated,
+  accessToken: z.string(),
+  refreshToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int().describe('Lifetime of the access token, in seconds'),
+});
+
+const resetLifetimeMs = 60 * 60 * 1000;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const session = (user: UserRecord, pair: TokenPair) => ({ user, ...pair });
+
+/** One answer for an unknown email and a wrong password, so neither can be told from the other. */
+const badCredentials = () => new ProceedError('UNAUTHENTICATED', 'Invalid email or password');
+
+export const auth = procedures('auth', {
+  register: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/register', status: 201 })
+    .meta({ summary: 'Create an account and sign in' })
+    .input(z.object({ email, password, name: z.string().trim().min(1).max(100) }))
+    .output(Session)
+    .mutation(async ({ input, ctx }) => {
+      const user = await ctx.repos.users.create({
+        email: input.email,
+        name: input.name,
+        passwordHash: await hashPassword(input.password),
+        role: 'user',
+      });
+      return session(user, await ctx.tokens.issuePair(user.id));
+    }),
+
+  login: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/login' })
+    .meta({ summary: 'Sign in with email and password' })
+    .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
+    .output(Session)
+    .mutation(async ({ input, ctx }) => {
+      const found = await ctx.repos.users.findByEmail(input.email);
+      const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
+      if (found === undefined || !matches) throw badCredentials();
+      if (!found.isActive) throw new ForbiddenError('This account is deactivated');
+      const { passwordHash: _, ...user } = found;
+      return session(user, await ctx.tokens.issuePair(user.id));
+    }),
+
+  refresh: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/refresh' })
+    .meta({ summary: 'Trade a refresh token for a new pair (single use)' })
+    .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
+    .output(Session)
+    .mutation(async ({ input, ctx }) => {
+      let owner: UserRecord | undefined;
+      const pair = await ctx.tokens.refresh(input.refreshToken, {
+        allowUser: async (id) => {
+          owner = await ctx.repos.users.findById(id);
+          return owner?.isActive === true;
+        },
+      });
+      if (owner === undefined) throw new ProceedError('INVALID_TOKEN', 'user not found');
+      return session(owner, pair);
+    }),
+
+  logout: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/logout' })
+    .meta({ summary: 'Revoke this access token and its refresh family' })
+    .guard(authenticated)
+    .output(Success)
+    .mutation(async ({ ctx }) => {
+      if (ctx.auth !== undefined) await ctx.tokens.revoke(ctx.auth.claims);
+      return { success: true as const };
+    }),
+
+  me: blogProcedure()
+    .rest({ method: 'GET', path: '/auth/me' })
+    .meta({ summary: 'The signed-in user' })
+    .guard(authenticated)
+    .output(User.authenticated)
+    .query(({ ctx }) => ctx.user),
+
+  forgotPassword: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/forgot-password', status: 202 })
+    .meta({ summary: 'Send a password-reset link; the answer is the same whether or not the email exists' })
+    .input(z.object({ email }))
+    .output(Success)
+    .mutation(async ({ input, ctx }) => {
+      const user = await ctx.repos.users.findByEmail(input.email);
+      if (user?.isActive === true) {
+        const token = randomBytes(32).toString('base64url');
+        const expiresAt = new Date(Date.now() + resetLifetimeMs);
+        await ctx.repos.passwordResets.create({ tokenHash: sha256(token), userId: user.id, expiresAt });
+        await ctx.mailer.sendPasswordReset({ to: user.email, name: user.name, token, expiresAt });
+      }
+      return { success: true as const };
+    }),
+
+  resetPassword: blogProcedure()
+    .rest({ method: 'POST', path: '/auth/reset-password' })
+    .meta({ summary: 'Set a new password with a reset token; signs out every session' })
+    .input(z.object({ token: z.string().min(1).max(256), password }))
+    .output(Success)
+    .mutation(async ({ input, ctx }) => {
+      const userId = await ctx.repos.passwordResets.consume(sha256(input.token));
+      if (userId === undefined) {
+        throw new ValidationError([
+          { path: 'token', message: 'The reset token is unknown, used or expired' },
+        ]);
+      }
+      await ctx.repos.users.setPassword(userId, await hashPassword(input.password));
+      await ctx.tokens.revokeAllForUser(userId);
+      return { success: true as const };
+    }),
+});
+
+/** The auth routes that are rate limited per client IP (AUTH_RATE_LIMIT). */
+export const rateLimitedAuthRoutes = [
+  'POST /api/auth/register',
+  'POST /api/auth/login',
+  'POST /api/auth/refresh',
+  'POST /api/auth/forgot-password',
+] as const;

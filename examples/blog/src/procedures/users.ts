@@ -1,0 +1,97 @@
+/** /api/users (CONTRACT §5). */
+import { ForbiddenError, NotFoundError, procedures } from 'proceed';
+import { admin, authenticated, hashPassword } from 'proceed/auth';
+import { offsetInput, offsetPage, offsetResult } from 'proceed/pagination';
+import { z } from 'zod';
+import { blogProcedure } from '../context.js';
+import { roles, userSortColumns } from '../db/index.js';
+import { selfOrAdmin } from '../guards.js';
+import { Success, User } from '../resources.js';
+
+const id = z.object({ id: z.string() });
+
+export const users = procedures('users', {
+  listUsers: blogProcedure()
+    .meta({ summary: 'Users, a page at a time (admin)' })
+    .guard(admin)
+    .input(
+      offsetInput({
+        sortBy: userSortColumns,
+        filters: {
+          search: z.string().max(200).optional().describe('Case-insensitive part of the name or email'),
+          role: z.enum(roles).optional(),
+          isActive: z.boolean().optional(),
+          createdAfter: z.date().optional().describe('Users created at or after this instant'),
+        },
+      }),
+    )
+    .output(offsetPage(User.admin))
+    .query(async ({ input, ctx }) => {
+      const { items, total } = await ctx.repos.users.list(input);
+      return offsetResult(items, total, input);
+    }),
+
+  getUser: blogProcedure()
+    .meta({ summary: 'A user, public view' })
+    .input(id)
+    .output(User.public)
+    .query(async ({ input, ctx }) => {
+      const user = await ctx.repos.users.findById(input.id);
+      if (user === undefined) throw new NotFoundError('No user with this id');
+      return user;
+    }),
+
+  createUser: blogProcedure()
+    .meta({ summary: 'Create a user with any role (admin)' })
+    .guard(admin)
+    .input(
+      z.object({
+        email: z.email().max(254),
+        name: z.string().trim().min(1).max(100),
+        password: z.string().min(8).max(256),
+        role: z.enum(roles).optional(),
+      }),
+    )
+    .output(User.admin)
+    .mutation(async ({ input, ctx }) => {
+      const { password, ...rest } = input;
+      return ctx.repos.users.create({ ...rest, passwordHash: await hashPassword(password) });
+    }),
+
+  updateUser: blogProcedure()
+    .meta({ summary: 'Rename yourself; admins may also change role and active state' })
+    .guard(authenticated, selfOrAdmin)
+    .input(
+      z.object({
+        id: z.string(),
+        data: z
+          .strictObject({
+            name: z.string().trim().min(1).max(100).optional(),
+            role: z.enum(roles).optional(),
+            isActive: z.boolean().optional(),
+          })
+          .refine((data) => Object.keys(data).length > 0, 'Send at least one field'),
+      }),
+    )
+    .output(User.authenticated)
+    .mutation(async ({ input, ctx }) => {
+      const isAdmin = ctx.user.role === 'admin';
+      if (!isAdmin && (input.data.role !== undefined || input.data.isActive !== undefined)) {
+        throw new ForbiddenError('Only an admin may change role or isActive');
+      }
+      const user = await ctx.repos.users.update(input.id, input.data);
+      if (user === undefined) throw new NotFoundError('No user with this id');
+      return user;
+    }),
+
+  deleteUser: blogProcedure()
+    .meta({ summary: 'Delete a user and their posts (admin)' })
+    .guard(admin)
+    .input(id)
+    .output(Success)
+    .mutation(async ({ input, ctx }) => {
+      if (!(await ctx.repos.users.delete(input.id))) throw new NotFoundError('No user with this id');
+      await ctx.tokens.revokeAllForUser(input.id);
+      return { success: true as const };
+    }),
+});

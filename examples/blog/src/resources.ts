@@ -1,0 +1,19 @@
+/** The blog's resources: each field at the visibility level of CONTRACT §5. */
+import { resource } from 'proceed/resource';
+import { z } from 'zod';
+import { postStatuses, roles } from './db/schema.js';
+
+export const User = resource('User', {
+  public: { id: z.uuid(), name: z.string() },
+  authenticated: { email: z.email(), role: z.enum(roles) },
+  admin: { isActive: z.boolean(), createdAt: z.date(), updatedAt: z.date() },
+});
+
+export const Post = resource('Post', {
+  public: { id: z.uuid(), title: z.string(), excerpt: z.string() },
+  authenticated: { content: z.string(), authorId: z.uuid(), status: z.enum(postStatuses) },
+  admin: { createdAt: z.date(), updatedAt: z.date() },
+});
+
+/** The answer of every route that ends a session or changes a secret. */
+export const Success = z.object({ success: z.literal(true) });
