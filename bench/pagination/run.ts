@@ -3,11 +3,11 @@
  *
  * For each engine (PGlite in memory; PostgreSQL when reachable), loads 100,000 published posts,
  * then reads a 20-item page of the public feed at depths 1, 100 and 5,000 (the last page) with
- * OFFSET and with the blog's cursor listing. Each round runs every case once, in an order that
- * alternates between rounds; the median of each case is reported as a ratio to the first page
- * of the same pattern.
+ * OFFSET and with the blog's cursor listing. Each round runs every case in a new (seeded) order;
+ * a sample is the mean of 10 consecutive reads of one case; the median sample of each case is
+ * reported, and its ratio to the first page of the same pattern.
  *
- *   npm run bench:pagination [-- --rounds 31 --posts 100000 --engines pglite,postgres]
+ *   npm run bench:pagination [-- --rounds 31 --reads 10 --posts 100000 --engines pglite,postgres]
  *
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
  * is an admin connection; a scratch database is created and dropped.
@@ -27,10 +27,12 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '31' },
     posts: { type: 'string', default: '100000' },
     engines: { type: 'string', default: 'pglite,postgres' },
+    reads: { type: 'string', default: '10' },
   },
 });
 const rounds = Number(args.rounds);
 const total = Number(args.posts);
+const readsPerSample = Number(args.reads);
 const limit = 20;
 const depths = [1, 100, Math.floor(total / limit)];
 const adminUrl =
@@ -110,6 +112,28 @@ function casesFor(database: Database, newestFirst: string[]): Case[] {
   return cases;
 }
 
+/** A seeded Fisher–Yates shuffle (mulberry32), so two runs use the same orders. */
+function shuffler(seed: number): <T>(items: readonly T[]) => T[] {
+  let state = seed;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return (items) => {
+    const copy = [...items];
+    for (let index = copy.length - 1; index > 0; index--) {
+      const other = Math.floor(random() * (index + 1));
+      [copy[index], copy[other]] = [
+        copy[other] as (typeof copy)[number],
+        copy[index] as (typeof copy)[number],
+      ];
+    }
+    return copy;
+  };
+}
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -130,13 +154,14 @@ async function measure(name: string, database: Database): Promise<string[]> {
       throw new Error(`${item.pattern} at depth ${item.depth} did not return a full page`);
   }
   const samples = new Map<Case, number[]>(cases.map((item) => [item, []]));
+  const shuffle = shuffler(7);
   for (let round = 0; round < rounds; round++) {
-    // Alternate the order so neither pattern always runs on a warmer cache.
-    const order = round % 2 === 0 ? cases : [...cases].reverse();
-    for (const item of order) {
+    // A new order every round: no case always follows the slow deep offset read, and neither
+    // pattern always runs on a warmer cache.
+    for (const item of shuffle(cases)) {
       const start = performance.now();
-      await item.run();
-      samples.get(item)?.push(performance.now() - start);
+      for (let read = 0; read < readsPerSample; read++) await item.run();
+      samples.get(item)?.push((performance.now() - start) / readsPerSample);
     }
   }
   const lines: string[] = [];
@@ -181,7 +206,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `\n${total.toLocaleString('en')} posts, ${limit} per page, median of ${rounds} alternating rounds; ratio to the first page of the same pattern.\n`,
+    `\n${total.toLocaleString('en')} posts, ${limit} per page, median of ${rounds} shuffled rounds of ${readsPerSample} reads; ratio to the first page of the same pattern.\n`,
   );
   console.log(
     `| Engine | Pattern | ${depths.map((depth) => `page ${depth.toLocaleString('en')}`).join(' | ')} |`,
