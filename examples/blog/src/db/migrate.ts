@@ -33,9 +33,9 @@ export type InTransaction = <T>(work: (session: MigrationSession) => Promise<T>)
 
 const fileName = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
-/** Reads the migration files, ordered by version. Other files in the folder are an error, not ignored. */
+/** Reads the `.sql` files, ordered by version. A misnamed `.sql` file is an error, not silently skipped. */
 export async function readMigrations(directory = migrationsDirectory): Promise<Migration[]> {
-  const files = (await readdir(directory)).filter((file) => !file.startsWith('.')).sort();
+  const files = (await readdir(directory)).filter((file) => file.endsWith('.sql')).sort();
   const migrations: Migration[] = [];
   for (const file of files) {
     const match = fileName.exec(file);
