@@ -161,6 +161,12 @@ export class App<TCtx extends object = object> {
     return this.#mounts;
   }
 
+  /** One line per route, procedures and health checks alike: `GET /api/posts/:id`. */
+  routeLines(): string[] {
+    const health = [...this.#healthPrefixes].map((prefix) => `GET ${prefix}/health`);
+    return [...this.#routes.map((route) => `${route.method} ${route.path}`), ...health];
+  }
+
   /** The shared logger (pino). */
   get log(): FastifyInstance['log'] {
     return this.server.log;
@@ -221,13 +227,12 @@ export class App<TCtx extends object = object> {
   /** Listens, logs one line per route, and (by default) shuts down gracefully on SIGTERM/SIGINT. */
   async listen(options: ListenOptions = {}): Promise<string> {
     await this.server.ready();
-    for (const route of this.#routes) this.log.info(`${route.method} ${route.path}`);
+    for (const line of this.routeLines()) this.log.info(line);
     const address = await this.server.listen({
       port: options.port ?? 3030,
       host: options.host ?? '127.0.0.1',
     });
     if (options.handleSignals !== false) this.#installSignals();
-    this.log.info(`Listening on ${address}`);
     return address;
   }
 
