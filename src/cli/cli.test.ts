@@ -361,7 +361,7 @@ describe('proceed start', slow, () => {
     const server = launch(['start', minimalEntry, '--port', String(flagPort)], {
       env: { PORT: String(envPort) },
     });
-    await server.waitFor(`Listening on http://127.0.0.1:${flagPort}`);
+    await server.waitFor(`Server listening at http://127.0.0.1:${flagPort}`);
     const health = await fetch(`http://127.0.0.1:${flagPort}/api/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
@@ -382,7 +382,7 @@ describe('proceed start', slow, () => {
   it('takes the port from PORT and the host from HOST when no flag is given', async () => {
     const port = await freePort();
     const server = launch(['start', minimalEntry], { env: { PORT: String(port), HOST: '127.0.0.1' } });
-    await server.waitFor(`Listening on http://127.0.0.1:${port}`);
+    await server.waitFor(`Server listening at http://127.0.0.1:${port}`);
     expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
     server.child.kill('SIGINT');
     expect((await server.exited).code).toBe(0);
@@ -419,7 +419,7 @@ export default async () => createApp().mount([greetings]);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api/greetings`;
     const dev = launch(['dev', '--port', String(port)], { cwd: directory });
-    await dev.waitFor(`Listening on http://127.0.0.1:${port}`, 30_000);
+    await dev.waitFor(`Server listening at http://127.0.0.1:${port}`, 30_000);
     expect(dev.output()).toContain('[proceed dev] watching src');
     expect(dev.output()).toMatch(
       /METHOD\s+PATH\s+PROCEDURE\s+GUARDS\nGET\s+\/api\/greetings\s+greetings\.listGreetings/,
