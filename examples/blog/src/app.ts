@@ -61,7 +61,12 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     const app: App<BlogContext> = createApp<BlogContext>({
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       exposeErrors: !production,
-      health: { check: async () => (await database.ping(), true) },
+      health: {
+        check: async () => {
+          await database.ping();
+          return true;
+        },
+      },
       // tokens and mailer need the app's logger; they exist before the first request.
       context: () => ({ repos, tokens, mailer }),
     });
