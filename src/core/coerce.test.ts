@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCoercer } from './coerce.js';
+import { createBodyDateCoercer, createCoercer } from './coerce.js';
 
 const schema = z.object({
   limit: z.number().int().optional(),
@@ -59,5 +59,39 @@ describe('createCoercer', () => {
   it('passes input through when there is no schema', () => {
     const raw = { a: '1' };
     expect(createCoercer(undefined)(raw)).toBe(raw);
+  });
+});
+
+describe('createBodyDateCoercer', () => {
+  const body = z.object({
+    title: z.string(),
+    publishAt: z.date().optional(),
+    stamp: z.iso.datetime().optional(),
+    data: z.object({ due: z.date().nullable(), steps: z.array(z.object({ at: z.date() })) }).optional(),
+  });
+  const revive = createBodyDateCoercer(body);
+
+  it('turns ISO strings into Dates where the schema has z.date(), at any depth', () => {
+    const value = revive({
+      title: '2024-01-01',
+      publishAt: '2024-01-02T03:04:05Z',
+      stamp: '2024-01-01T00:00:00Z',
+      data: { due: '2024-02-01', steps: [{ at: '2024-03-01' }, { at: 'soon' }] },
+    });
+    expect(value).toEqual({
+      title: '2024-01-01',
+      publishAt: new Date('2024-01-02T03:04:05Z'),
+      stamp: '2024-01-01T00:00:00Z',
+      data: { due: new Date('2024-02-01'), steps: [{ at: new Date('2024-03-01') }, { at: 'soon' }] },
+    });
+    expect(body.safeParse(value).success).toBe(false);
+  });
+
+  it('leaves bodies of other shapes alone', () => {
+    expect(revive([1])).toEqual([1]);
+    expect(revive({ data: null })).toEqual({ data: null });
+    expect(createBodyDateCoercer(z.object({ a: z.string() }))({ a: '2024-01-01' })).toEqual({
+      a: '2024-01-01',
+    });
   });
 });

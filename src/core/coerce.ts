@@ -110,3 +110,52 @@ export function createCoercer(schema: StandardSchemaV1 | undefined): Coercer {
     return raw;
   };
 }
+
+type DateWalker = (value: unknown) => unknown;
+
+function parseIsoDate(value: unknown): unknown {
+  if (typeof value !== 'string' || !isoDate.test(value)) return value;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date;
+}
+
+/** Walks a value alongside its Zod schema, turning ISO strings into Dates where the schema has `z.date()`. */
+function dateWalker(schema: z.ZodType, depth = 0): DateWalker | undefined {
+  if (depth > 32) return undefined;
+  const { type, schema: inner } = innerZodType(schema);
+  const def = inner._zod.def as unknown as {
+    shape?: Record<string, z.ZodType>;
+    element?: z.ZodType;
+    options?: z.ZodType[];
+  };
+  if (type === 'date') return parseIsoDate;
+  if (type === 'object' && def.shape !== undefined) {
+    const fields = Object.entries(def.shape).flatMap(([key, field]) => {
+      const walk = dateWalker(field, depth + 1);
+      return walk === undefined ? [] : [[key, walk] as const];
+    });
+    if (fields.length === 0) return undefined;
+    return (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+      const copy: Record<string, unknown> = { ...value };
+      for (const [key, walk] of fields) if (key in copy) copy[key] = walk(copy[key]);
+      return copy;
+    };
+  }
+  if (type === 'array' && def.element !== undefined) {
+    const walk = dateWalker(def.element, depth + 1);
+    if (walk === undefined) return undefined;
+    return (value) => (Array.isArray(value) ? value.map(walk) : value);
+  }
+  return undefined;
+}
+
+/**
+ * JSON has no dates, so a `z.date()` in a body could never be satisfied as sent. This turns ISO
+ * 8601 strings into Dates exactly where a Zod input schema declares `z.date()`, at any depth, and
+ * touches nothing else. Other validators get the body as sent.
+ */
+export function createBodyDateCoercer(schema: StandardSchemaV1 | undefined): DateWalker {
+  if (schema === undefined || !isZodSchema(schema)) return (value) => value;
+  return dateWalker(schema) ?? ((value) => value);
+}

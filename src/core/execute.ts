@@ -3,7 +3,7 @@
  * coercion, validation, the handler and serialization. Adapters only translate requests in and
  * replies out.
  */
-import { createCoercer } from './coerce.js';
+import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { compileSerializer, type Serializer } from './output.js';
 import type { AnyMiddleware, BaseContext, Guard, MiddlewareResult } from './procedure.js';
@@ -70,6 +70,7 @@ export function compileRoute(route: RouteEntry): Invoke {
   const { definition, inputMode } = route;
   const { input: inputSchema, output, handler, guards, middlewares } = definition;
   const coerce = createCoercer(inputSchema);
+  const reviveDates = createBodyDateCoercer(inputSchema);
   const isDelete = route.convention?.prefix === 'delete';
   const isCreate = route.convention?.prefix === 'create';
 
@@ -97,12 +98,12 @@ export function compileRoute(route: RouteEntry): Invoke {
   const assemble = (call: Call): Record<string, unknown> => {
     if (inputMode === 'query') return coerce({ ...call.query, ...call.params });
     const params = coerce({ ...call.params });
-    if (inputMode === 'update') return { ...params, data: call.body };
+    if (inputMode === 'update') return reviveDates({ ...params, data: call.body }) as Record<string, unknown>;
     if (call.body === undefined || call.body === null) return params;
     if (!isPlainObject(call.body)) {
       throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
     }
-    return { ...call.body, ...params };
+    return reviveDates({ ...call.body, ...params }) as Record<string, unknown>;
   };
 
   const locationOf = (result: unknown): string | undefined => {
