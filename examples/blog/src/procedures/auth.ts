@@ -1,7 +1,13 @@
 /** POST /api/auth/*: registration, login, token refresh, logout, the caller, password reset (CONTRACT §4). */
 import { createHash, randomBytes } from 'node:crypto';
-import { ForbiddenError, ProceedError, procedures, ValidationError } from 'proceed';
-import { authenticated, hashPassword, type TokenPair, verifyPasswordOrDummy } from 'proceed/auth';
+import { ForbiddenError, procedures, UnauthenticatedError, ValidationError } from 'proceed';
+import {
+  authenticated,
+  hashPassword,
+  InvalidTokenError,
+  type TokenPair,
+  verifyPasswordOrDummy,
+} from 'proceed/auth';
 import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import type { User as UserRecord } from '../db/index.js';
@@ -25,8 +31,11 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 const session = (user: UserRecord, pair: TokenPair) => ({ user, ...pair });
 
-/** One answer for an unknown email and a wrong password, so neither can be told from the other. */
-const badCredentials = () => new ProceedError('UNAUTHENTICATED', 'Invalid email or password');
+/**
+ * One answer for an unknown email and a wrong password, so neither can be told from the other.
+ * UnauthenticatedError carries `WWW-Authenticate: Bearer`, which every 401 must (RFC 9110).
+ */
+const badCredentials = () => new UnauthenticatedError('Invalid email or password');
 
 export const auth = procedures('auth', {
   register: blogProcedure()
@@ -71,7 +80,7 @@ export const auth = procedures('auth', {
           return owner?.isActive === true;
         },
       });
-      if (owner === undefined) throw new ProceedError('INVALID_TOKEN', 'user not found');
+      if (owner === undefined) throw new InvalidTokenError('user not found');
       return session(owner, pair);
     }),
 
