@@ -1,0 +1,447 @@
+/** /api/auth/* end to end (CONTRACT §4), on PGlite and PostgreSQL. */
+import { describe, expect, it } from 'vitest';
+import {
+  type Blog,
+  claimsOf,
+  engines,
+  expectKeys,
+  expectProblem,
+  type Problem,
+  type Session,
+  signJwt,
+  type UserView,
+  uniqueEmail,
+  useBlog,
+  views,
+} from './harness.js';
+
+const sessionKeys = ['accessToken', 'expiresIn', 'refreshToken', 'tokenType', 'user'];
+
+function expectSession(session: Session, email: string): void {
+  expectKeys(session, sessionKeys);
+  expectKeys(session.user, views.userAuthenticated);
+  expect(session.user.email).toBe(email.toLowerCase());
+  expect(session.tokenType).toBe('Bearer');
+  expect(session.expiresIn).toBe(15 * 60);
+  const access = claimsOf(session.accessToken);
+  const refresh = claimsOf(session.refreshToken);
+  expect(access).toMatchObject({ sub: session.user.id, type: 'access' });
+  expect(refresh).toMatchObject({ sub: session.user.id, type: 'refresh' });
+  expect(Number(access.exp) - Number(access.iat)).toBe(15 * 60);
+  expect(Number(refresh.exp) - Number(refresh.iat)).toBe(7 * 24 * 60 * 60);
+  expect(typeof access.jti).toBe('string');
+  expect(access.jti).not.toBe(refresh.jti);
+}
+
+async function deactivate(blog: Blog, userId: string): Promise<void> {
+  const reply = await blog.put(`/api/users/${userId}`, { isActive: false }, await blog.adminToken());
+  expect(reply.status, reply.text).toBe(200);
+}
+
+for (const engine of engines()) {
+  describe.skipIf(engine.skip)(`auth on ${engine.name}`, () => {
+    const blog = useBlog(engine);
+
+    describe('POST /api/auth/register', () => {
+      it('creates a user with role user and signs them in', async () => {
+        const email = uniqueEmail('Mixed.Case');
+        const reply = await blog.post<Session>('/api/auth/register', {
+          email,
+          password: 'correct horse',
+          name: 'Ada',
+        });
+        expect(reply.status, reply.text).toBe(201);
+        expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+        expectSession(reply.body, email);
+        expect(reply.body.user).toMatchObject({ name: 'Ada', role: 'user' });
+
+        const me = await blog.get<UserView>('/api/auth/me', reply.body.accessToken);
+        expect(me.status).toBe(200);
+        expect(me.body).toEqual(reply.body.user);
+      });
+
+      it('answers 409 CONFLICT for a taken email, whatever its case', async () => {
+        const { email } = await blog.register();
+        for (const again of [email, email.toUpperCase()]) {
+          const reply = await blog.post('/api/auth/register', {
+            email: again,
+            password: 'password1',
+            name: 'B',
+          });
+          expectProblem(reply, 409, 'CONFLICT', 'A user with this email already exists');
+        }
+      });
+
+      it.each([
+        ['a short password', { email: 'x@example.com', password: 'short', name: 'X' }, 'password'],
+        ['a malformed email', { email: 'not-an-email', password: 'password1', name: 'X' }, 'email'],
+        ['no name', { email: 'x@example.com', password: 'password1' }, 'name'],
+        ['a blank name', { email: 'x@example.com', password: 'password1', name: '   ' }, 'name'],
+        ['no password', { email: 'x@example.com', name: 'X' }, 'password'],
+      ])('answers 400 VALIDATION_FAILED for %s', async (_, body, path) => {
+        const reply = await blog.post('/api/auth/register', body);
+        const problem = expectProblem(reply, 400, 'VALIDATION_FAILED');
+        expect(problem.errors?.map((error) => error.path)).toContain(path);
+      });
+
+      it('answers 400 for a body that is not an object', async () => {
+        const reply = await blog.post('/api/auth/register', ['x@example.com', 'password1']);
+        expectProblem(reply, 400, 'VALIDATION_FAILED');
+      });
+    });
+
+    describe('POST /api/auth/login', () => {
+      it('signs in with the email in any case', async () => {
+        const { email, password, user } = await blog.register();
+        const session = await blog.login(email.toUpperCase(), password);
+        expectSession(session, email);
+        expect(session.user).toEqual(user);
+      });
+
+      it('answers an unknown email and a wrong password with the same 401', async () => {
+        const { email } = await blog.register();
+        const unknown = await blog.post('/api/auth/login', {
+          email: uniqueEmail('nobody'),
+          password: 'password1',
+        });
+        const wrong = await blog.post('/api/auth/login', { email, password: 'wrong password' });
+        expectProblem(unknown, 401, 'UNAUTHENTICATED', 'Invalid email or password');
+        expectProblem(wrong, 401, 'UNAUTHENTICATED', 'Invalid email or password');
+        expect(wrong.body).toEqual(unknown.body);
+        expect(wrong.headers.get('www-authenticate')).toBe(unknown.headers.get('www-authenticate'));
+      });
+
+      it('answers 403 FORBIDDEN for a deactivated user with the right password', async () => {
+        const { email, password, user } = await blog.register();
+        await deactivate(blog, user.id);
+        expectProblem(await blog.post('/api/auth/login', { email, password }), 403, 'FORBIDDEN');
+        // A wrong password still says nothing about the account.
+        expectProblem(
+          await blog.post('/api/auth/login', { email, password: 'wrong password' }),
+          401,
+          'UNAUTHENTICATED',
+        );
+      });
+
+      it('answers 400 for missing fields', async () => {
+        expectProblem(
+          await blog.post('/api/auth/login', { email: 'a@example.com' }),
+          400,
+          'VALIDATION_FAILED',
+        );
+      });
+    });
+
+    describe('POST /api/auth/refresh', () => {
+      it('rotates: a new pair that works, and the old refresh token is single use', async () => {
+        const first = await blog.register();
+        const rotated = await blog.post<Session>('/api/auth/refresh', { refreshToken: first.refreshToken });
+        expect(rotated.status, rotated.text).toBe(200);
+        expectSession(rotated.body, first.email);
+        expect(rotated.body.accessToken).not.toBe(first.accessToken);
+        expect(rotated.body.refreshToken).not.toBe(first.refreshToken);
+        expect(claimsOf(rotated.body.refreshToken).fam).toBe(claimsOf(first.refreshToken).fam);
+        expect((await blog.get('/api/auth/me', rotated.body.accessToken)).status).toBe(200);
+
+        // Reuse of the used token: 401, and the whole family is revoked.
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: first.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+          'refresh token already used',
+        );
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: rotated.body.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+        expectProblem(await blog.get('/api/auth/me', rotated.body.accessToken), 401, 'INVALID_TOKEN');
+        expectProblem(await blog.get('/api/auth/me', first.accessToken), 401, 'INVALID_TOKEN');
+
+        // Another login of the same user is another family: untouched.
+        const other = await blog.login(first.email, first.password);
+        expect((await blog.get('/api/auth/me', other.accessToken)).status).toBe(200);
+      });
+
+      it('never accepts a refresh token as an access token, nor the reverse', async () => {
+        const session = await blog.register();
+        expectProblem(
+          await blog.get('/api/auth/me', session.refreshToken),
+          401,
+          'INVALID_TOKEN',
+          'expected an access token',
+        );
+        expectProblem(await blog.get('/api/posts', session.refreshToken), 401, 'INVALID_TOKEN');
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: session.accessToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+        // The failed attempts did not use the refresh token up.
+        expect((await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken })).status).toBe(
+          200,
+        );
+      });
+
+      it('refuses a malformed token and a deactivated user', async () => {
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: 'nonsense' }),
+          401,
+          'INVALID_TOKEN',
+          'jwt malformed',
+        );
+        expectProblem(await blog.post('/api/auth/refresh', {}), 400, 'VALIDATION_FAILED');
+        const session = await blog.register();
+        await deactivate(blog, session.user.id);
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+      });
+    });
+
+    describe('POST /api/auth/logout', () => {
+      it('revokes that access token and its refresh family, not other sessions', async () => {
+        const session = await blog.register();
+        const other = await blog.login(session.email, session.password);
+        const reply = await blog.post('/api/auth/logout', undefined, session.accessToken);
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.body).toEqual({ success: true });
+
+        expectProblem(await blog.get('/api/auth/me', session.accessToken), 401, 'INVALID_TOKEN');
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+        expectProblem(
+          await blog.post('/api/auth/logout', undefined, session.accessToken),
+          401,
+          'INVALID_TOKEN',
+        );
+        expect((await blog.get('/api/auth/me', other.accessToken)).status).toBe(200);
+      });
+
+      it('needs a token: 401 UNAUTHENTICATED with WWW-Authenticate: Bearer', async () => {
+        const reply = await blog.post('/api/auth/logout');
+        expectProblem(reply, 401, 'UNAUTHENTICATED');
+        expect(reply.headers.get('www-authenticate')).toBe('Bearer');
+      });
+    });
+
+    describe('GET /api/auth/me', () => {
+      it('returns the caller in the authenticated view, exactly', async () => {
+        const session = await blog.register({ name: 'Grace' });
+        const reply = await blog.get<UserView>('/api/auth/me', session.accessToken);
+        expect(reply.status).toBe(200);
+        expectKeys(reply.body, views.userAuthenticated);
+        expect(reply.body).toEqual({
+          id: session.user.id,
+          name: 'Grace',
+          email: session.email,
+          role: 'user',
+        });
+      });
+
+      it('answers 401 UNAUTHENTICATED without a token', async () => {
+        const reply = await blog.get('/api/auth/me');
+        expectProblem(reply, 401, 'UNAUTHENTICATED');
+        expect(reply.headers.get('www-authenticate')).toBe('Bearer');
+      });
+    });
+
+    describe('password reset', () => {
+      it('answers 202 whether or not the email exists; only a real account gets mail', async () => {
+        const { email, user } = await blog.register({ name: 'Mailed' });
+        const before = blog.mail.length;
+        const known = await blog.post('/api/auth/forgot-password', { email: email.toUpperCase() });
+        const unknown = await blog.post('/api/auth/forgot-password', { email: uniqueEmail('ghost') });
+        expect(known.status).toBe(202);
+        expect(unknown.status).toBe(202);
+        expect(known.body).toEqual({ success: true });
+        expect(unknown.text).toBe(known.text);
+        const sent = blog.mail.slice(before);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]).toMatchObject({ to: email, name: 'Mailed' });
+        expect(sent[0]?.token.length).toBeGreaterThanOrEqual(32);
+        const lifetime = (sent[0]?.expiresAt.getTime() ?? 0) - Date.now();
+        expect(lifetime).toBeGreaterThan(59 * 60 * 1000);
+        expect(lifetime).toBeLessThanOrEqual(60 * 60 * 1000);
+
+        await deactivate(blog, user.id);
+        expect((await blog.post('/api/auth/forgot-password', { email })).status).toBe(202);
+        expect(blog.mail.length).toBe(before + 1);
+      });
+
+      it('answers 400 for a malformed email', async () => {
+        const reply = await blog.post('/api/auth/forgot-password', { email: 'nope' });
+        const problem = expectProblem(reply, 400, 'VALIDATION_FAILED');
+        expect(problem.errors?.[0]?.path).toBe('email');
+      });
+
+      it('resets once, signs every session out, and swaps the passwords', async () => {
+        const session = await blog.register();
+        const second = await blog.login(session.email, session.password);
+        const before = blog.mail.length;
+        expect((await blog.post('/api/auth/forgot-password', { email: session.email })).status).toBe(202);
+        const token = blog.mail[before]?.token ?? '';
+
+        // A failed validation does not use the token up.
+        expectProblem(
+          await blog.post('/api/auth/reset-password', { token, password: 'short' }),
+          400,
+          'VALIDATION_FAILED',
+        );
+        const reset = await blog.post('/api/auth/reset-password', {
+          token,
+          password: 'a brand new password',
+        });
+        expect(reset.status, reset.text).toBe(200);
+        expect(reset.body).toEqual({ success: true });
+
+        const used = await blog.post<Problem>('/api/auth/reset-password', {
+          token,
+          password: 'another password',
+        });
+        expectProblem(used, 400, 'VALIDATION_FAILED');
+        expect(used.body.errors).toEqual([
+          { path: 'token', message: 'The reset token is unknown, used or expired' },
+        ]);
+
+        for (const old of [session, second]) {
+          expectProblem(await blog.get('/api/auth/me', old.accessToken), 401, 'INVALID_TOKEN');
+          expectProblem(
+            await blog.post('/api/auth/refresh', { refreshToken: old.refreshToken }),
+            401,
+            'INVALID_TOKEN',
+          );
+        }
+        expectProblem(
+          await blog.post('/api/auth/login', { email: session.email, password: session.password }),
+          401,
+          'UNAUTHENTICATED',
+        );
+        const fresh = await blog.login(session.email, 'a brand new password');
+        expect((await blog.get('/api/auth/me', fresh.accessToken)).status).toBe(200);
+      });
+
+      it('answers 400 for an unknown token', async () => {
+        const reply = await blog.post('/api/auth/reset-password', {
+          token: 'x'.repeat(43),
+          password: 'password1',
+        });
+        expectProblem(reply, 400, 'VALIDATION_FAILED', 'token: The reset token is unknown, used or expired');
+      });
+    });
+
+    describe('bad tokens on a public route (GET /api/posts)', () => {
+      const now = () => Math.floor(Date.now() / 1000);
+      const claims = (sub: string) => ({
+        sub,
+        jti: crypto.randomUUID(),
+        fam: crypto.randomUUID(),
+        type: 'access',
+        iat: now(),
+        exp: now() + 600,
+      });
+
+      it('works without a token', async () => {
+        expect((await blog.get('/api/posts')).status).toBe(200);
+      });
+
+      it.each([
+        ['garbage', () => 'abc', 'jwt malformed'],
+        ['two segments', () => 'a.b', 'jwt malformed'],
+      ])('answers 401 INVALID_TOKEN for %s', async (_, token, detail) => {
+        expectProblem(await blog.get('/api/posts', token()), 401, 'INVALID_TOKEN', detail);
+      });
+
+      it('answers invalid signature for a tampered token and one signed with another secret', async () => {
+        const { accessToken, user } = await blog.register();
+        const [header, , signature] = accessToken.split('.');
+        const forgedPayload = Buffer.from(
+          JSON.stringify({ ...claimsOf(accessToken), sub: crypto.randomUUID() }),
+        ).toString('base64url');
+        for (const token of [
+          `${header}.${forgedPayload}.${signature}`,
+          `${accessToken.slice(0, -4)}${accessToken.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`,
+          signJwt({ alg: 'HS256', typ: 'JWT' }, claims(user.id), 'another secret that is long enough!!'),
+        ]) {
+          const reply = await blog.get('/api/posts', token);
+          expectProblem(reply, 401, 'INVALID_TOKEN', 'invalid signature');
+          expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+        }
+      });
+
+      it('refuses alg none and any algorithm but HS256, even with the right secret', async () => {
+        const { user } = await blog.register();
+        const secret = blog.instance.secret;
+        for (const header of [
+          { alg: 'none', typ: 'JWT' },
+          { alg: 'HS512', typ: 'JWT' },
+        ]) {
+          const token = signJwt(header, claims(user.id), secret);
+          expectProblem(await blog.get('/api/posts', token), 401, 'INVALID_TOKEN');
+        }
+        // The same claims with HS256 and the right secret pass: the refusals were about the algorithm.
+        expect(
+          (await blog.get('/api/posts', signJwt({ alg: 'HS256', typ: 'JWT' }, claims(user.id), secret)))
+            .status,
+        ).toBe(200);
+      });
+
+      it('answers jwt expired for an expired token', async () => {
+        const { user } = await blog.register();
+        const token = signJwt(
+          { alg: 'HS256', typ: 'JWT' },
+          { ...claims(user.id), iat: now() - 3600, exp: now() - 1800 },
+          blog.instance.secret,
+        );
+        expectProblem(await blog.get('/api/posts', token), 401, 'INVALID_TOKEN', 'jwt expired');
+      });
+
+      it('refuses another scheme than Bearer', async () => {
+        const reply = await blog.request('GET', '/api/posts', {
+          headers: { authorization: 'Basic dXNlcjpwYXNz' },
+        });
+        expectProblem(reply, 401, 'INVALID_TOKEN');
+      });
+    });
+
+    describe('admin seeding (options.admin)', () => {
+      it('signs the configured admin in with role admin', async () => {
+        const { email, password } = blog.instance.admin;
+        const session = await blog.login(email, password);
+        expect(session.user).toMatchObject({ email, role: 'admin', name: 'Admin' });
+        expect((await blog.get('/api/users', session.accessToken)).status).toBe(200);
+      });
+    });
+  });
+
+  describe.skipIf(engine.skip)(`auth rate limit on ${engine.name}`, () => {
+    const blog = useBlog(engine, { authRateLimit: 3 });
+
+    it('answers the 4th login in a minute with 429 RATE_LIMITED and Retry-After', async () => {
+      const body = { email: uniqueEmail(), password: 'password1' };
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const reply = await blog.post('/api/auth/login', body);
+        expect(reply.status).toBe(401);
+        expect(reply.headers.get('x-ratelimit-limit')).toBe('3');
+      }
+      const limited = await blog.post('/api/auth/login', body);
+      expectProblem(limited, 429, 'RATE_LIMITED');
+      const retryAfter = Number(limited.headers.get('retry-after'));
+      expect(Number.isInteger(retryAfter)).toBe(true);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+
+      // Other routes have their own counters; routes without a limit have none.
+      expect(
+        (await blog.post('/api/auth/register', { email: uniqueEmail(), password: 'password1', name: 'R' }))
+          .status,
+      ).toBe(201);
+      for (let attempt = 0; attempt < 5; attempt++) expect((await blog.get('/api/posts')).status).toBe(200);
+    });
+  });
+}
