@@ -1,0 +1,426 @@
+/** /api/users end to end (CONTRACT §5), on PGlite and PostgreSQL. */
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Blog,
+  engines,
+  expectKeys,
+  expectProblem,
+  type OffsetPage,
+  type UserView,
+  uniqueEmail,
+  useBlog,
+  views,
+} from './harness.js';
+
+type AdminUser = Required<UserView>;
+
+async function createUser(
+  blog: Blog,
+  fields: { name: string; email?: string; role?: 'admin' | 'user' | 'guest' },
+): Promise<AdminUser & { password: string }> {
+  const password = `pw-${randomBytes(6).toString('hex')}`;
+  const reply = await blog.post<AdminUser>(
+    '/api/users',
+    { email: fields.email ?? uniqueEmail(), password, ...fields },
+    await blog.adminToken(),
+  );
+  expect(reply.status, reply.text).toBe(201);
+  return { ...reply.body, password };
+}
+
+for (const engine of engines()) {
+  describe.skipIf(engine.skip)(`users on ${engine.name}`, () => {
+    const blog = useBlog(engine);
+
+    describe('GET /api/users (admin)', () => {
+      // A tag in every name scopes each query to the users made here, whatever else the suite adds.
+      const tag = `zq${randomBytes(3).toString('hex')}`;
+      let made: AdminUser[] = [];
+      const list = async (query: string) => {
+        const reply = await blog.get<OffsetPage<AdminUser>>(`/api/users?${query}`, await blog.adminToken());
+        expect(reply.status, reply.text).toBe(200);
+        return reply.body;
+      };
+      const scoped = (query = '') => list(`search=${tag}${query === '' ? '' : `&${query}`}`);
+
+      beforeAll(async () => {
+        // Created one by one: creation order is the default order.
+        const specs = [
+          { name: `${tag} Carol`, role: 'user' },
+          { name: `${tag} Alice`, role: 'guest' },
+          { name: `${tag} Bob 100%_sure`, role: 'user' },
+          { name: `${tag} Dave 100xxsure`, role: 'admin' },
+          { name: `${tag} Erin`, role: 'user' },
+        ] as const;
+        made = [];
+        for (const spec of specs) made.push(await createUser(blog, spec));
+        const deactivated = await blog.put(
+          `/api/users/${made[4]?.id}`,
+          { isActive: false },
+          await blog.adminToken(),
+        );
+        expect(deactivated.status).toBe(200);
+        made[4] = { ...(made[4] as AdminUser), isActive: false };
+      });
+
+      it('answers 401 to anonymous callers and 403 to users', async () => {
+        const anonymous = await blog.get('/api/users');
+        expectProblem(anonymous, 401, 'UNAUTHENTICATED');
+        expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+        const { accessToken } = await blog.register();
+        expectProblem(
+          await blog.get('/api/users', accessToken),
+          403,
+          'FORBIDDEN',
+          'Guard "admin" denied access',
+        );
+      });
+
+      it('pages in creation order with exact meta, in the admin view', async () => {
+        const first = await scoped('limit=2');
+        expectKeys(first, ['data', 'meta']);
+        expect(first.meta).toEqual({ page: 1, limit: 2, total: 5, totalPages: 3 });
+        for (const user of first.data) expectKeys(user, views.userAdmin);
+        const pages = [first, await scoped('limit=2&page=2'), await scoped('limit=2&page=3')];
+        expect(pages.map((page) => page.data.length)).toEqual([2, 2, 1]);
+        expect(pages.flatMap((page) => page.data.map((user) => user.id))).toEqual(
+          made.map((user) => user.id),
+        );
+        expect(pages[0]?.data[0]).toEqual({
+          ...made[0],
+          password: undefined,
+          updatedAt: pages[0]?.data[0]?.updatedAt,
+        });
+        expect(new Date(pages[0]?.data[0]?.createdAt ?? '').toISOString()).toBe(pages[0]?.data[0]?.createdAt);
+
+        const past = await scoped('limit=2&page=4');
+        expect(past).toEqual({ data: [], meta: { page: 4, limit: 2, total: 5, totalPages: 3 } });
+      });
+
+      it('defaults to page 1, limit 20, and counts totalPages 0 for no match', async () => {
+        const all = await scoped();
+        expect(all.meta).toEqual({ page: 1, limit: 20, total: 5, totalPages: 1 });
+        const none = await list(`search=nothing-${tag}`);
+        expect(none).toEqual({ data: [], meta: { page: 1, limit: 20, total: 0, totalPages: 0 } });
+      });
+
+      it('sorts by name, email, createdAt and updatedAt, both ways', async () => {
+        const names = (page: OffsetPage<AdminUser>) => page.data.map((user) => user.name);
+        // Every name starts with the tag and a distinct capital, so the order is the same under any
+        // collation (a mixed-case name would sort by the database's collation: C vs en_US differ).
+        const byName = made.map((user) => user.name).sort();
+        expect(names(await scoped('sortBy=name'))).toEqual(byName);
+        expect(names(await scoped('sortBy=name&sortOrder=asc'))).toEqual(byName);
+        expect(names(await scoped('sortBy=name&sortOrder=desc'))).toEqual([...byName].reverse());
+
+        const emails = (await scoped('sortBy=email')).data.map((user) => user.email);
+        expect(emails).toEqual([...emails].sort());
+        expect((await scoped('sortBy=email&sortOrder=desc')).data.map((user) => user.email)).toEqual(
+          [...emails].reverse(),
+        );
+
+        const ids = made.map((user) => user.id);
+        expect((await scoped('sortBy=createdAt')).data.map((user) => user.id)).toEqual(ids);
+        expect((await scoped('sortBy=createdAt&sortOrder=desc')).data.map((user) => user.id)).toEqual(
+          [...ids].reverse(),
+        );
+        expect((await scoped('sortOrder=desc')).data.map((user) => user.id)).toEqual([...ids].reverse());
+        // Erin was updated last (deactivated).
+        expect((await scoped('sortBy=updatedAt&sortOrder=desc')).data[0]?.id).toBe(made[4]?.id);
+      });
+
+      it('searches name and email case-insensitively, with % and _ taken literally', async () => {
+        expect((await list(`search=${tag.toUpperCase()}%20ALICE`)).data.map((user) => user.id)).toEqual([
+          made[1]?.id,
+        ]);
+        const literal = await list(`search=${encodeURIComponent(`${tag} Bob 100%_`)}`);
+        expect(literal.data.map((user) => user.id)).toEqual([made[2]?.id]);
+        // Were % and _ wildcards, "100%_sure" would also match "100xxsure".
+        expect((await list(`search=${encodeURIComponent('100%_sure')}`)).data.map((user) => user.id)).toEqual(
+          [made[2]?.id],
+        );
+        expect((await list(`search=${encodeURIComponent('0%_s')}`)).data.map((user) => user.id)).toEqual([
+          made[2]?.id,
+        ]);
+        expect(
+          (await list(`search=${encodeURIComponent('_')}&limit=100`)).data.map((user) => user.name),
+        ).toEqual([`${tag} Bob 100%_sure`]);
+
+        const email = made[3]?.email ?? '';
+        expect((await list(`search=${encodeURIComponent(email.slice(0, 12).toUpperCase())}`)).data).toEqual(
+          [made[3]].map((user) => ({ ...user, password: undefined, updatedAt: expect.any(String) })),
+        );
+      });
+
+      it('filters by role, isActive and createdAfter', async () => {
+        const ids = (page: OffsetPage<AdminUser>) => page.data.map((user) => user.id);
+        expect(ids(await scoped('role=guest'))).toEqual([made[1]?.id]);
+        expect(ids(await scoped('role=admin'))).toEqual([made[3]?.id]);
+        expect(ids(await scoped('role=user'))).toEqual([made[0]?.id, made[2]?.id, made[4]?.id]);
+        expect(ids(await scoped('isActive=false'))).toEqual([made[4]?.id]);
+        expect((await scoped('isActive=true')).meta.total).toBe(4);
+        expect((await scoped('isActive=0')).meta.total).toBe(1);
+        const third = made[2]?.createdAt ?? '';
+        expect(ids(await scoped(`createdAfter=${encodeURIComponent(third)}`))).toEqual(
+          made.slice(2).map((user) => user.id),
+        );
+        expect(ids(await scoped('role=user&isActive=true&sortOrder=desc'))).toEqual([
+          made[2]?.id,
+          made[0]?.id,
+        ]);
+      });
+
+      it.each([
+        ['limit=101', 'limit'],
+        ['limit=0', 'limit'],
+        ['page=0', 'page'],
+        ['page=abc', 'page'],
+        ['sortBy=password', 'sortBy'],
+        ['sortBy=passwordHash', 'sortBy'],
+        ['sortOrder=up', 'sortOrder'],
+        ['role=superuser', 'role'],
+        ['isActive=maybe', 'isActive'],
+        ['createdAfter=yesterday', 'createdAfter'],
+      ])('answers 400 VALIDATION_FAILED for %s', async (query, path) => {
+        const reply = await blog.get(`/api/users?${query}`, await blog.adminToken());
+        const problem = expectProblem(reply, 400, 'VALIDATION_FAILED');
+        expect(problem.errors?.map((error) => error.path)).toContain(path);
+      });
+    });
+
+    describe('GET /api/users/:id (anyone)', () => {
+      it('returns exactly the public view, to every caller', async () => {
+        const session = await blog.register({ name: 'Public Person' });
+        for (const token of [undefined, session.accessToken, await blog.adminToken()]) {
+          const reply = await blog.get<UserView>(`/api/users/${session.user.id}`, token);
+          expect(reply.status).toBe(200);
+          expect(reply.body).toEqual({ id: session.user.id, name: 'Public Person' });
+          expect(reply.text).not.toContain(session.email);
+        }
+      });
+
+      it('answers 404 NOT_FOUND for an unknown id and a malformed one', async () => {
+        expectProblem(
+          await blog.get(`/api/users/${crypto.randomUUID()}`),
+          404,
+          'NOT_FOUND',
+          'No user with this id',
+        );
+        expectProblem(await blog.get('/api/users/not-a-uuid'), 404, 'NOT_FOUND');
+      });
+    });
+
+    describe('POST /api/users (admin)', () => {
+      it('creates a user: 201, Location, the admin view; the user can sign in', async () => {
+        const email = uniqueEmail('Created');
+        const reply = await blog.post<AdminUser>(
+          '/api/users',
+          { email, name: 'Made by admin', password: 'password123', role: 'guest' },
+          await blog.adminToken(),
+        );
+        expect(reply.status, reply.text).toBe(201);
+        expectKeys(reply.body, views.userAdmin);
+        expect(reply.body).toMatchObject({
+          email: email.toLowerCase(),
+          name: 'Made by admin',
+          role: 'guest',
+          isActive: true,
+        });
+        expect(reply.headers.get('location')).toBe(`/api/users/${reply.body.id}`);
+        const session = await blog.login(email, 'password123');
+        expect(session.user.role).toBe('guest');
+      });
+
+      it('defaults the role to user', async () => {
+        const user = await createUser(blog, { name: 'Default role' });
+        expect(user.role).toBe('user');
+      });
+
+      it('answers 409 for a taken email and 400 for bad input', async () => {
+        const admin = await blog.adminToken();
+        const { email } = await blog.register();
+        expectProblem(
+          await blog.post(
+            '/api/users',
+            { email: email.toUpperCase(), name: 'X', password: 'password1' },
+            admin,
+          ),
+          409,
+          'CONFLICT',
+        );
+        expectProblem(
+          await blog.post('/api/users', { email: uniqueEmail(), name: 'X', password: 'short' }, admin),
+          400,
+          'VALIDATION_FAILED',
+        );
+        expectProblem(
+          await blog.post(
+            '/api/users',
+            { email: uniqueEmail(), name: 'X', password: 'password1', role: 'root' },
+            admin,
+          ),
+          400,
+          'VALIDATION_FAILED',
+        );
+      });
+
+      it('answers 401 to anonymous callers and 403 to users', async () => {
+        const body = { email: uniqueEmail(), name: 'X', password: 'password1' };
+        expectProblem(await blog.post('/api/users', body), 401, 'UNAUTHENTICATED');
+        const { accessToken } = await blog.register();
+        expectProblem(
+          await blog.post('/api/users', body, accessToken),
+          403,
+          'FORBIDDEN',
+          'Guard "admin" denied access',
+        );
+      });
+    });
+
+    describe('PUT /api/users/:id', () => {
+      it('lets a user rename themselves, answering the authenticated view', async () => {
+        const session = await blog.register({ name: 'Old Name' });
+        const reply = await blog.put<UserView>(
+          `/api/users/${session.user.id}`,
+          { name: 'New Name' },
+          session.accessToken,
+        );
+        expect(reply.status, reply.text).toBe(200);
+        expectKeys(reply.body, views.userAuthenticated);
+        expect(reply.body).toEqual({ ...session.user, name: 'New Name' });
+        expect((await blog.get<UserView>(`/api/users/${session.user.id}`)).body.name).toBe('New Name');
+      });
+
+      it('forbids a user to send role or isActive, or to edit someone else', async () => {
+        const session = await blog.register();
+        const other = await blog.register();
+        const path = `/api/users/${session.user.id}`;
+        for (const body of [{ role: 'admin' }, { isActive: false }, { name: 'Me', role: 'user' }]) {
+          expectProblem(
+            await blog.put(path, body, session.accessToken),
+            403,
+            'FORBIDDEN',
+            'Only an admin may change role or isActive',
+          );
+        }
+        expectProblem(
+          await blog.put(`/api/users/${other.user.id}`, { name: 'Hacked' }, session.accessToken),
+          403,
+          'FORBIDDEN',
+          'Guard "self or admin" denied access',
+        );
+        expect((await blog.get<UserView>('/api/auth/me', session.accessToken)).body.role).toBe('user');
+        expect((await blog.get<UserView>(`/api/users/${other.user.id}`)).body.name).toBe('Test User');
+      });
+
+      it('answers 400 for an empty body or an unknown field, 401 without a token', async () => {
+        const session = await blog.register();
+        const path = `/api/users/${session.user.id}`;
+        expectProblem(
+          await blog.put(path, {}, session.accessToken),
+          400,
+          'VALIDATION_FAILED',
+          'data: Send at least one field',
+        );
+        expectProblem(
+          await blog.put(path, { email: 'new@example.com' }, session.accessToken),
+          400,
+          'VALIDATION_FAILED',
+        );
+        expectProblem(await blog.put(path, { name: '' }, session.accessToken), 400, 'VALIDATION_FAILED');
+        expectProblem(await blog.put(path, { name: 'X' }), 401, 'UNAUTHENTICATED');
+      });
+
+      it('lets an admin change name, role and isActive; 404 for an unknown user', async () => {
+        const session = await blog.register();
+        const admin = await blog.adminToken();
+        const reply = await blog.put<UserView>(
+          `/api/users/${session.user.id}`,
+          { name: 'Renamed', role: 'guest' },
+          admin,
+        );
+        expect(reply.status, reply.text).toBe(200);
+        expectKeys(reply.body, views.userAuthenticated);
+        expect(reply.body).toMatchObject({ name: 'Renamed', role: 'guest' });
+        expectProblem(
+          await blog.put(`/api/users/${crypto.randomUUID()}`, { name: 'Nobody' }, admin),
+          404,
+          'NOT_FOUND',
+        );
+      });
+
+      it('applies a role change to the user’s existing token at once', async () => {
+        const session = await blog.register();
+        const admin = await blog.adminToken();
+        expectProblem(await blog.get('/api/users', session.accessToken), 403, 'FORBIDDEN');
+        await blog.put(`/api/users/${session.user.id}`, { role: 'admin' }, admin);
+        expect((await blog.get('/api/users', session.accessToken)).status).toBe(200);
+        expect((await blog.get<UserView>('/api/auth/me', session.accessToken)).body.role).toBe('admin');
+        await blog.put(`/api/users/${session.user.id}`, { role: 'user' }, admin);
+        expectProblem(await blog.get('/api/users', session.accessToken), 403, 'FORBIDDEN');
+      });
+
+      it('stops a deactivated user’s token at once', async () => {
+        const session = await blog.register();
+        expect((await blog.get('/api/auth/me', session.accessToken)).status).toBe(200);
+        const reply = await blog.put(
+          `/api/users/${session.user.id}`,
+          { isActive: false },
+          await blog.adminToken(),
+        );
+        expect(reply.status).toBe(200);
+        expectProblem(
+          await blog.get('/api/auth/me', session.accessToken),
+          401,
+          'INVALID_TOKEN',
+          'user is deactivated',
+        );
+        expectProblem(await blog.get('/api/posts', session.accessToken), 401, 'INVALID_TOKEN');
+      });
+    });
+
+    describe('DELETE /api/users/:id (admin)', () => {
+      it('deletes the user and their posts; their token stops working', async () => {
+        const session = await blog.register();
+        const admin = await blog.adminToken();
+        const published = await blog.createPost(session.accessToken, { status: 'published' });
+        const draft = await blog.createPost(session.accessToken);
+        const reply = await blog.delete(`/api/users/${session.user.id}`, admin);
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.body).toEqual({ success: true });
+
+        for (const post of [published, draft]) {
+          expectProblem(await blog.get(`/api/posts/${post.id}`, admin), 404, 'NOT_FOUND');
+        }
+        const listed = await blog.get<{ data: unknown[] }>(`/api/posts?authorId=${session.user.id}`, admin);
+        expect(listed.body.data).toEqual([]);
+        expectProblem(await blog.get('/api/auth/me', session.accessToken), 401, 'INVALID_TOKEN');
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+        expectProblem(
+          await blog.post('/api/auth/login', { email: session.email, password: session.password }),
+          401,
+          'UNAUTHENTICATED',
+        );
+        expectProblem(await blog.get(`/api/users/${session.user.id}`), 404, 'NOT_FOUND');
+        expectProblem(await blog.delete(`/api/users/${session.user.id}`, admin), 404, 'NOT_FOUND');
+      });
+
+      it('answers 401 to anonymous callers and 403 to users, deleting nothing', async () => {
+        const victim = await blog.register();
+        expectProblem(await blog.delete(`/api/users/${victim.user.id}`), 401, 'UNAUTHENTICATED');
+        expectProblem(
+          await blog.delete(`/api/users/${victim.user.id}`, victim.accessToken),
+          403,
+          'FORBIDDEN',
+          'Guard "admin" denied access',
+        );
+        expect((await blog.get(`/api/users/${victim.user.id}`)).status).toBe(200);
+      });
+    });
+  });
+}
