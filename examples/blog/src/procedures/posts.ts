@@ -3,8 +3,8 @@ import { NotFoundError, procedures } from 'proceed';
 import { authenticated } from 'proceed/auth';
 import { cursorInput, cursorPage } from 'proceed/pagination';
 import { z } from 'zod';
-import { blogProcedure, visibilityOf } from '../context.js';
-import { postStatuses } from '../db/index.js';
+import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
+import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { authorOrAdmin } from '../guards.js';
 import { Post, Success } from '../resources.js';
 
@@ -16,6 +16,18 @@ const initialStatus = z.enum(['draft', 'published']);
 
 const owned = () => blogProcedure().guard(authenticated, authorOrAdmin);
 
+const noSuchPost = () => new NotFoundError('No post with this id');
+
+function found(post: PostRecord | undefined): PostRecord {
+  if (post === undefined) throw noSuchPost();
+  return post;
+}
+
+/** The post, if the caller may see it; a 404 otherwise, so hidden posts stay hidden. */
+async function visiblePost(ctx: BlogContext, id: string): Promise<PostRecord> {
+  return found(await ctx.repos.posts.findById(id, visibilityOf(ctx.user)));
+}
+
 const moveTo = (status: 'published' | 'archived', path: string, summary: string) =>
   owned()
     .rest({ method: 'POST', path })
@@ -23,11 +35,8 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
     .input(id)
     .output(Post.authenticated)
     .mutation(async ({ input, ctx }) => {
-      const visible = await ctx.repos.posts.findById(input.id, visibilityOf(ctx.user));
-      if (visible === undefined) throw new NotFoundError('No post with this id');
-      const post = await ctx.repos.posts.setStatus(input.id, status);
-      if (post === undefined) throw new NotFoundError('No post with this id');
-      return post;
+      await visiblePost(ctx, input.id);
+      return found(await ctx.repos.posts.setStatus(input.id, status));
     });
 
 export const posts = procedures('posts', {
@@ -46,11 +55,7 @@ export const posts = procedures('posts', {
     .meta({ summary: 'A post, public view' })
     .input(id)
     .output(Post.public)
-    .query(async ({ input, ctx }) => {
-      const post = await ctx.repos.posts.findById(input.id, visibilityOf(ctx.user));
-      if (post === undefined) throw new NotFoundError('No post with this id');
-      return post;
-    }),
+    .query(({ input, ctx }) => visiblePost(ctx, input.id)),
 
   createPost: blogProcedure()
     .meta({ summary: 'Write a post; you are its author' })
@@ -76,11 +81,8 @@ export const posts = procedures('posts', {
     )
     .output(Post.authenticated)
     .mutation(async ({ input, ctx }) => {
-      const visible = await ctx.repos.posts.findById(input.id, visibilityOf(ctx.user));
-      if (visible === undefined) throw new NotFoundError('No post with this id');
-      const post = await ctx.repos.posts.update(input.id, input.data);
-      if (post === undefined) throw new NotFoundError('No post with this id');
-      return post;
+      await visiblePost(ctx, input.id);
+      return found(await ctx.repos.posts.update(input.id, input.data));
     }),
 
   deletePost: owned()
@@ -88,10 +90,8 @@ export const posts = procedures('posts', {
     .input(id)
     .output(Success)
     .mutation(async ({ input, ctx }) => {
-      const visible = await ctx.repos.posts.findById(input.id, visibilityOf(ctx.user));
-      if (visible === undefined || !(await ctx.repos.posts.delete(input.id))) {
-        throw new NotFoundError('No post with this id');
-      }
+      await visiblePost(ctx, input.id);
+      if (!(await ctx.repos.posts.delete(input.id))) throw noSuchPost();
       return { success: true as const };
     }),
 
