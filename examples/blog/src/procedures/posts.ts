@@ -9,6 +9,12 @@ import { authorOrAdmin } from '../guards.js';
 import { Post, Success } from '../resources.js';
 
 const id = z.object({ id: z.string() });
+/**
+ * An `id` in an update body is accepted and ignored: the path names the record (CONTRACT §2), and
+ * clients often send back what they read. Every other unknown field is still a 400.
+ */
+const ignoredId = z.unknown().optional().describe('Ignored: the path names the record');
+const hasChanges = (data: object) => Object.keys(data).some((key) => key !== 'id');
 const title = z.string().trim().min(1).max(200);
 const content = z.string().min(1).max(50_000);
 const excerpt = z.string().max(500);
@@ -71,18 +77,20 @@ export const posts = procedures('posts', {
         id: z.string(),
         data: z
           .strictObject({
+            id: ignoredId,
             title: title.optional(),
             content: content.optional(),
             excerpt: excerpt.optional(),
             status: initialStatus.optional(),
           })
-          .refine((data) => Object.keys(data).length > 0, 'Send at least one field'),
+          .refine(hasChanges, 'Send at least one field'),
       }),
     )
     .output(Post.authenticated)
     .mutation(async ({ input, ctx }) => {
       await visiblePost(ctx, input.id);
-      return found(await ctx.repos.posts.update(input.id, input.data));
+      const { id: _ignored, ...patch } = input.data;
+      return found(await ctx.repos.posts.update(input.id, patch));
     }),
 
   deletePost: owned()

@@ -9,6 +9,12 @@ import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
 
 const id = z.object({ id: z.string() });
+/**
+ * An `id` in an update body is accepted and ignored: the path names the record (CONTRACT §2), and
+ * clients often send back what they read. Every other unknown field is still a 400.
+ */
+const ignoredId = z.unknown().optional().describe('Ignored: the path names the record');
+const hasChanges = (data: object) => Object.keys(data).some((key) => key !== 'id');
 
 export const users = procedures('users', {
   listUsers: blogProcedure()
@@ -66,11 +72,12 @@ export const users = procedures('users', {
         id: z.string(),
         data: z
           .strictObject({
+            id: ignoredId,
             name: z.string().trim().min(1).max(100).optional(),
             role: z.enum(roles).optional(),
             isActive: z.boolean().optional(),
           })
-          .refine((data) => Object.keys(data).length > 0, 'Send at least one field'),
+          .refine(hasChanges, 'Send at least one field'),
       }),
     )
     .output(User.authenticated)
@@ -79,7 +86,8 @@ export const users = procedures('users', {
       if (!isAdmin && (input.data.role !== undefined || input.data.isActive !== undefined)) {
         throw new ForbiddenError('Only an admin may change role or isActive');
       }
-      const user = await ctx.repos.users.update(input.id, input.data);
+      const { id: _ignored, ...patch } = input.data;
+      const user = await ctx.repos.users.update(input.id, patch);
       if (user === undefined) throw new NotFoundError('No user with this id');
       return user;
     }),
