@@ -292,6 +292,19 @@ for (const engine of engines()) {
         expect((await blog.get<UserView>(`/api/users/${session.user.id}`)).body.name).toBe('New Name');
       });
 
+      it('addresses the user of the path, whatever id the body holds', async () => {
+        const session = await blog.register({ name: 'Path' });
+        const other = await blog.register({ name: 'Body' });
+        const reply = await blog.put<UserView>(
+          `/api/users/${session.user.id}`,
+          { id: other.user.id, name: 'Renamed' },
+          await blog.adminToken(),
+        );
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.body).toMatchObject({ id: session.user.id, name: 'Renamed' });
+        expect((await blog.get<UserView>(`/api/users/${other.user.id}`)).body.name).toBe('Body');
+      });
+
       it('forbids a user to send role or isActive, or to edit someone else', async () => {
         const session = await blog.register();
         const other = await blog.register();
