@@ -1,0 +1,156 @@
+/**
+ * The blog's OpenAPI document (CONTRACT §6). Every other suite already validates each answer it
+ * receives against this document (harness.ts); this one checks the document itself.
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { createResponseValidator, type OpenApiDocument } from 'proceed/openapi';
+import { describe, expect, it } from 'vitest';
+import { engines, startBlog, useBlog } from './harness.js';
+
+const [pglite] = engines();
+if (pglite === undefined) throw new Error('No PGlite engine');
+
+const operations = (document: OpenApiDocument) =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(
+      item as Record<
+        string,
+        { operationId: string; tags: string[]; security?: unknown; responses: Record<string, unknown> }
+      >,
+    ).map(([method, operation]) => ({ method: method.toUpperCase(), path, ...operation })),
+  );
+
+const guarded = [
+  'logout',
+  'me',
+  'listUsers',
+  'createUser',
+  'updateUser',
+  'deleteUser',
+  'createPost',
+  'updatePost',
+  'deletePost',
+  'publishPost',
+  'archivePost',
+];
+
+describe('the blog’s OpenAPI document', () => {
+  const blog = useBlog(pglite);
+  const document = () => blog.instance.document;
+
+  it('validates with a standard OpenAPI validator', async () => {
+    expect(document().openapi).toMatch(/^3\.1\./);
+    await expect(SwaggerParser.validate(structuredClone(document()) as never)).resolves.toBeDefined();
+  });
+
+  it('names the API and documents every route under its procedure name and collection', () => {
+    expect(document().info).toMatchObject({ title: 'Proceed blog API', version: '1.0.0' });
+    // The health route is the app's own, not a procedure's.
+    const health = operations(document()).filter((op) => op.path === '/api/health');
+    expect(health.map((op) => op.method)).toEqual(['GET']);
+    const documented = operations(document())
+      .filter((op) => op.path !== '/api/health')
+      .map((op) => `${op.method} ${op.path} ${op.operationId} ${op.tags.join()}`);
+    expect(documented.sort()).toEqual(
+      [
+        'POST /api/auth/register register auth',
+        'POST /api/auth/login login auth',
+        'POST /api/auth/refresh refresh auth',
+        'POST /api/auth/logout logout auth',
+        'GET /api/auth/me me auth',
+        'POST /api/auth/forgot-password forgotPassword auth',
+        'POST /api/auth/reset-password resetPassword auth',
+        'GET /api/users listUsers users',
+        'POST /api/users createUser users',
+        'GET /api/users/{id} getUser users',
+        'PUT /api/users/{id} updateUser users',
+        'DELETE /api/users/{id} deleteUser users',
+        'GET /api/posts listPosts posts',
+        'POST /api/posts createPost posts',
+        'GET /api/posts/{id} getPost posts',
+        'PUT /api/posts/{id} updatePost posts',
+        'DELETE /api/posts/{id} deletePost posts',
+        'POST /api/posts/{id}/publish publishPost posts',
+        'POST /api/posts/{id}/archive archivePost posts',
+      ].sort(),
+    );
+  });
+
+  it('puts bearerAuth on exactly the guarded routes', () => {
+    expect(document().components.securitySchemes).toMatchObject({
+      bearerAuth: { type: 'http', scheme: 'bearer' },
+    });
+    for (const op of operations(document())) {
+      if (guarded.includes(op.operationId)) expect(op.security, op.operationId).toEqual([{ bearerAuth: [] }]);
+      else expect(op.security, op.operationId).toBeUndefined();
+    }
+  });
+
+  it('answers each route with the component of the view it returns', () => {
+    const schemaOf = (path: string, method: string, status: string) =>
+      JSON.stringify(
+        (document().paths[path] as Record<string, { responses: Record<string, unknown> }>)[method]?.responses[
+          status
+        ],
+      );
+    expect(schemaOf('/api/users/{id}', 'get', '200')).toContain('#/components/schemas/UserPublic');
+    expect(schemaOf('/api/users/{id}', 'put', '200')).toContain('#/components/schemas/UserAuthenticated');
+    expect(schemaOf('/api/users', 'get', '200')).toContain('#/components/schemas/UserAdmin');
+    expect(schemaOf('/api/users', 'post', '201')).toContain('#/components/schemas/UserAdmin');
+    expect(schemaOf('/api/auth/me', 'get', '200')).toContain('#/components/schemas/UserAuthenticated');
+    expect(schemaOf('/api/posts', 'get', '200')).toContain('#/components/schemas/PostPublic');
+    expect(schemaOf('/api/posts/{id}', 'get', '200')).toContain('#/components/schemas/PostPublic');
+    expect(schemaOf('/api/posts/{id}', 'put', '200')).toContain('#/components/schemas/PostAuthenticated');
+    expect(schemaOf('/api/posts/{id}/publish', 'post', '200')).toContain(
+      '#/components/schemas/PostAuthenticated',
+    );
+    const schemas = document().components.schemas as Record<string, { properties?: object }>;
+    expect(Object.keys(schemas.UserPublic?.properties ?? {}).sort()).toEqual(['id', 'name']);
+    expect(Object.keys(schemas.PostPublic?.properties ?? {}).sort()).toEqual(['excerpt', 'id', 'title']);
+    expect(JSON.stringify(schemas)).not.toMatch(/passwordHash|password_hash/);
+  });
+
+  it('has a validator that catches an answer above its view (the harness can fail)', () => {
+    const check = createResponseValidator(document());
+    const id = crypto.randomUUID();
+    expect(check('GET', `/api/users/${id}`, 200, 'application/json', { id, name: 'A' })).toEqual([]);
+    expect(
+      check('GET', `/api/users/${id}`, 200, 'application/json', { id, name: 'A', email: 'a@b.co' }),
+    ).not.toEqual([]);
+    expect(check('GET', '/api/posts', 200, 'application/json', { data: [] })).not.toEqual([]);
+    expect(check('GET', '/api/posts', 418, 'application/json', {})).not.toEqual([]);
+  });
+
+  // BUG (framework, src/openapi/generate.ts, the `statuses` of each operation, ~line 248): 401 is
+  // documented only for guarded routes, but with the auth plugin every route answers a bad token
+  // with 401 INVALID_TOKEN (CONTRACT §3: "on any route"), and login and refresh answer 401
+  // themselves. Expected: 401 on every route of an app with auth. Actual: missing on register,
+  // login, refresh, forgot-password, reset-password, getUser, listPosts, getPost and health.
+  it.fails('documents the 401 every route can answer to a bad token', () => {
+    const missing = operations(document())
+      .filter((op) => op.responses['401'] === undefined)
+      .map((op) => op.operationId);
+    expect(missing).toEqual([]);
+  });
+
+  // BUG (framework, same place): 403 is documented only for guards other than `authenticated`,
+  // but a handler may answer 403 (login answers 403 FORBIDDEN for a deactivated account, CONTRACT
+  // §4) and procedures cannot declare extra problem responses (ProcedureMeta has no such field).
+  it.fails('documents login’s 403 for a deactivated account', () => {
+    const login = operations(document()).find((op) => op.operationId === 'login');
+    expect(login?.responses['403']).toBeDefined();
+  });
+});
+
+describe('known document gaps really happen', () => {
+  it('a bad token on a public route gets a 401 the document does not list', async () => {
+    const blog = await startBlog(pglite);
+    try {
+      const reply = await blog.request('GET', '/api/posts', { token: 'abc' });
+      expect(reply.status).toBe(401);
+      expect(blog.documentGaps).toEqual(['GET /api/posts → 401: 401 undocumented on routes without guards']);
+    } finally {
+      await blog.close();
+    }
+  });
+});
