@@ -167,18 +167,22 @@ const knownDocumentGaps: { pattern: RegExp; bug: string }[] = [
 
 const leakPattern = /scrypt\$|password_?hash|"password"\s*:/i;
 
-export interface BlogInstance {
-  app: App<BlogContext>;
+/** A client of a running blog whose every exchange is checked (conformance and leaks). */
+export interface Client {
   origin: string;
   document: OpenApiDocument;
+  /** Known document gaps met so far (see `knownDocumentGaps`). */
+  documentGaps: string[];
+  request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>>;
+}
+
+export interface BlogInstance extends Client {
+  app: App<BlogContext>;
   /** Every reset mail the app sent. */
   mail: { to: string; name: string; token: string; expiresAt: Date }[];
   admin: { email: string; password: string };
   /** The JWT secret the app signs with (to forge tokens in attack tests). */
   secret: string;
-  /** Known document gaps met so far (see `knownDocumentGaps`). */
-  documentGaps: string[];
-  request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>>;
   close(): Promise<void>;
 }
 
@@ -193,45 +197,15 @@ export function uniqueEmail(label = 'user'): string {
 export const testSecret = (): string => randomBytes(32).toString('hex');
 
 /**
- * Starts the blog on a new database of `engine`, listening on 127.0.0.1 on a free port.
- * Auth routes get a high rate limit unless `options.authRateLimit` says otherwise: the whole
- * suite comes from one IP.
+ * Connects to a blog at `origin`: reads its OpenAPI document and returns a `request` that checks
+ * every answer against it and against leaks of `knownPasswords` and of any password it sends.
  */
-export async function startBlog(engine: Engine, options: Partial<BlogOptions> = {}): Promise<BlogInstance> {
-  const database = await engine.open();
-  const mail: BlogInstance['mail'] = [];
-  const mailer: Mailer = {
-    async sendPasswordReset(message) {
-      mail.push(message);
-    },
-  };
-  const admin = options.admin ?? {
-    email: uniqueEmail('admin'),
-    password: `admin-${randomBytes(6).toString('hex')}`,
-  };
-  const secret = options.jwtSecret ?? testSecret();
-  let app: App<BlogContext>;
-  try {
-    app = await createBlogApp({
-      databaseUrl: database.url,
-      jwtSecret: secret,
-      production: false,
-      authRateLimit: 100_000,
-      logger: false,
-      mailer,
-      admin,
-      ...options,
-    });
-  } catch (error) {
-    await database.drop();
-    throw error;
-  }
-  const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+export async function connect(origin: string, knownPasswords: readonly string[] = []): Promise<Client> {
   const document = (await (await fetch(`${origin}/api/docs/json`)).json()) as OpenApiDocument;
   const check = createResponseValidator(document);
   const checkUnrouted = unroutedValidator(document);
   const documentGaps: string[] = [];
-  const passwords = new Set<string>([admin.password]);
+  const passwords = new Set<string>(knownPasswords);
 
   const request = async <T>(
     method: string,
@@ -286,6 +260,54 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
       body: (text === '' ? undefined : JSON.parse(text)) as T,
     };
   };
+
+  return { origin, document, documentGaps, request };
+}
+
+/**
+ * Starts the blog on a new database of `engine`, listening on 127.0.0.1 on a free port.
+ * Auth routes get a high rate limit unless `options.authRateLimit` says otherwise: the whole
+ * suite comes from one IP.
+ */
+export async function startBlog(engine: Engine, options: Partial<BlogOptions> = {}): Promise<BlogInstance> {
+  const database = await engine.open();
+  const mail: BlogInstance['mail'] = [];
+  const mailer: Mailer = {
+    async sendPasswordReset(message) {
+      mail.push(message);
+    },
+  };
+  const admin = options.admin ?? {
+    email: uniqueEmail('admin'),
+    password: `admin-${randomBytes(6).toString('hex')}`,
+  };
+  const secret = options.jwtSecret ?? testSecret();
+  let app: App<BlogContext>;
+  try {
+    app = await createBlogApp({
+      databaseUrl: database.url,
+      jwtSecret: secret,
+      production: false,
+      authRateLimit: 100_000,
+      logger: false,
+      mailer,
+      admin,
+      ...options,
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  let client: Client;
+  try {
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    client = await connect(origin, [admin.password]);
+  } catch (error) {
+    await app.close();
+    await database.drop();
+    throw error;
+  }
+  const { origin, document, documentGaps, request } = client;
 
   return {
     app,

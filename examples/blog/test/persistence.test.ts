@@ -1,0 +1,183 @@
+/**
+ * The embedded persistent database through the real CLI (CONTRACT §1): `proceed start` on a
+ * directory, SIGTERM (exit 0), start again on the same directory with the same JWT_SECRET, and
+ * everything is still there: rows, sessions and revocations.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type CursorPage,
+  connect,
+  expectProblem,
+  type PostView,
+  type Session,
+  type UserView,
+} from './harness.js';
+
+const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const bin = join(root, 'bin/proceed.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  origin: string;
+  output: () => string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [bin, 'start', 'examples/blog/src/app.ts', '--port', String(port)], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`The server exited early (${child.exitCode}):\n${output}`);
+    const ok = await fetch(`${origin}/api/health`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`The server did not become healthy in 30 s:\n${output}`);
+    }
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  return {
+    child,
+    origin,
+    output: () => output,
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+describe('the embedded database persists across a restart of the CLI server', () => {
+  const started: Server[] = [];
+  let directory = '';
+
+  afterAll(async () => {
+    for (const server of started) if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    if (directory !== '') await rm(directory, { recursive: true, force: true });
+  });
+
+  it('keeps users, posts, sessions and revocations; SIGTERM exits 0', { timeout: 90_000 }, async () => {
+    directory = await mkdtemp(join(tmpdir(), 'blog-persist-'));
+    const env = {
+      DATABASE_URL: join(directory, 'db'),
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      ADMIN_EMAIL: 'Boss@Example.com',
+      ADMIN_PASSWORD: 'first admin password',
+    };
+
+    const first = await startServer(env);
+    started.push(first);
+    let api = await connect(first.origin);
+    const password = 'persistent password';
+    const registered = await api.request<Session>('POST', '/api/auth/register', {
+      json: { email: 'keeper@example.com', password, name: 'Keeper' },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const session = registered.body;
+    const post = await api.request<Required<PostView>>('POST', '/api/posts', {
+      json: { title: 'Survives restarts', content: 'Written before SIGTERM.', status: 'published' },
+      token: session.accessToken,
+    });
+    expect(post.status, post.text).toBe(201);
+    const loggedOut = await api.request<Session>('POST', '/api/auth/login', {
+      json: { email: 'keeper@example.com', password },
+    });
+    expect(loggedOut.status).toBe(200);
+    expect(
+      (await api.request('POST', '/api/auth/logout', { token: loggedOut.body.accessToken })).status,
+    ).toBe(200);
+
+    const boss = await api.request<Session>('POST', '/api/auth/login', {
+      json: { email: 'boss@example.com', password: 'first admin password' },
+    });
+    expect(boss.body.user).toMatchObject({ email: 'boss@example.com', role: 'admin' });
+
+    expect(await first.stop(), first.output()).toBe(0);
+
+    // Same directory and secret; ADMIN_PASSWORD changed: the admin is re-keyed, not duplicated.
+    const second = await startServer({ ...env, ADMIN_PASSWORD: 'second admin password' });
+    started.push(second);
+    api = await connect(second.origin, [password, 'first admin password', 'second admin password']);
+    const listed = await api.request<CursorPage<PostView>>('GET', `/api/posts?authorId=${session.user.id}`);
+    expect(listed.body.data).toEqual([
+      { id: post.body.id, title: 'Survives restarts', excerpt: 'Written before SIGTERM.' },
+    ]);
+    // The access token from before the restart still works: same secret, same user.
+    const me = await api.request<UserView>('GET', '/api/auth/me', { token: session.accessToken });
+    expect(me.status, me.text).toBe(200);
+    expect(me.body).toEqual(session.user);
+    // The logout before the restart still holds: revocations live in the database.
+    expectProblem(
+      await api.request('GET', '/api/auth/me', { token: loggedOut.body.accessToken }),
+      401,
+      'INVALID_TOKEN',
+    );
+    expectProblem(
+      await api.request('POST', '/api/auth/refresh', { json: { refreshToken: loggedOut.body.refreshToken } }),
+      401,
+      'INVALID_TOKEN',
+    );
+    const refreshed = await api.request<Session>('POST', '/api/auth/refresh', {
+      json: { refreshToken: session.refreshToken },
+    });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(
+      (await api.request('POST', '/api/auth/login', { json: { email: 'keeper@example.com', password } }))
+        .status,
+    ).toBe(200);
+
+    expectProblem(
+      await api.request('POST', '/api/auth/login', {
+        json: { email: 'boss@example.com', password: 'first admin password' },
+      }),
+      401,
+      'UNAUTHENTICATED',
+    );
+    const rekeyed = await api.request<Session>('POST', '/api/auth/login', {
+      json: { email: 'boss@example.com', password: 'second admin password' },
+    });
+    expect(rekeyed.body.user).toEqual(boss.body.user);
+    const admins = await api.request<{ meta: { total: number } }>('GET', '/api/users?role=admin', {
+      token: rekeyed.body.accessToken,
+    });
+    expect(admins.body.meta.total).toBe(1);
+
+    expect(await second.stop(), second.output()).toBe(0);
+  });
+});
