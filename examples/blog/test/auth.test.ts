@@ -1,5 +1,5 @@
 /** /api/auth/* end to end (CONTRACT §4), on PGlite and PostgreSQL. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type Blog,
   claimsOf,
@@ -326,6 +326,26 @@ for (const engine of engines()) {
         expect((await blog.get('/api/auth/me', fresh.accessToken)).status).toBe(200);
       });
 
+      it('answers 400 for a reset token over an hour old', async () => {
+        const { email } = await blog.register();
+        const before = blog.mail.length;
+        await blog.post('/api/auth/forgot-password', { email });
+        const token = blog.mail[before]?.token ?? '';
+        // The app runs in this process: moving its clock (Date only) ages the token.
+        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61 * 60 * 1000 });
+        try {
+          const reply = await blog.post('/api/auth/reset-password', { token, password: 'too late now' });
+          expectProblem(
+            reply,
+            400,
+            'VALIDATION_FAILED',
+            'token: The reset token is unknown, used or expired',
+          );
+        } finally {
+          vi.useRealTimers();
+        }
+      });
+
       it('answers 400 for an unknown token', async () => {
         const reply = await blog.post('/api/auth/reset-password', {
           token: 'x'.repeat(43),
@@ -399,6 +419,18 @@ for (const engine of engines()) {
           blog.instance.secret,
         );
         expectProblem(await blog.get('/api/posts', token), 401, 'INVALID_TOKEN', 'jwt expired');
+      });
+
+      it('expires the app’s own access tokens after 15 minutes', async () => {
+        const { accessToken } = await blog.register();
+        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 14 * 60 * 1000 });
+        try {
+          expect((await blog.get('/api/auth/me', accessToken)).status).toBe(200);
+          vi.setSystemTime(Date.now() + 2 * 60 * 1000);
+          expectProblem(await blog.get('/api/auth/me', accessToken), 401, 'INVALID_TOKEN', 'jwt expired');
+        } finally {
+          vi.useRealTimers();
+        }
       });
 
       it('refuses another scheme than Bearer', async () => {
