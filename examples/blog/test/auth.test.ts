@@ -201,6 +201,40 @@ for (const engine of engines()) {
       });
     });
 
+    describe('races', () => {
+      it('of 5 parallel refreshes with one token, exactly one wins, and the reuse revokes the family', async () => {
+        const session = await blog.register();
+        const replies = await Promise.all(
+          Array.from({ length: 5 }, () =>
+            blog.post<Session>('/api/auth/refresh', { refreshToken: session.refreshToken }),
+          ),
+        );
+        expect(replies.map((reply) => reply.status).sort()).toEqual([200, 401, 401, 401, 401]);
+        const winner = replies.find((reply) => reply.status === 200)?.body;
+        expectProblem(await blog.get('/api/auth/me', winner?.accessToken), 401, 'INVALID_TOKEN');
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: winner?.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+      });
+
+      it('of 5 parallel resets with one token, exactly one succeeds', async () => {
+        const { email } = await blog.register();
+        const before = blog.mail.length;
+        await blog.post('/api/auth/forgot-password', { email });
+        const token = blog.mail[before]?.token ?? '';
+        const replies = await Promise.all(
+          Array.from({ length: 5 }, (_, index) =>
+            blog.post('/api/auth/reset-password', { token, password: `racing password ${index}` }),
+          ),
+        );
+        expect(replies.map((reply) => reply.status).sort()).toEqual([200, 400, 400, 400, 400]);
+        const index = replies.findIndex((reply) => reply.status === 200);
+        await blog.login(email, `racing password ${index}`);
+      });
+    });
+
     describe('POST /api/auth/logout', () => {
       it('revokes that access token and its refresh family, not other sessions', async () => {
         const session = await blog.register();

@@ -582,6 +582,18 @@ for (const engine of engines()) {
         );
       });
 
+      it('of 10 parallel publishes of one draft, exactly one succeeds; the rest are 409', async () => {
+        const post = await blog.createPost(author.accessToken);
+        const replies = await Promise.all(
+          Array.from({ length: 10 }, () =>
+            blog.post(`/api/posts/${post.id}/publish`, undefined, author.accessToken),
+          ),
+        );
+        expect(replies.map((reply) => reply.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+        for (const reply of replies.filter((r) => r.status === 409))
+          expectProblem(reply, 409, 'INVALID_TRANSITION');
+      });
+
       it('20 parallel registrations of one email: exactly one 201, the rest 409', async () => {
         const email = uniqueEmail('race');
         const replies = await Promise.all(
