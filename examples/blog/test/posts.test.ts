@@ -402,7 +402,12 @@ for (const engine of engines()) {
         expectProblem(await edit(post, 'published'), 409, 'INVALID_TRANSITION');
         expectProblem(await move(post, 'archive'), 409, 'INVALID_TRANSITION', /archived.*archived/);
 
+        // A PUT that repeats the current status is no move.
+        const draft = await blog.createPost(author.accessToken);
+        expect((await edit(draft, 'draft')).status).toBe(200);
+
         const live = await blog.createPost(author.accessToken, { status: 'published' });
+        expect((await edit(live, 'published')).body.status).toBe('published');
         expectProblem(await move(live, 'publish'), 409, 'INVALID_TRANSITION', /published.*published/);
         // The failed moves changed nothing.
         expect(

@@ -390,6 +390,9 @@ for (const engine of engines()) {
           'user is deactivated',
         );
         expectProblem(await blog.get('/api/posts', session.accessToken), 401, 'INVALID_TOKEN');
+        // Deactivation blocks, it does not revoke: reactivated, the unexpired session works again.
+        await blog.put(`/api/users/${session.user.id}`, { isActive: true }, await blog.adminToken());
+        expect((await blog.get('/api/auth/me', session.accessToken)).status).toBe(200);
       });
     });
 
