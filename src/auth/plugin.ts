@@ -117,6 +117,7 @@ export async function authPlugin(app: App, options: AuthPluginOptions): Promise<
     ctx.auth = { claims, token, tokens } satisfies AuthState;
   });
 
+  app.declareProblem('INVALID_TOKEN');
   if (options.rateLimit !== undefined) await authRateLimit(app, options.rateLimit);
 }
 

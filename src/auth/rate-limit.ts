@@ -80,6 +80,7 @@ export async function authRateLimit(app: App, options: AuthRateLimitOptions): Pr
   if (!Number.isInteger(timeWindow) || timeWindow < 1)
     throw new ProceedConfigError('authRateLimit: timeWindow must be a positive number of ms');
   const specs = options.routes.map(parseRoute);
+  app.declareProblem('RATE_LIMITED', options.routes);
   const limited = new Map<string, Set<string>>();
   for (const { method, path } of specs) {
     const set = limited.get(path) ?? new Set<string>();

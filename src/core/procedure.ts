@@ -2,6 +2,7 @@
  * The procedure builder. Builders are immutable: every method returns a new builder, so a
  * partly configured builder (say, one with an `authenticated` guard) can be shared as a base.
  */
+import type { ErrorCode } from './errors.js';
 import type { ProcedureKind, RestOverride } from './naming.js';
 import type { StandardSchemaV1 } from './schema.js';
 
@@ -110,6 +111,12 @@ export interface ProcedureMeta {
   summary?: string;
   description?: string;
   deprecated?: boolean;
+  /**
+   * Problem codes the handler itself may answer with, beyond those Proceed derives from the
+   * input, guards and route (documented in OpenAPI), e.g. `['FORBIDDEN']` for a login that
+   * refuses deactivated accounts.
+   */
+  errors?: readonly ErrorCode[];
 }
 
 /** An output chosen per request: one schema per case, and a function of the context that picks. */

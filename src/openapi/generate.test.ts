@@ -497,3 +497,51 @@ describe('generateOpenApi on small fixtures', () => {
     expect((health.responses['503'] as Reference).$ref).toBe('#/components/responses/ServiceUnavailable');
   });
 });
+
+describe('problems declared by plugins and procedures', () => {
+  const things = procedures('things', {
+    listThings: procedure().query(() => []),
+    signIn: procedure()
+      .rest({ method: 'POST', path: '/things/sign-in' })
+      .meta({ errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
+      .mutation(() => null),
+    deleteThing: procedure()
+      .guard(guard({ name: 'admin', requiresUser: true, check: () => false }))
+      .mutation(() => undefined),
+  });
+  const info = { title: 'Things', version: '1' };
+  const responsesOf = (document: OpenApiDocument, path: string, method: 'get' | 'post' | 'delete') =>
+    Object.keys(document.paths[path]?.[method]?.responses ?? {});
+
+  it('documents the codes a procedure declares in its meta', () => {
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [things] }], info });
+    expect(responsesOf(document, '/api/things/sign-in', 'post')).toEqual(
+      expect.arrayContaining(['401', '403']),
+    );
+  });
+
+  it('adds a declared problem to every procedure route, and makes the bearer optional on open ones', () => {
+    const document = generateOpenApi({
+      mounts: [{ prefix: '/api', collections: [things] }],
+      info,
+      declaredProblems: [
+        { code: 'INVALID_TOKEN' },
+        { code: 'RATE_LIMITED', routes: ['/api/things/sign-in'] },
+      ],
+    });
+    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500']);
+    expect(document.paths['/api/things']?.get?.security).toEqual([{}, { bearerAuth: [] }]);
+    expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
+    expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');
+    expect(responsesOf(document, '/api/things', 'get')).not.toContain('429');
+    expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '503']);
+  });
+
+  it('reads declared problems from the app', async () => {
+    const app = notesApp();
+    app.declareProblem('INVALID_TOKEN');
+    const document = generateOpenApi({ app, info });
+    expect(responsesOf(document, '/api/notes', 'get')).toContain('401');
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+  });
+});

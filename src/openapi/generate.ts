@@ -3,11 +3,12 @@
  * planner (which owns the naming rules), schemas from the core's JSON Schema converter; this
  * module only arranges them in OpenAPI's shape.
  */
-import { ProceedConfigError } from '../core/errors.js';
+import { errorStatus, ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import { planRoutes, type RouteEntry, routeKey } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
+import type { DeclaredProblem } from '../server/app.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { type ProblemStatus, problemReference, problemResponse, problemSchema } from './problems.js';
 import type {
@@ -42,6 +43,8 @@ export interface OpenApiMount {
 export interface OpenApiRouteSource {
   readonly routes: ReadonlyArray<RouteEntry & { readonly prefix: string }>;
   readonly mounts: ReadonlyArray<{ readonly prefix: string }>;
+  /** Problems plugins make routes answer (`app.declareProblem`). */
+  readonly declaredProblems?: readonly DeclaredProblem[];
 }
 
 /**
@@ -63,6 +66,8 @@ export interface OpenApiDocumentOptions {
    * an error, so a renamed route cannot silently lose its 429.
    */
   rateLimitedRoutes?: readonly string[];
+  /** Problems plugins make routes answer; taken from `app.declaredProblems` when `app` is given. */
+  declaredProblems?: readonly DeclaredProblem[];
 }
 
 /**
@@ -153,6 +158,19 @@ function routesOf(options: OpenApiOptions): { routes: PlannedRoute[]; prefixes: 
   return { routes, prefixes };
 }
 
+const problemStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]);
+
+function isProblemStatus(status: number): status is ProblemStatus {
+  return problemStatuses.has(status);
+}
+
+/** `POST /api/auth/login`, or a bare `/api/auth/login` for every method of it. */
+function declaredRouteKey(entry: string): string {
+  const match = /^\s*(?:([A-Za-z]+)\s+)?(\/\S*)\s*$/.exec(entry);
+  const method = match?.[1]?.toUpperCase() ?? '*';
+  return routeKey(method, (match?.[2] ?? entry).replace(/\{([^}]+)\}/g, ':$1'));
+}
+
 function parseRouteEntry(entry: string): string {
   const match = /^\s*([A-Za-z]+)\s+(\/\S*)\s*$/.exec(entry);
   if (match === null) {
@@ -172,8 +190,30 @@ class DocumentBuilder {
   readonly #rateLimited: Map<string, string>;
   readonly #matchedRateLimits = new Set<string>();
 
-  constructor(rateLimitedRoutes: readonly string[]) {
+  /** Status → the route keys (or bare paths) it applies to; `undefined`: every procedure route. */
+  readonly #declared: Array<{ status: ProblemStatus; routes: Set<string> | undefined }>;
+  /** Plugins refuse bad tokens on every route: a token is optional where no guard requires one. */
+  readonly #optionalBearer: boolean;
+
+  constructor(rateLimitedRoutes: readonly string[], declared: readonly DeclaredProblem[] = []) {
     this.#rateLimited = new Map(rateLimitedRoutes.map((entry) => [parseRouteEntry(entry), entry.trim()]));
+    this.#declared = declared.flatMap(({ code, routes }) => {
+      const status = errorStatus[code];
+      if (!isProblemStatus(status)) return [];
+      return [{ status, routes: routes === undefined ? undefined : new Set(routes.map(declaredRouteKey)) }];
+    });
+    this.#optionalBearer = declared.some(
+      (problem) => problem.code === 'INVALID_TOKEN' && problem.routes === undefined,
+    );
+  }
+
+  /** Statuses plugins declared for this route (bare-path declarations match every method). */
+  declaredStatuses(method: string, path: string, procedure: boolean): ProblemStatus[] {
+    const key = routeKey(method, path);
+    const bare = routeKey('*', path);
+    return this.#declared
+      .filter(({ routes }) => (routes === undefined ? procedure : routes.has(key) || routes.has(bare)))
+      .map(({ status }) => status);
   }
 
   isRateLimited(method: string, path: string): boolean {
@@ -251,11 +291,18 @@ class DocumentBuilder {
     if (definition.kind === 'mutation') statuses.push(409);
     if (route.inputMode !== 'query') statuses.push(413, 415);
     if (this.isRateLimited(route.method, route.path)) statuses.push(429);
-    statuses.push(500);
-    Object.assign(operation.responses, this.problems(statuses));
+    for (const code of definition.meta.errors ?? []) {
+      const status = errorStatus[code];
+      if (isProblemStatus(status)) statuses.push(status);
+    }
+    statuses.push(...this.declaredStatuses(route.method, route.path, true), 500);
+    Object.assign(operation.responses, this.problems([...new Set(statuses)].sort((a, b) => a - b)));
     if (guarded) {
       operation.security = [{ bearerAuth: [] }];
       operation['x-proceed-guards'] = definition.guards.map((guard) => guard.name);
+    } else if (this.#optionalBearer) {
+      // A token is not needed here, but one that is sent is checked (and `ctx.user` set).
+      operation.security = [{}, { bearerAuth: [] }];
     }
     return operation;
   }
@@ -304,7 +351,14 @@ class DocumentBuilder {
 
   health(prefix: string, operationId: string): OpenApiOperation {
     const path = `${prefix}/health`;
-    const statuses: ProblemStatus[] = this.isRateLimited('GET', path) ? [429, 503] : [503];
+    const limited = this.isRateLimited('GET', path);
+    const statuses = [
+      ...new Set<ProblemStatus>([
+        ...(limited ? [429 as const] : []),
+        ...this.declaredStatuses('GET', path, false),
+        503,
+      ]),
+    ].sort((a, b) => a - b);
     return {
       operationId,
       tags: [healthTag],
@@ -407,7 +461,10 @@ function requestBody(
  */
 export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
   const { routes, prefixes } = routesOf(options);
-  const builder = new DocumentBuilder(options.rateLimitedRoutes ?? []);
+  const builder = new DocumentBuilder(
+    options.rateLimitedRoutes ?? [],
+    options.declaredProblems ?? options.app?.declaredProblems,
+  );
   const ids = uniqueIds([
     ...routes.map(({ route, prefix }) => {
       const qualified = `${route.collection}.${route.name}`;

@@ -106,7 +106,9 @@ export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<
 
   app.server.addHook('onReady', async () => {
     const source =
-      options.collections === undefined ? { app } : { mounts: selectMounts(app.mounts, options.collections) };
+      options.collections === undefined
+        ? { app }
+        : { mounts: selectMounts(app.mounts, options.collections), declaredProblems: app.declaredProblems };
     const document = generateOpenApi({ ...options.openapi, ...source });
     specification = { document, yaml: stringify(document, { aliasDuplicateObjects: false }) };
   });

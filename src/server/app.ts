@@ -15,7 +15,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
+import { type ErrorCode, ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { BaseContext, Collection, RequestInfo } from '../core/procedure.js';
@@ -60,6 +60,16 @@ export interface MountOptions {
 
 export interface MountedRoute extends RouteEntry {
   readonly prefix: string;
+}
+
+/**
+ * A problem some routes answer because of a plugin rather than their own procedure (a bad token
+ * is refused on every route; rate-limited routes answer 429). The OpenAPI generator documents it.
+ */
+export interface DeclaredProblem {
+  readonly code: ErrorCode;
+  /** Routes as the start-up log writes them (`POST /api/auth/login`); absent: every procedure route. */
+  readonly routes?: readonly string[];
 }
 
 /** A plugin: called once with the app and its options. */
@@ -118,6 +128,7 @@ export class App<TCtx extends object = object> {
   readonly #routes: MountedRoute[] = [];
   readonly #taken = new Map<string, string>();
   readonly #mounts: Array<{ prefix: string; collections: readonly Collection[] }> = [];
+  readonly #declaredProblems: DeclaredProblem[] = [];
   readonly #known = FindMyWay();
   readonly #exposeErrors: boolean;
   #healthPrefixes = new Set<string>();
@@ -200,6 +211,23 @@ export class App<TCtx extends object = object> {
   async register<O>(plugin: Plugin<O>, options: O): Promise<this> {
     await plugin(this as unknown as App, options);
     return this;
+  }
+
+  /**
+   * Records that routes answer a problem because of a plugin, for the documentation.
+   *
+   * @example
+   * app.declareProblem('INVALID_TOKEN'); // every procedure route
+   * app.declareProblem('RATE_LIMITED', ['POST /api/auth/login']);
+   */
+  declareProblem(code: ErrorCode, routes?: readonly string[]): this {
+    this.#declaredProblems.push(routes === undefined ? { code } : { code, routes: [...routes] });
+    return this;
+  }
+
+  /** Every problem declared with {@link declareProblem}. */
+  get declaredProblems(): readonly DeclaredProblem[] {
+    return this.#declaredProblems;
   }
 
   /** Adds a step that extends every request's context, after the app's own `context`. */

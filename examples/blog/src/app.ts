@@ -105,7 +105,6 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
           version: '1.0.0',
           description: 'Posts, users and auth: the reference application of the Proceed framework.',
         },
-        rateLimitedRoutes: [...rateLimitedAuthRoutes],
       },
     });
     return app;

@@ -55,7 +55,7 @@ export const auth = procedures('auth', {
 
   login: blogProcedure()
     .rest({ method: 'POST', path: '/auth/login' })
-    .meta({ summary: 'Sign in with email and password' })
+    .meta({ summary: 'Sign in with email and password', errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
     .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
@@ -69,7 +69,7 @@ export const auth = procedures('auth', {
 
   refresh: blogProcedure()
     .rest({ method: 'POST', path: '/auth/refresh' })
-    .meta({ summary: 'Trade a refresh token for a new pair (single use)' })
+    .meta({ summary: 'Trade a refresh token for a new pair (single use)', errors: ['INVALID_TOKEN'] })
     .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
