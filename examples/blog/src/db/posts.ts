@@ -116,7 +116,7 @@ function visibleTo(visibility: Visibility): SQL | undefined {
 }
 
 function invalidTransition(from: PostStatus, to: PostStatus): InvalidTransitionError {
-  return new InvalidTransitionError(`A ${from} post cannot become ${to}`);
+  return new InvalidTransitionError(`${from === 'archived' ? 'An' : 'A'} ${from} post cannot become ${to}`);
 }
 
 /**

@@ -135,6 +135,21 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         ]);
       });
 
+      it('sorts names case-insensitively and the same way on every server', async () => {
+        await truncateAll(database);
+        for (const name of ['bob', 'Zoe', 'alice', 'Bob', 'Émile', 'Alice']) {
+          await make(
+            name,
+            `${name
+              .normalize('NFD')
+              .replace(/[^a-z]/gi, '')
+              .toLowerCase()}${Math.random()}@x.org`,
+          );
+        }
+        const order = (await list({ sortBy: 'name' })).items.map((user) => user.name);
+        expect(order).toEqual(['Alice', 'alice', 'Bob', 'bob', 'Zoe', 'Émile']);
+      });
+
       it('pages without overlap and counts every match', async () => {
         const first = await list({ sortBy: 'name', limit: 4 });
         const second = await list({ sortBy: 'name', limit: 4, page: 2 });

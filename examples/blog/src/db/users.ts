@@ -87,12 +87,16 @@ const publicColumns = {
   updatedAt: users.updatedAt,
 };
 
-const sortColumns = {
-  name: users.name,
-  email: users.email,
-  createdAt: users.createdAt,
-  updatedAt: users.updatedAt,
-} as const;
+/**
+ * Sort keys per column. Text sorts case-insensitively, then byte-wise (`COLLATE "C"`), so the
+ * order is the same on every server whatever its locale, PGlite included.
+ */
+const sortKeys: Record<UserSortColumn, SQL[]> = {
+  name: [sql`lower(${users.name}) collate "C"`, sql`${users.name} collate "C"`],
+  email: [sql`${users.email} collate "C"`],
+  createdAt: [sql`${users.createdAt}`],
+  updatedAt: [sql`${users.updatedAt}`],
+};
 
 /** Emails compare case-insensitively; storing them lowercased keeps every lookup on the index. */
 export function normalizeEmail(email: string): string {
@@ -171,7 +175,7 @@ export function usersRepository(db: Db): UsersRepository {
       const order =
         params.sortBy === undefined
           ? [direction(users.id)]
-          : [direction(sortColumns[params.sortBy]), direction(users.id)];
+          : [...sortKeys[params.sortBy].map((key) => direction(key)), direction(users.id)];
       const [items, [counted]] = await Promise.all([
         db
           .select(publicColumns)
