@@ -262,7 +262,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         expect(await posts.update(post.id, { status: 'archived' })).toMatchObject({ status: 'archived' });
         const refused = posts.update(post.id, { status: 'published', title: 'not applied' });
         await expect(refused).rejects.toBeInstanceOf(InvalidTransitionError);
-        await expect(refused).rejects.toMatchObject({ message: 'A archived post cannot become published' });
+        await expect(refused).rejects.toMatchObject({ message: 'An archived post cannot become published' });
         expect(await posts.findById(post.id)).toMatchObject({ title: 'same status', status: 'archived' });
       });
 
