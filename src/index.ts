@@ -22,4 +22,4 @@ export * from './core/procedure.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
 export * from './server/app.js';
-export type { LoggerSetting } from './server/logger.js';
+export type { LoggerOptions, LoggerSetting } from './server/logger.js';

@@ -70,7 +70,7 @@ const search = procedures('search', {
     .mutation(() => ({ id: 7 })),
 });
 
-const app = createApp({ logger: false }).mount([search]);
+const app = createApp({ logger: false, exposeErrors: true }).mount([search]);
 
 describe('Standard Schema validators', () => {
   it('validate input and strip output through the standard interface', async () => {

@@ -203,6 +203,23 @@ describe('problem responses', () => {
     }
   });
 
+  it('400 VALIDATION_FAILED for a malformed URL and an over-long path parameter', async () => {
+    const malformed = await call(notesApp(), 'GET', '/api/notes/%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers['content-type']).toBe(problemType);
+    expect(malformed.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      detail: 'The URL is malformed (bad percent-encoding)',
+    });
+    const long = await call(notesApp(), 'GET', `/api/notes/${'x'.repeat(501)}`);
+    expect(long.status).toBe(400);
+    expect(long.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      detail: 'A path parameter is longer than 500 characters',
+    });
+    expect((await call(notesApp(), 'GET', `/api/notes/${'x'.repeat(500)}`)).status).toBe(404);
+  });
+
   it('400 when the body is JSON but not an object', async () => {
     const response = await call(notesApp(), 'POST', '/api/notes', '[1,2]', {
       'content-type': 'application/json',
@@ -247,12 +264,10 @@ describe('problem responses', () => {
     expect(user.json()).toMatchObject({ code: 'FORBIDDEN', detail: 'Guard "admin" denied access' });
   });
 
-  it('500 INTERNAL for an output that does not fit its schema, silent in production', async () => {
-    const development = await call(notesApp(), 'GET', '/api/notes-broken');
-    expect(development.status).toBe(500);
-    expect(development.json()).toMatchObject({ code: 'INTERNAL' });
-    const production = createApp({ logger: false, exposeErrors: false }).mount([notes]);
-    const hidden = await call(production, 'GET', '/api/notes-broken');
+  it('500 INTERNAL for an output that does not fit its schema: the reason is logged, not sent', async () => {
+    const lines: string[] = [];
+    const logged = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([notes]);
+    const hidden = await call(logged, 'GET', '/api/notes-broken');
     expect(hidden.status).toBe(500);
     expect(hidden.json()).toEqual({
       type: 'urn:proceed:problem:internal',
@@ -262,15 +277,23 @@ describe('problem responses', () => {
       code: 'INTERNAL',
     });
     expect(hidden.body).not.toMatch(/at |required/);
+    const entry = lines.map((line) => JSON.parse(line)).find((record) => record.msg === 'Unexpected error');
+    expect(entry).toMatchObject({ level: 50, reqId: hidden.headers['x-request-id'] });
+    expect(entry.err.message).toMatch(/^Output does not match its schema: "title" is required!/);
+
+    const exposed = createApp({ logger: false, exposeErrors: true }).mount([notes]);
+    expect((await call(exposed, 'GET', '/api/notes-broken')).json().detail).toBe(
+      'Output does not match its schema: "title" is required!',
+    );
   });
 
-  it('hides thrown errors in production', async () => {
+  it('hides thrown errors by default', async () => {
     const boom = procedures('boom', {
       listBoom: procedure().query(() => {
         throw new Error('password=hunter2 at db.ts:12');
       }),
     });
-    const app = createApp({ logger: false, exposeErrors: false }).mount([boom]);
+    const app = createApp({ logger: false }).mount([boom]);
     const response = await call(app, 'GET', '/api/boom');
     expect(response.status).toBe(500);
     expect(response.body).not.toContain('hunter2');

@@ -49,7 +49,10 @@ export interface AppOptions<TCtx extends object> {
   health?: HealthOptions;
   /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
   trustProxy?: boolean | string | string[];
-  /** Show internal error messages in 500 answers. Default: on unless NODE_ENV is production. */
+  /**
+   * Show internal error messages in 500 answers. Default off, in every environment: such a
+   * message can hold SQL and its parameters (a password hash, say). The log always has it.
+   */
   exposeErrors?: boolean;
 }
 
@@ -97,6 +100,10 @@ function fastifyErrorCode(error: FastifyError): ProceedError | undefined {
       return new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ProceedError('PAYLOAD_TOO_LARGE', 'The request body is larger than the server accepts');
+    case 'FST_ERR_BAD_URL':
+      return new ProceedError('VALIDATION_FAILED', 'The URL is malformed (bad percent-encoding)');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ProceedError('VALIDATION_FAILED', 'A path parameter is longer than 500 characters');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ProceedError('INVALID_JSON', error.message);
@@ -136,7 +143,7 @@ export class App<TCtx extends object = object> {
 
   constructor(options: AppOptions<TCtx> = {}) {
     this.#options = options;
-    this.#exposeErrors = options.exposeErrors ?? process.env.NODE_ENV !== 'production';
+    this.#exposeErrors = options.exposeErrors ?? false;
     this.server = Fastify<RawServerDefault>({
       ...loggerOptions(options.logger),
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -144,6 +151,8 @@ export class App<TCtx extends object = object> {
       trustProxy: options.trustProxy ?? false,
       routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
       return503OnClosing: true,
+      // Errors the router meets before any route runs (a malformed URL, an over-long parameter).
+      frameworkErrors: (error, request, reply) => this.#sendError(error, request, reply),
       forceCloseConnections: 'idle',
     });
     this.server.addHook('onRoute', (route) => {

@@ -60,7 +60,6 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     const repos = repositories(database.db);
     const app: App<BlogContext> = createApp<BlogContext>({
       ...(options.logger === undefined ? {} : { logger: options.logger }),
-      exposeErrors: !production,
       health: {
         check: async () => {
           await database.ping();

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import type { User as UserRecord } from '../db/index.js';
 import { Success, User } from '../resources.js';
+import { text } from '../schemas.js';
 
 /** Long enough for passphrases, short enough that hashing cannot be used to burn CPU. */
 const password = z.string().min(8, 'Use at least 8 characters').max(256);
@@ -41,7 +42,7 @@ export const auth = procedures('auth', {
   register: blogProcedure()
     .rest({ method: 'POST', path: '/auth/register', status: 201 })
     .meta({ summary: 'Create an account and sign in' })
-    .input(z.object({ email, password, name: z.string().trim().min(1).max(100) }))
+    .input(z.object({ email, password, name: text().trim().min(1).max(100) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       const user = await ctx.repos.users.create({
@@ -56,7 +57,7 @@ export const auth = procedures('auth', {
   login: blogProcedure()
     .rest({ method: 'POST', path: '/auth/login' })
     .meta({ summary: 'Sign in with email and password', errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
-    .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
+    .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       const found = await ctx.repos.users.findByEmail(input.email);

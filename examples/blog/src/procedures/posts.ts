@@ -7,6 +7,7 @@ import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { authorOrAdmin } from '../guards.js';
 import { Post, Success } from '../resources.js';
+import { text } from '../schemas.js';
 
 const id = z.object({ id: z.string() });
 /**
@@ -15,9 +16,9 @@ const id = z.object({ id: z.string() });
  */
 const ignoredId = z.unknown().optional().describe('Ignored: the path names the record');
 const hasChanges = (data: object) => Object.keys(data).some((key) => key !== 'id');
-const title = z.string().trim().min(1).max(200);
-const content = z.string().min(1).max(50_000);
-const excerpt = z.string().max(500);
+const title = text().trim().min(1).max(200);
+const content = text().min(1).max(50_000);
+const excerpt = text().max(500);
 const initialStatus = z.enum(['draft', 'published']);
 
 const owned = () => blogProcedure().guard(authenticated, authorOrAdmin);

@@ -7,6 +7,7 @@ import { blogProcedure } from '../context.js';
 import { roles, userSortColumns } from '../db/index.js';
 import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
+import { text } from '../schemas.js';
 
 const id = z.object({ id: z.string() });
 /**
@@ -24,7 +25,7 @@ export const users = procedures('users', {
       offsetInput({
         sortBy: userSortColumns,
         filters: {
-          search: z.string().max(200).optional().describe('Case-insensitive part of the name or email'),
+          search: text().max(200).optional().describe('Case-insensitive part of the name or email'),
           role: z.enum(roles).optional(),
           isActive: z.boolean().optional(),
           createdAfter: z.date().optional().describe('Users created at or after this instant'),
@@ -53,7 +54,7 @@ export const users = procedures('users', {
     .input(
       z.object({
         email: z.email().max(254),
-        name: z.string().trim().min(1).max(100),
+        name: text().trim().min(1).max(100),
         password: z.string().min(8).max(256),
         role: z.enum(roles).optional(),
       }),
@@ -73,7 +74,7 @@ export const users = procedures('users', {
         data: z
           .strictObject({
             id: ignoredId,
-            name: z.string().trim().min(1).max(100).optional(),
+            name: text().trim().min(1).max(100).optional(),
             role: z.enum(roles).optional(),
             isActive: z.boolean().optional(),
           })
