@@ -61,6 +61,7 @@ export {
   type RedisRevocationStoreOptions,
 } from './revocation-redis.js';
 export {
+  type IssueOptions,
   issuedAtMs,
   type RefreshOptions,
   type TokenPair,

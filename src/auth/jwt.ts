@@ -37,11 +37,12 @@ export interface RefreshClaims extends TokenClaims {
   type: 'refresh';
 }
 
-const invalidTokenHeaders = { 'www-authenticate': 'Bearer error="invalid_token"' };
+/** CONTRACT §3: every 401 carries exactly `WWW-Authenticate: Bearer`. */
+const invalidTokenHeaders = { 'www-authenticate': 'Bearer' };
 
 /**
- * Any token that cannot be accepted. Answers 401 `INVALID_TOKEN` with
- * `WWW-Authenticate: Bearer error="invalid_token"`; the message is the problem's `detail`.
+ * Any token that cannot be accepted. Answers 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer`;
+ * the message is the problem's `detail`.
  *
  * @example
  * try { await tokens.verifyAccess(token); } catch (error) { if (error instanceof InvalidTokenError) ... }
@@ -145,13 +146,14 @@ function claimsOf(payload: unknown): TokenClaims {
     claims.sub !== '' &&
     typeof claims.jti === 'string' &&
     claims.jti !== '' &&
-    typeof claims.fam === 'string' &&
-    claims.fam !== '' &&
+    (claims.fam === undefined || (typeof claims.fam === 'string' && claims.fam !== '')) &&
     (claims.type === 'access' || claims.type === 'refresh') &&
     typeof claims.iat === 'number' &&
     typeof claims.exp === 'number';
   if (!valid) throw new TokenMalformedError();
-  return claims as unknown as TokenClaims;
+  // The contract's claims are sub, jti, type, iat and exp; a token without a login family (made
+  // elsewhere with the shared secret) is a family of its own.
+  return { ...claims, fam: claims.fam ?? claims.jti } as unknown as TokenClaims;
 }
 
 /** Longer than any token Proceed issues; refusing early keeps garbage cheap. */

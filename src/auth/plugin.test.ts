@@ -33,7 +33,7 @@ describe('authPlugin: every attack on the bearer token is a 401 INVALID_TOKEN', 
     const response = await app.inject({ method: 'GET', url, headers: { authorization } });
     expect(response.statusCode).toBe(401);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(response.headers['www-authenticate']).toBe('Bearer');
     const body = response.json();
     expect(body).toMatchObject({ status: 401, code: 'INVALID_TOKEN', detail });
     return body;

@@ -70,6 +70,15 @@ export function issuedAtMs(claims: Pick<TokenClaims, 'jti' | 'iat'>): number {
   return claims.iat * 1000;
 }
 
+export interface IssueOptions {
+  /**
+   * When the credentials were checked, in ms (default: now). The pair counts as issued then, so
+   * a user-wide revocation (a password reset) that lands between the check and the issue also
+   * covers it: take the time before reading the password hash.
+   */
+  checkedAt?: number;
+}
+
 /**
  * Issues, rotates, verifies and revokes tokens. One per app; share it between the auth plugin
  * (`authPlugin(app, { tokens })`) and the login, refresh and logout handlers.
@@ -105,9 +114,10 @@ export class TokenService {
    * @example
    * return { user, ...(await tokens.issuePair(user.id)) };
    */
-  async issuePair(userId: string): Promise<TokenPair> {
+  async issuePair(userId: string, options: IssueOptions = {}): Promise<TokenPair> {
     if (typeof userId !== 'string' || userId === '') throw new TypeError('issuePair needs a user id');
-    return this.#pair(userId, uuidv7());
+    const checkedAt = options.checkedAt ?? Date.now();
+    return this.#pair(userId, uuidv7(checkedAt), checkedAt);
   }
 
   /**
@@ -121,6 +131,8 @@ export class TokenService {
    * });
    */
   async refresh(refreshToken: string, options: RefreshOptions = {}): Promise<TokenPair> {
+    // Taken before any check, so that a revocation landing while they run covers the new pair.
+    const checkedAt = Date.now();
     const claims = await this.verifyRefresh(refreshToken);
     if (options.allowUser !== undefined && !(await options.allowUser(claims.sub))) {
       throw new TokenRevokedError();
@@ -130,7 +142,7 @@ export class TokenService {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
       throw new TokenRevokedError('refresh token already used');
     }
-    return this.#pair(claims.sub, claims.fam);
+    return this.#pair(claims.sub, claims.fam, checkedAt);
   }
 
   /**
@@ -196,8 +208,8 @@ export class TokenService {
     return Date.now() + this.refreshTokenTtl * 1000 + this.#toleranceMs;
   }
 
-  #pair(userId: string, family: string): TokenPair {
-    const now = Date.now();
+  /** `now`: when the credentials were checked; the tokens count as issued then. */
+  #pair(userId: string, family: string, now: number): TokenPair {
     const iat = Math.floor(now / 1000);
     const accessToken = this.#jwt.sign({
       sub: userId,

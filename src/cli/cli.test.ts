@@ -242,6 +242,21 @@ describe('entries', slow, () => {
     expect(result.stderr).toContain('Error: database unreachable');
     expect(result.stderr).toContain('src/app.ts');
   });
+
+  it('reports a configuration mistake by its message alone, exit 1', async () => {
+    const directory = project('misnamed', {
+      'src/app.ts': [
+        "import { createApp, procedure, procedures } from 'proceed';",
+        "export default createApp({ logger: false }).mount([procedures('posts', { publishPost: procedure().mutation(() => null) })]);",
+        '',
+      ].join('\n'),
+    });
+    const result = await runCli(['routes'], { cwd: directory });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'proceed: Procedure "posts.publishPost" has no conventional prefix (list, get, create, update, delete) and no .rest({ method, path }) override',
+    );
+  });
 });
 
 describe('proceed routes', slow, () => {

@@ -1,4 +1,5 @@
 /** CLI failures: each carries its exit code, and its message is what the user reads. */
+import { ProceedConfigError } from '../core/errors.js';
 
 /** A failure the user can fix; no stack trace. Exit code 1 unless said otherwise. */
 export class CliError extends Error {
@@ -36,6 +37,13 @@ export function reportFailure(error: unknown): number {
   if (error instanceof CliError) {
     process.stderr.write(`proceed: ${error.message}\n`);
     return error.exitCode;
+  }
+  // A configuration mistake (a bad procedure name, a missing JWT_SECRET in production) is
+  // explained by its message; the stack would only bury it.
+  // By name: the app may have loaded another copy of the framework than the CLI's own.
+  if (error instanceof Error && error.name === ProceedConfigError.name) {
+    process.stderr.write(`proceed: ${error.message}\n`);
+    return 1;
   }
   const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
   process.stderr.write(`proceed: ${text}\n`);

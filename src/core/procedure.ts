@@ -141,6 +141,8 @@ export interface ProcedureDefinition {
   readonly middlewares: readonly AnyMiddleware[];
   readonly rest: RestOverride | undefined;
   readonly meta: ProcedureMeta;
+  /** Headers sent with every successful answer of this procedure. */
+  readonly headers: Readonly<Record<string, string>>;
   readonly handler: AnyHandler;
 }
 
@@ -180,6 +182,7 @@ interface BuilderState {
   middlewares: readonly AnyMiddleware[];
   rest: RestOverride | undefined;
   meta: ProcedureMeta;
+  headers: Readonly<Record<string, string>>;
 }
 
 type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput] ? unknown : TOutput;
@@ -259,6 +262,17 @@ export class ProcedureBuilder<
     return this.#with({ rest: { ...route } }) as never;
   }
 
+  /**
+   * Headers for every successful answer, e.g. `{ 'cache-control': 'no-store' }` on a route that
+   * answers with tokens. Names are case-insensitive; later calls add to earlier ones.
+   */
+  headers(headers: Record<string, string>): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
+    const lowered = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    return this.#with({ headers: { ...this.#state.headers, ...lowered } }) as never;
+  }
+
   /** Documentation for OpenAPI. */
   meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
@@ -313,6 +327,7 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       middlewares: [],
       rest: undefined,
       meta: {},
+      headers: {},
     }),
   );
 }

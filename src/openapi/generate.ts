@@ -312,7 +312,8 @@ class DocumentBuilder {
       description: route.successStatus === 201 ? 'Created' : 'OK',
       content: { 'application/json': { schema: this.#outputSchema(route, owner, hint) } },
     };
-    if (route.successStatus === 201) {
+    // Only create* answers carry a Location (the new record's path); other 201s do not.
+    if (route.successStatus === 201 && route.convention?.prefix === 'create') {
       response.headers = {
         Location: {
           description: `Where the new record lives: \`${route.collectionPath}/{id}\` (sent when the result has an \`id\`)`,

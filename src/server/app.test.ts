@@ -196,7 +196,7 @@ describe('problem responses', () => {
 
   it('400 INVALID_JSON for malformed JSON and prototype poisoning', async () => {
     const json = { 'content-type': 'application/json' };
-    for (const payload of ['{"title":', '{"__proto__":{"x":1},"title":"a","body":"b"}', '']) {
+    for (const payload of ['{"title":', '{"__proto__":{"x":1},"title":"a","body":"b"}', ' ']) {
       const response = await call(notesApp(), 'POST', '/api/notes', payload, json);
       expect(response.status).toBe(400);
       expect(response.json().code).toBe('INVALID_JSON');
@@ -218,6 +218,14 @@ describe('problem responses', () => {
       detail: 'A path parameter is longer than 500 characters',
     });
     expect((await call(notesApp(), 'GET', `/api/notes/${'x'.repeat(500)}`)).status).toBe(404);
+  });
+
+  it('takes an empty body with a JSON content type as no body', async () => {
+    const json = { 'content-type': 'application/json' };
+    expect((await call(notesApp(), 'POST', '/api/notes/7/pin', '', json)).json()).toEqual({ pinned: 7 });
+    const created = await call(notesApp(), 'POST', '/api/notes', '', json);
+    expect(created.status).toBe(400);
+    expect(created.json()).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
   it('400 when the body is JSON but not an object', async () => {
@@ -297,6 +305,23 @@ describe('problem responses', () => {
     const response = await call(app, 'GET', '/api/boom');
     expect(response.status).toBe(500);
     expect(response.body).not.toContain('hunter2');
+  });
+});
+
+describe('response headers', () => {
+  it('sends a procedure’s own headers on success, and nosniff on every answer', async () => {
+    const tokens = procedures('tokens', {
+      createToken: procedure()
+        .headers({ 'Cache-Control': 'no-store' })
+        .mutation(() => ({ id: 't', token: 'secret' })),
+    });
+    const app = createApp({ logger: false }).mount([tokens]);
+    const created = await call(app, 'POST', '/api/tokens');
+    expect(created.headers['cache-control']).toBe('no-store');
+    expect(created.headers['x-content-type-options']).toBe('nosniff');
+    const missing = await call(app, 'GET', '/api/nothing');
+    expect(missing.headers['x-content-type-options']).toBe('nosniff');
+    expect(missing.headers['cache-control']).toBeUndefined();
   });
 });
 

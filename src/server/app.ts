@@ -87,6 +87,12 @@ export interface ListenOptions {
   handleSignals?: boolean;
 }
 
+/** On every answer: JSON, and never sniffed as anything else. */
+const fixedHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+} as const;
+
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestIdOf(request: IncomingMessage): string {
@@ -164,6 +170,16 @@ export class App<TCtx extends object = object> {
     });
     // JSON is the only body format; Fastify's default text/plain parser would let text through.
     this.server.removeContentTypeParser('text/plain');
+    // Many clients send `Content-Type: application/json` on every request: an empty body with it
+    // is no body (a DELETE, a POST /publish), not malformed JSON. Anything else parses as before,
+    // prototype-poisoning checks included.
+    const parseJson = this.server.getDefaultJsonParser('error', 'error');
+    this.server.removeContentTypeParser('application/json');
+    this.server.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text === '') done(null, undefined);
+      else parseJson(request, text, done);
+    });
     this.server.setErrorHandler((error, request, reply) => this.#sendError(error, request, reply));
     this.server.setNotFoundHandler((request, reply) => this.#notFound(request, reply));
     this.server.addHook('onClose', async () => {
@@ -325,6 +341,7 @@ export class App<TCtx extends object = object> {
 
   #register(entry: RouteEntry): void {
     const invoke = compileRoute(entry);
+    const headers = { ...entry.definition.headers, ...fixedHeaders };
     this.server.route({
       method: entry.method,
       url: entry.path,
@@ -336,8 +353,7 @@ export class App<TCtx extends object = object> {
           query: request.query as Record<string, unknown> | undefined,
           body: request.body,
         });
-        reply.code(result.status).header('content-type', 'application/json; charset=utf-8');
-        reply.header('x-request-id', request.id);
+        reply.code(result.status).headers(headers).header('x-request-id', request.id);
         if (result.location !== undefined) reply.header('location', result.location);
         return result.body;
       },
@@ -360,7 +376,7 @@ export class App<TCtx extends object = object> {
         healthy = false;
       }
       if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
-      reply.header('content-type', 'application/json; charset=utf-8');
+      reply.headers(fixedHeaders);
       return '{"status":"ok"}';
     });
   }
@@ -375,6 +391,7 @@ export class App<TCtx extends object = object> {
       .headers(problem.headers)
       .header('x-request-id', request.id)
       .header('content-type', 'application/problem+json; charset=utf-8')
+      .header('x-content-type-options', 'nosniff')
       .send(JSON.stringify(problem.body));
   }
 

@@ -424,7 +424,7 @@ for (const engine of engines()) {
         ]) {
           const reply = await blog.get('/api/posts', token);
           expectProblem(reply, 401, 'INVALID_TOKEN', 'invalid signature');
-          expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+          expect(reply.headers.get('www-authenticate')).toBe('Bearer');
         }
       });
 

@@ -36,11 +36,26 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       expect(results.filter((result) => result === user.id)).toHaveLength(1);
     });
 
+    it('uses up every pending token of one user, and only theirs', async () => {
+      const other = await usersRepository(opened.database.db).create({
+        email: 'other@example.com',
+        name: 'O',
+        passwordHash: 'x',
+      });
+      await resets.create({ tokenHash: 'first', userId: user.id, expiresAt: inAnHour() });
+      await resets.create({ tokenHash: 'second', userId: user.id, expiresAt: inAnHour() });
+      await resets.create({ tokenHash: 'theirs', userId: other.id, expiresAt: inAnHour() });
+      await resets.invalidateForUser(user.id);
+      expect(await resets.consume('first')).toBeUndefined();
+      expect(await resets.consume('second')).toBeUndefined();
+      expect(await resets.consume('theirs')).toBe(other.id);
+    });
+
     it('refuses an expired token and prunes used and expired ones', async () => {
       await resets.create({ tokenHash: 'old', userId: user.id, expiresAt: new Date(Date.now() - 1000) });
       await resets.create({ tokenHash: 'fresh', userId: user.id, expiresAt: inAnHour() });
       expect(await resets.consume('old')).toBeUndefined();
-      expect(await resets.prune()).toBe(3);
+      expect(await resets.prune()).toBe(6);
       expect(await resets.consume('fresh')).toBe(user.id);
     });
   });

@@ -12,6 +12,8 @@ export interface PasswordResetsRepository {
   create(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void>;
   /** Marks the token used and returns its user id; `undefined` when unknown, used or expired. */
   consume(tokenHash: string, now?: Date): Promise<string | undefined>;
+  /** Uses up every pending token of a user (after a reset, older links must stop working). */
+  invalidateForUser(userId: string, now?: Date): Promise<void>;
   /** Removes used and expired tokens; returns how many. */
   prune(now?: Date): Promise<number>;
 }
@@ -43,6 +45,13 @@ export function passwordResetsRepository(db: Db): PasswordResetsRepository {
         )
         .returning({ userId: passwordResets.userId });
       return consumed?.userId;
+    },
+
+    async invalidateForUser(userId, now = new Date()) {
+      await db
+        .update(passwordResets)
+        .set({ usedAt: now })
+        .where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
     },
 
     async prune(now = new Date()) {
