@@ -9,6 +9,8 @@ export interface BlogContext extends AuthContext<User>, BaseContext {
   repos: Repositories;
   tokens: TokenService;
   mailer: Mailer;
+  /** Runs work after the answer has left (errors are logged; shutdown waits for it). */
+  background(task: () => Promise<void>): void;
 }
 
 /** Starts a blog procedure. */

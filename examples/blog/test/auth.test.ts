@@ -223,7 +223,7 @@ for (const engine of engines()) {
         const { email } = await blog.register();
         const before = blog.mail.length;
         await blog.post('/api/auth/forgot-password', { email });
-        const token = blog.mail[before]?.token ?? '';
+        const { token } = await blog.mailAfter(before);
         const replies = await Promise.all(
           Array.from({ length: 5 }, (_, index) =>
             blog.post('/api/auth/reset-password', { token, password: `racing password ${index}` }),
@@ -295,6 +295,7 @@ for (const engine of engines()) {
         expect(unknown.status).toBe(202);
         expect(known.body).toEqual({ success: true });
         expect(unknown.text).toBe(known.text);
+        await blog.mailAfter(before);
         const sent = blog.mail.slice(before);
         expect(sent).toHaveLength(1);
         expect(sent[0]).toMatchObject({ to: email, name: 'Mailed' });
@@ -319,7 +320,7 @@ for (const engine of engines()) {
         const second = await blog.login(session.email, session.password);
         const before = blog.mail.length;
         expect((await blog.post('/api/auth/forgot-password', { email: session.email })).status).toBe(202);
-        const token = blog.mail[before]?.token ?? '';
+        const { token } = await blog.mailAfter(before);
 
         // A failed validation does not use the token up.
         expectProblem(
@@ -360,11 +361,48 @@ for (const engine of engines()) {
         expect((await blog.get('/api/auth/me', fresh.accessToken)).status).toBe(200);
       });
 
+      it('uses up every other pending reset link of the user once one is used', async () => {
+        const session = await blog.register();
+        const before = blog.mail.length;
+        await blog.post('/api/auth/forgot-password', { email: session.email });
+        const first = await blog.mailAfter(before);
+        await blog.post('/api/auth/forgot-password', { email: session.email });
+        const second = await blog.mailAfter(before + 1);
+        const reset = await blog.post('/api/auth/reset-password', {
+          token: second.token,
+          password: 'the new password',
+        });
+        expect(reset.status).toBe(200);
+        expectProblem(
+          await blog.post('/api/auth/reset-password', {
+            token: first.token,
+            password: 'an attacker password',
+          }),
+          400,
+          'VALIDATION_FAILED',
+        );
+        await blog.login(session.email, 'the new password');
+      });
+
+      it('sends token answers with Cache-Control: no-store', async () => {
+        const email = uniqueEmail('nostore');
+        const registered = await blog.post<Session>('/api/auth/register', {
+          email,
+          password: 'password123',
+          name: 'N',
+        });
+        const login = await blog.post<Session>('/api/auth/login', { email, password: 'password123' });
+        const refreshed = await blog.post('/api/auth/refresh', { refreshToken: login.body.refreshToken });
+        for (const reply of [registered, login, refreshed])
+          expect(reply.headers.get('cache-control')).toBe('no-store');
+        expect((await blog.get('/api/posts')).headers.get('cache-control')).toBeNull();
+      });
+
       it('answers 400 for a reset token over an hour old', async () => {
         const { email } = await blog.register();
         const before = blog.mail.length;
         await blog.post('/api/auth/forgot-password', { email });
-        const token = blog.mail[before]?.token ?? '';
+        const { token } = await blog.mailAfter(before);
         // The app runs in this process: moving its clock (Date only) ages the token.
         vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61 * 60 * 1000 });
         try {

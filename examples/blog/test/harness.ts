@@ -372,6 +372,16 @@ export class Blog {
     return this.instance.mail;
   }
 
+  /** The first reset mail sent after `before` mails: sending happens after the 202, so wait for it. */
+  async mailAfter(before: number): Promise<BlogInstance['mail'][number]> {
+    const deadline = Date.now() + 5000;
+    while (this.mail.length <= before) {
+      if (Date.now() > deadline) throw new Error('No reset mail arrived within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return this.mail[before]!;
+  }
+
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>> {
     return this.instance.request<T>(method, path, options);
   }

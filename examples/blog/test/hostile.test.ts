@@ -34,6 +34,8 @@ describe.each(engines())('hostile input on $name', (engine) => {
       ['PUT', `/api/users/${user.user.id}`, { name: `x${nul}` }, user.accessToken, 400],
       ['GET', '/api/users?search=%00', undefined, admin, 400],
       ['GET', '/api/users?createdAfter=99999-01-01', undefined, admin, 400],
+      ['GET', '/api/users?createdAfter=0000-01-01', undefined, admin, 400],
+      ['GET', '/api/users?createdAfter=0001-01-01T00:00:00%2B01:00', undefined, admin, 400],
       ['GET', '/api/users?page=9007199254740993', undefined, admin, 400],
       ['GET', '/api/users/%00', undefined, undefined, 404],
       ['GET', '/api/posts/%00', undefined, undefined, 404],

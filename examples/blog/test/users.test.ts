@@ -386,12 +386,24 @@ for (const engine of engines()) {
           await blog.get('/api/auth/me', session.accessToken),
           401,
           'INVALID_TOKEN',
-          'user is deactivated',
+          'jwt revoked',
         );
         expectProblem(await blog.get('/api/posts', session.accessToken), 401, 'INVALID_TOKEN');
-        // Deactivation blocks, it does not revoke: reactivated, the unexpired session works again.
+        // Deactivation revokes: reactivated, the account needs a new login; old tokens stay dead.
         await blog.put(`/api/users/${session.user.id}`, { isActive: true }, await blog.adminToken());
-        expect((await blog.get('/api/auth/me', session.accessToken)).status).toBe(200);
+        expectProblem(
+          await blog.get('/api/auth/me', session.accessToken),
+          401,
+          'INVALID_TOKEN',
+          'jwt revoked',
+        );
+        expectProblem(
+          await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+          401,
+          'INVALID_TOKEN',
+        );
+        const again = await blog.login(session.email, session.password);
+        expect((await blog.get('/api/auth/me', again.accessToken)).status).toBe(200);
       });
     });
 

@@ -28,6 +28,9 @@ const Session = z.object({
 
 const resetLifetimeMs = 60 * 60 * 1000;
 
+/** Answers that carry tokens must not be cached (RFC 6749 §5.1). */
+const noStore = { 'cache-control': 'no-store' };
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const session = (user: UserRecord, pair: TokenPair) => ({ user, ...pair });
@@ -41,6 +44,7 @@ const badCredentials = () => new UnauthenticatedError('Invalid email or password
 export const auth = procedures('auth', {
   register: blogProcedure()
     .rest({ method: 'POST', path: '/auth/register', status: 201 })
+    .headers(noStore)
     .meta({ summary: 'Create an account and sign in' })
     .input(z.object({ email, password, name: text().trim().min(1).max(100) }))
     .output(Session)
@@ -56,20 +60,24 @@ export const auth = procedures('auth', {
 
   login: blogProcedure()
     .rest({ method: 'POST', path: '/auth/login' })
+    .headers(noStore)
     .meta({ summary: 'Sign in with email and password', errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
     .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
+      // Before the password is read: a reset landing while scrypt runs still revokes this login.
+      const checkedAt = Date.now();
       const found = await ctx.repos.users.findByEmail(input.email);
       const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
       if (found === undefined || !matches) throw badCredentials();
       if (!found.isActive) throw new ForbiddenError('This account is deactivated');
       const { passwordHash: _, ...user } = found;
-      return session(user, await ctx.tokens.issuePair(user.id));
+      return session(user, await ctx.tokens.issuePair(user.id, { checkedAt }));
     }),
 
   refresh: blogProcedure()
     .rest({ method: 'POST', path: '/auth/refresh' })
+    .headers(noStore)
     .meta({ summary: 'Trade a refresh token for a new pair (single use)', errors: ['INVALID_TOKEN'] })
     .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
     .output(Session)
@@ -109,11 +117,16 @@ export const auth = procedures('auth', {
     .output(Success)
     .mutation(async ({ input, ctx }) => {
       const user = await ctx.repos.users.findByEmail(input.email);
+      // The answer leaves before the token is stored and mailed, so its timing is the same
+      // whether or not the email belongs to an account.
       if (user?.isActive === true) {
-        const token = randomBytes(32).toString('base64url');
-        const expiresAt = new Date(Date.now() + resetLifetimeMs);
-        await ctx.repos.passwordResets.create({ tokenHash: sha256(token), userId: user.id, expiresAt });
-        await ctx.mailer.sendPasswordReset({ to: user.email, name: user.name, token, expiresAt });
+        ctx.background(async () => {
+          await ctx.repos.passwordResets.prune();
+          const token = randomBytes(32).toString('base64url');
+          const expiresAt = new Date(Date.now() + resetLifetimeMs);
+          await ctx.repos.passwordResets.create({ tokenHash: sha256(token), userId: user.id, expiresAt });
+          await ctx.mailer.sendPasswordReset({ to: user.email, name: user.name, token, expiresAt });
+        });
       }
       return { success: true as const };
     }),
@@ -131,6 +144,7 @@ export const auth = procedures('auth', {
         ]);
       }
       await ctx.repos.users.setPassword(userId, await hashPassword(input.password));
+      await ctx.repos.passwordResets.invalidateForUser(userId);
       await ctx.tokens.revokeAllForUser(userId);
       return { success: true as const };
     }),

@@ -28,7 +28,12 @@ export const users = procedures('users', {
           search: text().max(200).optional().describe('Case-insensitive part of the name or email'),
           role: z.enum(roles).optional(),
           isActive: z.boolean().optional(),
-          createdAfter: z.date().optional().describe('Users created at or after this instant'),
+          createdAfter: z
+            .date()
+            .min(new Date('0001-01-01T00:00:00Z'), 'Dates start at year 1')
+            .max(new Date('9999-12-31T23:59:59Z'), 'Dates end at year 9999')
+            .optional()
+            .describe('Users created at or after this instant'),
         },
       }),
     )
@@ -90,6 +95,8 @@ export const users = procedures('users', {
       const { id: _ignored, ...patch } = input.data;
       const user = await ctx.repos.users.update(input.id, patch);
       if (user === undefined) throw new NotFoundError('No user with this id');
+      // Deactivation ends every session for good: reactivating must not revive stolen tokens.
+      if (patch.isActive === false) await ctx.tokens.revokeAllForUser(user.id);
       return user;
     }),
 
