@@ -91,6 +91,16 @@ describe('docsPlugin', () => {
     await app.close();
   });
 
+  it('sends the page with a same-origin Content-Security-Policy that forbids framing', async () => {
+    const app = await documentedApp();
+    const page = await app.inject({ method: 'GET', url: '/api/docs' });
+    const policy = String(page.headers['content-security-policy']);
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).toContain("object-src 'none'");
+    expect(policy).not.toContain('upgrade-insecure-requests');
+  });
+
   it('serves the UI with a trailing slash too, with relative asset URLs', async () => {
     const app = await documentedApp();
     const page = await app.inject({ method: 'GET', url: '/api/docs/' });

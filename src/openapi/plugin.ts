@@ -122,9 +122,15 @@ export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<
         deepLinking: true,
         displayOperationId: true,
         displayRequestDuration: true,
-        persistAuthorization: true,
+        // Tokens stay in the page's memory: kept in localStorage, any script on the origin could read them.
+        persistAuthorization: false,
         docExpansion: 'list',
       },
+      // A Content-Security-Policy on the page and its assets (same-origin only, no framing). The
+      // plugin's default also upgrades requests to https, which would break the UI on plain http.
+      staticCSP: true,
+      transformStaticCSP: (header: string) =>
+        header.replace(' upgrade-insecure-requests;', '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
     });
   });
 }
