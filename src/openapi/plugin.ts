@@ -130,7 +130,9 @@ export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<
       // plugin's default also upgrades requests to https, which would break the UI on plain http.
       staticCSP: true,
       transformStaticCSP: (header: string) =>
-        header.replace(' upgrade-insecure-requests;', '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
+        header
+          .replace(' upgrade-insecure-requests;', '')
+          .replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
     });
   });
 }
