@@ -2,7 +2,6 @@
  * The shared suite over real PostgreSQL engines: Drizzle over PGlite, plain SQL over PGlite
  * (`keysetSql`), and Drizzle over a PostgreSQL server when one is reachable.
  */
-import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { and, asc, count, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
@@ -10,6 +9,7 @@ import { integer, type PgDatabase, type PgQueryResultHKT, pgTable, text, uuid } 
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
+import { createScratchDatabase } from '../../test/postgres.js';
 import { keysetClauses, keysetSql, paginateKeyset } from './cursor.js';
 import { offsetResult, offsetWindow } from './offset.js';
 import {
@@ -162,19 +162,13 @@ const postgresUrl = inject('postgresUrl');
 
 describe.skipIf(postgresUrl === null)('PostgreSQL server', () => {
   describePaginationSource('Drizzle on PostgreSQL', async () => {
-    const admin = new pg.Client({ connectionString: postgresUrl as string });
-    await admin.connect();
-    const name = `proceed_pagination_${randomBytes(6).toString('hex')}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(postgresUrl as string);
-    url.pathname = `/${name}`;
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+    const scratch = await createScratchDatabase(postgresUrl as string, 'proceed_pagination');
+    const pool = new pg.Pool({ connectionString: scratch.url, max: 4 });
     await pool.query(createTable);
     const exec: Exec = (sql, params) => pool.query(sql, params);
     return drizzleSource(drizzleNodePg(pool), exec, async () => {
       await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await scratch.drop();
     });
   });
 });

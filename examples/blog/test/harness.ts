@@ -6,10 +6,10 @@
  * can receive an undocumented or leaky response without failing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { App } from 'proceed';
 import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceed/openapi';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { createScratchDatabase } from '../../../test/postgres.js';
 import { type BlogOptions, createBlogApp } from '../src/app.js';
 import type { BlogContext } from '../src/context.js';
 import type { Mailer } from '../src/mailer.js';
@@ -26,23 +26,8 @@ export interface Engine {
 }
 
 /** Creates `blog_test_<random>` through an admin connection to `adminUrl`. */
-export async function createPostgresDatabase(
-  adminUrl: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `blog_test_${randomBytes(8).toString('hex')}`;
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+export function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return createScratchDatabase(adminUrl, 'blog_test');
 }
 
 /** The engines every shared suite runs on. */

@@ -2,8 +2,7 @@
  * Databases for tests: the same suites run on an in-memory PGlite and, when a server is
  * reachable, on a fresh PostgreSQL database made for the suite and dropped after it.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { createScratchDatabase } from '../../../../test/postgres.js';
 import { type Database, openDatabase } from './connect.js';
 
 export interface TestEngine {
@@ -22,31 +21,8 @@ export interface TestDatabase {
 }
 
 /** Creates an empty database on a PostgreSQL server; returns its URL and how to drop it. */
-export async function createPostgresDatabase(
-  adminUrl: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `proceed_test_${randomBytes(8).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
-    },
-  };
+export function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return createScratchDatabase(adminUrl, 'proceed_test');
 }
 
 /** The engines to run a suite on. Pass `inject('postgresUrl')`. */
