@@ -37,7 +37,8 @@ async function runGuards(guards: readonly Guard<never>[], ctx: Call['ctx']): Pro
   for (const guard of guards) {
     const signedIn = ctx.user !== undefined && ctx.user !== null;
     if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
-    if (!(await guard.check(ctx as never))) {
+    const checked = guard.check(ctx as never);
+    if (!(checked instanceof Promise ? await checked : checked)) {
       if (!signedIn) throw new UnauthenticatedError();
       throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
     }
@@ -122,8 +123,11 @@ export function compileRoute(route: RouteEntry): Invoke {
       if (!result.ok) throw new ValidationError(result.errors);
       input = result.value;
     }
-    const result = await handler({ input: input as never, ctx: call.ctx as never });
-    const body = await serialize(result, call.ctx);
+    // Awaited only when a promise: a synchronous handler or serializer costs no extra tick.
+    let result = handler({ input: input as never, ctx: call.ctx as never });
+    if (result instanceof Promise) result = await result;
+    let body = serialize(result, call.ctx);
+    if (body instanceof Promise) body = await body;
     return { status: route.successStatus, body, location: locationOf(result) };
   });
 

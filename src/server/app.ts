@@ -23,6 +23,7 @@ import { planRoutes, type RouteEntry, routeKey } from '../core/routes.js';
 import { type LoggerSetting, loggerOptions } from './logger.js';
 
 type MaybePromise<T> = T | Promise<T>;
+type Context = BaseContext & Record<string, unknown>;
 
 /** Adds to the context of every request; plugins use it (the auth plugin sets `user`). */
 export type ContextResolver = (ctx: BaseContext & Record<string, unknown>) => MaybePromise<void>;
@@ -324,7 +325,8 @@ export class App<TCtx extends object = object> {
     process.once('SIGINT', stop);
   }
 
-  async #context(request: FastifyRequest): Promise<BaseContext & Record<string, unknown>> {
+  /** Synchronous unless the app's context or a plugin's resolver is: no promise per request otherwise. */
+  #context(request: FastifyRequest): Context | Promise<Context> {
     const info: RequestInfo = {
       id: request.id,
       method: request.method,
@@ -333,9 +335,25 @@ export class App<TCtx extends object = object> {
       headers: request.headers,
       params: request.params as Record<string, string>,
     };
-    const made = this.#options.context === undefined ? undefined : await this.#options.context(info);
-    const ctx = { ...made, request: info } as BaseContext & Record<string, unknown>;
-    for (const resolve of this.#resolvers) await resolve(ctx);
+    const made = this.#options.context?.(info);
+    if (made instanceof Promise)
+      return made.then((value) => this.#resolve({ ...value, request: info } as Context));
+    return this.#resolve({ ...made, request: info } as Context);
+  }
+
+  #resolve(ctx: Context): Context | Promise<Context> {
+    const resolvers = this.#resolvers;
+    for (let index = 0; index < resolvers.length; index++) {
+      const pending = resolvers[index]?.(ctx);
+      if (pending instanceof Promise) return this.#resolveFrom(ctx, pending, index + 1);
+    }
+    return ctx;
+  }
+
+  async #resolveFrom(ctx: Context, pending: Promise<void>, next: number): Promise<Context> {
+    await pending;
+    const resolvers = this.#resolvers;
+    for (let index = next; index < resolvers.length; index++) await resolvers[index]?.(ctx);
     return ctx;
   }
 
@@ -346,7 +364,8 @@ export class App<TCtx extends object = object> {
       method: entry.method,
       url: entry.path,
       handler: async (request, reply) => {
-        const ctx = await this.#context(request);
+        const made = this.#context(request);
+        const ctx = made instanceof Promise ? await made : made;
         const result = await invoke({
           ctx,
           params: request.params as Record<string, string>,
