@@ -2,23 +2,13 @@
  * The documentation UI in a real browser: Debian's Chromium (CI installs it with apt) drives
  * Swagger UI against the notes fixture on a real socket, and "Try it out" must reach the API.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, skipBrowserSuite } from '../../test/browser.js';
 import { notesApp } from '../../test/fixtures/notes.js';
 import { docsPlugin } from './plugin.js';
 
-const chromiumPath = '/usr/bin/chromium';
-const hasChromium = existsSync(chromiumPath);
-const inCi = process.env.CI === 'true';
-
-if (!hasChromium && !inCi) {
-  console.warn(
-    `Skipping the docs UI browser test: no Chromium at ${chromiumPath} (apt-get install -y chromium)`,
-  );
-}
-
-describe.skipIf(!hasChromium && !inCi)('the docs UI in Chromium', () => {
+describe.skipIf(skipBrowserSuite('the docs UI browser test'))('the docs UI in Chromium', () => {
   const app = notesApp();
   let origin = '';
 
@@ -35,11 +25,7 @@ describe.skipIf(!hasChromium && !inCi)('the docs UI in Chromium', () => {
   });
 
   it('lists the operations and runs "Try it out" on GET /api/notes against this server', async () => {
-    if (!hasChromium) throw new Error(`CI needs Chromium at ${chromiumPath}: apt-get install -y chromium`);
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const requested: string[] = [];

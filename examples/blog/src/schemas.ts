@@ -7,3 +7,20 @@ import { z } from 'zod';
  */
 export const text = (): z.ZodString =>
   z.string().refine((value) => !value.includes('\u0000'), 'Must not contain NUL characters');
+
+/**
+ * The input of an `update*` procedure: `id` from the path, `data` the body. `data` needs at least
+ * one field, refuses unknown ones, and ignores an `id`, so a client may send back what it read.
+ */
+export function updateInput<S extends z.ZodRawShape>(fields: S) {
+  return z.object({
+    id: z.string(),
+    data: z
+      .strictObject({ id: z.unknown().optional().describe('Ignored: the path names the record'), ...fields })
+      .refine((data) => Object.keys(data).some((key) => key !== 'id'), 'Send at least one field')
+      .transform((data): z.output<z.ZodObject<S>> => {
+        const { id: _ignored, ...changes } = data as Record<string, unknown>;
+        return changes as z.output<z.ZodObject<S>>;
+      }),
+  });
+}

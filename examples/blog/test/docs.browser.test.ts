@@ -3,38 +3,25 @@
  * blog on a real socket, and "Try it out" on GET /api/posts must reach the API and show 200.
  * Skipped on a machine without /usr/bin/chromium; under CI=true a missing Chromium fails.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { launchChromium, skipBrowserSuite } from '../../../test/browser.js';
 import { type CursorPage, engines, type PostView, useBlog } from './harness.js';
 
-const chromiumPath = '/usr/bin/chromium';
-const hasChromium = existsSync(chromiumPath);
-const inCi = process.env.CI === 'true';
 const [pglite] = engines();
 if (pglite === undefined) throw new Error('No PGlite engine');
 
-if (!hasChromium && !inCi) {
-  console.warn(
-    `Skipping the blog docs browser test: no Chromium at ${chromiumPath} (apt-get install -y chromium)`,
-  );
-}
-
-describe.skipIf(!hasChromium && !inCi)('the blog’s docs UI in Chromium', () => {
+describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s docs UI in Chromium', () => {
   const blog = useBlog(pglite);
 
   it('lists the posts operations and runs "Try it out" on GET /api/posts', { timeout: 60_000 }, async () => {
-    if (!hasChromium) throw new Error(`CI needs Chromium at ${chromiumPath}: apt-get install -y chromium`);
     const writer = await blog.register();
     const post = await blog.createPost(writer.accessToken, {
       title: 'Seen in the browser',
       status: 'published',
     });
 
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const requested: string[] = [];

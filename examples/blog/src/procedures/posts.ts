@@ -7,15 +7,13 @@ import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { authorOrAdmin } from '../guards.js';
 import { Post, Success } from '../resources.js';
-import { text } from '../schemas.js';
+import { text, updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.string() });
 /**
  * An `id` in an update body is accepted and ignored: the path names the record (CONTRACT §2), and
  * clients often send back what they read. Every other unknown field is still a 400.
  */
-const ignoredId = z.unknown().optional().describe('Ignored: the path names the record');
-const hasChanges = (data: object) => Object.keys(data).some((key) => key !== 'id');
 const title = text().trim().min(1).max(200);
 const content = text().min(1).max(50_000);
 const excerpt = text().max(500);
@@ -74,24 +72,17 @@ export const posts = procedures('posts', {
   updatePost: owned()
     .meta({ summary: 'Edit a post (author or admin)' })
     .input(
-      z.object({
-        id: z.string(),
-        data: z
-          .strictObject({
-            id: ignoredId,
-            title: title.optional(),
-            content: content.optional(),
-            excerpt: excerpt.optional(),
-            status: initialStatus.optional(),
-          })
-          .refine(hasChanges, 'Send at least one field'),
+      updateInput({
+        title: title.optional(),
+        content: content.optional(),
+        excerpt: excerpt.optional(),
+        status: initialStatus.optional(),
       }),
     )
     .output(Post.authenticated)
     .mutation(async ({ input, ctx }) => {
       await visiblePost(ctx, input.id);
-      const { id: _ignored, ...patch } = input.data;
-      return found(await ctx.repos.posts.update(input.id, patch));
+      return found(await ctx.repos.posts.update(input.id, input.data));
     }),
 
   deletePost: owned()

@@ -7,15 +7,13 @@ import { blogProcedure } from '../context.js';
 import { roles, userSortColumns } from '../db/index.js';
 import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
-import { text } from '../schemas.js';
+import { text, updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.string() });
 /**
  * An `id` in an update body is accepted and ignored: the path names the record (CONTRACT §2), and
  * clients often send back what they read. Every other unknown field is still a 400.
  */
-const ignoredId = z.unknown().optional().describe('Ignored: the path names the record');
-const hasChanges = (data: object) => Object.keys(data).some((key) => key !== 'id');
 
 export const users = procedures('users', {
   listUsers: blogProcedure()
@@ -74,16 +72,10 @@ export const users = procedures('users', {
     .meta({ summary: 'Rename yourself; admins may also change role and active state' })
     .guard(authenticated, selfOrAdmin)
     .input(
-      z.object({
-        id: z.string(),
-        data: z
-          .strictObject({
-            id: ignoredId,
-            name: text().trim().min(1).max(100).optional(),
-            role: z.enum(roles).optional(),
-            isActive: z.boolean().optional(),
-          })
-          .refine(hasChanges, 'Send at least one field'),
+      updateInput({
+        name: text().trim().min(1).max(100).optional(),
+        role: z.enum(roles).optional(),
+        isActive: z.boolean().optional(),
       }),
     )
     .output(User.authenticated)
@@ -92,7 +84,7 @@ export const users = procedures('users', {
       if (!isAdmin && (input.data.role !== undefined || input.data.isActive !== undefined)) {
         throw new ForbiddenError('Only an admin may change role or isActive');
       }
-      const { id: _ignored, ...patch } = input.data;
+      const patch = input.data;
       const user = await ctx.repos.users.update(input.id, patch);
       if (user === undefined) throw new NotFoundError('No user with this id');
       // Deactivation ends every session for good: reactivating must not revive stolen tokens.
