@@ -3,7 +3,7 @@
  * Without it a suite is skipped with a message, except under CI=true, where it must fail.
  */
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Locator } from 'playwright-core';
 
 export const chromiumPath = '/usr/bin/chromium';
 const available = existsSync(chromiumPath);
@@ -24,4 +24,21 @@ export function launchChromium(): Promise<Browser> {
     executablePath: chromiumPath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
+}
+
+/** Expands a Swagger UI operation, runs "Try it out" → "Execute", and reads the live answer. */
+export async function tryItOut(
+  operation: Locator,
+  timeout = 20_000,
+): Promise<{ status: string; body: unknown }> {
+  await operation.locator('.opblock-summary').first().click();
+  await operation.locator('button.try-out__btn').click();
+  await operation.locator('button.execute').click();
+  const status = operation.locator('.live-responses-table .response .response-col_status').first();
+  await status.waitFor({ timeout });
+  const body = await operation
+    .locator('.live-responses-table .response-col_description pre')
+    .first()
+    .textContent();
+  return { status: (await status.textContent())?.trim() ?? '', body: JSON.parse(body ?? '') };
 }

@@ -188,6 +188,15 @@ interface BuilderState {
 type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput] ? unknown : TOutput;
 declare const noOutput: unique symbol;
 
+/** The procedure a builder finishes into: its output is the declared one, or the handler's. */
+type Finished<TCtx, TClientInput, TInput, TOutput, R, K extends ProcedureKind> = Procedure<
+  TCtx,
+  TClientInput,
+  TInput,
+  [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
+  K
+>;
+
 type Handler<TCtx, TInput, TOutput> = (options: { input: TInput; ctx: TCtx }) => MaybePromise<TOutput>;
 
 /** The builder returned by {@link procedure}. */
@@ -281,26 +290,14 @@ export class ProcedureBuilder<
   /** Finishes a read. */
   query<R extends HandlerReturn<TOutput>>(
     handler: Handler<TCtx, TInput, R>,
-  ): Procedure<
-    TCtx,
-    TClientInput,
-    TInput,
-    [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
-    'query'
-  > {
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query'> {
     return this.#finish('query', handler as AnyHandler) as never;
   }
 
   /** Finishes a write. */
   mutation<R extends HandlerReturn<TOutput>>(
     handler: Handler<TCtx, TInput, R>,
-  ): Procedure<
-    TCtx,
-    TClientInput,
-    TInput,
-    [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
-    'mutation'
-  > {
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation'> {
     return this.#finish('mutation', handler as AnyHandler) as never;
   }
 

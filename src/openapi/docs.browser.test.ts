@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, skipBrowserSuite } from '../../test/browser.js';
+import { launchChromium, skipBrowserSuite, tryItOut } from '../../test/browser.js';
 import { notesApp } from '../../test/fixtures/notes.js';
 import { docsPlugin } from './plugin.js';
 
@@ -43,17 +43,9 @@ describe.skipIf(skipBrowserSuite('the docs UI browser test'))('the docs UI in Ch
       }
       await expect(page.locator('.btn.authorize').count()).resolves.toBe(1);
 
-      await list.locator('.opblock-summary').first().click();
-      await list.locator('button.try-out__btn').click();
-      await list.locator('button.execute').click();
-      const status = list.locator('.live-responses-table .response .response-col_status').first();
-      await status.waitFor({ timeout: 15_000 });
-      expect((await status.textContent())?.trim()).toBe('200');
-      const body = await list
-        .locator('.live-responses-table .response-col_description pre')
-        .first()
-        .textContent();
-      expect(JSON.parse(body ?? '')).toMatchObject({ data: [{ id: '1', title: 'One' }] });
+      const answer = await tryItOut(list);
+      expect(answer.status).toBe('200');
+      expect(answer.body).toMatchObject({ data: [{ id: '1', title: 'One' }] });
 
       mkdirSync('test-results', { recursive: true });
       await page.screenshot({ path: 'test-results/docs-ui.png', fullPage: true });

@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { launchChromium, skipBrowserSuite } from '../../../test/browser.js';
+import { launchChromium, skipBrowserSuite, tryItOut } from '../../../test/browser.js';
 import { type CursorPage, engines, type PostView, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -42,17 +42,9 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       }
       expect(await page.locator('.btn.authorize').count()).toBe(1);
 
-      await list.locator('.opblock-summary').first().click();
-      await list.locator('button.try-out__btn').click();
-      await list.locator('button.execute').click();
-      const status = list.locator('.live-responses-table .response .response-col_status').first();
-      await status.waitFor({ timeout: 20_000 });
-      expect((await status.textContent())?.trim()).toBe('200');
-      const body = await list
-        .locator('.live-responses-table .response-col_description pre')
-        .first()
-        .textContent();
-      const shown = JSON.parse(body ?? '') as CursorPage<PostView>;
+      const answer = await tryItOut(list);
+      expect(answer.status).toBe('200');
+      const shown = answer.body as CursorPage<PostView>;
       expect(shown.data).toContainEqual({ id: post.id, title: 'Seen in the browser', excerpt: post.excerpt });
 
       mkdirSync('test-results', { recursive: true });
