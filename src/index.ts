@@ -6,6 +6,8 @@
  *
  * @module proceed
  */
+
+export type { EntryContext } from './cli/entry.js';
 export * from './core/errors.js';
 export {
   conventionOf,

@@ -1,5 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +41,8 @@ function project(name: string, files: Record<string, string>): string {
 
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const key of ['PORT', 'HOST', 'LOG_LEVEL'] as const) if (!(key in extra)) delete env[key];
+  for (const key of ['PORT', 'HOST', 'LOG_LEVEL', 'DATABASE_URL'] as const)
+    if (!(key in extra)) delete env[key];
   return env;
 }
 
@@ -260,6 +269,15 @@ describe('entries', slow, () => {
 });
 
 describe('proceed routes', slow, () => {
+  it('tells a factory entry it will not serve: the blog then opens no database on disk', async () => {
+    const directory = project('blog-routes', {});
+    const blog = fileURLToPath(new URL('../../examples/blog/src/app.ts', import.meta.url));
+    const result = await runCli(['routes', blog], { cwd: directory });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('POST    /api/posts/:id/publish');
+    expect(existsSync(join(directory, '.data'))).toBe(false);
+  });
+
   it('prints the route table of the default entry', async () => {
     const result = await runCli(['routes'], { cwd: minimalDirectory });
     expect(result.code).toBe(0);

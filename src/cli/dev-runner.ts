@@ -14,7 +14,7 @@ try {
   if (entry === undefined || port === undefined || host === undefined) {
     throw new Error('usage: dev-runner <entry> <port> <host>');
   }
-  const app = await loadApp(entry);
+  const app = await loadApp(entry, { command: 'dev', serve: true });
   process.stdout.write(`\n${formatRouteTable(routeRows(app.routes))}\n`);
   await serve(app, { port: Number(port), host });
 } catch (error) {

@@ -60,6 +60,16 @@ export function displayPath(file: string, cwd = process.cwd()): string {
 }
 
 /**
+ * What the CLI tells an entry whose default export is a function: which command loads it, and
+ * whether the app will serve requests. `routes`, `openapi` and `manifest` only read the app, so
+ * an entry may skip real connections then (the blog uses an in-memory database).
+ */
+export interface EntryContext {
+  command: 'start' | 'dev' | 'routes' | 'openapi' | 'manifest';
+  serve: boolean;
+}
+
+/**
  * Imports an entry and returns its app. TypeScript entries need tsx loaded at start-up
  * (`node --import tsx`), which bin/proceed.js and `proceed dev` do: registering it later, from
  * inside the process, misreads `.ts` files outside a `"type": "module"` package as CommonJS.
@@ -68,7 +78,10 @@ export function displayPath(file: string, cwd = process.cwd()): string {
  * const app = await loadApp(resolveEntry(process.cwd()));
  * console.log(app.routes.length);
  */
-export async function loadApp(file: string): Promise<App> {
+export async function loadApp(
+  file: string,
+  entry: EntryContext = { command: 'start', serve: true },
+): Promise<App> {
   const shown = displayPath(file);
   const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   const exported = module.default;
@@ -79,7 +92,8 @@ export async function loadApp(file: string): Promise<App> {
       2,
     );
   }
-  const app = typeof exported === 'function' ? await (exported as () => unknown)() : exported;
+  const app =
+    typeof exported === 'function' ? await (exported as (entry: EntryContext) => unknown)(entry) : exported;
   if (!isApp(app)) {
     const what = typeof exported === 'function' ? 'its default export returned' : 'its default export is';
     throw new CliError(

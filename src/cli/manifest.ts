@@ -12,7 +12,7 @@ import { commands, parseCommand } from './usage.js';
  */
 export async function manifestCommand(args: readonly string[]): Promise<void> {
   const { values, entry } = parseCommand(commands.manifest, args);
-  const manifest = await withApp(entry, values.out === undefined, (app) => {
+  const manifest = await withApp('manifest', entry, values.out === undefined, (app) => {
     try {
       return routeManifest(app, values.prefix === undefined ? {} : { prefix: values.prefix });
     } catch (error) {

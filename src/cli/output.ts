@@ -10,15 +10,16 @@ import { loadApp, resolveEntry } from './entry.js';
  * corrupt the JSON a pipe receives.
  *
  * @example
- * await withApp(undefined, true, (app) => app.routes.length);
+ * await withApp('routes', undefined, true, (app) => app.routes.length);
  */
 export async function withApp<T>(
+  command: 'routes' | 'openapi' | 'manifest',
   entry: string | undefined,
   toStdout: boolean,
   use: (app: App) => T | Promise<T>,
 ): Promise<T> {
   if (toStdout && process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
-  const app = await loadApp(resolveEntry(process.cwd(), entry));
+  const app = await loadApp(resolveEntry(process.cwd(), entry), { command, serve: false });
   try {
     return await use(app);
   } finally {

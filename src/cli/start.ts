@@ -46,6 +46,6 @@ export async function serve(app: App, address: { port: number; host: string }): 
 export async function startCommand(args: readonly string[]): Promise<void> {
   const { values, entry } = parseCommand(commands.start, args);
   const address = listenAddress(values, process.env, commands.start.usage);
-  const app = await loadApp(resolveEntry(process.cwd(), entry));
+  const app = await loadApp(resolveEntry(process.cwd(), entry), { command: 'start', serve: true });
   await serve(app, address);
 }

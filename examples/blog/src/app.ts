@@ -2,7 +2,7 @@
  * The blog API: posts, users and auth on PGlite or PostgreSQL (CONTRACT §1, §4, §5).
  * `proceed start src/app.ts` and `npm start` at the repository root run it.
  */
-import { type App, createApp, type LoggerSetting, ProceedConfigError } from 'proceed';
+import { type App, createApp, type EntryContext, type LoggerSetting, ProceedConfigError } from 'proceed';
 import {
   authPlugin,
   hashPassword,
@@ -167,4 +167,11 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
   }
 }
 
-export default (): Promise<App<BlogContext>> => createBlogApp();
+/**
+ * The CLI's entry. `proceed routes`, `openapi` and `manifest` only read the app: without a
+ * `DATABASE_URL` they get an in-memory database instead of creating `./.data/db`.
+ */
+export default (entry?: EntryContext): Promise<App<BlogContext>> =>
+  createBlogApp(
+    entry?.serve === false && process.env.DATABASE_URL === undefined ? { databaseUrl: 'memory://' } : {},
+  );
