@@ -3,7 +3,7 @@
  * Without it a suite is skipped with a message, except under CI=true, where it must fail.
  */
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Locator } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 export const chromiumPath = '/usr/bin/chromium';
 const available = existsSync(chromiumPath);
@@ -41,4 +41,16 @@ export async function tryItOut(
     .first()
     .textContent();
   return { status: (await status.textContent())?.trim() ?? '', body: JSON.parse(body ?? '') };
+}
+
+/** A new page that records every URL it requests and every script error it meets. */
+export async function watchedPage(
+  browser: Browser,
+): Promise<{ page: Page; requested: string[]; pageErrors: string[] }> {
+  const page = await browser.newPage();
+  const requested: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  return { page, requested, pageErrors };
 }

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, skipBrowserSuite, tryItOut } from '../../test/browser.js';
+import { launchChromium, skipBrowserSuite, tryItOut, watchedPage } from '../../test/browser.js';
 import { notesApp } from '../../test/fixtures/notes.js';
 import { docsPlugin } from './plugin.js';
 
@@ -27,11 +27,7 @@ describe.skipIf(skipBrowserSuite('the docs UI browser test'))('the docs UI in Ch
   it('lists the operations and runs "Try it out" on GET /api/notes against this server', async () => {
     const browser = await launchChromium();
     try {
-      const page = await browser.newPage();
-      const requested: string[] = [];
-      page.on('request', (request) => requested.push(request.url()));
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const { page, requested, pageErrors } = await watchedPage(browser);
 
       const response = await page.goto(`${origin}/api/docs`);
       expect(response?.status()).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { launchChromium, skipBrowserSuite, tryItOut } from '../../../test/browser.js';
+import { launchChromium, skipBrowserSuite, tryItOut, watchedPage } from '../../../test/browser.js';
 import { type CursorPage, engines, type PostView, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -23,11 +23,7 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
 
     const browser = await launchChromium();
     try {
-      const page = await browser.newPage();
-      const requested: string[] = [];
-      page.on('request', (request) => requested.push(request.url()));
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const { page, requested, pageErrors } = await watchedPage(browser);
 
       const response = await page.goto(`${blog.origin}/api/docs`);
       expect(response?.status()).toBe(200);

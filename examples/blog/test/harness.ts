@@ -405,6 +405,16 @@ export class Blog {
     return { ...reply.body, email, password };
   }
 
+  /** Asserts that a session is over: its access token and its refresh token are both refused. */
+  async expectSignedOut(session: Pick<Session, 'accessToken' | 'refreshToken'>): Promise<void> {
+    expectProblem(await this.get('/api/auth/me', session.accessToken), 401, 'INVALID_TOKEN');
+    expectProblem(
+      await this.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+      401,
+      'INVALID_TOKEN',
+    );
+  }
+
   /** Logs in (200 asserted). */
   async login(email: string, password: string): Promise<Session> {
     const reply = await this.post<Session>('/api/auth/login', { email, password });
