@@ -1,8 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 export default defineConfig({
-  resolve: { conditions: ['source', 'module', 'node', 'default'] },
-  ssr: { resolve: { conditions: ['source', 'module', 'node', 'default'] } },
+  resolve: {
+    // The same mapping as tsconfig.json's `paths`: tests run against the sources, not dist/.
+    alias: [
+      { find: /^proceedjs$/, replacement: source('index.ts') },
+      { find: /^proceedjs\/([a-z]+)$/, replacement: source('$1/index.ts') },
+    ],
+  },
   test: {
     include: [
       'src/**/*.test.ts',

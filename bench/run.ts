@@ -45,7 +45,7 @@ interface Sample {
 
 async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
   const script = fileURLToPath(new URL(contender.script, import.meta.url));
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production', ...contender.env },
   });

@@ -1,8 +1,8 @@
 /**
  * Proceed: named procedures become a clean, documented, secure REST API.
  *
- * Subpath exports: `proceed/resource` (views), `proceed/auth`, `proceed/pagination`,
- * `proceed/openapi`, `proceed/client`.
+ * Subpath exports: `proceedjs/resource` (views), `proceedjs/auth`, `proceedjs/pagination`,
+ * `proceedjs/openapi`, `proceedjs/client`, `proceedjs/config` (settings checks that load nothing heavy).
  *
  * @module proceed
  */

@@ -3,15 +3,15 @@
  * The token is verified and the user loaded (from memory, so the measurement is the framework's
  * cost, not a database's) on every request.
  */
-import { createApp, procedure, procedures } from 'proceed';
+import { createApp, procedure, procedures } from 'proceedjs';
 import {
   type AuthContext,
   authenticated,
   authPlugin,
   MemoryRevocationStore,
   TokenService,
-} from 'proceed/auth';
-import { resource } from 'proceed/resource';
+} from 'proceedjs/auth';
+import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { item } from './data.js';
 

@@ -1,6 +1,6 @@
 /** The same two endpoints in Proceed: a validated GET by id and a validated POST, each answering a view. */
-import { createApp, procedure, procedures } from 'proceed';
-import { resource } from 'proceed/resource';
+import { createApp, procedure, procedures } from 'proceedjs';
+import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { item, ready } from './data.js';
 

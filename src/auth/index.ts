@@ -1,8 +1,17 @@
 /**
- * `proceed/auth`: JWT access and refresh tokens (HS256, rotation with reuse detection,
+ * `proceedjs/auth`: JWT access and refresh tokens (HS256, rotation with reuse detection,
  * revocation stores), scrypt password hashing, guards, the auth plugin and rate limiting.
  * See docs/auth.md.
  */
+// The secret policy and AUTH_RATE_LIMIT live in `proceedjs/config` (light to import); here too.
+export {
+  checkSecret,
+  minSecretBytes,
+  type ResolveSecretOptions,
+  rateLimitFromEnv,
+  resolveSecret,
+  type WarningLogger,
+} from '../config/index.js';
 export {
   admin,
   allOf,
@@ -17,10 +26,7 @@ export {
   InvalidTokenError,
   JwtCodec,
   type JwtCodecOptions,
-  minSecretBytes,
   type RefreshClaims,
-  type ResolveSecretOptions,
-  resolveSecret,
   TokenAlgorithmError,
   type TokenClaims,
   TokenExpiredError,
@@ -30,7 +36,6 @@ export {
   TokenSignatureError,
   type TokenType,
   TokenTypeError,
-  type WarningLogger,
 } from './jwt.js';
 export {
   dummyVerify,
@@ -48,7 +53,7 @@ export {
   bearerTokenOf,
   type UserLoader,
 } from './plugin.js';
-export { type AuthRateLimitOptions, authRateLimit, rateLimitFromEnv } from './rate-limit.js';
+export { type AuthRateLimitOptions, authRateLimit } from './rate-limit.js';
 export { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
 export {
   PostgresRevocationStore,

@@ -3,7 +3,7 @@
  * failure is a named error whose message is the `detail` a client sees; the errors are
  * `ProceedError`s with code `INVALID_TOKEN`, so wherever they are thrown they become a 401.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createSigner, createVerifier, TokenError as FastJwtError } from 'fast-jwt';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 
@@ -240,59 +240,4 @@ export function createJwtCodec(options: JwtCodecOptions): JwtCodec {
     codecs.set(key, codec);
   }
   return codec;
-}
-
-/** Anything with a `warn(message)`: the app's pino logger, `console`. */
-export interface WarningLogger {
-  warn(message: string): void;
-}
-
-export interface ResolveSecretOptions {
-  /** The configured secret; default `process.env.JWT_SECRET`. An empty string counts as unset. */
-  secret?: string | undefined;
-  /** Refuse weak or missing secrets; default `process.env.NODE_ENV === 'production'`. */
-  production?: boolean;
-  /** Where the development warnings go; default `console`. */
-  logger?: WarningLogger;
-}
-
-/** The minimum secret length in bytes: HS256's key should be at least as long as its hash. */
-export const minSecretBytes = 32;
-
-/**
- * Applies the secret policy of CONTRACT §1. In production a missing secret or one shorter than
- * 32 bytes throws; in development a missing secret becomes a random per-process one (tokens die
- * with the process) and a short one is accepted, each with a loud warning.
- *
- * @example
- * const secret = resolveSecret({ secret: process.env.JWT_SECRET, logger: app.log });
- */
-export function resolveSecret(options: ResolveSecretOptions = {}): string {
-  const configured = 'secret' in options ? options.secret : process.env.JWT_SECRET;
-  const production = options.production ?? process.env.NODE_ENV === 'production';
-  const logger = options.logger ?? console;
-  const secret = configured === undefined || configured === '' ? undefined : configured;
-  const bytes = secret === undefined ? 0 : Buffer.byteLength(secret, 'utf8');
-  if (production && bytes < minSecretBytes) {
-    throw new ProceedConfigError(
-      secret === undefined
-        ? `JWT_SECRET is not set. With NODE_ENV=production a secret of at least ${minSecretBytes} bytes is required; ` +
-            `generate one with: node -e "console.log(require('node:crypto').randomBytes(48).toString('base64url'))"`
-        : `JWT_SECRET is ${bytes} bytes long. With NODE_ENV=production it must be at least ${minSecretBytes} bytes; ` +
-            `generate one with: node -e "console.log(require('node:crypto').randomBytes(48).toString('base64url'))"`,
-    );
-  }
-  if (secret === undefined) {
-    logger.warn(
-      '!!! JWT_SECRET is not set: using a random secret for this process only. Every token becomes ' +
-        'invalid on restart and other instances reject it. Set JWT_SECRET (at least 32 bytes) before deploying. !!!',
-    );
-    return randomBytes(48).toString('base64url');
-  }
-  if (bytes < minSecretBytes) {
-    logger.warn(
-      `JWT_SECRET is only ${bytes} bytes long; use at least ${minSecretBytes} (production refuses to start with it).`,
-    );
-  }
-  return secret;
 }

@@ -3,9 +3,11 @@
  * loads the user and puts both on the context. A bad token is a 401 `INVALID_TOKEN` on every
  * route, public ones included; no token leaves `ctx.user` undefined for the guards to judge.
  */
+
+import { resolveSecret } from '../config/secret.js';
 import { ProceedConfigError } from '../core/errors.js';
 import type { App } from '../server/app.js';
-import { type AccessClaims, InvalidTokenError, resolveSecret, TokenMalformedError } from './jwt.js';
+import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
 import { type AuthRateLimitOptions, authRateLimit } from './rate-limit.js';
 import type { RevocationStore } from './revocation.js';
 import { TokenService } from './tokens.js';

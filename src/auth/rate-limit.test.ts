@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/app.js';
 import { fixtureApp } from './fixtures/app.js';
-import { authRateLimit, rateLimitFromEnv } from './rate-limit.js';
+import { authRateLimit } from './rate-limit.js';
 
 const p = () => procedure();
 const auth = procedures('auth', {

@@ -5,6 +5,7 @@
  * with `Retry-After` through the app's problem+json error handler.
  */
 import fastifyRateLimit from '@fastify/rate-limit';
+import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import type { App } from '../server/app.js';
 
@@ -24,23 +25,6 @@ export interface AuthRateLimitOptions {
    * instance).
    */
   redis?: unknown;
-}
-
-/**
- * The limit from `AUTH_RATE_LIMIT` (requests per minute), 10 when unset. Throws on a value that
- * is not a positive integer.
- *
- * @example
- * rateLimitFromEnv(); // 10, or Number(process.env.AUTH_RATE_LIMIT)
- */
-export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.AUTH_RATE_LIMIT;
-  if (raw === undefined || raw.trim() === '') return 10;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ProceedConfigError(`AUTH_RATE_LIMIT must be a positive integer (got "${raw}")`);
-  }
-  return value;
 }
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

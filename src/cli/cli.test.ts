@@ -255,7 +255,7 @@ describe('entries', slow, () => {
   it('reports a configuration mistake by its message alone, exit 1', async () => {
     const directory = project('misnamed', {
       'src/app.ts': [
-        "import { createApp, procedure, procedures } from 'proceed';",
+        "import { createApp, procedure, procedures } from 'proceedjs';",
         "export default createApp({ logger: false }).mount([procedures('posts', { publishPost: procedure().mutation(() => null) })]);",
         '',
       ].join('\n'),
@@ -293,7 +293,7 @@ describe('proceed routes', slow, () => {
   it('prints guards by name, and JSON with --json', async () => {
     const directory = project('guarded', {
       'src/app.ts': `
-import { createApp, guard, procedure, procedures } from 'proceed';
+import { createApp, guard, procedure, procedures } from 'proceedjs';
 const admin = guard({ name: 'admin', check: () => false });
 const open = guard({ name: 'open', check: () => true });
 const things = procedures('things', {
@@ -359,8 +359,8 @@ describe('proceed openapi and manifest', slow, () => {
   it('prints the document the docs plugin serves, title and version included', async () => {
     const directory = project('documented', {
       'src/app.ts': `
-import { createApp, procedure, procedures } from 'proceed';
-import { docsPlugin } from 'proceed/openapi';
+import { createApp, procedure, procedures } from 'proceedjs';
+import { docsPlugin } from 'proceedjs/openapi';
 const things = procedures('things', { listThings: procedure().query(() => []) });
 export default async () => {
   const app = createApp({ logger: false }).mount([things]);
@@ -437,7 +437,7 @@ describe('proceed start', slow, () => {
 
 describe('proceed dev', slow, () => {
   const appSource = (word: string) => `
-import { createApp, procedure, procedures } from 'proceed';
+import { createApp, procedure, procedures } from 'proceedjs';
 const greetings = procedures('greetings', {
   listGreetings: procedure().query(() => ({ text: '${word}' })),
 });

@@ -7,14 +7,17 @@ import { loadApp } from './entry.js';
 import { reportFailure } from './errors.js';
 import { serve } from './start.js';
 import { formatRouteTable, routeRows } from './table.js';
+import { isTypeScript, typescriptLoaded } from './typescript.js';
 
 const [entry, port, host] = process.argv.slice(2);
+// `proceed dev` starts this process with tsx for a TypeScript entry.
+if (entry !== undefined && isTypeScript(entry)) typescriptLoaded();
 
 try {
   if (entry === undefined || port === undefined || host === undefined) {
     throw new Error('usage: dev-runner <entry> <port> <host>');
   }
-  const app = await loadApp(entry, { command: 'dev', serve: true });
+  const app = await loadApp(entry, { command: 'dev', serve: true, workers: 1 });
   process.stdout.write(`\n${formatRouteTable(routeRows(app.routes))}\n`);
   await serve(app, { port: Number(port), host });
 } catch (error) {

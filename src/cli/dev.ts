@@ -5,11 +5,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { displayPath, resolveEntry, runningFromSource } from './entry.js';
+import { displayPath, resolveEntry } from './entry.js';
 import { exitCodeOf, forwardSignals } from './signals.js';
+import { isTypeScript, sibling, typescriptLoaderArgs } from './typescript.js';
 import { commands, listenAddress, parseCommand } from './usage.js';
 import { watchTrees } from './watch.js';
 
@@ -26,18 +25,6 @@ function outermost(directories: readonly string[]): string[] {
   return unique.filter(
     (directory) => !unique.some((other) => other !== directory && directory.startsWith(other + sep)),
   );
-}
-
-/**
- * The node arguments that run the dev runner: tsx, and from sources the `source` export
- * condition, as bin/proceed.js gave this process.
- */
-function runnerCommand(): string[] {
-  const runner = fileURLToPath(
-    new URL(runningFromSource ? './dev-runner.ts' : './dev-runner.js', import.meta.url),
-  );
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return [...(runningFromSource ? ['--conditions=source'] : []), '--import', tsx, runner];
 }
 
 /**
@@ -61,7 +48,14 @@ export async function devCommand(args: readonly string[]): Promise<void> {
   const missing = roots.filter((root) => !existsSync(root));
   if (missing.length > 0) say(`not watching ${missing.join(', ')}: no such directory`);
 
-  const runArgs = [...runnerCommand(), entry, String(port), host];
+  const runArgs = [
+    ...process.execArgv,
+    ...(isTypeScript(entry) ? typescriptLoaderArgs(cwd, entry) : []),
+    sibling('dev-runner'),
+    entry,
+    String(port),
+    host,
+  ];
   let child: ChildProcess | undefined;
   let restartPending = false;
   let stopping = false;

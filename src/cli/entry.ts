@@ -7,12 +7,10 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from '../server/app.js';
 import { CliError } from './errors.js';
+import { assertImportable } from './typescript.js';
 
 /** Tried in this order when no entry is given. */
 export const defaultEntries = ['src/app.ts', 'app.ts', 'src/index.ts'] as const;
-
-/** The CLI runs from its TypeScript sources (a checkout), not from `dist`. */
-export const runningFromSource = import.meta.url.endsWith('.ts');
 
 /**
  * The absolute path of the entry: the one given (relative to `cwd`), or the first default that
@@ -60,19 +58,22 @@ export function displayPath(file: string, cwd = process.cwd()): string {
 }
 
 /**
- * What the CLI tells an entry whose default export is a function: which command loads it, and
- * whether the app will serve requests. `routes`, `openapi` and `manifest` only read the app, so
- * an entry may skip real connections then (the blog uses an in-memory database).
+ * What the CLI tells an entry whose default export is a function: which command loads it,
+ * whether the app will serve requests, and in how many processes. `routes`, `openapi` and
+ * `manifest` only read the app, so an entry may skip real connections then (the blog uses an
+ * in-memory database). `workers` above 1 means as many processes serve the same port at once
+ * (`proceed start --workers N`): refuse what cannot be shared, such as an embedded database.
  */
 export interface EntryContext {
   command: 'start' | 'dev' | 'routes' | 'openapi' | 'manifest';
   serve: boolean;
+  /** How many processes run this app at once: 1 unless `proceed start --workers N`. */
+  workers: number;
 }
 
 /**
- * Imports an entry and returns its app. TypeScript entries need tsx loaded at start-up
- * (`node --import tsx`), which bin/proceed.js and `proceed dev` do: registering it later, from
- * inside the process, misreads `.ts` files outside a `"type": "module"` package as CommonJS.
+ * Imports an entry and returns its app. A TypeScript entry in a process without tsx throws
+ * `NeedsTypeScript`, which `run` answers by running the command again with tsx (typescript.ts).
  *
  * @example
  * const app = await loadApp(resolveEntry(process.cwd()));
@@ -80,8 +81,9 @@ export interface EntryContext {
  */
 export async function loadApp(
   file: string,
-  entry: EntryContext = { command: 'start', serve: true },
+  entry: EntryContext = { command: 'start', serve: true, workers: 1 },
 ): Promise<App> {
+  assertImportable(file);
   const shown = displayPath(file);
   const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   const exported = module.default;

@@ -1,5 +1,5 @@
 /**
- * The `proceed` executable's program (bin/proceed.js starts it). Importing it runs the CLI
+ * The `proceed` executable's program (bin/proceed.js imports it). Importing it runs the CLI
  * with this process's arguments; everything reusable lives in the modules beside it.
  */
 import { run } from './run.js';

@@ -1,23 +1,32 @@
 /** Dispatch: `proceed <command> [entry] [options]`. */
 import { readFileSync } from 'node:fs';
-import { devCommand } from './dev.js';
 import { reportFailure, UsageError } from './errors.js';
-import { manifestCommand } from './manifest.js';
-import { openapiCommand } from './openapi.js';
-import { routesCommand } from './routes.js';
-import { startCommand } from './start.js';
+import { NeedsTypeScript, runWithTypeScript } from './typescript.js';
 import { type CommandName, commands, isCommandName, mainUsage } from './usage.js';
 
-const handlers: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
-  start: startCommand,
-  dev: devCommand,
-  routes: routesCommand,
-  openapi: openapiCommand,
-  manifest: manifestCommand,
+/**
+ * Each command resolves to its exit code, or to `undefined` while it keeps serving. A command's
+ * module loads only when it runs: `proceed start` should not pay for the OpenAPI generator.
+ */
+const handlers: Record<CommandName, (args: readonly string[]) => Promise<number | undefined>> = {
+  start: async (args) => (await import('./start.js')).startCommand(args),
+  dev: async (args) => {
+    await (await import('./dev.js')).devCommand(args);
+    return undefined;
+  },
+  routes: async (args) => {
+    await (await import('./routes.js')).routesCommand(args);
+    return 0;
+  },
+  openapi: async (args) => {
+    await (await import('./openapi.js')).openapiCommand(args);
+    return 0;
+  },
+  manifest: async (args) => {
+    await (await import('./manifest.js')).manifestCommand(args);
+    return 0;
+  },
 };
-
-/** Commands that keep serving after they return; the others end the process when done. */
-const serving = new Set<CommandName>(['start', 'dev']);
 
 function asksForHelp(args: readonly string[]): boolean {
   const end = args.indexOf('--');
@@ -62,9 +71,13 @@ export async function run(args: readonly string[]): Promise<number | undefined> 
       process.stdout.write(`${commands[first].usage}\n`);
       return 0;
     }
-    await handlers[first](rest);
-    return serving.has(first) ? undefined : 0;
+    return await handlers[first](rest);
   } catch (error) {
-    return reportFailure(error);
+    if (!(error instanceof NeedsTypeScript)) return reportFailure(error);
+    try {
+      return await runWithTypeScript(args, error.entry);
+    } catch (failure) {
+      return reportFailure(failure);
+    }
   }
 }

@@ -1,9 +1,12 @@
-/** `proceed start`: load the app and listen; `app.listen` owns graceful shutdown. */
+/**
+ * `proceed start`: load the app and listen; `app.listen` owns graceful shutdown. With
+ * `--workers N` this process supervises N that do (workers.ts).
+ */
 import type { App } from '../server/app.js';
 import { loadApp, resolveEntry } from './entry.js';
 import { CliError } from './errors.js';
 import { absorbRepeatedSignals } from './signals.js';
-import { commands, listenAddress, parseCommand } from './usage.js';
+import { commands, listenAddress, parseCommand, parseWorkers } from './usage.js';
 
 /**
  * Listens, turning the usual socket failures into messages that say what to do.
@@ -11,10 +14,14 @@ import { commands, listenAddress, parseCommand } from './usage.js';
  * @example
  * await serve(app, { port: 3030, host: '127.0.0.1' });
  */
-export async function serve(app: App, address: { port: number; host: string }): Promise<string> {
+export async function serve(
+  app: App,
+  address: { port: number; host: string },
+  options: { logRoutes?: boolean } = {},
+): Promise<string> {
   const { port, host } = address;
   try {
-    const url = await app.listen({ port, host });
+    const url = await app.listen({ port, host, logRoutes: options.logRoutes ?? true });
     absorbRepeatedSignals();
     return url;
   } catch (error) {
@@ -38,14 +45,25 @@ export async function serve(app: App, address: { port: number; host: string }): 
 }
 
 /**
- * Runs `proceed start [entry] [--port N] [--host H]`.
+ * Runs `proceed start [entry] [--port N] [--host H] [--workers N|auto]`. Resolves once serving
+ * (the process ends on SIGTERM/SIGINT), or with `--workers` once every worker has stopped, to
+ * the exit code.
  *
  * @example
- * await startCommand(['examples/minimal/src/app.ts', '--port', '4000']);
+ * await startCommand(['dist/app.js', '--port', '4000']);
  */
-export async function startCommand(args: readonly string[]): Promise<void> {
+export async function startCommand(args: readonly string[]): Promise<number | undefined> {
   const { values, entry } = parseCommand(commands.start, args);
   const address = listenAddress(values, process.env, commands.start.usage);
-  const app = await loadApp(resolveEntry(process.cwd(), entry), { command: 'start', serve: true });
+  const workers =
+    values.workers === undefined ? undefined : parseWorkers(values.workers, commands.start.usage);
+  const cwd = process.cwd();
+  const file = resolveEntry(cwd, entry);
+  if (workers !== undefined) {
+    const { runWorkers } = await import('./workers.js');
+    return runWorkers({ entry: file, ...address, count: workers, cwd });
+  }
+  const app = await loadApp(file, { command: 'start', serve: true, workers: 1 });
   await serve(app, address);
+  return undefined;
 }

@@ -1,4 +1,5 @@
 /** Commands, their options and help texts, and parsing with node:util parseArgs. */
+import { availableParallelism } from 'node:os';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { defaultEntries } from './entry.js';
 import { UsageError } from './errors.js';
@@ -21,18 +22,27 @@ export const commands = {
   start: {
     name: 'start',
     summary: 'Run the app',
-    usage: `Usage: proceed start [entry] [--port N] [--host H]
+    usage: `Usage: proceed start [entry] [--port N] [--host H] [--workers N|auto]
 
 Runs the app. It logs one line per route, serves until SIGTERM or SIGINT, then shuts down
-gracefully (in-flight requests finish) and exits 0.
+gracefully (in-flight requests finish, the app's onClose steps run) and exits 0. A compiled
+entry (dist/app.js) runs on plain node; a TypeScript entry (src/app.ts) needs tsx installed.
 
 Options:
-  -p, --port N   Port to listen on (0-65535). Default: PORT from the environment, else 3030
-      --host H   Interface to listen on. Default: HOST from the environment, else 127.0.0.1
-  -h, --help     Show this help
+  -p, --port N        Port to listen on (0-65535). Default: PORT from the environment, else 3030
+      --host H        Interface to listen on. Default: HOST from the environment, else 127.0.0.1
+  -w, --workers N     Serve from N processes sharing the port (node:cluster); "auto": one per
+                      CPU. A worker that dies is replaced; SIGTERM drains them all. The entry
+                      sees { workers: N } and may refuse (an embedded database is one process only)
+  -h, --help          Show this help
 
 ${entryNote}`,
-    options: { ...help, port: { type: 'string', short: 'p' }, host: { type: 'string' } },
+    options: {
+      ...help,
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      workers: { type: 'string', short: 'w' },
+    },
   },
   dev: {
     name: 'dev',
@@ -97,10 +107,10 @@ ${entryNote}`,
   },
   manifest: {
     name: 'manifest',
-    summary: 'Print or write the route manifest for proceed/client',
+    summary: 'Print or write the route manifest for proceedjs/client',
     usage: `Usage: proceed manifest [entry] [--out FILE] [--prefix P]
 
-Prints where each procedure lives, as JSON for createClient({ routes }) from proceed/client.
+Prints where each procedure lives, as JSON for createClient({ routes }) from proceedjs/client.
 Procedures with conventional names need no manifest; .rest() overrides do.
 
 Options:
@@ -184,6 +194,27 @@ export function parsePort(text: string, source: string, usage: string): number {
     throw new UsageError(`${source} must be a port number from 0 to 65535, got "${text}"`, usage);
   }
   return port;
+}
+
+/** The largest `--workers`: more processes than this is a typo, not a plan. */
+const maxWorkers = 256;
+
+/**
+ * `--workers`: a whole number from 1 to 256, or `auto` for one per CPU.
+ *
+ * @example
+ * parseWorkers('auto', usage) // os.availableParallelism()
+ */
+export function parseWorkers(text: string, usage: string): number {
+  if (text.trim() === 'auto') return availableParallelism();
+  const count = /^\d{1,3}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isInteger(count) || count < 1 || count > maxWorkers) {
+    throw new UsageError(
+      `--workers must be a number from 1 to ${maxWorkers} or "auto", got "${text}"`,
+      usage,
+    );
+  }
+  return count;
 }
 
 /**

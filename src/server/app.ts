@@ -86,6 +86,8 @@ export interface ListenOptions {
   host?: string;
   /** Close gracefully on SIGTERM and SIGINT, then exit 0. Default true. */
   handleSignals?: boolean;
+  /** Log one line per route before listening. Default true (`--workers` logs them once, not per worker). */
+  logRoutes?: boolean;
 }
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -281,7 +283,7 @@ export class App<TCtx extends object = object> {
   /** Listens, logs one line per route, and (by default) shuts down gracefully on SIGTERM/SIGINT. */
   async listen(options: ListenOptions = {}): Promise<string> {
     await this.server.ready();
-    for (const line of this.routeLines()) this.log.info(line);
+    if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const address = await this.server.listen({
       port: options.port ?? 3030,
       host: options.host ?? '127.0.0.1',

@@ -1,10 +1,17 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { FastifyServerOptions } from 'fastify';
+import { type Logger, pino } from 'pino';
+import { ProceedConfigError } from '../core/errors.js';
 
 /** Where and how much to log. */
 export interface LoggerOptions {
   /** pino level; default `LOG_LEVEL`, else `info`. */
   level?: string;
-  /** Readable lines instead of JSON; default: in a terminal, outside production. */
+  /**
+   * Readable lines instead of JSON (through pino-pretty, which must be installed); default: in a
+   * terminal, outside production, when pino-pretty is installed.
+   */
   pretty?: boolean;
   /** Write JSON lines here instead of stdout (a file, a collector, a test). */
   stream?: { write(line: string): void };
@@ -42,6 +49,18 @@ export function serializeError(error: Error, depth = 0): LoggedError {
   return logged;
 }
 
+/** pino-pretty's path, when the app installed it (an optional dependency: production logs JSON). */
+function prettyPrinter(): string | undefined {
+  for (const base of [join(process.cwd(), 'package.json'), import.meta.url]) {
+    try {
+      return createRequire(base).resolve('pino-pretty');
+    } catch {
+      // not installed there
+    }
+  }
+  return undefined;
+}
+
 /** Logger options for Fastify: structured JSON in production, readable lines in a terminal. */
 export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyServerOptions, 'logger'> {
   if (setting === false) return { logger: false };
@@ -49,13 +68,35 @@ export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyS
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const serializers = { err: serializeError };
   if (options.stream !== undefined) return { logger: { level, serializers, stream: options.stream } };
-  const pretty = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
-  if (!pretty) return { logger: { level, serializers } };
+  const wanted = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
+  const printer = wanted ? prettyPrinter() : undefined;
+  if (options.pretty === true && printer === undefined) {
+    throw new ProceedConfigError('logger.pretty needs pino-pretty: npm install pino-pretty');
+  }
+  if (printer === undefined) return { logger: { level, serializers } };
   return {
     logger: {
       level,
       serializers,
-      transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
+      transport: { target: printer, options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
     },
   };
+}
+
+/**
+ * A pino logger configured like an app's (the same setting), for code that runs outside one:
+ * the CLI's process supervising `--workers`.
+ *
+ * @example
+ * const log = createLogger();
+ * log.info('3 workers serving http://127.0.0.1:3030');
+ */
+export function createLogger(setting?: LoggerSetting): Logger {
+  const { logger } = loggerOptions(setting);
+  if (logger === false || logger === undefined || logger === true) return pino({ enabled: logger !== false });
+  const { stream, ...options } = logger as { stream?: { write(line: string): void } } & Record<
+    string,
+    unknown
+  >;
+  return stream === undefined ? pino(options) : pino(options, stream);
 }

@@ -1,18 +1,17 @@
 /**
  * The blog API: posts, users and auth on PGlite or PostgreSQL (CONTRACT §1, §4, §5).
- * `proceed start src/app.ts` and `npm start` at the repository root run it.
+ * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
-import { type App, createApp, type EntryContext, type LoggerSetting, ProceedConfigError } from 'proceed';
+import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
   hashPassword,
   PostgresRevocationStore,
-  rateLimitFromEnv,
   resolveSecret,
   TokenService,
   verifyPassword,
-} from 'proceed/auth';
-import { docsPlugin } from 'proceed/openapi';
+} from 'proceedjs/auth';
+import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
 import { openDatabase, type Repositories, repositories } from './db/index.js';
@@ -20,40 +19,21 @@ import { logMailer, type Mailer } from './mailer.js';
 import { auth, rateLimitedAuthRoutes } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
 import { users } from './procedures/users.js';
+import { type BlogOptions, type BlogSettings, readSettings } from './settings.js';
+
+export type { BlogOptions } from './settings.js';
 
 /** Every collection of the blog: the typed client's `typeof api`. */
 export const api = [auth, users, posts] as const;
 
-export interface BlogOptions {
-  /** Default `DATABASE_URL`, else `./.data/db`. */
-  databaseUrl?: string;
-  /** Default `JWT_SECRET`. */
-  jwtSecret?: string;
-  /** Default `NODE_ENV === 'production'`. */
-  production?: boolean;
-  /** Default `ADMIN_EMAIL` and `ADMIN_PASSWORD`: when both are set, this admin exists at start-up. */
-  admin?: { email: string; password: string };
-  /** Requests per minute per client IP on the auth routes. Default `AUTH_RATE_LIMIT`, else 10. */
-  authRateLimit?: number;
-  /** Where reset links go. Default: the log (the token is logged only outside production). */
-  mailer?: Mailer;
-  logger?: LoggerSetting;
-  /** Trust `X-Forwarded-For` from a proxy in front (client IPs for rate limits). Default `TRUST_PROXY`. */
-  trustProxy?: boolean | string;
-}
-
-function adminFromEnv(): BlogOptions['admin'] {
-  const email = process.env.ADMIN_EMAIL;
-  const password = process.env.ADMIN_PASSWORD;
-  return email !== undefined && email !== '' && password !== undefined && password !== ''
-    ? { email, password }
-    : undefined;
-}
-
-/** `TRUST_PROXY`: `true`, or a comma-separated list of the proxies' addresses or subnets. */
-function trustProxyFromEnv(value = process.env.TRUST_PROXY): boolean | string | undefined {
-  if (value === undefined || value === '' || value === 'false') return undefined;
-  return value === 'true' ? true : value;
+/** The admin settings, checked before anything is opened. */
+function checkAdmin(admin: BlogSettings['admin']): void {
+  if (admin === undefined) return;
+  if (!z.email().safeParse(admin.email).success) {
+    throw new ProceedConfigError(`ADMIN_EMAIL "${admin.email}" is not an email address`);
+  }
+  if (admin.password.length < 8)
+    throw new ProceedConfigError('ADMIN_PASSWORD must have at least 8 characters');
 }
 
 /**
@@ -66,11 +46,6 @@ async function seedAdmin(
   tokens: TokenService,
   admin: { email: string; password: string },
 ) {
-  if (!z.email().safeParse(admin.email).success) {
-    throw new ProceedConfigError(`ADMIN_EMAIL "${admin.email}" is not an email address`);
-  }
-  if (admin.password.length < 8)
-    throw new ProceedConfigError('ADMIN_PASSWORD must have at least 8 characters');
   const existing = await repos.users.findByEmail(admin.email);
   const upToDate =
     existing?.role === 'admin' &&
@@ -102,52 +77,59 @@ function backgroundTasks(log: App['log']) {
 }
 
 /**
- * Builds the blog app: opens and migrates the database, seeds the admin, wires auth and docs.
+ * Builds the blog app: checks its settings, opens and migrates the database, seeds the admin,
+ * wires auth and docs. Every setting is checked before the database opens, so a refusal (no
+ * JWT_SECRET in production, a bad DATABASE_URL) comes at once, not after a database start.
  *
  * @example
  * const app = await createBlogApp({ databaseUrl: 'memory://' });
  * await app.listen({ port: 3030 });
  */
 export async function createBlogApp(options: BlogOptions = {}): Promise<App<BlogContext>> {
-  const production = options.production ?? process.env.NODE_ENV === 'production';
-  const database = await openDatabase(options.databaseUrl ?? process.env.DATABASE_URL);
+  const settings = readSettings(options);
+  const { production, admin, trustProxy } = settings;
+  checkAdmin(admin);
+
+  // What handlers get; in place before the app listens, so before the first request.
+  let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background'> | undefined;
+  const app: App<BlogContext> = createApp<BlogContext>({
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    health: {
+      check: async () => {
+        await database.ping();
+        return true;
+      },
+    },
+    ...(trustProxy === undefined ? {} : { trustProxy }),
+    context: () => services as NonNullable<typeof services>,
+  });
+  const secret = resolveSecret({
+    secret: settings.jwtSecret,
+    production,
+    workers: settings.workers,
+    logger: { warn: (message) => app.log.warn(message) },
+  });
+
+  const database = await openDatabase(settings.database);
   try {
     const repos = repositories(database.db);
-    const trustProxy = options.trustProxy ?? trustProxyFromEnv();
-    const app: App<BlogContext> = createApp<BlogContext>({
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-      health: {
-        check: async () => {
-          await database.ping();
-          return true;
-        },
-      },
-      ...(trustProxy === undefined ? {} : { trustProxy }),
-      // tokens, mailer and background need the app's logger; they exist before the first request.
-      context: () => ({ repos, tokens, mailer, background: background.run }),
-    });
     app.onClose(() => database.close());
     const background = backgroundTasks(app.log);
     // Registered after the database's, so it runs first: pending work finishes before the close.
     app.onClose(() => background.settle());
 
-    const secret = resolveSecret({
-      secret: options.jwtSecret ?? process.env.JWT_SECRET,
-      production,
-      logger: { warn: (message) => app.log.warn(message) },
-    });
     const store = new PostgresRevocationStore(database);
     await store.ensureSchema();
     const tokens = new TokenService({ secret, store });
     const mailer: Mailer = options.mailer ?? logMailer(app.log, { production });
 
-    const admin = options.admin ?? adminFromEnv();
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
+    services = { repos, tokens, mailer, background: background.run };
 
     await app.register(authPlugin, {
       tokens,
       userLoader: (id: string) => repos.users.findById(id),
-      rateLimit: { routes: rateLimitedAuthRoutes, max: options.authRateLimit ?? rateLimitFromEnv() },
+      rateLimit: { routes: rateLimitedAuthRoutes, max: settings.authRateLimit },
     });
     app.mount(api);
     await app.register(docsPlugin, {
@@ -166,12 +148,3 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     throw error;
   }
 }
-
-/**
- * The CLI's entry. `proceed routes`, `openapi` and `manifest` only read the app: without a
- * `DATABASE_URL` they get an in-memory database instead of creating `./.data/db`.
- */
-export default (entry?: EntryContext): Promise<App<BlogContext>> =>
-  createBlogApp(
-    entry?.serve === false && process.env.DATABASE_URL === undefined ? { databaseUrl: 'memory://' } : {},
-  );

@@ -1,7 +1,7 @@
 /** What every blog handler receives. */
-import type { BaseContext, procedure } from 'proceed';
-import { procedure as startProcedure } from 'proceed';
-import type { AuthContext, TokenService } from 'proceed/auth';
+import type { BaseContext, procedure } from 'proceedjs';
+import { procedure as startProcedure } from 'proceedjs';
+import type { AuthContext, TokenService } from 'proceedjs/auth';
 import type { Repositories, User, Visibility } from './db/index.js';
 import type { Mailer } from './mailer.js';
 

@@ -1,5 +1,5 @@
 /** The blog's own guards: ownership checks read the record the path names. */
-import { guard } from 'proceed';
+import { guard } from 'proceedjs';
 import type { BlogContext } from './context.js';
 import { visibilityOf } from './context.js';
 

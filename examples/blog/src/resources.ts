@@ -1,5 +1,5 @@
 /** The blog's resources: each field at the visibility level of CONTRACT §5. */
-import { resource } from 'proceed/resource';
+import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { postStatuses, roles } from './db/schema.js';
 

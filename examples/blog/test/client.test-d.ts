@@ -1,4 +1,4 @@
-import type { Client } from 'proceed/client';
+import type { Client } from 'proceedjs/client';
 import { describe, expectTypeOf, it } from 'vitest';
 import type { api } from '../src/app.js';
 

@@ -2,7 +2,7 @@
  * The typed client drives the blog over a real socket, with no code generation: types come from
  * `typeof api`, routes from the naming convention plus the server's manifest for overrides.
  */
-import { type Client, createClient, ProblemError, routeManifest } from 'proceed/client';
+import { type Client, createClient, ProblemError, routeManifest } from 'proceedjs/client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { api } from '../src/app.js';
 import { engines, uniqueEmail, useBlog } from './harness.js';

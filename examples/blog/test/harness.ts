@@ -6,8 +6,8 @@
  * can receive an undocumented or leaky response without failing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { App } from 'proceed';
-import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceed/openapi';
+import type { App } from 'proceedjs';
+import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceedjs/openapi';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { createScratchDatabase } from '../../../test/postgres.js';
 import { type BlogOptions, createBlogApp } from '../src/app.js';

@@ -3,7 +3,7 @@
  * receives against this document (harness.ts); this one checks the document itself.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { createResponseValidator, type OpenApiDocument } from 'proceed/openapi';
+import { createResponseValidator, type OpenApiDocument } from 'proceedjs/openapi';
 import { describe, expect, it } from 'vitest';
 import { connect, engines, useBlog } from './harness.js';
 

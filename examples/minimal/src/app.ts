@@ -2,7 +2,7 @@
  * The smallest Proceed app: one collection of tasks kept in memory. Run it with
  * `npx proceed dev examples/minimal/src/app.ts` (or `proceed start`, `proceed routes`).
  */
-import { createApp, NotFoundError, procedure, procedures } from 'proceed';
+import { createApp, NotFoundError, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
 
 const Task = z.object({ id: z.string(), title: z.string(), done: z.boolean() });

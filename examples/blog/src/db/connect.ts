@@ -2,16 +2,15 @@
  * Opens the blog's database from `DATABASE_URL` (CONTRACT §1) and migrates it:
  * - `postgres://…` or `postgresql://…`: a PostgreSQL server, through a node-postgres pool;
  * - `memory://`: an in-memory PGlite (gone when the process ends);
- * - anything else: a directory holding a persistent PGlite database (created if missing).
+ * - anything else: a directory holding a persistent PGlite database (created if missing), open
+ *   in one process at a time (directory-lock.ts).
  * PGlite is PostgreSQL compiled to WebAssembly, so the same SQL and migrations serve both.
  */
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import pg from 'pg';
+import { lockDirectory } from './directory-lock.js';
+import { type DatabaseLocation, databaseLocation } from './location.js';
 import { type InTransaction, migrate, migrationsDirectory } from './migrate.js';
 import { schema } from './schema.js';
 
@@ -41,9 +40,6 @@ export interface OpenDatabaseOptions {
   onPoolError?: (error: Error) => void;
 }
 
-/** The default `DATABASE_URL`: a persistent PGlite database beside the working directory. */
-export const defaultDatabaseUrl = './.data/db';
-
 /**
  * Opens and migrates the database.
  *
@@ -53,10 +49,12 @@ export const defaultDatabaseUrl = './.data/db';
  * await database.close();
  */
 export async function openDatabase(
-  url: string = process.env.DATABASE_URL ?? defaultDatabaseUrl,
+  url: string | DatabaseLocation | undefined = process.env.DATABASE_URL,
   options: OpenDatabaseOptions = {},
 ): Promise<Database> {
-  const database = /^postgres(?:ql)?:\/\//i.test(url) ? openPostgres(url, options) : await openPglite(url);
+  const location = typeof url === 'object' ? url : databaseLocation(url);
+  const database =
+    location.kind === 'postgres' ? await openPostgres(location.url, options) : await openPglite(location);
   try {
     await migrate(database.inTransaction, options.migrations ?? migrationsDirectory);
   } catch (error) {
@@ -77,7 +75,12 @@ function once(close: () => Promise<void>): () => Promise<void> {
   };
 }
 
-function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase {
+// Each engine's driver loads only when it is used: a server on PostgreSQL never loads PGlite.
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<OpenedDatabase> {
+  const [{ default: pg }, { drizzle: drizzleNodePostgres }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+  ]);
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
   pool.on(
     'error',
@@ -115,16 +118,29 @@ function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase
   };
 }
 
-async function openPglite(url: string): Promise<OpenedDatabase> {
+async function openPglite(
+  location: { kind: 'memory' } | { kind: 'directory'; path: string },
+): Promise<OpenedDatabase> {
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+  ]);
   let client: PGlite;
-  if (/^memory:\/\//i.test(url)) {
+  let release: () => Promise<void> = () => Promise.resolve();
+  if (location.kind === 'memory') {
     client = new PGlite();
   } else {
-    const directory = resolve(url.replace(/^file:\/\//i, ''));
-    await mkdir(directory, { recursive: true });
-    client = new PGlite(directory);
+    await mkdir(location.path, { recursive: true });
+    const lock = await lockDirectory(location.path);
+    release = () => lock.release();
+    client = new PGlite(location.path);
   }
-  await client.waitReady;
+  try {
+    await client.waitReady;
+  } catch (error) {
+    await release();
+    throw error;
+  }
   return {
     db: drizzlePglite({ client, schema }),
     kind: 'pglite',
@@ -135,7 +151,11 @@ async function openPglite(url: string): Promise<OpenedDatabase> {
       await client.query('SELECT 1');
     },
     close: once(async () => {
-      if (!client.closed) await client.close();
+      try {
+        if (!client.closed) await client.close();
+      } finally {
+        await release();
+      }
     }),
     inTransaction: (work) =>
       client.transaction((tx) =>

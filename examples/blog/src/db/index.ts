@@ -12,6 +12,7 @@ import { type UsersRepository, usersRepository } from './users.js';
 
 export * from './connect.js';
 export { isUniqueViolation, isUuid, sqlState } from './errors.js';
+export * from './location.js';
 export * from './password-resets.js';
 export * from './posts.js';
 export * from './schema.js';

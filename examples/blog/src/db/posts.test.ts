@@ -1,4 +1,4 @@
-import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceed';
+import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceedjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Database } from './connect.js';
 import {

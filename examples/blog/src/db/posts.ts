@@ -3,8 +3,8 @@
  * a post a caller may not see is absent from lists and `undefined` from `findById` (a 404).
  */
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
-import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceed';
-import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceed/pagination';
+import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceedjs';
+import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, isUuid, sqlState } from './errors.js';
 import { newId } from './ids.js';

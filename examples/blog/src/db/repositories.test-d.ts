@@ -1,4 +1,4 @@
-import { cursorInput, offsetInput } from 'proceed/pagination';
+import { cursorInput, offsetInput } from 'proceedjs/pagination';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import type { ListPostsParams, Visibility } from './posts.js';

@@ -1,4 +1,4 @@
-import { ConflictError } from 'proceed';
+import { ConflictError } from 'proceedjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Database } from './connect.js';
 import { posts } from './schema.js';

@@ -4,8 +4,8 @@
  * {@link UsersRepository.findByEmail}, which login needs.
  */
 import { and, asc, count, desc, eq, gte, or, type SQL, sql } from 'drizzle-orm';
-import { ConflictError } from 'proceed';
-import type { OffsetParams } from 'proceed/pagination';
+import { ConflictError } from 'proceedjs';
+import type { OffsetParams } from 'proceedjs/pagination';
 import type { Db } from './connect.js';
 import { isUniqueViolation, isUuid } from './errors.js';
 import { newId } from './ids.js';

@@ -1,13 +1,13 @@
 /** POST /api/auth/*: registration, login, token refresh, logout, the caller, password reset (CONTRACT §4). */
 import { createHash, randomBytes } from 'node:crypto';
-import { ForbiddenError, procedures, UnauthenticatedError, ValidationError } from 'proceed';
+import { ForbiddenError, procedures, UnauthenticatedError, ValidationError } from 'proceedjs';
 import {
   authenticated,
   hashPassword,
   InvalidTokenError,
   type TokenPair,
   verifyPasswordOrDummy,
-} from 'proceed/auth';
+} from 'proceedjs/auth';
 import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import type { User as UserRecord } from '../db/index.js';

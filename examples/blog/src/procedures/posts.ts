@@ -1,7 +1,7 @@
 /** /api/posts (CONTRACT §5): who sees what, transitions, the publish and archive routes. */
-import { NotFoundError, procedures } from 'proceed';
-import { authenticated } from 'proceed/auth';
-import { cursorInput, cursorPage } from 'proceed/pagination';
+import { NotFoundError, procedures } from 'proceedjs';
+import { authenticated } from 'proceedjs/auth';
+import { cursorInput, cursorPage } from 'proceedjs/pagination';
 import { z } from 'zod';
 import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';

@@ -1,7 +1,7 @@
 /** /api/users (CONTRACT §5). */
-import { ForbiddenError, NotFoundError, procedures } from 'proceed';
-import { admin, authenticated, hashPassword } from 'proceed/auth';
-import { offsetInput, offsetPage, offsetResult } from 'proceed/pagination';
+import { ForbiddenError, NotFoundError, procedures } from 'proceedjs';
+import { admin, authenticated, hashPassword } from 'proceedjs/auth';
+import { offsetInput, offsetPage, offsetResult } from 'proceedjs/pagination';
 import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import { roles, userSortColumns } from '../db/index.js';

@@ -1,6 +1,6 @@
 /**
  * Fills the blog's database with demo data: an admin, 30 users and 300 posts in every status,
- * spread over the last 90 days. `npm run seed` (root or blog workspace).
+ * spread over the last 90 days. `npm run seed` (root or blog workspace) runs the compiled copy.
  *
  * Idempotent: a database that already holds the demo users is left as it is (the admin's
  * password is still ensured). `npm run seed -- --reset` empties every table first.
@@ -8,12 +8,13 @@
  * Environment: DATABASE_URL (default ./.data/db, as `npm start`), ADMIN_EMAIL and ADMIN_PASSWORD
  * (default admin@example.com / admin-password, printed at the end).
  */
-import { hashPassword } from 'proceed/auth';
-import { openDatabase } from '../src/db/connect.js';
-import { newId } from '../src/db/ids.js';
-import { deriveExcerpt } from '../src/db/posts.js';
-import { type PostStatus, posts, type Role, users } from '../src/db/schema.js';
-import { usersRepository } from '../src/db/users.js';
+import { ProceedConfigError } from 'proceedjs';
+import { hashPassword } from 'proceedjs/auth';
+import { openDatabase } from './db/connect.js';
+import { newId } from './db/ids.js';
+import { deriveExcerpt } from './db/posts.js';
+import { type PostStatus, posts, type Role, users } from './db/schema.js';
+import { usersRepository } from './db/users.js';
 
 const userCount = 30;
 const postCount = 300;
@@ -156,6 +157,7 @@ async function seedDemo(db: Awaited<ReturnType<typeof openDatabase>>['db'], admi
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // A refusal (the database is in use, a bad DATABASE_URL) explains itself; a stack would bury it.
+  console.error(error instanceof ProceedConfigError ? `seed: ${error.message}` : error);
   process.exitCode = 1;
 });

@@ -1,0 +1,19 @@
+/**
+ * The blog's entry for the CLI: `proceed start dist/main.js` (what `npm start` runs), `proceed
+ * dev src/main.ts`. It checks the settings first and loads the app's modules (Fastify, Zod, a
+ * database driver) only once they pass, so that a refusal comes at once.
+ */
+import type { App, EntryContext } from 'proceedjs';
+import type { BlogContext } from './context.js';
+import { type BlogOptions, readSettings } from './settings.js';
+
+export default async function blog(entry?: EntryContext): Promise<App<BlogContext>> {
+  const options: BlogOptions = {
+    // routes, openapi and manifest only read the app: no DATABASE_URL, no ./.data/db created.
+    ...(entry?.serve === false && !process.env.DATABASE_URL ? { databaseUrl: 'memory://' } : {}),
+    workers: entry?.workers ?? 1,
+  };
+  readSettings(options);
+  const { createBlogApp } = await import('./app.js');
+  return createBlogApp(options);
+}

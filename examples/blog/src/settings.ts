@@ -1,0 +1,89 @@
+/**
+ * The blog's settings: what the caller passed, else the environment (docs/blog.md,
+ * "Configuration"). main.ts reads and checks them before the app's modules load, so a refusal
+ * (no JWT_SECRET with NODE_ENV=production, an embedded database with several workers) comes at
+ * once, not after a database has started. Light on purpose: `proceedjs/config` and node only.
+ */
+import type { LoggerSetting } from 'proceedjs';
+import { checkSecret, ProceedConfigError, rateLimitFromEnv } from 'proceedjs/config';
+import { type DatabaseLocation, databaseLocation } from './db/location.js';
+import type { Mailer } from './mailer.js';
+
+export interface BlogOptions {
+  /** Default `DATABASE_URL`, else `./.data/db`. */
+  databaseUrl?: string;
+  /** Default `JWT_SECRET`. */
+  jwtSecret?: string;
+  /** Default `NODE_ENV === 'production'`. */
+  production?: boolean;
+  /** Default `ADMIN_EMAIL` and `ADMIN_PASSWORD`: when both are set, this admin exists at start-up. */
+  admin?: { email: string; password: string };
+  /** Requests per minute per client IP on the auth routes. Default `AUTH_RATE_LIMIT`, else 10. */
+  authRateLimit?: number;
+  /** Where reset links go. Default: the log (the token is logged only outside production). */
+  mailer?: Mailer;
+  logger?: LoggerSetting;
+  /** Trust `X-Forwarded-For` from a proxy in front (client IPs for rate limits). Default `TRUST_PROXY`. */
+  trustProxy?: boolean | string;
+  /**
+   * How many processes serve this app at once (`proceed start --workers N`). Above 1 needs a
+   * PostgreSQL server and a JWT_SECRET. Default 1.
+   */
+  workers?: number;
+}
+
+/** The settings once defaults are applied and every value is checked. */
+export interface BlogSettings {
+  production: boolean;
+  database: DatabaseLocation;
+  /** As configured; unset outside production means a random per-process secret, with a warning. */
+  jwtSecret: string | undefined;
+  admin: { email: string; password: string } | undefined;
+  authRateLimit: number;
+  trustProxy: boolean | string | undefined;
+  workers: number;
+}
+
+function adminFromEnv(env: NodeJS.ProcessEnv): BlogOptions['admin'] {
+  const { ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = env;
+  return email !== undefined && email !== '' && password !== undefined && password !== ''
+    ? { email, password }
+    : undefined;
+}
+
+/** `TRUST_PROXY`: `true`, or a comma-separated list of the proxies' addresses or subnets. */
+function trustProxyFromEnv(value: string | undefined): boolean | string | undefined {
+  if (value === undefined || value === '' || value === 'false') return undefined;
+  return value === 'true' ? true : value;
+}
+
+/**
+ * Applies the defaults and checks every setting that can be checked without the database;
+ * throws a `ProceedConfigError` naming the first bad one.
+ *
+ * @example
+ * const settings = readSettings({ workers: 2 }); // throws: 2 workers need a PostgreSQL server
+ */
+export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv = process.env): BlogSettings {
+  const production = options.production ?? env.NODE_ENV === 'production';
+  const workers = options.workers ?? 1;
+  const jwtSecret = options.jwtSecret ?? env.JWT_SECRET;
+  checkSecret({ secret: jwtSecret, production, workers });
+  const database = databaseLocation(options.databaseUrl ?? env.DATABASE_URL);
+  if (workers > 1 && database.kind !== 'postgres') {
+    throw new ProceedConfigError(
+      `${workers} workers need a PostgreSQL server: an embedded PGlite database ` +
+        `(${database.kind === 'memory' ? 'memory://' : database.path}) lives in one process. ` +
+        'Set DATABASE_URL=postgres://… or start without --workers.',
+    );
+  }
+  return {
+    production,
+    database,
+    jwtSecret,
+    admin: options.admin ?? adminFromEnv(env),
+    authRateLimit: options.authRateLimit ?? rateLimitFromEnv(env),
+    trustProxy: options.trustProxy ?? trustProxyFromEnv(env.TRUST_PROXY),
+    workers,
+  };
+}
