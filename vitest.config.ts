@@ -17,6 +17,8 @@ export default defineConfig({
       'test/**/*.test.ts',
       'examples/*/src/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'packages/*/src/**/*.test.ts',
+      'packages/create-proceed/template/src/**/*.test.ts',
     ],
     globalSetup: ['./test/services.global.ts'],
     testTimeout: 20_000,

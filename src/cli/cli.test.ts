@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -12,11 +11,22 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import {
+  accepts,
+  bin,
+  eventually,
+  fetchText,
+  freePort,
+  type LaunchOptions,
+  launch,
+  type Running,
+  requestInFlight,
+  root,
+  runToEnd,
+} from '../../test/processes.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = join(root, 'bin/proceed.js');
 const minimalDirectory = join(root, 'examples/minimal');
 const minimalEntry = 'examples/minimal/src/app.ts';
 const minimalRoutes = ['GET /api/tasks', 'GET /api/tasks/:id', 'POST /api/tasks'];
@@ -39,129 +49,40 @@ function project(name: string, files: Record<string, string>): string {
   return directory;
 }
 
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const key of ['PORT', 'HOST', 'LOG_LEVEL', 'DATABASE_URL'] as const)
-    if (!(key in extra)) delete env[key];
-  return env;
+/** A JavaScript app: things kept in memory, each stamped with the pid of the process that made it. */
+const thingsApp = `
+import { createApp, procedure, procedures } from 'proceedjs';
+import { z } from 'zod';
+const things = [];
+export default createApp().mount([
+  procedures('things', {
+    listThings: procedure().query(() => ({ data: things })),
+    createThing: procedure()
+      .input(z.object({ name: z.string() }))
+      .mutation(({ input }) => {
+        const thing = { id: String(things.length + 1), name: input.name, pid: process.pid };
+        things.push(thing);
+        return thing;
+      }),
+  }),
+]);
+`;
+
+/** The pids in the "Server listening" log lines, in order. */
+function listeningPids(server: Running): number[] {
+  return server
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes('Server listening'))
+    .map((line) => (JSON.parse(line) as { pid: number }).pid);
 }
 
-interface Running {
-  child: ChildProcess;
-  output(): string;
-  waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+/** The CLI, started as `node bin/proceed.js …`, in a process group of its own. */
+const launchCli = (args: string[], options: LaunchOptions = {}): Running =>
+  launch(process.execPath, [bin, ...args], options);
 
-const running = new Set<ChildProcess>();
-
-afterEach(() => {
-  // The CLI runs in its own process group here, so a leftover server and its children all go.
-  for (const child of running) {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-  running.clear();
-});
-
-function launch(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Running {
-  const child = spawn(process.execPath, [bin, ...args], {
-    cwd: options.cwd ?? root,
-    env: childEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  running.add(child);
-  let output = '';
-  const listeners = new Set<() => void>();
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const listener of listeners) listener();
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      for (const listener of listeners) listener();
-      resolve({ code, signal });
-    });
-  });
-  const waitFor = (pattern: RegExp | string, timeoutMs = 30_000) =>
-    new Promise<void>((resolve, reject) => {
-      const matches = () => (typeof pattern === 'string' ? output.includes(pattern) : pattern.test(output));
-      const timer = setTimeout(() => {
-        listeners.delete(check);
-        reject(new Error(`Timed out waiting for ${String(pattern)}; output so far:\n${output}`));
-      }, timeoutMs);
-      const check = () => {
-        if (matches()) {
-          clearTimeout(timer);
-          listeners.delete(check);
-          resolve();
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          clearTimeout(timer);
-          listeners.delete(check);
-          reject(new Error(`The CLI exited before ${String(pattern)}; output:\n${output}`));
-        }
-      };
-      listeners.add(check);
-      check();
-    });
-  return { child, output: () => output, waitFor, exited };
-}
-
-async function runCli(
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], {
-    cwd: options.cwd ?? root,
-    env: childEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) =>
-    child.on('close', (exitCode) => resolve(exitCode)),
-  );
-  return { code, stdout, stderr };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function fetchText(url: string): Promise<string | undefined> {
-  try {
-    return await (await fetch(url)).text();
-  } catch {
-    return undefined;
-  }
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out: ${what}`);
-}
+const runCli = (args: string[], options: LaunchOptions = {}) =>
+  runToEnd(process.execPath, [bin, ...args], options);
 
 describe('help and usage errors', slow, () => {
   it('prints the overview with --help and exits 0', async () => {
@@ -271,7 +192,7 @@ describe('entries', slow, () => {
 describe('proceed routes', slow, () => {
   it('tells a factory entry it will not serve: the blog then opens no database on disk', async () => {
     const directory = project('blog-routes', {});
-    const blog = fileURLToPath(new URL('../../examples/blog/src/app.ts', import.meta.url));
+    const blog = fileURLToPath(new URL('../../examples/blog/src/main.ts', import.meta.url));
     const result = await runCli(['routes', blog], { cwd: directory });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('POST    /api/posts/:id/publish');
@@ -391,7 +312,7 @@ export default async () => {
 describe('proceed start', slow, () => {
   it('serves on the --port flag over PORT, logs each route, and exits 0 on SIGTERM', async () => {
     const [flagPort, envPort] = [await freePort(), await freePort()];
-    const server = launch(['start', minimalEntry, '--port', String(flagPort)], {
+    const server = launchCli(['start', minimalEntry, '--port', String(flagPort)], {
       env: { PORT: String(envPort) },
     });
     await server.waitFor(`Server listening at http://127.0.0.1:${flagPort}`);
@@ -407,14 +328,27 @@ describe('proceed start', slow, () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => (JSON.parse(line) as { msg: string }).msg);
     for (const route of minimalRoutes) expect(logged).toContain(route);
+    // A TypeScript entry runs in a child process that has tsx loaded.
+    expect(listeningPids(server)).not.toContain(server.pid);
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.output()).toContain('SIGTERM received: shutting down');
   });
 
+  it('runs a compiled entry in its own process, on plain node, and exits 0 on SIGTERM', async () => {
+    const directory = project('compiled', { 'package.json': '{ "type": "module" }\n', 'app.js': thingsApp });
+    const port = await freePort();
+    const server = launchCli(['start', 'app.js', '--port', String(port)], { cwd: directory });
+    await server.waitFor(`Server listening at http://127.0.0.1:${port}`);
+    expect(listeningPids(server)).toEqual([server.pid]);
+    expect(await fetchText(`http://127.0.0.1:${port}/api/things`)).toBe('{"data":[]}');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('takes the port from PORT and the host from HOST when no flag is given', async () => {
     const port = await freePort();
-    const server = launch(['start', minimalEntry], { env: { PORT: String(port), HOST: '127.0.0.1' } });
+    const server = launchCli(['start', minimalEntry], { env: { PORT: String(port), HOST: '127.0.0.1' } });
     await server.waitFor(`Server listening at http://127.0.0.1:${port}`);
     expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
     server.child.kill('SIGINT');
@@ -435,6 +369,79 @@ describe('proceed start', slow, () => {
   });
 });
 
+describe('proceed start --workers', slow, () => {
+  it('refuses a count that is not 1 to 256 or auto, exit 2', async () => {
+    for (const workers of ['0', 'lots', '257']) {
+      const result = await runCli(['start', minimalEntry, '--workers', workers]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--workers must be a number from 1 to 256 or "auto", got "${workers}"`);
+    }
+  });
+
+  it('serves from N processes, replaces one that dies, and drains them all on SIGTERM', async () => {
+    const directory = project('cluster', { 'package.json': '{ "type": "module" }\n', 'app.js': thingsApp });
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const primary = launchCli(['start', 'app.js', '--port', String(port), '--workers', '2'], {
+      cwd: directory,
+    });
+    await primary.waitFor(`2 workers serving ${origin}`);
+    const workers = listeningPids(primary);
+    expect(workers).toHaveLength(2);
+    expect(workers).not.toContain(primary.pid);
+    // One route table for the cluster, not one per worker.
+    expect(primary.output().match(/"msg":"POST \/api\/things"/g)).toHaveLength(1);
+    // Both workers answer: each counts its own things.
+    const created = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        fetch(`${origin}/api/things`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `thing ${index}` }),
+        }).then((response) => response.json() as Promise<{ pid: number }>),
+      ),
+    );
+    expect(new Set(created.map((thing) => thing.pid))).toEqual(new Set(workers));
+
+    const [victim] = workers as [number];
+    process.kill(victim, 'SIGKILL');
+    await primary.waitFor(
+      new RegExp(`worker \\d \\(pid ${victim}\\) was killed by SIGKILL; starting a new one in 500 ms`),
+    );
+    await eventually(async () => listeningPids(primary).length === 3, 30_000, 'a replacement worker listens');
+    expect(await fetchText(`${origin}/api/health`)).toBe('{"status":"ok"}');
+
+    const inFlight = requestInFlight(port, '/api/things', { name: 'in flight' });
+    await inFlight.sent;
+    primary.child.kill('SIGTERM');
+    await primary.waitFor('SIGTERM received: stopping 2 workers');
+    await eventually(async () => !(await accepts(port)), 10_000, 'the port stops accepting');
+    inFlight.finish();
+    expect(await inFlight.answer).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(await primary.exited).toEqual({ code: 0, signal: null });
+    expect(primary.output()).toContain('every worker has stopped');
+  });
+
+  it('stops at the first worker when the app refuses to start, exit 1', async () => {
+    const directory = project('cluster-refused', {
+      'package.json': '{ "type": "module" }\n',
+      'app.js': [
+        "import { ProceedConfigError } from 'proceedjs';",
+        'export default (entry) => {',
+        "  throw new ProceedConfigError('This app runs in one process, not ' + entry.workers);",
+        '};',
+        '',
+      ].join('\n'),
+    });
+    const result = await runCli(['start', 'app.js', '--workers', '3', '--port', String(await freePort())], {
+      cwd: directory,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr.match(/proceed: This app runs in one process, not 3/g)).toHaveLength(1);
+    expect(result.stdout + result.stderr).toContain('before it listened; not starting the others');
+  });
+});
+
 describe('proceed dev', slow, () => {
   const appSource = (word: string) => `
 import { createApp, procedure, procedures } from 'proceedjs';
@@ -451,7 +458,7 @@ export default async () => createApp().mount([greetings]);
     });
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api/greetings`;
-    const dev = launch(['dev', '--port', String(port)], { cwd: directory });
+    const dev = launchCli(['dev', '--port', String(port)], { cwd: directory });
     await dev.waitFor(`Server listening at http://127.0.0.1:${port}`, 30_000);
     expect(dev.output()).toContain('[proceed dev] watching src');
     expect(dev.output()).toMatch(

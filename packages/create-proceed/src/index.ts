@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+/**
+ * `npm create proceed@latest [directory]`: writes a new Proceed app and says what to run next.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { ScaffoldError, scaffold } from './scaffold.js';
+
+const usage = `Usage: npm create proceed@latest [directory] [-- --proceed SPEC] [--install]
+
+Writes a new Proceed app into [directory] (new, or empty): src/app.ts with a test, a strict
+tsconfig.json, the scripts dev, build, start and test, a Dockerfile and a README.
+
+Options:
+      --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^VERSION),
+                       a directory, or a packed tarball (proceedjs-x.y.z.tgz)
+      --install        Install the dependencies when done
+  -h, --help           Show this help
+  -v, --version        Show the version of create-proceed`;
+
+/** The package manager that ran us (`npm create`, `pnpm create`, …), from its user agent. */
+function packageManager(): 'npm' | 'pnpm' | 'yarn' | 'bun' {
+  const agent = process.env.npm_config_user_agent ?? '';
+  const name = agent.split('/', 1)[0];
+  return name === 'pnpm' || name === 'yarn' || name === 'bun' ? name : 'npm';
+}
+
+async function askForDirectory(): Promise<string> {
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const answer = (await prompt.question('Where should the app go? (proceed-app) ')).trim();
+    return answer === '' ? 'proceed-app' : answer;
+  } finally {
+    prompt.close();
+  }
+}
+
+function install(directory: string, manager: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(manager, ['install'], {
+      cwd: directory,
+      stdio: 'inherit',
+      shell: process.platform === 'win32',
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(args: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
+  const options = {
+    proceed: { type: 'string' },
+    install: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+  } as const;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`create-proceed: ${(error as Error).message}\n\n${usage}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  if (values.help === true) {
+    process.stdout.write(`${usage.replace('VERSION', version)}\n`);
+    return 0;
+  }
+  if (values.version === true) {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
+  if (positionals.length > 1) {
+    process.stderr.write(
+      `create-proceed: one directory at a time, got ${positionals.join(', ')}\n\n${usage}\n`,
+    );
+    return 2;
+  }
+  let target = positionals[0];
+  if (target === undefined) {
+    if (!process.stdin.isTTY) {
+      process.stderr.write(`create-proceed: name the directory for the app\n\n${usage}\n`);
+      return 2;
+    }
+    target = await askForDirectory();
+  }
+
+  const app = await scaffold({
+    directory: target,
+    ...(values.proceed === undefined ? {} : { proceed: values.proceed }),
+  });
+  const shown = relative(process.cwd(), app.directory) || '.';
+  process.stdout.write(
+    `\nCreated ${app.name} in ${shown}:\n${app.files.map((file) => `  ${file}`).join('\n')}\n`,
+  );
+
+  const manager = packageManager();
+  const run = (script: string) => (manager === 'npm' ? `npm run ${script}` : `${manager} ${script}`);
+  if (values.install === true) {
+    process.stdout.write(`\nInstalling the dependencies with ${manager}…\n`);
+    const code = await install(app.directory, manager);
+    if (code !== 0) return code;
+  }
+  const steps = [
+    ...(shown === '.' ? [] : [`cd ${shown}`]),
+    ...(values.install === true ? [] : [`${manager} install`]),
+    `${run('dev')}      # http://127.0.0.1:3030/api/notes, restarts on every change`,
+  ];
+  process.stdout.write(`\nNext:\n${steps.map((step) => `  ${step}`).join('\n')}\n\n`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `create-proceed: ${error instanceof ScaffoldError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

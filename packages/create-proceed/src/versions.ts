@@ -1,0 +1,12 @@
+/**
+ * The versions a new app starts with: those Proceed itself is built and tested with. A test in
+ * the Proceed repository keeps them in step with its own package.json.
+ */
+export const dependencyVersions = { zod: '^4.6.7' } as const;
+
+export const devDependencyVersions = {
+  '@types/node': '^20.19.43',
+  tsx: '^4.23.15',
+  typescript: '^5.9.3',
+  vitest: '^4.1.12',
+} as const;
