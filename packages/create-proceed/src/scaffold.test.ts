@@ -1,0 +1,140 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
+import { dependencyVersions, devDependencyVersions } from './versions.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'create-proceed-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const repository = new URL('../../../', import.meta.url);
+const read = (path: string) => readFileSync(new URL(path, repository), 'utf8');
+
+interface Manifest {
+  name: string;
+  private: boolean;
+  type: string;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+
+describe('scaffold', () => {
+  it('writes the app, its test, strict TypeScript settings, a Dockerfile and a README', async () => {
+    const directory = join(scratch, 'My Notes API');
+    const app = await scaffold({ directory, platform: 'linux' });
+    expect(app.name).toBe('my-notes-api');
+    expect(app.files).toEqual([
+      '.dockerignore',
+      '.gitignore',
+      'Dockerfile',
+      'README.md',
+      'package.json',
+      'src/app.test.ts',
+      'src/app.ts',
+      'tsconfig.build.json',
+      'tsconfig.json',
+      'vitest.config.ts',
+    ]);
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest).toMatchObject({ name: 'my-notes-api', private: true, type: 'module' });
+    expect(manifest.scripts).toEqual({
+      dev: 'proceed dev',
+      build: 'tsc -p tsconfig.build.json',
+      start: 'exec proceed start dist/app.js',
+      test: 'vitest run',
+      typecheck: 'tsc --noEmit',
+    });
+    expect(manifest.dependencies).toEqual({ proceedjs: '^0.1.0', zod: dependencyVersions.zod });
+    expect(Object.keys(manifest.devDependencies).sort()).toEqual([
+      '@types/node',
+      'tsx',
+      'typescript',
+      'vitest',
+    ]);
+
+    const tsconfig = JSON.parse(readFileSync(join(directory, 'tsconfig.json'), 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
+    expect(tsconfig.compilerOptions).toMatchObject({
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      module: 'NodeNext',
+      outDir: 'dist',
+    });
+    expect(readFileSync(join(directory, 'README.md'), 'utf8')).toMatch(/^# my-notes-api\n/);
+    expect(readFileSync(join(directory, '.gitignore'), 'utf8')).toContain('node_modules/');
+    expect(readFileSync(join(directory, 'Dockerfile'), 'utf8')).toContain(
+      'CMD ["node_modules/.bin/proceed", "start", "dist/app.js"]',
+    );
+  });
+
+  it('starts without exec on Windows, whose shell has none', async () => {
+    const directory = join(scratch, 'windows-app');
+    await scaffold({ directory, platform: 'win32' });
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest.scripts.start).toBe('proceed start dist/app.js');
+  });
+
+  it('uses an empty directory, and refuses one with files in it without writing anything', async () => {
+    const empty = join(scratch, 'empty');
+    mkdirSync(empty);
+    await expect(scaffold({ directory: empty })).resolves.toMatchObject({ name: 'empty' });
+
+    const taken = join(scratch, 'taken');
+    mkdirSync(taken);
+    writeFileSync(join(taken, 'notes.txt'), 'mine');
+    await expect(scaffold({ directory: taken })).rejects.toThrow(ScaffoldError);
+    await expect(scaffold({ directory: taken })).rejects.toThrow(/is not empty: choose a new directory/);
+    expect(readdirSync(taken)).toEqual(['notes.txt']);
+  });
+
+  it('names the proceedjs dependency by version, by path or by tarball', () => {
+    expect(proceedDependency(undefined)).toBe('^0.1.0');
+    expect(proceedDependency('0.2.0-beta.1')).toBe('0.2.0-beta.1');
+    expect(proceedDependency('latest')).toBe('latest');
+    const tarball = join(scratch, 'proceedjs-0.1.0.tgz');
+    writeFileSync(tarball, '');
+    expect(proceedDependency(tarball)).toBe(`file:${tarball}`);
+    expect(proceedDependency('proceedjs-0.1.0.tgz', scratch)).toBe(`file:${tarball}`);
+    expect(proceedDependency('.', scratch)).toBe(`file:${scratch}`);
+    expect(existsSync(join(scratch, 'missing.tgz'))).toBe(false);
+    expect(proceedDependency('missing.tgz', scratch)).toBe('missing.tgz');
+  });
+
+  it('makes a package name npm accepts from any directory name', () => {
+    expect(packageName('My API')).toBe('my-api');
+    expect(packageName('.hidden__app')).toBe('hidden__app');
+    expect(packageName('Ünïcode app!')).toBe('n-code-app');
+    expect(packageName('***')).toBe('proceed-app');
+  });
+});
+
+describe('the template', () => {
+  it('is the README tour, word for word', () => {
+    const tour = read('README.md').match(/```ts\n([\s\S]*?)```/)?.[1];
+    expect(read('packages/create-proceed/template/src/app.ts')).toBe(tour);
+  });
+
+  it('starts with the versions Proceed is built and tested with', () => {
+    const root = JSON.parse(read('package.json')) as {
+      version: string;
+      devDependencies: Record<string, string>;
+    };
+    const own = JSON.parse(read('packages/create-proceed/package.json')) as { version: string };
+    expect(own.version).toBe(root.version);
+    for (const [name, version] of Object.entries({ ...dependencyVersions, ...devDependencyVersions })) {
+      expect(`${name}@${version}`).toBe(`${name}@${root.devDependencies[name]}`);
+    }
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * What `npm publish` would ship: compiled JavaScript, declarations and source maps for every
+ * subpath export, the bin, README and LICENSE, nothing else; and the community's checkers
+ * (publint, Are the Types Wrong) find nothing to report.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Packed, pack } from './packages.js';
+import { childEnv, root } from './processes.js';
+
+const run = promisify(execFile);
+const destination = mkdtempSync(join(tmpdir(), 'proceed-pack-'));
+afterAll(() => rmSync(destination, { recursive: true, force: true }));
+
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  exports: Record<string, { types: string; default: string } | string>;
+  bin: Record<string, string>;
+};
+
+/** Runs a checker installed in the repository; a non-zero exit fails with its report. */
+async function check(command: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run(join(root, 'node_modules/.bin', command), args, { env: childEnv() });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout: string; stderr: string };
+    throw new Error(`${command} reported problems:\n${stdout}\n${stderr}`);
+  }
+}
+
+describe('the proceedjs package', { timeout: 120_000 }, () => {
+  let packed: Packed;
+  beforeAll(async () => {
+    packed = await pack('.', destination);
+  });
+
+  it('ships dist/, the bin, README, LICENSE and package.json, nothing else', () => {
+    const outside = packed.files.filter((file) => !file.startsWith('dist/'));
+    expect(outside).toEqual(['LICENSE', 'README.md', 'bin/proceed.js', 'package.json']);
+    expect(
+      packed.files.filter((file) => /\.test(-d)?\.|fixtures|\.cases\.|\.tsbuildinfo/.test(file)),
+    ).toEqual([]);
+    expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+    expect(Object.values(manifest.bin)).toEqual(['./bin/proceed.js']);
+  });
+
+  it('has JavaScript, declarations and a source map with its sources for every subpath export', () => {
+    const entries = Object.entries(manifest.exports).filter(([subpath]) => subpath !== './package.json');
+    expect(entries.map(([subpath]) => subpath)).toEqual([
+      '.',
+      './auth',
+      './pagination',
+      './resource',
+      './openapi',
+      './client',
+      './config',
+    ]);
+    for (const [, target] of entries) {
+      if (typeof target === 'string') throw new Error(`${target}: every export has types and default`);
+      const javascript = target.default.replace(/^\.\//, '');
+      expect(packed.files).toContain(javascript);
+      expect(packed.files).toContain(target.types.replace(/^\.\//, ''));
+      expect(packed.files).toContain(`${javascript}.map`);
+      const map = JSON.parse(readFileSync(join(root, `${javascript}.map`), 'utf8')) as {
+        sourcesContent?: string[];
+      };
+      expect(map.sourcesContent?.[0]?.length ?? 0).toBeGreaterThan(0);
+    }
+    // The CLI the bin loads is there too.
+    expect(packed.files).toContain('dist/cli/main.js');
+    expect(packed.files).toContain('dist/cli/worker.js');
+  });
+
+  it('passes publint (strict) and Are the Types Wrong (ESM only)', async () => {
+    expect(await check('publint', ['run', packed.tarball, '--strict'])).toContain('All good');
+    await check('attw', [packed.tarball, '--profile', 'esm-only', '--no-color']);
+  });
+});
+
+describe('the create-proceed package', { timeout: 120_000 }, () => {
+  let packed: Packed;
+  beforeAll(async () => {
+    packed = await pack('packages/create-proceed', destination);
+  });
+
+  it('ships its compiled bin and the template, nothing else', () => {
+    expect(packed.files.filter((file) => !file.startsWith('dist/') && !file.startsWith('template/'))).toEqual(
+      ['LICENSE', 'README.md', 'package.json'],
+    );
+    expect(packed.files).toContain('dist/index.js');
+    expect(packed.files).toEqual(
+      expect.arrayContaining([
+        'template/gitignore',
+        'template/Dockerfile',
+        'template/src/app.ts',
+        'template/src/app.test.ts',
+        'template/tsconfig.json',
+      ]),
+    );
+    expect(packed.files.filter((file) => /^dist\/.*\.test\./.test(file))).toEqual([]);
+  });
+
+  it('passes publint (strict)', async () => {
+    expect(await check('publint', ['run', packed.tarball, '--strict'])).toContain('All good');
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * A new user's first ten minutes, from packed tarballs as the registry would serve them:
+ * `npm create proceed` (here `npm exec` of the create-proceed tarball), `npm install`,
+ * `npm run build`, `npm test`, then production: dev dependencies pruned (no TypeScript, no tsx),
+ * `npm start`, the health route and the first procedure over HTTP, SIGTERM, exit 0.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pack } from './packages.js';
+import { freePort, launch, runToEnd } from './processes.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'proceed-scaffold-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs a command in the app and fails with its output unless it exits 0. */
+async function succeed(cwd: string, command: string, args: string[]): Promise<string> {
+  const result = await runToEnd(command, args, { cwd });
+  const output = `${result.stdout}\n${result.stderr}`;
+  if (result.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited with ${result.code}:\n${output}`);
+  return output;
+}
+
+describe('npm create proceed, from the packed tarballs', () => {
+  it('scaffolds an app that installs, builds, passes its test and serves in production', {
+    timeout: 300_000,
+  }, async () => {
+    const [framework, scaffolder] = await Promise.all([
+      pack('.', scratch),
+      pack('packages/create-proceed', scratch),
+    ]);
+
+    const created = await succeed(scratch, 'npm', [
+      'exec',
+      '--yes',
+      `--package=${scaffolder.tarball}`,
+      '--',
+      'create-proceed',
+      'my-app',
+      '--proceed',
+      framework.tarball,
+    ]);
+    expect(created).toContain('Created my-app in my-app:');
+    expect(created).toContain('npm run dev');
+    const app = join(scratch, 'my-app');
+    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies.proceedjs).toBe(`file:${framework.tarball}`);
+
+    const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+    // Every package it pulled in supports the Node.js Proceed supports.
+    expect(installed).not.toContain('EBADENGINE');
+
+    await succeed(app, 'npm', ['run', 'build']);
+    expect(existsSync(join(app, 'dist/app.js'))).toBe(true);
+    expect(existsSync(join(app, 'dist/app.test.js'))).toBe(false);
+
+    const tested = await succeed(app, 'npm', ['test']);
+    expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+2 passed/);
+
+    await succeed(app, 'npm', ['prune', '--omit=dev', '--no-audit', '--no-fund']);
+    for (const dev of ['typescript', 'tsx', 'vitest'])
+      expect(existsSync(join(app, 'node_modules', dev))).toBe(false);
+    // Without tsx, a TypeScript entry is refused with what to do about it.
+    const typescript = await runToEnd('npx', ['proceed', 'routes', 'src/app.ts'], { cwd: app });
+    expect(typescript.code).toBe(1);
+    expect(typescript.stderr).toContain(
+      'src/app.ts is TypeScript, and running TypeScript needs tsx, which is not installed',
+    );
+
+    const port = await freePort();
+    const server = launch('npm', ['start'], {
+      cwd: app,
+      env: { PORT: String(port), NODE_ENV: 'production' },
+    });
+    await server.waitFor(`Server listening at http://127.0.0.1:${port}`);
+    const origin = `http://127.0.0.1:${port}`;
+    const health = await fetch(`${origin}/api/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const note = await fetch(`${origin}/api/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'From a tarball', body: 'It works.' }),
+    });
+    expect(note.status).toBe(201);
+    const { id } = (await note.json()) as { id: string };
+    expect(await (await fetch(`${origin}/api/notes`)).json()).toEqual({
+      data: [{ id, title: 'From a tarball' }],
+    });
+
+    process.kill(server.pid, 'SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+});
