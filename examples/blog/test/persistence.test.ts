@@ -1,7 +1,7 @@
 /**
- * The embedded persistent database through the real CLI (CONTRACT §1): `proceed start` on a
- * directory, SIGTERM (exit 0), start again on the same directory with the same JWT_SECRET, and
- * everything is still there: rows, sessions and revocations.
+ * The embedded persistent database through the real CLI (CONTRACT §1): `proceed start` of the
+ * compiled blog on a directory, SIGTERM (exit 0), start again on the same directory with the
+ * same JWT_SECRET, and everything is still there: rows, sessions and revocations.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,11 +44,15 @@ interface Server {
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [bin, 'start', 'examples/blog/src/app.ts', '--port', String(port)], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'start', 'examples/blog/dist/main.js', '--port', String(port)],
+    {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;

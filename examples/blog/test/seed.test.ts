@@ -9,12 +9,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBlogApp } from '../src/app.js';
 
 const run = promisify(execFile);
-const script = fileURLToPath(new URL('../scripts/seed.ts', import.meta.url));
+// The compiled seed, as `npm run seed` runs it (the test run builds first).
+const script = fileURLToPath(new URL('../dist/seed.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'proceed-seed-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 const seed = (...args: string[]) =>
-  run(process.execPath, ['--conditions=source', '--import', 'tsx', script, ...args], {
+  run(process.execPath, [script, ...args], {
     env: {
       ...process.env,
       DATABASE_URL: directory,

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { lockDirectory, lockFileName, staleAfterMs } from './directory-lock.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'blog-lock-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let count = 0;
+function directory(): string {
+  count += 1;
+  const path = join(scratch, `db-${count}`);
+  mkdirSync(path);
+  return path;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** A process that stays alive until killed: the pid a lock can name. */
+function aliveProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  children.push(child);
+  return new Promise((resolve) => child.once('spawn', () => resolve(child)));
+}
+
+function writeLock(path: string, holder: { pid: number; hostname: string }, ageMs = 0): void {
+  const file = join(path, lockFileName);
+  writeFileSync(file, JSON.stringify({ ...holder, since: '2026-01-01T00:00:00.000Z' }));
+  const when = new Date(Date.now() - ageMs);
+  utimesSync(file, when, when);
+}
+
+describe('lockDirectory', () => {
+  it('takes a free directory, names this process in the lock, and removes it on release', async () => {
+    const path = directory();
+    const lock = await lockDirectory(path);
+    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toMatchObject({
+      pid: process.pid,
+      hostname: hostname(),
+    });
+    await lock.release();
+    await lock.release();
+    expect(existsSync(lock.file)).toBe(false);
+    const again = await lockDirectory(path);
+    await again.release();
+  });
+
+  it('refuses a second open from this same process', async () => {
+    const path = directory();
+    const lock = await lockDirectory(path);
+    await expect(lockDirectory(path)).rejects.toThrow(/is in use by another process/);
+    await lock.release();
+  });
+
+  it('refuses a directory another live process holds, naming it', async () => {
+    const path = directory();
+    const holder = await aliveProcess();
+    writeLock(path, { pid: holder.pid as number, hostname: hostname() });
+    await expect(lockDirectory(path)).rejects.toThrow(
+      new RegExp(`is in use by another process \\(pid ${holder.pid}, since 2026-01-01T00:00:00.000Z\\)`),
+    );
+    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(holder.pid);
+  });
+
+  it('takes over the lock of a process that died', async () => {
+    const path = directory();
+    const dead = await aliveProcess();
+    const pid = dead.pid as number;
+    dead.kill('SIGKILL');
+    await new Promise((resolve) => dead.once('exit', resolve));
+    writeLock(path, { pid, hostname: hostname() });
+    const lock = await lockDirectory(path);
+    expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it('takes over a lock naming this very pid (a container restarted as the same pid)', async () => {
+    const path = directory();
+    writeLock(path, { pid: process.pid, hostname: hostname() });
+    const lock = await lockDirectory(path);
+    await lock.release();
+  });
+
+  it('refuses a fresh lock from another machine, and takes over one left unrefreshed', async () => {
+    const path = directory();
+    writeLock(path, { pid: 1, hostname: 'another-host' });
+    await expect(lockDirectory(path)).rejects.toThrow(/in use by a process on another-host \(pid 1/);
+    writeLock(path, { pid: 1, hostname: 'another-host' }, staleAfterMs + 1000);
+    const lock = await lockDirectory(path);
+    await lock.release();
+  });
+
+  it('leaves a lock alone that is no longer its own', async () => {
+    const path = directory();
+    const lock = await lockDirectory(path);
+    const holder = await aliveProcess();
+    writeLock(path, { pid: holder.pid as number, hostname: hostname() });
+    await lock.release();
+    expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(holder.pid);
+  });
+});

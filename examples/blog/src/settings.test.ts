@@ -1,0 +1,82 @@
+import { resolve } from 'node:path';
+import { ProceedConfigError } from 'proceedjs';
+import { describe, expect, it } from 'vitest';
+import { readSettings } from './settings.js';
+
+const secret = 's'.repeat(32);
+
+describe('readSettings', () => {
+  it('reads the environment, with the documented defaults', () => {
+    expect(readSettings({}, {})).toEqual({
+      production: false,
+      database: { kind: 'directory', path: resolve('.data/db') },
+      jwtSecret: undefined,
+      admin: undefined,
+      authRateLimit: 10,
+      trustProxy: undefined,
+      workers: 1,
+    });
+    expect(
+      readSettings(
+        {},
+        {
+          NODE_ENV: 'production',
+          JWT_SECRET: secret,
+          DATABASE_URL: 'postgres://db.internal/blog',
+          ADMIN_EMAIL: 'boss@example.com',
+          ADMIN_PASSWORD: 'boss password',
+          AUTH_RATE_LIMIT: '5',
+          TRUST_PROXY: '10.0.0.0/8',
+        },
+      ),
+    ).toEqual({
+      production: true,
+      database: { kind: 'postgres', url: 'postgres://db.internal/blog' },
+      jwtSecret: secret,
+      admin: { email: 'boss@example.com', password: 'boss password' },
+      authRateLimit: 5,
+      trustProxy: '10.0.0.0/8',
+      workers: 1,
+    });
+  });
+
+  it('lets options win over the environment', () => {
+    const settings = readSettings(
+      { databaseUrl: 'memory://', jwtSecret: secret, production: true, authRateLimit: 3 },
+      { DATABASE_URL: 'postgres://elsewhere/db', NODE_ENV: 'development', AUTH_RATE_LIMIT: 'nonsense' },
+    );
+    expect(settings).toMatchObject({ database: { kind: 'memory' }, production: true, authRateLimit: 3 });
+  });
+
+  it('refuses production without a secret of 32 bytes', () => {
+    expect(() => readSettings({}, { NODE_ENV: 'production' })).toThrow(ProceedConfigError);
+    expect(() => readSettings({}, { NODE_ENV: 'production', JWT_SECRET: 'short' })).toThrow(/5 bytes long/);
+  });
+
+  it('refuses several workers on an embedded database or without a secret', () => {
+    expect(() => readSettings({ workers: 2 }, { JWT_SECRET: secret })).toThrow(
+      /2 workers need a PostgreSQL server: an embedded PGlite database \(.*\.data\/db\) lives in one process/,
+    );
+    expect(() => readSettings({ workers: 2, databaseUrl: 'memory://' }, { JWT_SECRET: secret })).toThrow(
+      /\(memory:\/\/\) lives in one process/,
+    );
+    expect(() => readSettings({ workers: 2 }, { DATABASE_URL: 'postgres://db/blog' })).toThrow(
+      /JWT_SECRET is not set, and 2 workers/,
+    );
+    expect(
+      readSettings({ workers: 4 }, { DATABASE_URL: 'postgres://db/blog', JWT_SECRET: secret }).workers,
+    ).toBe(4);
+  });
+
+  it('refuses a PostgreSQL URL that does not parse, without echoing it', () => {
+    expect(() => readSettings({}, { DATABASE_URL: 'postgres://user:pa ss@[bad/blog' })).toThrow(
+      'DATABASE_URL starts with postgres:// but is not a valid URL',
+    );
+  });
+
+  it('refuses an AUTH_RATE_LIMIT that is not a positive integer', () => {
+    expect(() => readSettings({}, { AUTH_RATE_LIMIT: '0' })).toThrow(
+      /AUTH_RATE_LIMIT must be a positive integer/,
+    );
+  });
+});
