@@ -21,7 +21,12 @@ export default defineConfig({
       'packages/create-proceed/template/src/**/*.test.ts',
     ],
     globalSetup: ['./test/services.global.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 60_000,
+    // Two files at a time: on the 2 cores this project is built on, much of a file's time is
+    // spent waiting on child processes and PostgreSQL. Vitest's default there is one.
+    maxWorkers: 2,
+    // Timeouts sized for a busy machine (two CPU-bound processes beside the run): suites start
+    // real databases, servers and child processes. A hung test still fails, only later.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });

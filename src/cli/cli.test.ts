@@ -190,12 +190,13 @@ describe('entries', slow, () => {
 });
 
 describe('proceed routes', slow, () => {
-  it('tells a factory entry it will not serve: the blog then opens no database on disk', async () => {
+  it('tells a factory entry it will not serve: the blog then opens no database and needs no secret', async () => {
     const directory = project('blog-routes', {});
     const blog = fileURLToPath(new URL('../../examples/blog/src/main.ts', import.meta.url));
-    const result = await runCli(['routes', blog], { cwd: directory });
+    const result = await runCli(['routes', blog], { cwd: directory, env: { NODE_ENV: 'production' } });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('POST    /api/posts/:id/publish');
+    expect(result.stderr).toBe('');
     expect(existsSync(join(directory, '.data'))).toBe(false);
   });
 

@@ -2,19 +2,22 @@
  * The blog API: posts, users and auth on PGlite or PostgreSQL (CONTRACT §1, §4, §5).
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
+import { randomBytes } from 'node:crypto';
 import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
   hashPassword,
+  MemoryRevocationStore,
   PostgresRevocationStore,
   resolveSecret,
   TokenService,
+  type UserLoader,
   verifyPassword,
 } from 'proceedjs/auth';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
-import { openDatabase, type Repositories, repositories } from './db/index.js';
+import { openDatabase, type Repositories, repositories, type User } from './db/index.js';
 import { logMailer, type Mailer } from './mailer.js';
 import { auth, rateLimitedAuthRoutes } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
@@ -76,6 +79,31 @@ function backgroundTasks(log: App['log']) {
   };
 }
 
+/** Auth, the routes and the documentation: the same whether the app serves or is only inspected. */
+async function wire(
+  app: App<BlogContext>,
+  tokens: TokenService,
+  userLoader: UserLoader<User>,
+  settings: BlogSettings,
+): Promise<void> {
+  await app.register(authPlugin, {
+    tokens,
+    userLoader,
+    rateLimit: { routes: rateLimitedAuthRoutes, max: settings.authRateLimit },
+  });
+  app.mount(api);
+  await app.register(docsPlugin, {
+    routePrefix: '/api/docs',
+    openapi: {
+      info: {
+        title: 'Proceed blog API',
+        version: '1.0.0',
+        description: 'Posts, users and auth: the reference application of the Proceed framework.',
+      },
+    },
+  });
+}
+
 /**
  * Builds the blog app: checks its settings, opens and migrates the database, seeds the admin,
  * wires auth and docs. Every setting is checked before the database opens, so a refusal (no
@@ -101,8 +129,22 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
       },
     },
     ...(trustProxy === undefined ? {} : { trustProxy }),
-    context: () => services as NonNullable<typeof services>,
+    context: () => {
+      if (services === undefined)
+        throw new Error('This blog app was built for inspection; it serves nothing');
+      return services;
+    },
   });
+  if (options.inspect === true) {
+    // It signs nothing: a throwaway secret, and no warning about the missing one.
+    const tokens = new TokenService({
+      secret: randomBytes(32).toString('hex'),
+      store: new MemoryRevocationStore(),
+    });
+    await wire(app, tokens, () => undefined, settings);
+    return app;
+  }
+
   const secret = resolveSecret({
     secret: settings.jwtSecret,
     production,
@@ -125,23 +167,7 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
 
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
     services = { repos, tokens, mailer, background: background.run };
-
-    await app.register(authPlugin, {
-      tokens,
-      userLoader: (id: string) => repos.users.findById(id),
-      rateLimit: { routes: rateLimitedAuthRoutes, max: settings.authRateLimit },
-    });
-    app.mount(api);
-    await app.register(docsPlugin, {
-      routePrefix: '/api/docs',
-      openapi: {
-        info: {
-          title: 'Proceed blog API',
-          version: '1.0.0',
-          description: 'Posts, users and auth: the reference application of the Proceed framework.',
-        },
-      },
-    });
+    await wire(app, tokens, (id) => repos.users.findById(id), settings);
     return app;
   } catch (error) {
     await database.close();

@@ -8,11 +8,8 @@ import type { BlogContext } from './context.js';
 import { type BlogOptions, readSettings } from './settings.js';
 
 export default async function blog(entry?: EntryContext): Promise<App<BlogContext>> {
-  const options: BlogOptions = {
-    // routes, openapi and manifest only read the app: no DATABASE_URL, no ./.data/db created.
-    ...(entry?.serve === false && !process.env.DATABASE_URL ? { databaseUrl: 'memory://' } : {}),
-    workers: entry?.workers ?? 1,
-  };
+  // routes, openapi and manifest only read the app: no database is opened for them.
+  const options: BlogOptions = { inspect: entry?.serve === false, workers: entry?.workers ?? 1 };
   readSettings(options);
   const { createBlogApp } = await import('./app.js');
   return createBlogApp(options);

@@ -30,6 +30,11 @@ export interface BlogOptions {
    * PostgreSQL server and a JWT_SECRET. Default 1.
    */
   workers?: number;
+  /**
+   * Build the routes and the documentation only, for `proceed routes`, `openapi` and `manifest`:
+   * no database is opened and nothing is seeded, so the app must not serve. Default false.
+   */
+  inspect?: boolean;
 }
 
 /** The settings once defaults are applied and every value is checked. */
@@ -68,7 +73,8 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
   const production = options.production ?? env.NODE_ENV === 'production';
   const workers = options.workers ?? 1;
   const jwtSecret = options.jwtSecret ?? env.JWT_SECRET;
-  checkSecret({ secret: jwtSecret, production, workers });
+  // An inspected app signs nothing: `proceed openapi` in a build pipeline needs no secret.
+  if (options.inspect !== true) checkSecret({ secret: jwtSecret, production, workers });
   const database = databaseLocation(options.databaseUrl ?? env.DATABASE_URL);
   if (workers > 1 && database.kind !== 'postgres') {
     throw new ProceedConfigError(

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * Builds the framework into dist/, then the packages that compile against it: the blog and
+ * create-proceed. Each dist/ is emptied first, so nothing of a deleted source stays behind.
+ *
+ *   node scripts/build.mjs [--no-check] [project ...]    (default: all three)
+ *
+ * --no-check emits without type checking (TypeScript's --noCheck, same output). `npm test` uses
+ * it right after type checking every file; `npm run build`, `prepare` and `prepack` check.
+ */
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const args = process.argv.slice(2);
+const noCheck = args.includes('--no-check');
+const chosen = args.filter((arg) => arg !== '--no-check');
+const projects = chosen.length > 0 ? chosen : ['.', 'examples/blog', 'packages/create-proceed'];
+
+for (const project of projects) {
+  const directory = join(root, project);
+  rmSync(join(directory, 'dist'), { recursive: true, force: true });
+  const result = spawnSync(
+    process.execPath,
+    [tsc, '-p', join(directory, 'tsconfig.build.json'), ...(noCheck ? ['--noCheck'] : [])],
+    { stdio: 'inherit' },
+  );
+  if (result.status !== 0) {
+    process.stderr.write(`build: ${project} failed\n`);
+    process.exit(result.status ?? 1);
+  }
+}
