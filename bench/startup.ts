@@ -1,0 +1,131 @@
+/**
+ * `npm run bench:startup`: how long the blog takes from `proceed start` to its first 200 on
+ * `/api/health`, and how much memory its server process holds then (RSS, from /proc), for the
+ * compiled blog on PostgreSQL and on PGlite (a new directory and an existing one), and for the
+ * TypeScript sources through tsx. Needs `npm run build` first; PostgreSQL from
+ * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres). Medians of
+ * BENCH_ROUNDS (default 5) starts, alternating the variants.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createScratchDatabase } from '../test/postgres.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin/proceed.js');
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Start {
+  ms: number;
+  /** RSS of the process that listens, in MB. */
+  serverMb: number;
+  /** RSS of every process of the command (proceed, and tsx's child), in MB. */
+  totalMb: number;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+async function startOnce(entry: string, env: Record<string, string>): Promise<Start> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const started = performance.now();
+  const child = spawn(process.execPath, [bin, 'start', entry, '--port', String(port)], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+        (response) => response.status === 200,
+        () => false,
+      );
+      if (ok) break;
+      if (performance.now() - started > 60_000) throw new Error(`${entry} did not answer in 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const ms = performance.now() - started;
+    const pid = child.pid as number;
+    const pids = [pid, ...childrenOf(pid)];
+    const server = pids.at(-1) as number;
+    return { ms, serverMb: rssMb(server), totalMb: pids.reduce((sum, each) => sum + rssMb(each), 0) };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const range = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
+
+const scratch = mkdtempSync(join(tmpdir(), 'proceed-startup-'));
+const database = await createScratchDatabase(adminUrl, 'bench_startup');
+const secret = randomBytes(32).toString('hex');
+const existing = join(scratch, 'existing');
+try {
+  // The existing directory is made (initdb and migrations) once, before timing.
+  await startOnce('examples/blog/dist/main.js', { DATABASE_URL: existing, JWT_SECRET: secret });
+  const variants: Array<{ name: string; entry: string; env: (round: number) => Record<string, string> }> = [
+    {
+      name: 'compiled, PostgreSQL',
+      entry: 'examples/blog/dist/main.js',
+      env: () => ({ DATABASE_URL: database.url }),
+    },
+    {
+      name: 'compiled, PGlite (existing directory)',
+      entry: 'examples/blog/dist/main.js',
+      env: () => ({ DATABASE_URL: existing }),
+    },
+    {
+      name: 'compiled, PGlite (new directory)',
+      entry: 'examples/blog/dist/main.js',
+      env: (round) => ({ DATABASE_URL: join(scratch, `new-${round}`) }),
+    },
+    {
+      name: 'tsx, PostgreSQL',
+      entry: 'examples/blog/src/main.ts',
+      env: () => ({ DATABASE_URL: database.url }),
+    },
+  ];
+  const results = new Map<string, Start[]>(variants.map((variant) => [variant.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of variants) {
+      const start = await startOnce(variant.entry, { JWT_SECRET: secret, ...variant.env(round) });
+      results.get(variant.name)?.push(start);
+    }
+  }
+  console.log(`\nStart to first 200 on /api/health, and RSS then (median of ${rounds}, range)\n`);
+  console.log('| blog | start ms | server RSS MB | all processes RSS MB |');
+  console.log('|---|---|---|---|');
+  for (const [name, starts] of results) {
+    const ms = starts.map((start) => start.ms);
+    const server = starts.map((start) => start.serverMb);
+    const total = starts.map((start) => start.totalMb);
+    console.log(
+      `| ${name} | ${median(ms).toFixed(0)} (${range(ms)}) | ${median(server).toFixed(0)} (${range(server)}) | ${median(total).toFixed(0)} (${range(total)}) |`,
+    );
+  }
+} finally {
+  await database.drop();
+  rmSync(scratch, { recursive: true, force: true });
+}
