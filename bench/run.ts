@@ -18,8 +18,11 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 export interface Contender {
   name: string;
-  script: string;
+  /** A server script that prints its {@link ServerInfo} as its first line of output… */
+  script?: string;
   env?: Record<string, string>;
+  /** …or a start of its own (the blog through the CLI). */
+  start?: () => Promise<{ info: ServerInfo; child: ChildProcess }>;
 }
 
 export interface Scenario {
@@ -44,6 +47,8 @@ interface Sample {
 }
 
 async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
+  if (contender.start !== undefined) return contender.start();
+  if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
   const script = fileURLToPath(new URL(contender.script, import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -195,4 +200,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     'guarded',
     await compare(open, guarded, [authScenario]),
   );
+
+  const { workersComparison } = await import('./workers.js');
+  await workersComparison();
 }

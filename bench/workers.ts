@@ -1,0 +1,121 @@
+/**
+ * The compiled blog on PostgreSQL with `proceed start --workers 1` against `--workers 2`, on
+ * the blog's own anonymous routes (a cursor page of posts, a post by id). Both clusters run at
+ * once on one scratch database; the load alternates between them. Part of `npm run bench`;
+ * needs `npm run build` and PostgreSQL (TEST_DATABASE_URL, default the local server).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createScratchDatabase } from '../test/postgres.js';
+import { type Contender, compare, report, type ServerInfo } from './run.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** How many worker processes the primary has. */
+function workersOf(primary: ChildProcess): number {
+  try {
+    return readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+function cluster(workers: number, port: number, env: Record<string, string>): Contender {
+  return {
+    name: `${workers} ${workers === 1 ? 'worker' : 'workers'}`,
+    async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
+      const child = spawn(
+        process.execPath,
+        [
+          'bin/proceed.js',
+          'start',
+          'examples/blog/dist/main.js',
+          '--workers',
+          String(workers),
+          '--port',
+          String(port),
+        ],
+        {
+          cwd: root,
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
+        },
+      );
+      const address = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const ok = await fetch(`${address}/api/health`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        // The first worker answers before the others have started: wait until all are forked,
+        // then give the last one the time a start takes (about a second on PostgreSQL).
+        if (ok && workersOf(child) === workers) {
+          await new Promise((resolve) => setTimeout(resolve, 2000));
+          return { info: { address }, child };
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      child.kill('SIGKILL');
+      throw new Error(`--workers ${workers} did not answer in 60 s`);
+    },
+  };
+}
+
+/** Posts to list and read: one author, 60 published posts, through the API. */
+async function seed(address: string): Promise<string> {
+  const json = { 'content-type': 'application/json' };
+  const registered = await fetch(`${address}/api/auth/register`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email: 'bench@example.com', password: 'a bench password', name: 'Bench' }),
+  });
+  const { accessToken } = (await registered.json()) as { accessToken: string };
+  let id = '';
+  for (let index = 0; index < 60; index++) {
+    const created = await fetch(`${address}/api/posts`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({
+        title: `Post ${index}`,
+        content: `The body of post ${index}.`,
+        status: 'published',
+      }),
+    });
+    id = ((await created.json()) as { id: string }).id;
+  }
+  return id;
+}
+
+export async function workersComparison(): Promise<void> {
+  const database = await createScratchDatabase(adminUrl, 'bench_workers');
+  try {
+    const env = { DATABASE_URL: database.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const one = cluster(1, 3131, env);
+    const two = cluster(2, 3132, env);
+    // The schema and the posts, made once before the clusters start.
+    const seeder = await cluster(1, 3133, env).start?.();
+    if (seeder === undefined) throw new Error('no seeder');
+    const id = await seed(seeder.info.address);
+    seeder.child.kill('SIGTERM');
+    await once(seeder.child, 'exit');
+    report(
+      'The blog on PostgreSQL: proceed start --workers 1 vs --workers 2 (2 cores, the load generator on the same machine)',
+      one.name,
+      two.name,
+      await compare(one, two, [
+        { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
+        { name: 'GET /api/posts/:id', method: 'GET', path: `/api/posts/${id}`, expectStatus: 200 },
+      ]),
+    );
+  } finally {
+    await database.drop();
+  }
+}
