@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/sequencer.js';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
@@ -24,6 +25,7 @@ export default defineConfig({
     // Two files at a time: on the 2 cores this project is built on, much of a file's time is
     // spent waiting on child processes and PostgreSQL. Vitest's default there is one.
     maxWorkers: 2,
+    sequence: { sequencer: SlowFirstSequencer },
     // Timeouts sized for a busy machine (two CPU-bound processes beside the run): suites start
     // real databases, servers and child processes. A hung test still fails, only later.
     testTimeout: 60_000,
