@@ -423,6 +423,37 @@ describe('proceed start --workers', slow, () => {
     expect(primary.output()).toContain('every worker has stopped');
   });
 
+  it('lets each worker finish its requests and exit by itself when the primary is killed outright', async () => {
+    const directory = project('cluster-orphaned', {
+      'package.json': '{ "type": "module" }\n',
+      'app.js': thingsApp,
+    });
+    const port = await freePort();
+    const primary = launchCli(['start', 'app.js', '--port', String(port), '--workers', '2'], {
+      cwd: directory,
+    });
+    await primary.waitFor(`2 workers serving http://127.0.0.1:${port}`);
+    const workers = listeningPids(primary);
+    const inFlight = requestInFlight(port, '/api/things', { name: 'orphaned' });
+    await inFlight.sent;
+    await primary.waitFor(/"url":"\/api\/things"[^\n]*"msg":"incoming request"/);
+    process.kill(primary.pid, 'SIGKILL');
+    // The workers still write to the primary's pipes after it is gone.
+    await eventually(async () => primary.output().includes('SIGTERM received'), 10_000, 'a worker drains');
+    inFlight.finish();
+    expect(await inFlight.answer).toMatch(/^HTTP\/1\.1 201 Created/);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await eventually(async () => !workers.some(alive), 15_000, 'the workers exit');
+    expect(primary.output().match(/SIGTERM received: shutting down/g)).toHaveLength(2);
+  });
+
   it('stops at the first worker when the app refuses to start, exit 1', async () => {
     const directory = project('cluster-refused', {
       'package.json': '{ "type": "module" }\n',

@@ -4,6 +4,7 @@
  * <workers>; `PROCEED_WORKER` is its number, 1 to N. A failure is printed and ends the process,
  * which the primary reports.
  */
+import cluster from 'node:cluster';
 import { loadApp } from './entry.js';
 import { reportFailure } from './errors.js';
 import { serve } from './start.js';
@@ -20,8 +21,14 @@ try {
   const app = await loadApp(entry, { command: 'start', serve: true, workers: Number(workers) });
   // One route table for the whole cluster, not one per worker.
   await serve(app, { port: Number(port), host }, { logRoutes: process.env.PROCEED_WORKER === '1' });
-  // The primary is gone without stopping us (it was killed): drain and exit as on SIGTERM.
-  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  // The primary is gone without stopping us (killed outright). Node would end this worker at
+  // once, cutting the requests in flight; a disconnect marked as expected lets it drain as on
+  // SIGTERM instead. (The listening socket was the primary's: no new connection comes.)
+  const worker = cluster.worker;
+  worker?.once('disconnect', () => {
+    worker.exitedAfterDisconnect = true;
+    process.kill(process.pid, 'SIGTERM');
+  });
 } catch (error) {
   process.exit(reportFailure(error));
 }
