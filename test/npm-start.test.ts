@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -129,14 +130,31 @@ describe('npm start on the compiled blog', { timeout: 120_000 }, () => {
     expect(existsSync(untouched)).toBe(false);
   });
 
+  it('refuses a port in use before it opens the database', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    const untouched = join(scratch, 'never-created-for-the-port');
+    try {
+      const refused = await runToEnd('npm', ['start'], {
+        env: { PORT: String(port), DATABASE_URL: untouched, JWT_SECRET: secret },
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`proceed: Port ${port} is already in use on 127.0.0.1 (EADDRINUSE)`);
+      expect(existsSync(untouched)).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+
   it('refuses --workers on an embedded database before it opens it', async () => {
     const untouched = join(scratch, 'never-created-either');
-    const refused = await runToEnd('npm', ['start', '--', '--workers', '2'], {
+    const refused = await runToEnd('npm', ['start', '--', '--workers', '1'], {
       env: { PORT: String(await freePort()), DATABASE_URL: untouched, JWT_SECRET: secret },
     });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      `proceed: 2 workers need a PostgreSQL server: an embedded PGlite database (${untouched}) lives in one process`,
+      `proceed: --workers needs a PostgreSQL server: an embedded PGlite database (${untouched}) lives in one process`,
     );
     expect(existsSync(untouched)).toBe(false);
   });

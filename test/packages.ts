@@ -1,6 +1,6 @@
 /**
- * Packing the repository's packages as `npm publish` would, from what `npm run build` made (the
- * tests run after the build; `prepack` builds again only when a person packs).
+ * Packing the repository's packages as `npm publish` would, from what `npm test`'s build made
+ * (`npm pack` by a person runs the `prepare` build first; here scripts are skipped).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

@@ -412,8 +412,10 @@ describe('proceed start --workers', slow, () => {
     await eventually(async () => listeningPids(primary).length === 3, 30_000, 'a replacement worker listens');
     expect(await fetchText(`${origin}/api/health`)).toBe('{"status":"ok"}');
 
-    const inFlight = requestInFlight(port, '/api/things', { name: 'in flight' });
+    const inFlight = requestInFlight(port, '/api/things?in-flight', { name: 'in flight' });
     await inFlight.sent;
+    // A worker has the request (it was routed) before the signal comes.
+    await primary.waitFor(/"url":"\/api\/things\?in-flight"[^\n]*"msg":"incoming request"/);
     primary.child.kill('SIGTERM');
     await primary.waitFor('SIGTERM received: stopping 2 workers');
     await eventually(async () => !(await accepts(port)), 10_000, 'the port stops accepting');
@@ -434,9 +436,9 @@ describe('proceed start --workers', slow, () => {
     });
     await primary.waitFor(`2 workers serving http://127.0.0.1:${port}`);
     const workers = listeningPids(primary);
-    const inFlight = requestInFlight(port, '/api/things', { name: 'orphaned' });
+    const inFlight = requestInFlight(port, '/api/things?orphaned', { name: 'orphaned' });
     await inFlight.sent;
-    await primary.waitFor(/"url":"\/api\/things"[^\n]*"msg":"incoming request"/);
+    await primary.waitFor(/"url":"\/api\/things\?orphaned"[^\n]*"msg":"incoming request"/);
     process.kill(primary.pid, 'SIGKILL');
     // The workers still write to the primary's pipes after it is gone.
     await eventually(async () => primary.output().includes('SIGTERM received'), 10_000, 'a worker drains');

@@ -17,9 +17,10 @@ try {
   if (entry === undefined || port === undefined || host === undefined) {
     throw new Error('usage: dev-runner <entry> <port> <host>');
   }
-  const app = await loadApp(entry, { command: 'dev', serve: true, workers: 1 });
+  const app = await loadApp(entry, { command: 'dev', serve: true, workers: 1, clustered: false });
   process.stdout.write(`\n${formatRouteTable(routeRows(app.routes))}\n`);
-  await serve(app, { port: Number(port), host });
+  // The table above lists the routes already.
+  await serve(app, { port: Number(port), host }, { logRoutes: false });
 } catch (error) {
   process.exit(reportFailure(error));
 }

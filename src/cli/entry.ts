@@ -61,14 +61,20 @@ export function displayPath(file: string, cwd = process.cwd()): string {
  * What the CLI tells an entry whose default export is a function: which command loads it,
  * whether the app will serve requests, and in how many processes. `routes`, `openapi` and
  * `manifest` only read the app, so an entry may skip real connections then (the blog uses an
- * in-memory database). `workers` above 1 means as many processes serve the same port at once
- * (`proceed start --workers N`): refuse what cannot be shared, such as an embedded database.
+ * in-memory database). `clustered` means `proceed start --workers N`: N processes serve the
+ * same port at once and are replaced when they die, so refuse what cannot be shared, such as an
+ * embedded database.
  */
 export interface EntryContext {
   command: 'start' | 'dev' | 'routes' | 'openapi' | 'manifest';
   serve: boolean;
   /** How many processes run this app at once: 1 unless `proceed start --workers N`. */
   workers: number;
+  /**
+   * Whether this process is a worker of `proceed start --workers` (any N, 1 included): a worker
+   * that dies is replaced by a new process that opens what it had open.
+   */
+  clustered: boolean;
 }
 
 /**
@@ -81,7 +87,7 @@ export interface EntryContext {
  */
 export async function loadApp(
   file: string,
-  entry: EntryContext = { command: 'start', serve: true, workers: 1 },
+  entry: EntryContext = { command: 'start', serve: true, workers: 1, clustered: false },
 ): Promise<App> {
   assertImportable(file);
   const shown = displayPath(file);

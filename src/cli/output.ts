@@ -19,7 +19,12 @@ export async function withApp<T>(
   use: (app: App) => T | Promise<T>,
 ): Promise<T> {
   if (toStdout && process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
-  const app = await loadApp(resolveEntry(process.cwd(), entry), { command, serve: false, workers: 1 });
+  const app = await loadApp(resolveEntry(process.cwd(), entry), {
+    command,
+    serve: false,
+    workers: 1,
+    clustered: false,
+  });
   try {
     return await use(app);
   } finally {

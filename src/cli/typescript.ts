@@ -42,14 +42,15 @@ export function assertImportable(file: string): void {
 }
 
 /**
- * The node arguments that load tsx: the app's own copy first (its devDependency), then the one
- * installed beside Proceed. Without either, a {@link CliError} that says what to do.
+ * The node arguments that load tsx: the app's own copy first (its devDependency, looked up from
+ * the entry, then from the working directory), then the one installed beside Proceed. Without
+ * any, a {@link CliError} that says what to do.
  *
  * @example
  * spawn(process.execPath, [...typescriptLoaderArgs(process.cwd(), 'src/app.ts'), 'runner.js']);
  */
 export function typescriptLoaderArgs(cwd: string, entry: string): string[] {
-  for (const base of [join(cwd, 'package.json'), fileURLToPath(import.meta.url)]) {
+  for (const base of [entry, join(cwd, 'package.json'), fileURLToPath(import.meta.url)]) {
     try {
       return ['--import', pathToFileURL(createRequire(base).resolve('tsx')).href];
     } catch {

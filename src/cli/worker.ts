@@ -18,7 +18,12 @@ try {
   if (entry === undefined || port === undefined || host === undefined || workers === undefined) {
     throw new Error('usage: worker <entry> <port> <host> <workers>');
   }
-  const app = await loadApp(entry, { command: 'start', serve: true, workers: Number(workers) });
+  const app = await loadApp(entry, {
+    command: 'start',
+    serve: true,
+    workers: Number(workers),
+    clustered: true,
+  });
   // One route table for the whole cluster, not one per worker.
   await serve(app, { port: Number(port), host }, { logRoutes: process.env.PROCEED_WORKER === '1' });
   // The primary is gone without stopping us (killed outright). Node would end this worker at

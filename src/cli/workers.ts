@@ -33,6 +33,13 @@ export function restartDelay(failuresInARow: number): number {
 /** A worker that served this long before dying starts its slot's failure count again. */
 const stableAfterMs = 30_000;
 
+/**
+ * How long a stop may take: workers still running this long after the signal (an `onClose` step
+ * that never returns) are killed, and the exit code is 1. Each worker's own shutdown bounds its
+ * requests in flight by the app's `shutdownTimeout` (10 s by default) well before this.
+ */
+export const stopDeadlineMs = 30_000;
+
 interface Slot {
   index: number;
   worker: Worker | undefined;
@@ -108,6 +115,11 @@ export function runWorkers(options: WorkersOptions): Promise<number> {
         }
       });
       worker.once('exit', (code, signal) => ended(slot, worker, code, signal));
+      // A connection handed to a worker that has just died, a fork the system refuses: reported
+      // on the worker, and fatal to this process without a listener. 'exit' does the rest.
+      worker.on('error', (error) =>
+        log.warn({ err: error, worker: slot.index }, `worker ${slot.index}: ${error.message}`),
+      );
     };
 
     const ended = (slot: Slot, worker: Worker, code: number | null, signal: string | null) => {
@@ -171,6 +183,13 @@ export function runWorkers(options: WorkersOptions): Promise<number> {
         slot.restart = undefined;
         slot.worker?.process.kill(signal);
       }
+      setTimeout(() => {
+        const left = slots.filter((slot) => slot.worker !== undefined);
+        if (left.length === 0) return;
+        log.error(`${left.length} still running ${stopDeadlineMs} ms after ${signal}: killing them`);
+        failedToStop = true;
+        for (const slot of left) slot.worker?.process.kill('SIGKILL');
+      }, stopDeadlineMs).unref();
       finishIfStopped();
     }
 

@@ -17,7 +17,15 @@ import {
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
-import { openDatabase, type Repositories, repositories, type User } from './db/index.js';
+import {
+  type Database,
+  type DatabaseLocation,
+  describePostgres,
+  openDatabase,
+  type Repositories,
+  repositories,
+  type User,
+} from './db/index.js';
 import { logMailer, type Mailer } from './mailer.js';
 import { auth, rateLimitedAuthRoutes } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
@@ -77,6 +85,20 @@ function backgroundTasks(log: App['log']) {
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/** Which database the blog runs on, for the start-up log: no password. */
+function describeDatabase(location: DatabaseLocation | undefined, database: Database): string {
+  switch (location?.kind) {
+    case 'postgres':
+      return `PostgreSQL ${describePostgres(location.url)}`;
+    case 'directory':
+      return `PGlite (embedded) in ${location.path}`;
+    case 'memory':
+      return 'PGlite (embedded) in memory';
+    default:
+      return `${database.kind === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}, opened by the caller`;
+  }
 }
 
 /** Auth, the routes and the documentation: the same whether the app serves or is only inspected. */
@@ -152,7 +174,10 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     logger: { warn: (message) => app.log.warn(message) },
   });
 
-  const database = await openDatabase(settings.database);
+  const database = options.database ?? (await openDatabase(settings.database));
+  app.log.info(
+    `Database: ${describeDatabase(options.database === undefined ? settings.database : undefined, database)}`,
+  );
   try {
     const repos = repositories(database.db);
     app.onClose(() => database.close());

@@ -9,7 +9,11 @@ import { type BlogOptions, readSettings } from './settings.js';
 
 export default async function blog(entry?: EntryContext): Promise<App<BlogContext>> {
   // routes, openapi and manifest only read the app: no database is opened for them.
-  const options: BlogOptions = { inspect: entry?.serve === false, workers: entry?.workers ?? 1 };
+  const options: BlogOptions = {
+    inspect: entry?.serve === false,
+    workers: entry?.workers ?? 1,
+    clustered: entry?.clustered ?? false,
+  };
   readSettings(options);
   const { createBlogApp } = await import('./app.js');
   return createBlogApp(options);

@@ -54,8 +54,12 @@ describe('readSettings', () => {
   });
 
   it('refuses several workers on an embedded database or without a secret', () => {
-    expect(() => readSettings({ workers: 2 }, { JWT_SECRET: secret })).toThrow(
-      /2 workers need a PostgreSQL server: an embedded PGlite database \(.*\.data\/db\) lives in one process/,
+    expect(() => readSettings({ workers: 2, clustered: true }, { JWT_SECRET: secret })).toThrow(
+      /--workers needs a PostgreSQL server: an embedded PGlite database \(.*\.data\/db\) lives in one process/,
+    );
+    // One worker too: --workers means the same on every machine, `auto` on one CPU included.
+    expect(() => readSettings({ workers: 1, clustered: true }, {})).toThrow(
+      /--workers needs a PostgreSQL server/,
     );
     expect(() => readSettings({ workers: 2, databaseUrl: 'memory://' }, { JWT_SECRET: secret })).toThrow(
       /\(memory:\/\/\) lives in one process/,
@@ -72,6 +76,19 @@ describe('readSettings', () => {
     expect(() => readSettings({}, { DATABASE_URL: 'postgres://user:pa ss@[bad/blog' })).toThrow(
       'DATABASE_URL starts with postgres:// but is not a valid URL',
     );
+  });
+
+  it('refuses a URL of another scheme instead of making it a directory, without echoing it', () => {
+    for (const typo of ['postgre://admin:s3cret@db/blog', 'mysql://db/blog', 'pg:db']) {
+      expect(() => readSettings({}, { DATABASE_URL: typo })).toThrow(
+        /DATABASE_URL has the scheme "[a-z]+:"; use postgres/,
+      );
+      expect(() => readSettings({}, { DATABASE_URL: typo })).not.toThrow(/s3cret|db\/blog/);
+    }
+    expect(readSettings({}, { DATABASE_URL: 'file:///srv/blog/db' }).database).toEqual({
+      kind: 'directory',
+      path: '/srv/blog/db',
+    });
   });
 
   it('refuses an AUTH_RATE_LIMIT that is not a positive integer', () => {

@@ -6,6 +6,7 @@
  */
 import type { LoggerSetting } from 'proceedjs';
 import { checkSecret, ProceedConfigError, rateLimitFromEnv } from 'proceedjs/config';
+import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
 import type { Mailer } from './mailer.js';
 
@@ -22,14 +23,21 @@ export interface BlogOptions {
   authRateLimit?: number;
   /** Where reset links go. Default: the log (the token is logged only outside production). */
   mailer?: Mailer;
+  /**
+   * A database opened already (tests, an app that embeds the blog), used instead of opening
+   * `databaseUrl`'s. The app closes it when it closes.
+   */
+  database?: Database;
   logger?: LoggerSetting;
   /** Trust `X-Forwarded-For` from a proxy in front (client IPs for rate limits). Default `TRUST_PROXY`. */
   trustProxy?: boolean | string;
-  /**
-   * How many processes serve this app at once (`proceed start --workers N`). Above 1 needs a
-   * PostgreSQL server and a JWT_SECRET. Default 1.
-   */
+  /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
+  /**
+   * Run as workers of `proceed start --workers` (any count): needs a PostgreSQL server, and
+   * above one worker a JWT_SECRET. Default false.
+   */
+  clustered?: boolean;
   /**
    * Build the routes and the documentation only, for `proceed routes`, `openapi` and `manifest`:
    * no database is opened and nothing is seeded, so the app must not serve. Default false.
@@ -67,7 +75,7 @@ function trustProxyFromEnv(value: string | undefined): boolean | string | undefi
  * throws a `ProceedConfigError` naming the first bad one.
  *
  * @example
- * const settings = readSettings({ workers: 2 }); // throws: 2 workers need a PostgreSQL server
+ * const settings = readSettings({ workers: 2, clustered: true }); // throws: --workers needs a PostgreSQL server
  */
 export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv = process.env): BlogSettings {
   const production = options.production ?? env.NODE_ENV === 'production';
@@ -76,9 +84,9 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
   // An inspected app signs nothing: `proceed openapi` in a build pipeline needs no secret.
   if (options.inspect !== true) checkSecret({ secret: jwtSecret, production, workers });
   const database = databaseLocation(options.databaseUrl ?? env.DATABASE_URL);
-  if (workers > 1 && database.kind !== 'postgres') {
+  if ((options.clustered === true || workers > 1) && database.kind !== 'postgres') {
     throw new ProceedConfigError(
-      `${workers} workers need a PostgreSQL server: an embedded PGlite database ` +
+      '--workers needs a PostgreSQL server: an embedded PGlite database ' +
         `(${database.kind === 'memory' ? 'memory://' : database.path}) lives in one process. ` +
         'Set DATABASE_URL=postgres://… or start without --workers.',
     );

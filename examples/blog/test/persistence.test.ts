@@ -62,7 +62,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   });
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000; // a new PGlite directory runs initdb: seconds, more on a busy machine
   for (;;) {
     if (child.exitCode !== null) throw new Error(`The server exited early (${child.exitCode}):\n${output}`);
     const ok = await fetch(`${origin}/api/health`).then(
@@ -72,7 +72,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     if (ok) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`The server did not become healthy in 30 s:\n${output}`);
+      throw new Error(`The server did not become healthy in 90 s:\n${output}`);
     }
     await new Promise((wait) => setTimeout(wait, 100));
   }
@@ -96,7 +96,7 @@ describe('the embedded database persists across a restart of the CLI server', ()
     if (directory !== '') await rm(directory, { recursive: true, force: true });
   });
 
-  it('keeps users, posts, sessions and revocations; SIGTERM exits 0', { timeout: 90_000 }, async () => {
+  it('keeps users, posts, sessions and revocations; SIGTERM exits 0', { timeout: 240_000 }, async () => {
     directory = await mkdtemp(join(tmpdir(), 'blog-persist-'));
     const env = {
       DATABASE_URL: join(directory, 'db'),

@@ -9,13 +9,17 @@ import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { ScaffoldError, scaffold } from './scaffold.js';
 
-const usage = `Usage: npm create proceed@latest [directory] [-- --proceed SPEC] [--install]
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+const usage = `Usage: npm create proceed@latest [directory] [-- --proceed SPEC --install]
 
 Writes a new Proceed app into [directory] (new, or empty): src/app.ts with a test, a strict
 tsconfig.json, the scripts dev, build, start and test, a Dockerfile and a README.
 
 Options:
-      --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^VERSION),
+      --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^${version}),
                        a directory, or a packed tarball (proceedjs-x.y.z.tgz)
       --install        Install the dependencies when done
   -h, --help           Show this help
@@ -65,11 +69,8 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
   if (values.help === true) {
-    process.stdout.write(`${usage.replace('VERSION', version)}\n`);
+    process.stdout.write(`${usage}\n`);
     return 0;
   }
   if (values.version === true) {
@@ -107,8 +108,9 @@ async function main(args: string[]): Promise<number> {
     const code = await install(app.directory, manager);
     if (code !== 0) return code;
   }
+  const quoted = /^[\w./-]+$/.test(shown) ? shown : `'${shown.replaceAll("'", "'\\''")}'`;
   const steps = [
-    ...(shown === '.' ? [] : [`cd ${shown}`]),
+    ...(shown === '.' ? [] : [`cd ${quoted}`]),
     ...(values.install === true ? [] : [`${manager} install`]),
     `${run('dev')}      # http://127.0.0.1:3030/api/notes, restarts on every change`,
   ];

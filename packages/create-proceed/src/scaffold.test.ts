@@ -48,7 +48,7 @@ describe('scaffold', () => {
     const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
     expect(manifest).toMatchObject({ name: 'my-notes-api', private: true, type: 'module' });
     expect(manifest.scripts).toEqual({
-      dev: 'proceed dev',
+      dev: 'exec proceed dev',
       build: 'tsc -p tsconfig.build.json',
       start: 'exec proceed start dist/app.js',
       test: 'vitest run',
@@ -57,6 +57,7 @@ describe('scaffold', () => {
     expect(manifest.dependencies).toEqual({ proceedjs: '^0.1.0', zod: dependencyVersions.zod });
     expect(Object.keys(manifest.devDependencies).sort()).toEqual([
       '@types/node',
+      'pino-pretty',
       'tsx',
       'typescript',
       'vitest',
@@ -84,12 +85,21 @@ describe('scaffold', () => {
     await scaffold({ directory, platform: 'win32' });
     const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
     expect(manifest.scripts.start).toBe('proceed start dist/app.js');
+    expect(manifest.scripts.dev).toBe('proceed dev');
   });
 
   it('uses an empty directory, and refuses one with files in it without writing anything', async () => {
     const empty = join(scratch, 'empty');
     mkdirSync(empty);
     await expect(scaffold({ directory: empty })).resolves.toMatchObject({ name: 'empty' });
+
+    const cloned = join(scratch, 'cloned');
+    mkdirSync(join(cloned, '.git'), { recursive: true });
+    await expect(scaffold({ directory: cloned })).resolves.toMatchObject({ name: 'cloned' });
+
+    const file = join(scratch, 'a-file');
+    writeFileSync(file, '');
+    await expect(scaffold({ directory: file })).rejects.toThrow(/a-file is a file: choose a directory/);
 
     const taken = join(scratch, 'taken');
     mkdirSync(taken);
@@ -109,7 +119,8 @@ describe('scaffold', () => {
     expect(proceedDependency('proceedjs-0.1.0.tgz', scratch)).toBe(`file:${tarball}`);
     expect(proceedDependency('.', scratch)).toBe(`file:${scratch}`);
     expect(existsSync(join(scratch, 'missing.tgz'))).toBe(false);
-    expect(proceedDependency('missing.tgz', scratch)).toBe('missing.tgz');
+    expect(() => proceedDependency('missing.tgz', scratch)).toThrow(/--proceed missing.tgz: no such file/);
+    expect(() => proceedDependency('./nope', scratch)).toThrow(ScaffoldError);
   });
 
   it('makes a package name npm accepts from any directory name', () => {

@@ -3,7 +3,7 @@
  * `dockerignore` renamed to their dotted names, which npm would drop from a package), a README
  * naming the app, and a package.json with its scripts and dependencies.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,11 +61,17 @@ export function packageName(directoryName: string): string {
  * @example
  * proceedDependency(undefined)             // '^0.1.0'
  * proceedDependency('./proceedjs-0.1.0.tgz') // 'file:/home/me/proceedjs-0.1.0.tgz'
+ * proceedDependency('./missing.tgz')        // throws ScaffoldError
  */
 export function proceedDependency(given: string | undefined, cwd = process.cwd()): string {
   if (given === undefined || given.trim() === '') return `^${ownPackage.version}`;
-  const path = resolve(cwd, given);
-  return existsSync(path) ? `file:${path}` : given.trim();
+  const path = resolve(cwd, given.trim());
+  if (existsSync(path)) return `file:${path}`;
+  // A path to nothing is a mistake now, not an install that fails later in another folder.
+  if (/^[./~]|\.tgz$|[\\/]/.test(given.trim())) {
+    throw new ScaffoldError(`--proceed ${given}: no such file or directory (looked for ${path})`);
+  }
+  return given.trim();
 }
 
 function templateFiles(directory = templateDirectory, prefix = ''): string[] {
@@ -77,24 +83,28 @@ function templateFiles(directory = templateDirectory, prefix = ''): string[] {
 }
 
 function manifest(name: string, proceed: string, platform: NodeJS.Platform): string {
+  // exec: the shell npm runs scripts in gives way to node, so a SIGTERM sent to npm reaches the
+  // server. Windows' shell has no exec (and no SIGTERM to pass on).
+  const exec = platform === 'win32' ? '' : 'exec ';
   return `${JSON.stringify(
     {
       name,
       version: '0.1.0',
       private: true,
       type: 'module',
-      engines: { node: '>=20' },
+      // Proceed runs on Node.js 20; the test runner (Vitest 4, Vite) needs 20.19.
+      engines: { node: '>=20.19' },
       scripts: {
-        dev: 'proceed dev',
+        dev: `${exec}proceed dev`,
         build: 'tsc -p tsconfig.build.json',
-        // exec: the shell npm runs scripts in gives way to node, so a SIGTERM sent to npm reaches
-        // the server. Windows' shell has no exec (and no SIGTERM to pass on).
-        start: `${platform === 'win32' ? '' : 'exec '}proceed start dist/app.js`,
+        start: `${exec}proceed start dist/app.js`,
         test: 'vitest run',
         typecheck: 'tsc --noEmit',
       },
       dependencies: { proceedjs: proceed, ...dependencyVersions },
       devDependencies: { ...devDependencyVersions },
+      // esbuild (under tsx) works from its platform package; its postinstall only checks it.
+      allowScripts: { esbuild: false },
     },
     null,
     2,
@@ -109,11 +119,16 @@ function manifest(name: string, proceed: string, platform: NodeJS.Platform): str
  */
 export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
   const directory = resolve(options.directory);
-  if (existsSync(directory) && readdirSync(directory).length > 0) {
-    throw new ScaffoldError(
-      `${relative(process.cwd(), directory) || directory} is not empty: choose a new directory for the app`,
-    );
+  const shown = relative(process.cwd(), directory) || directory;
+  if (existsSync(directory)) {
+    if (!statSync(directory).isDirectory())
+      throw new ScaffoldError(`${shown} is a file: choose a directory for the app`);
+    // A fresh `git init` or an empty clone is fine to fill.
+    if (readdirSync(directory).some((entry) => entry !== '.git')) {
+      throw new ScaffoldError(`${shown} is not empty: choose a new directory for the app`);
+    }
   }
+  const proceed = proceedDependency(options.proceed);
   const name = packageName(basename(directory));
   const written: string[] = [];
   const write = async (file: string, text: string) => {
@@ -127,9 +142,6 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
     const text = await readFile(join(templateDirectory, file), 'utf8');
     await write(renamed[file] ?? file, file === 'README.md' ? text.replaceAll('{{name}}', name) : text);
   }
-  await write(
-    'package.json',
-    manifest(name, proceedDependency(options.proceed), options.platform ?? process.platform),
-  );
+  await write('package.json', manifest(name, proceed, options.platform ?? process.platform));
   return { directory, name, files: written.sort() };
 }

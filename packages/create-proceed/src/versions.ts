@@ -6,6 +6,7 @@ export const dependencyVersions = { zod: '^4.6.7' } as const;
 
 export const devDependencyVersions = {
   '@types/node': '^20.19.43',
+  'pino-pretty': '^13.2.0',
   tsx: '^4.23.15',
   typescript: '^5.9.3',
   vitest: '^4.1.12',

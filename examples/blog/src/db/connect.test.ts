@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { ProceedConfigError } from 'proceedjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from './connect.js';
 import { migrationsDirectory, readMigrations } from './migrate.js';
@@ -33,6 +34,27 @@ describe('openDatabase with PGlite', () => {
       await database.close();
     }
     await expect(database.close()).resolves.toBeUndefined();
+  });
+
+  it('starts in-memory databases from a migrated template when asked, each one its own', async () => {
+    const [first, second] = await Promise.all([
+      openDatabase('memory://', { fromTemplate: true }),
+      openDatabase('memory://', { fromTemplate: true }),
+    ]);
+    const third = await openDatabase('memory://', { fromTemplate: true });
+    try {
+      await usersRepository(first.db).create({ email: 'ada@example.com', name: 'Ada', passwordHash: 'h' });
+      for (const database of [second, third]) {
+        expect((await database.query('SELECT count(*)::int AS users FROM users')).rows).toEqual([
+          { users: 0 },
+        ]);
+        expect((await database.query('SELECT version FROM schema_migrations')).rows).toEqual([
+          { version: '0001' },
+        ]);
+      }
+    } finally {
+      await Promise.all([first.close(), second.close(), third.close()]);
+    }
   });
 
   it('keeps data in a directory across close and reopen, and migrates only once', async () => {
@@ -120,12 +142,25 @@ describe.skipIf(postgresUrl === null)('openDatabase with PostgreSQL', () => {
     }
   });
 
-  it('accepts postgresql:// as well and fails to open an unreachable server', async () => {
+  it('accepts postgresql:// as well, and names a server it cannot use in one line, without the password', async () => {
     const database = await openDatabase(created.url.replace(/^postgres:/, 'postgresql:'));
     await database.close();
     const unreachable = new URL(created.url);
     unreachable.port = '1';
-    await expect(openDatabase(unreachable.toString())).rejects.toThrow();
+    unreachable.password = 'hunter2-secret';
+    const refused = openDatabase(unreachable.toString());
+    await expect(refused).rejects.toThrow(ProceedConfigError);
+    await expect(refused).rejects.toThrow(
+      new RegExp(
+        `^Cannot use the PostgreSQL database .*@127\\.0\\.0\\.1:1${unreachable.pathname} \\(DATABASE_URL\\): .*ECONNREFUSED`,
+      ),
+    );
+    await expect(refused).rejects.not.toThrow(/hunter2/);
+    const missing = new URL(created.url);
+    missing.pathname = '/no_such_database_here';
+    await expect(openDatabase(missing.toString())).rejects.toThrow(
+      /Cannot use the PostgreSQL database .*\/no_such_database_here \(DATABASE_URL\): database "no_such_database_here" does not exist/,
+    );
   });
 });
 

@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { ProceedConfigError } from 'proceedjs/config';
 import { lockDirectory } from './directory-lock.js';
 import { type DatabaseLocation, databaseLocation } from './location.js';
 import { type InTransaction, migrate, migrationsDirectory } from './migrate.js';
@@ -38,6 +39,12 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** Errors of idle PostgreSQL connections (a server restart…); default: written to stderr. */
   onPoolError?: (error: Error) => void;
+  /**
+   * `memory://` only: start from a copy of the first migrated, empty database this process
+   * opened with this option (under a second, instead of 3 to 5 s for initdb and the migrations).
+   * The copy, about 40 MB, stays for the life of the process: for tests, which open dozens.
+   */
+  fromTemplate?: boolean;
 }
 
 /**
@@ -54,10 +61,41 @@ export async function openDatabase(
 ): Promise<Database> {
   const location = typeof url === 'object' ? url : databaseLocation(url);
   const migrations = options.migrations ?? migrationsDirectory;
-  if (location.kind === 'memory') return openMemory(migrations);
+  if (location.kind === 'memory' && options.fromTemplate === true) return openMemory(migrations);
   const database =
     location.kind === 'postgres' ? await openPostgres(location.url, options) : await openPglite(location);
-  return migrated(database, migrations);
+  try {
+    return await migrated(database, migrations);
+  } catch (error) {
+    throw location.kind === 'postgres' ? unreachable(location.url, error) : error;
+  }
+}
+
+/** Where a PostgreSQL URL points, without its password: for messages and logs. */
+export function describePostgres(url: string): string {
+  const parsed = new URL(url);
+  const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
+  return `${user}${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+}
+
+/** Errors that mean the server cannot be used as configured (not a bug): one line, not a stack. */
+const connectionFailures = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  '28P01', // password authentication failed
+  '28000', // no such role, or not allowed
+  '3D000', // no such database
+]);
+
+function unreachable(url: string, error: unknown): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === undefined || !connectionFailures.has(code)) return error;
+  return new ProceedConfigError(
+    `Cannot use the PostgreSQL database ${describePostgres(url)} (DATABASE_URL): ${(error as Error).message}`,
+  );
 }
 
 async function migrated(database: OpenedDatabase, migrations: string): Promise<Database> {
@@ -86,6 +124,7 @@ async function openMemory(migrations: string): Promise<Database> {
   }
   const database = await openPglite({ kind: 'memory' });
   const open = await migrated(database, migrations);
+  // Taken right after the migrations, before the caller writes anything.
   if (!memoryTemplates.has(migrations)) {
     const dump = database.dumpDataDir?.();
     if (dump !== undefined) memoryTemplates.set(migrations, dump);
@@ -167,7 +206,12 @@ async function openPglite(
     await mkdir(location.path, { recursive: true });
     const lock = await lockDirectory(location.path);
     release = () => lock.release();
-    client = new PGlite(location.path);
+    try {
+      client = new PGlite(location.path);
+    } catch (error) {
+      await release();
+      throw error;
+    }
   }
   try {
     await client.waitReady;

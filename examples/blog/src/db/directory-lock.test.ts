@@ -79,11 +79,53 @@ describe('lockDirectory', () => {
     await lock.release();
   });
 
-  it('takes over a lock naming this very pid (a container restarted as the same pid)', async () => {
+  it('refuses a fresh lock naming this very pid (another pid namespace: a container on the same volume)', async () => {
     const path = directory();
     writeLock(path, { pid: process.pid, hostname: hostname() });
+    await expect(lockDirectory(path)).rejects.toThrow(/is in use by another process/);
+    // Unrefreshed, it is a container restarted as the same pid after a crash: taken over.
+    writeLock(path, { pid: process.pid, hostname: hostname() }, staleAfterMs + 1000);
     const lock = await lockDirectory(path);
     await lock.release();
+  });
+
+  it('takes over the lock of a live process that stopped refreshing it (its pid reused)', async () => {
+    const path = directory();
+    const unrelated = await aliveProcess();
+    writeLock(path, { pid: unrelated.pid as number, hostname: hostname() }, staleAfterMs + 1000);
+    const lock = await lockDirectory(path);
+    await lock.release();
+  });
+
+  it('lets exactly one of several processes take over an abandoned lock at once', async () => {
+    const path = directory();
+    writeLock(path, { pid: 1, hostname: 'gone-host' }, staleAfterMs + 1000);
+    const script = `
+      const { lockDirectory } = await import(${JSON.stringify(new URL('./directory-lock.ts', import.meta.url).href)});
+      try { await lockDirectory(${JSON.stringify(path)}); console.log('took'); setTimeout(() => {}, 3000); }
+      catch (error) { console.log('refused'); }
+    `;
+    const contenders = Array.from({ length: 4 }, () =>
+      spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
+    children.push(...contenders);
+    const outcomes = await Promise.all(
+      contenders.map(
+        (child) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            child.stdout?.on('data', (chunk: Buffer) => {
+              text += chunk.toString();
+              if (/took|refused/.test(text)) resolve(text.trim());
+            });
+            child.once('exit', () => resolve(text.trim()));
+          }),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome === 'took')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'refused')).toHaveLength(3);
   });
 
   it('refuses a fresh lock from another machine, and takes over one left unrefreshed', async () => {

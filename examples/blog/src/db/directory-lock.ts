@@ -5,10 +5,14 @@
  * one's writes, and whichever closes last overwrites the other's. So the directory holds a lock
  * file, `proceed.lock`, naming the process that has it open.
  *
- * A lock left behind by a process that died is taken over: on the same machine when its process
- * is gone, from another machine (a shared volume) once it has not been refreshed for
- * {@link staleAfterMs}. See docs/blog.md, "The embedded database".
+ * The holder refreshes the lock every {@link refreshEveryMs}. A lock left behind by a process
+ * that died is taken over at once when it names another process of this machine that is gone,
+ * and otherwise once nobody has refreshed it for {@link staleAfterMs}: a pid proves nothing
+ * across pid namespaces (two containers on one volume may both be pid 1). See docs/blog.md,
+ * "The embedded database".
  */
+
+import { randomUUID } from 'node:crypto';
 import { link, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -63,12 +67,14 @@ function parseHolder(text: string): Holder | undefined {
   return undefined;
 }
 
-/** Whether the process named in a lock file still has the directory open. */
+/** Whether the process named in a lock file may still have the directory open. */
 function stillHeld(holder: Holder | undefined, ageMs: number): boolean {
-  if (holder === undefined) return ageMs < staleAfterMs;
-  if (holder.hostname !== hostname()) return ageMs < staleAfterMs;
-  // Our own pid from an earlier life (a container restarted as pid 1): not us, we hold nothing yet.
-  return holder.pid !== process.pid && isAlive(holder.pid);
+  if (ageMs >= staleAfterMs) return false;
+  // Unreadable: half-written by a process creating it right now.
+  if (holder === undefined) return true;
+  const goneFromThisMachine =
+    holder.hostname === hostname() && holder.pid !== process.pid && !isAlive(holder.pid);
+  return !goneFromThisMachine;
 }
 
 function refusal(directory: string, holder: Holder | undefined): ProceedConfigError {
@@ -105,8 +111,13 @@ async function tryCreate(file: string, content: string): Promise<boolean> {
  * Moves an abandoned lock aside, but only the very one that was judged abandoned: when two
  * processes take over at once, the second must not remove the lock the first just made.
  */
-async function removeAbandoned(file: string, judged: string): Promise<void> {
-  const aside = `${file}.${process.pid}.abandoned`;
+async function removeAbandoned(
+  directory: string,
+  file: string,
+  judged: string,
+  holder: Holder | undefined,
+): Promise<void> {
+  const aside = `${file}.${randomUUID()}.abandoned`;
   try {
     await rename(file, aside);
   } catch (error) {
@@ -115,8 +126,17 @@ async function removeAbandoned(file: string, judged: string): Promise<void> {
   }
   const moved = await readFile(aside, 'utf8');
   if (moved !== judged) {
-    // Someone else's fresh lock: put it back unless yet another lock appeared meanwhile.
-    await link(aside, file).catch(() => undefined);
+    // Someone else's fresh lock, made since it was judged: put it back and let its holder be.
+    try {
+      await link(aside, file);
+      await unlink(aside);
+    } catch (error) {
+      // EEXIST: yet another process made a lock meanwhile; leave it be. Otherwise this file
+      // system has no hard links: move it back. Either way, refuse rather than guess.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') await unlink(aside);
+      else await rename(aside, file).catch(() => undefined);
+    }
+    throw refusal(directory, parseHolder(moved) ?? holder);
   }
   await unlink(aside);
 }
@@ -152,7 +172,7 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
     }
     const holder = parseHolder(text);
     if (stillHeld(holder, ageMs) || attempt >= 3) throw refusal(absolute, holder);
-    await removeAbandoned(file, text);
+    await removeAbandoned(absolute, file, text, holder);
   }
 
   heldHere.add(absolute);

@@ -32,5 +32,14 @@ export function databaseLocation(url: string | undefined): DatabaseLocation {
     return { kind: 'postgres', url: value };
   }
   if (/^memory:\/\//i.test(value)) return { kind: 'memory' };
+  // Anything else is a directory, but not a URL of another scheme: `postgre://user:secret@db`
+  // is a typo to refuse, not a folder to create (and to print, password and all).
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(value)?.[1];
+  if (scheme !== undefined && scheme.toLowerCase() !== 'file') {
+    throw new ProceedConfigError(
+      `DATABASE_URL has the scheme "${scheme}:"; use postgres://… or postgresql://… for a server, ` +
+        'memory:// for an in-memory database, or a directory path for an embedded one',
+    );
+  }
   return { kind: 'directory', path: resolve(value.replace(/^file:\/\//i, '')) };
 }

@@ -32,7 +32,7 @@ export function testEngines(postgresUrl: string | null): TestEngine[] {
       name: 'PGlite',
       skip: false,
       async open() {
-        const database = await openDatabase('memory://');
+        const database = await openDatabase('memory://', { fromTemplate: true });
         return { database, url: 'memory://', dispose: () => database.close() };
       },
     },
