@@ -1,164 +1,12 @@
 /**
- * `npm run bench`: Proceed against bare Fastify on the same endpoints, side by side in one run.
- * Each contender runs in its own process; the load generator alternates between them, round
- * after round, and reports medians and ratios. Traffic goes to 127.0.0.1 only and stops by itself.
- *
- * Environment: BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3),
- * BENCH_CONNECTIONS (default 50).
+ * `npm run bench`: Proceed against bare Fastify on the same endpoints, the cost of auth, and the
+ * blog with one worker against two, each side by side in one run (compare.ts). Environment:
+ * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
+ * (default 50).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-export interface Contender {
-  name: string;
-  /** A server script that prints its {@link ServerInfo} as its first line of output… */
-  script?: string;
-  env?: Record<string, string>;
-  /** …or a start of its own (the blog through the CLI). */
-  start?: () => Promise<{ info: ServerInfo; child: ChildProcess }>;
-}
-
-export interface Scenario {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-  /** Per contender, when the contenders need different requests (another path, a token). */
-  vary?: (contender: string, server: ServerInfo) => { path?: string; headers?: Record<string, string> };
-  expectStatus: number;
-}
-
-/** What a benchmark server prints on its first line of output. */
-export interface ServerInfo {
-  address: string;
-  token?: string;
-}
-
-interface Sample {
-  requests: number;
-  p99: number;
-}
-
-async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
-  if (contender.start !== undefined) return contender.start();
-  if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
-  const script = fileURLToPath(new URL(contender.script, import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production', ...contender.env },
-  });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    return { info: JSON.parse(line) as ServerInfo, child };
-  }
-  throw new Error(`${contender.name} did not start`);
-}
-
-async function measure(
-  server: ServerInfo,
-  scenario: Scenario,
-  contender: string,
-  duration: number,
-): Promise<Sample> {
-  const varied = scenario.vary?.(contender, server) ?? {};
-  const result = await autocannon({
-    url: `${server.address}${varied.path ?? scenario.path}`,
-    method: scenario.method,
-    connections,
-    duration,
-    headers: { 'content-type': 'application/json', ...varied.headers },
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
-  });
-  const statusCount = (result as unknown as { statusCodeStats?: Record<string, { count: number }> })
-    .statusCodeStats;
-  const expected = statusCount?.[String(scenario.expectStatus)]?.count ?? 0;
-  if (result.errors > 0 || result.non2xx > 0 || expected === 0) {
-    throw new Error(
-      `${contender} ${scenario.name}: ${result.errors} errors, ${result.non2xx} non-2xx, statuses ${JSON.stringify(statusCount)}`,
-    );
-  }
-  return { requests: result.requests.average, p99: result.latency.p99 };
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
-/** Runs scenarios against two contenders, alternating; returns median req/s and p99 per pair. */
-export async function compare(baseline: Contender, candidate: Contender, scenarios: Scenario[]) {
-  const servers = await Promise.all([startServer(baseline), startServer(candidate)]);
-  const addresses = new Map([
-    [baseline.name, servers[0].info],
-    [candidate.name, servers[1].info],
-  ]);
-  const rows: Array<{
-    scenario: string;
-    baseline: Sample;
-    candidate: Sample;
-    ratio: number;
-    p99Ratio: number;
-  }> = [];
-  try {
-    for (const scenario of scenarios) {
-      const samples = new Map<string, Sample[]>([
-        [baseline.name, []],
-        [candidate.name, []],
-      ]);
-      for (const name of addresses.keys()) await measure(addresses.get(name)!, scenario, name, 1);
-      for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? [baseline.name, candidate.name] : [candidate.name, baseline.name];
-        for (const name of order)
-          samples.get(name)!.push(await measure(addresses.get(name)!, scenario, name, seconds));
-      }
-      const summarize = (name: string): Sample => ({
-        requests: median(samples.get(name)!.map((sample) => sample.requests)),
-        p99: median(samples.get(name)!.map((sample) => sample.p99)),
-      });
-      const base = summarize(baseline.name);
-      const cand = summarize(candidate.name);
-      rows.push({
-        scenario: scenario.name,
-        baseline: base,
-        candidate: cand,
-        ratio: cand.requests / base.requests,
-        p99Ratio: cand.p99 / base.p99,
-      });
-    }
-  } finally {
-    for (const { child } of servers) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  }
-  return rows;
-}
-
-export function report(
-  title: string,
-  baseline: string,
-  candidate: string,
-  rows: Awaited<ReturnType<typeof compare>>,
-) {
-  console.log(`\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians)`);
-  console.log(
-    `| scenario | ${baseline} req/s | ${candidate} req/s | ratio | ${baseline} p99 ms | ${candidate} p99 ms | p99 ratio |`,
-  );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const row of rows) {
-    console.log(
-      `| ${row.scenario} | ${row.baseline.requests.toFixed(0)} | ${row.candidate.requests.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.baseline.p99} | ${row.candidate.p99} | ${row.p99Ratio.toFixed(2)} |`,
-    );
-  }
-}
+import { compare, report, type Scenario } from './compare.js';
+import { workersComparison } from './workers.js';
 
 const itemScenarios: Scenario[] = [
   {
@@ -201,6 +49,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     await compare(open, guarded, [authScenario]),
   );
 
-  const { workersComparison } = await import('./workers.js');
   await workersComparison();
 }

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createScratchDatabase } from '../test/postgres.js';
-import { type Contender, compare, report, type ServerInfo } from './run.js';
+import { type Contender, compare, report, type ServerInfo } from './compare.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
