@@ -60,8 +60,8 @@ export function displayPath(file: string, cwd = process.cwd()): string {
 /**
  * What the CLI tells an entry whose default export is a function: which command loads it,
  * whether the app will serve requests, and in how many processes. `routes`, `openapi` and
- * `manifest` only read the app, so an entry may skip real connections then (the blog uses an
- * in-memory database). `clustered` means `proceed start --workers N`: N processes serve the
+ * `manifest` only read the app, so an entry may skip real connections then (the blog opens no
+ * database at all). `clustered` means `proceed start --workers N`: N processes serve the
  * same port at once and are replaced when they die, so refuse what cannot be shared, such as an
  * embedded database.
  */
