@@ -7,7 +7,8 @@
  * @module proceed
  */
 
-export type { EntryContext } from './cli/entry.js';
+export { ContextPipeline, type ContextResolver, type RequestContext } from './core/context.js';
+export { distinctProblems, type RouteFacts, routeFacts } from './core/documentation.js';
 export * from './core/errors.js';
 export {
   conventionOf,
@@ -21,7 +22,9 @@ export {
   type SuccessStatus,
 } from './core/naming.js';
 export * from './core/procedure.js';
+export { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
 export * from './server/app.js';
+export type { EntryContext } from './server/entry-context.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';

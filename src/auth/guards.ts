@@ -2,7 +2,7 @@
  * Ready-made guards and guard composition. A guard's name is what a 403 answer names
  * (`Guard "admin" denied access`), so composites get names that say what they require.
  */
-import { type Guard, guard, type UserGuard } from '../core/procedure.js';
+import { canForbid, type Guard, guard, type UserGuard } from '../core/procedure.js';
 
 /** The context the role guards read: a user with a role. */
 export interface RoleContext {
@@ -19,6 +19,7 @@ export interface RoleContext {
 export const authenticated: UserGuard<{ user?: unknown }> = guard({
   name: 'authenticated',
   requiresUser: true,
+  failsWith: 'UNAUTHENTICATED',
   check: (ctx: { user?: unknown }) => ctx.user !== undefined && ctx.user !== null,
 });
 
@@ -77,8 +78,17 @@ function nameOf(guards: readonly Guard<never>[], joiner: string): string {
     .join(joiner);
 }
 
-function compose(name: string, requiresUser: boolean, check: (ctx: never) => Promise<boolean>): Guard<never> {
-  return requiresUser ? guard({ name, requiresUser: true, check }) : guard({ name, check });
+function compose(
+  name: string,
+  members: readonly Guard<never>[],
+  requiresUser: boolean,
+  check: (ctx: never) => Promise<boolean>,
+): Guard<never> {
+  // Refuses a signed-in caller with 403 when any member can.
+  const failsWith = members.some(canForbid) ? 'FORBIDDEN' : 'UNAUTHENTICATED';
+  return requiresUser
+    ? guard({ name, requiresUser: true, failsWith, check })
+    : guard({ name, failsWith, check });
 }
 
 /**
@@ -91,7 +101,7 @@ function compose(name: string, requiresUser: boolean, check: (ctx: never) => Pro
 export function allOf<const G extends readonly Guard<never>[]>(...guards: G): AllOf<G> {
   const name = nameOf(guards, ' and ');
   const requiresUser = guards.some((member) => member.requiresUser === true);
-  return compose(name, requiresUser, async (ctx) => {
+  return compose(name, guards, requiresUser, async (ctx) => {
     for (const member of guards) if (!(await member.check(ctx))) return false;
     return true;
   }) as AllOf<G>;
@@ -107,7 +117,7 @@ export function allOf<const G extends readonly Guard<never>[]>(...guards: G): Al
 export function anyOf<const G extends readonly Guard<never>[]>(...guards: G): AnyOf<G> {
   const name = nameOf(guards, ' or ');
   const requiresUser = guards.every((member) => member.requiresUser === true);
-  return compose(name, requiresUser, async (ctx) => {
+  return compose(name, guards, requiresUser, async (ctx) => {
     for (const member of guards) if (await member.check(ctx)) return true;
     return false;
   }) as AnyOf<G>;

@@ -1,6 +1,7 @@
 /**
  * `proceedjs/auth`: JWT access and refresh tokens (HS256, rotation with reuse detection,
- * revocation stores), scrypt password hashing, guards, the auth plugin and rate limiting.
+ * revocation stores), scrypt password hashing, guards and the auth plugin. Rate limits are a
+ * step of their own: `rateLimit()` from `proceedjs`.
  * See docs/auth.md.
  */
 // The secret policy and AUTH_RATE_LIMIT live in `proceedjs/config` (light to import); here too.
@@ -53,7 +54,6 @@ export {
   bearerTokenOf,
   type UserLoader,
 } from './plugin.js';
-export { type AuthRateLimitOptions, authRateLimit } from './rate-limit.js';
 export { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
 export {
   PostgresRevocationStore,

@@ -8,7 +8,6 @@ import { resolveSecret } from '../config/secret.js';
 import { ProceedConfigError } from '../core/errors.js';
 import type { App } from '../server/app.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
-import { type AuthRateLimitOptions, authRateLimit } from './rate-limit.js';
 import type { RevocationStore } from './revocation.js';
 import { TokenService } from './tokens.js';
 
@@ -63,8 +62,6 @@ export interface AuthPluginOptions<User = unknown> {
   store?: RevocationStore;
   /** Only without `tokens`: the secret policy's production switch. Default `NODE_ENV === 'production'`. */
   production?: boolean;
-  /** Rate-limits the given routes per client IP (see `authRateLimit`). */
-  rateLimit?: AuthRateLimitOptions;
 }
 
 /**
@@ -95,7 +92,6 @@ function isDeactivated(user: unknown): boolean {
  * await app.register(authPlugin, {
  *   tokens,
  *   userLoader: (id) => db.users.findById(id),
- *   rateLimit: { routes: ['POST /api/auth/login', 'POST /api/auth/register'] },
  * });
  */
 export async function authPlugin(app: App, options: AuthPluginOptions): Promise<void> {
@@ -119,8 +115,8 @@ export async function authPlugin(app: App, options: AuthPluginOptions): Promise<
     ctx.auth = { claims, token, tokens } satisfies AuthState;
   });
 
-  app.declareProblem('INVALID_TOKEN');
-  if (options.rateLimit !== undefined) await authRateLimit(app, options.rateLimit);
+  // Every procedure route reads a token when one is sent, and refuses a bad one.
+  app.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
 }
 
 function buildTokenService(app: App, options: AuthPluginOptions): TokenService {

@@ -1,5 +1,5 @@
 /** The route table `proceed routes` and `proceed dev` print. */
-import type { MountedRoute } from '../server/app.js';
+import type { MountedRoute } from '../core/route-table.js';
 
 /** One row of the route table, as `proceed routes --json` prints it. */
 export interface RouteRow {

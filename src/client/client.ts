@@ -7,7 +7,7 @@ import { conventionOf, normalizePrefix, resolveRoute } from '../core/naming.js';
 import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
 import type { ManifestRoute, RouteManifest } from './manifest.js';
 import { encodeCall } from './request.js';
-import type { ApiShape, CallOptions, Client } from './types.js';
+import type { ApiShape, AppErrors, CallOptions, Client } from './types.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -54,7 +54,9 @@ function snippet(text: string): string {
  * const { data } = await client.posts.listPosts({ limit: 5 });
  * const post = await client.posts.getPost({ id: data[0].id });
  */
-export function createClient<A extends ApiShape>(options: ClientOptions): Client<A> {
+export function createClient<A extends ApiShape, E extends AppErrors = Record<never, never>>(
+  options: ClientOptions,
+): Client<A, E> {
   const base = String(options.baseUrl).replace(/\/+$/, '');
   const prefix = normalizePrefix(options.prefix ?? '/api');
   const fetchImpl = options.fetch ?? globalThis.fetch;
@@ -184,8 +186,11 @@ export function createClient<A extends ApiShape>(options: ClientOptions): Client
       },
     });
   };
+  // `$` cannot start a collection name (it is not a path segment character Proceed allows).
+  const isProblem = (error: unknown, code: string) => error instanceof ProblemError && error.code === code;
   return new Proxy(Object.create(null) as object, {
     get(_target, collection) {
+      if (collection === '$isProblem') return isProblem;
       if (typeof collection !== 'string' || collection === 'then') return undefined;
       let found = collections.get(collection);
       if (found === undefined) {
@@ -194,5 +199,5 @@ export function createClient<A extends ApiShape>(options: ClientOptions): Client
       }
       return found;
     },
-  }) as Client<A>;
+  }) as Client<A, E>;
 }

@@ -16,10 +16,13 @@ export {
 } from './manifest.js';
 export type {
   ApiShape,
+  AppErrors,
   CallOptions,
   Client,
   CollectionClient,
   Jsonify,
+  ProblemCodeOf,
+  ProblemMatcher,
   ProcedureCall,
   ProcedureInput,
   ProcedureOutput,

@@ -2,7 +2,9 @@
  * The client's types: from the server's collections to typed functions. Everything here is
  * erased at compile time, so a browser bundle imports no server code, only these shapes.
  */
+import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
 import type { AnyProcedure, Collection } from '../core/procedure.js';
+import type { ProblemError } from './errors.js';
 
 /**
  * What `createClient` takes as its type argument: the collections the server mounts, as a
@@ -134,13 +136,29 @@ export type CollectionClient<R extends Record<string, AnyProcedure>> = {
   readonly [N in keyof R & string]: ProcedureCall<R[N], N>;
 };
 
+/** An app's own error codes, as `defineErrors` returns them (pass `typeof appErrors`). */
+export type AppErrors = Readonly<Record<string, ErrorDefinition>>;
+
+/** Every code a client of this API can meet: Proceed's and the app's own. */
+export type ProblemCodeOf<E extends AppErrors> = ErrorCode | (keyof E & string);
+
 /**
- * The typed client of an API: collection name → procedure name → function.
+ * Whether `error` is a problem the server answered with this code; narrows it. A code that is
+ * neither Proceed's nor the app's is a compile error.
+ */
+export type ProblemMatcher<E extends AppErrors> = <C extends ProblemCodeOf<E>>(
+  error: unknown,
+  code: C,
+) => error is ProblemError & { readonly code: C };
+
+/**
+ * The typed client of an API: collection name → procedure name → function, and `$isProblem`,
+ * which matches errors by the codes of Proceed and of the app (`E`, from `defineErrors`).
  *
  * @example
  * const client: Client<typeof api> = createClient<typeof api>({ baseUrl });
  * const page = await client.posts.listPosts({ limit: 5 });
  */
-export type Client<A extends ApiShape> = {
+export type Client<A extends ApiShape, E extends AppErrors = Record<never, never>> = {
   readonly [C in CollectionsOf<A> as C['name']]: CollectionClient<C['procedures']>;
-};
+} & { readonly $isProblem: ProblemMatcher<E> };

@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { errorStatus, errorTitle, ProceedError, problemType, toProblem, ValidationError } from './errors.js';
+import {
+  defineErrors,
+  errorStatus,
+  errorTitle,
+  ProceedConfigError,
+  ProceedError,
+  problemType,
+  toProblem,
+  ValidationError,
+} from './errors.js';
 
 describe('the code table', () => {
   it('agrees with docs/errors.md, code for code and status for status', () => {
@@ -42,5 +51,29 @@ describe('toProblem', () => {
     expect(hidden.body.detail).toBe('The server could not complete the request');
     expect(toProblem(new Error('secret detail'), true).body.detail).toBe('secret detail');
     expect(toProblem('a string').body.code).toBe('INTERNAL');
+  });
+});
+
+describe('defineErrors', () => {
+  const appErrors = defineErrors({ OUT_OF_STOCK: { status: 422, title: 'Out of stock' } });
+
+  it('makes codes that are thrown and answered like the built-in ones', () => {
+    const error = new ProceedError(appErrors.OUT_OF_STOCK, 'Only 2 left');
+    expect(error).toMatchObject({ code: 'OUT_OF_STOCK', status: 422, title: 'Out of stock' });
+    expect(toProblem(error).body).toEqual({
+      type: 'urn:proceed:problem:out-of-stock',
+      title: 'Out of stock',
+      status: 422,
+      detail: 'Only 2 left',
+      code: 'OUT_OF_STOCK',
+    });
+    expect(new ProceedError(appErrors.OUT_OF_STOCK).message).toBe('Out of stock');
+  });
+
+  it('refuses codes that are not UPPER_SNAKE_CASE, built-in codes, and statuses outside 4xx/5xx', () => {
+    expect(() => defineErrors({ outOfStock: { status: 422, title: 'x' } })).toThrow(ProceedConfigError);
+    expect(() => defineErrors({ NOT_FOUND: { status: 404, title: 'x' } })).toThrow(/built-in code/);
+    expect(() => defineErrors({ MOVED: { status: 301, title: 'x' } })).toThrow(/4xx or 5xx/);
+    expect(() => defineErrors({ EMPTY: { status: 400, title: ' ' } })).toThrow(/needs a title/);
   });
 });

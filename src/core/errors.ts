@@ -1,9 +1,10 @@
 /**
- * One error class, string codes and one code → status table (CONTRACT §3). Handlers throw
- * these; every transport turns them into RFC 9457 problem details with {@link toProblem}.
+ * One error class, string codes and an open code → status table (docs/errors.md). Handlers
+ * throw these; every transport turns them into RFC 9457 problem details with {@link toProblem}.
+ * Apps add codes of their own with {@link defineErrors}.
  */
 
-/** Every error code Proceed answers with, and the HTTP status that goes with it. */
+/** Every error code Proceed itself answers with, and the HTTP status that goes with it. */
 export const errorStatus = {
   VALIDATION_FAILED: 400,
   INVALID_JSON: 400,
@@ -14,7 +15,6 @@ export const errorStatus = {
   ROUTE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
-  INVALID_TRANSITION: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
@@ -35,13 +35,64 @@ export const errorTitle: { readonly [C in ErrorCode]: string } = {
   ROUTE_NOT_FOUND: 'Route not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
   CONFLICT: 'Conflict',
-  INVALID_TRANSITION: 'Invalid state transition',
   PAYLOAD_TOO_LARGE: 'Payload too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   RATE_LIMITED: 'Too many requests',
   INTERNAL: 'Internal server error',
   UNAVAILABLE: 'Service unavailable',
 };
+
+/**
+ * An error code an app defines: its status and title travel with it, so it is answered,
+ * documented and typed like the built-in ones.
+ */
+export interface ErrorDefinition<C extends string = string, S extends number = number> {
+  readonly code: C;
+  readonly status: S;
+  readonly title: string;
+}
+
+/** A built-in code or an app's own: what `meta({ errors })` and route documentation list. */
+export type ProblemCode = ErrorCode | ErrorDefinition;
+
+type DefinedErrors<T extends Record<string, { status: number; title: string }>> = {
+  readonly [C in keyof T & string]: ErrorDefinition<C, T[C]['status']>;
+};
+
+const appCodePattern = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * Defines an app's own error codes. Codes are UPPER_SNAKE_CASE and may not reuse a built-in one;
+ * statuses are 4xx or 5xx.
+ *
+ * @example
+ * export const blogErrors = defineErrors({
+ *   INVALID_TRANSITION: { status: 409, title: 'Invalid state transition' },
+ * });
+ * throw new ProceedError(blogErrors.INVALID_TRANSITION, 'An archived post cannot become published');
+ */
+export function defineErrors<const T extends Record<string, { status: number; title: string }>>(
+  table: T,
+): DefinedErrors<T> {
+  const defined: Record<string, ErrorDefinition> = {};
+  for (const [code, { status, title }] of Object.entries(table)) {
+    if (!appCodePattern.test(code))
+      throw new ProceedConfigError(`defineErrors: "${code}" is not an UPPER_SNAKE_CASE code`);
+    if (Object.hasOwn(errorStatus, code))
+      throw new ProceedConfigError(`defineErrors: "${code}" is a built-in code; choose another name`);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw new ProceedConfigError(`defineErrors: ${code} needs a 4xx or 5xx status, not ${status}`);
+    if (typeof title !== 'string' || title.trim() === '')
+      throw new ProceedConfigError(`defineErrors: ${code} needs a title`);
+    defined[code] = Object.freeze({ code, status, title });
+  }
+  return Object.freeze(defined) as DefinedErrors<T>;
+}
+
+/** The code, status and title of a built-in code or a definition. */
+export function describeProblem(code: ProblemCode): ErrorDefinition {
+  return typeof code === 'string' ? { code, status: errorStatus[code], title: errorTitle[code] } : code;
+}
 
 /** One failed check of a validation: a dotted path into the input and what is wrong there. */
 export interface FieldError {
@@ -55,7 +106,8 @@ export interface Problem {
   title: string;
   status: number;
   detail: string;
-  code: ErrorCode;
+  /** A built-in {@link ErrorCode} or one the app defined. */
+  code: string;
   errors?: FieldError[];
 }
 
@@ -66,22 +118,27 @@ export interface ProceedErrorOptions {
 }
 
 /**
- * The error every layer of Proceed throws and every transport understands.
+ * The error every layer of Proceed throws and every transport understands: a built-in code, or
+ * an app's own from {@link defineErrors}.
  *
  * @example
  * throw new ProceedError('CONFLICT', 'A user with this email already exists');
+ * throw new ProceedError(blogErrors.INVALID_TRANSITION, 'An archived post cannot become published');
  */
 export class ProceedError extends Error {
   override name = 'ProceedError';
-  readonly code: ErrorCode;
+  readonly code: string;
   readonly status: number;
+  readonly title: string;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options: ProceedErrorOptions = {}) {
-    super(detail ?? errorTitle[code], options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.status = errorStatus[code];
+  constructor(code: ProblemCode, detail?: string, options: ProceedErrorOptions = {}) {
+    const described = describeProblem(code);
+    super(detail ?? described.title, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = described.code;
+    this.status = described.status;
+    this.title = described.title;
     this.errors = options.errors;
     this.headers = options.headers;
   }
@@ -98,13 +155,6 @@ export class NotFoundError extends ProceedError {
 export class ConflictError extends ProceedError {
   constructor(detail = 'The request conflicts with the current state') {
     super('CONFLICT', detail);
-  }
-}
-
-/** @example throw new InvalidTransitionError('Cannot publish an archived post'); */
-export class InvalidTransitionError extends ProceedError {
-  constructor(detail = 'This state transition is not allowed') {
-    super('INVALID_TRANSITION', detail);
   }
 }
 
@@ -138,7 +188,7 @@ function describeFieldErrors(errors: FieldError[]): string {
 }
 
 /** The problem `type` URI of a code: a stable URN, so clients can match on it. */
-export function problemType(code: ErrorCode): string {
+export function problemType(code: string): string {
   return `urn:proceed:problem:${code.toLowerCase().replaceAll('_', '-')}`;
 }
 
@@ -158,7 +208,7 @@ export function toProblem(error: unknown, exposeInternals = false): ProblemRespo
   if (error instanceof ProceedError) {
     const body: Problem = {
       type: problemType(error.code),
-      title: errorTitle[error.code],
+      title: error.title,
       status: error.status,
       detail: error.message,
       code: error.code,

@@ -6,7 +6,13 @@
 import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { compileSerializer, type Serializer } from './output.js';
-import type { AnyMiddleware, BaseContext, Guard, MiddlewareResult } from './procedure.js';
+import {
+  type AnyMiddleware,
+  type BaseContext,
+  canForbid,
+  type Guard,
+  type MiddlewareResult,
+} from './procedure.js';
 import type { RouteEntry } from './routes.js';
 import { validate } from './schema.js';
 
@@ -39,37 +45,45 @@ async function runGuards(guards: readonly Guard<never>[], ctx: Call['ctx']): Pro
     if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
     const checked = guard.check(ctx as never);
     if (!(checked instanceof Promise ? await checked : checked)) {
-      if (!signedIn) throw new UnauthenticatedError();
+      if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
       throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
     }
   }
 }
 
-type Step = (call: Call) => Promise<Reply>;
+type Step<T> = (call: Call, input: T) => Promise<Reply>;
 
-/** Composes the middlewares once; each call then walks the chain with its own context. */
-function chain(middlewares: readonly AnyMiddleware[], last: Step): Step {
+/**
+ * Composes the middlewares once; each call then walks the chain with its own context. Every
+ * middleware receives `input` (undefined before validation) and hands it on unchanged.
+ */
+function chain<T>(middlewares: readonly AnyMiddleware[], last: Step<T>): Step<T> {
   if (middlewares.length === 0) return last;
-  const dispatch = async (index: number, call: Call): Promise<Reply> => {
+  const dispatch = async (index: number, call: Call, input: T): Promise<Reply> => {
     const middleware = middlewares[index];
-    if (middleware === undefined) return last(call);
+    if (middleware === undefined) return last(call, input);
     const { ctx } = call;
+    let reply: Reply | undefined;
     const result = await middleware({
       ctx: ctx as never,
+      input: input as never,
       next: async (addition?: object): Promise<MiddlewareResult<never>> => {
         if (addition !== undefined) Object.assign(ctx, addition);
-        return { output: await dispatch(index + 1, call) };
+        reply = await dispatch(index + 1, call, input);
+        return { output: reply };
       },
     });
-    return result.output as Reply;
+    if (reply === undefined || result?.output !== reply)
+      throw new Error(`A middleware of this route did not return what next() returned`);
+    return reply;
   };
-  return (call) => dispatch(0, call);
+  return (call, input) => dispatch(0, call, input);
 }
 
 /** Compiles a route once: coercer, validator and serializers are built here, not per request. */
 export function compileRoute(route: RouteEntry): Invoke {
   const { definition, inputMode } = route;
-  const { input: inputSchema, output, handler, guards, middlewares } = definition;
+  const { input: inputSchema, output, handler, guards, middlewares, inputMiddlewares } = definition;
   const coerce = createCoercer(inputSchema);
   const reviveDates = createBodyDateCoercer(inputSchema);
   const isDelete = route.convention?.prefix === 'delete';
@@ -115,14 +129,7 @@ export function compileRoute(route: RouteEntry): Invoke {
       : undefined;
   };
 
-  const execute = chain(middlewares, async (call) => {
-    let input: unknown = assemble(call);
-    if (inputSchema !== undefined) {
-      const pending = validate(inputSchema, input);
-      const result = pending instanceof Promise ? await pending : pending;
-      if (!result.ok) throw new ValidationError(result.errors);
-      input = result.value;
-    }
+  const run = chain<unknown>(inputMiddlewares, async (call, input) => {
     // Awaited only when a promise: a synchronous handler or serializer costs no extra tick.
     let result = handler({ input: input as never, ctx: call.ctx as never });
     if (result instanceof Promise) result = await result;
@@ -131,9 +138,20 @@ export function compileRoute(route: RouteEntry): Invoke {
     return { status: route.successStatus, body, location: locationOf(result) };
   });
 
-  if (guards.length === 0) return execute;
+  const execute = chain<undefined>(middlewares, async (call) => {
+    let input: unknown = assemble(call);
+    if (inputSchema !== undefined) {
+      const pending = validate(inputSchema, input);
+      const result = pending instanceof Promise ? await pending : pending;
+      if (!result.ok) throw new ValidationError(result.errors);
+      input = result.value;
+    }
+    return run(call, input);
+  });
+
+  if (guards.length === 0) return (call) => execute(call, undefined);
   return async (call) => {
     await runGuards(guards, call.ctx);
-    return execute(call);
+    return execute(call, undefined);
   };
 }

@@ -2,7 +2,7 @@
  * The procedure builder. Builders are immutable: every method returns a new builder, so a
  * partly configured builder (say, one with an `authenticated` guard) can be shared as a base.
  */
-import type { ErrorCode } from './errors.js';
+import type { ProblemCode } from './errors.js';
 import type { ProcedureKind, RestOverride } from './naming.js';
 import type { StandardSchemaV1 } from './schema.js';
 
@@ -25,8 +25,9 @@ export interface BaseContext {
 }
 
 /**
- * A named check on the context. A failing guard answers 401 when no user is signed in and 403
- * (naming the guard) when one is.
+ * A named check on the context. A failing guard answers 401 when no user is signed in and, when
+ * one is, 403 naming the guard, unless it `failsWith: 'UNAUTHENTICATED'` (a guard that only asks
+ * for a signed-in caller). The server and the OpenAPI generator both read `failsWith`.
  */
 export interface Guard<TCtx = never> {
   readonly name: string;
@@ -34,6 +35,17 @@ export interface Guard<TCtx = never> {
   check(ctx: TCtx): MaybePromise<boolean>;
   /** Passes only for a signed-in caller: ctx.user becomes non-optional after it. */
   readonly requiresUser?: boolean;
+  /** What refusing a signed-in caller answers. Default `FORBIDDEN` (403). */
+  readonly failsWith?: GuardFailure;
+}
+
+/** `FORBIDDEN`: a signed-in caller it refuses gets 403. `UNAUTHENTICATED`: it only checks sign-in. */
+export type GuardFailure = 'FORBIDDEN' | 'UNAUTHENTICATED';
+
+interface GuardDefinition<TCtx> {
+  name: string;
+  check: (ctx: TCtx) => MaybePromise<boolean>;
+  failsWith?: GuardFailure;
 }
 
 /** A guard that passes only for a signed-in caller. */
@@ -47,23 +59,18 @@ export interface UserGuard<TCtx = never> extends Guard<TCtx> {
  * @example
  * const editor = guard({ name: 'editor', requiresUser: true, check: (ctx: Ctx) => ctx.user?.role === 'editor' });
  */
-export function guard<TCtx>(definition: {
-  name: string;
-  check: (ctx: TCtx) => MaybePromise<boolean>;
-  requiresUser: true;
-}): UserGuard<TCtx>;
-export function guard<TCtx>(definition: {
-  name: string;
-  check: (ctx: TCtx) => MaybePromise<boolean>;
-  requiresUser?: false;
-}): Guard<TCtx>;
-export function guard<TCtx>(definition: {
-  name: string;
-  check: (ctx: TCtx) => MaybePromise<boolean>;
-  requiresUser?: boolean;
-}): Guard<TCtx> {
+export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser: true }): UserGuard<TCtx>;
+export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: false }): Guard<TCtx>;
+export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: boolean }): Guard<TCtx> {
   if (definition.name.trim() === '') throw new TypeError('A guard needs a name');
+  if (definition.failsWith !== undefined && !['FORBIDDEN', 'UNAUTHENTICATED'].includes(definition.failsWith))
+    throw new TypeError(`guard "${definition.name}": failsWith is FORBIDDEN or UNAUTHENTICATED`);
   return Object.freeze({ ...definition });
+}
+
+/** Whether a guard can refuse a signed-in caller with 403. */
+export function canForbid(guard: Guard<never>): boolean {
+  return guard.failsWith !== 'UNAUTHENTICATED';
 }
 
 /** The context after a user-requiring guard: `user` is present. */
@@ -90,21 +97,130 @@ export type MiddlewareNext = <TAdd extends object = Record<never, never>>(
 ) => Promise<MiddlewareResult<TAdd>>;
 
 /**
- * Runs around the handler (after guards, before input validation). Whatever it passes to
- * `next()` is merged into the context of everything after it.
+ * Runs around the handler, after the guards. Placed before `.input()` it runs before the input
+ * is validated and its `input` is `undefined`; placed after, it receives the validated input.
+ * Whatever it passes to `next()` is merged into the context of everything after it.
  *
  * @example
- * const timed = procedure<Ctx>().use(async ({ ctx, next }) => {
- *   const started = performance.now();
- *   const result = await next({ startedAt: started });
- *   ctx.request; // still there
- *   return result;
- * });
+ * const loaded = procedure<Ctx>()
+ *   .input(z.object({ id: z.uuid() }))
+ *   .use(async ({ ctx, input, next }) => next({ post: await ctx.db.posts.find(input.id) }));
  */
-export type Middleware<TCtx, TAdd extends object> = (options: {
+export type Middleware<TCtx, TAdd extends object, TInput = undefined> = (options: {
   ctx: TCtx;
+  input: TInput;
   next: MiddlewareNext;
 }) => Promise<MiddlewareResult<TAdd>>;
+
+/** A response header a step or plugin adds, as OpenAPI documents it. */
+export interface HeaderDocumentation {
+  readonly description: string;
+  readonly type: 'string' | 'integer';
+}
+
+/**
+ * What a step, guard or plugin adds to a route's documentation. It travels on the procedure (or,
+ * for plugins, as a function of the route), never as a route string.
+ */
+export interface RouteDocumentation {
+  /** Problems the route can answer because of this step. */
+  readonly problems?: readonly ProblemCode[];
+  /** Headers on the route's successful answers (the problems document their own). */
+  readonly headers?: Readonly<Record<string, HeaderDocumentation>>;
+  /** The route reads a bearer token: `optional` (checked when sent) or `required`. */
+  readonly bearer?: 'optional' | 'required';
+}
+
+/**
+ * A fixed-window limit per client IP and route. The app's adapter counts (Fastify:
+ * `@fastify/rate-limit`, in memory or Redis); the app may change `max` and `window` by `name`.
+ */
+export interface RateLimitRule {
+  readonly name: string;
+  readonly max: number;
+  /** The window in ms. */
+  readonly window: number;
+}
+
+/** What `.use()` takes besides a plain middleware: a middleware with facts about the route. */
+export interface Step<TCtx = never, TAdd extends object = Record<never, never>, TInput = unknown> {
+  readonly '~step': {
+    readonly name: string;
+    readonly run: Middleware<TCtx, TAdd, TInput> | undefined;
+    readonly documents: RouteDocumentation | undefined;
+    readonly rateLimit: RateLimitRule | undefined;
+  };
+}
+
+/**
+ * A named middleware that documents what it adds to a route (the problems it answers, its
+ * headers). Pass it to `.use()` like a plain middleware.
+ *
+ * @example
+ * const tenant = step({
+ *   name: 'tenant',
+ *   documents: { problems: ['NOT_FOUND'] },
+ *   run: async ({ ctx, next }) => next({ tenant: await findTenant(ctx.request.headers.host) }),
+ * });
+ */
+export function step<TCtx, TAdd extends object = Record<never, never>, TInput = unknown>(definition: {
+  name: string;
+  run?: Middleware<TCtx, TAdd, TInput>;
+  documents?: RouteDocumentation;
+}): Step<TCtx, TAdd, TInput> {
+  if (definition.name.trim() === '') throw new TypeError('A step needs a name');
+  return Object.freeze({
+    '~step': Object.freeze({
+      name: definition.name,
+      run: definition.run,
+      documents: definition.documents,
+      rateLimit: undefined,
+    }),
+  });
+}
+
+/**
+ * Limits a route to `max` requests per `window` ms per client IP (IPv6 by /64), counted before
+ * anything else of the route runs. A hit answers 429 `RATE_LIMITED` with `Retry-After`; answers
+ * carry `X-RateLimit-*`. Each route has its own counter; `createApp({ rateLimit: { limits } })`
+ * changes a rule's numbers by its name (say, from an environment variable).
+ *
+ * @example
+ * const signIn = rateLimit({ name: 'auth', max: 10, window: 60_000 });
+ * const login = procedure().use(signIn).input(credentials).mutation(...);
+ */
+export function rateLimit(rule: { name: string; max: number; window?: number }): Step<unknown> {
+  const checked = checkRateLimitRule({ name: rule.name, max: rule.max, window: rule.window ?? 60_000 });
+  return Object.freeze({
+    '~step': Object.freeze({
+      name: `rate limit "${checked.name}"`,
+      run: undefined,
+      documents: rateLimitDocumentation,
+      rateLimit: checked,
+    }),
+  });
+}
+
+const rateLimitDocumentation: RouteDocumentation = Object.freeze<RouteDocumentation>({
+  problems: ['RATE_LIMITED'],
+  headers: {
+    'X-RateLimit-Limit': { description: 'Requests allowed per window', type: 'integer' },
+    'X-RateLimit-Remaining': { description: 'Requests left in this window', type: 'integer' },
+    'X-RateLimit-Reset': { description: 'Seconds until the window resets', type: 'integer' },
+  },
+});
+
+/** Throws a TypeError naming the rule when its numbers cannot work. */
+export function checkRateLimitRule(rule: RateLimitRule): RateLimitRule {
+  if (typeof rule.name !== 'string' || rule.name.trim() === '') throw new TypeError('rateLimit needs a name');
+  if (!Number.isInteger(rule.max) || rule.max < 1)
+    throw new TypeError(`rateLimit "${rule.name}": max must be an integer ≥ 1, not ${rule.max}`);
+  if (!Number.isInteger(rule.window) || rule.window < 1)
+    throw new TypeError(
+      `rateLimit "${rule.name}": window must be a positive number of ms, not ${rule.window}`,
+    );
+  return Object.freeze({ name: rule.name, max: rule.max, window: rule.window });
+}
 
 /** Documentation a procedure carries into OpenAPI. */
 export interface ProcedureMeta {
@@ -114,9 +230,9 @@ export interface ProcedureMeta {
   /**
    * Problem codes the handler itself may answer with, beyond those Proceed derives from the
    * input, guards and route (documented in OpenAPI), e.g. `['FORBIDDEN']` for a login that
-   * refuses deactivated accounts.
+   * refuses deactivated accounts, or an app's own code from `defineErrors`.
    */
-  errors?: readonly ErrorCode[];
+  errors?: readonly ProblemCode[];
 }
 
 /** An output chosen per request: one schema per case, and a function of the context that picks. */
@@ -130,7 +246,7 @@ export type OutputDeclaration =
   | ({ kind: 'select' } & OutputSelection);
 
 export type AnyHandler = (options: { input: never; ctx: never }) => unknown;
-export type AnyMiddleware = Middleware<never, object>;
+export type AnyMiddleware = Middleware<never, object, never>;
 
 /** The runtime description of a procedure: plain data the server, OpenAPI and CLI read. */
 export interface ProcedureDefinition {
@@ -138,7 +254,13 @@ export interface ProcedureDefinition {
   readonly input: StandardSchemaV1 | undefined;
   readonly output: OutputDeclaration | undefined;
   readonly guards: readonly Guard<never>[];
+  /** Run after the guards, before the input is validated. */
   readonly middlewares: readonly AnyMiddleware[];
+  /** Run after the input is validated (placed after `.input()`); they receive it. */
+  readonly inputMiddlewares: readonly AnyMiddleware[];
+  /** What the procedure's steps add to its documentation. */
+  readonly documentation: readonly RouteDocumentation[];
+  readonly rateLimits: readonly RateLimitRule[];
   readonly rest: RestOverride | undefined;
   readonly meta: ProcedureMeta;
   /** Headers sent with every successful answer of this procedure. */
@@ -180,10 +302,16 @@ interface BuilderState {
   output: OutputDeclaration | undefined;
   guards: readonly Guard<never>[];
   middlewares: readonly AnyMiddleware[];
+  inputMiddlewares: readonly AnyMiddleware[];
+  documentation: readonly RouteDocumentation[];
+  rateLimits: readonly RateLimitRule[];
   rest: RestOverride | undefined;
   meta: ProcedureMeta;
   headers: Readonly<Record<string, string>>;
 }
+
+/** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
+type StepInput<TInput, THasInput extends boolean> = THasInput extends true ? TInput : undefined;
 
 type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput] ? unknown : TOutput;
 declare const noOutput: unique symbol;
@@ -205,6 +333,7 @@ export class ProcedureBuilder<
   TClientInput = RawInput | undefined,
   TInput = RawInput,
   TOutput = typeof noOutput,
+  THasInput extends boolean = false,
 > {
   readonly #state: BuilderState;
 
@@ -219,7 +348,7 @@ export class ProcedureBuilder<
   /** Validates the input with any Standard Schema validator (Zod 4 first of all). */
   input<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, TOutput> {
+  ): ProcedureBuilder<TCtx, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, TOutput, true> {
     return this.#with({ input: schema }) as never;
   }
 
@@ -233,11 +362,11 @@ export class ProcedureBuilder<
    */
   output<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput>;
   output<C extends Record<string, StandardSchemaV1>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<C[keyof C]>>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<C[keyof C]>, THasInput>;
   output(
     schemaOrChoices: StandardSchemaV1 | Record<string, StandardSchemaV1>,
     select?: (ctx: TCtx) => string,
@@ -255,19 +384,42 @@ export class ProcedureBuilder<
   /** Adds guards; all must pass. */
   guard<const G extends readonly Guard<TCtx>[]>(
     ...guards: G
-  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput> {
+  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput> {
     return this.#with({ guards: [...this.#state.guards, ...(guards as readonly Guard<never>[])] }) as never;
   }
 
-  /** Adds a middleware; what it passes to `next()` joins the context. */
-  use<TAdd extends object>(
-    middleware: Middleware<TCtx, TAdd>,
-  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput> {
-    return this.#with({ middlewares: [...this.#state.middlewares, middleware as AnyMiddleware] }) as never;
+  /**
+   * Adds a middleware or a {@link step}; what it passes to `next()` joins the context. After
+   * `.input()` it receives the validated input.
+   */
+  use<TAdd extends object = Record<never, never>>(
+    middleware:
+      | Middleware<TCtx, TAdd, StepInput<TInput, THasInput>>
+      | Step<TCtx, TAdd, StepInput<TInput, THasInput>>,
+  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput> {
+    const state = this.#state;
+    const definition = typeof middleware === 'function' ? undefined : middleware['~step'];
+    const run = (typeof middleware === 'function' ? middleware : definition?.run) as
+      | AnyMiddleware
+      | undefined;
+    const change: Partial<BuilderState> = {};
+    if (run !== undefined) {
+      if (state.input === undefined) change.middlewares = [...state.middlewares, run];
+      else change.inputMiddlewares = [...state.inputMiddlewares, run];
+    }
+    if (definition?.documents !== undefined)
+      change.documentation = [...state.documentation, definition.documents];
+    if (definition?.rateLimit !== undefined) {
+      const rule = definition.rateLimit;
+      if (state.rateLimits.some((each) => each.name === rule.name))
+        throw new TypeError(`rate limit "${rule.name}" is used twice on one procedure`);
+      change.rateLimits = [...state.rateLimits, rule];
+    }
+    return this.#with(change) as never;
   }
 
   /** Overrides the naming convention: `path` is relative to the mount prefix (`/api`). */
-  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
+  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
     return this.#with({ rest: { ...route } }) as never;
   }
 
@@ -275,7 +427,7 @@ export class ProcedureBuilder<
    * Headers for every successful answer, e.g. `{ 'cache-control': 'no-store' }` on a route that
    * answers with tokens. Names are case-insensitive; later calls add to earlier ones.
    */
-  headers(headers: Record<string, string>): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
+  headers(headers: Record<string, string>): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
     const lowered = Object.fromEntries(
       Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
     );
@@ -283,7 +435,7 @@ export class ProcedureBuilder<
   }
 
   /** Documentation for OpenAPI. */
-  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput> {
+  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
@@ -322,6 +474,9 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       output: undefined,
       guards: [],
       middlewares: [],
+      inputMiddlewares: [],
+      documentation: [],
+      rateLimits: [],
       rest: undefined,
       meta: {},
       headers: {},

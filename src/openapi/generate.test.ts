@@ -2,8 +2,9 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
-import { errorStatus } from '../core/errors.js';
-import { guard, procedure, procedures } from '../core/procedure.js';
+import { defineErrors, errorStatus } from '../core/errors.js';
+import { guard, procedure, procedures, rateLimit, step } from '../core/procedure.js';
+import { RouteTable } from '../core/route-table.js';
 import { resource } from '../resource/index.js';
 import { generateOpenApi } from './generate.js';
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter, Reference } from './types.js';
@@ -55,6 +56,7 @@ const p = () => procedure<Ctx>();
 const authenticated = guard({
   name: 'authenticated',
   requiresUser: true,
+  failsWith: 'UNAUTHENTICATED',
   check: (ctx: Ctx) => ctx.user !== undefined,
 });
 const editor = guard({
@@ -397,29 +399,64 @@ describe('generateOpenApi on small fixtures', () => {
     expect(operation(document, '/api/posts', 'get').security).toBeUndefined();
   });
 
-  it('documents 429 on rate limited routes, written either way', () => {
-    const document = generateOpenApi({
-      mounts: [{ prefix: '/api', collections: [posts] }],
-      info,
-      rateLimitedRoutes: ['POST /api/posts', 'post /api/posts/{id}/publish', 'GET /api/health'],
+  it('documents 429 and the X-RateLimit headers on routes with a rateLimit step, and nowhere else', () => {
+    const limit = rateLimit({ name: 'writes', max: 5 });
+    const limited = procedures('drafts', {
+      createDraft: p()
+        .use(limit)
+        .mutation(() => ({ id: '1' })),
+      listDrafts: p().query(() => []),
     });
-    expect(operation(document, '/api/posts', 'post').responses['429']).toEqual({
-      $ref: '#/components/responses/TooManyRequests',
-    });
-    expect(operation(document, '/api/posts/{id}/publish', 'post').responses['429']).toBeDefined();
-    expect(operation(document, '/api/health', 'get').responses['429']).toBeDefined();
-    expect(operation(document, '/api/posts', 'get').responses['429']).toBeUndefined();
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [limited] }], info });
+    const create = operation(document, '/api/drafts', 'post');
+    expect(create.responses['429']).toEqual({ $ref: '#/components/responses/TooManyRequests' });
+    const created = create.responses['201'] as { headers?: Record<string, unknown> };
+    expect(Object.keys(created.headers ?? {})).toEqual(
+      expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+    );
+    expect(operation(document, '/api/drafts', 'get').responses['429']).toBeUndefined();
+    expect(operation(document, '/api/health', 'get').responses['429']).toBeUndefined();
     expect(document.components.responses.TooManyRequests?.headers?.['Retry-After']).toBeDefined();
   });
 
-  it('refuses rate limit entries that match no route or are malformed', () => {
-    const mounts = [{ prefix: '/api', collections: [posts] }];
-    expect(() => generateOpenApi({ mounts, info, rateLimitedRoutes: ['POST /api/login'] })).toThrow(
-      'rateLimitedRoutes: no documented route matches "POST /api/login"',
-    );
-    expect(() => generateOpenApi({ mounts, info, rateLimitedRoutes: ['/api/posts'] })).toThrow(
-      'is not of the form "METHOD /path"',
-    );
+  it('reads 401 vs 403 from the guards’ failsWith, not their names', () => {
+    const signedIn = guard({
+      name: 'signed in',
+      requiresUser: true,
+      failsWith: 'UNAUTHENTICATED',
+      check: () => true,
+    });
+    const named = guard({ name: 'authenticated', requiresUser: true, check: () => true });
+    const guarded = procedures('gates', {
+      listGates: p()
+        .guard(signedIn)
+        .query(() => []),
+      getGate: p()
+        .guard(named)
+        .input(z.object({ id: z.string() }))
+        .query(() => ({})),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [guarded] }], info });
+    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '500']);
+    expect(statuses(operation(document, '/api/gates/{id}', 'get'))).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '500',
+    ]);
+  });
+
+  it('documents what a step says it answers', () => {
+    const tenant = step({ name: 'tenant', documents: { problems: ['UNAVAILABLE'] } });
+    const scoped = procedures('scoped', {
+      listScoped: p()
+        .use(tenant)
+        .query(() => []),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [scoped] }], info });
+    expect(statuses(operation(document, '/api/scoped', 'get'))).toEqual(['200', '500', '503']);
   });
 
   it('qualifies operationIds that would collide', async () => {
@@ -520,15 +557,12 @@ describe('problems declared by plugins and procedures', () => {
     );
   });
 
-  it('adds a declared problem to every procedure route, and makes the bearer optional on open ones', () => {
-    const document = generateOpenApi({
-      mounts: [{ prefix: '/api', collections: [things] }],
-      info,
-      declaredProblems: [
-        { code: 'INVALID_TOKEN' },
-        { code: 'RATE_LIMITED', routes: ['/api/things/sign-in'] },
-      ],
-    });
+  it('adds what a plugin documents to every procedure route, and makes the bearer optional on open ones', () => {
+    const routeTable = new RouteTable();
+    routeTable.mount([things], '/api');
+    routeTable.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
+    routeTable.document((route) => (route.name === 'signIn' ? { problems: ['RATE_LIMITED'] } : undefined));
+    const document = generateOpenApi({ app: { routeTable }, info });
     expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{}, { bearerAuth: [] }]);
     expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
@@ -537,9 +571,32 @@ describe('problems declared by plugins and procedures', () => {
     expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '503']);
   });
 
-  it('reads declared problems from the app', async () => {
+  it('documents an app’s own error codes in the routes that declare them, the Problem schema and its status response', async () => {
+    const appErrors = defineErrors({
+      INVALID_TRANSITION: { status: 409, title: 'Invalid state transition' },
+      OUT_OF_STOCK: { status: 422, title: 'Out of stock' },
+    });
+    const orders = procedures('orders', {
+      createOrder: procedure()
+        .meta({ errors: [appErrors.OUT_OF_STOCK, appErrors.INVALID_TRANSITION] })
+        .mutation(() => ({ id: '1' })),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [orders] }], info });
+    expect(responsesOf(document, '/api/orders', 'post')).toEqual(expect.arrayContaining(['409', '422']));
+    const problem = document.components.schemas.Problem as { properties: { code: { enum: string[] } } };
+    expect(problem.properties.code.enum).toEqual(
+      expect.arrayContaining(['OUT_OF_STOCK', 'INVALID_TRANSITION']),
+    );
+    const conflict = JSON.stringify(document.components.responses.Conflict);
+    expect(conflict).toContain('INVALID_TRANSITION');
+    expect(conflict).toContain('CONFLICT');
+    expect(document.components.responses.UnprocessableEntity).toBeDefined();
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+  });
+
+  it('reads what plugins documented from the app', async () => {
     const app = notesApp();
-    app.declareProblem('INVALID_TOKEN');
+    app.document({ problems: ['INVALID_TOKEN'] });
     const document = generateOpenApi({ app, info });
     expect(responsesOf(document, '/api/notes', 'get')).toContain('401');
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();

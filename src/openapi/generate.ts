@@ -3,16 +3,18 @@
  * planner (which owns the naming rules), schemas from the core's JSON Schema converter; this
  * module only arranges them in OpenAPI's shape.
  */
-import { errorStatus, ProceedConfigError } from '../core/errors.js';
-import { type HttpMethod, normalizePrefix } from '../core/naming.js';
+import { routeFacts } from '../core/documentation.js';
+import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
+import type { HttpMethod } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
-import { planRoutes, type RouteEntry, routeKey } from '../core/routes.js';
+import { type MountedRoute, RouteTable } from '../core/route-table.js';
+import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
-import type { DeclaredProblem } from '../server/app.js';
 import { SchemaComponents, stableJson } from './components.js';
-import { type ProblemStatus, problemReference, problemResponse, problemSchema } from './problems.js';
+import { problemReference, problemResponse, problemSchemaWith } from './problems.js';
 import type {
   OpenApiDocument,
+  OpenApiHeader,
   OpenApiInfo,
   OpenApiMethod,
   OpenApiOperation,
@@ -24,7 +26,7 @@ import type {
 } from './types.js';
 
 /**
- * Collections mounted under one prefix, as `app.mounts` lists them.
+ * Collections mounted under one prefix.
  *
  * @example
  * const mount: OpenApiMount = { prefix: '/api', collections: [posts, users] };
@@ -35,39 +37,26 @@ export interface OpenApiMount {
 }
 
 /**
- * What the generator reads from an app: its route table and its mount prefixes. An `App` is one.
+ * What the generator reads from an app: its route table (routes, mounts, health routes, and what
+ * plugins added to the routes' documentation). An `App` is one.
  *
  * @example
  * const source: OpenApiRouteSource = createApp().mount([posts]);
  */
 export interface OpenApiRouteSource {
-  readonly routes: ReadonlyArray<RouteEntry & { readonly prefix: string }>;
-  readonly mounts: ReadonlyArray<{ readonly prefix: string }>;
-  /** Problems plugins make routes answer (`app.declareProblem`). */
-  readonly declaredProblems?: readonly DeclaredProblem[];
+  readonly routeTable: RouteTable;
 }
 
 /**
  * Everything but the source of the routes: what `docsPlugin` takes as `openapi`.
  *
  * @example
- * const options: OpenApiDocumentOptions = {
- *   info: { title: 'Blog API', version: '1.0.0' },
- *   rateLimitedRoutes: ['POST /api/auth/login'],
- * };
+ * const options: OpenApiDocumentOptions = { info: { title: 'Blog API', version: '1.0.0' } };
  */
 export interface OpenApiDocumentOptions {
   info: OpenApiInfo;
   /** Where the API is served. Omitted: clients use the origin the document came from. */
   servers?: readonly OpenApiServer[];
-  /**
-   * Routes behind a rate limiter, as the start-up log writes them (`POST /api/auth/login`;
-   * `{id}` and `:id` both work). Each gets a documented 429. An entry that matches no route is
-   * an error, so a renamed route cannot silently lose its 429.
-   */
-  rateLimitedRoutes?: readonly string[];
-  /** Problems plugins make routes answer; taken from `app.declaredProblems` when `app` is given. */
-  declaredProblems?: readonly DeclaredProblem[];
 }
 
 /**
@@ -80,17 +69,16 @@ export type OpenApiOptions = OpenApiDocumentOptions &
   (
     | { /** Collections per prefix, planned here. */ mounts: readonly OpenApiMount[]; app?: never }
     | {
-        /** A created app (or anything with its `routes` and `mounts`). */ app: OpenApiRouteSource;
+        /** A created app (or anything with its route table). */ app: OpenApiRouteSource;
+        /** Document only these collections; each must be mounted. Default: all of them. */
+        collections?: readonly Collection[];
         mounts?: never;
       }
   );
 
-interface PlannedRoute {
-  route: RouteEntry;
-  prefix: string;
-}
-
 const healthTag = 'health';
+
+const isBuiltIn = (code: string) => Object.hasOwn(errorStatus, code);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -140,100 +128,58 @@ function uniqueIds(candidates: readonly string[][]): string[] {
   return chosen;
 }
 
-function routesOf(options: OpenApiOptions): { routes: PlannedRoute[]; prefixes: string[] } {
-  if (options.app !== undefined) {
-    return {
-      routes: options.app.routes.map((route) => ({ route, prefix: route.prefix })),
-      prefixes: [...new Set(options.app.mounts.map((mount) => mount.prefix))],
-    };
-  }
-  const taken = new Map<string, string>();
-  const routes: PlannedRoute[] = [];
-  const prefixes: string[] = [];
-  for (const mount of options.mounts) {
-    const prefix = normalizePrefix(mount.prefix);
-    if (!prefixes.includes(prefix)) prefixes.push(prefix);
-    for (const route of planRoutes(mount.collections, prefix, taken)) routes.push({ route, prefix });
-  }
-  return { routes, prefixes };
+interface Selection {
+  table: RouteTable;
+  routes: readonly MountedRoute[];
+  prefixes: readonly string[];
 }
 
-const problemStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]);
-
-function isProblemStatus(status: number): status is ProblemStatus {
-  return problemStatuses.has(status);
-}
-
-/** `POST /api/auth/login`, or a bare `/api/auth/login` for every method of it. */
-function declaredRouteKey(entry: string): string {
-  const match = /^\s*(?:([A-Za-z]+)\s+)?(\/\S*)\s*$/.exec(entry);
-  const method = match?.[1]?.toUpperCase() ?? '*';
-  return routeKey(method, (match?.[2] ?? entry).replace(/\{([^}]+)\}/g, ':$1'));
-}
-
-function parseRouteEntry(entry: string): string {
-  const match = /^\s*([A-Za-z]+)\s+(\/\S*)\s*$/.exec(entry);
-  if (match === null) {
-    throw new ProceedConfigError(
-      `rateLimitedRoutes: "${entry}" is not of the form "METHOD /path" (e.g. "POST /api/auth/login")`,
-    );
+function select(options: OpenApiOptions): Selection {
+  if (options.app === undefined) {
+    const table = new RouteTable();
+    for (const mount of options.mounts) table.mount(mount.collections, mount.prefix);
+    return { table, routes: table.routes, prefixes: table.healthPrefixes };
   }
-  const [, method = '', path = ''] = match;
-  return routeKey(method.toUpperCase(), path.replace(/\{([^}]+)\}/g, ':$1'));
+  const table = options.app.routeTable;
+  const wanted = options.collections;
+  if (wanted === undefined) return { table, routes: table.routes, prefixes: table.healthPrefixes };
+  for (const collection of wanted) {
+    if (!table.mounts.some((mount) => mount.collections.includes(collection))) {
+      throw new ProceedConfigError(
+        `collection "${collection.name}" is not mounted; mount it with app.mount([...]) before the app starts`,
+      );
+    }
+  }
+  const mounts = table.mounts.filter((mount) => mount.collections.some((each) => wanted.includes(each)));
+  const collectionsOf = (prefix: string) =>
+    mounts.filter((mount) => mount.prefix === prefix).flatMap((mount) => mount.collections);
+  return {
+    table,
+    routes: table.routes.filter((route) =>
+      collectionsOf(route.prefix).some(
+        (collection) => wanted.includes(collection) && collection.name === route.collection,
+      ),
+    ),
+    prefixes: [...new Set(mounts.map((mount) => mount.prefix))],
+  };
 }
 
 /** Builds the operations of one document; holds the state they share. */
 class DocumentBuilder {
   readonly components = new SchemaComponents();
-  readonly usedProblems = new Set<ProblemStatus>();
-  /** Route key → the entry as the user wrote it. */
-  readonly #rateLimited: Map<string, string>;
-  readonly #matchedRateLimits = new Set<string>();
+  /** Every problem some operation answers, by code. */
+  readonly usedProblems = new Map<string, ErrorDefinition>();
+  readonly #table: RouteTable;
 
-  /** Status → the route keys (or bare paths) it applies to; `undefined`: every procedure route. */
-  readonly #declared: Array<{ status: ProblemStatus; routes: Set<string> | undefined }>;
-  /** Plugins refuse bad tokens on every route: a token is optional where no guard requires one. */
-  readonly #optionalBearer: boolean;
-
-  constructor(rateLimitedRoutes: readonly string[], declared: readonly DeclaredProblem[] = []) {
-    this.#rateLimited = new Map(rateLimitedRoutes.map((entry) => [parseRouteEntry(entry), entry.trim()]));
-    this.#declared = declared.flatMap(({ code, routes }) => {
-      const status = errorStatus[code];
-      if (!isProblemStatus(status)) return [];
-      return [{ status, routes: routes === undefined ? undefined : new Set(routes.map(declaredRouteKey)) }];
-    });
-    this.#optionalBearer = declared.some(
-      (problem) => problem.code === 'INVALID_TOKEN' && problem.routes === undefined,
-    );
+  constructor(table: RouteTable) {
+    this.#table = table;
   }
 
-  /** Statuses plugins declared for this route (bare-path declarations match every method). */
-  declaredStatuses(method: string, path: string, procedure: boolean): ProblemStatus[] {
-    const key = routeKey(method, path);
-    const bare = routeKey('*', path);
-    return this.#declared
-      .filter(({ routes }) => (routes === undefined ? procedure : routes.has(key) || routes.has(bare)))
-      .map(({ status }) => status);
-  }
-
-  isRateLimited(method: string, path: string): boolean {
-    const key = routeKey(method, path);
-    if (!this.#rateLimited.has(key)) return false;
-    this.#matchedRateLimits.add(key);
-    return true;
-  }
-
-  unmatchedRateLimits(): string[] {
-    return [...this.#rateLimited]
-      .filter(([key]) => !this.#matchedRateLimits.has(key))
-      .map(([, entry]) => entry);
-  }
-
-  problems(statuses: readonly ProblemStatus[]): Record<string, { $ref: string }> {
+  problems(problems: readonly ErrorDefinition[]): Record<string, { $ref: string }> {
     const responses: Record<string, { $ref: string }> = {};
-    for (const status of statuses) {
-      this.usedProblems.add(status);
-      responses[String(status)] = problemReference(status);
+    for (const problem of problems) {
+      this.usedProblems.set(problem.code, problem);
+      responses[String(problem.status)] = problemReference(problem.status);
     }
     return responses;
   }
@@ -253,9 +199,9 @@ class DocumentBuilder {
     return this.components.lift(json, owner, hint);
   }
 
-  operation(planned: PlannedRoute, operationId: string): OpenApiOperation {
-    const { route } = planned;
+  operation(route: MountedRoute, operationId: string): OpenApiOperation {
     const { definition } = route;
+    const facts = routeFacts(route, this.#table.documentationOf(route));
     const owner = `procedure "${route.collection}.${route.name}"`;
     const hint = `${pascal(route.collection)}${pascal(route.name)}`;
     const input =
@@ -281,26 +227,25 @@ class DocumentBuilder {
     const body = input === undefined ? undefined : requestBody(route, input, properties, required);
     if (body !== undefined) operation.requestBody = body;
 
-    operation.responses = { [String(route.successStatus)]: this.#success(route, owner, hint) };
-    const guarded = definition.guards.length > 0;
-    const statuses: ProblemStatus[] = [];
-    if (input !== undefined || route.inputMode !== 'query') statuses.push(400);
-    if (guarded) statuses.push(401);
-    if (definition.guards.some((guard) => guard.name !== 'authenticated')) statuses.push(403);
-    if (route.params.length > 0) statuses.push(404);
-    if (definition.kind === 'mutation') statuses.push(409);
-    if (route.inputMode !== 'query') statuses.push(413, 415);
-    if (this.isRateLimited(route.method, route.path)) statuses.push(429);
-    for (const code of definition.meta.errors ?? []) {
-      const status = errorStatus[code];
-      if (isProblemStatus(status)) statuses.push(status);
+    const success = this.#success(route, owner, hint);
+    const headers = Object.entries(facts.headers);
+    if (headers.length > 0) {
+      success.headers = {
+        ...success.headers,
+        ...Object.fromEntries(
+          headers.map(([name, header]): [string, OpenApiHeader] => [
+            name,
+            { description: header.description, schema: { type: header.type } },
+          ]),
+        ),
+      };
     }
-    statuses.push(...this.declaredStatuses(route.method, route.path, true), 500);
-    Object.assign(operation.responses, this.problems([...new Set(statuses)].sort((a, b) => a - b)));
-    if (guarded) {
+    operation.responses = { [String(route.successStatus)]: success };
+    Object.assign(operation.responses, this.problems(facts.problems));
+    if (facts.bearer === 'required') {
       operation.security = [{ bearerAuth: [] }];
-      operation['x-proceed-guards'] = definition.guards.map((guard) => guard.name);
-    } else if (this.#optionalBearer) {
+      if (facts.guards.length > 0) operation['x-proceed-guards'] = [...facts.guards];
+    } else if (facts.bearer === 'optional') {
       // A token is not needed here, but one that is sent is checked (and `ctx.user` set).
       operation.security = [{}, { bearerAuth: [] }];
     }
@@ -350,16 +295,7 @@ class DocumentBuilder {
     return distinct.length === 1 && distinct[0] !== undefined ? distinct[0] : { oneOf: distinct };
   }
 
-  health(prefix: string, operationId: string): OpenApiOperation {
-    const path = `${prefix}/health`;
-    const limited = this.isRateLimited('GET', path);
-    const statuses = [
-      ...new Set<ProblemStatus>([
-        ...(limited ? [429 as const] : []),
-        ...this.declaredStatuses('GET', path, false),
-        503,
-      ]),
-    ].sort((a, b) => a - b);
+  health(operationId: string): OpenApiOperation {
     return {
       operationId,
       tags: [healthTag],
@@ -379,7 +315,7 @@ class DocumentBuilder {
             },
           },
         },
-        ...this.problems(statuses),
+        ...this.problems([{ code: 'UNAVAILABLE', status: 503, title: 'Service unavailable' }]),
       },
     };
   }
@@ -461,17 +397,14 @@ function requestBody(
  * });
  */
 export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
-  const { routes, prefixes } = routesOf(options);
-  const builder = new DocumentBuilder(
-    options.rateLimitedRoutes ?? [],
-    options.declaredProblems ?? options.app?.declaredProblems,
-  );
+  const { table, routes, prefixes } = select(options);
+  const builder = new DocumentBuilder(table);
   const ids = uniqueIds([
-    ...routes.map(({ route, prefix }) => {
+    ...routes.map((route) => {
       const qualified = `${route.collection}.${route.name}`;
-      return prefix === ''
+      return route.prefix === ''
         ? [route.name, qualified]
-        : [route.name, qualified, `${dotted(prefix)}.${qualified}`];
+        : [route.name, qualified, `${dotted(route.prefix)}.${qualified}`];
     }),
     ...prefixes.map((prefix) => (prefix === '' ? ['health'] : ['health', `${dotted(prefix)}.health`])),
   ]);
@@ -484,25 +417,23 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     paths[openApiPath(path)] = item;
     for (const tag of operation.tags) if (!tags.some((known) => known.name === tag)) tags.push({ name: tag });
   };
-  routes.forEach((planned, index) => {
-    addOperation(planned.route.method, planned.route.path, builder.operation(planned, ids[index] ?? ''));
+  routes.forEach((route, index) => {
+    addOperation(route.method, route.path, builder.operation(route, ids[index] ?? ''));
   });
   prefixes.forEach((prefix, index) => {
-    const operation = builder.health(prefix, ids[routes.length + index] ?? 'health');
-    addOperation('GET', `${prefix}/health`, operation);
+    addOperation('GET', `${prefix}/health`, builder.health(ids[routes.length + index] ?? 'health'));
   });
 
-  const unmatched = builder.unmatchedRateLimits();
-  if (unmatched.length > 0) {
-    throw new ProceedConfigError(
-      `rateLimitedRoutes: no documented route matches ${unmatched.map((entry) => `"${entry}"`).join(', ')}`,
-    );
-  }
-
-  builder.components.add('Problem', problemSchema, 'the problem responses');
+  const used = [...builder.usedProblems.values()];
+  const appCodes = used.filter((problem) => !isBuiltIn(problem.code));
+  builder.components.add(
+    'Problem',
+    problemSchemaWith(appCodes.map((problem) => problem.code)),
+    'the problem responses',
+  );
   const responses: Record<string, OpenApiResponse> = {};
-  for (const status of [...builder.usedProblems].sort((a, b) => a - b)) {
-    const { name, response } = problemResponse(status);
+  for (const status of [...new Set(used.map((problem) => problem.status))].sort((a, b) => a - b)) {
+    const { name, response } = problemResponse(status, appCodes);
     responses[name] = response;
   }
 

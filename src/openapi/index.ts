@@ -13,6 +13,6 @@ export {
   type OpenApiOptions,
   type OpenApiRouteSource,
 } from './generate.js';
-export { type DocsPluginOptions, docsPlugin } from './plugin.js';
+export { type DocsHost, type DocsPluginOptions, docsPlugin } from './plugin.js';
 export { problemSchema } from './problems.js';
 export type * from './types.js';

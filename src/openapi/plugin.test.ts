@@ -151,20 +151,18 @@ describe('docsPlugin', () => {
     );
   });
 
-  it('passes servers and rate limited routes on to the document', async () => {
+  it('passes servers on to the document, with what plugins added to the routes', async () => {
     const app = notesApp();
+    app.document((route) => (route.method === 'POST' ? { problems: ['RATE_LIMITED'] } : undefined));
     await app.register(docsPlugin, {
-      openapi: {
-        ...openapi,
-        servers: [{ url: 'http://localhost:3030' }],
-        rateLimitedRoutes: ['POST /api/notes'],
-      },
+      openapi: { ...openapi, servers: [{ url: 'http://localhost:3030' }] },
     });
     const document = (await app.inject({ method: 'GET', url: '/api/docs/json' })).json<OpenApiDocument>();
     expect(document.servers).toEqual([{ url: 'http://localhost:3030' }]);
     expect(document.paths['/api/notes']?.post?.responses['429']).toEqual({
       $ref: '#/components/responses/TooManyRequests',
     });
+    expect(document.paths['/api/notes']?.get?.responses['429']).toBeUndefined();
     await app.close();
   });
 

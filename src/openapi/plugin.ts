@@ -9,8 +9,7 @@ import { stringify } from 'yaml';
 import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
-import type { App } from '../server/app.js';
-import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiMount } from './generate.js';
+import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import type { OpenApiDocument } from './types.js';
 
 /**
@@ -28,7 +27,7 @@ export interface DocsPluginOptions {
   routePrefix?: string;
   /** Document only these collections (each must be mounted). Default: every mounted collection. */
   collections?: readonly Collection[];
-  /** `info` (title, version, description), `servers` and `rateLimitedRoutes` of the document. */
+  /** `info` (title, version, description) and `servers` of the document. */
   openapi: OpenApiDocumentOptions;
 }
 
@@ -41,21 +40,9 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
-/** The mounts holding the chosen collections, in mount order; an unmounted collection is an error. */
-function selectMounts(mounts: App['mounts'], collections: readonly Collection[]): OpenApiMount[] {
-  for (const collection of collections) {
-    if (!mounts.some((mount) => mount.collections.includes(collection))) {
-      throw new ProceedConfigError(
-        `docsPlugin: collection "${collection.name}" is not mounted; mount it with app.mount([...]) before the app starts`,
-      );
-    }
-  }
-  return mounts
-    .map((mount) => ({
-      prefix: mount.prefix,
-      collections: mount.collections.filter((collection) => collections.includes(collection)),
-    }))
-    .filter((mount) => mount.collections.length > 0);
+/** What the plugin needs of an app: its Fastify instance and its route table. An `App` is one. */
+export interface DocsHost extends OpenApiRouteSource {
+  readonly server: FastifyInstance;
 }
 
 /**
@@ -89,7 +76,7 @@ const specificationProvider = Object.assign(
  *   openapi: { info: { title: 'Blog API', version: '1.0.0' } },
  * });
  */
-export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<void> {
+export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Promise<void> {
   const info = options.openapi?.info;
   if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
     throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
@@ -105,11 +92,14 @@ export async function docsPlugin(app: App, options: DocsPluginOptions): Promise<
   };
 
   app.server.addHook('onReady', async () => {
-    const source =
-      options.collections === undefined
-        ? { app }
-        : { mounts: selectMounts(app.mounts, options.collections), declaredProblems: app.declaredProblems };
-    const document = generateOpenApi({ ...options.openapi, ...source });
+    const source = options.collections === undefined ? { app } : { app, collections: options.collections };
+    let document: OpenApiDocument;
+    try {
+      document = generateOpenApi({ ...options.openapi, ...source });
+    } catch (error) {
+      if (!(error instanceof ProceedConfigError)) throw error;
+      throw new ProceedConfigError(`docsPlugin: ${error.message}`, { cause: error });
+    }
     specification = { document, yaml: stringify(document, { aliasDuplicateObjects: false }) };
   });
 

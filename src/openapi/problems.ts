@@ -3,7 +3,15 @@
  * one response per status, each narrowing `status` and `code` to what that status can carry.
  * The codes come from the core's table, so the document cannot drift from the server.
  */
-import { type ErrorCode, errorStatus, errorTitle, type Problem, problemType } from '../core/errors.js';
+import { STATUS_CODES } from 'node:http';
+import {
+  type ErrorCode,
+  type ErrorDefinition,
+  errorStatus,
+  errorTitle,
+  type Problem,
+  problemType,
+} from '../core/errors.js';
 import type { JsonSchema } from '../core/schema.js';
 import type { OpenApiHeader, OpenApiResponse, Reference } from './types.js';
 
@@ -13,7 +21,8 @@ export const problemMediaType = 'application/problem+json';
 export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
 
 /**
- * The `Problem` component: an RFC 9457 problem details body as Proceed sends it.
+ * The `Problem` component: an RFC 9457 problem details body as Proceed sends it. A document
+ * whose routes answer an app's own codes lists them in `code` too ({@link problemSchemaWith}).
  *
  * @example
  * expect(document.components.schemas.Problem).toEqual(problemSchema);
@@ -47,7 +56,17 @@ export const problemSchema: JsonSchema = {
   required: ['type', 'title', 'status', 'detail', 'code'],
 };
 
-/** The statuses a documented route can answer with a problem. */
+/** The Problem schema with an app's own codes added to `code`. */
+export function problemSchemaWith(appCodes: readonly string[]): JsonSchema {
+  if (appCodes.length === 0) return problemSchema;
+  const properties = problemSchema.properties as Record<string, JsonSchema>;
+  return {
+    ...problemSchema,
+    properties: { ...properties, code: { type: 'string', enum: [...errorCodes, ...appCodes] } },
+  };
+}
+
+/** The statuses Proceed's own codes answer with. */
 export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
 interface ProblemResponseSpec {
@@ -63,7 +82,7 @@ const wwwAuthenticate: OpenApiHeader = {
   schema: { type: 'string' },
 };
 
-const specs: Record<ProblemStatus, ProblemResponseSpec> = {
+const specs: Record<number, ProblemResponseSpec> = {
   400: {
     name: 'BadRequest',
     example: 'title: Too small: expected string to have >=1 characters',
@@ -123,27 +142,54 @@ const specs: Record<ProblemStatus, ProblemResponseSpec> = {
   },
 };
 
-/** Codes a status can carry, except the ones no documented route produces. */
-function codesOf(status: ProblemStatus): ErrorCode[] {
-  return errorCodes.filter((code) => errorStatus[code] === status && code !== 'ROUTE_NOT_FOUND');
+/** For a status only an app's codes answer with: a name and description from the status. */
+function specOf(status: number): ProblemResponseSpec {
+  const known = specs[status];
+  if (known !== undefined) return known;
+  const reason = STATUS_CODES[status] ?? `Status ${status}`;
+  return {
+    name:
+      reason
+        .replace(/[^A-Za-z0-9]+/g, ' ')
+        .trim()
+        .split(' ')
+        .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+        .join('') || `Status${status}`,
+    example: reason,
+    description: reason,
+  };
 }
 
-/** The `components.responses` entry of a problem status. */
-export function problemResponse(status: ProblemStatus): { name: string; response: OpenApiResponse } {
-  const spec = specs[status];
-  const codes = codesOf(status);
-  const code = codes[0] ?? 'INTERNAL';
+/** Built-in codes a status can carry, except the ones no documented route produces. */
+function builtInCodesOf(status: number): ErrorDefinition[] {
+  return errorCodes
+    .filter((code) => errorStatus[code] === status && code !== 'ROUTE_NOT_FOUND')
+    .map((code) => ({ code, status, title: errorTitle[code] }));
+}
+
+/**
+ * The `components.responses` entry of a problem status: the built-in codes of that status and
+ * the app's own codes (`appCodes`) that routes of the document answer with.
+ */
+export function problemResponse(
+  status: number,
+  appCodes: readonly ErrorDefinition[] = [],
+): { name: string; response: OpenApiResponse } {
+  const spec = specOf(status);
+  const described = [...builtInCodesOf(status), ...appCodes.filter((each) => each.status === status)];
+  const codes = described.map((each) => each.code);
+  const first = described[0] ?? { code: 'INTERNAL', title: errorTitle.INTERNAL };
   const example: Problem = {
-    type: problemType(code),
-    title: errorTitle[code],
+    type: problemType(first.code),
+    title: first.title,
     status,
     detail: spec.example,
-    code,
+    code: first.code,
   };
   if (status === 400)
     example.errors = [{ path: 'title', message: 'Too small: expected string to have >=1 characters' }];
   const response: OpenApiResponse = {
-    description: `${spec.description}. Codes: ${codes.map((code) => `\`${code}\` (${errorTitle[code]})`).join(', ')}`,
+    description: `${spec.description}. Codes: ${described.map((each) => `\`${each.code}\` (${each.title})`).join(', ')}`,
     content: {
       [problemMediaType]: {
         schema: {
@@ -161,6 +207,6 @@ export function problemResponse(status: ProblemStatus): { name: string; response
 }
 
 /** A reference to the shared response of a problem status. */
-export function problemReference(status: ProblemStatus): Reference {
-  return { $ref: `#/components/responses/${specs[status].name}` };
+export function problemReference(status: number): Reference {
+  return { $ref: `#/components/responses/${specOf(status).name}` };
 }

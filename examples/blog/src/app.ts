@@ -27,7 +27,7 @@ import {
   type User,
 } from './db/index.js';
 import { logMailer, type Mailer } from './mailer.js';
-import { auth, rateLimitedAuthRoutes } from './procedures/auth.js';
+import { auth, authRateLimit } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
 import { users } from './procedures/users.js';
 import { type BlogOptions, type BlogSettings, readSettings } from './settings.js';
@@ -106,13 +106,8 @@ async function wire(
   app: App<BlogContext>,
   tokens: TokenService,
   userLoader: UserLoader<User>,
-  settings: BlogSettings,
 ): Promise<void> {
-  await app.register(authPlugin, {
-    tokens,
-    userLoader,
-    rateLimit: { routes: rateLimitedAuthRoutes, max: settings.authRateLimit },
-  });
+  await app.register(authPlugin, { tokens, userLoader });
   app.mount(api);
   await app.register(docsPlugin, {
     routePrefix: '/api/docs',
@@ -151,6 +146,8 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
       },
     },
     ...(trustProxy === undefined ? {} : { trustProxy }),
+    // AUTH_RATE_LIMIT sets the sign-in routes' limit (the rule is declared on those procedures).
+    rateLimit: { limits: { [authRateLimit.name]: { max: settings.authRateLimit } } },
     context: () => {
       if (services === undefined)
         throw new Error('This blog app was built for inspection; it serves nothing');
@@ -163,7 +160,7 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
       secret: randomBytes(32).toString('hex'),
       store: new MemoryRevocationStore(),
     });
-    await wire(app, tokens, () => undefined, settings);
+    await wire(app, tokens, () => undefined);
     return app;
   }
 
@@ -192,7 +189,7 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
 
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
     services = { repos, tokens, mailer, background: background.run };
-    await wire(app, tokens, (id) => repos.users.findById(id), settings);
+    await wire(app, tokens, (id) => repos.users.findById(id));
     return app;
   } catch (error) {
     await database.close();

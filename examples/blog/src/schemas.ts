@@ -14,7 +14,7 @@ export const text = (): z.ZodString =>
  */
 export function updateInput<S extends z.ZodRawShape>(fields: S) {
   return z.object({
-    id: z.string(),
+    id: z.uuid(),
     data: z
       .strictObject({ id: z.unknown().optional().describe('Ignored: the path names the record'), ...fields })
       .refine((data) => Object.keys(data).some((key) => key !== 'id'), 'Send at least one field')

@@ -5,6 +5,7 @@
 import { type Client, createClient, ProblemError, routeManifest } from 'proceedjs/client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { api } from '../src/app.js';
+import type { blogErrors } from '../src/errors.js';
 import { engines, uniqueEmail, useBlog } from './harness.js';
 
 type Blog = typeof api;
@@ -16,8 +17,12 @@ describe.each(engines())('the typed client on $name', (engine) => {
   }
   const blog = useBlog(engine);
   const routes = routeManifest(api);
-  const client = (token?: string): Client<Blog> =>
-    createClient<Blog>({ baseUrl: blog.origin, routes, ...(token === undefined ? {} : { token }) });
+  const client = (token?: string): Client<Blog, typeof blogErrors> =>
+    createClient<Blog, typeof blogErrors>({
+      baseUrl: blog.origin,
+      routes,
+      ...(token === undefined ? {} : { token }),
+    });
 
   it('registers, writes, publishes, reads and deletes a post', async () => {
     const email = uniqueEmail('client');
@@ -76,6 +81,29 @@ describe.each(engines())('the typed client on $name', (engine) => {
       code: 'INVALID_TOKEN',
       detail: 'jwt malformed',
     });
+  });
+
+  it('matches the blog’s own INVALID_TRANSITION like a built-in code', async () => {
+    const session = await client().auth.register({ email: uniqueEmail(), password: 'password1', name: 'T' });
+    const writer = client(session.accessToken);
+    const post = await writer.posts.createPost({
+      title: 'Twice',
+      content: 'Published twice',
+      status: 'published',
+    });
+    const failure = await writer.posts.publishPost({ id: post.id }).catch((error: unknown) => error);
+    expect(writer.$isProblem(failure, 'INVALID_TRANSITION')).toBe(true);
+    expect(writer.$isProblem(failure, 'CONFLICT')).toBe(false);
+    if (!writer.$isProblem(failure, 'INVALID_TRANSITION')) throw failure;
+    expectTypeOf(failure.code).toEqualTypeOf<'INVALID_TRANSITION'>();
+    expect(failure).toMatchObject({
+      status: 409,
+      title: 'Invalid state transition',
+      type: 'urn:proceed:problem:invalid-transition',
+      detail: 'A published post cannot become published',
+    });
+    // @ts-expect-error not a code of Proceed or of the blog
+    writer.$isProblem(failure, 'INVALID_TRANSITON');
   });
 
   it('lists users as an admin, with coerced filters and the admin view', async () => {

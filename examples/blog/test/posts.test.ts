@@ -233,9 +233,14 @@ for (const engine of engines()) {
         expect((await blog.get<PostView>(path, writer.accessToken)).body.title).toBe('Draft');
       });
 
-      it('answers 404 for unknown and malformed ids', async () => {
+      it('answers 404 for unknown ids, 400 naming the parameter for a malformed one', async () => {
         expectProblem(await blog.get(`/api/posts/${crypto.randomUUID()}`, admin), 404, 'NOT_FOUND');
-        expectProblem(await blog.get('/api/posts/not-a-uuid'), 404, 'NOT_FOUND');
+        expectProblem(await blog.get('/api/posts/not-a-uuid'), 400, 'VALIDATION_FAILED', 'id: Invalid UUID');
+        expectProblem(
+          await blog.put('/api/posts/not-a-uuid', { title: 'x' }, author.accessToken),
+          400,
+          'VALIDATION_FAILED',
+        );
         expectProblem(
           await blog.put(`/api/posts/${crypto.randomUUID()}`, { title: 'x' }, author.accessToken),
           404,

@@ -199,14 +199,14 @@ for (const engine of engines()) {
         }
       });
 
-      it('answers 404 NOT_FOUND for an unknown id and a malformed one', async () => {
+      it('answers 404 NOT_FOUND for an unknown id, 400 for a malformed one', async () => {
         expectProblem(
           await blog.get(`/api/users/${crypto.randomUUID()}`),
           404,
           'NOT_FOUND',
           'No user with this id',
         );
-        expectProblem(await blog.get('/api/users/not-a-uuid'), 404, 'NOT_FOUND');
+        expectProblem(await blog.get('/api/users/not-a-uuid'), 400, 'VALIDATION_FAILED', 'id: Invalid UUID');
       });
     });
 

@@ -28,13 +28,3 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   }
   return false;
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * Whether a string can be compared with a `uuid` column. Ids from clients are checked first, so
- * a malformed one is "no such record" instead of a database error (a 500).
- */
-export function isUuid(value: string): boolean {
-  return uuidPattern.test(value);
-}

@@ -11,7 +11,7 @@ import { type PostsRepository, postsRepository } from './posts.js';
 import { type UsersRepository, usersRepository } from './users.js';
 
 export * from './connect.js';
-export { isUniqueViolation, isUuid, sqlState } from './errors.js';
+export { isUniqueViolation, sqlState } from './errors.js';
 export * from './location.js';
 export * from './password-resets.js';
 export * from './posts.js';

@@ -1,25 +1,19 @@
 /**
- * Posts: the queries behind `/api/posts`. Visibility (CONTRACT §5) is applied here, in SQL, so
- * a post a caller may not see is absent from lists and `undefined` from `findById` (a 404).
+ * Posts: the queries behind `/api/posts`. Visibility (docs/blog.md) is applied here, in SQL, so
+ * a post a caller may not see is absent from lists and `undefined` from `findById` (a 404). Ids
+ * are UUIDs: the procedures' schemas refuse anything else before a query runs.
  */
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
-import { InvalidTransitionError, NotFoundError, ValidationError } from 'proceedjs';
+import { NotFoundError, ProceedError } from 'proceedjs';
 import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
+import { blogErrors } from '../errors.js';
 import type { Db } from './connect.js';
-import { FOREIGN_KEY_VIOLATION, isUuid, sqlState } from './errors.js';
+import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
 import { type PostStatus, postStatuses, posts } from './schema.js';
 
-export interface Post {
-  id: string;
-  authorId: string;
-  title: string;
-  content: string;
-  excerpt: string;
-  status: PostStatus;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** A post as stored: the row type of the Drizzle schema. */
+export type Post = typeof posts.$inferSelect;
 
 export interface NewPost {
   authorId: string;
@@ -30,12 +24,10 @@ export interface NewPost {
   status?: 'draft' | 'published' | undefined;
 }
 
-export interface PostPatch {
-  title?: string | undefined;
-  content?: string | undefined;
-  excerpt?: string | undefined;
-  status?: PostStatus | undefined;
-}
+/** The fields an update may change; `undefined` leaves one as it is. */
+export type PostPatch = {
+  [K in 'title' | 'content' | 'excerpt' | 'status']?: Post[K] | undefined;
+};
 
 /** Who is asking: anonymous callers see published posts, users also their own, admins all. */
 export type Visibility = { kind: 'anonymous' } | { kind: 'user'; userId: string } | { kind: 'admin' };
@@ -55,21 +47,24 @@ export interface PostsRepository {
   listCursor(params: ListPostsParams): Promise<CursorPage<Post>>;
   /**
    * Changes the given fields; `undefined` when there is no such post. A changed `status` must be
-   * an allowed transition (else `InvalidTransitionError`); the same status is no change. When
+   * an allowed transition (else `INVALID_TRANSITION`); the same status is no change. When
    * `content` changes and the excerpt was derived from the old content, it is derived again.
+   * Given the post as just read (`current`), the update is one statement that applies only if
+   * what the decision read is unchanged; otherwise it reads the post again, locked, and decides
+   * anew.
    */
-  update(id: string, patch: PostPatch): Promise<Post | undefined>;
+  update(id: string, patch: PostPatch, current?: Post): Promise<Post | undefined>;
   /** `false` when there was no such post. */
   delete(id: string): Promise<boolean>;
   /**
    * Moves a post to `status` (publish, archive…) in one statement; `undefined` when there is no
-   * such post; `InvalidTransitionError` (409) when the move is not allowed, including to the
+   * such post; `INVALID_TRANSITION` (409) when the move is not allowed, including to the
    * status it already has.
    */
   setStatus(id: string, status: PostStatus): Promise<Post | undefined>;
 }
 
-/** The allowed moves between statuses (CONTRACT §5). */
+/** The allowed moves between statuses (docs/blog.md). */
 export const postTransitions: Readonly<Record<PostStatus, readonly PostStatus[]>> = {
   draft: ['published', 'archived'],
   published: ['draft', 'archived'],
@@ -107,16 +102,48 @@ function visibleTo(visibility: Visibility): SQL | undefined {
     case 'admin':
       return undefined;
     case 'user':
-      return isUuid(visibility.userId)
-        ? or(eq(posts.status, 'published'), eq(posts.authorId, visibility.userId))
-        : eq(posts.status, 'published');
+      return or(eq(posts.status, 'published'), eq(posts.authorId, visibility.userId));
     case 'anonymous':
       return eq(posts.status, 'published');
   }
 }
 
-function invalidTransition(from: PostStatus, to: PostStatus): InvalidTransitionError {
-  return new InvalidTransitionError(`${from === 'archived' ? 'An' : 'A'} ${from} post cannot become ${to}`);
+function invalidTransition(from: PostStatus, to: PostStatus): ProceedError {
+  return new ProceedError(
+    blogErrors.INVALID_TRANSITION,
+    `${from === 'archived' ? 'An' : 'A'} ${from} post cannot become ${to}`,
+  );
+}
+
+/** The columns an update writes, decided from the post as it is now. */
+function changesOf(current: Post, patch: PostPatch): Partial<Post> {
+  if (
+    patch.status !== undefined &&
+    patch.status !== current.status &&
+    !canTransition(current.status, patch.status)
+  ) {
+    throw invalidTransition(current.status, patch.status);
+  }
+  const excerptWasDerived = current.excerpt === deriveExcerpt(current.content);
+  const excerpt =
+    patch.excerpt ??
+    (patch.content !== undefined && excerptWasDerived ? deriveExcerpt(patch.content) : undefined);
+  return {
+    ...(patch.title === undefined ? {} : { title: patch.title }),
+    ...(patch.content === undefined ? {} : { content: patch.content }),
+    ...(excerpt === undefined ? {} : { excerpt }),
+    ...(patch.status === undefined ? {} : { status: patch.status }),
+  };
+}
+
+/** What `changesOf` read of the post: an update decided on it holds only while these are unchanged. */
+function unchangedSince(current: Post, patch: PostPatch): SQL | undefined {
+  const derivesExcerpt = patch.content !== undefined && patch.excerpt === undefined;
+  return and(
+    eq(posts.id, current.id),
+    patch.status === undefined ? undefined : eq(posts.status, current.status),
+    derivesExcerpt ? and(eq(posts.excerpt, current.excerpt), eq(posts.content, current.content)) : undefined,
+  );
 }
 
 /**
@@ -151,7 +178,6 @@ export function postsRepository(db: Db): PostsRepository {
     },
 
     async findById(id, visibility = { kind: 'admin' }) {
-      if (!isUuid(id)) return undefined;
       const [found] = await db
         .select()
         .from(posts)
@@ -160,14 +186,7 @@ export function postsRepository(db: Db): PostsRepository {
     },
 
     async listCursor(params) {
-      const { cursor, authorId } = params;
-      // Client-supplied values reach a uuid column: refuse what PostgreSQL would reject with an error.
-      if (cursor !== undefined && !isUuid(cursor)) {
-        throw new ValidationError([{ path: 'cursor', message: 'Invalid cursor: expected a post id' }]);
-      }
-      if (authorId !== undefined && !isUuid(authorId)) {
-        throw new ValidationError([{ path: 'authorId', message: 'Invalid UUID' }]);
-      }
+      const { authorId } = params;
       const filters = and(
         visibleTo(params.visibility),
         authorId === undefined ? undefined : eq(posts.authorId, authorId),
@@ -188,31 +207,22 @@ export function postsRepository(db: Db): PostsRepository {
       );
     },
 
-    async update(id, patch) {
-      if (!isUuid(id)) return undefined;
-      return db.transaction(async (tx) => {
-        const [current] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
-        if (current === undefined) return undefined;
-        if (
-          patch.status !== undefined &&
-          patch.status !== current.status &&
-          !canTransition(current.status, patch.status)
-        ) {
-          throw invalidTransition(current.status, patch.status);
-        }
-        const excerptWasDerived = current.excerpt === deriveExcerpt(current.content);
-        const excerpt =
-          patch.excerpt ??
-          (patch.content !== undefined && excerptWasDerived ? deriveExcerpt(patch.content) : undefined);
-        const changes = {
-          ...(patch.title === undefined ? {} : { title: patch.title }),
-          ...(patch.content === undefined ? {} : { content: patch.content }),
-          ...(excerpt === undefined ? {} : { excerpt }),
-          ...(patch.status === undefined ? {} : { status: patch.status }),
-        };
-        const [updated] = await tx
+    async update(id, patch, current) {
+      if (current !== undefined && current.id === id) {
+        const changes = changesOf(current, patch);
+        const [updated] = await db
           .update(posts)
           .set({ ...changes, updatedAt: sql`now()` })
+          .where(unchangedSince(current, patch))
+          .returning();
+        if (updated !== undefined) return updated;
+      }
+      return db.transaction(async (tx) => {
+        const [locked] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
+        if (locked === undefined) return undefined;
+        const [updated] = await tx
+          .update(posts)
+          .set({ ...changesOf(locked, patch), updatedAt: sql`now()` })
           .where(eq(posts.id, id))
           .returning();
         return updated;
@@ -220,13 +230,11 @@ export function postsRepository(db: Db): PostsRepository {
     },
 
     async delete(id) {
-      if (!isUuid(id)) return false;
       const deleted = await db.delete(posts).where(eq(posts.id, id)).returning({ id: posts.id });
       return deleted.length > 0;
     },
 
     async setStatus(id, status) {
-      if (!isUuid(id)) return undefined;
       const allowedFrom = postStatuses.filter((from) => canTransition(from, status));
       // One conditional UPDATE: two concurrent moves cannot both pass the check.
       const [moved] = await db

@@ -84,9 +84,8 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         expect(await users.findByEmail('ADA@example.com')).toEqual({ ...ada, passwordHash: 'hash-of-Ada' });
       });
 
-      it('answers undefined for unknown and malformed ids and emails', async () => {
+      it('answers undefined for unknown ids and emails', async () => {
         expect(await users.findById('01900000-0000-7000-8000-000000000000')).toBeUndefined();
-        expect(await users.findById('not-a-uuid')).toBeUndefined();
         expect(await users.findByEmail('nobody@example.com')).toBeUndefined();
       });
     });

@@ -7,24 +7,15 @@ import { and, asc, count, desc, eq, gte, or, type SQL, sql } from 'drizzle-orm';
 import { ConflictError } from 'proceedjs';
 import type { OffsetParams } from 'proceedjs/pagination';
 import type { Db } from './connect.js';
-import { isUniqueViolation, isUuid } from './errors.js';
+import { isUniqueViolation } from './errors.js';
 import { newId } from './ids.js';
 import { type Role, users } from './schema.js';
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  isActive: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** A user with the password hash, as stored: only for checking a password. */
+export type UserWithPassword = typeof users.$inferSelect;
 
-/** A user with the password hash: only for checking a password. */
-export interface UserWithPassword extends User {
-  passwordHash: string;
-}
+/** A user as every other query returns it: no password hash. */
+export type User = Omit<UserWithPassword, 'passwordHash'>;
 
 export interface NewUser {
   email: string;
@@ -35,12 +26,10 @@ export interface NewUser {
   isActive?: boolean | undefined;
 }
 
-export interface UserPatch {
-  name?: string | undefined;
-  email?: string | undefined;
-  role?: Role | undefined;
-  isActive?: boolean | undefined;
-}
+/** The fields an update may change; `undefined` leaves one as it is. */
+export type UserPatch = {
+  [K in 'name' | 'email' | 'role' | 'isActive']?: User[K] | undefined;
+};
 
 /** The columns `GET /api/users` may sort by. */
 export const userSortColumns = ['name', 'email', 'createdAt', 'updatedAt'] as const;
@@ -155,7 +144,6 @@ export function usersRepository(db: Db): UsersRepository {
     },
 
     async findById(id) {
-      if (!isUuid(id)) return undefined;
       const [found] = await db.select(publicColumns).from(users).where(eq(users.id, id));
       return found;
     },
@@ -190,7 +178,6 @@ export function usersRepository(db: Db): UsersRepository {
     },
 
     async update(id, patch) {
-      if (!isUuid(id)) return undefined;
       const changes = {
         ...(patch.name === undefined ? {} : { name: patch.name }),
         ...(patch.email === undefined ? {} : { email: normalizeEmail(patch.email) }),
@@ -211,13 +198,11 @@ export function usersRepository(db: Db): UsersRepository {
     },
 
     async delete(id) {
-      if (!isUuid(id)) return false;
       const deleted = await db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
       return deleted.length > 0;
     },
 
     async setPassword(id, passwordHash) {
-      if (!isUuid(id)) return false;
       const updated = await db
         .update(users)
         .set({ passwordHash, updatedAt: sql`now()` })

@@ -1,6 +1,6 @@
-/** POST /api/auth/*: registration, login, token refresh, logout, the caller, password reset (CONTRACT §4). */
+/** /api/auth/*: registration, login, token refresh, logout, the caller, password reset (docs/blog.md). */
 import { createHash, randomBytes } from 'node:crypto';
-import { ForbiddenError, procedures, UnauthenticatedError, ValidationError } from 'proceedjs';
+import { ForbiddenError, procedures, rateLimit, UnauthenticatedError, ValidationError } from 'proceedjs';
 import {
   authenticated,
   hashPassword,
@@ -28,6 +28,13 @@ const Session = z.object({
 
 const resetLifetimeMs = 60 * 60 * 1000;
 
+/**
+ * The routes that take a password, a refresh token or an email from anyone are limited per client
+ * IP: 10 a minute per route unless AUTH_RATE_LIMIT says otherwise (app.ts passes it by name).
+ */
+export const authRateLimit = { name: 'auth', max: 10, window: 60_000 } as const;
+const limited = rateLimit(authRateLimit);
+
 /** Answers that carry tokens must not be cached (RFC 6749 §5.1). */
 const noStore = { 'cache-control': 'no-store' };
 
@@ -44,6 +51,7 @@ const badCredentials = () => new UnauthenticatedError('Invalid email or password
 export const auth = procedures('auth', {
   register: blogProcedure()
     .rest({ method: 'POST', path: '/auth/register', status: 201 })
+    .use(limited)
     .headers(noStore)
     .meta({ summary: 'Create an account and sign in' })
     .input(z.object({ email, password, name: text().trim().min(1).max(100) }))
@@ -60,6 +68,7 @@ export const auth = procedures('auth', {
 
   login: blogProcedure()
     .rest({ method: 'POST', path: '/auth/login' })
+    .use(limited)
     .headers(noStore)
     .meta({ summary: 'Sign in with email and password', errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
     .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
@@ -77,6 +86,7 @@ export const auth = procedures('auth', {
 
   refresh: blogProcedure()
     .rest({ method: 'POST', path: '/auth/refresh' })
+    .use(limited)
     .headers(noStore)
     .meta({ summary: 'Trade a refresh token for a new pair (single use)', errors: ['INVALID_TOKEN'] })
     .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
@@ -112,6 +122,7 @@ export const auth = procedures('auth', {
 
   forgotPassword: blogProcedure()
     .rest({ method: 'POST', path: '/auth/forgot-password', status: 202 })
+    .use(limited)
     .meta({ summary: 'Send a password-reset link; the answer is the same whether or not the email exists' })
     .input(z.object({ email }))
     .output(Success)
@@ -149,11 +160,3 @@ export const auth = procedures('auth', {
       return { success: true as const };
     }),
 });
-
-/** The auth routes that are rate limited per client IP (AUTH_RATE_LIMIT). */
-export const rateLimitedAuthRoutes = [
-  'POST /api/auth/register',
-  'POST /api/auth/login',
-  'POST /api/auth/refresh',
-  'POST /api/auth/forgot-password',
-] as const;

@@ -1,4 +1,4 @@
-/** /api/users (CONTRACT §5). */
+/** /api/users (docs/blog.md). */
 import { ForbiddenError, NotFoundError, procedures } from 'proceedjs';
 import { admin, authenticated, hashPassword } from 'proceedjs/auth';
 import { offsetInput, offsetPage, offsetResult } from 'proceedjs/pagination';
@@ -9,11 +9,7 @@ import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
 import { text, updateInput } from '../schemas.js';
 
-const id = z.object({ id: z.string() });
-/**
- * An `id` in an update body is accepted and ignored: the path names the record (CONTRACT §2), and
- * clients often send back what they read. Every other unknown field is still a 400.
- */
+const id = z.object({ id: z.uuid() });
 
 export const users = procedures('users', {
   listUsers: blogProcedure()

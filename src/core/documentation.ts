@@ -1,0 +1,74 @@
+/**
+ * What a route can answer, derived once from its procedure (input, guards, kind, steps, meta) and
+ * what plugins added. The server's behaviour and the OpenAPI document both follow these rules;
+ * keeping them here, beside the code that runs the route, keeps the two from drifting.
+ */
+import { describeProblem, type ErrorDefinition, type ProblemCode } from './errors.js';
+import { canForbid, type HeaderDocumentation, type RouteDocumentation } from './procedure.js';
+import type { RouteEntry } from './routes.js';
+
+/** Everything the documentation of one route says beyond its schemas. */
+export interface RouteFacts {
+  /** Every problem the route can answer, by status then code. */
+  readonly problems: readonly ErrorDefinition[];
+  /** Headers of its successful answers, besides the procedure's fixed ones. */
+  readonly headers: Readonly<Record<string, HeaderDocumentation>>;
+  /** `required`: a guard needs a signed-in caller; `optional`: a token is checked when sent. */
+  readonly bearer: 'none' | 'optional' | 'required';
+  /** The guards' names, in order. */
+  readonly guards: readonly string[];
+}
+
+/** Whether the route reads a JSON body. */
+export function takesBody(route: RouteEntry): boolean {
+  return route.inputMode !== 'query';
+}
+
+/**
+ * The facts of a route: derived problems (400 for input, 401/403 from the guards' `failsWith`,
+ * 404 for a path that names a record, 409 for a write, 413/415 for a body, 500 always), those
+ * of its steps and `meta.errors`, and whatever `added` (plugins) says.
+ *
+ * @example
+ * routeFacts(route, table.documentationOf(route)).problems.map((problem) => problem.status)
+ */
+export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation[] = []): RouteFacts {
+  const { definition } = route;
+  const codes: ProblemCode[] = [];
+  if (definition.input !== undefined || takesBody(route)) codes.push('VALIDATION_FAILED');
+  if (takesBody(route)) codes.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  if (definition.guards.length > 0) codes.push('UNAUTHENTICATED');
+  if (definition.guards.some(canForbid)) codes.push('FORBIDDEN');
+  if (route.params.length > 0) codes.push('NOT_FOUND');
+  if (definition.kind === 'mutation') codes.push('CONFLICT');
+  codes.push(...(definition.meta.errors ?? []));
+  const documentation = [...definition.documentation, ...added];
+  const headers: Record<string, HeaderDocumentation> = {};
+  let bearer: RouteFacts['bearer'] = definition.guards.length > 0 ? 'required' : 'none';
+  for (const each of documentation) {
+    codes.push(...(each.problems ?? []));
+    Object.assign(headers, each.headers);
+    if (each.bearer === 'required') bearer = 'required';
+    else if (each.bearer === 'optional' && bearer === 'none') bearer = 'optional';
+  }
+  codes.push('INTERNAL');
+  return {
+    problems: distinctProblems(codes),
+    headers,
+    bearer,
+    guards: definition.guards.map((guard) => guard.name),
+  };
+}
+
+/** Codes once each, by status then code; two definitions of one code must agree. */
+export function distinctProblems(codes: readonly ProblemCode[]): ErrorDefinition[] {
+  const byCode = new Map<string, ErrorDefinition>();
+  for (const code of codes) {
+    const problem = describeProblem(code);
+    const known = byCode.get(problem.code);
+    if (known !== undefined && (known.status !== problem.status || known.title !== problem.title))
+      throw new TypeError(`Error code ${problem.code} is defined twice, with different statuses or titles`);
+    byCode.set(problem.code, problem);
+  }
+  return [...byCode.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
+}

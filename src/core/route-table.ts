@@ -1,0 +1,106 @@
+/**
+ * The app's route table: every mount, every planned route, the health routes and what plugins
+ * add to the routes' documentation. The server registers from it, the OpenAPI generator, CLI
+ * and start-up log read it: one source of truth, transport-neutral.
+ */
+import { ProceedConfigError } from './errors.js';
+import { normalizePrefix } from './naming.js';
+import type { Collection, RouteDocumentation } from './procedure.js';
+import { planRoutes, type RouteEntry, routeKey } from './routes.js';
+
+/** A planned route with the prefix it was mounted under. */
+export interface MountedRoute extends RouteEntry {
+  readonly prefix: string;
+}
+
+/** One `app.mount()` call: its prefix and collections. */
+export interface Mount {
+  readonly prefix: string;
+  readonly collections: readonly Collection[];
+}
+
+/**
+ * What a plugin adds to the documentation of procedure routes: the same for every route, or
+ * chosen per route (a function of the planned route, never of a route string).
+ */
+export type DocumentationSource =
+  | RouteDocumentation
+  | ((route: MountedRoute) => RouteDocumentation | undefined);
+
+/** Routes mounted so far, in order, with the facts plugins added about them. */
+export class RouteTable {
+  readonly #routes: MountedRoute[] = [];
+  readonly #mounts: Mount[] = [];
+  readonly #healthPrefixes: string[] = [];
+  readonly #taken = new Map<string, string>();
+  readonly #sources: DocumentationSource[] = [];
+
+  /** Every procedure route, in mount order. */
+  get routes(): readonly MountedRoute[] {
+    return this.#routes;
+  }
+
+  /** Every mount, in order. */
+  get mounts(): readonly Mount[] {
+    return this.#mounts;
+  }
+
+  /** The prefixes with a health route (`GET {prefix}/health`), one per distinct mount prefix. */
+  get healthPrefixes(): readonly string[] {
+    return this.#healthPrefixes;
+  }
+
+  /**
+   * Plans collections under a prefix and adds them. Throws {@link ProceedConfigError} naming the
+   * procedure for unroutable names and collisions (with each other, earlier mounts and the
+   * health route). Returns the new routes, and whether the prefix's health route is new.
+   */
+  mount(collections: readonly Collection[], prefix: string): { routes: MountedRoute[]; newHealth: boolean } {
+    const base = normalizePrefix(prefix);
+    const newHealth = !this.#healthPrefixes.includes(base);
+    const earlier = newHealth ? this.#taken.get(routeKey('GET', `${base}/health`)) : undefined;
+    if (earlier !== undefined)
+      throw new ProceedConfigError(`Procedure "${earlier}" takes GET ${base}/health, the health route`);
+    const taken = new Map(this.#taken);
+    const planned = planRoutes(collections, base, taken).map((entry) => ({ ...entry, prefix: base }));
+    const healthKeys = new Set(
+      [...this.#healthPrefixes, base].map((each) => routeKey('GET', `${each}/health`)),
+    );
+    for (const route of planned) {
+      if (healthKeys.has(routeKey(route.method, route.path)))
+        throw new ProceedConfigError(
+          `Procedure "${route.collection}.${route.name}" takes GET ${route.path}, the health route`,
+        );
+    }
+    for (const [key, owner] of taken) this.#taken.set(key, owner);
+    if (newHealth) this.#healthPrefixes.push(base);
+    this.#mounts.push({ prefix: base, collections });
+    this.#routes.push(...planned);
+    return { routes: planned, newHealth };
+  }
+
+  /** Adds documentation to every procedure route (or, with a function, to the routes it picks). */
+  document(source: DocumentationSource): void {
+    if (typeof source !== 'function' && (typeof source !== 'object' || source === null))
+      throw new ProceedConfigError('document() takes route documentation or a function of the route');
+    this.#sources.push(source);
+  }
+
+  /** What plugins added to one route's documentation. */
+  documentationOf(route: MountedRoute): RouteDocumentation[] {
+    const found: RouteDocumentation[] = [];
+    for (const source of this.#sources) {
+      const documentation = typeof source === 'function' ? source(route) : source;
+      if (documentation !== undefined) found.push(documentation);
+    }
+    return found;
+  }
+
+  /** One line per route, procedures then health checks: `GET /api/posts/:id`. */
+  lines(): string[] {
+    return [
+      ...this.#routes.map((route) => `${route.method} ${route.path}`),
+      ...this.#healthPrefixes.map((prefix) => `GET ${prefix}/health`),
+    ];
+  }
+}

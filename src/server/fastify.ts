@@ -1,0 +1,47 @@
+/** The Fastify instance under an app: its options and its one body format, JSON. */
+
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A well-formed `X-Request-Id` from the client is kept (tracing across services); else a new UUID. */
+function requestIdOf(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id'];
+  return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
+}
+
+export interface ServerSettings {
+  logger: Pick<FastifyServerOptions, 'logger'>;
+  bodyLimit: number;
+  trustProxy: boolean | string | string[];
+  frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']>;
+}
+
+export function createServer(settings: ServerSettings): FastifyInstance {
+  const server = Fastify<RawServerDefault>({
+    ...settings.logger,
+    bodyLimit: settings.bodyLimit,
+    genReqId: requestIdOf,
+    trustProxy: settings.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    return503OnClosing: true,
+    // Errors the router meets before any route runs (a malformed URL, an over-long parameter).
+    frameworkErrors: settings.frameworkErrors,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+  // JSON is the only body format; Fastify's default text/plain parser would let text through.
+  server.removeContentTypeParser('text/plain');
+  // Many clients send `Content-Type: application/json` on every request: an empty body with it
+  // is no body (a DELETE, a POST /publish), not malformed JSON. Anything else parses as before,
+  // prototype-poisoning checks included.
+  const parseJson = server.getDefaultJsonParser('error', 'error');
+  server.removeContentTypeParser('application/json');
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
+  return server;
+}

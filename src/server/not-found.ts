@@ -1,0 +1,41 @@
+/**
+ * 404 and 405. Fastify answers an unmatched request through the not-found handler whatever the
+ * reason; a second router, filled from every registered route, tells a path that exists with
+ * another method (405 + `Allow`) from one that does not (404).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { ProceedError } from '../core/errors.js';
+
+const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Every route of a Fastify instance, by method and path. */
+export class MethodIndex {
+  readonly #known = FindMyWay();
+
+  /** Starts recording routes; call before any route is added. */
+  constructor(server: FastifyInstance) {
+    server.addHook('onRoute', (route) => {
+      for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+        if (!this.#known.hasRoute(method as never, route.url))
+          this.#known.on(method as never, route.url, () => {});
+      }
+    });
+  }
+
+  /** The problem for a request no route took: 405 with `Allow` when the path exists, else 404. */
+  problemFor(request: FastifyRequest): ProceedError {
+    const path = request.url.split('?', 1)[0] ?? '/';
+    // A route for this very method exists and sent us here (say, a static file that is missing): 404.
+    const ownRoute = this.#known.find(request.method as 'GET', path) !== null;
+    const allowed = ownRoute
+      ? []
+      : methods.filter((method) => method !== request.method && this.#known.find(method, path) !== null);
+    if (allowed.length > 0) {
+      return new ProceedError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`, {
+        headers: { allow: allowed.join(', ') },
+      });
+    }
+    return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${request.method} ${path}`);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Error translation: everything thrown on the way to an answer (a handler's ProceedError,
+ * Fastify's own errors, anything unexpected) leaves as RFC 9457 problem+json.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ProceedError, toProblem } from '../core/errors.js';
+
+/** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
+export function fromFastifyError(error: FastifyError): ProceedError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProceedError('PAYLOAD_TOO_LARGE', 'The request body is larger than the server accepts');
+    case 'FST_ERR_BAD_URL':
+      return new ProceedError('VALIDATION_FAILED', 'The URL is malformed (bad percent-encoding)');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ProceedError('VALIDATION_FAILED', 'A path parameter is longer than 500 characters');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ProceedError('INVALID_JSON', error.message);
+  }
+  const status = error.statusCode;
+  if (status === undefined || status < 400 || status >= 500) return undefined;
+  if (status === 400 && error instanceof SyntaxError) return new ProceedError('INVALID_JSON', error.message);
+  if (status === 413) return new ProceedError('PAYLOAD_TOO_LARGE', error.message);
+  if (status === 415) return new ProceedError('UNSUPPORTED_MEDIA_TYPE', error.message);
+  if (status === 429) return new ProceedError('RATE_LIMITED', error.message);
+  if (status === 404) return new ProceedError('ROUTE_NOT_FOUND', error.message);
+  return new ProceedError('VALIDATION_FAILED', error.message);
+}
+
+/**
+ * Sends anything thrown as problem+json. Unexpected errors are logged with their stack and
+ * answered 500 without their message, unless `exposeErrors`.
+ */
+export function sendProblem(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  exposeErrors: boolean,
+): FastifyReply {
+  const known =
+    error instanceof ProceedError ? error : (fromFastifyError(error as FastifyError) ?? (error as Error));
+  const problem = toProblem(known, exposeErrors);
+  if (problem.unexpected) request.log.error({ err: error }, 'Unexpected error');
+  return reply
+    .code(problem.status)
+    .headers(problem.headers)
+    .header('x-request-id', request.id)
+    .header('content-type', 'application/problem+json; charset=utf-8')
+    .header('x-content-type-options', 'nosniff')
+    .send(JSON.stringify(problem.body));
+}

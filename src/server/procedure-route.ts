@@ -1,0 +1,51 @@
+/** One native Fastify route per procedure: context, the compiled call, the reply. */
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { ContextPipeline } from '../core/context.js';
+import { compileRoute } from '../core/execute.js';
+import type { RequestInfo } from '../core/procedure.js';
+import type { MountedRoute } from '../core/route-table.js';
+
+/** On every answer: JSON, and never sniffed as anything else. */
+export const jsonHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+function requestInfo(request: FastifyRequest): RequestInfo {
+  return {
+    id: request.id,
+    method: request.method,
+    url: request.url,
+    ip: request.ip,
+    headers: request.headers,
+    params: request.params as Record<string, string>,
+  };
+}
+
+export function registerProcedureRoute(
+  server: FastifyInstance,
+  route: MountedRoute,
+  context: ContextPipeline,
+  onRequest: readonly onRequestAsyncHookHandler[],
+): void {
+  const invoke = compileRoute(route);
+  const headers = { ...route.definition.headers, ...jsonHeaders };
+  server.route({
+    method: route.method,
+    url: route.path,
+    ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
+    handler: async (request, reply) => {
+      const made = context.build(requestInfo(request));
+      const ctx = made instanceof Promise ? await made : made;
+      const result = await invoke({
+        ctx,
+        params: request.params as Record<string, string>,
+        query: request.query as Record<string, unknown> | undefined,
+        body: request.body,
+      });
+      reply.code(result.status).headers(headers).header('x-request-id', request.id);
+      if (result.location !== undefined) reply.header('location', result.location);
+      return result.body;
+    },
+  });
+}

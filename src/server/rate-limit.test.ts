@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { fixtureApp } from '../auth/fixtures/app.js';
+import { rateLimitFromEnv } from '../config/env.js';
+import { ProceedConfigError } from '../core/errors.js';
+import { procedure, procedures, rateLimit } from '../core/procedure.js';
+import { type AppOptions, createApp } from './app.js';
+
+const authProcedures = (rule = rateLimit({ name: 'auth', max: 10 })) =>
+  procedures('auth', {
+    login: procedure()
+      .rest({ method: 'POST', path: '/auth/login' })
+      .use(rule)
+      .mutation(() => ({ ok: true })),
+    me: procedure()
+      .rest({ method: 'GET', path: '/auth/me' })
+      .query(() => ({ ok: true })),
+  });
+
+const appWith = (rule?: ReturnType<typeof rateLimit>, options: AppOptions<object> = {}) =>
+  createApp({ logger: false, ...options }).mount([authProcedures(rule)]);
+
+const login = (app: ReturnType<typeof createApp>, ip = '10.0.0.1') =>
+  app.inject({ method: 'POST', url: '/api/auth/login', payload: {}, remoteAddress: ip });
+
+describe('rateLimit()', () => {
+  it('answers the 11th request in a minute with 429 RATE_LIMITED and Retry-After', async () => {
+    const app = appWith();
+    for (let i = 1; i <= 10; i += 1) {
+      const response = await login(app);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-ratelimit-remaining']).toBe(String(10 - i));
+    }
+    const limited = await login(app);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED', title: 'Too many requests' });
+    expect(limited.json().detail).toMatch(/try again in \d+ s/);
+    await app.close();
+  });
+
+  it('counts per client IP and per route, and leaves other routes alone', async () => {
+    const rule = rateLimit({ name: 'auth', max: 1 });
+    const second = procedures('signup', {
+      register: procedure()
+        .rest({ method: 'POST', path: '/auth/register' })
+        .use(rule)
+        .mutation(() => ({ ok: true })),
+    });
+    const app = appWith(rule).mount([second]);
+    expect((await login(app, '10.0.0.1')).statusCode).toBe(200);
+    expect((await login(app, '10.0.0.1')).statusCode).toBe(429);
+    expect((await login(app, '10.0.0.2')).statusCode).toBe(200);
+    const register = await app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      remoteAddress: '10.0.0.1',
+    });
+    expect(register.statusCode).toBe(200);
+    for (let i = 0; i < 3; i += 1) {
+      const me = await app.inject({ url: '/api/auth/me', remoteAddress: '10.0.0.1' });
+      expect(me.statusCode).toBe(200);
+      expect(me.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+    await app.close();
+  });
+
+  it('counts HEAD requests with the GET route they reach', async () => {
+    const limited = procedures('feed', {
+      listFeed: procedure()
+        .use(rateLimit({ name: 'feed', max: 2 }))
+        .query(() => []),
+    });
+    const app = createApp({ logger: false }).mount([limited]);
+    expect((await app.inject({ method: 'HEAD', url: '/api/feed' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/feed' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/feed' })).statusCode).toBe(429);
+    await app.close();
+  });
+
+  it('opens again after the window', async () => {
+    const app = appWith(rateLimit({ name: 'auth', max: 1, window: 200 }));
+    expect((await login(app)).statusCode).toBe(200);
+    const limited = await login(app);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBe('1');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect((await login(app)).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('takes its numbers from the app by rule name', async () => {
+    const app = appWith(undefined, { rateLimit: { limits: { auth: { max: 2 } } } });
+    expect((await login(app)).headers['x-ratelimit-limit']).toBe('2');
+    expect((await login(app)).statusCode).toBe(200);
+    expect((await login(app)).statusCode).toBe(429);
+    await app.close();
+  });
+
+  it('refuses to start with a change to a rule no route uses, naming the rules in use', async () => {
+    const app = appWith(undefined, { rateLimit: { limits: { atuh: { max: 2 } } } });
+    await expect(app.ready()).rejects.toThrow(
+      'rateLimit.limits: no route uses "atuh" (rules in use: "auth")',
+    );
+  });
+
+  it('refuses impossible numbers, in the rule and in the app', () => {
+    expect(() => rateLimit({ name: 'auth', max: 0 })).toThrow(/max must be an integer ≥ 1/);
+    expect(() => rateLimit({ name: 'auth', max: 1, window: 0 })).toThrow(/window must be/);
+    expect(() => rateLimit({ name: '', max: 1 })).toThrow(/needs a name/);
+    expect(() => appWith(undefined, { rateLimit: { limits: { auth: { max: 1.5 } } } })).toThrow(
+      ProceedConfigError,
+    );
+    const rule = rateLimit({ name: 'auth', max: 1 });
+    expect(() => procedure().use(rule).use(rule)).toThrow(/used twice/);
+  });
+
+  it('limits the fixture app’s sign-in routes through the app option', async () => {
+    const fixture = fixtureApp({ rateLimit: 3 });
+    await fixture.ready;
+    const attempt = () =>
+      fixture.app.inject({
+        method: 'POST',
+        url: '/api/session',
+        payload: { email: 'nobody@example.com', password: 'x' },
+      });
+    for (let i = 0; i < 3; i += 1) expect((await attempt()).statusCode).toBe(401);
+    const limited = await attempt();
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+    await fixture.app.close();
+  });
+});
+
+describe('rateLimitFromEnv', () => {
+  it('reads AUTH_RATE_LIMIT, default 10', () => {
+    expect(rateLimitFromEnv({})).toBe(10);
+    expect(rateLimitFromEnv({ AUTH_RATE_LIMIT: '' })).toBe(10);
+    expect(rateLimitFromEnv({ AUTH_RATE_LIMIT: '25' })).toBe(25);
+    expect(() => rateLimitFromEnv({ AUTH_RATE_LIMIT: 'ten' })).toThrow(/positive integer/);
+    expect(() => rateLimitFromEnv({ AUTH_RATE_LIMIT: '0' })).toThrow(ProceedConfigError);
+  });
+});
