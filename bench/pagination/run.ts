@@ -19,8 +19,8 @@ import { type Database, openDatabase } from '../../examples/blog/src/db/connect.
 import { newId } from '../../examples/blog/src/db/ids.js';
 import { postsRepository } from '../../examples/blog/src/db/posts.js';
 import { posts } from '../../examples/blog/src/db/schema.js';
-import { createPostgresDatabase } from '../../examples/blog/src/db/testing.js';
 import { usersRepository } from '../../examples/blog/src/db/users.js';
+import { createPostgresDatabase } from '../../examples/blog/test/databases.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { launchChromium, skipBrowserSuite, tryItOut, watchedPage } from '../../../test/browser.js';
+import { launchChromium, skipBrowserSuite } from './browser.js';
 import { type CursorPage, engines, type PostView, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -23,7 +23,11 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
 
     const browser = await launchChromium();
     try {
-      const { page, requested, pageErrors } = await watchedPage(browser);
+      const page = await browser.newPage();
+      const requested: string[] = [];
+      const pageErrors: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      page.on('pageerror', (error) => pageErrors.push(error.message));
 
       const response = await page.goto(`${blog.origin}/api/docs`);
       expect(response?.status()).toBe(200);
@@ -38,9 +42,18 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       }
       expect(await page.locator('.btn.authorize').count()).toBe(1);
 
-      const answer = await tryItOut(list);
-      expect(answer.status).toBe('200');
-      const shown = answer.body as CursorPage<PostView>;
+      // "Try it out" → "Execute", then read the live answer Swagger UI shows.
+      await list.locator('.opblock-summary').first().click();
+      await list.locator('button.try-out__btn').click();
+      await list.locator('button.execute').click();
+      const status = list.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor({ timeout: 20_000 });
+      expect((await status.textContent())?.trim()).toBe('200');
+      const body = await list
+        .locator('.live-responses-table .response-col_description pre')
+        .first()
+        .textContent();
+      const shown = JSON.parse(body ?? '') as CursorPage<PostView>;
       expect(shown.data).toContainEqual({ id: post.id, title: 'Seen in the browser', excerpt: post.excerpt });
 
       mkdirSync('test-results', { recursive: true });

@@ -1,19 +1,26 @@
 /**
  * The blog's end-to-end harness. Each suite starts the real app on a real socket, on an
- * in-memory PGlite or on a fresh PostgreSQL database made for it (and dropped after it), and
- * talks to it with `fetch`. Every exchange goes through one function that checks the answer
- * against the app's own OpenAPI document and looks for leaked passwords and hashes, so no test
- * can receive an undocumented or leaky response without failing.
+ * in-memory PGlite or on a fresh PostgreSQL database made for it (and dropped after it). Tests
+ * talk to it with Proceed's typed client (`blog.client(token)`) wherever a call fits it, and with
+ * raw requests (`blog.get`, `blog.post`, …) where they send what no client would: malformed JSON,
+ * wrong media types, forged tokens, exact headers. Both go through one `fetch` that checks every
+ * answer against the app's own OpenAPI document and looks for leaked passwords and hashes, so no
+ * test can receive an undocumented or leaky response without failing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { App } from 'proceedjs';
+import type { App, Problem } from 'proceedjs';
+import { type Client, createClient, routeManifest } from 'proceedjs/client';
 import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceedjs/openapi';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { createScratchDatabase } from '../../../test/postgres.js';
-import { type BlogOptions, createBlogApp } from '../src/app.js';
+import { api, type BlogOptions, createBlogApp } from '../src/app.js';
 import type { BlogContext } from '../src/context.js';
 import { type Database, openDatabase } from '../src/db/index.js';
+import type { blogErrors } from '../src/errors.js';
 import type { Mailer } from '../src/mailer.js';
+import { Post, User } from '../src/resources.js';
+import { createPostgresDatabase } from './databases.js';
+
+export type { Problem } from 'proceedjs';
 
 // ---------------------------------------------------------------------------------------------
 // Engines
@@ -24,11 +31,6 @@ export interface Engine {
   skip: boolean;
   /** A new empty database for one app (open already, or at `url`); `drop` removes it. */
   open(): Promise<{ url: string; database?: Database; drop(): Promise<void> }>;
-}
-
-/** Creates `blog_test_<random>` through an admin connection to `adminUrl`. */
-export function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  return createScratchDatabase(adminUrl, 'blog_test');
 }
 
 /** The engines every shared suite runs on. */
@@ -56,40 +58,28 @@ export function engines(): Engine[] {
 // ---------------------------------------------------------------------------------------------
 // Views and bodies
 
+/** The fields of each view, from the blog's resources (resources.test.ts pins them to the docs). */
 export const views = {
-  userPublic: ['id', 'name'],
-  userAuthenticated: ['email', 'id', 'name', 'role'],
-  userAdmin: ['createdAt', 'email', 'id', 'isActive', 'name', 'role', 'updatedAt'],
-  postPublic: ['excerpt', 'id', 'title'],
-  postAuthenticated: ['authorId', 'content', 'excerpt', 'id', 'status', 'title'],
+  userPublic: Object.keys(User.public.shape),
+  userAuthenticated: Object.keys(User.authenticated.shape),
+  userAdmin: Object.keys(User.admin.shape),
+  postPublic: Object.keys(Post.public.shape),
+  postAuthenticated: Object.keys(Post.authenticated.shape),
 } as const;
 
-export interface UserView {
-  id: string;
-  name: string;
-  email?: string;
-  role?: 'admin' | 'user' | 'guest';
-  isActive?: boolean;
-  createdAt?: string;
-  updatedAt?: string;
-}
+/** The typed client of the blog, its own error codes included. */
+export type BlogClient = Client<typeof api, typeof blogErrors>;
+type Answer<F> = F extends (...args: never[]) => Promise<infer R> ? R : never;
 
-export interface PostView {
-  id: string;
-  title: string;
-  excerpt: string;
-  content?: string;
-  authorId?: string;
-  status?: 'draft' | 'published' | 'archived';
-}
-
-export interface Session {
-  user: UserView;
-  accessToken: string;
-  refreshToken: string;
-  tokenType: 'Bearer';
-  expiresIn: number;
-}
+/** What the routes answer, as the typed client types it (dates as strings). */
+export type Session = Answer<BlogClient['auth']['login']>;
+export type PostPublic = Answer<BlogClient['posts']['getPost']>;
+export type PostAuthenticated = Answer<BlogClient['posts']['createPost']>;
+/** A post in whichever view the caller gets. */
+export type PostView = PostPublic & Partial<PostAuthenticated>;
+export type UserAdmin = Answer<BlogClient['users']['createUser']>;
+/** A user in whichever view the caller gets. */
+export type UserView = Answer<BlogClient['users']['getUser']> & Partial<UserAdmin>;
 
 export interface CursorPage<T> {
   data: T[];
@@ -100,15 +90,6 @@ export interface CursorPage<T> {
 export interface OffsetPage<T> {
   data: T[];
   meta: { page: number; limit: number; total: number; totalPages: number };
-}
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: { path: string; message: string }[];
 }
 
 /** Asserts that an object has exactly these keys: nothing above (or below) its view. */
@@ -140,14 +121,16 @@ export interface RequestOptions {
 
 const leakPattern = /scrypt\$|password_?hash|"password"\s*:/i;
 
-/** A client of a running blog whose every exchange is checked (conformance and leaks). */
-export interface Client {
+/** A connection to a running blog whose every exchange is checked (conformance and leaks). */
+export interface Connection {
   origin: string;
   document: OpenApiDocument;
+  /** `fetch`, with every answer checked; what the typed client uses. */
+  fetch: typeof fetch;
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>>;
 }
 
-export interface BlogInstance extends Client {
+export interface BlogInstance extends Connection {
   app: App<BlogContext>;
   /** Every reset mail the app sent. */
   mail: { to: string; name: string; token: string; expiresAt: Date }[];
@@ -168,34 +151,28 @@ export function uniqueEmail(label = 'user'): string {
 export const testSecret = (): string => randomBytes(32).toString('hex');
 
 /**
- * Connects to a blog at `origin`: reads its OpenAPI document and returns a `request` that checks
- * every answer against it and against leaks of `knownPasswords` and of any password it sends.
+ * Connects to a blog at `origin`: reads its OpenAPI document and returns a `fetch` (and a raw
+ * `request` on top of it) that checks every answer against it and against leaks of
+ * `knownPasswords` and of any password sent.
  */
-export async function connect(origin: string, knownPasswords: readonly string[] = []): Promise<Client> {
+export async function connect(origin: string, knownPasswords: readonly string[] = []): Promise<Connection> {
   const document = (await (await fetch(`${origin}/api/docs/json`)).json()) as OpenApiDocument;
   const check = createResponseValidator(document);
   const checkUnrouted = unroutedValidator(document);
   const passwords = new Set<string>(knownPasswords);
 
-  const request = async <T>(
-    method: string,
-    path: string,
-    options: RequestOptions = {},
-  ): Promise<Reply<T>> => {
-    const headers: Record<string, string> = { ...options.headers };
-    let body: string | undefined = options.body;
-    if (options.json !== undefined) {
-      body = JSON.stringify(options.json);
-      headers['content-type'] = 'application/json';
-      collectPasswords(options.json, passwords);
+  const checkedFetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const method = init.method ?? 'GET';
+    const path = `${url.pathname}${url.search}`;
+    if (typeof init.body === 'string') {
+      try {
+        collectPasswords(JSON.parse(init.body), passwords);
+      } catch {
+        // Malformed JSON on purpose: nothing to collect.
+      }
     }
-    if (options.contentType !== undefined) headers['content-type'] = options.contentType;
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    const response = await fetch(`${origin}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-    });
+    const response = await fetch(url, init);
     const text = await response.text();
     const contentType = response.headers.get('content-type') ?? undefined;
     const where = `${method} ${path} → ${response.status}`;
@@ -217,7 +194,28 @@ export async function connect(origin: string, knownPasswords: readonly string[] 
     for (const password of passwords) {
       if (text.includes(password)) throw new Error(`A password leaked (${where}): ${text}`);
     }
+    return new Response(text === '' ? null : text, { status: response.status, headers: response.headers });
+  };
 
+  const request = async <T>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<Reply<T>> => {
+    const headers: Record<string, string> = { ...options.headers };
+    let body: string | undefined = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] = 'application/json';
+    }
+    if (options.contentType !== undefined) headers['content-type'] = options.contentType;
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    const response = await checkedFetch(`${origin}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await response.text();
     return {
       status: response.status,
       headers: response.headers,
@@ -226,7 +224,7 @@ export async function connect(origin: string, knownPasswords: readonly string[] 
     };
   };
 
-  return { origin, document, request };
+  return { origin, document, fetch: checkedFetch as typeof fetch, request };
 }
 
 /**
@@ -264,25 +262,22 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     await database.drop();
     throw error;
   }
-  let client: Client;
+  let connection: Connection;
   try {
     const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
-    client = await connect(origin, [admin.password]);
+    connection = await connect(origin, [admin.password]);
   } catch (error) {
     await app.close();
     await database.drop();
     throw error;
   }
-  const { origin, document, request } = client;
 
   return {
+    ...connection,
     app,
-    origin,
-    document,
     mail,
     admin,
     secret,
-    request,
     async close() {
       try {
         await app.close();
@@ -336,6 +331,9 @@ function unroutedValidator(document: OpenApiDocument): ResponseValidator {
 // ---------------------------------------------------------------------------------------------
 // A suite's blog, with shortcuts
 
+/** Where each procedure lives, `.rest()` overrides included. */
+const manifest = routeManifest(api);
+
 /** The blog of one `describe`: started before its tests, closed and dropped after them. */
 export class Blog {
   #instance: BlogInstance | undefined;
@@ -366,6 +364,16 @@ export class Blog {
 
   get mail(): BlogInstance['mail'] {
     return this.instance.mail;
+  }
+
+  /** The typed client, signed in as `token` when given; its answers are checked like any other. */
+  client(token?: string): BlogClient {
+    return createClient<typeof api, typeof blogErrors>({
+      baseUrl: this.origin,
+      routes: manifest,
+      fetch: this.instance.fetch,
+      ...(token === undefined ? {} : { token }),
+    });
   }
 
   /** The first reset mail sent after `before` mails: sending happens after the 202, so wait for it. */
@@ -401,19 +409,14 @@ export class Blog {
     return this.request<T>('DELETE', path, token === undefined ? {} : { token });
   }
 
-  /** Registers a new user (201 asserted); returns the session and the credentials. */
+  /** Registers a new user; returns the session and the credentials. */
   async register(
     fields: { name?: string; email?: string; password?: string } = {},
   ): Promise<Session & { email: string; password: string }> {
     const email = fields.email ?? uniqueEmail();
     const password = fields.password ?? `pw-${randomBytes(6).toString('hex')}`;
-    const reply = await this.post<Session>('/api/auth/register', {
-      email,
-      password,
-      name: fields.name ?? 'Test User',
-    });
-    expect(reply.status, reply.text).toBe(201);
-    return { ...reply.body, email, password };
+    const session = await this.client().auth.register({ email, password, name: fields.name ?? 'Test User' });
+    return { ...session, email, password };
   }
 
   /** Asserts that a session is over: its access token and its refresh token are both refused. */
@@ -426,11 +429,9 @@ export class Blog {
     );
   }
 
-  /** Logs in (200 asserted). */
-  async login(email: string, password: string): Promise<Session> {
-    const reply = await this.post<Session>('/api/auth/login', { email, password });
-    expect(reply.status, reply.text).toBe(200);
-    return reply.body;
+  /** Logs in. */
+  login(email: string, password: string): Promise<Session> {
+    return this.client().auth.login({ email, password });
   }
 
   /** An access token of the seeded admin (one login per suite). */
@@ -441,18 +442,16 @@ export class Blog {
     return this.#adminToken;
   }
 
-  /** Creates a post as `token` (201 asserted). */
-  async createPost(
+  /** Creates a post as `token`. */
+  createPost(
     token: string,
     fields: { title?: string; content?: string; excerpt?: string; status?: 'draft' | 'published' } = {},
-  ): Promise<Required<PostView>> {
-    const reply = await this.post<Required<PostView>>(
-      '/api/posts',
-      { title: 'A title', content: 'Some content for the post.', ...fields },
-      token,
-    );
-    expect(reply.status, reply.text).toBe(201);
-    return reply.body;
+  ): Promise<PostAuthenticated> {
+    return this.client(token).posts.createPost({
+      title: 'A title',
+      content: 'Some content for the post.',
+      ...fields,
+    });
   }
 }
 

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { ProceedConfigError } from 'proceedjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createPostgresDatabase, testEngines } from '../../test/databases.js';
 import { openDatabase } from './connect.js';
 import { migrationsDirectory, readMigrations } from './migrate.js';
 import { passwordResets, posts, users } from './schema.js';
-import { createPostgresDatabase, testEngines } from './testing.js';
 import { usersRepository } from './users.js';
 
 const temporaryDirectories: string[] = [];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type TestDatabase, testEngines } from '../../test/databases.js';
 import { type PasswordResetsRepository, passwordResetsRepository } from './password-resets.js';
-import { type TestDatabase, testEngines } from './testing.js';
 import { type User, usersRepository } from './users.js';
 
 for (const engine of testEngines(inject('postgresUrl'))) {

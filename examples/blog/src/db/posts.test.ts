@@ -1,5 +1,6 @@
 import { NotFoundError } from 'proceedjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
 import type { Database } from './connect.js';
 import {
   canTransition,
@@ -11,7 +12,6 @@ import {
   type Visibility,
 } from './posts.js';
 import { type PostStatus, postStatuses } from './schema.js';
-import { type TestDatabase, testEngines, truncateAll } from './testing.js';
 import { type User, usersRepository } from './users.js';
 
 describe('deriveExcerpt', () => {

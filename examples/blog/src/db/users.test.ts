@@ -1,8 +1,8 @@
 import { ConflictError } from 'proceedjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
 import type { Database } from './connect.js';
 import { posts } from './schema.js';
-import { type TestDatabase, testEngines, truncateAll } from './testing.js';
 import { containsPattern, type User, type UsersRepository, usersRepository } from './users.js';
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

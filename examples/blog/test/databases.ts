@@ -2,8 +2,9 @@
  * Databases for tests: the same suites run on an in-memory PGlite and, when a server is
  * reachable, on a fresh PostgreSQL database made for the suite and dropped after it.
  */
-import { createScratchDatabase } from '../../../../test/postgres.js';
-import { type Database, openDatabase } from './connect.js';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Database, openDatabase } from '../src/db/index.js';
 
 export interface TestEngine {
   name: 'PGlite' | 'PostgreSQL';
@@ -20,9 +21,43 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
-/** Creates an empty database on a PostgreSQL server; returns its URL and how to drop it. */
-export function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  return createScratchDatabase(adminUrl, 'proceed_test');
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Creates an empty database with a random name on a PostgreSQL server; returns its URL and how to
+ * drop it. `drop()` waits for the suite's own connections to finish closing (a pool's `end()`
+ * resolves before the server has seen every goodbye), then forces the matter.
+ */
+export async function createPostgresDatabase(
+  adminUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `blog_test_${randomBytes(6).toString('hex')}`;
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const drop = () =>
+    withClient(adminUrl, async (client) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        try {
+          await client.query(`DROP DATABASE IF EXISTS ${name}`);
+          return;
+        } catch (error) {
+          // 55006: the database is still in use by a closing connection.
+          if ((error as { code?: string }).code !== '55006') throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
+  return { url: url.toString(), drop };
 }
 
 /** The engines to run a suite on. Pass `inject('postgresUrl')`. */
