@@ -45,7 +45,15 @@ export interface OpenDatabaseOptions {
    * The copy, about 40 MB, stays for the life of the process: for tests, which open dozens.
    */
   fromTemplate?: boolean;
+  /** Called with every statement the repositories run (through Drizzle): to watch a request's queries. */
+  logQuery?: (sql: string, params: readonly unknown[]) => void;
 }
+
+type QueryLog = OpenDatabaseOptions['logQuery'];
+
+/** Drizzle's options for a statement log, when one is wanted. */
+const loggerOf = (logQuery: QueryLog) =>
+  logQuery === undefined ? {} : { logger: { logQuery: (sql: string, params: unknown[]) => logQuery(sql, params) } };
 
 /**
  * Opens and migrates the database.
@@ -61,9 +69,12 @@ export async function openDatabase(
 ): Promise<Database> {
   const location = typeof url === 'object' ? url : databaseLocation(url);
   const migrations = options.migrations ?? migrationsDirectory;
-  if (location.kind === 'memory' && options.fromTemplate === true) return openMemory(migrations);
+  if (location.kind === 'memory' && options.fromTemplate === true)
+    return openMemory(migrations, options.logQuery);
   const database =
-    location.kind === 'postgres' ? await openPostgres(location.url, options) : await openPglite(location);
+    location.kind === 'postgres'
+      ? await openPostgres(location.url, options)
+      : await openPglite(location, options.logQuery);
   try {
     return await migrated(database, migrations);
   } catch (error) {
@@ -116,13 +127,13 @@ async function migrated(database: OpenedDatabase, migrations: string): Promise<D
  */
 const memoryTemplates = new Map<string, Promise<Blob>>();
 
-async function openMemory(migrations: string): Promise<Database> {
+async function openMemory(migrations: string, logQuery: QueryLog): Promise<Database> {
   const template = memoryTemplates.get(migrations);
   if (template !== undefined) {
     const from = await template.catch(() => undefined);
-    if (from !== undefined) return migrated(await openPglite({ kind: 'memory' }, from), migrations);
+    if (from !== undefined) return migrated(await openPglite({ kind: 'memory' }, logQuery, from), migrations);
   }
-  const database = await openPglite({ kind: 'memory' });
+  const database = await openPglite({ kind: 'memory' }, logQuery);
   const open = await migrated(database, migrations);
   // Taken right after the migrations, before the caller writes anything.
   if (!memoryTemplates.has(migrations)) {
@@ -159,7 +170,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     options.onPoolError ?? ((error) => console.error(`PostgreSQL connection error: ${error.message}`)),
   );
   return {
-    db: drizzleNodePostgres({ client: pool, schema }),
+    db: drizzleNodePostgres({ client: pool, schema, ...loggerOf(options.logQuery) }),
     kind: 'postgres',
     query: async <Row>(sql: string, params?: unknown[]) => ({
       rows: (await pool.query(sql, params)).rows as Row[],
@@ -192,6 +203,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
 
 async function openPglite(
   location: { kind: 'memory' } | { kind: 'directory'; path: string },
+  logQuery: QueryLog,
   from?: Blob,
 ): Promise<OpenedDatabase> {
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
@@ -220,7 +232,7 @@ async function openPglite(
     throw error;
   }
   return {
-    db: drizzlePglite({ client, schema }),
+    db: drizzlePglite({ client, schema, ...loggerOf(logQuery) }),
     kind: 'pglite',
     query: async <Row>(sql: string, params?: unknown[]) => ({
       rows: (await client.query<Row>(sql, params)).rows,

@@ -1,0 +1,96 @@
+/**
+ * What a write costs the database: an edit, a delete, a publish by the author read the post
+ * once (the ownership step loads it; the handler takes it from the context), then write.
+ */
+import { randomBytes } from 'node:crypto';
+import type { App } from 'proceedjs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createBlogApp } from '../src/app.js';
+import type { BlogContext } from '../src/context.js';
+import { type Database, openDatabase } from '../src/db/index.js';
+import { createPostgresDatabase } from './databases.js';
+
+const postgresUrl = inject('postgresUrl');
+
+const engines = [
+  { name: 'PGlite', skip: false, url: async () => ({ url: 'memory://', drop: async () => undefined }) },
+  {
+    name: 'PostgreSQL',
+    skip: postgresUrl === null,
+    url: () => createPostgresDatabase(postgresUrl ?? ''),
+  },
+];
+
+describe.each(engines)('the queries of a write on $name', (engine) => {
+  if (engine.skip) {
+    it.skip('needs PostgreSQL', () => undefined);
+    return;
+  }
+  const statements: string[] = [];
+  let app: App<BlogContext>;
+  let database: Database;
+  let drop: () => Promise<void>;
+  let token: string;
+
+  beforeAll(async () => {
+    const created = await engine.url();
+    drop = created.drop;
+    database = await openDatabase(created.url, { logQuery: (sql) => statements.push(sql) });
+    app = await createBlogApp({
+      database,
+      databaseUrl: created.url,
+      jwtSecret: randomBytes(32).toString('hex'),
+      production: false,
+      logger: false,
+      admin: { email: 'admin@example.com', password: 'admin-password' },
+    });
+    const session = await app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: { email: 'writer@example.com', password: 'writer-password', name: 'Writer' },
+    });
+    token = session.json<{ accessToken: string }>().accessToken;
+  });
+  afterAll(async () => {
+    await app.close();
+    await drop();
+  });
+
+  /** The statements on `posts` one request runs. */
+  async function postStatements(method: 'PUT' | 'DELETE' | 'POST', url: string, payload?: object) {
+    statements.length = 0;
+    const reply = await app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      ...(payload === undefined ? {} : { payload }),
+    });
+    expect(reply.statusCode, reply.body).toBeLessThan(300);
+    return statements
+      .filter((sql) => /"posts"/.test(sql))
+      .map((sql) => sql.split(/\s+/, 1)[0]?.toLowerCase());
+  }
+
+  async function newPost(): Promise<string> {
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/api/posts',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { title: 'Counted', content: 'Some words' },
+    });
+    return reply.json<{ id: string }>().id;
+  }
+
+  it('PUT /api/posts/:id reads the post once, then updates it', async () => {
+    const id = await newPost();
+    expect(
+      await postStatements('PUT', `/api/posts/${id}`, { title: 'Edited', content: 'New words' }),
+    ).toEqual(['select', 'update']);
+  });
+
+  it('POST /api/posts/:id/publish and DELETE /api/posts/:id read it once too', async () => {
+    const id = await newPost();
+    expect(await postStatements('POST', `/api/posts/${id}/publish`)).toEqual(['select', 'update']);
+    expect(await postStatements('DELETE', `/api/posts/${id}`)).toEqual(['select', 'delete']);
+  });
+});
