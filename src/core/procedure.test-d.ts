@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { resource } from '../resource/index.js';
-import { type BaseContext, guard, procedure } from './procedure.js';
+import { type BaseContext, guard, type MiddlewareNext, procedure, rateLimit, step } from './procedure.js';
 
 interface User {
   id: string;
@@ -100,5 +100,39 @@ describe('procedure inference', () => {
     const other = guard({ name: 'other', check: (ctx: { tenant: string }) => ctx.tenant === 'x' });
     // @ts-expect-error Ctx has no tenant
     procedure<Ctx>().guard(other);
+  });
+});
+
+describe('middleware and steps', () => {
+  it('gives a middleware placed after .input() the validated input, and nothing before', () => {
+    procedure<Ctx>()
+      .use(async ({ input, next }) => {
+        expectTypeOf(input).toEqualTypeOf<undefined>();
+        return next();
+      })
+      .input(z.object({ id: z.uuid(), n: z.coerce.number() }))
+      .use(async ({ input, next }) => {
+        expectTypeOf(input).toEqualTypeOf<{ id: string; n: number }>();
+        return next({ loaded: { id: input.id } });
+      })
+      .query(({ ctx }) => {
+        expectTypeOf(ctx.loaded).toEqualTypeOf<{ id: string }>();
+        return null;
+      });
+  });
+
+  it('flows what a step adds into the handler’s context', () => {
+    const tenant = step({
+      name: 'tenant',
+      documents: { problems: ['NOT_FOUND'] },
+      run: async ({ next }: { ctx: Ctx; input: unknown; next: MiddlewareNext }) => next({ tenant: 'acme' }),
+    });
+    procedure<Ctx>()
+      .use(tenant)
+      .use(rateLimit({ name: 'reads', max: 5 }))
+      .query(({ ctx }) => {
+        expectTypeOf(ctx.tenant).toEqualTypeOf<string>();
+        return null;
+      });
   });
 });

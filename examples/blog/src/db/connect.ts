@@ -53,7 +53,9 @@ type QueryLog = OpenDatabaseOptions['logQuery'];
 
 /** Drizzle's options for a statement log, when one is wanted. */
 const loggerOf = (logQuery: QueryLog) =>
-  logQuery === undefined ? {} : { logger: { logQuery: (sql: string, params: unknown[]) => logQuery(sql, params) } };
+  logQuery === undefined
+    ? {}
+    : { logger: { logQuery: (sql: string, params: unknown[]) => logQuery(sql, params) } };
 
 /**
  * Opens and migrates the database.

@@ -1,0 +1,162 @@
+/** compileRoute on its own: no server, a route planned by planRoutes, calls handed in as data. */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { compileRoute } from './execute.js';
+import { guard, type MiddlewareNext, type Procedure, procedure, procedures } from './procedure.js';
+import { planRoutes } from './routes.js';
+
+type Ctx = { user?: { id: string; role: string }; order: string[] };
+const p = () => procedure<Ctx>();
+const request = { id: 'r1', method: 'GET', url: '/', ip: '127.0.0.1', headers: {}, params: {} };
+
+function compile(name: string, built: Procedure) {
+  const [route] = planRoutes([procedures('posts', { [name]: built })]);
+  if (route === undefined) throw new Error('not planned');
+  return compileRoute(route);
+}
+
+function call(
+  invoke: ReturnType<typeof compileRoute>,
+  parts: {
+    params?: Record<string, string>;
+    query?: Record<string, unknown>;
+    body?: unknown;
+    user?: Ctx['user'];
+  } = {},
+) {
+  const order: string[] = [];
+  const ctx = { request, order, ...(parts.user === undefined ? {} : { user: parts.user }) };
+  return {
+    order,
+    reply: invoke({ ctx, params: parts.params ?? {}, query: parts.query, body: parts.body }),
+  };
+}
+
+describe('compileRoute', () => {
+  it('assembles query and path into the input, coerced, and serializes the declared output', async () => {
+    const invoke = compile(
+      'getPost',
+      p()
+        .input(z.object({ id: z.string(), limit: z.coerce.number() }))
+        .output(z.object({ id: z.string(), limit: z.number() }))
+        .query(({ input }) => ({ ...input, secret: 'never sent' })),
+    );
+    const { reply } = call(invoke, { params: { id: 'a' }, query: { limit: '5', id: 'ignored' } });
+    await expect(reply).resolves.toEqual({ status: 200, body: '{"id":"a","limit":5}', location: undefined });
+  });
+
+  it('answers create* with 201 and the new record’s Location, delete* without output with success', async () => {
+    const created = compile(
+      'createPost',
+      p().mutation(() => ({ id: 'x/1' })),
+    );
+    await expect(call(created, { body: {} }).reply).resolves.toMatchObject({
+      status: 201,
+      location: '/api/posts/x%2F1',
+    });
+    const deleted = compile(
+      'deletePost',
+      p()
+        .input(z.object({ id: z.string() }))
+        .mutation(() => undefined),
+    );
+    await expect(call(deleted, { params: { id: '1' } }).reply).resolves.toMatchObject({
+      status: 200,
+      body: '{"success":true}',
+    });
+  });
+
+  it('refuses invalid input and a body that is not an object with 400, before the handler', async () => {
+    let ran = false;
+    const invoke = compile(
+      'createPost',
+      p()
+        .input(z.object({ title: z.string().min(1) }))
+        .mutation(() => {
+          ran = true;
+          return {};
+        }),
+    );
+    await expect(call(invoke, { body: { title: '' } }).reply).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [{ path: 'title' }],
+    });
+    await expect(call(invoke, { body: [1] }).reply).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect(ran).toBe(false);
+  });
+
+  it('runs guards, then middleware before the input, validation, middleware after it, the handler', async () => {
+    const step =
+      (name: string) =>
+      async ({ ctx, input, next }: { ctx: Ctx; input: unknown; next: MiddlewareNext }) => {
+        ctx.order.push(`${name}:${JSON.stringify(input) ?? 'none'}`);
+        return next();
+      };
+    const invoke = compile(
+      'getPost',
+      p()
+        .guard(guard({ name: 'logged', check: (ctx: Ctx) => ctx.order.push('guard') > 0 }))
+        .use(step('before'))
+        .input(z.object({ id: z.coerce.number() }))
+        .use(step('after'))
+        .query(({ ctx, input }) => {
+          ctx.order.push(`handler:${input.id}`);
+          return null;
+        }),
+    );
+    const { order, reply } = call(invoke, { params: { id: '7' } });
+    await reply;
+    expect(order).toEqual(['guard', 'before:none', 'after:{"id":7}', 'handler:7']);
+  });
+
+  it('never runs a middleware after the input when validation fails', async () => {
+    const invoke = compile(
+      'getPost',
+      p()
+        .input(z.object({ id: z.uuid() }))
+        .use(async ({ ctx, next }) => {
+          ctx.order.push('loaded');
+          return next();
+        })
+        .query(() => null),
+    );
+    const { order, reply } = call(invoke, { params: { id: 'nope' } });
+    await expect(reply).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect(order).toEqual([]);
+  });
+
+  it('answers 401 to an anonymous caller, 403 naming the guard to a signed-in one, by failsWith', async () => {
+    const staff = guard({ name: 'staff', check: (ctx: Ctx) => ctx.user?.role === 'staff' });
+    const signedIn = guard({ name: 'signed in', failsWith: 'UNAUTHENTICATED', check: () => false });
+    const forStaff = compile(
+      'listPosts',
+      p()
+        .guard(staff)
+        .query(() => []),
+    );
+    await expect(call(forStaff).reply).rejects.toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
+    await expect(call(forStaff, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'Guard "staff" denied access',
+    });
+    const onlySignIn = compile(
+      'listPosts',
+      p()
+        .guard(signedIn)
+        .query(() => []),
+    );
+    await expect(call(onlySignIn, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
+  });
+
+  it('says so when a middleware does not return what next() gave it', async () => {
+    const invoke = compile(
+      'listPosts',
+      p()
+        .use((async () => ({ output: undefined })) as never)
+        .query(() => []),
+    );
+    await expect(call(invoke).reply).rejects.toThrow('did not return what next() returned');
+  });
+});

@@ -1,0 +1,133 @@
+/** planRoutes and the RouteTable on their own: naming, collisions, health routes, documentation. */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { routeFacts } from './documentation.js';
+import { defineErrors, ProceedConfigError } from './errors.js';
+import { guard, procedure, procedures, rateLimit, step } from './procedure.js';
+import { RouteTable } from './route-table.js';
+import { planRoutes } from './routes.js';
+
+const p = () => procedure();
+const posts = procedures('posts', {
+  listPosts: p().query(() => []),
+  getPost: p()
+    .input(z.object({ id: z.string() }))
+    .query(() => null),
+  createPost: p().mutation(() => ({})),
+  publishPost: p()
+    .rest({ method: 'POST', path: '/posts/:id/publish' })
+    .mutation(() => ({})),
+});
+
+describe('planRoutes', () => {
+  it('maps names to methods, paths, input modes and statuses under the prefix', () => {
+    expect(
+      planRoutes([posts], '/v1').map((route) => [
+        route.method,
+        route.path,
+        route.inputMode,
+        route.successStatus,
+        route.params,
+      ]),
+    ).toEqual([
+      ['GET', '/v1/posts', 'query', 200, []],
+      ['GET', '/v1/posts/:id', 'query', 200, ['id']],
+      ['POST', '/v1/posts', 'body', 201, []],
+      ['POST', '/v1/posts/:id/publish', 'body', 200, ['id']],
+    ]);
+  });
+
+  it('refuses two procedures on one route, also when only parameter names differ', () => {
+    const clash = procedures('posts', {
+      getPost: p().query(() => null),
+      findPost: p()
+        .rest({ method: 'GET', path: '/posts/:slug' })
+        .query(() => null),
+    });
+    expect(() => planRoutes([clash])).toThrow(
+      'Procedures "posts.getPost" and "posts.findPost" both map to GET /api/posts/:slug',
+    );
+    expect(() => planRoutes([posts, posts])).toThrow(ProceedConfigError);
+  });
+});
+
+describe('RouteTable', () => {
+  it('keeps one health route per prefix and refuses a procedure on it', () => {
+    const table = new RouteTable();
+    expect(table.mount([posts], '/api').newHealth).toBe(true);
+    expect(table.mount([procedures('tags', { listTags: p().query(() => []) })], '/api').newHealth).toBe(
+      false,
+    );
+    expect(table.healthPrefixes).toEqual(['/api']);
+    expect(table.lines().at(-1)).toBe('GET /api/health');
+    const health = procedures('health', { listHealth: p().query(() => []) });
+    expect(() => new RouteTable().mount([health], '/api')).toThrow(
+      'Procedure "health.listHealth" takes GET /api/health, the health route',
+    );
+  });
+
+  it('gives each route what plugins documented for it, by route, never by string', () => {
+    const table = new RouteTable();
+    table.mount([posts], '/api');
+    table.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
+    table.document((route) => (route.method === 'POST' ? { problems: ['RATE_LIMITED'] } : undefined));
+    const [list, , create] = table.routes;
+    if (list === undefined || create === undefined) throw new Error('not mounted');
+    expect(table.documentationOf(list)).toEqual([{ problems: ['INVALID_TOKEN'], bearer: 'optional' }]);
+    expect(table.documentationOf(create)).toHaveLength(2);
+  });
+});
+
+describe('routeFacts', () => {
+  const facts = (
+    built: ReturnType<typeof p>['query'] extends never ? never : Parameters<typeof procedures>[1],
+  ) => {
+    const [route] = planRoutes([procedures('posts', built)]);
+    if (route === undefined) throw new Error('not planned');
+    return routeFacts(route);
+  };
+
+  it('derives problems from the input, guards, path, kind and body', () => {
+    const admin = guard({ name: 'admin', requiresUser: true, check: () => true });
+    const codes = facts({
+      updatePost: p()
+        .guard(admin)
+        .input(z.object({ id: z.string(), data: z.object({}) }))
+        .mutation(() => ({})),
+    }).problems.map((problem) => problem.code);
+    expect(codes).toEqual([
+      'INVALID_JSON',
+      'VALIDATION_FAILED',
+      'UNAUTHENTICATED',
+      'FORBIDDEN',
+      'NOT_FOUND',
+      'CONFLICT',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'INTERNAL',
+    ]);
+  });
+
+  it('adds what steps and meta declare: rate limits with their headers, an app’s own codes', () => {
+    const appErrors = defineErrors({ OUT_OF_STOCK: { status: 422, title: 'Out of stock' } });
+    const found = facts({
+      listPosts: p()
+        .use(rateLimit({ name: 'reads', max: 5 }))
+        .use(step({ name: 'maintenance', documents: { problems: ['UNAVAILABLE'] } }))
+        .meta({ errors: [appErrors.OUT_OF_STOCK] })
+        .query(() => []),
+    });
+    expect(found.problems.map((problem) => `${problem.status} ${problem.code}`)).toEqual([
+      '422 OUT_OF_STOCK',
+      '429 RATE_LIMITED',
+      '500 INTERNAL',
+      '503 UNAVAILABLE',
+    ]);
+    expect(Object.keys(found.headers)).toEqual([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]);
+    expect(found.bearer).toBe('none');
+  });
+});
