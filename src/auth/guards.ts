@@ -38,7 +38,7 @@ function roleGuard(name: string, roles: readonly string[]): UserGuard<RoleContex
 
 /**
  * Passes when the signed-in user's `role` is one of `roles`. Named `role:a|b`. The user loader
- * must return `role` (CONTRACT §4: a role change applies at the next request).
+ * must return `role` (docs/auth.md: a role change applies at the next request).
  *
  * @example
  * const publish = procedure<Ctx>().guard(hasRole('editor', 'admin')).mutation(...);

@@ -10,7 +10,7 @@ import { ProceedConfigError, ProceedError } from '../core/errors.js';
 /** The two kinds of token Proceed issues. */
 export type TokenType = 'access' | 'refresh';
 
-/** The claims of every token Proceed issues (CONTRACT §4, plus `fam`, the login's family id). */
+/** The claims of every token Proceed issues (docs/auth.md, plus `fam`, the login's family id). */
 export interface TokenClaims {
   /** The user id. */
   sub: string;
@@ -37,7 +37,7 @@ export interface RefreshClaims extends TokenClaims {
   type: 'refresh';
 }
 
-/** CONTRACT §3: every 401 carries exactly `WWW-Authenticate: Bearer`. */
+/** docs/errors.md: every 401 carries exactly `WWW-Authenticate: Bearer`. */
 const invalidTokenHeaders = { 'www-authenticate': 'Bearer' };
 
 /**

@@ -17,7 +17,7 @@ describe('TokenService', () => {
     vi.useRealTimers();
   });
 
-  it('issues a pair with the claims of CONTRACT §4', async () => {
+  it('issues a pair with the claims docs/auth.md lists', async () => {
     const tokens = new TokenService({ secret });
     const before = Math.floor(Date.now() / 1000);
     const pair = await tokens.issuePair('user-1');

@@ -16,7 +16,7 @@ import { MemoryRevocationStore, type RevocationStore } from './revocation.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** What login, register and refresh answer with (CONTRACT §4). */
+/** What login, register and refresh answer with (docs/auth.md). */
 export interface TokenPair {
   accessToken: string;
   refreshToken: string;

@@ -9,7 +9,7 @@ export type ReceivedProblem = Partial<Problem> & { status: number } & Record<str
 
 /**
  * The server answered with problem details (`application/problem+json`). Match on `code`, a
- * stable string (CONTRACT §3); `errors` lists the fields a validation failure found.
+ * stable string (docs/errors.md); `errors` lists the fields a validation failure found.
  *
  * @example
  * try {

@@ -1,5 +1,5 @@
 /**
- * Puts a call's input on the wire the way the server takes it apart (CONTRACT §2): path
+ * Puts a call's input on the wire the way the server takes it apart (docs/procedures.md): path
  * parameters from the input, the rest as a query string (GET, DELETE) or a JSON body (POST,
  * PUT, PATCH), and for `update*` the `data` field as the whole body.
  */

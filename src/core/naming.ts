@@ -1,5 +1,5 @@
 /**
- * The naming convention (CONTRACT §2) in one place. The server, the OpenAPI generator, the CLI
+ * The naming convention (docs/procedures.md) in one place. The server, the OpenAPI generator, the CLI
  * and the client all ask this module where a procedure lives; nothing else knows the rules.
  */
 import { ProceedConfigError } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * The documentation plugin (seed §4.3, CONTRACT §6): the OpenAPI document as JSON and YAML and
+ * The documentation plugin (docs/openapi.md): the OpenAPI document as JSON and YAML and
  * Swagger UI, every asset served by the app itself. The document is generated once, when the
  * app becomes ready, so it sees every mount whatever the order of `mount` and `register`.
  */

@@ -1,5 +1,5 @@
 /**
- * The problem responses (CONTRACT §3) as reusable OpenAPI components: one `Problem` schema and
+ * The problem responses (docs/errors.md) as reusable OpenAPI components: one `Problem` schema and
  * one response per status, each narrowing `status` and `code` to what that status can carry.
  * The codes come from the core's table, so the document cannot drift from the server.
  */

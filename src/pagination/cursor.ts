@@ -1,5 +1,5 @@
 /**
- * Cursor pagination (seed §4.5, CONTRACT §5): feeds and infinite scroll. Items are ordered by a
+ * Cursor pagination (docs/pagination.md): feeds and infinite scroll. Items are ordered by a
  * unique, ever-growing key, newest first (key descending); a cursor is the key of an item and is
  * always exclusive.
  *

@@ -1,5 +1,5 @@
 /**
- * Pagination (seed §4.5, CONTRACT §5): input and output schemas for offset and cursor listings,
+ * Pagination (docs/pagination.md): input and output schemas for offset and cursor listings,
  * and helpers that build pages from any data source: arrays, Drizzle, plain SQL.
  *
  * @module proceed/pagination

@@ -18,7 +18,7 @@ const fromQuery = (query: Record<string, string>) =>
   usersInput.safeParse(createCoercer(usersInput)({ ...query }));
 
 describe('offsetInput', () => {
-  it('fills the defaults of seed §8', () => {
+  it('fills the defaults docs/pagination.md gives', () => {
     expect(usersInput.parse({})).toEqual({ page: 1, limit: 20, sortOrder: 'asc' });
   });
 

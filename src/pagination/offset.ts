@@ -1,12 +1,12 @@
 /**
- * Offset pagination (seed §4.5): page-numbered tables. The input schema carries `page`, `limit`,
+ * Offset pagination (docs/pagination.md): page-numbered tables. The input schema carries `page`, `limit`,
  * `sortBy`, `sortOrder` and the app's filters; the output envelope is `{ data, meta }`.
  */
 import { z } from 'zod';
 
-/** How many items a page holds when the client does not say (seed §8). */
+/** How many items a page holds when the client does not say (docs/pagination.md). */
 export const DEFAULT_LIMIT = 20;
-/** The largest page a client may ask for unless the app sets its own cap (seed §8). */
+/** The largest page a client may ask for unless the app sets its own cap (docs/pagination.md). */
 export const MAX_LIMIT = 100;
 
 export type SortOrder = 'asc' | 'desc';

@@ -1,5 +1,5 @@
 /**
- * Resources and their views (seed §2.1, CONTRACT §2). A resource declares each field at one of
+ * Resources and their views (docs/views.md). A resource declares each field at one of
  * three cumulative levels; each level yields a view, a Zod object that holds exactly the fields
  * of that level and below. Outputs declared with a view are serialized by a compiled serializer
  * that writes only declared fields, so nothing undeclared can reach the wire.

@@ -1,5 +1,5 @@
 /**
- * The blog API: posts, users and auth on PGlite or PostgreSQL (CONTRACT §1, §4, §5).
+ * The blog API: posts, users and auth on PGlite or PostgreSQL (docs/blog.md).
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
 import { randomBytes } from 'node:crypto';

@@ -16,7 +16,7 @@ export interface BlogContext extends AuthContext<User>, BaseContext {
 /** Starts a blog procedure. */
 export const blogProcedure = (): ReturnType<typeof procedure<BlogContext>> => startProcedure<BlogContext>();
 
-/** Which posts the caller may see (CONTRACT §5). */
+/** Which posts the caller may see (docs/blog.md). */
 export function visibilityOf(user: User | undefined): Visibility {
   if (user === undefined) return { kind: 'anonymous' };
   return user.role === 'admin' ? { kind: 'admin' } : { kind: 'user', userId: user.id };

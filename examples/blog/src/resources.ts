@@ -1,4 +1,4 @@
-/** The blog's resources: each field at the visibility level of CONTRACT §5. */
+/** The blog's resources: each field at the visibility level docs/blog.md gives it. */
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { postStatuses, roles } from './db/schema.js';

@@ -1,4 +1,4 @@
-/** /api/auth/* end to end (CONTRACT §4), on PGlite and PostgreSQL. */
+/** /api/auth/* end to end (docs/blog.md, docs/auth.md), on PGlite and PostgreSQL. */
 import { describe, expect, it, vi } from 'vitest';
 import {
   type Blog,

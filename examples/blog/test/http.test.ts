@@ -1,4 +1,4 @@
-/** The HTTP edges of the blog (CONTRACT §1, §3): unknown routes, methods, bodies, health. */
+/** The HTTP edges of the blog (docs/blog.md, docs/errors.md): unknown routes, methods, bodies, health. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engines, expectProblem, type Session, useBlog } from './harness.js';
 

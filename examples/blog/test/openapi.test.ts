@@ -1,5 +1,5 @@
 /**
- * The blog's OpenAPI document (CONTRACT §6). Every other suite already validates each answer it
+ * The blog's OpenAPI document (docs/openapi.md). Every other suite already validates each answer it
  * receives against this document (harness.ts); this one checks the document itself.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';

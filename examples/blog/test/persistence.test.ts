@@ -1,5 +1,5 @@
 /**
- * The embedded persistent database through the real CLI (CONTRACT §1): `proceed start` of the
+ * The embedded persistent database through the real CLI (docs/blog.md): `proceed start` of the
  * compiled blog on a directory, SIGTERM (exit 0), start again on the same directory with the
  * same JWT_SECRET, and everything is still there: rows, sessions and revocations.
  */

@@ -1,4 +1,4 @@
-/** /api/posts end to end (CONTRACT §5), on PGlite and PostgreSQL. */
+/** /api/posts end to end (docs/blog.md), on PGlite and PostgreSQL. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type Blog,
@@ -17,7 +17,7 @@ type FullPost = Required<PostView>;
 
 const newestFirst = (ids: string[]) => [...ids].sort().reverse();
 
-/** Checks the cursor rules of one page (CONTRACT §5) and that items are exactly the public view. */
+/** Checks the cursor rules of one page (docs/pagination.md) and that items are exactly the public view. */
 function expectPageRules(page: CursorPage<PostView>, limit: number): void {
   expectKeys(page, ['data', 'nextCursor', 'prevCursor']);
   expect(page.data.length).toBeLessThanOrEqual(limit);

@@ -1,4 +1,4 @@
-/** /api/users end to end (CONTRACT §5), on PGlite and PostgreSQL. */
+/** /api/users end to end (docs/blog.md), on PGlite and PostgreSQL. */
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {

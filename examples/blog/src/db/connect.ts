@@ -1,5 +1,5 @@
 /**
- * Opens the blog's database from `DATABASE_URL` (CONTRACT §1) and migrates it:
+ * Opens the blog's database from `DATABASE_URL` (docs/blog.md) and migrates it:
  * - `postgres://…` or `postgresql://…`: a PostgreSQL server, through a node-postgres pool;
  * - `memory://`: an in-memory PGlite (gone when the process ends);
  * - anything else: a directory holding a persistent PGlite database (created if missing), open

@@ -1,5 +1,5 @@
 /**
- * Password-reset tokens (CONTRACT §4): only a hash of each token is stored, each is single use
+ * Password-reset tokens (docs/blog.md): only a hash of each token is stored, each is single use
  * and expires. Consuming one is a single conditional UPDATE, so two requests racing with the
  * same token cannot both succeed.
  */

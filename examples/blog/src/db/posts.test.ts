@@ -39,7 +39,7 @@ describe('deriveExcerpt', () => {
 });
 
 describe('postTransitions', () => {
-  it('allows exactly the moves of CONTRACT §5', () => {
+  it('allows exactly the moves docs/blog.md lists', () => {
     const allowed = postStatuses.flatMap((from) =>
       postStatuses.filter((to) => canTransition(from, to)).map((to) => `${from}→${to}`),
     );
