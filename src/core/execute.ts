@@ -129,14 +129,15 @@ export function compileRoute(route: RouteEntry): Invoke {
       : undefined;
   };
 
-  const run = chain<unknown>(inputMiddlewares, async (call, input) => {
+  const handle = async (call: Call, input: unknown): Promise<Reply> => {
     // Awaited only when a promise: a synchronous handler or serializer costs no extra tick.
     let result = handler({ input: input as never, ctx: call.ctx as never });
     if (result instanceof Promise) result = await result;
     let body = serialize(result, call.ctx);
     if (body instanceof Promise) body = await body;
     return { status: route.successStatus, body, location: locationOf(result) };
-  });
+  };
+  const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
 
   const execute = chain<undefined>(middlewares, async (call) => {
     let input: unknown = assemble(call);
@@ -146,7 +147,13 @@ export function compileRoute(route: RouteEntry): Invoke {
       if (!result.ok) throw new ValidationError(result.errors);
       input = result.value;
     }
-    return run(call, input);
+    if (afterInput !== handle) return afterInput(call, input);
+    // Without middleware after the input, the handler runs here: no extra async step per request.
+    let result = handler({ input: input as never, ctx: call.ctx as never });
+    if (result instanceof Promise) result = await result;
+    let body = serialize(result, call.ctx);
+    if (body instanceof Promise) body = await body;
+    return { status: route.successStatus, body, location: locationOf(result) };
   });
 
   if (guards.length === 0) return (call) => execute(call, undefined);

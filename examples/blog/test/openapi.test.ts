@@ -136,12 +136,26 @@ describe('the blog’s OpenAPI document', () => {
     expect(login?.responses['403']).toBeDefined();
   });
 
-  it('documents the 429 of each rate-limited route, declared by the auth plugin', () => {
+  it('documents the blog’s own INVALID_TRANSITION where a post can move, like a built-in code', () => {
+    const moving = operations(document())
+      .filter((op) => JSON.stringify(op.responses['409']) !== undefined && op.operationId !== undefined)
+      .map((op) => op.operationId);
+    expect(moving).toEqual(expect.arrayContaining(['updatePost', 'publishPost', 'archivePost']));
+    const conflict = JSON.stringify(document().components.responses.Conflict);
+    expect(conflict).toContain('INVALID_TRANSITION');
+    const problem = document().components.schemas.Problem as { properties: { code: { enum: string[] } } };
+    expect(problem.properties.code.enum).toContain('INVALID_TRANSITION');
+  });
+
+  it('documents the 429 of each route with the rateLimit step, and its X-RateLimit headers', () => {
     const limited = operations(document())
       .filter((op) => op.responses['429'] !== undefined)
       .map((op) => op.operationId)
       .sort();
     expect(limited).toEqual(['forgotPassword', 'login', 'refresh', 'register']);
+    const login = operations(document()).find((op) => op.operationId === 'login');
+    const success = login?.responses['200'] as { headers?: Record<string, unknown> } | undefined;
+    expect(Object.keys(success?.headers ?? {})).toContain('X-RateLimit-Remaining');
   });
 
   it('accepts a bad token’s 401 on a public route as documented', async () => {
