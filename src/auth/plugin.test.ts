@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../server/app.js';
 import { fixtureApp, fixtureSecret } from './fixtures/app.js';
 import { createJwtCodec, type TokenClaims } from './jwt.js';
-import { bearerTokenOf } from './plugin.js';
+import { authPlugin, bearerTokenOf } from './plugin.js';
 import { uuidv7 } from './tokens.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -311,5 +312,17 @@ describe('bearerTokenOf', () => {
   it('throws the named errors', () => {
     expect(() => bearerTokenOf('Basic abc')).toThrow('authorization scheme must be Bearer');
     expect(() => bearerTokenOf('Bearer')).toThrow('jwt malformed');
+  });
+});
+
+describe('authPlugin options', () => {
+  it('refuses the removed rateLimit option instead of running unlimited', async () => {
+    const app = createApp({ logger: false });
+    await expect(
+      app.register(authPlugin, {
+        userLoader: () => undefined,
+        rateLimit: { routes: ['POST /api/login'] },
+      } as never),
+    ).rejects.toThrow(/no longer takes rateLimit: put a rateLimit\(\{ name, max \}\) step/);
   });
 });

@@ -98,6 +98,11 @@ export async function authPlugin(app: App, options: AuthPluginOptions): Promise<
   if (typeof options.userLoader !== 'function') {
     throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
   }
+  if ('rateLimit' in options) {
+    throw new ProceedConfigError(
+      'authPlugin no longer takes rateLimit: put a rateLimit({ name, max }) step on the procedures to limit (docs/auth.md#rate-limiting)',
+    );
+  }
   if (options.tokens !== undefined && (options.secret !== undefined || options.store !== undefined)) {
     throw new ProceedConfigError('authPlugin: pass either tokens or secret/store, not both');
   }

@@ -77,3 +77,11 @@ describe('defineErrors', () => {
     expect(() => defineErrors({ EMPTY: { status: 400, title: ' ' } })).toThrow(/needs a title/);
   });
 });
+
+describe('an unknown string code', () => {
+  it('is refused at once, not turned into an error without a status', () => {
+    expect(() => new ProceedError('INVALID_TRANSITION' as never)).toThrow(
+      /not a built-in error code; define it/,
+    );
+  });
+});

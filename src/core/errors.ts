@@ -91,7 +91,13 @@ export function defineErrors<const T extends Record<string, { status: number; ti
 
 /** The code, status and title of a built-in code or a definition. */
 export function describeProblem(code: ProblemCode): ErrorDefinition {
-  return typeof code === 'string' ? { code, status: errorStatus[code], title: errorTitle[code] } : code;
+  if (typeof code !== 'string') return code;
+  // JavaScript callers (and casts) can pass any string: an unknown one must not become a status-less error.
+  if (!Object.hasOwn(errorStatus, code))
+    throw new TypeError(
+      `"${code}" is not a built-in error code; define it with defineErrors() and pass the definition`,
+    );
+  return { code, status: errorStatus[code], title: errorTitle[code] };
 }
 
 /** One failed check of a validation: a dotted path into the input and what is wrong there. */

@@ -147,13 +147,7 @@ export function compileRoute(route: RouteEntry): Invoke {
       if (!result.ok) throw new ValidationError(result.errors);
       input = result.value;
     }
-    if (afterInput !== handle) return afterInput(call, input);
-    // Without middleware after the input, the handler runs here: no extra async step per request.
-    let result = handler({ input: input as never, ctx: call.ctx as never });
-    if (result instanceof Promise) result = await result;
-    let body = serialize(result, call.ctx);
-    if (body instanceof Promise) body = await body;
-    return { status: route.successStatus, body, location: locationOf(result) };
+    return afterInput(call, input);
   });
 
   if (guards.length === 0) return (call) => execute(call, undefined);

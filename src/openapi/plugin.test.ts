@@ -166,6 +166,14 @@ describe('docsPlugin', () => {
     await app.close();
   });
 
+  it('refuses the removed rateLimitedRoutes instead of ignoring it', async () => {
+    await expect(
+      notesApp().register(docsPlugin, {
+        openapi: { ...openapi, rateLimitedRoutes: ['POST /api/notes'] },
+      } as never),
+    ).rejects.toThrow('openapi.rateLimitedRoutes is gone');
+  });
+
   it('refuses options without info, and a root prefix', async () => {
     await expect(
       notesApp().register(docsPlugin, { openapi: { info: { title: 'x' } } } as never),

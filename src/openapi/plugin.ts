@@ -81,6 +81,11 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
     throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
   }
+  if ('rateLimitedRoutes' in options.openapi) {
+    throw new ProceedConfigError(
+      'docsPlugin: openapi.rateLimitedRoutes is gone; a rateLimit() step on a procedure documents its 429 itself',
+    );
+  }
   const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 
