@@ -1,13 +1,17 @@
+/**
+ * The docs plugin served by a real App: an integration test of src/openapi with src/server, kept
+ * here so that src/openapi depends on nothing in the server (docs/architecture.md).
+ */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { notes, notesApp } from '../../test/fixtures/notes.js';
-import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
-import { generateOpenApi } from './generate.js';
-import { docsPlugin } from './plugin.js';
-import type { OpenApiDocument } from './types.js';
+import { procedure, procedures } from '../src/core/procedure.js';
+import { generateOpenApi } from '../src/openapi/generate.js';
+import { docsPlugin } from '../src/openapi/plugin.js';
+import type { OpenApiDocument } from '../src/openapi/types.js';
+import { createApp } from '../src/server/app.js';
+import { notes, notesApp } from './fixtures/notes.js';
 
 const openapi = { info: { title: 'Notes API', version: '2.0.0' } };
 
