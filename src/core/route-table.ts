@@ -28,12 +28,22 @@ export type DocumentationSource =
   | ((route: MountedRoute) => RouteDocumentation | undefined);
 
 /** Routes mounted so far, in order, with the facts plugins added about them. */
+/** Routes planned by {@link RouteTable.plan}, not yet in the table. */
+export interface MountPlan {
+  readonly routes: MountedRoute[];
+  /** Whether the prefix's health route is new. */
+  readonly newHealth: boolean;
+  /** Adds the routes to the table. */
+  commit(): void;
+}
+
 export class RouteTable {
   readonly #routes: MountedRoute[] = [];
   readonly #mounts: Mount[] = [];
   readonly #healthPrefixes: string[] = [];
   readonly #taken = new Map<string, string>();
   readonly #sources: DocumentationSource[] = [];
+  #generation = 0;
 
   /** Every procedure route, in mount order. */
   get routes(): readonly MountedRoute[] {
@@ -56,6 +66,17 @@ export class RouteTable {
    * health route). Returns the new routes, and whether the prefix's health route is new.
    */
   mount(collections: readonly Collection[], prefix: string): { routes: MountedRoute[]; newHealth: boolean } {
+    const plan = this.plan(collections, prefix);
+    plan.commit();
+    return plan;
+  }
+
+  /**
+   * Plans collections under a prefix without adding them: `commit()` adds them, so that an
+   * adapter can prepare everything a route needs (and fail) before the table changes. Throws
+   * like {@link RouteTable.mount}. A plan is stale once another mount is committed.
+   */
+  plan(collections: readonly Collection[], prefix: string): MountPlan {
     const base = normalizePrefix(prefix);
     const newHealth = !this.#healthPrefixes.includes(base);
     const earlier = newHealth ? this.#taken.get(routeKey('GET', `${base}/health`)) : undefined;
@@ -72,11 +93,20 @@ export class RouteTable {
           `Procedure "${route.collection}.${route.name}" takes GET ${route.path}, the health route`,
         );
     }
-    for (const [key, owner] of taken) this.#taken.set(key, owner);
-    if (newHealth) this.#healthPrefixes.push(base);
-    this.#mounts.push({ prefix: base, collections });
-    this.#routes.push(...planned);
-    return { routes: planned, newHealth };
+    const generation = this.#generation;
+    return {
+      routes: planned,
+      newHealth,
+      commit: () => {
+        if (generation !== this.#generation)
+          throw new ProceedConfigError('A route plan was committed after another mount');
+        this.#generation++;
+        for (const [key, owner] of taken) this.#taken.set(key, owner);
+        if (newHealth) this.#healthPrefixes.push(base);
+        this.#mounts.push({ prefix: base, collections });
+        this.#routes.push(...planned);
+      },
+    };
   }
 
   /** Adds documentation to every procedure route (or, with a function, to the routes it picks). */

@@ -66,6 +66,25 @@ describe('RouteTable', () => {
     );
   });
 
+  it('plans without changing the table until the plan is committed, and refuses a stale plan', () => {
+    const table = new RouteTable();
+    const plan = table.plan([posts], '/api');
+    expect(plan.routes.map((route) => route.name)).toEqual([
+      'listPosts',
+      'getPost',
+      'createPost',
+      'publishPost',
+    ]);
+    expect(table.routes).toEqual([]);
+    expect(table.healthPrefixes).toEqual([]);
+    const other = table.plan([procedures('tags', { listTags: p().query(() => []) })], '/v2');
+    plan.commit();
+    expect(table.routes).toHaveLength(4);
+    expect(table.mounts).toEqual([{ prefix: '/api', collections: [posts] }]);
+    expect(() => other.commit()).toThrow('A route plan was committed after another mount');
+    expect(table.routes).toHaveLength(4);
+  });
+
   it('gives each route what plugins documented for it, by route, never by string', () => {
     const table = new RouteTable();
     table.mount([posts], '/api');

@@ -126,11 +126,14 @@ export class App<TCtx extends object = object> {
    */
   mount(collections: readonly Collection[], options: MountOptions = {}): this {
     const prefix = normalizePrefix(options.prefix ?? '/api');
-    const { routes, newHealth } = this.routeTable.mount(collections, prefix);
-    if (newHealth) registerHealth(this.server, prefix, this.#options.health);
-    for (const route of routes) {
-      registerProcedureRoute(this.server, route, this.#context, this.#rateLimits.hooksFor(route));
-    }
+    const plan = this.routeTable.plan(collections, prefix);
+    // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
+    const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
+    plan.commit();
+    if (plan.newHealth) registerHealth(this.server, prefix, this.#options.health);
+    plan.routes.forEach((route, index) => {
+      registerProcedureRoute(this.server, route, this.#context, hooks[index] ?? []);
+    });
     return this;
   }
 

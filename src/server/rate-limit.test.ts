@@ -117,6 +117,14 @@ describe('rateLimit()', () => {
     expect(() => procedure().use(rule).use(rule)).toThrow(/used twice/);
   });
 
+  it('leaves the route table as it was when a mount is refused for its rate limits', () => {
+    const app = createApp({ logger: false, rateLimit: { limits: { auth: { max: 1.5 } } } });
+    expect(() => app.mount([authProcedures()])).toThrow(ProceedConfigError);
+    expect(app.routes).toEqual([]);
+    expect(app.mounts).toEqual([]);
+    expect(app.routeTable.healthPrefixes).toEqual([]);
+  });
+
   it('limits the fixture app’s sign-in routes through the app option', async () => {
     const fixture = fixtureApp({ rateLimit: 3 });
     await fixture.ready;

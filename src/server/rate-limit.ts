@@ -53,8 +53,9 @@ export class RateLimits {
   hooksFor(route: MountedRoute): onRequestAsyncHookHandler[] {
     const rules = route.definition.rateLimits;
     if (rules.length === 0) return [];
+    const resolved = rules.map((rule) => this.#resolve(rule));
     this.#register();
-    return rules.map((rule) => this.#hook(route, this.#resolve(rule)));
+    return resolved.map((rule) => this.#hook(route, rule));
   }
 
   #resolve(rule: RateLimitRule): RateLimitRule {
