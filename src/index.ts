@@ -22,7 +22,13 @@ export {
   type SuccessStatus,
 } from './core/naming.js';
 export * from './core/procedure.js';
-export { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from './core/route-table.js';
+export {
+  type DocumentationSource,
+  type Mount,
+  type MountedRoute,
+  type MountPlan,
+  RouteTable,
+} from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
 export * from './server/app.js';

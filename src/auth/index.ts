@@ -50,6 +50,7 @@ export {
   type AuthContext,
   type AuthPluginOptions,
   type AuthState,
+  authDocumentation,
   authPlugin,
   bearerTokenOf,
   type UserLoader,

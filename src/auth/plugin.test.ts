@@ -1,10 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/app.js';
 import { fixtureApp, fixtureSecret } from './fixtures/app.js';
+import { authenticated } from './guards.js';
 import { createJwtCodec, type TokenClaims } from './jwt.js';
-import { authPlugin, bearerTokenOf } from './plugin.js';
+import { authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
 import { uuidv7 } from './tokens.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -312,6 +316,29 @@ describe('bearerTokenOf', () => {
   it('throws the named errors', () => {
     expect(() => bearerTokenOf('Basic abc')).toThrow('authorization scheme must be Bearer');
     expect(() => bearerTokenOf('Bearer')).toThrow('jwt malformed');
+  });
+});
+
+describe('authDocumentation', () => {
+  it('is what the plugin documents on its app, for a generator without one', async () => {
+    const notes = procedures('notes', {
+      listNotes: procedure().query(() => []),
+      deleteNote: procedure()
+        .input(z.object({ id: z.string() }))
+        .guard(authenticated)
+        .mutation(() => ({ success: true })),
+    });
+    const app = createApp({ logger: false });
+    await app.register(authPlugin, { secret: fixtureSecret, userLoader: () => undefined });
+    app.mount([notes]);
+    const info = { title: 'Notes', version: '1' };
+    const mounts = [{ prefix: '/api', collections: [notes] }];
+    const fromApp = generateOpenApi({ app, info });
+    expect(generateOpenApi({ mounts, documentation: [authDocumentation], info })).toEqual(fromApp);
+    // Without it the document misses the plugin's 401 on the open route.
+    const bare = generateOpenApi({ mounts, info });
+    expect(bare.paths['/api/notes']?.get?.responses['401']).toBeUndefined();
+    expect(fromApp.paths['/api/notes']?.get?.responses['401']).toBeDefined();
   });
 });
 

@@ -6,6 +6,7 @@
 
 import { resolveSecret } from '../config/secret.js';
 import { ProceedConfigError } from '../core/errors.js';
+import type { RouteDocumentation } from '../core/procedure.js';
 import type { App } from '../server/app.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
 import type { RevocationStore } from './revocation.js';
@@ -83,6 +84,16 @@ function isDeactivated(user: unknown): boolean {
 }
 
 /**
+ * What the auth plugin adds to every procedure route's documentation: each reads a bearer token
+ * when one is sent and refuses a bad one. The plugin documents it on its app; pass it to
+ * `generateOpenApi({ mounts, documentation })` when generating without an app.
+ */
+export const authDocumentation: Readonly<RouteDocumentation> = Object.freeze({
+  problems: Object.freeze(['INVALID_TOKEN'] as const),
+  bearer: 'optional',
+});
+
+/**
  * Registers authentication on an app. Register it before `listen`; routes mounted before or after
  * it are all covered. The user type is the app's: declare it with {@link AuthContext} in the
  * context type; `AuthPluginOptions<User>` checks a loader against it.
@@ -120,8 +131,7 @@ export async function authPlugin(app: App, options: AuthPluginOptions): Promise<
     ctx.auth = { claims, token, tokens } satisfies AuthState;
   });
 
-  // Every procedure route reads a token when one is sent, and refuses a bad one.
-  app.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
+  app.document(authDocumentation);
 }
 
 function buildTokenService(app: App, options: AuthPluginOptions): TokenService {

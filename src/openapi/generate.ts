@@ -7,7 +7,7 @@ import { routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import type { HttpMethod } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
-import { type MountedRoute, RouteTable } from '../core/route-table.js';
+import { type DocumentationSource, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
 import { SchemaComponents, stableJson } from './components.js';
@@ -67,12 +67,22 @@ export interface OpenApiDocumentOptions {
  */
 export type OpenApiOptions = OpenApiDocumentOptions &
   (
-    | { /** Collections per prefix, planned here. */ mounts: readonly OpenApiMount[]; app?: never }
+    | {
+        /** Collections per prefix, planned here. */
+        mounts: readonly OpenApiMount[];
+        /**
+         * What plugins would add to the routes' documentation on an app (`app.document(…)`), e.g.
+         * `authDocumentation` from `proceedjs/auth`. An app-less document cannot learn it otherwise.
+         */
+        documentation?: readonly DocumentationSource[];
+        app?: never;
+      }
     | {
         /** A created app (or anything with its route table). */ app: OpenApiRouteSource;
         /** Document only these collections; each must be mounted. Default: all of them. */
         collections?: readonly Collection[];
         mounts?: never;
+        documentation?: never;
       }
   );
 
@@ -138,6 +148,7 @@ function select(options: OpenApiOptions): Selection {
   if (options.app === undefined) {
     const table = new RouteTable();
     for (const mount of options.mounts) table.mount(mount.collections, mount.prefix);
+    for (const source of options.documentation ?? []) table.document(source);
     return { table, routes: table.routes, prefixes: table.healthPrefixes };
   }
   const table = options.app.routeTable;
@@ -393,6 +404,7 @@ function requestBody(
  * const document = generateOpenApi({ app, info: { title: 'Blog API', version: '1.0.0' } });
  * const same = generateOpenApi({
  *   mounts: [{ prefix: '/api', collections: [posts, users] }],
+ *   documentation: [authDocumentation],
  *   info: { title: 'Blog API', version: '1.0.0' },
  * });
  */
