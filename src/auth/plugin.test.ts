@@ -8,7 +8,7 @@ import { createApp } from '../server/app.js';
 import { fixtureApp, fixtureSecret } from './fixtures/app.js';
 import { authenticated } from './guards.js';
 import { createJwtCodec, type TokenClaims } from './jwt.js';
-import { authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
+import { type AuthContext, authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
 import { uuidv7 } from './tokens.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -323,7 +323,7 @@ describe('authDocumentation', () => {
   it('is what the plugin documents on its app, for a generator without one', async () => {
     const notes = procedures('notes', {
       listNotes: procedure().query(() => []),
-      deleteNote: procedure()
+      deleteNote: procedure<AuthContext<{ id: string }>>()
         .input(z.object({ id: z.string() }))
         .guard(authenticated)
         .mutation(() => ({ success: true })),
