@@ -51,14 +51,16 @@ async function runGuards(guards: readonly Guard<never>[], ctx: Call['ctx']): Pro
   }
 }
 
-type Step<T> = (call: Call, input: T) => Promise<Reply>;
+type Step<T> = (call: Call, input: T) => Reply | Promise<Reply>;
 
 /**
  * Composes the middlewares once; each call then walks the chain with its own context. Every
  * middleware receives `input` (undefined before validation) and hands it on unchanged.
  */
-function chain<T>(middlewares: readonly AnyMiddleware[], last: Step<T>): Step<T> {
-  if (middlewares.length === 0) return last;
+function chain<T>(
+  middlewares: readonly AnyMiddleware[],
+  last: Step<T>,
+): (call: Call, input: T) => Promise<Reply> {
   const dispatch = async (index: number, call: Call, input: T): Promise<Reply> => {
     const middleware = middlewares[index];
     if (middleware === undefined) return last(call, input);
@@ -129,17 +131,21 @@ export function compileRoute(route: RouteEntry): Invoke {
       : undefined;
   };
 
-  const handle = async (call: Call, input: unknown): Promise<Reply> => {
-    // Awaited only when a promise: a synchronous handler or serializer costs no extra tick.
-    let result = handler({ input: input as never, ctx: call.ctx as never });
-    if (result instanceof Promise) result = await result;
-    let body = serialize(result, call.ctx);
-    if (body instanceof Promise) body = await body;
+  // The handler's step, synchronous unless the handler or serializer is not: each avoided
+  // promise is a microtask less per request (docs/architecture.md, "A request").
+  const answer = (call: Call, result: unknown): Reply | Promise<Reply> => {
+    const body = serialize(result, call.ctx);
+    if (body instanceof Promise)
+      return body.then((text) => ({ status: route.successStatus, body: text, location: locationOf(result) }));
     return { status: route.successStatus, body, location: locationOf(result) };
+  };
+  const handle = (call: Call, input: unknown): Reply | Promise<Reply> => {
+    const result = handler({ input: input as never, ctx: call.ctx as never });
+    return result instanceof Promise ? result.then((value) => answer(call, value)) : answer(call, result);
   };
   const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
 
-  const execute = chain<undefined>(middlewares, async (call) => {
+  const validated = async (call: Call): Promise<Reply> => {
     let input: unknown = assemble(call);
     if (inputSchema !== undefined) {
       const pending = validate(inputSchema, input);
@@ -147,12 +153,18 @@ export function compileRoute(route: RouteEntry): Invoke {
       if (!result.ok) throw new ValidationError(result.errors);
       input = result.value;
     }
-    return afterInput(call, input);
-  });
+    const reply = afterInput(call, input);
+    return reply instanceof Promise ? await reply : reply;
+  };
+  let execute: Invoke = validated;
+  if (middlewares.length > 0) {
+    const chained = chain(middlewares, validated);
+    execute = (call) => chained(call, undefined);
+  }
 
-  if (guards.length === 0) return (call) => execute(call, undefined);
+  if (guards.length === 0) return execute;
   return async (call) => {
     await runGuards(guards, call.ctx);
-    return execute(call, undefined);
+    return await execute(call);
   };
 }
