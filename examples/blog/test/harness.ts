@@ -2,14 +2,15 @@
  * The blog's end-to-end harness. Each suite starts the real app on a real socket, on an
  * in-memory PGlite or on a fresh PostgreSQL database made for it (and dropped after it). Tests
  * talk to it with Proceed's typed client (`blog.client(token)`) wherever a call fits it, and with
- * raw requests (`blog.get`, `blog.post`, …) where they send what no client would: malformed JSON,
- * wrong media types, forged tokens, exact headers. Both go through one `fetch` that checks every
- * answer against the app's own OpenAPI document and looks for leaked passwords and hashes, so no
- * test can receive an undocumented or leaky response without failing.
+ * raw requests (`blog.get`, `blog.post`, …) where they send what no client would (malformed JSON,
+ * wrong media types, another authorization scheme, input its types refuse) or check what a client
+ * cannot see (the exact status and the headers of a success, the raw text). Both go through one
+ * `fetch` that checks every answer against the app's own OpenAPI document and looks for leaked
+ * passwords and hashes, so no test can receive an undocumented or leaky response without failing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { App, Problem } from 'proceedjs';
-import { type Client, createClient, routeManifest } from 'proceedjs/client';
+import { type Client, createClient, ProblemError, routeManifest } from 'proceedjs/client';
 import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceedjs/openapi';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { api, type BlogOptions, createBlogApp } from '../src/app.js';
@@ -187,6 +188,12 @@ export async function connect(origin: string, knownPasswords: readonly string[] 
       throw new Error(
         `The answer does not fit the OpenAPI document (${where}):\n${errors.join('\n')}\n${text}`,
       );
+    }
+    // The typed client reports a problem's own status: it must be the answer's.
+    if (/^application\/problem\+json/.test(contentType ?? '')) {
+      const { status } = JSON.parse(text) as { status?: unknown };
+      if (status !== response.status)
+        throw new Error(`The problem's status is not the answer's (${where}): ${text}`);
     }
 
     // Secrets: no hash and no password the suite ever sent may come back.
@@ -421,9 +428,9 @@ export class Blog {
 
   /** Asserts that a session is over: its access token and its refresh token are both refused. */
   async expectSignedOut(session: Pick<Session, 'accessToken' | 'refreshToken'>): Promise<void> {
-    expectProblem(await this.get('/api/auth/me', session.accessToken), 401, 'INVALID_TOKEN');
-    expectProblem(
-      await this.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+    await expectClientProblem(this.client(session.accessToken).auth.me(), 401, 'INVALID_TOKEN');
+    await expectClientProblem(
+      this.client().auth.refresh({ refreshToken: session.refreshToken }),
       401,
       'INVALID_TOKEN',
     );
@@ -492,8 +499,40 @@ export function expectProblem(
   code: string,
   detail?: string | RegExp,
 ): Problem {
-  const problem = reply.body as Problem;
   expect(reply.status, reply.text).toBe(status);
+  return expectProblemBody(reply, status, code, detail);
+}
+
+/**
+ * Awaits a typed client call that must fail, and asserts what `expectProblem` asserts of a raw
+ * answer; returns the `ProblemError` for its field errors and headers.
+ */
+export async function expectClientProblem(
+  call: Promise<unknown>,
+  status: number,
+  code: string,
+  detail?: string | RegExp,
+): Promise<ProblemError> {
+  const failure = await call.then(
+    (value) => expect.fail(`Expected ${status} ${code}, the call answered ${JSON.stringify(value)}`),
+    (error: unknown) => error,
+  );
+  expect(failure, String(failure)).toBeInstanceOf(ProblemError);
+  const problem = failure as ProblemError;
+  // The checked fetch ties a problem's status to the HTTP status: this is the answer's.
+  expect(problem.status, problem.detail).toBe(status);
+  const body = problem.problem;
+  expectProblemBody({ headers: problem.headers, body, text: JSON.stringify(body) }, status, code, detail);
+  return problem;
+}
+
+function expectProblemBody(
+  reply: Omit<Reply<unknown>, 'status'>,
+  status: number,
+  code: string,
+  detail: string | RegExp | undefined,
+): Problem {
+  const problem = reply.body as Problem;
   expect(reply.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(problem).toMatchObject({ status, code });
   expect(typeof problem.type).toBe('string');
