@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type Blog,
+  type BlogClient,
   engines,
+  expectClientProblem,
   expectKeys,
   expectProblem,
   type OffsetPage,
@@ -14,6 +16,8 @@ import {
 } from './harness.js';
 
 type AdminUser = Required<UserView>;
+type UserQuery = NonNullable<Parameters<BlogClient['users']['listUsers']>[0]>;
+type UserChanges = Parameters<BlogClient['users']['updateUser']>[0]['data'];
 
 async function createUser(
   blog: Blog,
@@ -65,12 +69,11 @@ for (const engine of engines()) {
       });
 
       it('answers 401 to anonymous callers and 403 to users', async () => {
-        const anonymous = await blog.get('/api/users');
-        expectProblem(anonymous, 401, 'UNAUTHENTICATED');
+        const anonymous = await expectClientProblem(blog.client().users.listUsers(), 401, 'UNAUTHENTICATED');
         expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
         const { accessToken } = await blog.register();
-        expectProblem(
-          await blog.get('/api/users', accessToken),
+        await expectClientProblem(
+          blog.client(accessToken).users.listUsers(),
           403,
           'FORBIDDEN',
           'Guard "admin" denied access',
@@ -170,10 +173,21 @@ for (const engine of engines()) {
         ]);
       });
 
+      it.each<[string, UserQuery, string]>([
+        ['limit=101', { limit: 101 }, 'limit'],
+        ['limit=0', { limit: 0 }, 'limit'],
+        ['page=0', { page: 0 }, 'page'],
+      ])('answers 400 VALIDATION_FAILED for %s', async (_, query, path) => {
+        const problem = await expectClientProblem(
+          blog.client(await blog.adminToken()).users.listUsers(query),
+          400,
+          'VALIDATION_FAILED',
+        );
+        expect(problem.errors.map((error) => error.path)).toContain(path);
+      });
+
+      // Values the client's types refuse, so the query strings are sent raw.
       it.each([
-        ['limit=101', 'limit'],
-        ['limit=0', 'limit'],
-        ['page=0', 'page'],
         ['page=abc', 'page'],
         ['sortBy=password', 'sortBy'],
         ['sortBy=passwordHash', 'sortBy'],
@@ -200,13 +214,19 @@ for (const engine of engines()) {
       });
 
       it('answers 404 NOT_FOUND for an unknown id, 400 for a malformed one', async () => {
-        expectProblem(
-          await blog.get(`/api/users/${crypto.randomUUID()}`),
+        const users = blog.client().users;
+        await expectClientProblem(
+          users.getUser({ id: crypto.randomUUID() }),
           404,
           'NOT_FOUND',
           'No user with this id',
         );
-        expectProblem(await blog.get('/api/users/not-a-uuid'), 400, 'VALIDATION_FAILED', 'id: Invalid UUID');
+        await expectClientProblem(
+          users.getUser({ id: 'not-a-uuid' }),
+          400,
+          'VALIDATION_FAILED',
+          'id: Invalid UUID',
+        );
       });
     });
 
@@ -238,21 +258,19 @@ for (const engine of engines()) {
 
       it('answers 409 for a taken email and 400 for bad input', async () => {
         const admin = await blog.adminToken();
+        const users = blog.client(admin).users;
         const { email } = await blog.register();
-        expectProblem(
-          await blog.post(
-            '/api/users',
-            { email: email.toUpperCase(), name: 'X', password: 'password1' },
-            admin,
-          ),
+        await expectClientProblem(
+          users.createUser({ email: email.toUpperCase(), name: 'X', password: 'password1' }),
           409,
           'CONFLICT',
         );
-        expectProblem(
-          await blog.post('/api/users', { email: uniqueEmail(), name: 'X', password: 'short' }, admin),
+        await expectClientProblem(
+          users.createUser({ email: uniqueEmail(), name: 'X', password: 'short' }),
           400,
           'VALIDATION_FAILED',
         );
+        // A role outside the enum: the client's types refuse it.
         expectProblem(
           await blog.post(
             '/api/users',
@@ -266,10 +284,10 @@ for (const engine of engines()) {
 
       it('answers 401 to anonymous callers and 403 to users', async () => {
         const body = { email: uniqueEmail(), name: 'X', password: 'password1' };
-        expectProblem(await blog.post('/api/users', body), 401, 'UNAUTHENTICATED');
+        await expectClientProblem(blog.client().users.createUser(body), 401, 'UNAUTHENTICATED');
         const { accessToken } = await blog.register();
-        expectProblem(
-          await blog.post('/api/users', body, accessToken),
+        await expectClientProblem(
+          blog.client(accessToken).users.createUser(body),
           403,
           'FORBIDDEN',
           'Guard "admin" denied access',
@@ -288,7 +306,7 @@ for (const engine of engines()) {
         expect(reply.status, reply.text).toBe(200);
         expectKeys(reply.body, views.userAuthenticated);
         expect(reply.body).toEqual({ ...session.user, name: 'New Name' });
-        expect((await blog.get<UserView>(`/api/users/${session.user.id}`)).body.name).toBe('New Name');
+        expect((await blog.client().users.getUser({ id: session.user.id })).name).toBe('New Name');
       });
 
       it('addresses the user of the path, whatever id the body holds', async () => {
@@ -301,47 +319,58 @@ for (const engine of engines()) {
         );
         expect(reply.status, reply.text).toBe(200);
         expect(reply.body).toMatchObject({ id: session.user.id, name: 'Renamed' });
-        expect((await blog.get<UserView>(`/api/users/${other.user.id}`)).body.name).toBe('Body');
+        expect((await blog.client().users.getUser({ id: other.user.id })).name).toBe('Body');
       });
 
       it('forbids a user to send role or isActive, or to edit someone else', async () => {
         const session = await blog.register();
         const other = await blog.register();
-        const path = `/api/users/${session.user.id}`;
-        for (const body of [{ role: 'admin' }, { isActive: false }, { name: 'Me', role: 'user' }]) {
-          expectProblem(
-            await blog.put(path, body, session.accessToken),
+        const client = blog.client(session.accessToken);
+        const forbidden: UserChanges[] = [
+          { role: 'admin' },
+          { isActive: false },
+          { name: 'Me', role: 'user' },
+        ];
+        for (const data of forbidden) {
+          await expectClientProblem(
+            client.users.updateUser({ id: session.user.id, data }),
             403,
             'FORBIDDEN',
             'Only an admin may change role or isActive',
           );
         }
-        expectProblem(
-          await blog.put(`/api/users/${other.user.id}`, { name: 'Hacked' }, session.accessToken),
+        await expectClientProblem(
+          client.users.updateUser({ id: other.user.id, data: { name: 'Hacked' } }),
           403,
           'FORBIDDEN',
           'Guard "self or admin" denied access',
         );
-        expect((await blog.get<UserView>('/api/auth/me', session.accessToken)).body.role).toBe('user');
-        expect((await blog.get<UserView>(`/api/users/${other.user.id}`)).body.name).toBe('Test User');
+        expect((await client.auth.me()).role).toBe('user');
+        expect((await blog.client().users.getUser({ id: other.user.id })).name).toBe('Test User');
       });
 
       it('answers 400 for an empty body or an unknown field, 401 without a token', async () => {
         const session = await blog.register();
-        const path = `/api/users/${session.user.id}`;
-        expectProblem(
-          await blog.put(path, {}, session.accessToken),
+        const { id } = session.user;
+        const users = blog.client(session.accessToken).users;
+        await expectClientProblem(
+          users.updateUser({ id, data: {} }),
           400,
           'VALIDATION_FAILED',
           'data: Send at least one field',
         );
+        // An unknown field: the client's types refuse it.
         expectProblem(
-          await blog.put(path, { email: 'new@example.com' }, session.accessToken),
+          await blog.put(`/api/users/${id}`, { email: 'new@example.com' }, session.accessToken),
           400,
           'VALIDATION_FAILED',
         );
-        expectProblem(await blog.put(path, { name: '' }, session.accessToken), 400, 'VALIDATION_FAILED');
-        expectProblem(await blog.put(path, { name: 'X' }), 401, 'UNAUTHENTICATED');
+        await expectClientProblem(users.updateUser({ id, data: { name: '' } }), 400, 'VALIDATION_FAILED');
+        await expectClientProblem(
+          blog.client().users.updateUser({ id, data: { name: 'X' } }),
+          401,
+          'UNAUTHENTICATED',
+        );
       });
 
       it('lets an admin change name, role and isActive; 404 for an unknown user', async () => {
@@ -355,8 +384,8 @@ for (const engine of engines()) {
         expect(reply.status, reply.text).toBe(200);
         expectKeys(reply.body, views.userAuthenticated);
         expect(reply.body).toMatchObject({ name: 'Renamed', role: 'guest' });
-        expectProblem(
-          await blog.put(`/api/users/${crypto.randomUUID()}`, { name: 'Nobody' }, admin),
+        await expectClientProblem(
+          blog.client(admin).users.updateUser({ id: crypto.randomUUID(), data: { name: 'Nobody' } }),
           404,
           'NOT_FOUND',
         );
@@ -364,13 +393,15 @@ for (const engine of engines()) {
 
       it('applies a role change to the user’s existing token at once', async () => {
         const session = await blog.register();
-        const admin = await blog.adminToken();
-        expectProblem(await blog.get('/api/users', session.accessToken), 403, 'FORBIDDEN');
-        await blog.put(`/api/users/${session.user.id}`, { role: 'admin' }, admin);
+        const { id } = session.user;
+        const client = blog.client(session.accessToken);
+        const admin = blog.client(await blog.adminToken());
+        await expectClientProblem(client.users.listUsers(), 403, 'FORBIDDEN');
+        await admin.users.updateUser({ id, data: { role: 'admin' } });
         expect((await blog.get('/api/users', session.accessToken)).status).toBe(200);
-        expect((await blog.get<UserView>('/api/auth/me', session.accessToken)).body.role).toBe('admin');
-        await blog.put(`/api/users/${session.user.id}`, { role: 'user' }, admin);
-        expectProblem(await blog.get('/api/users', session.accessToken), 403, 'FORBIDDEN');
+        expect((await client.auth.me()).role).toBe('admin');
+        await admin.users.updateUser({ id, data: { role: 'user' } });
+        await expectClientProblem(client.users.listUsers(), 403, 'FORBIDDEN');
       });
 
       it('stops a deactivated user’s token at once', async () => {
@@ -382,23 +413,16 @@ for (const engine of engines()) {
           await blog.adminToken(),
         );
         expect(reply.status).toBe(200);
-        expectProblem(
-          await blog.get('/api/auth/me', session.accessToken),
-          401,
-          'INVALID_TOKEN',
-          'jwt revoked',
-        );
-        expectProblem(await blog.get('/api/posts', session.accessToken), 401, 'INVALID_TOKEN');
+        const client = blog.client(session.accessToken);
+        await expectClientProblem(client.auth.me(), 401, 'INVALID_TOKEN', 'jwt revoked');
+        await expectClientProblem(client.posts.listPosts(), 401, 'INVALID_TOKEN');
         // Deactivation revokes: reactivated, the account needs a new login; old tokens stay dead.
-        await blog.put(`/api/users/${session.user.id}`, { isActive: true }, await blog.adminToken());
-        expectProblem(
-          await blog.get('/api/auth/me', session.accessToken),
-          401,
-          'INVALID_TOKEN',
-          'jwt revoked',
-        );
-        expectProblem(
-          await blog.post('/api/auth/refresh', { refreshToken: session.refreshToken }),
+        await blog
+          .client(await blog.adminToken())
+          .users.updateUser({ id: session.user.id, data: { isActive: true } });
+        await expectClientProblem(client.auth.me(), 401, 'INVALID_TOKEN', 'jwt revoked');
+        await expectClientProblem(
+          blog.client().auth.refresh({ refreshToken: session.refreshToken }),
           401,
           'INVALID_TOKEN',
         );
@@ -417,31 +441,28 @@ for (const engine of engines()) {
         expect(reply.status, reply.text).toBe(200);
         expect(reply.body).toEqual({ success: true });
 
+        const asAdmin = blog.client(admin);
         for (const post of [published, draft]) {
-          expectProblem(await blog.get(`/api/posts/${post.id}`, admin), 404, 'NOT_FOUND');
+          await expectClientProblem(asAdmin.posts.getPost({ id: post.id }), 404, 'NOT_FOUND');
         }
-        const listed = await blog.get<{ data: unknown[] }>(`/api/posts?authorId=${session.user.id}`, admin);
-        expect(listed.body.data).toEqual([]);
+        expect((await asAdmin.posts.listPosts({ authorId: session.user.id })).data).toEqual([]);
         await blog.expectSignedOut(session);
-        expectProblem(
-          await blog.post('/api/auth/login', { email: session.email, password: session.password }),
-          401,
-          'UNAUTHENTICATED',
-        );
-        expectProblem(await blog.get(`/api/users/${session.user.id}`), 404, 'NOT_FOUND');
-        expectProblem(await blog.delete(`/api/users/${session.user.id}`, admin), 404, 'NOT_FOUND');
+        await expectClientProblem(blog.login(session.email, session.password), 401, 'UNAUTHENTICATED');
+        await expectClientProblem(blog.client().users.getUser({ id: session.user.id }), 404, 'NOT_FOUND');
+        await expectClientProblem(asAdmin.users.deleteUser({ id: session.user.id }), 404, 'NOT_FOUND');
       });
 
       it('answers 401 to anonymous callers and 403 to users, deleting nothing', async () => {
         const victim = await blog.register();
-        expectProblem(await blog.delete(`/api/users/${victim.user.id}`), 401, 'UNAUTHENTICATED');
-        expectProblem(
-          await blog.delete(`/api/users/${victim.user.id}`, victim.accessToken),
+        const { id } = victim.user;
+        await expectClientProblem(blog.client().users.deleteUser({ id }), 401, 'UNAUTHENTICATED');
+        await expectClientProblem(
+          blog.client(victim.accessToken).users.deleteUser({ id }),
           403,
           'FORBIDDEN',
           'Guard "admin" denied access',
         );
-        expect((await blog.get(`/api/users/${victim.user.id}`)).status).toBe(200);
+        expect((await blog.get(`/api/users/${id}`)).status).toBe(200);
       });
     });
   });
