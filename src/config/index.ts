@@ -14,3 +14,10 @@ export {
   resolveSecret,
   type WarningLogger,
 } from './secret.js';
+export {
+  checkServerSettings,
+  defaultTimeouts,
+  type ServerSettings,
+  type ServerTimeouts,
+  serverSettingsFromEnv,
+} from './server.js';

@@ -26,7 +26,8 @@ export function takesBody(route: RouteEntry): boolean {
 
 /**
  * The facts of a route: derived problems (400 for input, 401/403 from the guards' `failsWith`,
- * 404 for a path that names a record, 409 for a write, 413/415 for a body, 500 always), those
+ * 404 for a path that names a record, 409 for a write, 408/413/415 for a body, 500 and 503
+ * always), those
  * of its steps and `meta.errors`, and whatever `added` (plugins) says.
  *
  * @example
@@ -51,7 +52,10 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     if (each.bearer === 'required') bearer = 'required';
     else if (each.bearer === 'optional' && bearer === 'none') bearer = 'optional';
   }
-  codes.push('INTERNAL');
+  // Any route: 500 when something unexpected fails; 503 from a server that is closing (or a
+  // database that is down, docs/errors.md). A body can also be too slow to arrive: 408.
+  if (takesBody(route)) codes.push('REQUEST_TIMEOUT');
+  codes.push('INTERNAL', 'UNAVAILABLE');
   return {
     problems: distinctProblems(codes),
     headers,

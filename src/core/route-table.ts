@@ -28,6 +28,11 @@ export type DocumentationSource =
   | ((route: MountedRoute) => RouteDocumentation | undefined);
 
 /** Routes mounted so far, in order, with the facts plugins added about them. */
+/** The health routes of a prefix: readiness, then liveness (docs/deployment.md, "Health probes"). */
+export function healthPaths(prefix: string): [readiness: string, liveness: string] {
+  return [`${prefix}/health`, `${prefix}/health/live`];
+}
+
 /** Routes planned by {@link RouteTable.plan}, not yet in the table. */
 export interface MountPlan {
   readonly routes: MountedRoute[];
@@ -79,18 +84,22 @@ export class RouteTable {
   plan(collections: readonly Collection[], prefix: string): MountPlan {
     const base = normalizePrefix(prefix);
     const newHealth = !this.#healthPrefixes.includes(base);
-    const earlier = newHealth ? this.#taken.get(routeKey('GET', `${base}/health`)) : undefined;
-    if (earlier !== undefined)
-      throw new ProceedConfigError(`Procedure "${earlier}" takes GET ${base}/health, the health route`);
+    for (const path of newHealth ? healthPaths(base) : []) {
+      const earlier = this.#taken.get(routeKey('GET', path));
+      if (earlier !== undefined)
+        throw new ProceedConfigError(`Procedure "${earlier}" takes GET ${path}, a health route`);
+    }
     const taken = new Map(this.#taken);
     const planned = planRoutes(collections, base, taken).map((entry) => ({ ...entry, prefix: base }));
     const healthKeys = new Set(
-      [...this.#healthPrefixes, base].map((each) => routeKey('GET', `${each}/health`)),
+      [...this.#healthPrefixes, base].flatMap((each) =>
+        healthPaths(each).map((path) => routeKey('GET', path)),
+      ),
     );
     for (const route of planned) {
       if (healthKeys.has(routeKey(route.method, route.path)))
         throw new ProceedConfigError(
-          `Procedure "${route.collection}.${route.name}" takes GET ${route.path}, the health route`,
+          `Procedure "${route.collection}.${route.name}" takes GET ${route.path}, a health route`,
         );
     }
     const generation = this.#generation;
@@ -130,7 +139,7 @@ export class RouteTable {
   lines(): string[] {
     return [
       ...this.#routes.map((route) => `${route.method} ${route.path}`),
-      ...this.#healthPrefixes.map((prefix) => `GET ${prefix}/health`),
+      ...this.#healthPrefixes.flatMap((prefix) => healthPaths(prefix).map((path) => `GET ${path}`)),
     ];
   }
 }

@@ -59,10 +59,18 @@ describe('RouteTable', () => {
       false,
     );
     expect(table.healthPrefixes).toEqual(['/api']);
-    expect(table.lines().at(-1)).toBe('GET /api/health');
+    expect(table.lines().slice(-2)).toEqual(['GET /api/health', 'GET /api/health/live']);
     const health = procedures('health', { listHealth: p().query(() => []) });
     expect(() => new RouteTable().mount([health], '/api')).toThrow(
-      'Procedure "health.listHealth" takes GET /api/health, the health route',
+      'Procedure "health.listHealth" takes GET /api/health, a health route',
+    );
+    const live = procedures('health', {
+      live: p()
+        .rest({ method: 'GET', path: '/health/live' })
+        .query(() => ({})),
+    });
+    expect(() => new RouteTable().mount([live], '/api')).toThrow(
+      'Procedure "health.live" takes GET /api/health/live, a health route',
     );
   });
 
@@ -120,10 +128,12 @@ describe('routeFacts', () => {
       'UNAUTHENTICATED',
       'FORBIDDEN',
       'NOT_FOUND',
+      'REQUEST_TIMEOUT',
       'CONFLICT',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'INTERNAL',
+      'UNAVAILABLE',
     ]);
   });
 

@@ -91,6 +91,7 @@ describe('generateOpenApi on the notes fixture', () => {
       ['POST /api/notes/{id}/pin', 'pinNote', ['notes']],
       ['GET /api/notes-broken', 'broken', ['notes']],
       ['GET /api/health', 'health', ['health']],
+      ['GET /api/health/live', 'healthLive', ['health']],
     ]);
     expect(document.tags).toEqual([{ name: 'notes' }, { name: 'health' }]);
   });
@@ -221,25 +222,36 @@ describe('generateOpenApi on the notes fixture', () => {
 
   it('documents the problem responses each route can produce', () => {
     const document = notesDocument();
-    expect(statuses(operation(document, '/api/notes', 'get'))).toEqual(['200', '400', '500']);
+    expect(statuses(operation(document, '/api/notes', 'get'))).toEqual(['200', '400', '500', '503']);
     expect(statuses(operation(document, '/api/notes', 'post'))).toEqual([
       '201',
       '400',
+      '408',
       '409',
       '413',
       '415',
       '500',
+      '503',
     ]);
-    expect(statuses(operation(document, '/api/notes/{id}', 'get'))).toEqual(['200', '400', '404', '500']);
+    expect(statuses(operation(document, '/api/notes/{id}', 'get'))).toEqual([
+      '200',
+      '400',
+      '404',
+      '500',
+      '503',
+    ]);
     expect(statuses(operation(document, '/api/notes/{id}', 'put'))).toEqual([
       '200',
       '400',
       '404',
+      '408',
       '409',
       '413',
       '415',
       '500',
+      '503',
     ]);
+    // DELETE reads no body: no 408/413/415.
     expect(statuses(operation(document, '/api/notes/{id}', 'delete'))).toEqual([
       '200',
       '400',
@@ -248,10 +260,13 @@ describe('generateOpenApi on the notes fixture', () => {
       '404',
       '409',
       '500',
+      '503',
     ]);
     // No input schema and no body: nothing the client sends can be invalid.
-    expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual(['200', '500']);
+    expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual(['200', '500', '503']);
     expect(statuses(operation(document, '/api/health', 'get'))).toEqual(['200', '503']);
+    // Liveness answers while the process runs, shutting down included.
+    expect(statuses(operation(document, '/api/health/live', 'get'))).toEqual(['200']);
     expect(operation(document, '/api/notes/{id}', 'delete').responses['403']).toEqual({
       $ref: '#/components/responses/Forbidden',
     });
@@ -289,6 +304,7 @@ describe('generateOpenApi on the notes fixture', () => {
       'InternalError',
       'NotFound',
       'PayloadTooLarge',
+      'RequestTimeout',
       'ServiceUnavailable',
       'Unauthorized',
       'UnsupportedMediaType',
@@ -391,10 +407,22 @@ describe('generateOpenApi on small fixtures', () => {
   it('documents 401 for an authenticated guard and 403 only for guards that can deny a signed-in user', () => {
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info });
     const create = operation(document, '/api/posts', 'post');
-    expect(statuses(create)).toEqual(['201', '400', '401', '409', '413', '415', '500']);
+    expect(statuses(create)).toEqual(['201', '400', '401', '408', '409', '413', '415', '500', '503']);
     expect(create.security).toEqual([{ bearerAuth: [] }]);
     const publish = operation(document, '/api/posts/{id}/publish', 'post');
-    expect(statuses(publish)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '500']);
+    expect(statuses(publish)).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '408',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     expect(param(publish, 'id').schema).toMatchObject({ type: 'string', format: 'uuid' });
     expect(operation(document, '/api/posts', 'get').security).toBeUndefined();
   });
@@ -437,7 +465,7 @@ describe('generateOpenApi on small fixtures', () => {
         .query(() => ({})),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [guarded] }], info });
-    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '500']);
+    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '500', '503']);
     expect(statuses(operation(document, '/api/gates/{id}', 'get'))).toEqual([
       '200',
       '400',
@@ -445,6 +473,7 @@ describe('generateOpenApi on small fixtures', () => {
       '403',
       '404',
       '500',
+      '503',
     ]);
   });
 
@@ -528,7 +557,7 @@ describe('generateOpenApi on small fixtures', () => {
 
   it('documents a health route per prefix, even without procedures of its own', () => {
     const document = generateOpenApi({ mounts: [{ prefix: '/', collections: [users] }], info });
-    expect(Object.keys(document.paths)).toEqual(['/users', '/health']);
+    expect(Object.keys(document.paths)).toEqual(['/users', '/health', '/health/live']);
     const health = operation(document, '/health', 'get');
     expect(successSchema(health)).toMatchObject({ properties: { status: { const: 'ok' } } });
     expect((health.responses['503'] as Reference).$ref).toBe('#/components/responses/ServiceUnavailable');
@@ -563,7 +592,7 @@ describe('problems declared by plugins and procedures', () => {
     routeTable.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
     routeTable.document((route) => (route.name === 'signIn' ? { problems: ['RATE_LIMITED'] } : undefined));
     const document = generateOpenApi({ app: { routeTable }, info });
-    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500']);
+    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500', '503']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{}, { bearerAuth: [] }]);
     expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');

@@ -7,7 +7,7 @@ import { routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import type { HttpMethod } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
-import { type DocumentationSource, type MountedRoute, RouteTable } from '../core/route-table.js';
+import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
 import { SchemaComponents, stableJson } from './components.js';
@@ -306,26 +306,37 @@ class DocumentBuilder {
     return distinct.length === 1 && distinct[0] !== undefined ? distinct[0] : { oneOf: distinct };
   }
 
-  health(operationId: string): OpenApiOperation {
+  health(operationId: string, probe: 'readiness' | 'liveness'): OpenApiOperation {
+    const ok: OpenApiResponse = {
+      description: probe === 'readiness' ? 'Ready' : 'Alive',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { status: { const: 'ok' } },
+            required: ['status'],
+            additionalProperties: false,
+          },
+        },
+      },
+    };
+    if (probe === 'liveness') {
+      return {
+        operationId,
+        tags: [healthTag],
+        summary: 'Liveness check',
+        description: 'Answers 200 while the process can answer at all, shutting down included.',
+        responses: { '200': ok },
+      };
+    }
     return {
       operationId,
       tags: [healthTag],
       summary: 'Readiness check',
-      description: 'Answers 200 once the app is ready to serve (its health check passes), 503 otherwise.',
+      description:
+        'Answers 200 while the app can serve (its health check passes), 503 when it cannot or is shutting down.',
       responses: {
-        '200': {
-          description: 'Ready',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                properties: { status: { const: 'ok' } },
-                required: ['status'],
-                additionalProperties: false,
-              },
-            },
-          },
-        },
+        '200': ok,
         ...this.problems([{ code: 'UNAVAILABLE', status: 503, title: 'Service unavailable' }]),
       },
     };
@@ -418,7 +429,9 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
         ? [route.name, qualified]
         : [route.name, qualified, `${dotted(route.prefix)}.${qualified}`];
     }),
-    ...prefixes.map((prefix) => (prefix === '' ? ['health'] : ['health', `${dotted(prefix)}.health`])),
+    ...prefixes.flatMap((prefix) =>
+      ['health', 'healthLive'].map((name) => (prefix === '' ? [name] : [name, `${dotted(prefix)}.${name}`])),
+    ),
   ]);
 
   const paths: OpenApiDocument['paths'] = {};
@@ -433,7 +446,10 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     addOperation(route.method, route.path, builder.operation(route, ids[index] ?? ''));
   });
   prefixes.forEach((prefix, index) => {
-    addOperation('GET', `${prefix}/health`, builder.health(ids[routes.length + index] ?? 'health'));
+    const [readiness, liveness] = healthPaths(prefix);
+    const first = routes.length + 2 * index;
+    addOperation('GET', readiness, builder.health(ids[first] ?? 'health', 'readiness'));
+    addOperation('GET', liveness, builder.health(ids[first + 1] ?? 'healthLive', 'liveness'));
   });
 
   const used = [...builder.usedProblems.values()];

@@ -89,7 +89,7 @@ describe('start-up errors', () => {
     expect(() => app.mount([one])).toThrow(/both map to GET \/api\/posts/);
     const health = procedures('health', { listHealth: p.query(() => []) });
     expect(() => createApp({ logger: false }).mount([health])).toThrow(
-      /takes GET \/api\/health, the health route/,
+      /takes GET \/api\/health, a health route/,
     );
   });
 

@@ -5,23 +5,31 @@
  * listening and shutdown (lifecycle.ts). See docs/architecture.md.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { createServer } from './fastify.js';
 import { type HealthOptions, registerHealth } from './health.js';
-import { closeGracefully, exitOnSignals, type ListenOptions } from './lifecycle.js';
+import {
+  closeGracefully,
+  drain,
+  exitOnSignals,
+  Lifecycle,
+  type ListenOptions,
+  type Phase,
+} from './lifecycle.js';
 import { type LoggerSetting, loggerOptions } from './logger.js';
 import { MethodIndex } from './not-found.js';
-import { sendProblem } from './problems.js';
+import { answerClientError, sendProblem } from './problems.js';
 import { registerProcedureRoute } from './procedure-route.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 
 export type { ContextResolver } from '../core/context.js';
 export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
 export type { HealthOptions } from './health.js';
-export type { ListenOptions } from './lifecycle.js';
+export type { ListenOptions, Phase } from './lifecycle.js';
 export type { RateLimitChange, RateLimitOptions } from './rate-limit.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -39,6 +47,17 @@ export interface AppOptions<TCtx extends object> {
   bodyLimit?: number;
   /** How long shutdown waits for in-flight requests, in ms. Default 10,000. */
   shutdownTimeout?: number;
+  /**
+   * After SIGTERM/SIGINT (or `shutdown()`), how long readiness answers 503 while every route
+   * still serves, in ms. Default `SHUTDOWN_DRAIN_MS`, else 5,000 with `NODE_ENV=production`, else 0.
+   */
+  drainDelay?: number;
+  /**
+   * How long clients may take, in ms: `headers` (default `HEADERS_TIMEOUT_MS`, else 10,000),
+   * the whole `request` with its body (`REQUEST_TIMEOUT_MS`, else 30,000), an idle keep-alive
+   * connection (`keepAlive`: `KEEP_ALIVE_TIMEOUT_MS`, else 72,000). Over time: 408, connection closed.
+   */
+  timeouts?: Partial<ServerTimeouts>;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
   /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
@@ -77,17 +96,26 @@ export class App<TCtx extends object = object> {
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
   readonly #closers: Array<() => MaybePromise<void>> = [];
+  readonly #lifecycle = new Lifecycle();
+  readonly #drainDelay: number;
   #signalsInstalled = false;
 
   constructor(options: AppOptions<TCtx> = {}) {
     this.#options = options;
     this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
     const exposeErrors = options.exposeErrors ?? false;
+    const settings = serverSettingsFromEnv(process.env, {
+      ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
+      ...(options.drainDelay === undefined ? {} : { drainDelay: options.drainDelay }),
+    });
+    this.#drainDelay = settings.drainDelay;
     this.server = createServer({
       logger: loggerOptions(options.logger),
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
+      timeouts: settings.timeouts,
       frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors),
+      clientErrorHandler: answerClientError,
     });
     const methods = new MethodIndex(this.server);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
@@ -130,9 +158,9 @@ export class App<TCtx extends object = object> {
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
     const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
     plan.commit();
-    if (plan.newHealth) registerHealth(this.server, prefix, this.#options.health);
+    if (plan.newHealth) registerHealth(this.server, prefix, this.#lifecycle, this.#options.health);
     plan.routes.forEach((route, index) => {
-      registerProcedureRoute(this.server, route, this.#context, hooks[index] ?? []);
+      registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? []);
     });
     return this;
   }
@@ -193,17 +221,31 @@ export class App<TCtx extends object = object> {
     });
     if (options.handleSignals !== false && !this.#signalsInstalled) {
       this.#signalsInstalled = true;
-      exitOnSignals(this.server, () => this.close());
+      exitOnSignals(this.server, () => this.shutdown());
     }
     return address;
   }
 
+  /** `serving`, `draining` (readiness answers 503, routes still serve) or `closing`. */
+  get phase(): Phase {
+    return this.#lifecycle.phase;
+  }
+
+  /**
+   * What SIGTERM and SIGINT do: readiness answers 503 at once while every route keeps serving
+   * for `drainDelay` ms, then {@link App.close}.
+   */
+  async shutdown(): Promise<void> {
+    await drain(this.server, this.#lifecycle, this.#drainDelay);
+    await this.close();
+  }
+
   /**
    * Stops accepting connections, waits for in-flight requests (at most `shutdownTimeout`), then
-   * runs the `onClose` steps.
+   * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
   close(): Promise<void> {
-    return closeGracefully(this.server, this.#options.shutdownTimeout ?? 10_000);
+    return closeGracefully(this.server, this.#lifecycle, this.#options.shutdownTimeout ?? 10_000);
   }
 }
 

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+import type { ServerTimeouts } from '../config/server.js';
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -12,24 +13,40 @@ function requestIdOf(request: IncomingMessage): string {
   return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
 }
 
-export interface ServerSettings {
+export interface FastifySettings {
   logger: Pick<FastifyServerOptions, 'logger'>;
   bodyLimit: number;
   trustProxy: boolean | string | string[];
+  timeouts: ServerTimeouts;
   frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']>;
+  clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']>;
 }
 
-export function createServer(settings: ServerSettings): FastifyInstance {
+/**
+ * How often Node looks for requests over their time (its default is 30 s, which would let a
+ * 10 s headers timeout run to 40 s).
+ */
+const timeoutCheckInterval = 1000;
+
+export function createServer(settings: FastifySettings): FastifyInstance {
+  const { timeouts } = settings;
   const server = Fastify<RawServerDefault>({
     ...settings.logger,
     bodyLimit: settings.bodyLimit,
     genReqId: requestIdOf,
     trustProxy: settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
-    return503OnClosing: true,
+    // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),
+    // not Fastify's own JSON.
+    return503OnClosing: false,
     // Errors the router meets before any route runs (a malformed URL, an over-long parameter).
     frameworkErrors: settings.frameworkErrors,
+    // Errors before there is a request at all: malformed HTTP, headers too large, timeouts.
+    clientErrorHandler: settings.clientErrorHandler,
     forceCloseConnections: 'idle',
+    http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval },
+    requestTimeout: timeouts.request,
+    keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;
   // JSON is the only body format; Fastify's default text/plain parser would let text through.
   server.removeContentTypeParser('text/plain');

@@ -1,6 +1,12 @@
-/** `GET {prefix}/health`: 200 `{"status":"ok"}` while the app's check passes, 503 otherwise. */
+/**
+ * The health routes of a prefix (docs/deployment.md, "Health probes"):
+ * - `GET {prefix}/health`, readiness: 200 `{"status":"ok"}` while the app's check passes and the
+ *   app is not shutting down, else 503 `UNAVAILABLE`;
+ * - `GET {prefix}/health/live`, liveness: 200 while the process can answer at all.
+ */
 import type { FastifyInstance } from 'fastify';
 import { ProceedError } from '../core/errors.js';
+import type { Lifecycle } from './lifecycle.js';
 import { jsonHeaders } from './procedure-route.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -10,9 +16,17 @@ export interface HealthOptions {
   check?: () => MaybePromise<boolean | undefined>;
 }
 
-export function registerHealth(server: FastifyInstance, prefix: string, options: HealthOptions = {}): void {
+const ok = '{"status":"ok"}';
+
+export function registerHealth(
+  server: FastifyInstance,
+  prefix: string,
+  lifecycle: Lifecycle,
+  options: HealthOptions = {},
+): void {
   const { check } = options;
   server.get(`${prefix}/health`, async (_request, reply) => {
+    if (lifecycle.phase !== 'serving') throw new ProceedError('UNAVAILABLE', 'The service is shutting down');
     let healthy = true;
     try {
       healthy = check === undefined || (await check()) !== false;
@@ -22,6 +36,10 @@ export function registerHealth(server: FastifyInstance, prefix: string, options:
     }
     if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
     reply.headers(jsonHeaders);
-    return '{"status":"ok"}';
+    return ok;
+  });
+  server.get(`${prefix}/health/live`, async (_request, reply) => {
+    reply.headers(jsonHeaders);
+    return ok;
   });
 }

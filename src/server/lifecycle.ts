@@ -1,4 +1,10 @@
-/** Listening, graceful closing and the SIGTERM/SIGINT handlers of an app's server. */
+/**
+ * Listening, draining, graceful closing and the SIGTERM/SIGINT handlers of an app's server
+ * (docs/deployment.md, "Shutdown"). An app is `serving`, then `draining` (readiness answers 503
+ * while every route still serves, so load balancers stop sending), then `closing` (no new
+ * connections; requests in flight finish; a request that still arrives gets a 503 problem).
+ */
+import type { IncomingMessage, Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 export interface ListenOptions {
@@ -6,17 +12,61 @@ export interface ListenOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Close gracefully on SIGTERM and SIGINT, then exit 0. Default true. */
+  /** On SIGTERM and SIGINT: drain, close gracefully, then exit 0. Default true. */
   handleSignals?: boolean;
   /** Log one line per route before listening. Default true (`--workers` logs them once, not per worker). */
   logRoutes?: boolean;
+}
+
+export type Phase = 'serving' | 'draining' | 'closing';
+
+/** Where an app is in its life; read on every request, so a plain field. */
+export class Lifecycle {
+  phase: Phase = 'serving';
+  readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
+
+  /**
+   * Enters `closing`. From now on the server notes each request that arrives (a listener added
+   * only now: serving costs nothing), so that one already under way (its body still coming in)
+   * is told from one that came too late.
+   */
+  close(server: Server): void {
+    if (this.phase === 'closing') return;
+    this.phase = 'closing';
+    server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
+  }
+
+  /** Whether this request arrived after closing began. */
+  arrivedWhileClosing(request: IncomingMessage): boolean {
+    return this.#arrivedWhileClosing.has(request);
+  }
+}
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Turns readiness to 503 and keeps serving for `delay` ms. A no-op when draining or closing
+ * already.
+ */
+export async function drain(server: FastifyInstance, lifecycle: Lifecycle, delay: number): Promise<void> {
+  if (lifecycle.phase !== 'serving') return;
+  lifecycle.phase = 'draining';
+  if (delay > 0) {
+    server.log.info(`Draining: readiness answers 503; serving ${delay} ms more before closing`);
+    await wait(delay);
+  }
 }
 
 /**
  * Stops accepting connections and waits for in-flight requests; after `timeout` ms it closes
  * the connections still open. Fastify's `onClose` hooks run last.
  */
-export async function closeGracefully(server: FastifyInstance, timeout: number): Promise<void> {
+export async function closeGracefully(
+  server: FastifyInstance,
+  lifecycle: Lifecycle,
+  timeout: number,
+): Promise<void> {
+  lifecycle.close(server.server);
   const timer = setTimeout(() => {
     server.log.warn(`Requests still running after ${timeout} ms; closing their connections`);
     server.server.closeAllConnections();
@@ -29,11 +79,11 @@ export async function closeGracefully(server: FastifyInstance, timeout: number):
   }
 }
 
-/** On the first SIGTERM or SIGINT: `close`, then exit 0 (1 when closing fails). */
-export function exitOnSignals(server: FastifyInstance, close: () => Promise<void>): void {
+/** On the first SIGTERM or SIGINT: `shutdown` (drain, then close), then exit 0 (1 when it fails). */
+export function exitOnSignals(server: FastifyInstance, shutdown: () => Promise<void>): void {
   const stop = (signal: NodeJS.Signals) => {
     server.log.info(`${signal} received: shutting down`);
-    close().then(
+    shutdown().then(
       () => process.exit(0),
       (error: unknown) => {
         server.log.error({ err: error }, 'Shutdown failed');

@@ -2,7 +2,10 @@
  * Error translation: everything thrown on the way to an answer (a handler's ProceedError,
  * Fastify's own errors, anything unexpected) leaves as RFC 9457 problem+json.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
@@ -51,4 +54,44 @@ export function sendProblem(
     .header('content-type', 'application/problem+json; charset=utf-8')
     .header('x-content-type-options', 'nosniff')
     .send(JSON.stringify(problem.body));
+}
+
+/** Node's client errors (before any request exists) as Proceed's codes. */
+function clientProblem(error: NodeJS.ErrnoException): ProceedError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ProceedError('REQUEST_TIMEOUT', 'The request did not arrive in time');
+    case 'HPE_HEADER_OVERFLOW':
+      return new ProceedError(
+        'HEADERS_TOO_LARGE',
+        'The request line and headers are larger than the server accepts',
+      );
+    default:
+      return new ProceedError('BAD_REQUEST', 'The request is not valid HTTP');
+  }
+}
+
+/**
+ * Answers a connection Node refused before any request existed (malformed HTTP, headers over
+ * the limit, a request or its headers too slow) with a problem+json, then closes it: the
+ * connection cannot carry another request.
+ */
+export function answerClientError(this: FastifyInstance, error: Error, socket: Socket): void {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNRESET' || socket.destroyed) return;
+  const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
+  const body = JSON.stringify(problem.body);
+  const id = randomUUID();
+  this.log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
+        'Content-Type: application/problem+json; charset=utf-8\r\n' +
+        'X-Content-Type-Options: nosniff\r\n' +
+        `X-Request-Id: ${id}\r\n` +
+        'Connection: close\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -1,9 +1,11 @@
 /** One native Fastify route per procedure: context, the compiled call, the reply. */
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
+import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
+import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
 export const jsonHeaders = {
@@ -22,10 +24,17 @@ function requestInfo(request: FastifyRequest): RequestInfo {
   };
 }
 
+/** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
+const closingProblem = () =>
+  new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
+    headers: { 'retry-after': '1', connection: 'close' },
+  });
+
 export function registerProcedureRoute(
   server: FastifyInstance,
   route: MountedRoute,
   context: ContextPipeline,
+  lifecycle: Lifecycle,
   onRequest: readonly onRequestAsyncHookHandler[],
 ): void {
   const invoke = compileRoute(route);
@@ -35,6 +44,11 @@ export function registerProcedureRoute(
     url: route.path,
     ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
     handler: async (request, reply) => {
+      if (lifecycle.phase !== 'serving') {
+        if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
+        // Keep-alive clients reconnect, through the load balancer, to another instance.
+        reply.header('connection', 'close');
+      }
       const made = context.build(requestInfo(request));
       const ctx = made instanceof Promise ? await made : made;
       const result = await invoke({

@@ -45,11 +45,15 @@ describe('the blog’s OpenAPI document', () => {
 
   it('names the API and documents every route under its procedure name and collection', () => {
     expect(document().info).toMatchObject({ title: 'Proceed blog API', version: '1.0.0' });
-    // The health route is the app's own, not a procedure's.
-    const health = operations(document()).filter((op) => op.path === '/api/health');
-    expect(health.map((op) => op.method)).toEqual(['GET']);
+    // The health routes (readiness and liveness) are the app's own, not a procedure's.
+    const isHealth = (op: { path: string }) => op.path.startsWith('/api/health');
+    const health = operations(document()).filter(isHealth);
+    expect(health.map((op) => `${op.method} ${op.path} ${op.operationId}`)).toEqual([
+      'GET /api/health health',
+      'GET /api/health/live healthLive',
+    ]);
     const documented = operations(document())
-      .filter((op) => op.path !== '/api/health')
+      .filter((op) => !isHealth(op))
       .map((op) => `${op.method} ${op.path} ${op.operationId} ${op.tags.join()}`);
     expect(documented.sort()).toEqual(
       [
@@ -82,7 +86,8 @@ describe('the blog’s OpenAPI document', () => {
     });
     for (const op of operations(document())) {
       if (guarded.includes(op.operationId)) expect(op.security, op.operationId).toEqual([{ bearerAuth: [] }]);
-      else if (op.operationId === 'health') expect(op.security, op.operationId).toBeUndefined();
+      else if (op.operationId === 'health' || op.operationId === 'healthLive')
+        expect(op.security, op.operationId).toBeUndefined();
       else expect(op.security, op.operationId).toEqual([{}, { bearerAuth: [] }]);
     }
   });
@@ -123,7 +128,7 @@ describe('the blog’s OpenAPI document', () => {
   });
 
   it('documents the 401 every procedure route answers to a bad token, and an optional bearer on public ones', () => {
-    const procedures = operations(document()).filter((op) => op.operationId !== 'health');
+    const procedures = operations(document()).filter((op) => !op.path.startsWith('/api/health'));
     expect(procedures.filter((op) => op.responses['401'] === undefined).map((op) => op.operationId)).toEqual(
       [],
     );

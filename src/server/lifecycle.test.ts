@@ -1,0 +1,215 @@
+/**
+ * What the server answers outside a procedure's own work, over real sockets: HTTP it cannot
+ * parse, headers over the limit, clients too slow to send (timeouts), and the phases of a
+ * shutdown (drain, close). Every error is problem+json (docs/errors.md, docs/deployment.md).
+ */
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { procedure, procedures } from '../core/procedure.js';
+import { type App, type AppOptions, createApp } from './app.js';
+
+const apps: App[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+function gate() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+async function started(options: AppOptions<object> = {}, slow = gate()) {
+  const things = procedures('things', {
+    listThings: procedure().query(() => [{ id: 1 }]),
+    createThing: procedure().mutation(() => ({ id: 2 })),
+    slowThing: procedure()
+      .rest({ method: 'GET', path: '/things/slow' })
+      .query(async () => {
+        await slow.opened;
+        return { done: true };
+      }),
+  });
+  const app = createApp({ logger: false, ...options }).mount([things]);
+  apps.push(app);
+  const address = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
+  return { app, port: Number(address.port), slow };
+}
+
+/** A raw connection: what it received so far, and when the server closed it. */
+class RawConnection {
+  text = '';
+  readonly socket: Socket;
+  readonly closed: Promise<void>;
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.setEncoding('utf8');
+    this.socket.on('data', (chunk: string) => {
+      this.text += chunk;
+    });
+    this.socket.on('error', () => undefined);
+    this.closed = new Promise((resolve) => this.socket.on('close', () => resolve()));
+  }
+
+  send(text: string): Promise<void> {
+    return new Promise((resolve) => this.socket.write(text, () => resolve()));
+  }
+}
+
+interface Parsed {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits the responses in what a connection received (Content-Length framing only). */
+function responses(text: string): Parsed[] {
+  const found: Parsed[] = [];
+  let rest = text;
+  while (rest.startsWith('HTTP/1.1 ')) {
+    const end = rest.indexOf('\r\n\r\n');
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((line) => [
+        line.slice(0, line.indexOf(':')).toLowerCase(),
+        line.slice(line.indexOf(':') + 1).trim(),
+      ]),
+    );
+    const length = Number(headers['content-length'] ?? 0);
+    const body = rest.slice(end + 4, end + 4 + length);
+    found.push({ status: Number(statusLine.split(' ')[1]), headers, body });
+    rest = rest.slice(end + 4 + length);
+  }
+  return found;
+}
+
+function expectProblemAnswer(answer: Parsed | undefined, status: number, code: string): void {
+  expect(answer?.status).toBe(status);
+  expect(answer?.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  const body = JSON.parse(answer?.body ?? '{}') as Record<string, unknown>;
+  expect(body).toMatchObject({
+    status,
+    code,
+    type: `urn:proceed:problem:${code.toLowerCase().replaceAll('_', '-')}`,
+  });
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+}
+
+describe('errors before any route runs are problem+json', () => {
+  it('answers a URL over the header limit with 431 HEADERS_TOO_LARGE and closes', async () => {
+    const { port } = await started();
+    const connection = new RawConnection(port);
+    await connection.send(`GET /api/things?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: a\r\n\r\n`);
+    await connection.closed;
+    const [answer] = responses(connection.text);
+    expectProblemAnswer(answer, 431, 'HEADERS_TOO_LARGE');
+    expect(answer?.headers.connection).toBe('close');
+    expect(answer?.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers malformed HTTP with 400 BAD_REQUEST', async () => {
+    const { port } = await started();
+    const connection = new RawConnection(port);
+    await connection.send('NOT HTTP AT ALL\r\n\r\n');
+    await connection.closed;
+    expectProblemAnswer(responses(connection.text)[0], 400, 'BAD_REQUEST');
+  });
+
+  it('cuts headers that stall with 408 REQUEST_TIMEOUT after timeouts.headers', async () => {
+    const { port } = await started({ timeouts: { headers: 300, request: 2000 } });
+    const connection = new RawConnection(port);
+    const startedAt = Date.now();
+    await connection.send('GET /api/things HTTP/1.1\r\nHost: a\r\n');
+    await connection.closed;
+    const elapsed = Date.now() - startedAt;
+    expectProblemAnswer(responses(connection.text)[0], 408, 'REQUEST_TIMEOUT');
+    // The timeout plus Node's check interval (1 s), with room for a busy machine.
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(5000);
+  });
+
+  it('cuts a body that never finishes with 408 after timeouts.request', async () => {
+    const { port } = await started({ timeouts: { headers: 300, request: 600 } });
+    const connection = new RawConnection(port);
+    const startedAt = Date.now();
+    await connection.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na',
+    );
+    await connection.closed;
+    expectProblemAnswer(responses(connection.text)[0], 408, 'REQUEST_TIMEOUT');
+    expect(Date.now() - startedAt).toBeLessThan(5000);
+  });
+
+  it('refuses impossible timeouts at creation', () => {
+    expect(() => createApp({ timeouts: { headers: 0 } })).toThrow(/timeouts.headers must be/);
+    expect(() => createApp({ timeouts: { headers: 5000, request: 1000 } })).toThrow(
+      /must not be longer than timeouts.request/,
+    );
+    expect(() => createApp({ drainDelay: -1 })).toThrow(/drainDelay must be/);
+  });
+});
+
+describe('shutdown', () => {
+  it('drains: readiness 503 at once, liveness and routes still served (Connection: close), then closes', async () => {
+    const { app, port } = await started({ drainDelay: 800 });
+    const base = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${base}/api/health`)).status).toBe(200);
+    const shutdown = app.shutdown();
+    expect(app.phase).toBe('draining');
+    const readiness = await fetch(`${base}/api/health`);
+    expect(readiness.status).toBe(503);
+    expect(readiness.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(await readiness.json()).toMatchObject({
+      code: 'UNAVAILABLE',
+      detail: 'The service is shutting down',
+    });
+    expect((await fetch(`${base}/api/health/live`)).status).toBe(200);
+    const served = await fetch(`${base}/api/things`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('connection')).toBe('close');
+    await shutdown;
+    expect(app.phase).toBe('closing');
+    await expect(fetch(`${base}/api/health/live`)).rejects.toThrow();
+  });
+
+  it('serves a request whose body is still arriving when closing begins', async () => {
+    const { app, port } = await started({ drainDelay: 0 });
+    const connection = new RawConnection(port);
+    await connection.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"name"',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connection.send(':"x"}');
+    await closing;
+    await connection.closed;
+    const [answer] = responses(connection.text);
+    expect(answer?.status).toBe(201);
+    expect(answer?.headers.connection).toBe('close');
+  });
+
+  it('finishes a request in flight and answers one that arrives while closing with a 503 problem', async () => {
+    const { app, port, slow } = await started({ drainDelay: 0 });
+    const connection = new RawConnection(port);
+    await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = app.close();
+    // The same connection stays open while its request runs; a second request arrives on it.
+    await connection.send('GET /api/things HTTP/1.1\r\nHost: a\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    slow.open();
+    await closing;
+    await connection.closed;
+    const [first, second] = responses(connection.text);
+    expect(first?.status).toBe(200);
+    expect(JSON.parse(first?.body ?? '{}')).toEqual({ done: true });
+    expectProblemAnswer(second, 503, 'UNAVAILABLE');
+    expect(second?.headers['retry-after']).toBe('1');
+    expect(second?.headers.connection).toBe('close');
+  });
+});
