@@ -96,4 +96,9 @@ describe('readSettings', () => {
       /AUTH_RATE_LIMIT must be a positive integer/,
     );
   });
+
+  it('refuses a bad drain delay or timeout before anything starts', () => {
+    expect(() => readSettings({}, { SHUTDOWN_DRAIN_MS: 'soon' })).toThrow(/SHUTDOWN_DRAIN_MS must be/);
+    expect(() => readSettings({}, { REQUEST_TIMEOUT_MS: '-5' })).toThrow(/REQUEST_TIMEOUT_MS must be/);
+  });
 });

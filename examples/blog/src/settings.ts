@@ -5,7 +5,7 @@
  * once, not after a database has started. Light on purpose: `proceedjs/config` and node only.
  */
 import type { LoggerSetting } from 'proceedjs';
-import { checkSecret, ProceedConfigError, rateLimitFromEnv } from 'proceedjs/config';
+import { checkSecret, ProceedConfigError, rateLimitFromEnv, serverSettingsFromEnv } from 'proceedjs/config';
 import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
 import type { Mailer } from './mailer.js';
@@ -84,6 +84,8 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
   // An inspected app signs nothing: `proceed openapi` in a build pipeline needs no secret.
   if (options.inspect !== true) checkSecret({ secret: jwtSecret, production, workers });
   const database = databaseLocation(options.databaseUrl ?? env.DATABASE_URL);
+  // The app reads these itself; checked here too, so a bad value stops start-up before the database opens.
+  serverSettingsFromEnv(env);
   if ((options.clustered === true || workers > 1) && database.kind !== 'postgres') {
     throw new ProceedConfigError(
       '--workers needs a PostgreSQL server: an embedded PGlite database ' +
