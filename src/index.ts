@@ -10,6 +10,7 @@
 export { ContextPipeline, type ContextResolver, type RequestContext } from './core/context.js';
 export { distinctProblems, type RouteFacts, routeFacts } from './core/documentation.js';
 export * from './core/errors.js';
+export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
 export {
   conventionOf,
   fillPath,

@@ -306,6 +306,21 @@ describe('problem responses', () => {
     expect(response.status).toBe(500);
     expect(response.body).not.toContain('hunter2');
   });
+
+  it('503 UNAVAILABLE with Retry-After when a service the handler needs is unreachable, never 500', async () => {
+    const outage = procedures('outage', {
+      listOutage: procedure().query(async () => {
+        const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:5432'), { code: 'ECONNREFUSED' });
+        throw new Error('Failed query: select * from "posts"', { cause: refused });
+      }),
+    });
+    const app = createApp({ logger: false }).mount([outage]);
+    const response = await call(app, 'GET', '/api/outage');
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(response.json()).toMatchObject({ code: 'UNAVAILABLE', status: 503 });
+    expect(response.body).not.toContain('10.0.0.9');
+  });
 });
 
 describe('response headers', () => {

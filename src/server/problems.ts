@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
+import { unavailableProblem } from '../core/unavailable.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {
@@ -43,8 +44,13 @@ export function sendProblem(
   reply: FastifyReply,
   exposeErrors: boolean,
 ): FastifyReply {
-  const known =
-    error instanceof ProceedError ? error : (fromFastifyError(error as FastifyError) ?? (error as Error));
+  let known: unknown = error;
+  if (!(error instanceof ProceedError)) {
+    known = fromFastifyError(error as FastifyError) ?? unavailableProblem(error) ?? error;
+    // An outage is logged (once per request) without the alarm of an unexpected error.
+    if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
+      request.log.warn({ err: error }, 'A service this request needs is unreachable');
+  }
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) request.log.error({ err: error }, 'Unexpected error');
   return reply

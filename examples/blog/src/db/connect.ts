@@ -166,7 +166,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     import('pg'),
     import('drizzle-orm/node-postgres'),
   ]);
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // A server that does not answer (not refusing, just silent) fails a request in 5 s as 503
+    // UNAVAILABLE, instead of holding it until the client gives up.
+    connectionTimeoutMillis: 5000,
+  });
   pool.on(
     'error',
     options.onPoolError ?? ((error) => console.error(`PostgreSQL connection error: ${error.message}`)),

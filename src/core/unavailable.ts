@@ -1,0 +1,66 @@
+/**
+ * Errors that mean "a service this request needs cannot be reached right now" (docs/errors.md,
+ * `UNAVAILABLE`): the network refused or dropped the connection, or the database says it cannot
+ * take one. They are answered 503 with `Retry-After`, never 500: the request was fine and may
+ * succeed shortly, which clients and load balancers can act on.
+ */
+import { ProceedError } from './errors.js';
+
+/** Node's network errors for a peer that is down, unreachable or gone. */
+const networkCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/**
+ * SQLSTATEs of a database that cannot serve: class 08 (connection exception), 57P01–57P03
+ * (shutting down, crash recovery, not accepting connections yet), 53300 (too many connections).
+ */
+const unavailableSqlState = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+
+/** node-postgres' own words for a connection it lost or could not make in time. */
+const driverMessages = [
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+];
+
+function isUnavailableCause(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (networkCodes.has(code) || unavailableSqlState.test(code))) return true;
+  // AggregateError (a host with several addresses, each refusing) carries its code on the parts.
+  if (error instanceof AggregateError && error.errors.some(isUnavailableCause)) return true;
+  return typeof message === 'string' && driverMessages.some((known) => message.startsWith(known));
+}
+
+/** Seconds a client should wait before retrying after an outage answer. */
+export const outageRetryAfter = 5;
+
+/**
+ * The 503 problem for an error that means an outage, looking through wrapped errors (`cause`,
+ * as ORMs wrap driver errors); undefined for any other error.
+ *
+ * @example
+ * unavailableProblem(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))?.status; // 503
+ */
+export function unavailableProblem(error: unknown): ProceedError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (isUnavailableCause(current)) {
+      return new ProceedError('UNAVAILABLE', 'A service this request needs is unreachable; try again shortly', {
+        headers: { 'retry-after': String(outageRetryAfter) },
+        cause: error,
+      });
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
