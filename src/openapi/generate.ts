@@ -311,12 +311,31 @@ class DocumentBuilder {
       description: probe === 'readiness' ? 'Ready' : 'Alive',
       content: {
         'application/json': {
-          schema: {
-            type: 'object',
-            properties: { status: { const: 'ok' } },
-            required: ['status'],
-            additionalProperties: false,
-          },
+          schema:
+            probe === 'liveness'
+              ? {
+                  type: 'object',
+                  properties: { status: { const: 'ok' } },
+                  required: ['status'],
+                  additionalProperties: false,
+                }
+              : {
+                  type: 'object',
+                  properties: {
+                    status: {
+                      enum: ['ok', 'degraded'],
+                      description: '`degraded`: serving, with a dependency listed in `checks` unreachable',
+                    },
+                    checks: {
+                      type: 'object',
+                      description: 'The shared rate-limit store, when the app has one',
+                      properties: { rateLimitStore: { enum: ['ok', 'unreachable'] } },
+                      additionalProperties: false,
+                    },
+                  },
+                  required: ['status'],
+                  additionalProperties: false,
+                },
         },
       },
     };

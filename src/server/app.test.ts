@@ -310,7 +310,9 @@ describe('problem responses', () => {
   it('503 UNAVAILABLE with Retry-After when a service the handler needs is unreachable, never 500', async () => {
     const outage = procedures('outage', {
       listOutage: procedure().query(async () => {
-        const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:5432'), { code: 'ECONNREFUSED' });
+        const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:5432'), {
+          code: 'ECONNREFUSED',
+        });
         throw new Error('Failed query: select * from "posts"', { cause: refused });
       }),
     });

@@ -30,7 +30,7 @@ export type { ContextResolver } from '../core/context.js';
 export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
 export type { HealthOptions } from './health.js';
 export type { ListenOptions, Phase } from './lifecycle.js';
-export type { RateLimitChange, RateLimitOptions } from './rate-limit.js';
+export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './rate-limit.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -158,7 +158,8 @@ export class App<TCtx extends object = object> {
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
     const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
     plan.commit();
-    if (plan.newHealth) registerHealth(this.server, prefix, this.#lifecycle, this.#options.health);
+    if (plan.newHealth)
+      registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
     plan.routes.forEach((route, index) => {
       registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? []);
     });

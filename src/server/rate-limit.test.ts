@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { fixtureApp } from '../auth/fixtures/app.js';
 import { rateLimitFromEnv } from '../config/env.js';
@@ -150,4 +151,52 @@ describe('rateLimitFromEnv', () => {
     expect(() => rateLimitFromEnv({ AUTH_RATE_LIMIT: 'ten' })).toThrow(/positive integer/);
     expect(() => rateLimitFromEnv({ AUTH_RATE_LIMIT: '0' })).toThrow(ProceedConfigError);
   });
+});
+
+describe('rateLimit() with a Redis store that cannot be reached', () => {
+  // Port 1 on the loopback: nothing listens, every connection is refused at once.
+  const unreachable = () =>
+    new Redis('redis://127.0.0.1:1', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 1000,
+    });
+
+  it('refuses a client that would queue commands while Redis is down', () => {
+    const queueing = new Redis('redis://127.0.0.1:1', { lazyConnect: true });
+    expect(() => createApp({ rateLimit: { redis: queueing } })).toThrow(/enableOfflineQueue: false/);
+    expect(() => createApp({ rateLimit: { onStoreError: 'ignore' as never } })).toThrow(
+      /onStoreError must be "allow" or "refuse"/,
+    );
+  });
+
+  it.each([
+    ['allow', 200, 200, { status: 'degraded', checks: { rateLimitStore: 'unreachable' } }],
+    ['refuse', 503, 503, undefined],
+  ] as const)(
+    'onStoreError %s: the limited route answers %i, readiness %i, never 500; logged once',
+    async (policy, routeStatus, healthStatus, healthBody) => {
+      const redis = unreachable();
+      const lines: string[] = [];
+      const app = createApp({
+        logger: { stream: { write: (line) => lines.push(line) } },
+        rateLimit: { redis, onStoreError: policy },
+      }).mount([authProcedures()]);
+      try {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const response = await login(app);
+          expect(response.statusCode).toBe(routeStatus);
+          if (routeStatus === 503) expect(response.json()).toMatchObject({ code: 'UNAVAILABLE' });
+        }
+        const health = await app.inject({ method: 'GET', url: '/api/health' });
+        expect(health.statusCode).toBe(healthStatus);
+        if (healthBody !== undefined) expect(health.json()).toEqual(healthBody);
+        const outages = lines.filter((line) => line.includes('Rate-limit store (Redis) unreachable'));
+        expect(outages).toHaveLength(1);
+      } finally {
+        await app.close();
+        redis.disconnect();
+      }
+    },
+  );
 });

@@ -17,9 +17,25 @@ export interface RateLimitChange {
   window?: number;
 }
 
+/** What the part of an ioredis client Proceed uses looks like. */
+export interface RateLimitRedis {
+  options?: { enableOfflineQueue?: boolean | undefined };
+  ping(): Promise<unknown>;
+  on(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
+}
+
 export interface RateLimitOptions {
-  /** An ioredis client, to share counters between instances. Default: in memory, per instance. */
-  redis?: unknown;
+  /**
+   * An ioredis client, to share counters between instances. Default: in memory, per instance.
+   * It must be created with `enableOfflineQueue: false` (docs/deployment.md, "Shared rate
+   * limits"): a client that queues commands while Redis is down would hold every limited request.
+   */
+  redis?: RateLimitRedis;
+  /**
+   * When the Redis store cannot be reached: `allow` (default) lets requests through unlimited and
+   * logs once per outage; `refuse` answers the limited routes 503 `UNAVAILABLE`. Never a 500.
+   */
+  onStoreError?: 'allow' | 'refuse';
   /** Changes the numbers of `rateLimit()` rules by name; a name no route uses is a start-up error. */
   limits?: Readonly<Record<string, RateLimitChange>>;
 }
@@ -32,9 +48,28 @@ export class RateLimits {
   readonly #used = new Set<string>();
   #registered = false;
 
+  /** Whether the store failed last time it was used (one log line per outage). */
+  #storeDown = false;
+
   constructor(server: FastifyInstance, options: RateLimitOptions = {}) {
     this.#server = server;
     this.#options = options;
+    const { redis } = options;
+    if (options.onStoreError !== undefined && !['allow', 'refuse'].includes(options.onStoreError))
+      throw new ProceedConfigError(
+        `rateLimit.onStoreError must be "allow" or "refuse" (got "${options.onStoreError}")`,
+      );
+    if (redis !== undefined) {
+      if (redis.options?.enableOfflineQueue !== false) {
+        throw new ProceedConfigError(
+          'rateLimit.redis: create the client with enableOfflineQueue: false (and maxRetriesPerRequest: 1); ' +
+            'a client that queues commands while Redis is down holds every rate-limited request until it is back',
+        );
+      }
+      // ioredis reports every failed reconnection; the store's state is logged once per outage instead.
+      redis.on('error', (error) => this.#storeFailed(error));
+      redis.on('ready', () => this.#storeRecovered());
+    }
     const names = Object.keys(options.limits ?? {});
     if (names.length > 0) {
       server.addHook('onReady', async () => {
@@ -47,6 +82,57 @@ export class RateLimits {
         }
       });
     }
+  }
+
+  /** Whether a shared store is configured. */
+  get shared(): boolean {
+    return this.#options.redis !== undefined;
+  }
+
+  /**
+   * The store's state for readiness: `ok`, or `unreachable` (a ping within 1 s failed). Always
+   * `ok` in memory.
+   */
+  async storeState(): Promise<'ok' | 'unreachable'> {
+    const { redis } = this.#options;
+    if (redis === undefined) return 'ok';
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        redis.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('Redis did not answer PING within 1 s')), 1000);
+        }),
+      ]);
+      this.#storeRecovered();
+      return 'ok';
+    } catch (error) {
+      this.#storeFailed(error as Error);
+      return 'unreachable';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the app refuses limited routes while the store is down. */
+  get refusesWithoutStore(): boolean {
+    return this.#options.onStoreError === 'refuse';
+  }
+
+  #storeFailed(error: Error | undefined): void {
+    if (this.#storeDown) return;
+    this.#storeDown = true;
+    const effect =
+      this.#options.onStoreError === 'refuse'
+        ? 'rate-limited routes answer 503 until it is back'
+        : 'rate limits are not applied until it is back';
+    this.#server.log.error({ err: error }, `Rate-limit store (Redis) unreachable: ${effect}`);
+  }
+
+  #storeRecovered(): void {
+    if (!this.#storeDown) return;
+    this.#storeDown = false;
+    this.#server.log.info('Rate-limit store (Redis) reachable again: rate limits apply');
   }
 
   /** The `onRequest` hooks of a route, one per rule; none when it has no rules. */
@@ -78,7 +164,12 @@ export class RateLimits {
     this.#registered = true;
     // global: false: the plugin limits nothing by itself; the routes' own hooks call it.
     const { redis } = this.#options;
-    this.#server.register(fastifyRateLimit, { global: false, ...(redis === undefined ? {} : { redis }) });
+    // skipOnError false: a store error reaches the hook above, which decides (allow or refuse).
+    this.#server.register(fastifyRateLimit, {
+      global: false,
+      skipOnError: false,
+      ...(redis === undefined ? {} : { redis: redis as never }),
+    });
   }
 
   #hook(route: MountedRoute, rule: RateLimitRule): onRequestAsyncHookHandler {
@@ -91,7 +182,18 @@ export class RateLimits {
         timeWindow: rule.window,
         keyGenerator: (each) => prefix + fastifyRateLimit.normalizeIP(each.ip),
       });
-      const result = await limiter(request);
+      let result: Awaited<ReturnType<Limiter>>;
+      try {
+        result = await limiter(request);
+      } catch (error) {
+        // The store cannot count: never a 500 (docs/deployment.md, "Shared rate limits").
+        this.#storeFailed(error as Error);
+        if (this.#options.onStoreError !== 'refuse') return;
+        throw new ProceedError('UNAVAILABLE', 'Rate limits cannot be checked right now; try again shortly', {
+          headers: { 'retry-after': '5' },
+        });
+      }
+      if (this.#storeDown) this.#storeRecovered();
       if (result.isAllowed) return;
       const headers = {
         'x-ratelimit-limit': String(result.max),

@@ -3,6 +3,7 @@
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
 import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
@@ -30,6 +31,7 @@ import { logMailer, type Mailer } from './mailer.js';
 import { auth, authRateLimit } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
 import { users } from './procedures/users.js';
+import { connectRedis } from './redis.js';
 import { type BlogOptions, type BlogSettings, readSettings } from './settings.js';
 
 export type { BlogOptions } from './settings.js';
@@ -132,8 +134,35 @@ async function wire(
  */
 export async function createBlogApp(options: BlogOptions = {}): Promise<App<BlogContext>> {
   const settings = readSettings(options);
+  checkAdmin(settings.admin);
+  // An inspected app serves nothing and connects to nothing.
+  const store =
+    settings.redisUrl === undefined || options.inspect === true
+      ? undefined
+      : await connectRedis(settings.redisUrl);
+  const redis = store?.redis;
+  try {
+    const app = await buildBlogApp(options, settings, redis);
+    if (store !== undefined) {
+      const policy = settings.rateLimitOnStoreError === 'allow' ? 'unlimited' : 'refused (503)';
+      app.log.info(
+        `Rate limits: shared in Redis at ${store.where}; while it is unreachable, sign-ins are ${policy}`,
+      );
+      if (!store.reachable) app.log.warn(`Redis at ${store.where} is not reachable yet; retrying`);
+    }
+    return app;
+  } catch (error) {
+    redis?.disconnect();
+    throw error;
+  }
+}
+
+async function buildBlogApp(
+  options: BlogOptions,
+  settings: BlogSettings,
+  redis: Redis | undefined,
+): Promise<App<BlogContext>> {
   const { production, admin, trustProxy } = settings;
-  checkAdmin(admin);
 
   // What handlers get; in place before the app listens, so before the first request.
   let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background'> | undefined;
@@ -147,7 +176,10 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     },
     ...(trustProxy === undefined ? {} : { trustProxy }),
     // AUTH_RATE_LIMIT sets the sign-in routes' limit (the rule is declared on those procedures).
-    rateLimit: { limits: { [authRateLimit.name]: { max: settings.authRateLimit } } },
+    rateLimit: {
+      limits: { [authRateLimit.name]: { max: settings.authRateLimit } },
+      ...(redis === undefined ? {} : { redis, onStoreError: settings.rateLimitOnStoreError }),
+    },
     context: () => {
       if (services === undefined)
         throw new Error('This blog app was built for inspection; it serves nothing');
@@ -171,6 +203,10 @@ export async function createBlogApp(options: BlogOptions = {}): Promise<App<Blog
     logger: { warn: (message) => app.log.warn(message) },
   });
 
+  if (redis !== undefined) {
+    // Registered first, so it runs last: after the database and the pending work.
+    app.onClose(() => redis.disconnect());
+  }
   const database = options.database ?? (await openDatabase(settings.database));
   app.log.info(
     `Database: ${describeDatabase(options.database === undefined ? settings.database : undefined, database)}`,

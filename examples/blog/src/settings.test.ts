@@ -15,6 +15,8 @@ describe('readSettings', () => {
       authRateLimit: 10,
       trustProxy: undefined,
       workers: 1,
+      redisUrl: undefined,
+      rateLimitOnStoreError: 'allow',
     });
     expect(
       readSettings(
@@ -27,6 +29,8 @@ describe('readSettings', () => {
           ADMIN_PASSWORD: 'boss password',
           AUTH_RATE_LIMIT: '5',
           TRUST_PROXY: '10.0.0.0/8',
+          REDIS_URL: 'redis://:pw@cache.internal:6379/2',
+          RATE_LIMIT_ON_STORE_ERROR: 'refuse',
         },
       ),
     ).toEqual({
@@ -37,6 +41,8 @@ describe('readSettings', () => {
       authRateLimit: 5,
       trustProxy: '10.0.0.0/8',
       workers: 1,
+      redisUrl: 'redis://:pw@cache.internal:6379/2',
+      rateLimitOnStoreError: 'refuse',
     });
   });
 
@@ -100,5 +106,15 @@ describe('readSettings', () => {
   it('refuses a bad drain delay or timeout before anything starts', () => {
     expect(() => readSettings({}, { SHUTDOWN_DRAIN_MS: 'soon' })).toThrow(/SHUTDOWN_DRAIN_MS must be/);
     expect(() => readSettings({}, { REQUEST_TIMEOUT_MS: '-5' })).toThrow(/REQUEST_TIMEOUT_MS must be/);
+  });
+
+  it('refuses a REDIS_URL of another scheme, without echoing it, and an unknown store-error policy', () => {
+    expect(() => readSettings({}, { REDIS_URL: 'http://:secret@cache:6379' })).toThrow(
+      'REDIS_URL must start with redis:// or rediss:// (got http://…)',
+    );
+    expect(() => readSettings({}, { REDIS_URL: 'cache 6379' })).toThrow(/REDIS_URL is not a URL/);
+    expect(() => readSettings({}, { RATE_LIMIT_ON_STORE_ERROR: 'ignore' })).toThrow(
+      /RATE_LIMIT_ON_STORE_ERROR must be "allow" or "refuse"/,
+    );
   });
 });

@@ -31,6 +31,16 @@ export interface BlogOptions {
   logger?: LoggerSetting;
   /** Trust `X-Forwarded-For` from a proxy in front (client IPs for rate limits). Default `TRUST_PROXY`. */
   trustProxy?: boolean | string;
+  /**
+   * Redis for the auth rate limits, shared by every instance. Default `REDIS_URL`; unset: each
+   * instance counts on its own.
+   */
+  redisUrl?: string;
+  /**
+   * With Redis configured but unreachable: `allow` lets sign-ins through unlimited (logged once
+   * per outage), `refuse` answers them 503. Default `RATE_LIMIT_ON_STORE_ERROR`, else `allow`.
+   */
+  rateLimitOnStoreError?: 'allow' | 'refuse';
   /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
   /**
@@ -55,6 +65,28 @@ export interface BlogSettings {
   authRateLimit: number;
   trustProxy: boolean | string | undefined;
   workers: number;
+  redisUrl: string | undefined;
+  rateLimitOnStoreError: 'allow' | 'refuse';
+}
+
+/** `REDIS_URL`: `redis://` or `rediss://`; anything else is refused without echoing it (it may hold a password). */
+function checkRedisUrl(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let protocol = '';
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    throw new ProceedConfigError('REDIS_URL is not a URL: expected redis://[user:password@]host:port[/db]');
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:')
+    throw new ProceedConfigError(`REDIS_URL must start with redis:// or rediss:// (got ${protocol}//…)`);
+  return value;
+}
+
+function storeErrorPolicy(value: string | undefined): 'allow' | 'refuse' {
+  if (value === undefined || value === '' || value === 'allow') return 'allow';
+  if (value === 'refuse') return 'refuse';
+  throw new ProceedConfigError(`RATE_LIMIT_ON_STORE_ERROR must be "allow" or "refuse" (got "${value}")`);
 }
 
 function adminFromEnv(env: NodeJS.ProcessEnv): BlogOptions['admin'] {
@@ -101,5 +133,7 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     authRateLimit: options.authRateLimit ?? rateLimitFromEnv(env),
     trustProxy: options.trustProxy ?? trustProxyFromEnv(env.TRUST_PROXY),
     workers,
+    redisUrl: checkRedisUrl(options.redisUrl ?? env.REDIS_URL),
+    rateLimitOnStoreError: storeErrorPolicy(options.rateLimitOnStoreError ?? env.RATE_LIMIT_ON_STORE_ERROR),
   };
 }

@@ -1,0 +1,64 @@
+/**
+ * A Redis server of the test's own, on a free port: to stop and restart it without touching the
+ * machine's shared one. Nothing is saved to disk.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address !== 'object') throw new Error('no port');
+  return address.port;
+}
+
+export class RedisServer {
+  port = 0;
+  #child: ChildProcess | undefined;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts it (on a free port the first time, on the same port after `stop`). */
+  async start(): Promise<this> {
+    if (this.port === 0) this.port = await freePort();
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.#child = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server could not run (apt-get install redis-server): ${error.message}`));
+      });
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    return this;
+  }
+
+  /** Kills it outright, as a crash would. */
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
