@@ -10,7 +10,6 @@
 export { ContextPipeline, type ContextResolver, type RequestContext } from './core/context.js';
 export { distinctProblems, type RouteFacts, routeFacts } from './core/documentation.js';
 export * from './core/errors.js';
-export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
 export {
   conventionOf,
   fillPath,
@@ -32,6 +31,7 @@ export {
 } from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { EntryContext } from './server/entry-context.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';

@@ -55,10 +55,14 @@ export function unavailableProblem(error: unknown): ProceedError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
     if (isUnavailableCause(current)) {
-      return new ProceedError('UNAVAILABLE', 'A service this request needs is unreachable; try again shortly', {
-        headers: { 'retry-after': String(outageRetryAfter) },
-        cause: error,
-      });
+      return new ProceedError(
+        'UNAVAILABLE',
+        'A service this request needs is unreachable; try again shortly',
+        {
+          headers: { 'retry-after': String(outageRetryAfter) },
+          cause: error,
+        },
+      );
     }
     current = (current as { cause?: unknown }).cause;
   }
