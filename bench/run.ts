@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: Proceed against bare Fastify on the same endpoints, the cost of auth, and the
- * blog with one worker against two, each side by side in one run (compare.ts). Environment:
+ * `npm run bench`: Proceed against bare Fastify on the same endpoints, the cost of auth and of
+ * the metrics plugin, and the blog with one worker against two, each side by side in one run
+ * (compare.ts). Environment:
  * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50).
  */
@@ -47,6 +48,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     'open',
     'guarded',
     await compare(open, guarded, [authScenario]),
+  );
+
+  const withMetrics = { name: 'metrics', script: './servers/proceed.ts', env: { BENCH_METRICS: '1' } };
+  report(
+    'Metrics overhead: the same app with metricsPlugin registered vs without',
+    'proceed',
+    'metrics',
+    await compare(proceed, withMetrics, itemScenarios),
   );
 
   await workersComparison();

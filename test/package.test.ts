@@ -58,6 +58,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
       './openapi',
       './client',
       './config',
+      './metrics',
     ]);
     for (const [, target] of entries) {
       if (typeof target === 'string') throw new Error(`${target}: every export has types and default`);

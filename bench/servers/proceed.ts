@@ -1,5 +1,6 @@
 /** The same two endpoints in Proceed: a validated GET by id and a validated POST, each answering a view. */
 import { createApp, procedure, procedures } from 'proceedjs';
+import { metricsPlugin } from 'proceedjs/metrics';
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { item, ready } from './data.js';
@@ -27,4 +28,6 @@ const items = procedures('items', {
 });
 
 const app = createApp({ logger: false }).mount([items]);
+// BENCH_METRICS=1: the same app with the metrics plugin, to measure what it costs.
+if (process.env.BENCH_METRICS === '1') await app.register(metricsPlugin, { port: 0 });
 ready(await app.listen({ port: 0, handleSignals: false }));

@@ -96,6 +96,7 @@ export class App<TCtx extends object = object> {
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
   readonly #closers: Array<() => MaybePromise<void>> = [];
+  readonly #listeners: Array<() => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
   #signalsInstalled = false;
@@ -202,6 +203,15 @@ export class App<TCtx extends object = object> {
     return this;
   }
 
+  /**
+   * Runs once the app listens, in order (the metrics plugin opens its own port here). One that
+   * throws makes `listen` fail: the app closes and the error is thrown from `listen`.
+   */
+  onListen(listener: () => MaybePromise<void>): this {
+    this.#listeners.push(listener);
+    return this;
+  }
+
   /** Waits until every plugin is loaded; `inject` and `listen` call it for you. */
   async ready(): Promise<void> {
     await this.server.ready();
@@ -220,6 +230,12 @@ export class App<TCtx extends object = object> {
       port: options.port ?? 3030,
       host: options.host ?? '127.0.0.1',
     });
+    try {
+      for (const listener of this.#listeners) await listener();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
     if (options.handleSignals !== false && !this.#signalsInstalled) {
       this.#signalsInstalled = true;
       exitOnSignals(this.server, () => this.shutdown());

@@ -34,6 +34,14 @@ export function fromFastifyError(error: FastifyError): ProceedError | undefined 
   return new ProceedError('VALIDATION_FAILED', error.message);
 }
 
+/** The problem code each answered request was given (read by the metrics plugin). */
+const answeredCodes = new WeakMap<FastifyReply, string>();
+
+/** The problem code a reply was sent with; undefined for a success. */
+export function problemCodeOf(reply: FastifyReply): string | undefined {
+  return answeredCodes.get(reply);
+}
+
 /**
  * Sends anything thrown as problem+json. Unexpected errors are logged with their stack and
  * answered 500 without their message, unless `exposeErrors`.
@@ -53,6 +61,7 @@ export function sendProblem(
   }
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) request.log.error({ err: error }, 'Unexpected error');
+  answeredCodes.set(reply, problem.body.code);
   return reply
     .code(problem.status)
     .headers(problem.headers)

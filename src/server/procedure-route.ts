@@ -30,6 +30,18 @@ const closingProblem = () =>
     headers: { 'retry-after': '1', connection: 'close' },
   });
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `collection.name`, on the routes of procedures. */
+    procedure?: string;
+  }
+}
+
+/** `collection.name` of the procedure a request was routed to; undefined for other routes. */
+export function procedureOf(request: FastifyRequest): string | undefined {
+  return request.routeOptions.config.procedure;
+}
+
 export function registerProcedureRoute(
   server: FastifyInstance,
   route: MountedRoute,
@@ -42,6 +54,7 @@ export function registerProcedureRoute(
   server.route({
     method: route.method,
     url: route.path,
+    config: { procedure: `${route.collection}.${route.name}` },
     ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
     handler: async (request, reply) => {
       if (lifecycle.phase !== 'serving') {

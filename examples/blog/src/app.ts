@@ -15,6 +15,7 @@ import {
   type UserLoader,
   verifyPassword,
 } from 'proceedjs/auth';
+import { metricsPlugin } from 'proceedjs/metrics';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
@@ -212,6 +213,13 @@ async function buildBlogApp(
     `Database: ${describeDatabase(options.database === undefined ? settings.database : undefined, database)}`,
   );
   try {
+    if (settings.metricsPort !== undefined) {
+      await app.register(metricsPlugin, {
+        port: settings.metricsPort,
+        host: process.env.HOST ?? '127.0.0.1',
+        ...(database.poolStats === undefined ? {} : { pool: database.poolStats }),
+      });
+    }
     const repos = repositories(database.db);
     app.onClose(() => database.close());
     const background = backgroundTasks(app.log);

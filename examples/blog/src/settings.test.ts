@@ -31,6 +31,7 @@ describe('readSettings', () => {
           TRUST_PROXY: '10.0.0.0/8',
           REDIS_URL: 'redis://:pw@cache.internal:6379/2',
           RATE_LIMIT_ON_STORE_ERROR: 'refuse',
+          METRICS_PORT: '9464',
         },
       ),
     ).toEqual({
@@ -43,6 +44,7 @@ describe('readSettings', () => {
       workers: 1,
       redisUrl: 'redis://:pw@cache.internal:6379/2',
       rateLimitOnStoreError: 'refuse',
+      metricsPort: 9464,
     });
   });
 
@@ -113,6 +115,7 @@ describe('readSettings', () => {
       'REDIS_URL must start with redis:// or rediss:// (got http://…)',
     );
     expect(() => readSettings({}, { REDIS_URL: 'cache 6379' })).toThrow(/REDIS_URL is not a URL/);
+    expect(() => readSettings({}, { METRICS_PORT: '3030a' })).toThrow(/METRICS_PORT must be a port number/);
     expect(() => readSettings({}, { RATE_LIMIT_ON_STORE_ERROR: 'ignore' })).toThrow(
       /RATE_LIMIT_ON_STORE_ERROR must be "allow" or "refuse"/,
     );

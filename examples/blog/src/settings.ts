@@ -41,6 +41,11 @@ export interface BlogOptions {
    * per outage), `refuse` answers them 503. Default `RATE_LIMIT_ON_STORE_ERROR`, else `allow`.
    */
   rateLimitOnStoreError?: 'allow' | 'refuse';
+  /**
+   * Serve Prometheus metrics at `GET /metrics` on this port: a listener of its own, never the
+   * API's, on the same interface (`HOST`). Default `METRICS_PORT`; unset: no metrics.
+   */
+  metricsPort?: number;
   /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
   /**
@@ -67,6 +72,15 @@ export interface BlogSettings {
   workers: number;
   redisUrl: string | undefined;
   rateLimitOnStoreError: 'allow' | 'refuse';
+  metricsPort: number | undefined;
+}
+
+function metricsPortOf(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new ProceedConfigError(`METRICS_PORT must be a port number, 0–65535 (got "${value}")`);
+  return port;
 }
 
 /** `REDIS_URL`: `redis://` or `rediss://`; anything else is refused without echoing it (it may hold a password). */
@@ -135,5 +149,6 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     workers,
     redisUrl: checkRedisUrl(options.redisUrl ?? env.REDIS_URL),
     rateLimitOnStoreError: storeErrorPolicy(options.rateLimitOnStoreError ?? env.RATE_LIMIT_ON_STORE_ERROR),
+    metricsPort: options.metricsPort ?? metricsPortOf(env.METRICS_PORT),
   };
 }

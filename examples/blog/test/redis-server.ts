@@ -25,15 +25,15 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** Starts it (on a free port the first time, on the same port after `stop`). */
+  /** Starts it (on a free port the first time, on the same port after `stop`); a no-op while it runs. */
   async start(): Promise<this> {
+    if (this.#child !== undefined) return this;
     if (this.port === 0) this.port = await freePort();
     const child = spawn(
       'redis-server',
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    this.#child = child;
     let output = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
@@ -48,7 +48,11 @@ export class RedisServer {
           resolve();
         }
       });
+    }).catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
     });
+    this.#child = child;
     return this;
   }
 

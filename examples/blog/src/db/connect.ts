@@ -28,6 +28,8 @@ export interface Database {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
   /** Resolves when the database answers; rejects otherwise (health check). */
   ping(): Promise<void>;
+  /** The connection pool's state (PostgreSQL; PGlite has no pool), for the metrics. */
+  poolStats?: () => { total: number; idle: number; waiting: number };
   /** Closes the pool or the PGlite instance. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -186,6 +188,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ping: async () => {
       await pool.query('SELECT 1');
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: once(() => pool.end()),
     inTransaction: async (work) => {
       const client = await pool.connect();

@@ -1,0 +1,41 @@
+/** METRICS_PORT: the blog's Prometheus metrics on a port of their own (docs/blog.md). */
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { describe, expect, inject, it } from 'vitest';
+import { engines, useBlog } from './harness.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const postgres = engines().find((engine) => engine.name === 'PostgreSQL');
+const metricsPort = await freePort();
+
+describe.skipIf(postgres === undefined || inject('postgresUrl') === null)('the blog’s metrics', () => {
+  const blog = useBlog(postgres as NonNullable<typeof postgres>, { metricsPort });
+
+  it('counts its procedures and reports its PostgreSQL pool, on METRICS_PORT only', async () => {
+    const session = await blog.register();
+    await blog.get('/api/posts');
+    await blog.get('/api/auth/me', session.accessToken);
+    await blog.get('/api/posts/not-a-uuid');
+    const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scrape.status).toBe(200);
+    const text = await scrape.text();
+    expect(text).toContain(
+      'proceed_http_requests_total{procedure="posts.listPosts",method="GET",status_class="2xx"} 1',
+    );
+    expect(text).toContain(
+      'proceed_http_requests_total{procedure="auth.register",method="POST",status_class="2xx"} 1',
+    );
+    expect(text).toContain('proceed_problems_total{code="VALIDATION_FAILED",status="400"} 1');
+    expect(text).toMatch(/^proceed_db_pool_connections\{state="total"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect((await blog.get('/metrics')).status).toBe(404);
+  });
+});

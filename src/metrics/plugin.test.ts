@@ -1,0 +1,125 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { type App, createApp } from '../server/app.js';
+import { metricsPlugin } from './plugin.js';
+
+const apps: App[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+const notes = procedures('notes', {
+  listNotes: procedure().query(() => [{ id: 1 }]),
+  createNote: procedure()
+    .input(z.object({ title: z.string().min(1) }))
+    .mutation(({ input }) => ({ id: 2, title: input.title })),
+});
+
+async function serving(pool = { total: 10, idle: 7, waiting: 0 }) {
+  const app = createApp({ logger: false }).mount([notes]);
+  apps.push(app);
+  let metricsUrl = '';
+  await app.register(metricsPlugin, {
+    port: 0,
+    pool: () => pool,
+    onListening: (url) => {
+      metricsUrl = url;
+    },
+  });
+  const api = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+  return { app, api, metricsUrl };
+}
+
+describe('metricsPlugin', () => {
+  it('serves Prometheus text on its own port: requests, latency, in flight, problems, pool, process', async () => {
+    const { api, metricsUrl } = await serving();
+    expect(new URL(metricsUrl).port).not.toBe(new URL(api).port);
+    await fetch(`${api}/api/notes`);
+    await fetch(`${api}/api/notes`);
+    await fetch(`${api}/api/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: '' }),
+    });
+    await fetch(`${api}/api/nothing`);
+
+    const scrape = await fetch(metricsUrl);
+    expect(scrape.status).toBe(200);
+    expect(scrape.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scrape.text();
+    expect(text).toContain(
+      'proceed_http_requests_total{procedure="notes.listNotes",method="GET",status_class="2xx"} 2',
+    );
+    expect(text).toContain(
+      'proceed_http_requests_total{procedure="notes.createNote",method="POST",status_class="4xx"} 1',
+    );
+    expect(text).toContain(
+      'proceed_http_requests_total{procedure="unmatched",method="GET",status_class="4xx"} 1',
+    );
+    expect(text).toMatch(
+      /proceed_http_request_duration_seconds_bucket\{le="0\.005",procedure="notes\.listNotes",method="GET"\} \d/,
+    );
+    expect(text).toContain(
+      'proceed_http_request_duration_seconds_count{procedure="notes.listNotes",method="GET"} 2',
+    );
+    expect(text).toContain('proceed_problems_total{code="VALIDATION_FAILED",status="400"} 1');
+    expect(text).toContain('proceed_problems_total{code="ROUTE_NOT_FOUND",status="404"} 1');
+    expect(text).toMatch(/^proceed_http_requests_in_flight 0$/m);
+    expect(text).toContain('proceed_db_pool_connections{state="total"} 10');
+    expect(text).toContain('proceed_db_pool_connections{state="idle"} 7');
+    expect(text).toContain('proceed_db_pool_connections{state="waiting"} 0');
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d/m);
+    // The API does not serve metrics, and the metrics port serves nothing else.
+    expect((await fetch(`${api}/metrics`)).status).toBe(404);
+    const other = await fetch(metricsUrl.replace('/metrics', '/api/notes'));
+    expect(other.status).toBe(404);
+    expect(other.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+  });
+
+  it('counts a request in flight while it runs', async () => {
+    let release: () => void = () => undefined;
+    const slow = procedures('slow', {
+      listSlow: procedure().query(
+        () =>
+          new Promise<string[]>((resolve) => {
+            release = () => resolve([]);
+          }),
+      ),
+    });
+    const app = createApp({ logger: false }).mount([slow]);
+    apps.push(app);
+    let metricsUrl = '';
+    await app.register(metricsPlugin, { port: 0, onListening: (url) => (metricsUrl = url) });
+    const api = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+    const pending = fetch(`${api}/api/slow`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 1$/m);
+    release();
+    expect((await pending).status).toBe(200);
+    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
+  });
+
+  it('refuses to run without a port, and makes listen fail when its port is taken', async () => {
+    const app = createApp({ logger: false }).mount([notes]);
+    apps.push(app);
+    await expect(app.register(metricsPlugin, {} as never)).rejects.toThrow(/needs a port of its own/);
+
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const blocked = createApp({ logger: false }).mount([notes]);
+      await blocked.register(metricsPlugin, { port });
+      await expect(blocked.listen({ port: 0, handleSignals: false, logRoutes: false })).rejects.toThrow(
+        `metricsPlugin: cannot listen on port ${port}`,
+      );
+      expect(blocked.phase).toBe('closing');
+    } finally {
+      taken.close();
+    }
+  });
+});
