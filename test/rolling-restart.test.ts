@@ -1,0 +1,128 @@
+/**
+ * A rolling restart as an operator does it (docs/deployment.md, "Shutdown"): two compiled blog
+ * instances on one PostgreSQL database behind haproxy, which health-checks `GET /api/health` and
+ * never retries (`retries 0`). While clients keep sending reads and sign-ins, each instance in
+ * turn gets SIGTERM, drains (readiness 503, still serving), exits 0 and is started again. No
+ * client sees an error.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createScratchDatabase } from './postgres.js';
+import { bin, eventually, freePort, launch, type Running, root } from './processes.js';
+
+const postgresUrl = inject('postgresUrl');
+const scratch = mkdtempSync(join(tmpdir(), 'proceed-rolling-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function haproxyConfig(front: number, backends: readonly number[]): string {
+  return [
+    'defaults',
+    '  mode http',
+    '  timeout connect 1s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    // Nothing is retried: a request sent to an instance that cannot take it is the client's error.
+    '  retries 0',
+    'backend blog',
+    '  option httpchk GET /api/health',
+    '  http-check expect status 200',
+    '  default-server inter 200ms fall 1 rise 2',
+    ...backends.map((port, index) => `  server blog${index} 127.0.0.1:${port} check`),
+    'frontend api',
+    `  bind 127.0.0.1:${front}`,
+    '  default_backend blog',
+    '',
+  ].join('\n');
+}
+
+describe.skipIf(postgresUrl === null)('a rolling restart behind haproxy', () => {
+  it('loses no request: every instance drains before it stops', async () => {
+    const database = await createScratchDatabase(postgresUrl ?? '', 'rolling');
+    const secret = randomBytes(32).toString('hex');
+    const start = async (port: number): Promise<Running> => {
+      const server = launch(process.execPath, [bin, 'start', 'dist/main.js'], {
+        cwd: join(root, 'examples/blog'),
+        env: {
+          PORT: String(port),
+          DATABASE_URL: database.url,
+          JWT_SECRET: secret,
+          NODE_ENV: 'production',
+          // Longer than haproxy takes to see readiness fail (one 200 ms check), with room.
+          SHUTDOWN_DRAIN_MS: '1500',
+          AUTH_RATE_LIMIT: '1000000',
+        },
+      });
+      await server.waitFor(`Server listening at http://127.0.0.1:${port}`, 90_000);
+      return server;
+    };
+    const ports = [await freePort(), await freePort()];
+    const front = await freePort();
+    const instances = [await start(ports[0] ?? 0), await start(ports[1] ?? 0)];
+    const config = join(scratch, 'haproxy.cfg');
+    writeFileSync(config, haproxyConfig(front, ports));
+    const haproxy = launch('haproxy', ['-f', config, '-db']);
+    const base = `http://127.0.0.1:${front}`;
+    try {
+      await eventually(
+        async () => (await fetch(`${base}/api/health`).catch(() => undefined))?.status === 200,
+        10_000,
+        'haproxy serves',
+      );
+      const credentials = {
+        email: `rolling-${randomBytes(4).toString('hex')}@example.com`,
+        password: 'pw-rolling-1',
+      };
+      const registered = await fetch(`${base}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...credentials, name: 'Rolling' }),
+      });
+      expect(registered.status).toBe(201);
+
+      let running = true;
+      let answered = 0;
+      const failures: string[] = [];
+      const client = async (index: number) => {
+        for (let round = 0; running; round++) {
+          const signIn = (index + round) % 5 === 0;
+          try {
+            const response = await fetch(`${base}${signIn ? '/api/auth/login' : '/api/posts?limit=5'}`, {
+              method: signIn ? 'POST' : 'GET',
+              headers: { 'content-type': 'application/json' },
+              ...(signIn ? { body: JSON.stringify(credentials) } : {}),
+            });
+            await response.arrayBuffer();
+            if (response.status === 200) answered++;
+            else failures.push(`${response.status} ${signIn ? 'login' : 'list'}`);
+          } catch (error) {
+            failures.push(`${(error as Error).message} ${(error as { cause?: Error }).cause?.message ?? ''}`);
+          }
+        }
+      };
+      const clients = Array.from({ length: 8 }, (_, index) => client(index));
+
+      for (const [index, port] of ports.entries()) {
+        const old = instances[index] as Running;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        old.child.kill('SIGTERM');
+        expect(await old.exited).toEqual({ code: 0, signal: null });
+        instances[index] = await start(port);
+        // haproxy takes it back after two good checks (200 ms apart).
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      running = false;
+      await Promise.all(clients);
+
+      expect(failures).toEqual([]);
+      expect(answered).toBeGreaterThan(200);
+    } finally {
+      haproxy.child.kill('SIGTERM');
+      for (const instance of instances) instance.child.kill('SIGTERM');
+      await Promise.all([haproxy.exited, ...instances.map((instance) => instance.exited)]);
+      await database.drop();
+    }
+  });
+});
