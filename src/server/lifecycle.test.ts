@@ -41,6 +41,7 @@ async function started(options: AppOptions<object> = {}, slow = gate()) {
 /** A raw connection: what it received so far, and when the server closed it. */
 class RawConnection {
   text = '';
+  isClosed = false;
   readonly socket: Socket;
   readonly closed: Promise<void>;
 
@@ -51,7 +52,12 @@ class RawConnection {
       this.text += chunk;
     });
     this.socket.on('error', () => undefined);
-    this.closed = new Promise((resolve) => this.socket.on('close', () => resolve()));
+    this.closed = new Promise((resolve) =>
+      this.socket.on('close', () => {
+        this.isClosed = true;
+        resolve();
+      }),
+    );
   }
 
   send(text: string): Promise<void> {
@@ -142,6 +148,19 @@ describe('errors before any route runs are problem+json', () => {
     await connection.closed;
     expectProblemAnswer(responses(connection.text)[0], 408, 'REQUEST_TIMEOUT');
     expect(Date.now() - startedAt).toBeLessThan(5000);
+  });
+
+  it('keeps serving new clients beside 2,000 connections whose headers stall, and cuts them all', async () => {
+    const { port } = await started({ timeouts: { headers: 3000, request: 6000 } });
+    const slow = Array.from({ length: 2000 }, () => new RawConnection(port));
+    await Promise.all(slow.map((connection) => connection.send('GET /api/things HTTP/1.1\r\nHost: a\r\n')));
+    // A new client is served while every stalled connection is still held: it did not wait for them.
+    const served = await fetch(`http://127.0.0.1:${port}/api/things`);
+    expect(served.status).toBe(200);
+    expect(slow.filter((connection) => connection.isClosed)).toHaveLength(0);
+    await Promise.all(slow.map((connection) => connection.closed));
+    // Then each was answered 408 and closed by the server.
+    expect(slow.filter((connection) => !connection.text.startsWith('HTTP/1.1 408 '))).toHaveLength(0);
   });
 
   it('refuses impossible timeouts at creation', () => {
