@@ -68,7 +68,6 @@ export {
 } from './revocation-redis.js';
 export {
   type IssueOptions,
-  issuedAtMs,
   type RefreshOptions,
   type TokenPair,
   TokenService,

@@ -17,7 +17,16 @@ const secret = 'jwt-codec-test-secret-with-more-than-32-bytes';
 const now = () => Math.floor(Date.now() / 1000);
 
 function claims(overrides: Partial<TokenClaims> = {}): TokenClaims {
-  return { sub: 'u1', jti: 'j1', type: 'access', fam: 'f1', iat: now(), exp: now() + 60, ...overrides };
+  return {
+    sub: 'u1',
+    jti: 'j1',
+    type: 'access',
+    fam: 'f1',
+    gen: 0,
+    iat: now(),
+    exp: now() + 60,
+    ...overrides,
+  };
 }
 
 describe('JwtCodec', () => {
@@ -81,7 +90,11 @@ describe('JwtCodec', () => {
     expect(() => jwt.verify(jwt.sign({ ...claims(), sub: 42 } as never))).toThrow('jwt malformed');
     expect(() => jwt.verify(jwt.sign({ ...claims(), type: 'id' } as never))).toThrow('jwt malformed');
     expect(() => jwt.verify(jwt.sign({ ...claims(), fam: '' }))).toThrow('jwt malformed');
-    const { fam: _, ...contractClaims } = claims();
-    expect(jwt.verify(jwt.sign(contractClaims as never)).fam).toBe('j1');
+    expect(() => jwt.verify(jwt.sign({ ...claims(), gen: -1 }))).toThrow('jwt malformed');
+    expect(() => jwt.verify(jwt.sign({ ...claims(), gen: '1' } as never))).toThrow('jwt malformed');
+    const { fam: _, gen: __, ...contractClaims } = claims();
+    const verified = jwt.verify(jwt.sign(contractClaims as never));
+    expect(verified.fam).toBe('j1');
+    expect(verified.gen).toBe(0);
   });
 });

@@ -19,6 +19,11 @@ export interface TokenClaims {
   type: TokenType;
   /** The token family: one per login, kept through every refresh. */
   fam: string;
+  /**
+   * The user's revocation generation when the login began (docs/auth.md, "Revocation"): a
+   * user-wide revocation moves it on, ending every token that carries an older one. 0 when absent.
+   */
+  gen: number;
   /** Issued at, seconds since the epoch. */
   iat: number;
   /** Expires at, seconds since the epoch. */
@@ -147,13 +152,14 @@ function claimsOf(payload: unknown): TokenClaims {
     typeof claims.jti === 'string' &&
     claims.jti !== '' &&
     (claims.fam === undefined || (typeof claims.fam === 'string' && claims.fam !== '')) &&
+    (claims.gen === undefined || (Number.isSafeInteger(claims.gen) && (claims.gen as number) >= 0)) &&
     (claims.type === 'access' || claims.type === 'refresh') &&
     typeof claims.iat === 'number' &&
     typeof claims.exp === 'number';
   if (!valid) throw new TokenMalformedError();
   // The contract's claims are sub, jti, type, iat and exp; a token without a login family (made
-  // elsewhere with the shared secret) is a family of its own.
-  return { ...claims, fam: claims.fam ?? claims.jti } as unknown as TokenClaims;
+  // elsewhere with the shared secret) is a family of its own, and of generation 0.
+  return { ...claims, fam: claims.fam ?? claims.jti, gen: claims.gen ?? 0 } as unknown as TokenClaims;
 }
 
 /** Longer than any token Proceed issues; refusing early keeps garbage cheap. */

@@ -16,7 +16,16 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function claims(overrides: Partial<TokenClaims> = {}): TokenClaims {
   const iat = nowSeconds();
-  return { sub: 'u1', jti: uuidv7(), type: 'access', fam: uuidv7(), iat, exp: iat + 900, ...overrides };
+  return {
+    sub: 'u1',
+    jti: uuidv7(),
+    type: 'access',
+    fam: uuidv7(),
+    gen: 0,
+    iat,
+    exp: iat + 900,
+    ...overrides,
+  };
 }
 
 const ours = createJwtCodec({ secret: fixtureSecret });

@@ -32,6 +32,9 @@ function quoteTable(name: string): { qualified: string; bare: string } {
   return { qualified: parts.map((part) => `"${part}"`).join('.'), bare: parts.at(-1) as string };
 }
 
+/** The expiry of entries never pruned (generations): the largest bigint. */
+const keptForGood = '9223372036854775807';
+
 /** SQLSTATEs of a concurrent `CREATE … IF NOT EXISTS` losing the race: the object exists. */
 const alreadyExists = new Set(['23505', '42P07', '42710']);
 
@@ -97,8 +100,23 @@ export class PostgresRevocationStore implements RevocationStore {
     await this.#upsert('family', family, 0, expiresAt);
   }
 
-  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
-    await this.#upsert('user', userId, cutoff, expiresAt);
+  async revokeUser(userId: string): Promise<void> {
+    await this.ensureSchema();
+    // One statement: two revocations at once each move the generation on.
+    await this.#client.query(
+      `INSERT INTO ${this.#table} AS t (kind, key, value, expires_at) VALUES ('generation', $1, 1, $2)
+        ON CONFLICT (kind, key) DO UPDATE SET value = t.value + 1`,
+      [userId, keptForGood],
+    );
+  }
+
+  async userGeneration(userId: string): Promise<number> {
+    await this.ensureSchema();
+    const { rows } = await this.#client.query(
+      `SELECT value FROM ${this.#table} WHERE kind = 'generation' AND key = $1`,
+      [userId],
+    );
+    return Number((rows[0] as { value?: unknown } | undefined)?.value ?? 0);
   }
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
@@ -108,9 +126,9 @@ export class PostgresRevocationStore implements RevocationStore {
         WHERE expires_at > $5
           AND ((kind = 'token' AND key = $1)
             OR (kind = 'family' AND key = $2)
-            OR (kind = 'user' AND key = $3 AND value >= $4))
+            OR (kind = 'generation' AND key = $3 AND value > $4))
         LIMIT 1`,
-      [check.jti, check.family, check.userId, Math.floor(check.issuedAt), Date.now()],
+      [check.jti, check.family, check.userId, check.generation, Date.now()],
     );
     return rows.length > 0;
   }

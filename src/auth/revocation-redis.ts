@@ -13,6 +13,8 @@ import type { RevocationCheck, RevocationStore } from './revocation.js';
  */
 export interface RedisClient {
   mget(...keys: string[]): Promise<Array<string | null>>;
+  get(key: string): Promise<string | null>;
+  incr(key: string): Promise<number>;
   set(key: string, value: string, mode: 'PX', milliseconds: number): Promise<unknown>;
   set(key: string, value: string, mode: 'PX', milliseconds: number, condition: 'NX'): Promise<unknown>;
 }
@@ -46,19 +48,23 @@ export class RedisRevocationStore implements RevocationStore {
     await this.#set(`family:${family}`, '1', expiresAt);
   }
 
-  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
-    // A later cut-off replaces an earlier one; cut-offs come from Date.now(), so later is larger.
-    await this.#set(`user:${userId}`, String(Math.floor(cutoff)), expiresAt);
+  async revokeUser(userId: string): Promise<void> {
+    // INCR is atomic and the key has no TTL: a generation is kept for good.
+    await this.#client.incr(`${this.#prefix}generation:${userId}`);
+  }
+
+  async userGeneration(userId: string): Promise<number> {
+    return Number((await this.#client.get(`${this.#prefix}generation:${userId}`)) ?? 0);
   }
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
-    const [token, family, user] = await this.#client.mget(
+    const [token, family, generation] = await this.#client.mget(
       `${this.#prefix}token:${check.jti}`,
       `${this.#prefix}family:${check.family}`,
-      `${this.#prefix}user:${check.userId}`,
+      `${this.#prefix}generation:${check.userId}`,
     );
     if (token != null || family != null) return true;
-    return user != null && check.issuedAt <= Number(user);
+    return check.generation < Number(generation ?? 0);
   }
 
   async markUsed(jti: string, expiresAt: number): Promise<boolean> {

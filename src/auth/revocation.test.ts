@@ -26,7 +26,7 @@ function check(overrides: Partial<RevocationCheck> = {}): RevocationCheck {
     jti: `j-${suffix()}`,
     family: `f-${suffix()}`,
     userId: `u-${suffix()}`,
-    issuedAt: Date.now(),
+    generation: 0,
     ...overrides,
   };
 }
@@ -63,31 +63,34 @@ function revocationStoreSuite(name: string, open: () => Promise<StoreHarness>, s
       expect(await store.isRevoked(check())).toBe(false);
     });
 
-    it('revokes a user’s tokens issued up to the cut-off, not after it', async () => {
+    it('revokes a user’s tokens of older generations, not the current one, and no clock decides', async () => {
       const userId = `u-${suffix()}`;
-      const cutoff = Date.now();
-      await store.revokeUser(userId, cutoff, cutoff + hour);
-      expect(await store.isRevoked(check({ userId, issuedAt: cutoff - 5000 }))).toBe(true);
-      expect(await store.isRevoked(check({ userId, issuedAt: cutoff }))).toBe(true);
-      expect(await store.isRevoked(check({ userId, issuedAt: cutoff + 1 }))).toBe(false);
-      expect(await store.isRevoked(check({ issuedAt: cutoff - 5000 }))).toBe(false);
+      expect(await store.userGeneration(userId)).toBe(0);
+      await store.revokeUser(userId);
+      expect(await store.userGeneration(userId)).toBe(1);
+      expect(await store.isRevoked(check({ userId, generation: 0 }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, generation: 1 }))).toBe(false);
+      expect(await store.isRevoked(check({ generation: 0 }))).toBe(false);
     });
 
-    it('keeps the later of two user cut-offs', async () => {
+    it('moves the generation once per revocation, concurrent ones included', async () => {
       const userId = `u-${suffix()}`;
-      const now = Date.now();
-      await store.revokeUser(userId, now - 10_000, now + hour);
-      await store.revokeUser(userId, now, now + hour);
-      expect(await store.isRevoked(check({ userId, issuedAt: now - 5000 }))).toBe(true);
+      await Promise.all(Array.from({ length: 10 }, () => store.revokeUser(userId)));
+      expect(await store.userGeneration(userId)).toBe(10);
+      expect(await store.isRevoked(check({ userId, generation: 9 }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, generation: 10 }))).toBe(false);
     });
 
-    it('treats expired entries as absent', async () => {
+    it('treats expired entries as absent, and keeps generations through a prune', async () => {
       const gone = check();
       const past = Date.now() - 1;
       await store.revokeToken(gone.jti, past);
       await store.revokeFamily(gone.family, past);
-      await store.revokeUser(gone.userId, Date.now(), past);
-      expect(await store.isRevoked({ ...gone, issuedAt: Date.now() - 10_000 })).toBe(false);
+      expect(await store.isRevoked(gone)).toBe(false);
+      const userId = `u-${suffix()}`;
+      await store.revokeUser(userId);
+      await store.prune();
+      expect(await store.isRevoked(check({ userId, generation: 0 }))).toBe(true);
     });
 
     it('marks a refresh token used exactly once', async () => {

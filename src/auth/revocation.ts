@@ -1,7 +1,9 @@
 /**
  * Where revocations live. Tokens are stateless until one is revoked; the store holds only the
- * exceptions (a logged-out token, a revoked login family, a user-wide cut-off, the refresh tokens
- * already used), each with an expiry after which the token it names is dead anyway.
+ * exceptions (a logged-out token, a revoked login family, the refresh tokens already used), each
+ * with an expiry after which the token it names is dead anyway, and a generation per user who was
+ * ever revoked as a whole. No decision reads a clock: a user-wide revocation ends exactly the
+ * tokens issued before it, whatever the instances' clocks say (docs/auth.md, "Revocation").
  */
 
 /** What a store needs to decide whether a verified token was revoked. */
@@ -12,8 +14,8 @@ export interface RevocationCheck {
   family: string;
   /** The token's `sub`. */
   userId: string;
-  /** When the token was issued, in ms since the epoch. */
-  issuedAt: number;
+  /** The token's `gen`: its user's revocation generation when its login began. */
+  generation: number;
 }
 
 /**
@@ -30,11 +32,17 @@ export interface RevocationStore {
   /** Revokes every token of a login family. */
   revokeFamily(family: string, expiresAt: number): Promise<void>;
   /**
-   * Revokes every token of a user issued at or before `cutoff` (ms). A later cut-off replaces an
-   * earlier one.
+   * Revokes every token the user holds: moves the user's generation on by one, atomically (two
+   * revocations at once move it by two). The generation is kept for good: one small entry per
+   * user ever revoked.
    */
-  revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void>;
-  /** True when the token is revoked by its jti, its family or its user's cut-off. One round trip. */
+  revokeUser(userId: string): Promise<void>;
+  /** The user's current generation: 0 until the first {@link RevocationStore.revokeUser}. */
+  userGeneration(userId: string): Promise<number>;
+  /**
+   * True when the token is revoked by its jti, its family, or a generation older than its user's.
+   * One round trip.
+   */
   isRevoked(check: RevocationCheck): Promise<boolean>;
   /**
    * Marks a refresh token used. Atomic: of any number of concurrent calls with one `jti`, exactly
@@ -55,7 +63,7 @@ export interface RevocationStore {
 export class MemoryRevocationStore implements RevocationStore {
   readonly #tokens = new Map<string, number>();
   readonly #families = new Map<string, number>();
-  readonly #users = new Map<string, { cutoff: number; expiresAt: number }>();
+  readonly #generations = new Map<string, number>();
   readonly #used = new Map<string, number>();
   readonly #pruneEvery: number;
   #writes = 0;
@@ -73,22 +81,19 @@ export class MemoryRevocationStore implements RevocationStore {
     this.#extend(this.#families, family, expiresAt);
   }
 
-  async revokeUser(userId: string, cutoff: number, expiresAt: number): Promise<void> {
-    const current = this.#users.get(userId);
-    const live = current !== undefined && current.expiresAt > Date.now() ? current : undefined;
-    this.#users.set(userId, {
-      cutoff: Math.max(cutoff, live?.cutoff ?? 0),
-      expiresAt: Math.max(expiresAt, live?.expiresAt ?? 0),
-    });
-    this.#wrote();
+  async revokeUser(userId: string): Promise<void> {
+    this.#generations.set(userId, (this.#generations.get(userId) ?? 0) + 1);
+  }
+
+  async userGeneration(userId: string): Promise<number> {
+    return this.#generations.get(userId) ?? 0;
   }
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
     const now = Date.now();
     if ((this.#tokens.get(check.jti) ?? 0) > now) return true;
     if ((this.#families.get(check.family) ?? 0) > now) return true;
-    const user = this.#users.get(check.userId);
-    return user !== undefined && user.expiresAt > now && check.issuedAt <= user.cutoff;
+    return check.generation < (this.#generations.get(check.userId) ?? 0);
   }
 
   async markUsed(jti: string, expiresAt: number): Promise<boolean> {
@@ -104,12 +109,11 @@ export class MemoryRevocationStore implements RevocationStore {
     for (const map of [this.#tokens, this.#families, this.#used]) {
       for (const [key, expiresAt] of map) if (expiresAt <= now) map.delete(key);
     }
-    for (const [key, entry] of this.#users) if (entry.expiresAt <= now) this.#users.delete(key);
   }
 
   /** How many entries are held (expired ones included until pruned). */
   get size(): number {
-    return this.#tokens.size + this.#families.size + this.#users.size + this.#used.size;
+    return this.#tokens.size + this.#families.size + this.#generations.size + this.#used.size;
   }
 
   #extend(map: Map<string, number>, key: string, expiresAt: number): void {

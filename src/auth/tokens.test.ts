@@ -2,15 +2,13 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fixtureApp } from './fixtures/app.js';
 import { TokenExpiredError, TokenRevokedError, TokenTypeError } from './jwt.js';
 import { MemoryRevocationStore } from './revocation.js';
-import { issuedAtMs, TokenService, uuidv7 } from './tokens.js';
+import { TokenService, uuidv7 } from './tokens.js';
 
 const secret = 'token-service-test-secret-of-32-bytes-or-more';
 
 function payloadOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString());
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('TokenService', () => {
   afterEach(() => {
@@ -142,38 +140,52 @@ describe('TokenService', () => {
     }
     await expect(tokens.refresh(a.refreshToken)).rejects.toThrow('jwt revoked');
     expect((await tokens.verifyAccess(bob.accessToken)).sub).toBe('bob');
-    await sleep(2);
+    // At once, in the same millisecond: no clock decides, the generation does.
     const fresh = await tokens.issuePair('alice');
     expect((await tokens.verifyAccess(fresh.accessToken)).sub).toBe('alice');
   });
 
-  it('counts a pair as issued when the credentials were checked, so a revocation in between covers it', async () => {
+  it('issues a login in the generation read before the credentials, so a revocation in between covers it', async () => {
     const tokens = new TokenService({ secret });
-    const checkedAt = Date.now();
-    await sleep(2);
+    const generation = await tokens.userGeneration('alice');
     await tokens.revokeAllForUser('alice'); // a password reset lands while the login hashes
-    await sleep(2);
-    const late = await tokens.issuePair('alice', { checkedAt });
+    const late = await tokens.issuePair('alice', { generation });
     await expect(tokens.verifyAccess(late.accessToken)).rejects.toThrow('jwt revoked');
     await expect(tokens.refresh(late.refreshToken)).rejects.toThrow('jwt revoked');
     const after = await tokens.issuePair('alice');
-    expect((await tokens.verifyAccess(after.accessToken)).sub).toBe('alice');
+    expect((await tokens.verifyAccess(after.accessToken)).gen).toBe(1);
   });
 
-  it('issues a refreshed pair as of the start of the refresh', async () => {
-    const store = new MemoryRevocationStore();
-    const tokens = new TokenService({ secret, store });
+  it('keeps the login’s generation through a refresh, so a revocation during it covers the new pair', async () => {
+    const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
     const pair = await tokens.issuePair('alice');
-    await sleep(2);
     const next = await tokens.refresh(pair.refreshToken, {
       allowUser: async () => {
-        await sleep(2);
         await tokens.revokeAllForUser('alice'); // revoked while the refresh looks the user up
-        await sleep(2);
         return true;
       },
     });
     await expect(tokens.verifyAccess(next.accessToken)).rejects.toThrow('jwt revoked');
+  });
+
+  it('is not fooled by clocks: a revocation ends older logins even when they look newer', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
+      // An instance 3 s ahead issued this login…
+      vi.setSystemTime(new Date('2030-01-01T00:00:03Z'));
+      const ahead = await tokens.issuePair('alice');
+      // …an instance on time revokes the user a second "earlier", and a new login follows.
+      vi.setSystemTime(new Date('2030-01-01T00:00:01Z'));
+      await tokens.revokeAllForUser('alice');
+      vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
+      const behind = await tokens.issuePair('alice');
+      vi.setSystemTime(new Date('2030-01-01T00:00:02Z'));
+      await expect(tokens.verifyAccess(ahead.accessToken)).rejects.toThrow('jwt revoked');
+      expect((await tokens.verifyAccess(behind.accessToken)).sub).toBe('alice');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('expires access tokens after 15 minutes (5 s tolerance) and refresh tokens after 7 days', async () => {
@@ -198,17 +210,12 @@ describe('TokenService', () => {
   });
 });
 
-describe('uuidv7 and issuedAtMs', () => {
-  it('makes version-7 ids that sort by time and carry the millisecond', () => {
+describe('uuidv7', () => {
+  it('makes version-7 ids that sort by time', () => {
     const early = uuidv7(1_700_000_000_000);
     const late = uuidv7(1_700_000_000_001);
     expect(early).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(early < late).toBe(true);
-    expect(issuedAtMs({ jti: early, iat: 1 })).toBe(1_700_000_000_000);
-  });
-
-  it('falls back to iat for a jti that is not a UUIDv7', () => {
-    expect(issuedAtMs({ jti: 'abc', iat: 1_700_000_000 })).toBe(1_700_000_000_000);
   });
 });
 

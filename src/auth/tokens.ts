@@ -56,27 +56,14 @@ export function uuidv7(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const uuidv7Pattern = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/**
- * When a token was issued, in ms. `iat` has only second precision, which would let a token issued
- * in the same second as a user-wide revocation (before or after it) fall on the wrong side; the
- * UUIDv7 `jti` carries the millisecond.
- */
-export function issuedAtMs(claims: Pick<TokenClaims, 'jti' | 'iat'>): number {
-  if (uuidv7Pattern.test(claims.jti)) {
-    return Number.parseInt(claims.jti.slice(0, 8) + claims.jti.slice(9, 13), 16);
-  }
-  return claims.iat * 1000;
-}
-
 export interface IssueOptions {
   /**
-   * When the credentials were checked, in ms (default: now). The pair counts as issued then, so
-   * a user-wide revocation (a password reset) that lands between the check and the issue also
-   * covers it: take the time before reading the password hash.
+   * The user's revocation generation, read with {@link TokenService.userGeneration} before the
+   * credentials were read (default: read now). A user-wide revocation (a password reset) that
+   * lands between that read and the issue then also covers the new pair: read it before the
+   * password hash.
    */
-  checkedAt?: number;
+  generation?: number;
 }
 
 /**
@@ -116,8 +103,19 @@ export class TokenService {
    */
   async issuePair(userId: string, options: IssueOptions = {}): Promise<TokenPair> {
     if (typeof userId !== 'string' || userId === '') throw new TypeError('issuePair needs a user id');
-    const checkedAt = options.checkedAt ?? Date.now();
-    return this.#pair(userId, uuidv7(checkedAt), checkedAt);
+    const generation = options.generation ?? (await this.store.userGeneration(userId));
+    return this.#pair(userId, uuidv7(), generation);
+  }
+
+  /**
+   * The user's revocation generation: what a login carries, and what a user-wide revocation moves
+   * on. Read it before the password hash when signing in ({@link IssueOptions.generation}).
+   *
+   * @example
+   * const generation = await tokens.userGeneration(user.id);
+   */
+  userGeneration(userId: string): Promise<number> {
+    return this.store.userGeneration(userId);
   }
 
   /**
@@ -131,8 +129,8 @@ export class TokenService {
    * });
    */
   async refresh(refreshToken: string, options: RefreshOptions = {}): Promise<TokenPair> {
-    // Taken before any check, so that a revocation landing while they run covers the new pair.
-    const checkedAt = Date.now();
+    // The new pair keeps the login's generation: a revocation landing while the checks below run
+    // moves the user's on, so it covers the new pair too.
     const claims = await this.verifyRefresh(refreshToken);
     if (options.allowUser !== undefined && !(await options.allowUser(claims.sub))) {
       throw new TokenRevokedError();
@@ -142,7 +140,7 @@ export class TokenService {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
       throw new TokenRevokedError('refresh token already used');
     }
-    return this.#pair(claims.sub, claims.fam, checkedAt);
+    return this.#pair(claims.sub, claims.fam, claims.gen);
   }
 
   /**
@@ -180,15 +178,15 @@ export class TokenService {
   }
 
   /**
-   * Revokes every token the user holds now (after a password reset, say): every token issued up to
-   * this millisecond. Tokens issued later are unaffected.
+   * Revokes every token the user holds now (after a password reset, say): the user's generation
+   * moves on, and every token of an older one is refused on every instance. Logins that begin
+   * after it carry the new generation and are unaffected. No clock decides (docs/auth.md).
    *
    * @example
    * await tokens.revokeAllForUser(user.id);
    */
   async revokeAllForUser(userId: string): Promise<void> {
-    const now = Date.now();
-    await this.store.revokeUser(userId, now, now + this.refreshTokenTtl * 1000 + this.#toleranceMs);
+    await this.store.revokeUser(userId);
   }
 
   async #verify<T extends TokenType>(token: string, type: T): Promise<TokenClaims & { type: T }> {
@@ -197,7 +195,7 @@ export class TokenService {
       jti: claims.jti,
       family: claims.fam,
       userId: claims.sub,
-      issuedAt: issuedAtMs(claims),
+      generation: claims.gen,
     });
     if (revoked) throw new TokenRevokedError();
     return claims;
@@ -208,14 +206,15 @@ export class TokenService {
     return Date.now() + this.refreshTokenTtl * 1000 + this.#toleranceMs;
   }
 
-  /** `now`: when the credentials were checked; the tokens count as issued then. */
-  #pair(userId: string, family: string, now: number): TokenPair {
+  #pair(userId: string, family: string, generation: number): TokenPair {
+    const now = Date.now();
     const iat = Math.floor(now / 1000);
     const accessToken = this.#jwt.sign({
       sub: userId,
       jti: uuidv7(now),
       type: 'access',
       fam: family,
+      gen: generation,
       iat,
       exp: iat + this.accessTokenTtl,
     });
@@ -224,6 +223,7 @@ export class TokenService {
       jti: uuidv7(now),
       type: 'refresh',
       fam: family,
+      gen: generation,
       iat,
       exp: iat + this.refreshTokenTtl,
     });

@@ -74,14 +74,16 @@ export const auth = procedures('auth', {
     .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
-      // Before the password is read: a reset landing while scrypt runs still revokes this login.
-      const checkedAt = Date.now();
-      const found = await ctx.repos.users.findByEmail(input.email);
+      // The user's revocation generation is read before the password hash that is checked: a
+      // reset that lands from then on moves it past this login's, so it revokes this login too.
+      const candidate = await ctx.repos.users.findByEmail(input.email);
+      const generation = candidate === undefined ? 0 : await ctx.tokens.userGeneration(candidate.id);
+      const found = candidate === undefined ? undefined : await ctx.repos.users.findByEmail(input.email);
       const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
-      if (found === undefined || !matches) throw badCredentials();
+      if (found === undefined || found.id !== candidate?.id || !matches) throw badCredentials();
       if (!found.isActive) throw new ForbiddenError('This account is deactivated');
       const { passwordHash: _, ...user } = found;
-      return session(user, await ctx.tokens.issuePair(user.id, { checkedAt }));
+      return session(user, await ctx.tokens.issuePair(user.id, { generation }));
     }),
 
   refresh: blogProcedure()
