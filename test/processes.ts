@@ -2,7 +2,7 @@
  * Child processes for end-to-end tests: the CLI, `npm start`, a scaffolded app. Every process
  * started here runs in its own process group and is killed, group and all, after each test.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 
@@ -210,4 +210,15 @@ export function requestInFlight(port: number, path: string, body: unknown): Requ
   });
   // write, not end: a client that half-closes before the answer has its request aborted by node.
   return { sent, finish: () => socket.write(payload.subarray(half)), answer };
+}
+
+/**
+ * Whether a command is installed. A test that needs one runs when it is; without it the test is
+ * skipped on a developer's machine and fails under CI=true (.ci/run installs it), like a service.
+ */
+export function installed(command: string): boolean {
+  const found = spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+  if (!found && process.env.CI === 'true') throw new Error(`${command} is not installed; CI requires it`);
+  if (!found) console.warn(`[tools] ${command} is not installed: the tests that need it are skipped`);
+  return found;
 }

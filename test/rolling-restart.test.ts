@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createScratchDatabase } from './postgres.js';
-import { bin, eventually, freePort, launch, type Running, root } from './processes.js';
+import { bin, eventually, freePort, installed, launch, type Running, root } from './processes.js';
 
 const postgresUrl = inject('postgresUrl');
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-rolling-'));
@@ -38,7 +38,7 @@ function haproxyConfig(front: number, backends: readonly number[]): string {
   ].join('\n');
 }
 
-describe.skipIf(postgresUrl === null)('a rolling restart behind haproxy', () => {
+describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restart behind haproxy', () => {
   it('loses no request: every instance drains before it stops', async () => {
     const database = await createScratchDatabase(postgresUrl ?? '', 'rolling');
     const secret = randomBytes(32).toString('hex');
