@@ -17,25 +17,42 @@ const postgresUrl = inject('postgresUrl');
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-rolling-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function haproxyConfig(front: number, backends: readonly number[]): string {
+function haproxyConfig(front: number, stats: number, backends: readonly number[]): string {
   return [
     'defaults',
     '  mode http',
     '  timeout connect 1s',
     '  timeout client 30s',
     '  timeout server 30s',
+    '  timeout check 2s',
     // Nothing is retried: a request sent to an instance that cannot take it is the client's error.
     '  retries 0',
     'backend blog',
     '  option httpchk GET /api/health',
     '  http-check expect status 200',
-    '  default-server inter 200ms fall 1 rise 2',
+    // Two failed checks to go down: one slow answer on a busy machine is not an outage.
+    '  default-server inter 200ms fall 2 rise 2',
     ...backends.map((port, index) => `  server blog${index} 127.0.0.1:${port} check`),
     'frontend api',
     `  bind 127.0.0.1:${front}`,
     '  default_backend blog',
+    'frontend stats',
+    `  bind 127.0.0.1:${stats}`,
+    '  stats enable',
+    '  stats uri /stats',
     '',
   ].join('\n');
+}
+
+/** What haproxy says of each server: `UP`, `DOWN`, `MAINT`, … (its CSV statistics). */
+async function serverStates(stats: number): Promise<string[]> {
+  const csv = await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text();
+  const [header = '', ...rows] = csv.trim().split('\n');
+  const status = header.replace(/^# /, '').split(',').indexOf('status');
+  return rows
+    .map((row) => row.split(','))
+    .filter((fields) => fields[0] === 'blog' && fields[1]?.startsWith('blog'))
+    .map((fields) => fields[status] ?? '');
 }
 
 describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restart behind haproxy', () => {
@@ -50,7 +67,7 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
           DATABASE_URL: database.url,
           JWT_SECRET: secret,
           NODE_ENV: 'production',
-          // Longer than haproxy takes to see readiness fail (one 200 ms check), with room.
+          // Longer than haproxy takes to see readiness fail (two checks 200 ms apart), with room.
           SHUTDOWN_DRAIN_MS: '1500',
           AUTH_RATE_LIMIT: '1000000',
         },
@@ -60,17 +77,16 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
     };
     const ports = [await freePort(), await freePort()];
     const front = await freePort();
+    const stats = await freePort();
     const instances = [await start(ports[0] ?? 0), await start(ports[1] ?? 0)];
     const config = join(scratch, 'haproxy.cfg');
-    writeFileSync(config, haproxyConfig(front, ports));
+    writeFileSync(config, haproxyConfig(front, stats, ports));
     const haproxy = launch('haproxy', ['-f', config, '-db']);
     const base = `http://127.0.0.1:${front}`;
     try {
-      await eventually(
-        async () => (await fetch(`${base}/api/health`).catch(() => undefined))?.status === 200,
-        10_000,
-        'haproxy serves',
-      );
+      const bothUp = async () =>
+        (await serverStates(stats).catch(() => [])).filter((state) => state === 'UP').length === 2;
+      await eventually(bothUp, 20_000, 'haproxy sees both instances up');
       const credentials = {
         email: `rolling-${randomBytes(4).toString('hex')}@example.com`,
         password: 'pw-rolling-1',
@@ -110,8 +126,8 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
         old.child.kill('SIGTERM');
         expect(await old.exited).toEqual({ code: 0, signal: null });
         instances[index] = await start(port);
-        // haproxy takes it back after two good checks (200 ms apart).
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        // As an operator would: the next one only once haproxy sends to this one again.
+        await eventually(bothUp, 20_000, 'haproxy sees the restarted instance up');
       }
       running = false;
       await Promise.all(clients);
