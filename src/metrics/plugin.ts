@@ -127,7 +127,11 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   /** The stats of a route and method, made at its first request and found again by its config. */
   const statsOf = (request: FastifyRequest): RouteStats => {
     const config = request.routeOptions.config as RouteConfigWithStats;
-    const byMethod = (config[statsKey] ??= {});
+    let byMethod = config[statsKey];
+    if (byMethod === undefined) {
+      byMethod = {};
+      config[statsKey] = byMethod;
+    }
     let stats = byMethod[request.method];
     if (stats === undefined) {
       const label = routeLabel(request);
