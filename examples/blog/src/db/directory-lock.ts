@@ -12,8 +12,7 @@
  * "The embedded database".
  */
 
-import { randomUUID } from 'node:crypto';
-import { link, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ProceedConfigError } from 'proceedjs/config';
@@ -107,38 +106,38 @@ async function tryCreate(file: string, content: string): Promise<boolean> {
   return true;
 }
 
+/** How old a takeover file must be to count as left by a process that died while taking over. */
+const takeoverStaleMs = 10_000;
+
 /**
- * Moves an abandoned lock aside, but only the very one that was judged abandoned: when two
- * processes take over at once, the second must not remove the lock the first just made.
+ * Replaces an abandoned lock with this process's, or answers false when another process is doing
+ * it or has done it. One takeover at a time: only the process that creates the takeover file
+ * (O_EXCL) may remove the abandoned lock, and only if the lock is still exactly the one it judged;
+ * then it creates its own lock the ordinary way, so a process that starts meanwhile can still win
+ * it fairly. Without that file, two processes could each remove the other's fresh lock.
  */
-async function removeAbandoned(
-  directory: string,
-  file: string,
-  judged: string,
-  holder: Holder | undefined,
-): Promise<void> {
-  const aside = `${file}.${randomUUID()}.abandoned`;
+async function takeOver(file: string, judged: string, content: string): Promise<boolean> {
+  const takeover = `${file}.takeover`;
+  if (!(await tryCreate(takeover, content))) {
+    const age = await stat(takeover).then(
+      (stats) => Date.now() - stats.mtimeMs,
+      () => 0,
+    );
+    // A takeover abandoned halfway (its process died): clear it; the caller tries again.
+    if (age >= takeoverStaleMs) await unlink(takeover).catch(() => undefined);
+    return false;
+  }
   try {
-    await rename(file, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    const current = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (current !== undefined && current !== judged) return false;
+    if (current !== undefined) await unlink(file).catch(() => undefined);
+    return await tryCreate(file, content);
+  } finally {
+    await unlink(takeover).catch(() => undefined);
   }
-  const moved = await readFile(aside, 'utf8');
-  if (moved !== judged) {
-    // Someone else's fresh lock, made since it was judged: put it back and let its holder be.
-    try {
-      await link(aside, file);
-      await unlink(aside);
-    } catch (error) {
-      // EEXIST: yet another process made a lock meanwhile; leave it be. Otherwise this file
-      // system has no hard links: move it back. Either way, refuse rather than guess.
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') await unlink(aside);
-      else await rename(aside, file).catch(() => undefined);
-    }
-    throw refusal(directory, parseHolder(moved) ?? holder);
-  }
-  await unlink(aside);
 }
 
 /**
@@ -172,7 +171,7 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
     }
     const holder = parseHolder(text);
     if (stillHeld(holder, ageMs) || attempt >= 3) throw refusal(absolute, holder);
-    await removeAbandoned(absolute, file, text, holder);
+    if (await takeOver(file, text, content)) break;
   }
 
   heldHere.add(absolute);
