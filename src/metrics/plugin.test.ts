@@ -101,6 +101,16 @@ describe('metricsPlugin', () => {
     release();
     expect((await pending).status).toBe(200);
     expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
+    // A client that gives up does not leave a request counted for ever.
+    const abort = new AbortController();
+    const abandoned = fetch(`${api}/api/slow`, { signal: abort.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    abort.abort();
+    await abandoned;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
   });
 
   it('refuses to run without a port, and makes listen fail when its port is taken', async () => {

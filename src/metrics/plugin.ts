@@ -150,11 +150,15 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   };
 
   // Counted as Node hands each request over; an onRequest hook would cost a hook run per request.
-  app.server.server.on('request', () => {
+  // Until the response closes, which it does whether it was answered or the client went away.
+  const answered = () => {
+    inFlight--;
+  };
+  app.server.server.on('request', (_request, response) => {
     inFlight++;
+    response.once('close', answered);
   });
   app.server.addHook('onResponse', (request, reply: FastifyReply, done) => {
-    inFlight--;
     const stats = statsOf(request);
     const index = Math.floor(reply.statusCode / 100) - 1;
     if (index >= 0 && index < 5) stats.answered[index] = (stats.answered[index] ?? 0) + 1;
