@@ -1,17 +1,7 @@
 /** METRICS_PORT: the blog's Prometheus metrics on a port of their own (docs/blog.md). */
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { engines, useBlog } from './harness.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+import { freePort } from './ports.js';
 
 const postgres = engines().find((engine) => engine.name === 'PostgreSQL');
 const metricsPort = await freePort();
