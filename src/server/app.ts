@@ -118,6 +118,7 @@ export class App<TCtx extends object = object> {
       frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors),
       clientErrorHandler: answerClientError,
     });
+    this.#lifecycle.watch(this.server.server);
     const methods = new MethodIndex(this.server);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors));

@@ -212,6 +212,18 @@ describe('shutdown', () => {
     expect(answer?.headers.connection).toBe('close');
   });
 
+  it('does not wait for a connection that never sent a byte (a client\'s spare connection)', async () => {
+    const { app, port } = await started({ drainDelay: 0, shutdownTimeout: 30_000 });
+    const spare = new RawConnection(port);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = performance.now();
+    await app.close();
+    // Node counts a fresh connection as busy: without ending it, close waits shutdownTimeout.
+    expect(performance.now() - closing).toBeLessThan(10_000);
+    await spare.closed;
+    expect(spare.text).toBe('');
+  });
+
   it('finishes a request in flight and answers one that arrives while closing with a 503 problem', async () => {
     const { app, port, slow } = await started({ drainDelay: 0 });
     const connection = new RawConnection(port);

@@ -5,6 +5,7 @@
  * connections; requests in flight finish; a request that still arrives gets a 503 problem).
  */
 import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 export interface ListenOptions {
@@ -24,6 +25,20 @@ export type Phase = 'serving' | 'draining' | 'closing';
 export class Lifecycle {
   phase: Phase = 'serving';
   readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
+  readonly #connections = new Set<Socket>();
+
+  /**
+   * Follows the server's connections, so that closing can end those that never sent a byte.
+   * Node counts a new connection as busy (its headers timeout runs from the connect), so
+   * `closeIdleConnections` leaves it open: a client's spare, pre-opened connection would hold
+   * the close until `shutdownTimeout`.
+   */
+  watch(server: Server): void {
+    server.on('connection', (socket: Socket) => {
+      this.#connections.add(socket);
+      socket.once('close', () => this.#connections.delete(socket));
+    });
+  }
 
   /**
    * Enters `closing`. From now on the server notes each request that arrives (a listener added
@@ -34,6 +49,8 @@ export class Lifecycle {
     if (this.phase === 'closing') return;
     this.phase = 'closing';
     server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
+    // Nothing was sent on these, so nothing is lost: the client opens another, elsewhere.
+    for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
   }
 
   /** Whether this request arrived after closing began. */
