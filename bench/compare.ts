@@ -103,6 +103,8 @@ export async function compare(baseline: Contender, candidate: Contender, scenari
     baseline: Sample;
     candidate: Sample;
     ratio: number;
+    /** The lowest and highest ratio of one round's pair: how far a single round can be trusted. */
+    ratioRange: [number, number];
     p99Ratio: number;
   }> = [];
   try {
@@ -123,11 +125,15 @@ export async function compare(baseline: Contender, candidate: Contender, scenari
       });
       const base = summarize(baseline.name);
       const cand = summarize(candidate.name);
+      const roundRatios = samples
+        .get(candidate.name)!
+        .map((sample, round) => sample.requests / samples.get(baseline.name)![round]!.requests);
       rows.push({
         scenario: scenario.name,
         baseline: base,
         candidate: cand,
         ratio: cand.requests / base.requests,
+        ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)],
         p99Ratio: cand.p99 / base.p99,
       });
     }
@@ -148,12 +154,12 @@ export function report(
 ) {
   console.log(`\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians)`);
   console.log(
-    `| scenario | ${baseline} req/s | ${candidate} req/s | ratio | ${baseline} p99 ms | ${candidate} p99 ms | p99 ratio |`,
+    `| scenario | ${baseline} req/s | ${candidate} req/s | ratio | rounds' ratios | ${baseline} p99 ms | ${candidate} p99 ms | p99 ratio |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     console.log(
-      `| ${row.scenario} | ${row.baseline.requests.toFixed(0)} | ${row.candidate.requests.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.baseline.p99} | ${row.candidate.p99} | ${row.p99Ratio.toFixed(2)} |`,
+      `| ${row.scenario} | ${row.baseline.requests.toFixed(0)} | ${row.candidate.requests.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${row.baseline.p99} | ${row.candidate.p99} | ${row.p99Ratio.toFixed(2)} |`,
     );
   }
 }
