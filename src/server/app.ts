@@ -5,13 +5,13 @@
  * listening and shutdown (lifecycle.ts). See docs/architecture.md.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
+import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { createServer } from './fastify.js';
-import { type HealthOptions, registerHealth } from './health.js';
+import { registerHealth } from './health.js';
 import {
   closeGracefully,
   drain,
@@ -20,61 +20,19 @@ import {
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
-import { type LoggerSetting, loggerOptions } from './logger.js';
+import { loggerOptions } from './logger.js';
 import { MethodIndex } from './not-found.js';
+import type { AppOptions, MaybePromise, MountOptions } from './options.js';
 import { answerClientError, sendProblem } from './problems.js';
 import { registerProcedureRoute } from './procedure-route.js';
-import { type RateLimitOptions, RateLimits } from './rate-limit.js';
+import { RateLimits } from './rate-limit.js';
 
 export type { ContextResolver } from '../core/context.js';
 export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
 export type { HealthOptions } from './health.js';
 export type { ListenOptions, Phase } from './lifecycle.js';
+export type { AppOptions, MountOptions } from './options.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './rate-limit.js';
-
-type MaybePromise<T> = T | Promise<T>;
-
-export interface AppOptions<TCtx extends object> {
-  /**
-   * Builds the app's part of each request's context (a database handle, services, …). `TCtx`
-   * may be the whole context type: `request` is added by Proceed, optional parts (such as the
-   * `user` the auth plugin sets) may be left out.
-   */
-  context?: (request: RequestInfo) => MaybePromise<Omit<TCtx, 'request'>>;
-  /** `false` silences logs; `true` or omitted: JSON in production, readable otherwise. */
-  logger?: LoggerSetting;
-  /** Bodies above this many bytes are refused with 413. Default 1 MiB. */
-  bodyLimit?: number;
-  /** How long shutdown waits for in-flight requests, in ms. Default 10,000. */
-  shutdownTimeout?: number;
-  /**
-   * After SIGTERM/SIGINT (or `shutdown()`), how long readiness answers 503 while every route
-   * still serves, in ms. Default `SHUTDOWN_DRAIN_MS`, else 5,000 with `NODE_ENV=production`, else 0.
-   */
-  drainDelay?: number;
-  /**
-   * How long clients may take, in ms: `headers` (default `HEADERS_TIMEOUT_MS`, else 10,000),
-   * the whole `request` with its body (`REQUEST_TIMEOUT_MS`, else 30,000), an idle keep-alive
-   * connection (`keepAlive`: `KEEP_ALIVE_TIMEOUT_MS`, else 72,000). Over time: 408, connection closed.
-   */
-  timeouts?: Partial<ServerTimeouts>;
-  /** Readiness check behind `GET {prefix}/health`. */
-  health?: HealthOptions;
-  /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
-  trustProxy?: boolean | string | string[];
-  /**
-   * Show internal error messages in 500 answers. Default off, in every environment: such a
-   * message can hold SQL and its parameters (a password hash, say). The log always has it.
-   */
-  exposeErrors?: boolean;
-  /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
-  rateLimit?: RateLimitOptions;
-}
-
-export interface MountOptions {
-  /** Default `/api`. */
-  prefix?: string;
-}
 
 /** A plugin: called once with the app and its options. */
 export type Plugin<O> = (app: App, options: O) => MaybePromise<void>;

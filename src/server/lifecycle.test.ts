@@ -212,7 +212,7 @@ describe('shutdown', () => {
     expect(answer?.headers.connection).toBe('close');
   });
 
-  it('does not wait for a connection that never sent a byte (a client\'s spare connection)', async () => {
+  it("does not wait for a connection that never sent a byte (a client's spare connection)", async () => {
     const { app, port } = await started({ drainDelay: 0, shutdownTimeout: 30_000 });
     const spare = new RawConnection(port);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,4 +1,4 @@
--- Users, posts and password resets (CONTRACT §5). Ids are UUIDv7 made by the app, so id order
+-- Users, posts and password resets (docs/blog.md). Ids are UUIDv7 made by the app, so id order
 -- is creation order and the cursor listings can page by id alone.
 
 CREATE TABLE users (

@@ -1,0 +1,52 @@
+/**
+ * What `createApp` and `mount` accept (docs/procedures.md, docs/deployment.md).
+ */
+import type { ServerTimeouts } from '../config/server.js';
+import type { RequestInfo } from '../core/procedure.js';
+import type { HealthOptions } from './health.js';
+import type { LoggerSetting } from './logger.js';
+import type { RateLimitOptions } from './rate-limit.js';
+
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface AppOptions<TCtx extends object> {
+  /**
+   * Builds the app's part of each request's context (a database handle, services, …). `TCtx`
+   * may be the whole context type: `request` is added by Proceed, optional parts (such as the
+   * `user` the auth plugin sets) may be left out.
+   */
+  context?: (request: RequestInfo) => MaybePromise<Omit<TCtx, 'request'>>;
+  /** `false` silences logs; `true` or omitted: JSON in production, readable otherwise. */
+  logger?: LoggerSetting;
+  /** Bodies above this many bytes are refused with 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** How long shutdown waits for in-flight requests, in ms. Default 10,000. */
+  shutdownTimeout?: number;
+  /**
+   * After SIGTERM/SIGINT (or `shutdown()`), how long readiness answers 503 while every route
+   * still serves, in ms. Default `SHUTDOWN_DRAIN_MS`, else 5,000 with `NODE_ENV=production`, else 0.
+   */
+  drainDelay?: number;
+  /**
+   * How long clients may take, in ms: `headers` (default `HEADERS_TIMEOUT_MS`, else 10,000),
+   * the whole `request` with its body (`REQUEST_TIMEOUT_MS`, else 30,000), an idle keep-alive
+   * connection (`keepAlive`: `KEEP_ALIVE_TIMEOUT_MS`, else 72,000). Over time: 408, connection closed.
+   */
+  timeouts?: Partial<ServerTimeouts>;
+  /** Readiness check behind `GET {prefix}/health`. */
+  health?: HealthOptions;
+  /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
+  trustProxy?: boolean | string | string[];
+  /**
+   * Show internal error messages in 500 answers. Default off, in every environment: such a
+   * message can hold SQL and its parameters (a password hash, say). The log always has it.
+   */
+  exposeErrors?: boolean;
+  /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
+  rateLimit?: RateLimitOptions;
+}
+
+export interface MountOptions {
+  /** Default `/api`. */
+  prefix?: string;
+}
