@@ -21,9 +21,10 @@ export interface TokenClaims {
   fam: string;
   /**
    * The user's revocation generation when the login began (docs/auth.md, "Revocation"): a
-   * user-wide revocation moves it on, ending every token that carries an older one. 0 when absent.
+   * user-wide revocation moves it on, ending every token that carries an older one. Absent on
+   * tokens issued by 0.1 and on tokens made elsewhere with the shared secret: those count as 0.
    */
-  gen: number;
+  gen?: number;
   /** Issued at, seconds since the epoch. */
   iat: number;
   /** Expires at, seconds since the epoch. */
@@ -158,8 +159,8 @@ function claimsOf(payload: unknown): TokenClaims {
     typeof claims.exp === 'number';
   if (!valid) throw new TokenMalformedError();
   // The contract's claims are sub, jti, type, iat and exp; a token without a login family (made
-  // elsewhere with the shared secret) is a family of its own, and of generation 0.
-  return { ...claims, fam: claims.fam ?? claims.jti, gen: claims.gen ?? 0 } as unknown as TokenClaims;
+  // elsewhere with the shared secret) is a family of its own.
+  return { ...claims, fam: claims.fam ?? claims.jti } as unknown as TokenClaims;
 }
 
 /** Longer than any token Proceed issues; refusing early keeps garbage cheap. */

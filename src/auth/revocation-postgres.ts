@@ -126,9 +126,10 @@ export class PostgresRevocationStore implements RevocationStore {
         WHERE expires_at > $5
           AND ((kind = 'token' AND key = $1)
             OR (kind = 'family' AND key = $2)
-            OR (kind = 'generation' AND key = $3 AND value > $4))
+            OR (kind = 'generation' AND key = $3 AND value > $4)
+            OR (kind = 'user' AND key = $3 AND value >= $6))
         LIMIT 1`,
-      [check.jti, check.family, check.userId, check.generation, Date.now()],
+      [check.jti, check.family, check.userId, check.generation, Date.now(), check.legacyIssuedAt ?? null],
     );
     return rows.length > 0;
   }

@@ -58,12 +58,20 @@ export class RedisRevocationStore implements RevocationStore {
   }
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
-    const [token, family, generation] = await this.#client.mget(
+    const keys = [
       `${this.#prefix}token:${check.jti}`,
       `${this.#prefix}family:${check.family}`,
       `${this.#prefix}generation:${check.userId}`,
-    );
+    ];
+    if (check.legacyIssuedAt !== undefined) keys.push(`${this.#prefix}user:${check.userId}`);
+    const [token, family, generation, legacyCutoff] = await this.#client.mget(...keys);
     if (token != null || family != null) return true;
+    if (
+      legacyCutoff != null &&
+      check.legacyIssuedAt !== undefined &&
+      check.legacyIssuedAt <= Number(legacyCutoff)
+    )
+      return true;
     return check.generation < Number(generation ?? 0);
   }
 

@@ -19,6 +19,8 @@ interface StoreHarness {
   /** How many entries the backend holds, expired ones included (undefined: cannot tell). */
   count?: () => Promise<number>;
   close: () => Promise<void>;
+  /** Writes a user-wide time cut-off as 0.1 did (undefined: the store keeps nothing across versions). */
+  writeLegacyCutoff?: (userId: string, cutoff: number) => Promise<void>;
 }
 
 function check(overrides: Partial<RevocationCheck> = {}): RevocationCheck {
@@ -71,6 +73,18 @@ function revocationStoreSuite(name: string, open: () => Promise<StoreHarness>, s
       expect(await store.isRevoked(check({ userId, generation: 0 }))).toBe(true);
       expect(await store.isRevoked(check({ userId, generation: 1 }))).toBe(false);
       expect(await store.isRevoked(check({ generation: 0 }))).toBe(false);
+    });
+
+    it('still ends the tokens without gen that a 0.1 time cut-off revoked, and only those', async (context) => {
+      if (harness.writeLegacyCutoff === undefined) context.skip();
+      const userId = `u-${suffix()}`;
+      const cutoff = Date.now();
+      await harness.writeLegacyCutoff?.(userId, cutoff);
+      expect(await store.isRevoked(check({ userId, legacyIssuedAt: cutoff - 1 }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, legacyIssuedAt: cutoff }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, legacyIssuedAt: cutoff + 1 }))).toBe(false);
+      // A token with gen is judged by its generation alone.
+      expect(await store.isRevoked(check({ userId }))).toBe(false);
     });
 
     it('moves the generation once per revocation, concurrent ones included', async () => {
@@ -159,7 +173,13 @@ revocationStoreSuite('PGlite', async () => {
     const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM auth_revocations');
     return rows[0]?.n ?? 0;
   };
-  return { store, count, close: () => db.close() };
+  const writeLegacyCutoff = async (userId: string, cutoff: number) => {
+    await db.query(
+      `INSERT INTO auth_revocations (kind, key, value, expires_at) VALUES ('user', $1, $2, $3)`,
+      [userId, cutoff, Date.now() + hour],
+    );
+  };
+  return { store, count, close: () => db.close(), writeLegacyCutoff };
 });
 
 const postgresUrl = inject('postgresUrl');
@@ -188,7 +208,13 @@ revocationStoreSuite(
       await pool.query(`DROP SCHEMA ${schema} CASCADE`);
       await pool.end();
     };
-    return { store, count, close };
+    const writeLegacyCutoff = async (userId: string, cutoff: number) => {
+      await pool.query(
+        `INSERT INTO ${schema}.revocations (kind, key, value, expires_at) VALUES ('user', $1, $2, $3)`,
+        [userId, cutoff, Date.now() + hour],
+      );
+    };
+    return { store, count, close, writeLegacyCutoff };
   },
   postgresUrl === null,
 );
@@ -208,7 +234,10 @@ revocationStoreSuite(
       if (keys.length > 0) await redis.del(...keys);
       await redis.quit();
     };
-    return { store, close };
+    const writeLegacyCutoff = async (userId: string, cutoff: number) => {
+      await redis.set(`${prefix}user:${userId}`, String(cutoff), 'PX', hour);
+    };
+    return { store, close, writeLegacyCutoff };
   },
   redisUrl === null,
 );

@@ -16,6 +16,12 @@ export interface RevocationCheck {
   userId: string;
   /** The token's `gen`: its user's revocation generation when its login began. */
   generation: number;
+  /**
+   * Only for a token without `gen` (issued by 0.1, which revoked users by time cut-offs): when it
+   * was issued, in ms, checked against a 0.1 cut-off still in the store. Those entries expire with
+   * the last 0.1 refresh token (7 days by default), so an upgrade brings no revoked token back.
+   */
+  legacyIssuedAt?: number;
 }
 
 /**

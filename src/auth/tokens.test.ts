@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fixtureApp } from './fixtures/app.js';
-import { TokenExpiredError, TokenRevokedError, TokenTypeError } from './jwt.js';
-import { MemoryRevocationStore } from './revocation.js';
+import { JwtCodec, TokenExpiredError, TokenRevokedError, TokenTypeError } from './jwt.js';
+import { MemoryRevocationStore, type RevocationCheck } from './revocation.js';
 import { TokenService, uuidv7 } from './tokens.js';
 
 const secret = 'token-service-test-secret-of-32-bytes-or-more';
@@ -154,6 +154,33 @@ describe('TokenService', () => {
     await expect(tokens.refresh(late.refreshToken)).rejects.toThrow('jwt revoked');
     const after = await tokens.issuePair('alice');
     expect((await tokens.verifyAccess(after.accessToken)).gen).toBe(1);
+  });
+
+  it('asks the store about a 0.1 time cut-off only for a token without gen, with its issue time to the ms', async () => {
+    const checks: RevocationCheck[] = [];
+    const store = new MemoryRevocationStore();
+    const isRevoked = store.isRevoked.bind(store);
+    store.isRevoked = (check) => {
+      checks.push(check);
+      return isRevoked(check);
+    };
+    const tokens = new TokenService({ secret, store });
+    const issuedAt = Date.now();
+    const iat = Math.floor(issuedAt / 1000);
+    const legacy = new JwtCodec({ secret }).sign({
+      sub: 'alice',
+      jti: uuidv7(issuedAt),
+      type: 'access',
+      fam: 'f',
+      iat,
+      exp: iat + 60,
+    });
+    await tokens.verifyAccess(legacy);
+    await tokens.verifyAccess((await tokens.issuePair('alice')).accessToken);
+    expect(checks.map((check) => [check.generation, check.legacyIssuedAt])).toEqual([
+      [0, issuedAt],
+      [0, undefined],
+    ]);
   });
 
   it('keeps the login’s generation through a refresh, so a revocation during it covers the new pair', async () => {

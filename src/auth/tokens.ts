@@ -56,6 +56,18 @@ export function uuidv7(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * When a token without `gen` was issued, in ms: 0.1 revoked users by time, and its cut-offs are
+ * checked against this until they expire. The UUIDv7 `jti` carries the millisecond; `iat` only
+ * the second.
+ */
+function issuedAtMs(claims: Pick<TokenClaims, 'jti' | 'iat'>): number {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(claims.jti)) {
+    return Number.parseInt(claims.jti.slice(0, 8) + claims.jti.slice(9, 13), 16);
+  }
+  return claims.iat * 1000;
+}
+
 export interface IssueOptions {
   /**
    * The user's revocation generation, read with {@link TokenService.userGeneration} before the
@@ -140,7 +152,7 @@ export class TokenService {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
       throw new TokenRevokedError('refresh token already used');
     }
-    return this.#pair(claims.sub, claims.fam, claims.gen);
+    return this.#pair(claims.sub, claims.fam, claims.gen ?? 0);
   }
 
   /**
@@ -195,7 +207,8 @@ export class TokenService {
       jti: claims.jti,
       family: claims.fam,
       userId: claims.sub,
-      generation: claims.gen,
+      generation: claims.gen ?? 0,
+      ...(claims.gen === undefined ? { legacyIssuedAt: issuedAtMs(claims) } : {}),
     });
     if (revoked) throw new TokenRevokedError();
     return claims;

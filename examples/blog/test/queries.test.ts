@@ -1,6 +1,7 @@
 /**
- * What a write costs the database: an edit, a delete, a publish by the author read the post
- * once (the ownership step loads it; the handler takes it from the context), then write.
+ * What a request costs the database: an edit, a delete, a publish by the author read the post
+ * once (the ownership step loads it; the handler takes it from the context), then write; a login
+ * does the same work whether or not the email has an account.
  */
 import { randomBytes } from 'node:crypto';
 import type { App } from 'proceedjs';
@@ -21,7 +22,7 @@ const engines = [
   },
 ];
 
-describe.each(engines)('the queries of a write on $name', (engine) => {
+describe.each(engines)('the queries of a request on $name', (engine) => {
   if (engine.skip) {
     it.skip('needs PostgreSQL', () => undefined);
     return;
@@ -86,6 +87,22 @@ describe.each(engines)('the queries of a write on $name', (engine) => {
     expect(
       await postStatements('PUT', `/api/posts/${id}`, { title: 'Edited', content: 'New words' }),
     ).toEqual(['select', 'update']);
+  });
+
+  it('a login for an unknown email runs the same statements as a wrong password (no account oracle)', async () => {
+    const loginStatements = async (email: string) => {
+      statements.length = 0;
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { email, password: 'not-the-password' },
+      });
+      expect(reply.statusCode, reply.body).toBe(401);
+      return [...statements];
+    };
+    const known = await loginStatements('writer@example.com');
+    expect(known.length).toBeGreaterThanOrEqual(3);
+    expect(await loginStatements('nobody@example.com')).toEqual(known);
   });
 
   it('POST /api/posts/:id/publish and DELETE /api/posts/:id read it once too', async () => {

@@ -47,7 +47,10 @@ export interface OpenDatabaseOptions {
    * The copy, about 40 MB, stays for the life of the process: for tests, which open dozens.
    */
   fromTemplate?: boolean;
-  /** Called with every statement the repositories run (through Drizzle): to watch a request's queries. */
+  /**
+   * Called with every statement a request runs, through Drizzle or {@link Database.query} (the
+   * token store's): to watch what a request costs the database.
+   */
   logQuery?: (sql: string, params: readonly unknown[]) => void;
 }
 
@@ -182,9 +185,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   return {
     db: drizzleNodePostgres({ client: pool, schema, ...loggerOf(options.logQuery) }),
     kind: 'postgres',
-    query: async <Row>(sql: string, params?: unknown[]) => ({
-      rows: (await pool.query(sql, params)).rows as Row[],
-    }),
+    query: async <Row>(sql: string, params?: unknown[]) => {
+      options.logQuery?.(sql, params ?? []);
+      return { rows: (await pool.query(sql, params)).rows as Row[] };
+    },
     ping: async () => {
       await pool.query('SELECT 1');
     },
@@ -245,9 +249,10 @@ async function openPglite(
   return {
     db: drizzlePglite({ client, schema, ...loggerOf(logQuery) }),
     kind: 'pglite',
-    query: async <Row>(sql: string, params?: unknown[]) => ({
-      rows: (await client.query<Row>(sql, params)).rows,
-    }),
+    query: async <Row>(sql: string, params?: unknown[]) => {
+      logQuery?.(sql, params ?? []);
+      return { rows: (await client.query<Row>(sql, params)).rows };
+    },
     ping: async () => {
       await client.query('SELECT 1');
     },

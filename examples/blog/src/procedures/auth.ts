@@ -46,6 +46,9 @@ const session = (user: UserRecord, pair: TokenPair) => ({ user, ...pair });
  * One answer for an unknown email and a wrong password, so neither can be told from the other.
  * UnauthenticatedError carries `WWW-Authenticate: Bearer`, which every 401 must (RFC 9110).
  */
+/** A user id no account has: an unknown email reads its generation as a known one would. */
+const noSuchUser = '00000000-0000-7000-8000-000000000000';
+
 const badCredentials = () => new UnauthenticatedError('Invalid email or password');
 
 export const auth = procedures('auth', {
@@ -76,9 +79,11 @@ export const auth = procedures('auth', {
     .mutation(async ({ input, ctx }) => {
       // The user's revocation generation is read before the password hash that is checked: a
       // reset that lands from then on moves it past this login's, so it revokes this login too.
+      // An unknown email takes the same three reads and the same hash as a wrong password, so
+      // the answer's timing does not tell whether an account exists.
       const candidate = await ctx.repos.users.findByEmail(input.email);
-      const generation = candidate === undefined ? 0 : await ctx.tokens.userGeneration(candidate.id);
-      const found = candidate === undefined ? undefined : await ctx.repos.users.findByEmail(input.email);
+      const generation = await ctx.tokens.userGeneration(candidate?.id ?? noSuchUser);
+      const found = await ctx.repos.users.findByEmail(input.email);
       const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
       if (found === undefined || found.id !== candidate?.id || !matches) throw badCredentials();
       if (!found.isActive) throw new ForbiddenError('This account is deactivated');
