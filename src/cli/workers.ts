@@ -10,6 +10,7 @@
  */
 import cluster, { type Address, type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { serverSettingsFromEnv } from '../config/server.js';
 import { createLogger } from '../server/logger.js';
 import { repeatWindowMs } from './signals.js';
 import { isTypeScript, sibling, typescriptLoaderArgs } from './typescript.js';
@@ -34,11 +35,26 @@ export function restartDelay(failuresInARow: number): number {
 const stableAfterMs = 30_000;
 
 /**
- * How long a stop may take: workers still running this long after the signal (an `onClose` step
- * that never returns) are killed, and the exit code is 1. Each worker's own shutdown bounds its
- * requests in flight by the app's `shutdownTimeout` (10 s by default) well before this.
+ * How long a stop may take after the drain delay: workers still running this long after the
+ * signal (an `onClose` step that never returns) are killed, and the exit code is 1. Each worker's
+ * own shutdown bounds its requests in flight by the app's `shutdownTimeout` (10 s by default)
+ * well before this.
  */
 export const stopDeadlineMs = 30_000;
+
+/**
+ * The deadline with the drain delay the workers read from the environment (`SHUTDOWN_DRAIN_MS`,
+ * else 5 s in production): a long drain must not get workers killed with requests in flight.
+ */
+export function stopDeadline(env: NodeJS.ProcessEnv = process.env): number {
+  let drain = 0;
+  try {
+    drain = serverSettingsFromEnv(env).drainDelay;
+  } catch {
+    // A bad value stops each worker at start-up with its own message; nothing to add here.
+  }
+  return stopDeadlineMs + drain;
+}
 
 interface Slot {
   index: number;
@@ -183,13 +199,14 @@ export function runWorkers(options: WorkersOptions): Promise<number> {
         slot.restart = undefined;
         slot.worker?.process.kill(signal);
       }
+      const deadline = stopDeadline();
       setTimeout(() => {
         const left = slots.filter((slot) => slot.worker !== undefined);
         if (left.length === 0) return;
-        log.error(`${left.length} still running ${stopDeadlineMs} ms after ${signal}: killing them`);
+        log.error(`${left.length} still running ${deadline} ms after ${signal}: killing them`);
         failedToStop = true;
         for (const slot of left) slot.worker?.process.kill('SIGKILL');
-      }, stopDeadlineMs).unref();
+      }, deadline).unref();
       finishIfStopped();
     }
 

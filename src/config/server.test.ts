@@ -27,7 +27,12 @@ describe('serverSettingsFromEnv', () => {
 
   it('names the variable of a bad value', () => {
     expect(() => serverSettingsFromEnv({ SHUTDOWN_DRAIN_MS: '5s' })).toThrow(
-      'SHUTDOWN_DRAIN_MS must be an integer number of milliseconds ≥ 0 (got "5s")',
+      'SHUTDOWN_DRAIN_MS must be an integer number of milliseconds from 0 to 2147483647 (got "5s")',
+    );
+    // A Node timer longer than 2^31-1 ms fires at once: the drain would silently not happen.
+    expect(() => serverSettingsFromEnv({ SHUTDOWN_DRAIN_MS: '3000000000' })).toThrow(/from 0 to 2147483647/);
+    expect(() => serverSettingsFromEnv({}, { timeouts: { request: 2 ** 31 } })).toThrow(
+      /timeouts.request must be an integer number of ms from 1 to 2147483647/,
     );
     expect(() => serverSettingsFromEnv({ HEADERS_TIMEOUT_MS: '0' })).toThrow(/HEADERS_TIMEOUT_MS must be/);
     expect(() => serverSettingsFromEnv({ HEADERS_TIMEOUT_MS: '40000' })).toThrow(

@@ -31,12 +31,15 @@ export const defaultTimeouts: Readonly<ServerTimeouts> = Object.freeze({
   keepAlive: 72_000,
 });
 
+/** The longest delay a Node timer keeps (about 24.8 days); a longer one fires at once. */
+const longestTimer = 2 ** 31 - 1;
+
 function milliseconds(name: string, raw: string | undefined, minimum: number): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < minimum) {
+  if (!Number.isInteger(value) || value < minimum || value > longestTimer) {
     throw new ProceedConfigError(
-      `${name} must be an integer number of milliseconds ≥ ${minimum} (got "${raw}")`,
+      `${name} must be an integer number of milliseconds from ${minimum} to ${longestTimer} (got "${raw}")`,
     );
   }
   return value;
@@ -49,16 +52,20 @@ function milliseconds(name: string, raw: string | undefined, minimum: number): n
 export function checkServerSettings(settings: ServerSettings): ServerSettings {
   const { timeouts, drainDelay } = settings;
   for (const [name, value] of Object.entries(timeouts)) {
-    if (!Number.isInteger(value) || value < 1)
-      throw new ProceedConfigError(`timeouts.${name} must be an integer number of ms ≥ 1 (got ${value})`);
+    if (!Number.isInteger(value) || value < 1 || value > longestTimer)
+      throw new ProceedConfigError(
+        `timeouts.${name} must be an integer number of ms from 1 to ${longestTimer} (got ${value})`,
+      );
   }
   if (timeouts.headers > timeouts.request) {
     throw new ProceedConfigError(
       `timeouts.headers (${timeouts.headers} ms) must not be longer than timeouts.request (${timeouts.request} ms)`,
     );
   }
-  if (!Number.isInteger(drainDelay) || drainDelay < 0)
-    throw new ProceedConfigError(`drainDelay must be an integer number of ms ≥ 0 (got ${drainDelay})`);
+  if (!Number.isInteger(drainDelay) || drainDelay < 0 || drainDelay > longestTimer)
+    throw new ProceedConfigError(
+      `drainDelay must be an integer number of ms from 0 to ${longestTimer} (got ${drainDelay})`,
+    );
   return settings;
 }
 

@@ -18,7 +18,7 @@ const notes = procedures('notes', {
     .mutation(({ input }) => ({ id: 2, title: input.title })),
 });
 
-async function serving(pool = { total: 10, idle: 7, waiting: 0 }) {
+async function serving(pool = { total: 10, idle: 7, waiting: 0 }, host = '127.0.0.1') {
   const app = createApp({ logger: false }).mount([notes]);
   apps.push(app);
   let metricsUrl = '';
@@ -29,7 +29,7 @@ async function serving(pool = { total: 10, idle: 7, waiting: 0 }) {
       metricsUrl = url;
     },
   });
-  const api = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+  const api = await app.listen({ port: 0, host, handleSignals: false, logRoutes: false });
   return { app, api, metricsUrl };
 }
 
@@ -111,6 +111,13 @@ describe('metricsPlugin', () => {
     release();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
+  });
+
+  it('listens on the interface the API listens on unless told otherwise', async () => {
+    const { api, metricsUrl } = await serving(undefined, '127.0.0.2');
+    expect(new URL(api).hostname).toBe('127.0.0.2');
+    expect(new URL(metricsUrl).hostname).toBe('127.0.0.2');
+    expect((await fetch(metricsUrl)).status).toBe(200);
   });
 
   it('refuses to run without a port, and makes listen fail when its port is taken', async () => {

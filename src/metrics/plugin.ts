@@ -4,7 +4,7 @@
  * problems by code; the process: event-loop lag, memory, CPU (prom-client's defaults); and, when
  * the app says how, its database pool.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
@@ -24,7 +24,10 @@ export interface PoolStats {
 export interface MetricsPluginOptions {
   /** The port `GET /metrics` listens on, apart from the API (0: any free port). Required. */
   port: number;
-  /** Default 127.0.0.1: reachable by a scraper on the same host or network namespace only. */
+  /**
+   * Default: the interface the API listens on (`listen({ host })`, `proceed start --host`, `HOST`),
+   * itself 127.0.0.1 unless told otherwise.
+   */
   host?: string;
   /** The database pool to report, read at each scrape. */
   pool?: () => PoolStats;
@@ -70,7 +73,6 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
     throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
 
   // The hot path only adds to plain numbers kept per route; prom-client reads them at each
   // scrape (`collect`). Its own inc/observe hash and validate the labels on every call, which
@@ -154,10 +156,11 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   const answered = () => {
     inFlight--;
   };
-  app.server.server.on('request', (_request, response) => {
+  const counting = (_request: unknown, response: ServerResponse) => {
     inFlight++;
     response.once('close', answered);
-  });
+  };
+  app.server.server.on('request', counting);
   app.server.addHook('onResponse', (request, reply: FastifyReply, done) => {
     const stats = statsOf(request);
     const index = Math.floor(reply.statusCode / 100) - 1;
@@ -187,10 +190,10 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
       );
       return;
     }
-    registry.metrics().then(
-      (text) => {
+    Promise.all([processMetrics().metrics(), registry.metrics()]).then(
+      ([processText, appText]) => {
         response.writeHead(200, { 'content-type': registry.contentType });
-        response.end(`${text}\n${durationText(routes)}`);
+        response.end(`${processText}\n${appText}\n${durationText(routes)}`);
       },
       (error: unknown) => {
         app.log.error({ err: error }, 'Metrics could not be collected');
@@ -208,14 +211,14 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     );
   });
 
-  app.onListen(async () => {
+  app.onListen(async (listening) => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
         reject(
           new ProceedConfigError(`metricsPlugin: cannot listen on port ${options.port}: ${error.message}`),
         ),
       );
-      server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+      server.listen(options.port, options.host ?? listening.host, () => resolve());
     });
     const { address, port } = server.address() as AddressInfo;
     const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics`;
@@ -223,10 +226,26 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     options.onListening?.(url);
   });
   app.onClose(async () => {
+    app.server.server.off('request', counting);
     if (!server.listening) return;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * The process's own series (memory, CPU, event-loop lag, GC), made once per process: prom-client
+ * starts an event-loop monitor and a GC observer for them that nothing can stop, so an app built
+ * and closed many times (tests, embedders) must not start new ones each time.
+ */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
 }
 
 const durationName = 'proceed_http_request_duration_seconds';

@@ -54,7 +54,7 @@ export class App<TCtx extends object = object> {
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
   readonly #closers: Array<() => MaybePromise<void>> = [];
-  readonly #listeners: Array<() => MaybePromise<void>> = [];
+  readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
   #signalsInstalled = false;
@@ -163,10 +163,11 @@ export class App<TCtx extends object = object> {
   }
 
   /**
-   * Runs once the app listens, in order (the metrics plugin opens its own port here). One that
-   * throws makes `listen` fail: the app closes and the error is thrown from `listen`.
+   * Runs once the app listens, in order, told where (the metrics plugin opens its own port on
+   * the same interface here). One that throws makes `listen` fail: the app closes and the error
+   * is thrown from `listen`.
    */
-  onListen(listener: () => MaybePromise<void>): this {
+  onListen(listener: (listening: Listening) => MaybePromise<void>): this {
     this.#listeners.push(listener);
     return this;
   }
@@ -185,12 +186,11 @@ export class App<TCtx extends object = object> {
   async listen(options: ListenOptions = {}): Promise<string> {
     await this.server.ready();
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
-    const address = await this.server.listen({
-      port: options.port ?? 3030,
-      host: options.host ?? '127.0.0.1',
-    });
+    const host = options.host ?? '127.0.0.1';
+    const address = await this.server.listen({ port: options.port ?? 3030, host });
     try {
-      for (const listener of this.#listeners) await listener();
+      const listening = { host, port: Number(new URL(address).port) };
+      for (const listener of this.#listeners) await listener(listening);
     } catch (error) {
       await this.close();
       throw error;
@@ -233,4 +233,10 @@ export class App<TCtx extends object = object> {
  */
 export function createApp<TCtx extends object = object>(options: AppOptions<TCtx> = {}): App<TCtx> {
   return new App(options);
+}
+
+/** Where an app listens: the interface it was asked for and its port (see {@link App.onListen}). */
+export interface Listening {
+  host: string;
+  port: number;
 }

@@ -98,7 +98,11 @@ export function answerClientError(this: FastifyInstance, error: Error, socket: S
   const body = JSON.stringify(problem.body);
   const id = randomUUID();
   this.log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
-  if (socket.writable) {
+  // A response already under way on this connection (a pipelined request behind it was
+  // malformed, or the body it was still reading timed out after an early answer) must not get
+  // a second status line written into it: the connection just ends, as Node's own handler does.
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && current?.headersSent !== true) {
     socket.write(
       `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
         'Content-Type: application/problem+json; charset=utf-8\r\n' +

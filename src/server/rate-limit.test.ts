@@ -168,11 +168,14 @@ describe('rateLimit() with a Redis store that cannot be reached', () => {
     expect(() => createApp({ rateLimit: { onStoreError: 'ignore' as never } })).toThrow(
       /onStoreError must be "allow" or "refuse"/,
     );
+    expect(() => createApp({ rateLimit: { onStoreError: 'refuse' } })).toThrow(
+      /onStoreError applies to a shared store only: set rateLimit.redis too/,
+    );
   });
 
   it.each([
     ['allow', 200, 200, { status: 'degraded', checks: { rateLimitStore: 'unreachable' } }],
-    ['refuse', 503, 503, undefined],
+    ['refuse', 503, 200, { status: 'degraded', checks: { rateLimitStore: 'unreachable' } }],
   ] as const)(
     'onStoreError %s: the limited route answers %i, readiness %i, never 500; logged once',
     async (policy, routeStatus, healthStatus, healthBody) => {

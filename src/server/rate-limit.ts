@@ -22,6 +22,7 @@ export interface RateLimitRedis {
   options?: { enableOfflineQueue?: boolean | undefined };
   ping(): Promise<unknown>;
   on(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
+  off(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
 }
 
 export interface RateLimitOptions {
@@ -67,8 +68,19 @@ export class RateLimits {
         );
       }
       // ioredis reports every failed reconnection; the store's state is logged once per outage instead.
-      redis.on('error', (error) => this.#storeFailed(error));
-      redis.on('ready', () => this.#storeRecovered());
+      const failed = (error?: Error) => this.#storeFailed(error);
+      const recovered = () => this.#storeRecovered();
+      redis.on('error', failed);
+      redis.on('ready', recovered);
+      // The client is the caller's and may outlive this app: it must not keep the app alive.
+      server.addHook('onClose', async () => {
+        redis.off('error', failed);
+        redis.off('ready', recovered);
+      });
+    } else if (options.onStoreError !== undefined) {
+      throw new ProceedConfigError(
+        'rateLimit.onStoreError applies to a shared store only: set rateLimit.redis too, or remove it (limits are counted in this process, which cannot fail)',
+      );
     }
     const names = Object.keys(options.limits ?? {});
     if (names.length > 0) {
@@ -112,11 +124,6 @@ export class RateLimits {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /** Whether the app refuses limited routes while the store is down. */
-  get refusesWithoutStore(): boolean {
-    return this.#options.onStoreError === 'refuse';
   }
 
   #storeFailed(error: Error | undefined): void {

@@ -216,7 +216,6 @@ async function buildBlogApp(
     if (settings.metricsPort !== undefined) {
       await app.register(metricsPlugin, {
         port: settings.metricsPort,
-        host: process.env.HOST ?? '127.0.0.1',
         ...(database.poolStats === undefined ? {} : { pool: database.poolStats }),
       });
     }

@@ -119,5 +119,9 @@ describe('readSettings', () => {
     expect(() => readSettings({}, { RATE_LIMIT_ON_STORE_ERROR: 'ignore' })).toThrow(
       /RATE_LIMIT_ON_STORE_ERROR must be "allow" or "refuse"/,
     );
+    // Limits counted in the process cannot lose their store: the setting would do nothing.
+    expect(() => readSettings({}, { RATE_LIMIT_ON_STORE_ERROR: 'refuse' })).toThrow(
+      'RATE_LIMIT_ON_STORE_ERROR applies to limits shared in Redis only: set REDIS_URL too, or unset it',
+    );
   });
 });

@@ -139,6 +139,14 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
         'Set DATABASE_URL=postgres://… or start without --workers.',
     );
   }
+  const redisUrl = checkRedisUrl(options.redisUrl ?? env.REDIS_URL);
+  const onStoreError = options.rateLimitOnStoreError ?? env.RATE_LIMIT_ON_STORE_ERROR;
+  const rateLimitOnStoreError = storeErrorPolicy(onStoreError);
+  if (redisUrl === undefined && onStoreError !== undefined && onStoreError !== '') {
+    throw new ProceedConfigError(
+      'RATE_LIMIT_ON_STORE_ERROR applies to limits shared in Redis only: set REDIS_URL too, or unset it',
+    );
+  }
   return {
     production,
     database,
@@ -147,8 +155,8 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     authRateLimit: options.authRateLimit ?? rateLimitFromEnv(env),
     trustProxy: options.trustProxy ?? trustProxyFromEnv(env.TRUST_PROXY),
     workers,
-    redisUrl: checkRedisUrl(options.redisUrl ?? env.REDIS_URL),
-    rateLimitOnStoreError: storeErrorPolicy(options.rateLimitOnStoreError ?? env.RATE_LIMIT_ON_STORE_ERROR),
+    redisUrl,
+    rateLimitOnStoreError,
     metricsPort: options.metricsPort ?? metricsPortOf(env.METRICS_PORT),
   };
 }

@@ -1,0 +1,42 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { answerClientError } from './problems.js';
+
+const host = { log: { debug: () => undefined } } as unknown as FastifyInstance;
+
+/** Just enough of a socket to see what the answer writes. */
+function socketWith(current: { headersSent: boolean } | null) {
+  const written: string[] = [];
+  let destroyed = false;
+  const socket = {
+    writable: true,
+    get destroyed() {
+      return destroyed;
+    },
+    _httpMessage: current,
+    write: (text: string) => written.push(text),
+    destroy: () => {
+      destroyed = true;
+    },
+  } as unknown as Socket;
+  return { socket, written, isDestroyed: () => destroyed };
+}
+
+const timeout = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+
+describe('answerClientError', () => {
+  it('answers a connection with no response under way, then closes it', () => {
+    const { socket, written, isDestroyed } = socketWith(null);
+    answerClientError.call(host, timeout, socket);
+    expect(written.join('')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(isDestroyed()).toBe(true);
+  });
+
+  it('writes nothing into a response whose headers are already sent, and closes the connection', () => {
+    const { socket, written, isDestroyed } = socketWith({ headersSent: true });
+    answerClientError.call(host, timeout, socket);
+    expect(written).toEqual([]);
+    expect(isDestroyed()).toBe(true);
+  });
+});
