@@ -41,9 +41,11 @@ export function registerHealth(
     if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
     reply.headers(jsonHeaders);
     if (!rateLimits.shared) return ok;
-    // Degraded, never 503, whatever onStoreError says: every instance shares the store, so a
-    // 503 would take them all out of the load balancer, routes without a limit included.
+    // With `allow` an instance without its store still serves everything: ready, but degraded.
+    // With `refuse` it does not (docs/deployment.md, "Shared rate limits").
     const store = await rateLimits.storeState();
+    if (store !== 'ok' && rateLimits.refusesWithoutStore)
+      throw new ProceedError('UNAVAILABLE', 'The rate-limit store (Redis) is unreachable');
     return JSON.stringify({ status: store === 'ok' ? 'ok' : 'degraded', checks: { rateLimitStore: store } });
   });
   server.get(`${prefix}/health/live`, async (_request, reply) => {

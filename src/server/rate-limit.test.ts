@@ -175,7 +175,7 @@ describe('rateLimit() with a Redis store that cannot be reached', () => {
 
   it.each([
     ['allow', 200, 200, { status: 'degraded', checks: { rateLimitStore: 'unreachable' } }],
-    ['refuse', 503, 200, { status: 'degraded', checks: { rateLimitStore: 'unreachable' } }],
+    ['refuse', 503, 503, undefined],
   ] as const)(
     'onStoreError %s: the limited route answers %i, readiness %i, never 500; logged once',
     async (policy, routeStatus, healthStatus, healthBody) => {

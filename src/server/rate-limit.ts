@@ -126,6 +126,11 @@ export class RateLimits {
     }
   }
 
+  /** Whether the app refuses limited routes while the store is down. */
+  get refusesWithoutStore(): boolean {
+    return this.#options.onStoreError === 'refuse';
+  }
+
   #storeFailed(error: Error | undefined): void {
     if (this.#storeDown) return;
     this.#storeDown = true;

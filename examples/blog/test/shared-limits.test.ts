@@ -80,15 +80,13 @@ describe.skipIf(postgresUrl === null || !RedisServer.installed())(
       expect(readiness.body).toEqual({ status: 'degraded', checks: { rateLimitStore: 'unreachable' } });
     });
 
-    it('with Redis dead and the refuse policy: 503 UNAVAILABLE on limited routes, readiness degraded', async () => {
+    it('with Redis dead and the refuse policy: 503 UNAVAILABLE on limited routes and readiness', async () => {
       const strict = await start({ rateLimitOnStoreError: 'refuse' });
       const reply = await login(strict);
       expectProblem(reply, 503, 'UNAVAILABLE');
       expect(reply.headers.get('retry-after')).toBe('5');
-      // Still ready: every instance shares the store, and routes without a limit still serve.
-      const readiness = await health(strict);
-      expect(readiness.status).toBe(200);
-      expect(readiness.body).toEqual({ status: 'degraded', checks: { rateLimitStore: 'unreachable' } });
+      expectProblem(await health(strict), 503, 'UNAVAILABLE');
+      // Routes without a limit still serve, to a client that reaches the instance directly.
       expect((await strict.request('GET', '/api/posts')).status).toBe(200);
     });
 
