@@ -6,6 +6,7 @@
  * @module proceedjs/config
  */
 export { ProceedConfigError } from '../core/errors.js';
+export { type CorsOptions, checkCorsOptions, corsFromEnv } from './cors.js';
 export { rateLimitFromEnv } from './env.js';
 export {
   checkSecret,

@@ -10,6 +10,7 @@ import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
+import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
 import {
@@ -29,6 +30,7 @@ import { RateLimits } from './rate-limit.js';
 
 export type { ContextResolver } from '../core/context.js';
 export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
+export type { CorsOptions } from './cors.js';
 export type { HealthOptions } from './health.js';
 export type { ListenOptions, Phase } from './lifecycle.js';
 export type { AppOptions, MountOptions } from './options.js';
@@ -78,6 +80,7 @@ export class App<TCtx extends object = object> {
     });
     this.#lifecycle.watch(this.server.server);
     const methods = new MethodIndex(this.server);
+    if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors));
     this.server.setNotFoundHandler((request, reply) =>

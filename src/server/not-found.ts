@@ -16,11 +16,18 @@ export class MethodIndex {
   /** Starts recording routes; call before any route is added. */
   constructor(server: FastifyInstance) {
     server.addHook('onRoute', (route) => {
+      // A catch-all (the preflight route of CORS) is not a path that exists.
+      if (route.url === '*') return;
       for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
         if (!this.#known.hasRoute(method as never, route.url))
           this.#known.on(method as never, route.url, () => {});
       }
     });
+  }
+
+  /** Whether a route takes this method on this path. */
+  allows(method: string, path: string): boolean {
+    return this.#known.find(method as 'GET', path) !== null;
   }
 
   /** The problem for a request no route took: 405 with `Allow` when the path exists, else 404. */

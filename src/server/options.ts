@@ -3,6 +3,7 @@
  */
 import type { ServerTimeouts } from '../config/server.js';
 import type { RequestInfo } from '../core/procedure.js';
+import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
 import type { LoggerSetting } from './logger.js';
 import type { RateLimitOptions } from './rate-limit.js';
@@ -42,6 +43,11 @@ export interface AppOptions<TCtx extends object> {
    * message can hold SQL and its parameters (a password hash, say). The log always has it.
    */
   exposeErrors?: boolean;
+  /**
+   * Let browsers on these origins call the API (docs/cors.md). Off by default: no CORS headers,
+   * and a preflight gets the 405 any OPTIONS request gets.
+   */
+  cors?: CorsOptions;
   /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
   rateLimit?: RateLimitOptions;
 }

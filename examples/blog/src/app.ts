@@ -176,6 +176,7 @@ async function buildBlogApp(
       },
     },
     ...(trustProxy === undefined ? {} : { trustProxy }),
+    ...(settings.cors === undefined ? {} : { cors: settings.cors }),
     // AUTH_RATE_LIMIT sets the sign-in routes' limit (the rule is declared on those procedures).
     rateLimit: {
       limits: { [authRateLimit.name]: { max: settings.authRateLimit } },

@@ -5,7 +5,15 @@
  * once, not after a database has started. Light on purpose: `proceedjs/config` and node only.
  */
 import type { LoggerSetting } from 'proceedjs';
-import { checkSecret, ProceedConfigError, rateLimitFromEnv, serverSettingsFromEnv } from 'proceedjs/config';
+import {
+  type CorsOptions,
+  checkCorsOptions,
+  checkSecret,
+  corsFromEnv,
+  ProceedConfigError,
+  rateLimitFromEnv,
+  serverSettingsFromEnv,
+} from 'proceedjs/config';
 import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
 import type { Mailer } from './mailer.js';
@@ -46,6 +54,11 @@ export interface BlogOptions {
    * API's, on the same interface (`HOST`). Default `METRICS_PORT`; unset: no metrics.
    */
   metricsPort?: number;
+  /**
+   * Browser origins allowed to call the API (CORS, credentials off). Default `CORS_ORIGINS`
+   * (comma-separated, or `*`); unset: no CORS headers.
+   */
+  corsOrigins?: readonly string[] | '*';
   /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
   /**
@@ -73,6 +86,12 @@ export interface BlogSettings {
   redisUrl: string | undefined;
   rateLimitOnStoreError: 'allow' | 'refuse';
   metricsPort: number | undefined;
+  cors: CorsOptions | undefined;
+}
+
+function checkedCors(options: CorsOptions): CorsOptions {
+  checkCorsOptions(options);
+  return options;
 }
 
 function metricsPortOf(value: string | undefined): number | undefined {
@@ -158,5 +177,7 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     redisUrl,
     rateLimitOnStoreError,
     metricsPort: options.metricsPort ?? metricsPortOf(env.METRICS_PORT),
+    cors:
+      options.corsOrigins === undefined ? corsFromEnv(env) : checkedCors({ origins: options.corsOrigins }),
   };
 }
