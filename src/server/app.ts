@@ -11,8 +11,9 @@ import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { registerCors } from './cors.js';
-import { createServer } from './fastify.js';
+import { createServer, unencapsulated } from './fastify.js';
 import { registerHealth } from './health.js';
+import { compressionThreshold, registerCompression } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -32,6 +33,7 @@ export type { ContextResolver } from '../core/context.js';
 export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
 export type { CorsOptions } from './cors.js';
 export type { HealthOptions } from './health.js';
+export type { CompressionOptions } from './http-cache.js';
 export type { ListenOptions, Phase } from './lifecycle.js';
 export type { AppOptions, MountOptions } from './options.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './rate-limit.js';
@@ -81,6 +83,8 @@ export class App<TCtx extends object = object> {
     this.#lifecycle.watch(this.server.server);
     const methods = new MethodIndex(this.server);
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
+    const threshold = compressionThreshold(options.compression);
+    if (threshold !== undefined) registerCompression(this.server, threshold);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors));
     this.server.setNotFoundHandler((request, reply) =>
@@ -121,11 +125,18 @@ export class App<TCtx extends object = object> {
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
     const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
     plan.commit();
-    if (plan.newHealth)
-      registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
-    plan.routes.forEach((route, index) => {
-      registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? []);
-    });
+    // The routes are added once the plugins registered so far have loaded (compression, say),
+    // so that their route hooks see them; in the app's own scope, not an encapsulated one.
+    const addRoutes = async (server: FastifyInstance) => {
+      if (plan.newHealth)
+        registerHealth(server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
+      plan.routes.forEach((route, index) => {
+        registerProcedureRoute(server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
+          entityTags: this.#options.entityTags ?? true,
+        });
+      });
+    };
+    this.server.register(unencapsulated(addRoutes));
     return this;
   }
 

@@ -5,6 +5,7 @@ import type { ServerTimeouts } from '../config/server.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
+import type { CompressionOptions } from './http-cache.js';
 import type { LoggerSetting } from './logger.js';
 import type { RateLimitOptions } from './rate-limit.js';
 
@@ -48,6 +49,16 @@ export interface AppOptions<TCtx extends object> {
    * and a preflight gets the 405 any OPTIONS request gets.
    */
   cors?: CorsOptions;
+  /**
+   * Brotli or gzip, as the client accepts, for answers above `threshold` bytes (default 1024).
+   * On by default; `false` turns it off (a proxy in front compresses, say). docs/http-caching.md.
+   */
+  compression?: CompressionOptions | false;
+  /**
+   * A strong `ETag` (a hash of the exact body) on every 200 to a GET of a procedure, and 304 for
+   * an `If-None-Match` that holds it. Default true. docs/http-caching.md.
+   */
+  entityTags?: boolean;
   /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
   rateLimit?: RateLimitOptions;
 }

@@ -5,6 +5,7 @@ import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -48,8 +49,10 @@ export function registerProcedureRoute(
   context: ContextPipeline,
   lifecycle: Lifecycle,
   onRequest: readonly onRequestAsyncHookHandler[],
+  options: { entityTags: boolean },
 ): void {
   const invoke = compileRoute(route);
+  const tagged = options.entityTags && route.method === 'GET';
   const headers = { ...route.definition.headers, ...jsonHeaders };
   server.route({
     method: route.method,
@@ -72,7 +75,11 @@ export function registerProcedureRoute(
       });
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
       if (result.location !== undefined) reply.header('location', result.location);
-      return result.body;
+      if (!tagged || result.status !== 200) return result.body;
+      const body = withEntityTag(request, reply, result.body);
+      if (body !== undefined) return body;
+      reply.removeHeader('content-type');
+      return reply.send();
     },
   });
 }
