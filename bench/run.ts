@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: Proceed against bare Fastify on the same endpoints, the cost of auth and of
- * the metrics plugin, and the blog with one worker against two, each side by side in one run
+ * `npm run bench`: Proceed against bare Fastify on the same endpoints, the cost of auth, of
+ * the metrics plugin and of entity tags with compression, and the blog with one worker against two, each side by side in one run
  * (compare.ts). Environment:
  * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50).
@@ -58,5 +58,17 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     await compare(proceed, withMetrics, itemScenarios),
   );
 
+  const withoutHttpCache = { name: 'off', script: './servers/proceed.ts', env: { BENCH_HTTP_CACHE: 'off' } };
+  const withHttpCache = { name: 'on', script: './servers/proceed.ts' };
+  const accepting = () => ({ headers: { 'accept-encoding': 'gzip, br' } });
+  report(
+    'Entity tags and compression: the same app with both on (the default) vs off, the client accepting gzip and br',
+    'off',
+    'on',
+    await compare(withoutHttpCache, withHttpCache, [
+      { ...(itemScenarios[0] as Scenario), vary: accepting },
+      { name: 'GET 100 items (14 KB, 0.3 KB in br)', method: 'GET', path: '/api/items', expectStatus: 200, vary: accepting },
+    ]),
+  );
   await workersComparison();
 }

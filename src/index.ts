@@ -8,7 +8,12 @@
  */
 
 export { ContextPipeline, type ContextResolver, type RequestContext } from './core/context.js';
-export { distinctProblems, type RouteFacts, routeFacts } from './core/documentation.js';
+export {
+  distinctProblems,
+  entityTagDocumentation,
+  type RouteFacts,
+  routeFacts,
+} from './core/documentation.js';
 export * from './core/errors.js';
 export {
   conventionOf,

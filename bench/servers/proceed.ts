@@ -1,4 +1,7 @@
-/** The same two endpoints in Proceed: a validated GET by id and a validated POST, each answering a view. */
+/**
+ * The same two endpoints in Proceed: a validated GET by id and a validated POST, each answering a
+ * view; and a page of 100 items (for the cost of entity tags and compression, BENCH_HTTP_CACHE=off).
+ */
 import { createApp, procedure, procedures } from 'proceedjs';
 import { metricsPlugin } from 'proceedjs/metrics';
 import { resource } from 'proceedjs/resource';
@@ -10,7 +13,12 @@ const Item = resource('Item', {
   authenticated: { content: z.string(), authorId: z.string() },
 });
 
+const page = Array.from({ length: 100 }, (_, index) => ({ ...item, title: `${item.title} ${index}` }));
+
 const items = procedures('items', {
+  listItems: procedure()
+    .output(z.array(Item.public))
+    .query(() => page),
   getItem: procedure()
     .input(z.object({ id: z.uuid() }))
     .output(Item.public)
@@ -27,7 +35,10 @@ const items = procedures('items', {
     .mutation(({ input }) => ({ ...item, title: input.title, content: input.content })),
 });
 
-const app = createApp({ logger: false }).mount([items]);
+const plain = process.env.BENCH_HTTP_CACHE === 'off';
+const app = createApp({ logger: false, ...(plain ? { entityTags: false, compression: false } : {}) }).mount([
+  items,
+]);
 // BENCH_METRICS=1: the same app with the metrics plugin, to measure what it costs.
 if (process.env.BENCH_METRICS === '1') await app.register(metricsPlugin, { port: 0 });
 ready(await app.listen({ port: 0, handleSignals: false }));

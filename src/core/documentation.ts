@@ -5,6 +5,7 @@
  */
 import { describeProblem, type ErrorDefinition, type ProblemCode } from './errors.js';
 import { canForbid, type HeaderDocumentation, type RouteDocumentation } from './procedure.js';
+import type { DocumentationSource } from './route-table.js';
 import type { RouteEntry } from './routes.js';
 
 /** Everything the documentation of one route says beyond its schemas. */
@@ -76,3 +77,20 @@ export function distinctProblems(codes: readonly ProblemCode[]): ErrorDefinition
   }
   return [...byCode.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
 }
+
+/**
+ * What an app with entity tags (the default) adds to each GET's documentation: the `ETag` of its
+ * 200. An app-less document gets it through `generateOpenApi({ mounts, documentation })`.
+ */
+export const entityTagDocumentation: DocumentationSource = (route) =>
+  route.method === 'GET'
+    ? {
+        headers: {
+          ETag: {
+            description:
+              'A strong tag of this exact body (a compressed copy adds its coding: `"…-gzip"`). Send it back in `If-None-Match` to get 304 with no body while the answer is unchanged',
+            type: 'string',
+          },
+        },
+      }
+    : undefined;

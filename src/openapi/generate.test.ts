@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { entityTagDocumentation } from '../core/documentation.js';
 import { defineErrors, errorStatus } from '../core/errors.js';
 import { guard, procedure, procedures, rateLimit, step } from '../core/procedure.js';
 import { RouteTable } from '../core/route-table.js';
@@ -289,7 +290,10 @@ describe('generateOpenApi on the notes fixture', () => {
         { $ref: '#/components/schemas/Problem' },
         {
           type: 'object',
-          properties: { status: { const: 401 }, code: { enum: ['UNAUTHENTICATED', 'INVALID_TOKEN'] } },
+          properties: {
+            status: { type: 'integer', const: 401 },
+            code: { type: 'string', enum: ['UNAUTHENTICATED', 'INVALID_TOKEN'] },
+          },
         },
       ],
     });
@@ -321,13 +325,17 @@ describe('generateOpenApi on the notes fixture', () => {
     });
     const secured = Object.values(document.paths)
       .flatMap((item) => Object.values(item))
-      .filter((op) => op.security !== undefined)
+      .filter((op) => op.security !== undefined && op.security.length > 0)
       .map((op) => [op.operationId, op.security, op['x-proceed-guards']]);
     expect(secured).toEqual([['deleteNote', [{ bearerAuth: [] }], ['admin']]]);
   });
 
   it('reads the routes through the planner when given mounts, with the same result as from the app', () => {
-    const fromMounts = generateOpenApi({ mounts: [{ prefix: '/api', collections: [notes] }], info });
+    const fromMounts = generateOpenApi({
+      mounts: [{ prefix: '/api', collections: [notes] }],
+      documentation: [entityTagDocumentation],
+      info,
+    });
     expect(fromMounts).toEqual(notesDocument());
   });
 
@@ -562,7 +570,7 @@ describe('generateOpenApi on small fixtures', () => {
     expect(successSchema(health)).toMatchObject({ properties: { status: { enum: ['ok', 'degraded'] } } });
     expect((health.responses['503'] as Reference).$ref).toBe('#/components/responses/ServiceUnavailable');
     expect(successSchema(operation(document, '/health/live', 'get'))).toMatchObject({
-      properties: { status: { const: 'ok' } },
+      properties: { status: { type: 'string', const: 'ok' } },
     });
   });
 });
@@ -596,7 +604,7 @@ describe('problems declared by plugins and procedures', () => {
     routeTable.document((route) => (route.name === 'signIn' ? { problems: ['RATE_LIMITED'] } : undefined));
     const document = generateOpenApi({ app: { routeTable }, info });
     expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500', '503']);
-    expect(document.paths['/api/things']?.get?.security).toEqual([{}, { bearerAuth: [] }]);
+    expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }, {}]);
     expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');
     expect(responsesOf(document, '/api/things', 'get')).not.toContain('429');

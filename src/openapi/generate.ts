@@ -257,8 +257,9 @@ class DocumentBuilder {
       operation.security = [{ bearerAuth: [] }];
       if (facts.guards.length > 0) operation['x-proceed-guards'] = [...facts.guards];
     } else if (facts.bearer === 'optional') {
-      // A token is not needed here, but one that is sent is checked (and `ctx.user` set).
-      operation.security = [{}, { bearerAuth: [] }];
+      // A token is not needed here, but one that is sent is checked (and `ctx.user` set). Bearer
+      // first: tools that take the first requirement (Postman, say) then send the token.
+      operation.security = [{ bearerAuth: [] }, {}];
     }
     return operation;
   }
@@ -315,7 +316,7 @@ class DocumentBuilder {
             probe === 'liveness'
               ? {
                   type: 'object',
-                  properties: { status: { const: 'ok' } },
+                  properties: { status: { type: 'string', const: 'ok' } },
                   required: ['status'],
                   additionalProperties: false,
                 }
@@ -323,13 +324,14 @@ class DocumentBuilder {
                   type: 'object',
                   properties: {
                     status: {
+                      type: 'string',
                       enum: ['ok', 'degraded'],
                       description: '`degraded`: serving, with a dependency listed in `checks` unreachable',
                     },
                     checks: {
                       type: 'object',
                       description: 'The shared rate-limit store, when the app has one',
-                      properties: { rateLimitStore: { enum: ['ok', 'unreachable'] } },
+                      properties: { rateLimitStore: { type: 'string', enum: ['ok', 'unreachable'] } },
                       additionalProperties: false,
                     },
                   },
@@ -345,6 +347,7 @@ class DocumentBuilder {
         tags: [healthTag],
         summary: 'Liveness check',
         description: 'Answers 200 while the process can answer at all, shutting down included.',
+        security: [],
         responses: { '200': ok },
       };
     }
@@ -354,6 +357,7 @@ class DocumentBuilder {
       summary: 'Readiness check',
       description:
         'Answers 200 while the app can serve (its health check passes), 503 when it cannot or is shutting down.',
+      security: [],
       responses: {
         '200': ok,
         ...this.problems([{ code: 'UNAVAILABLE', status: 503, title: 'Service unavailable' }]),

@@ -195,7 +195,13 @@ export function problemResponse(
         schema: {
           allOf: [
             { $ref: '#/components/schemas/Problem' },
-            { type: 'object', properties: { status: { const: status }, code: { enum: codes } } },
+            {
+              type: 'object',
+              properties: {
+                status: { type: 'integer', const: status },
+                code: { type: 'string', enum: codes },
+              },
+            },
           ],
         },
         example,

@@ -7,6 +7,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
+import { entityTagDocumentation } from '../core/documentation.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
@@ -83,6 +84,7 @@ export class App<TCtx extends object = object> {
     this.#lifecycle.watch(this.server.server);
     const methods = new MethodIndex(this.server);
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
+    if (options.entityTags ?? true) this.document(entityTagDocumentation);
     const threshold = compressionThreshold(options.compression);
     if (threshold !== undefined) registerCompression(this.server, threshold);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
