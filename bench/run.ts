@@ -67,7 +67,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     'on',
     await compare(withoutHttpCache, withHttpCache, [
       { ...(itemScenarios[0] as Scenario), vary: accepting },
-      { name: 'GET 100 items (14 KB, 0.3 KB in br)', method: 'GET', path: '/api/items', expectStatus: 200, vary: accepting },
+      {
+        name: 'GET 100 items (14 KB, 0.3 KB in br)',
+        method: 'GET',
+        path: '/api/items',
+        expectStatus: 200,
+        vary: accepting,
+      },
     ]),
   );
   await workersComparison();
