@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { entityTagDocumentation } from '../core/documentation.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/app.js';
@@ -343,7 +344,9 @@ describe('authDocumentation', () => {
     const info = { title: 'Notes', version: '1' };
     const mounts = [{ prefix: '/api', collections: [notes] }];
     const fromApp = generateOpenApi({ app, info });
-    expect(generateOpenApi({ mounts, documentation: [authDocumentation], info })).toEqual(fromApp);
+    expect(
+      generateOpenApi({ mounts, documentation: [entityTagDocumentation, authDocumentation], info }),
+    ).toEqual(fromApp);
     // Without it the document misses the plugin's 401 on the open route.
     const bare = generateOpenApi({ mounts, info });
     expect(bare.paths['/api/notes']?.get?.responses['401']).toBeUndefined();
