@@ -35,10 +35,12 @@ const items = procedures('items', {
     .mutation(({ input }) => ({ ...item, title: input.title, content: input.content })),
 });
 
-const plain = process.env.BENCH_HTTP_CACHE === 'off';
-const app = createApp({ logger: false, ...(plain ? { entityTags: false, compression: false } : {}) }).mount([
-  items,
-]);
+const httpCache = process.env.BENCH_HTTP_CACHE;
+const app = createApp({
+  logger: false,
+  ...(httpCache === 'off' || httpCache === 'compression' ? { entityTags: false } : {}),
+  ...(httpCache === 'off' || httpCache === 'tags' ? { compression: false as const } : {}),
+}).mount([items]);
 // BENCH_METRICS=1: the same app with the metrics plugin, to measure what it costs.
 if (process.env.BENCH_METRICS === '1') await app.register(metricsPlugin, { port: 0 });
 ready(await app.listen({ port: 0, handleSignals: false }));

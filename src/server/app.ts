@@ -12,9 +12,9 @@ import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { registerCors } from './cors.js';
-import { createServer, unencapsulated } from './fastify.js';
+import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { compressionThreshold, registerCompression } from './http-cache.js';
+import { compressionThreshold } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -62,6 +62,7 @@ export class App<TCtx extends object = object> {
   readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
+  readonly #compressAbove: number | undefined;
   #signalsInstalled = false;
 
   constructor(options: AppOptions<TCtx> = {}) {
@@ -85,8 +86,7 @@ export class App<TCtx extends object = object> {
     const methods = new MethodIndex(this.server);
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
-    const threshold = compressionThreshold(options.compression);
-    if (threshold !== undefined) registerCompression(this.server, threshold);
+    this.#compressAbove = compressionThreshold(options.compression);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors));
     this.server.setNotFoundHandler((request, reply) =>
@@ -127,18 +127,14 @@ export class App<TCtx extends object = object> {
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
     const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
     plan.commit();
-    // The routes are added once the plugins registered so far have loaded (compression, say),
-    // so that their route hooks see them; in the app's own scope, not an encapsulated one.
-    const addRoutes = async (server: FastifyInstance) => {
-      if (plan.newHealth)
-        registerHealth(server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
-      plan.routes.forEach((route, index) => {
-        registerProcedureRoute(server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
-          entityTags: this.#options.entityTags ?? true,
-        });
+    if (plan.newHealth)
+      registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
+    plan.routes.forEach((route, index) => {
+      registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
+        entityTags: this.#options.entityTags ?? true,
+        compressAbove: this.#compressAbove,
       });
-    };
-    this.server.register(unencapsulated(addRoutes));
+    });
     return this;
   }
 

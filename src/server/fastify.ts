@@ -62,12 +62,3 @@ export function createServer(settings: FastifySettings): FastifyInstance {
   });
   return server;
 }
-
-/**
- * Marks a plugin to run in the scope it is registered in, not an encapsulated child (what
- * fastify-plugin does): its routes and hooks belong to the app. Registering it still waits for
- * the plugins registered before it to load.
- */
-export function unencapsulated(plugin: (server: FastifyInstance) => Promise<void>): typeof plugin {
-  return Object.assign(plugin, { [Symbol.for('skip-override')]: true });
-}

@@ -5,7 +5,7 @@ import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
-import { withEntityTag } from './http-cache.js';
+import { compressed, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -49,10 +49,11 @@ export function registerProcedureRoute(
   context: ContextPipeline,
   lifecycle: Lifecycle,
   onRequest: readonly onRequestAsyncHookHandler[],
-  options: { entityTags: boolean },
+  options: { entityTags: boolean; compressAbove: number | undefined },
 ): void {
   const invoke = compileRoute(route);
   const tagged = options.entityTags && route.method === 'GET';
+  const { compressAbove } = options;
   const headers = { ...route.definition.headers, ...jsonHeaders };
   server.route({
     method: route.method,
@@ -75,11 +76,15 @@ export function registerProcedureRoute(
       });
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
       if (result.location !== undefined) reply.header('location', result.location);
-      if (!tagged || result.status !== 200) return result.body;
-      const body = withEntityTag(request, reply, result.body);
-      if (body !== undefined) return body;
-      reply.removeHeader('content-type');
-      return reply.send();
+      let body: string | undefined = result.body;
+      if (tagged && result.status === 200) {
+        body = withEntityTag(request, reply, body);
+        if (body === undefined) {
+          reply.removeHeader('content-type');
+          return reply.send();
+        }
+      }
+      return compressAbove === undefined ? body : compressed(request, reply, body, compressAbove);
     },
   });
 }
