@@ -68,6 +68,23 @@ describe('cors', () => {
     expect(created.headers.vary).toContain('Origin');
   });
 
+  it('keeps Origin in Vary when a compressed answer adds Accept-Encoding', async () => {
+    const big = procedures('pages', {
+      listPages: procedure().query(() =>
+        Array.from({ length: 100 }, (_, id) => ({ id, text: 'words '.repeat(5) })),
+      ),
+    });
+    const served = createApp({ logger: false, cors: { origins: [site] } }).mount([big]);
+    apps.push(served);
+    const answer = await served.inject({
+      method: 'GET',
+      url: '/api/pages',
+      headers: { origin: site, 'accept-encoding': 'gzip' },
+    });
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(answer.headers.vary).toBe('Origin, accept-encoding');
+  });
+
   it('gives a problem answer CORS headers too, so the page can read why', async () => {
     const open = app({ cors: { origins: [site] } });
     const missing = await open.inject({ method: 'GET', url: '/api/notes/7', headers: { origin: site } });

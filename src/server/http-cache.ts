@@ -103,8 +103,13 @@ export function compressed(
   if (body.length * 3 < threshold) return body;
   const size = Buffer.byteLength(body);
   if (size < threshold) return body;
-  // Another client may get another coding of this answer: caches must key on the header.
-  reply.header('vary', 'accept-encoding');
+  // Another client may get another coding of this answer: caches must key on the header too
+  // (beside `Origin`, which CORS may have named already).
+  const vary = reply.getHeader('vary');
+  reply.header(
+    'vary',
+    vary === undefined || vary === '' ? 'accept-encoding' : `${String(vary)}, accept-encoding`,
+  );
   const header = request.headers['accept-encoding'];
   const coding = header === undefined ? null : codings.negotiate(header);
   if (coding === null) return body;
