@@ -16,8 +16,10 @@ export function updateInput<S extends z.ZodRawShape>(fields: S) {
   return z.object({
     id: z.uuid(),
     data: z
-      .strictObject({ id: z.unknown().optional().describe('Ignored: the path names the record'), ...fields })
+      .strictObject({ id: z.string().optional().describe('Ignored: the path names the record'), ...fields })
       .refine((data) => Object.keys(data).some((key) => key !== 'id'), 'Send at least one field')
+      // What the refinement says, for the document: an empty body is refused.
+      .meta({ minProperties: 1 })
       .transform((data): z.output<z.ZodObject<S>> => {
         const { id: _ignored, ...changes } = data as Record<string, unknown>;
         return changes as z.output<z.ZodObject<S>>;

@@ -117,6 +117,16 @@ describe('the blog’s OpenAPI document', () => {
     expect(JSON.stringify(schemas)).not.toMatch(/passwordHash|password_hash/);
   });
 
+  it('refuses an empty update body in the document, as the server does, and types the ignored id', () => {
+    for (const path of ['/api/posts/{id}', '/api/users/{id}']) {
+      const put = (document().paths[path] as Record<string, { requestBody?: unknown }>).put;
+      const schema = (put?.requestBody as { content: Record<string, { schema: Record<string, unknown> }> })
+        .content['application/json']?.schema;
+      expect(schema?.minProperties, path).toBe(1);
+      expect((schema?.properties as Record<string, { type?: string }>).id?.type, path).toBe('string');
+    }
+  });
+
   it('has a validator that catches an answer above its view (the harness can fail)', () => {
     const check = createResponseValidator(document());
     const id = crypto.randomUUID();
