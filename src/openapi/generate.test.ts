@@ -364,7 +364,9 @@ describe('generateOpenApi on the notes fixture', () => {
     });
     expect(document.info.description).toBe('Notes, documented');
     expect(document.servers).toEqual([{ url: 'https://notes.example', description: 'Production' }]);
-    expect(notesDocument().servers).toBeUndefined();
+    expect(notesDocument().servers).toEqual([
+      { url: '/', description: 'The server this document was loaded from' },
+    ]);
   });
 });
 

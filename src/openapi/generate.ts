@@ -55,7 +55,10 @@ export interface OpenApiRouteSource {
  */
 export interface OpenApiDocumentOptions {
   info: OpenApiInfo;
-  /** Where the API is served. Omitted: clients use the origin the document came from. */
+  /**
+   * Where the API is served. Default `[{ url: '/' }]`: the origin the document was loaded from
+   * (what OpenAPI assumes anyway, written out because linters such as Redocly require it).
+   */
   servers?: readonly OpenApiServer[];
 }
 
@@ -427,6 +430,8 @@ function requestBody(
   return { required: bodyRequired.length > 0, content: { 'application/json': { schema } } };
 }
 
+const sameOrigin: OpenApiServer = { url: '/', description: 'The server this document was loaded from' };
+
 /**
  * Generates the OpenAPI 3.1.0 document of mounted collections: one operation per procedure
  * (`operationId` = procedure name, tag = collection), parameters and bodies from the input
@@ -506,7 +511,8 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
       },
     },
   };
-  if (options.servers !== undefined) document.servers = options.servers.map((server) => ({ ...server }));
+  document.servers =
+    options.servers === undefined ? [{ ...sameOrigin }] : options.servers.map((server) => ({ ...server }));
   // A fresh tree: tools that dereference in place must not reach the shared constants or views.
   return structuredClone(document);
 }
