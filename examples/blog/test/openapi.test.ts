@@ -119,9 +119,9 @@ describe('the blog’s OpenAPI document', () => {
 
   it('refuses an empty update body in the document, as the server does, and types the ignored id', () => {
     for (const path of ['/api/posts/{id}', '/api/users/{id}']) {
-      const put = (document().paths[path] as Record<string, { requestBody?: unknown }>).put;
-      const schema = (put?.requestBody as { content: Record<string, { schema: Record<string, unknown> }> })
-        .content['application/json']?.schema;
+      type Body = { content: Record<string, { schema: Record<string, unknown> }> };
+      const put = (document().paths[path] as Record<string, { requestBody?: Body }>).put;
+      const schema = put?.requestBody?.content['application/json']?.schema;
       expect(schema?.minProperties, path).toBe(1);
       expect((schema?.properties as Record<string, { type?: string }>).id?.type, path).toBe('string');
     }
