@@ -123,7 +123,8 @@ describe('the blog’s OpenAPI document', () => {
       const put = (document().paths[path] as Record<string, { requestBody?: Body }>).put;
       const schema = put?.requestBody?.content['application/json']?.schema;
       expect(schema?.minProperties, path).toBe(1);
-      expect((schema?.properties as Record<string, { type?: string }>).id?.type, path).toBe('string');
+      const properties = schema?.properties as Record<string, { type?: string }> | undefined;
+      expect(properties?.id?.type, path).toBe('string');
     }
   });
 
