@@ -106,6 +106,7 @@ describe('compression', () => {
     });
     expect(again.statusCode).toBe(304);
     expect(again.headers.etag).toBe(gzip.headers.etag);
+    expect(again.headers.vary).toBe('accept-encoding');
   });
 
   it('leaves small answers, clients that do not ask, and apps that turn it off alone', async () => {

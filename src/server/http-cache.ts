@@ -90,6 +90,19 @@ const brotliLater = promisify(brotliCompress);
 const gzipLater = promisify(gzip);
 
 /**
+ * Another client may get another coding of an answer this size: caches must key on
+ * `Accept-Encoding` too, beside `Origin`, which CORS may have named already. A 304 says it as
+ * the 200 would.
+ */
+export function varyOnCoding(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary');
+  reply.header(
+    'vary',
+    vary === undefined || vary === '' ? 'accept-encoding' : `${String(vary)}, accept-encoding`,
+  );
+}
+
+/**
  * The body to send, compressed with brotli or gzip (as `Accept-Encoding` prefers) when it has
  * `threshold` bytes or more. Sets `Content-Encoding`, `Vary` and the coding on the `ETag`.
  */
@@ -103,13 +116,7 @@ export function compressed(
   if (body.length * 3 < threshold) return body;
   const size = Buffer.byteLength(body);
   if (size < threshold) return body;
-  // Another client may get another coding of this answer: caches must key on the header too
-  // (beside `Origin`, which CORS may have named already).
-  const vary = reply.getHeader('vary');
-  reply.header(
-    'vary',
-    vary === undefined || vary === '' ? 'accept-encoding' : `${String(vary)}, accept-encoding`,
-  );
+  varyOnCoding(reply);
   const header = request.headers['accept-encoding'];
   const coding = header === undefined ? null : codings.negotiate(header);
   if (coding === null) return body;

@@ -5,7 +5,7 @@ import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
-import { compressed, withEntityTag } from './http-cache.js';
+import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -81,6 +81,8 @@ export function registerProcedureRoute(
         body = withEntityTag(request, reply, body);
         if (body === undefined) {
           reply.removeHeader('content-type');
+          if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)
+            varyOnCoding(reply);
           return reply.send();
         }
       }
