@@ -20,6 +20,7 @@ import {
   drain,
   exitOnSignals,
   Lifecycle,
+  type Listening,
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
@@ -30,14 +31,7 @@ import { answerClientError, sendProblem } from './problems.js';
 import { registerProcedureRoute } from './procedure-route.js';
 import { RateLimits } from './rate-limit.js';
 
-export type { ContextResolver } from '../core/context.js';
-export type { DocumentationSource, Mount, MountedRoute } from '../core/route-table.js';
-export type { CorsOptions } from './cors.js';
-export type { HealthOptions } from './health.js';
-export type { CompressionOptions } from './http-cache.js';
-export type { ListenOptions, Phase } from './lifecycle.js';
-export type { AppOptions, MountOptions } from './options.js';
-export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './rate-limit.js';
+export type { AppOptions } from './options.js';
 
 /** A plugin: called once with the app and its options. */
 export type Plugin<O> = (app: App, options: O) => MaybePromise<void>;
@@ -245,10 +239,4 @@ export class App<TCtx extends object = object> {
  */
 export function createApp<TCtx extends object = object>(options: AppOptions<TCtx> = {}): App<TCtx> {
   return new App(options);
-}
-
-/** Where an app listens: the interface it was asked for and its port (see {@link App.onListen}). */
-export interface Listening {
-  host: string;
-  port: number;
 }

@@ -8,6 +8,12 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
+/** Where an app listens: the interface it was asked for and its port (see `App.onListen`). */
+export interface Listening {
+  host: string;
+  port: number;
+}
+
 export interface ListenOptions {
   /** Default 3030. */
   port?: number;
