@@ -74,6 +74,9 @@ describe('entity tags', () => {
     expect(matchingTag('"abc-gzip"', '"abc"')).toBe('"abc-gzip"');
     expect(matchingTag('"abd", "abc-br"', '"abc"')).toBe('"abc-br"');
     expect(matchingTag('"ab"', '"abc"')).toBeUndefined();
+    // A hash that itself ends in "-br" (base64url has '-') still matches itself.
+    expect(matchingTag('"abc-br"', '"abc-br"')).toBe('"abc-br"');
+    expect(matchingTag('"abc-br-gzip"', '"abc-br"')).toBe('"abc-br-gzip"');
     expect(matchingTag(undefined, '"abc"')).toBeUndefined();
   });
 });

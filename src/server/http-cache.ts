@@ -29,7 +29,7 @@ export function entityTag(body: string): string {
 }
 
 /** A compressed answer's tag names its coding: each coding is its own representation. */
-const codingSuffix = /-(?:br|gzip|deflate)"$/;
+const codingSuffix = /-(?:br|gzip)"$/;
 
 /**
  * The tag in `If-None-Match` that matches `tag` (weak comparison, as RFC 9110 asks for this
@@ -41,7 +41,8 @@ export function matchingTag(ifNoneMatch: string | undefined, tag: string): strin
   for (const raw of ifNoneMatch.split(',')) {
     const candidate = raw.trim();
     const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate;
-    if (opaque.replace(codingSuffix, '"') === tag) return candidate;
+    // Exact first: base64url has '-', so a hash itself may end in "-br".
+    if (opaque === tag || opaque.replace(codingSuffix, '"') === tag) return candidate;
   }
   return undefined;
 }
