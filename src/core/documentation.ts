@@ -14,6 +14,10 @@ export interface RouteFacts {
   readonly problems: readonly ErrorDefinition[];
   /** Headers of its successful answers, besides the procedure's fixed ones. */
   readonly headers: Readonly<Record<string, HeaderDocumentation>>;
+  /** Optional request headers it reads (`If-Match`, `If-None-Match`, …). */
+  readonly requestHeaders: Readonly<Record<string, HeaderDocumentation>>;
+  /** It answers 304 to a matching `If-None-Match`. */
+  readonly notModified: boolean;
   /** `required`: a guard needs a signed-in caller; `optional`: a token is checked when sent. */
   readonly bearer: 'none' | 'optional' | 'required';
   /** The guards' names, in order. */
@@ -44,12 +48,16 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   if (route.params.length > 0) codes.push('NOT_FOUND');
   if (definition.kind === 'mutation') codes.push('CONFLICT');
   codes.push(...(definition.meta.errors ?? []));
-  const documentation = [...definition.documentation, ...added];
+  const documentation = [...definition.documentation, ...added, ...versionDocumentation(route)];
   const headers: Record<string, HeaderDocumentation> = {};
+  const requestHeaders: Record<string, HeaderDocumentation> = {};
+  let notModified = false;
   let bearer: RouteFacts['bearer'] = definition.guards.length > 0 ? 'required' : 'none';
   for (const each of documentation) {
     codes.push(...(each.problems ?? []));
     Object.assign(headers, each.headers);
+    Object.assign(requestHeaders, each.requestHeaders);
+    if (each.notModified === true) notModified = true;
     if (each.bearer === 'required') bearer = 'required';
     else if (each.bearer === 'optional' && bearer === 'none') bearer = 'optional';
   }
@@ -60,6 +68,8 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   return {
     problems: distinctProblems(codes),
     headers,
+    requestHeaders,
+    notModified,
     bearer,
     guards: definition.guards.map((guard) => guard.name),
   };
@@ -78,19 +88,58 @@ export function distinctProblems(codes: readonly ProblemCode[]): ErrorDefinition
   return [...byCode.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
 }
 
+const etagOfBody: HeaderDocumentation = {
+  description:
+    'A strong tag of this exact body (a compressed copy adds its coding: `"…-gzip"`). Send it back in `If-None-Match` to get 304 with no body while the answer is unchanged',
+  type: 'string',
+};
+
+const etagOfVersion: HeaderDocumentation = {
+  description:
+    'A strong tag of this exact body: `"{version}.{hash}"`. Send it back in `If-None-Match` to get 304 while the answer is unchanged, and in `If-Match` on a write so that it applies only to this version',
+  type: 'string',
+};
+
+const conditionalRead = (etag: HeaderDocumentation): RouteDocumentation => ({
+  headers: { ETag: etag },
+  requestHeaders: {
+    'If-None-Match': {
+      description: 'The `ETag` of the answer the client holds: 304 with no body while it is still current',
+      type: 'string',
+    },
+  },
+  notModified: true,
+});
+
+/**
+ * What `.versioned()` adds: on a read, the tag with its version (whatever the app's `entityTags`
+ * says); on a write, `If-Match` and 412, and the new version's tag when it answers with the record.
+ */
+function versionDocumentation(route: RouteEntry): RouteDocumentation[] {
+  const { versioning } = route.definition;
+  if (versioning === undefined) return [];
+  if (route.method === 'GET') return [conditionalRead(etagOfVersion)];
+  return [
+    {
+      problems: ['PRECONDITION_FAILED'],
+      requestHeaders: {
+        'If-Match': {
+          description:
+            'The `ETag` of the version the client read: the write applies only while it is current, else 412 and nothing changes',
+          type: 'string',
+        },
+      },
+      ...(versioning.read === undefined ? {} : { headers: { ETag: etagOfVersion } }),
+    },
+  ];
+}
+
 /**
  * What an app with entity tags (the default) adds to each GET's documentation: the `ETag` of its
- * 200. An app-less document gets it through `generateOpenApi({ mounts, documentation })`.
+ * 200, `If-None-Match` and 304. An app-less document gets it through
+ * `generateOpenApi({ mounts, documentation })`.
  */
 export const entityTagDocumentation: DocumentationSource = (route) =>
-  route.method === 'GET'
-    ? {
-        headers: {
-          ETag: {
-            description:
-              'A strong tag of this exact body (a compressed copy adds its coding: `"…-gzip"`). Send it back in `If-None-Match` to get 304 with no body while the answer is unchanged',
-            type: 'string',
-          },
-        },
-      }
+  route.method === 'GET' && route.definition.versioning === undefined
+    ? conditionalRead(etagOfBody)
     : undefined;

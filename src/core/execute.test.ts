@@ -42,7 +42,12 @@ describe('compileRoute', () => {
         .query(({ input }) => ({ ...input, secret: 'never sent' })),
     );
     const { reply } = call(invoke, { params: { id: 'a' }, query: { limit: '5', id: 'ignored' } });
-    await expect(reply).resolves.toEqual({ status: 200, body: '{"id":"a","limit":5}', location: undefined });
+    await expect(reply).resolves.toEqual({
+      status: 200,
+      body: '{"id":"a","limit":5}',
+      location: undefined,
+      version: undefined,
+    });
   });
 
   it('answers create* with 201 and the new record’s Location, delete* without output with success', async () => {

@@ -7,6 +7,13 @@ import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { compileSerializer, type Serializer } from './output.js';
 import {
+  parseIfMatch,
+  preconditionOf,
+  RequestPrecondition,
+  unversionedRoute,
+  versionOf,
+} from './precondition.js';
+import {
   type AnyMiddleware,
   type BaseContext,
   canForbid,
@@ -22,6 +29,8 @@ export interface Call {
   params: Record<string, string>;
   query: Record<string, unknown> | undefined;
   body: unknown;
+  /** The `If-Match` header, as sent. */
+  ifMatch?: string | undefined;
 }
 
 /** What the adapter writes back. `body` is JSON text. */
@@ -29,6 +38,8 @@ export interface Reply {
   status: number;
   body: string;
   location: string | undefined;
+  /** The version of the record answered with, for its `ETag` (`.versioned(read)`). */
+  version: string | undefined;
 }
 
 export type Invoke = (call: Call) => Promise<Reply>;
@@ -90,6 +101,10 @@ export function compileRoute(route: RouteEntry): Invoke {
   const reviveDates = createBodyDateCoercer(inputSchema);
   const isDelete = route.convention?.prefix === 'delete';
   const isCreate = route.convention?.prefix === 'create';
+  const owner = `${route.collection}.${route.name}`;
+  const { versioning } = definition;
+  const readVersion = versioning?.read;
+  const isWrite = route.method !== 'GET';
 
   let serialize: (value: unknown, ctx: Call['ctx']) => string | Promise<string>;
   if (output === undefined) {
@@ -134,15 +149,35 @@ export function compileRoute(route: RouteEntry): Invoke {
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
   const answer = (call: Call, result: unknown): Reply | Promise<Reply> => {
+    const { precondition } = call.ctx as { precondition?: unknown };
+    if (precondition instanceof RequestPrecondition && !precondition.checked)
+      throw new Error(
+        `${owner}: a .versioned() write must call ctx.precondition.check(version) before it writes; this call was sent If-Match and never checked it (docs/http-caching.md)`,
+      );
+    const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
     const body = serialize(result, call.ctx);
     if (body instanceof Promise)
-      return body.then((text) => ({ status: route.successStatus, body: text, location: locationOf(result) }));
-    return { status: route.successStatus, body, location: locationOf(result) };
+      return body.then((text) => ({
+        status: route.successStatus,
+        body: text,
+        location: locationOf(result),
+        version,
+      }));
+    return { status: route.successStatus, body, location: locationOf(result), version };
   };
-  const handle = (call: Call, input: unknown): Reply | Promise<Reply> => {
+  const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
     const result = handler({ input: input as never, ctx: call.ctx as never });
     return result instanceof Promise ? result.then((value) => answer(call, value)) : answer(call, result);
   };
+  // A write that keeps no versions cannot honour If-Match: refused before the handler runs,
+  // after the guards, the input and the steps had their say (a 401 or 404 comes first).
+  const handle: Step<unknown> =
+    versioning !== undefined || !isWrite
+      ? run
+      : (call, input) => {
+          if (call.ifMatch !== undefined && parseIfMatch(call.ifMatch) !== '*') throw unversionedRoute();
+          return run(call, input);
+        };
   const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
 
   const validated = async (call: Call): Promise<Reply> => {
@@ -161,10 +196,20 @@ export function compileRoute(route: RouteEntry): Invoke {
     const chained = chain(middlewares, validated);
     execute = (call) => chained(call, undefined);
   }
-
-  if (guards.length === 0) return execute;
-  return async (call) => {
-    await runGuards(guards, call.ctx);
-    return await execute(call);
+  let invoke = execute;
+  if (guards.length > 0) {
+    invoke = async (call) => {
+      await runGuards(guards, call.ctx);
+      return await execute(call);
+    };
+  }
+  if (versioning === undefined) return invoke;
+  // A read's If-Match is the adapter's to compare with the tag it computes.
+  return (call) => {
+    (call.ctx as { precondition?: unknown }).precondition = preconditionOf(
+      isWrite ? call.ifMatch : undefined,
+      owner,
+    );
+    return invoke(call);
   };
 }

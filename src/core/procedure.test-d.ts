@@ -135,4 +135,23 @@ describe('middleware and steps', () => {
         return null;
       });
   });
+
+  it('gives a versioned procedure ctx.precondition and holds its handler to what read takes', () => {
+    type Row = { id: string; title: string; version: number };
+    const row: Row = { id: 'a', title: 't', version: 1 };
+    procedure<Ctx>()
+      .output(Post.public)
+      .versioned((post: Row) => post.version)
+      .mutation(({ ctx }) => {
+        expectTypeOf(ctx.precondition.check).parameter(0).toEqualTypeOf<string | number>();
+        expectTypeOf(ctx.precondition.sent).toEqualTypeOf<boolean>();
+        return row;
+      });
+    procedure<Ctx>()
+      .versioned((post: Row) => post.version)
+      // @ts-expect-error: the result has no version for read to take
+      .query(() => ({ id: 'a', title: 't' }));
+    // @ts-expect-error: no precondition without .versioned()
+    procedure<Ctx>().mutation(({ ctx }) => ctx.precondition);
+  });
 });

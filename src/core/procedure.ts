@@ -4,6 +4,7 @@
  */
 import type { ProblemCode } from './errors.js';
 import type { ProcedureKind, RestOverride } from './naming.js';
+import type { EntityVersion, Precondition } from './precondition.js';
 import type { StandardSchemaV1 } from './schema.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -129,6 +130,10 @@ export interface RouteDocumentation {
   readonly headers?: Readonly<Record<string, HeaderDocumentation>>;
   /** The route reads a bearer token: `optional` (checked when sent) or `required`. */
   readonly bearer?: 'optional' | 'required';
+  /** Optional request headers the route reads (`If-None-Match`, say). */
+  readonly requestHeaders?: Readonly<Record<string, HeaderDocumentation>>;
+  /** The route answers 304 Not Modified to a matching `If-None-Match`. */
+  readonly notModified?: boolean;
 }
 
 /**
@@ -265,7 +270,15 @@ export interface ProcedureDefinition {
   readonly meta: ProcedureMeta;
   /** Headers sent with every successful answer of this procedure. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Set by `.versioned()`: its answers carry versions and its writes check `If-Match`. */
+  readonly versioning: Versioning | undefined;
   readonly handler: AnyHandler;
+}
+
+/** What `.versioned()` declares. */
+export interface Versioning {
+  /** Takes the version from the handler's result; absent on a write that answers without one. */
+  readonly read: ((result: unknown) => unknown) | undefined;
 }
 
 /** Type carriers for inference; never present at run time. */
@@ -308,6 +321,7 @@ interface BuilderState {
   rest: RestOverride | undefined;
   meta: ProcedureMeta;
   headers: Readonly<Record<string, string>>;
+  versioning: Versioning | undefined;
 }
 
 /** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
@@ -334,6 +348,7 @@ export class ProcedureBuilder<
   TInput = RawInput,
   TOutput = typeof noOutput,
   THasInput extends boolean = false,
+  TReturn = unknown,
 > {
   readonly #state: BuilderState;
 
@@ -348,7 +363,14 @@ export class ProcedureBuilder<
   /** Validates the input with any Standard Schema validator (Zod 4 first of all). */
   input<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, TOutput, true> {
+  ): ProcedureBuilder<
+    TCtx,
+    StandardSchemaV1.InferInput<S>,
+    StandardSchemaV1.InferOutput<S>,
+    TOutput,
+    true,
+    TReturn
+  > {
     return this.#with({ input: schema }) as never;
   }
 
@@ -362,11 +384,18 @@ export class ProcedureBuilder<
    */
   output<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput, TReturn>;
   output<C extends Record<string, StandardSchemaV1>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<C[keyof C]>, THasInput>;
+  ): ProcedureBuilder<
+    TCtx,
+    TClientInput,
+    TInput,
+    StandardSchemaV1.InferInput<C[keyof C]>,
+    THasInput,
+    TReturn
+  >;
   output(
     schemaOrChoices: StandardSchemaV1 | Record<string, StandardSchemaV1>,
     select?: (ctx: TCtx) => string,
@@ -384,7 +413,7 @@ export class ProcedureBuilder<
   /** Adds guards; all must pass. */
   guard<const G extends readonly Guard<TCtx>[]>(
     ...guards: G
-  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput> {
+  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput, TReturn> {
     return this.#with({ guards: [...this.#state.guards, ...(guards as readonly Guard<never>[])] }) as never;
   }
 
@@ -396,7 +425,7 @@ export class ProcedureBuilder<
     middleware:
       | Middleware<TCtx, TAdd, StepInput<TInput, THasInput>>
       | Step<TCtx, TAdd, StepInput<TInput, THasInput>>,
-  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput> {
+  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput, TReturn> {
     const state = this.#state;
     const definition = typeof middleware === 'function' ? undefined : middleware['~step'];
     const run = (typeof middleware === 'function' ? middleware : definition?.run) as
@@ -419,7 +448,7 @@ export class ProcedureBuilder<
   }
 
   /** Overrides the naming convention: `path` is relative to the mount prefix (`/api`). */
-  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
+  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
     return this.#with({ rest: { ...route } }) as never;
   }
 
@@ -427,33 +456,64 @@ export class ProcedureBuilder<
    * Headers for every successful answer, e.g. `{ 'cache-control': 'no-store' }` on a route that
    * answers with tokens. Names are case-insensitive; later calls add to earlier ones.
    */
-  headers(headers: Record<string, string>): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
+  headers(
+    headers: Record<string, string>,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
     const lowered = Object.fromEntries(
       Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
     );
     return this.#with({ headers: { ...this.#state.headers, ...lowered } }) as never;
   }
 
+  /**
+   * The records this procedure answers with have versions (docs/http-caching.md, "If-Match").
+   * `read` takes the version from the handler's result: it joins the answer's `ETag`, which
+   * clients send back in `If-Match`. On a write, `ctx.precondition` holds that `If-Match`: call
+   * `ctx.precondition.check(version)` with the version read before writing, and make the write
+   * apply only while it is current. A write without a record to answer with (a delete) omits
+   * `read`. A procedure that is not versioned answers `If-Match` other than `*` with 412.
+   *
+   * @example
+   * const updatePost = procedure<Ctx>()
+   *   .input(z.object({ id: z.uuid(), title: z.string() }))
+   *   .versioned((post: PostRow) => post.version)
+   *   .mutation(async ({ input, ctx }) => {
+   *     const post = await ctx.db.posts.find(input.id);
+   *     ctx.precondition.check(post.version);
+   *     return ctx.db.posts.updateIfVersion(post.id, post.version, { title: input.title });
+   *   });
+   */
+  versioned<R = unknown>(
+    read?: (result: R) => EntityVersion,
+  ): ProcedureBuilder<TCtx & { precondition: Precondition }, TClientInput, TInput, TOutput, THasInput, R> {
+    if (this.#state.versioning !== undefined) throw new TypeError('.versioned() is called twice');
+    if (read !== undefined && typeof read !== 'function')
+      throw new TypeError('.versioned(read): read must be a function of the handler result');
+    return this.#with({ versioning: { read: read as ((result: unknown) => unknown) | undefined } }) as never;
+  }
+
   /** Documentation for OpenAPI. */
-  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput> {
+  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
   /** Finishes a read. */
-  query<R extends HandlerReturn<TOutput>>(
+  query<R extends HandlerReturn<TOutput> & TReturn>(
     handler: Handler<TCtx, TInput, R>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query'> {
     return this.#finish('query', handler as AnyHandler) as never;
   }
 
   /** Finishes a write. */
-  mutation<R extends HandlerReturn<TOutput>>(
+  mutation<R extends HandlerReturn<TOutput> & TReturn>(
     handler: Handler<TCtx, TInput, R>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation'> {
     return this.#finish('mutation', handler as AnyHandler) as never;
   }
 
   #finish(kind: ProcedureKind, handler: AnyHandler): AnyProcedure {
+    if (kind === 'query' && this.#state.versioning !== undefined && this.#state.versioning.read === undefined)
+      throw new TypeError('.versioned() on a query needs read: the version its answers carry');
     return Object.freeze({ '~proceed': Object.freeze({ ...this.#state, kind, handler }) });
   }
 }
@@ -480,6 +540,7 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       rest: undefined,
       meta: {},
       headers: {},
+      versioning: undefined,
     }),
   );
 }

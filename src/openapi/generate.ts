@@ -231,6 +231,15 @@ class DocumentBuilder {
     if (route.inputMode === 'query' && input !== undefined) {
       parameters.push(...queryParameters(input, properties, required, route.params));
     }
+    for (const [name, header] of Object.entries(facts.requestHeaders)) {
+      parameters.push({
+        name,
+        in: 'header',
+        required: false,
+        description: header.description,
+        schema: { type: header.type },
+      });
+    }
 
     // Built field by field so the document reads in OpenAPI's usual order.
     const operation = { operationId, tags: [route.collection] } as OpenApiOperation;
@@ -255,6 +264,15 @@ class DocumentBuilder {
       };
     }
     operation.responses = { [String(route.successStatus)]: success };
+    if (facts.notModified) {
+      const etag = facts.headers.ETag;
+      operation.responses['304'] = {
+        description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
+        ...(etag === undefined
+          ? {}
+          : { headers: { ETag: { description: etag.description, schema: { type: etag.type } } } }),
+      };
+    }
     Object.assign(operation.responses, this.problems(facts.problems));
     if (facts.bearer === 'required') {
       operation.security = [{ bearerAuth: [] }];

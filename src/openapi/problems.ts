@@ -67,7 +67,7 @@ export function problemSchemaWith(appCodes: readonly string[]): JsonSchema {
 }
 
 /** The statuses Proceed's own codes answer with. */
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
 
 interface ProblemResponseSpec {
   name: string;
@@ -109,6 +109,11 @@ const specs: Record<number, ProblemResponseSpec> = {
     example: 'A record with this value already exists',
     description: 'The request conflicts with the current state (a duplicate, or an invalid transition)',
   },
+  412: {
+    name: 'PreconditionFailed',
+    example: 'The record changed since the version in If-Match: read it again and retry with its new ETag',
+    description: 'The version named by `If-Match` is not the current one; nothing was changed',
+  },
   413: {
     name: 'PayloadTooLarge',
     example: 'The request body is larger than the server accepts',
@@ -118,6 +123,12 @@ const specs: Record<number, ProblemResponseSpec> = {
     name: 'UnsupportedMediaType',
     example: 'The request body must be application/json',
     description: 'The body is not `application/json`',
+  },
+  422: {
+    name: 'UnprocessableEntity',
+    example: 'This Idempotency-Key was used with a different request body',
+    description:
+      'The request cannot be carried out as sent (an `Idempotency-Key` reused with another body, say)',
   },
   429: {
     name: 'TooManyRequests',

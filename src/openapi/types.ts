@@ -47,7 +47,7 @@ export interface OpenApiServer {
  */
 export interface OpenApiParameter {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   schema: JsonSchema;
   description?: string;

@@ -10,7 +10,14 @@ import type { MethodIndex } from './not-found.js';
 export type { CorsOptions } from '../config/cors.js';
 
 /** What a browser may send besides the simple headers: what Proceed reads. */
-const allowedHeaders = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'];
+const allowedHeaders = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'If-None-Match',
+  'X-Request-Id',
+];
 
 /** What a browser script may read of an answer, besides the simple headers. */
 const exposedHeaders = [

@@ -138,3 +138,88 @@ describe('compression', () => {
     expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
   });
 });
+
+describe('versioned procedures over HTTP', () => {
+  const record = { id: 'a', title: 'kept', version: 4 };
+  const versioned = procedures('records', {
+    getRecord: procedure()
+      .input(z.object({ id: z.string() }))
+      .versioned((row: typeof record) => row.version)
+      .query(() => record),
+    updateRecord: procedure()
+      .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
+      .versioned((row: typeof record) => row.version)
+      .mutation(({ input, ctx }) => {
+        ctx.precondition.check(record.version);
+        record.title = input.data.title;
+        record.version++;
+        return record;
+      }),
+    logRecord: procedure()
+      .input(z.object({ id: z.string() }))
+      .rest({ method: 'PUT', path: '/records/:id/log' })
+      .mutation(() => ({ ok: true })),
+  });
+  const served = (options: AppOptions<object> = {}) => {
+    const created = createApp({ logger: false, ...options }).mount([versioned]);
+    apps.push(created);
+    return created;
+  };
+
+  it('tags a read with its version before the body hash, even with entityTags off', async () => {
+    for (const entityTags of [true, false]) {
+      const read = await served({ entityTags }).inject('/api/records/a');
+      expect(read.headers.etag).toBe(entityTag(read.body, String(record.version)));
+      expect(read.headers.etag).toMatch(/^"\d+\.[A-Za-z0-9_-]{27}"$/);
+    }
+  });
+
+  it('round-trips a read’s tag into If-Match, answers the write with the new tag, refuses the old one', async () => {
+    const app = served();
+    const read = await app.inject('/api/records/a');
+    const write = await app.inject({
+      method: 'PUT',
+      url: '/api/records/a',
+      headers: { 'if-match': read.headers.etag as string },
+      payload: { title: 'changed' },
+    });
+    expect(write.statusCode).toBe(200);
+    expect(write.headers.etag).toBe(entityTag(write.body, String(record.version)));
+    const stale = await app.inject({
+      method: 'PUT',
+      url: '/api/records/a',
+      headers: { 'if-match': read.headers.etag as string },
+      payload: { title: 'lost update' },
+    });
+    expect(stale.statusCode).toBe(412);
+    expect(stale.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(stale.json()).toMatchObject({ code: 'PRECONDITION_FAILED', status: 412 });
+    expect(record.title).toBe('changed');
+  });
+
+  it('compares If-Match on a read strongly with the whole tag', async () => {
+    const app = served();
+    const { etag } = (await app.inject('/api/records/a')).headers;
+    const held = await app.inject({ url: '/api/records/a', headers: { 'if-match': etag as string } });
+    expect(held.statusCode).toBe(200);
+    for (const stale of ['"1.x"', `W/${etag}`]) {
+      const refused = await app.inject({ url: '/api/records/a', headers: { 'if-match': stale } });
+      expect(refused.statusCode, stale).toBe(412);
+    }
+    const unversioned = await app.inject({ url: '/api/notes/1' });
+    expect(unversioned.statusCode).toBe(404);
+  });
+
+  it('answers If-Match on a write that keeps no versions with 412, except *', async () => {
+    const app = served();
+    const tagged = await app.inject({
+      method: 'PUT',
+      url: '/api/records/a/log',
+      headers: { 'if-match': '"1.x"' },
+    });
+    expect(tagged.statusCode).toBe(412);
+    expect(tagged.json().detail).toMatch(/keeps no versions/);
+    const any = await app.inject({ method: 'PUT', url: '/api/records/a/log', headers: { 'if-match': '*' } });
+    expect(any.statusCode).toBe(200);
+  });
+});

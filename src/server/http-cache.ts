@@ -9,6 +9,7 @@ import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'n
 import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProceedConfigError } from '../core/errors.js';
+import { staleVersion, versionedTag } from '../core/precondition.js';
 
 export interface CompressionOptions {
   /** Bodies shorter than this many bytes are sent as they are. Default 1024. */
@@ -23,9 +24,12 @@ const digest =
     ? (text: string) => crypto.createHash('sha1').update(text).digest('base64url')
     : (text: string) => oneShot('sha1', text, 'base64url');
 
-/** The strong entity tag of a JSON body: a hash of its exact text, so equal bodies share it. */
-export function entityTag(body: string): string {
-  return `"${digest(body)}"`;
+/**
+ * The strong entity tag of a JSON body: a hash of its exact text, so equal bodies share it,
+ * after the record's version when the procedure is `.versioned()`.
+ */
+export function entityTag(body: string, version?: string): string {
+  return versionedTag(version, digest(body));
 }
 
 /** A compressed answer's tag names its coding: each coding is its own representation. */
@@ -48,15 +52,31 @@ export function matchingTag(ifNoneMatch: string | undefined, tag: string): strin
 }
 
 /**
- * Sets the answer's `ETag`; answers 304 (no body) when the client holds it already. Returns the
- * body to send, or undefined for a 304.
+ * Whether `If-Match` holds `tag` (strong comparison, as RFC 9110 asks for this header: a weak
+ * tag never matches; a coding suffix ignored) or is `*`.
+ */
+export function ifMatchHolds(ifMatch: string, tag: string): boolean {
+  if (ifMatch.trim() === '*') return true;
+  for (const raw of ifMatch.split(',')) {
+    const candidate = raw.trim();
+    if (candidate === tag || candidate.replace(codingSuffix, '"') === tag) return true;
+  }
+  return false;
+}
+
+/**
+ * Sets the answer's `ETag`; answers 304 (no body) when the client holds it already, 412 when
+ * `If-Match` does not hold it. Returns the body to send, or undefined for a 304.
  */
 export function withEntityTag(
   request: FastifyRequest,
   reply: FastifyReply,
   body: string,
+  version: string | undefined,
 ): string | undefined {
-  const tag = entityTag(body);
+  const tag = entityTag(body, version);
+  const ifMatch = request.headers['if-match'];
+  if (ifMatch !== undefined && !ifMatchHolds(ifMatch, tag)) throw staleVersion();
   const held = matchingTag(request.headers['if-none-match'], tag);
   if (held === undefined) {
     reply.header('etag', tag);

@@ -5,7 +5,7 @@ import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
-import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
+import { compressed, entityTag, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -52,7 +52,10 @@ export function registerProcedureRoute(
   options: { entityTags: boolean; compressAbove: number | undefined },
 ): void {
   const invoke = compileRoute(route);
-  const tagged = options.entityTags && route.method === 'GET';
+  const isRead = route.method === 'GET';
+  const tagged = options.entityTags && isRead;
+  // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
+  const versioned = route.definition.versioning !== undefined;
   const { compressAbove } = options;
   const headers = { ...route.definition.headers, ...jsonHeaders };
   server.route({
@@ -73,12 +76,15 @@ export function registerProcedureRoute(
         params: request.params as Record<string, string>,
         query: request.query as Record<string, unknown> | undefined,
         body: request.body,
+        ifMatch: request.headers['if-match'],
       });
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
       if (result.location !== undefined) reply.header('location', result.location);
       let body: string | undefined = result.body;
-      if (tagged && result.status === 200) {
-        body = withEntityTag(request, reply, body);
+      if (!isRead) {
+        if (result.version !== undefined) reply.header('etag', entityTag(body, result.version));
+      } else if ((tagged || versioned) && result.status === 200) {
+        body = withEntityTag(request, reply, body, result.version);
         if (body === undefined) {
           reply.removeHeader('content-type');
           if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)

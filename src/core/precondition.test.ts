@@ -1,0 +1,184 @@
+/** `.versioned()` and If-Match in the core: parsing, the handler's check, refusals. */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ProceedError } from './errors.js';
+import { compileRoute } from './execute.js';
+import { parseIfMatch, versionedTag, versionOf } from './precondition.js';
+import { type Procedure, procedure, procedures } from './procedure.js';
+import { planRoutes } from './routes.js';
+
+type Row = { id: string; title: string; version: number };
+
+function compile(name: string, built: Procedure) {
+  const [route] = planRoutes([procedures('posts', { [name]: built })]);
+  if (route === undefined) throw new Error('not planned');
+  return compileRoute(route);
+}
+
+const request = { id: 'r1', method: 'PUT', url: '/', ip: '127.0.0.1', headers: {}, params: {} };
+
+/** A one-row store whose update applies only to the version it is given. */
+function store() {
+  const row: Row = { id: 'a', title: 'first', version: 3 };
+  let writes = 0;
+  return {
+    row,
+    get writes() {
+      return writes;
+    },
+    updateIfVersion(version: number, title: string): Row | undefined {
+      if (row.version !== version) return undefined;
+      writes++;
+      row.title = title;
+      row.version++;
+      return { ...row };
+    },
+  };
+}
+
+function updateRoute(db: ReturnType<typeof store>) {
+  return compile(
+    'updatePost',
+    procedure()
+      .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
+      .output(z.object({ id: z.string(), title: z.string() }))
+      .versioned((post: Row) => post.version)
+      .mutation(({ input, ctx }) => {
+        const current = { ...db.row };
+        ctx.precondition.check(current.version);
+        const updated = db.updateIfVersion(current.version, input.data.title);
+        if (updated === undefined) throw new ProceedError('PRECONDITION_FAILED', 'changed meanwhile');
+        return updated;
+      }),
+  );
+}
+
+const put = (ifMatch?: string) => ({
+  ctx: { request },
+  params: { id: 'a' },
+  query: undefined,
+  body: { title: 'second' },
+  ifMatch,
+});
+
+describe('parseIfMatch', () => {
+  it('reads the versions of strong versioned tags, ignoring weak and unversioned ones and codings', () => {
+    expect(parseIfMatch('*')).toBe('*');
+    expect(parseIfMatch(' "3.abc" , "4.def-gzip", W/"5.x", "hash-only", junk, ""')).toEqual(['3', '4']);
+  });
+
+  it('writes a versioned tag as version, dot, body hash', () => {
+    expect(versionedTag('7', 'h')).toBe('"7.h"');
+    expect(versionedTag(undefined, 'h')).toBe('"h"');
+  });
+
+  it('accepts counters and short tokens as versions, and names the procedure for anything else', () => {
+    expect(versionOf(0, 'p')).toBe('0');
+    expect(versionOf('rev_2-b', 'p')).toBe('rev_2-b');
+    for (const bad of [-1, 1.5, 'a.b', '', 'x'.repeat(65), undefined, null, {}])
+      expect(() => versionOf(bad, 'posts.updatePost')).toThrow(/posts\.updatePost: its version must be/);
+  });
+});
+
+describe('a versioned write', () => {
+  it('answers with the new version, for the ETag, when If-Match names the current one', async () => {
+    const db = store();
+    const reply = await updateRoute(db)(put('"3.whatever-hash"'));
+    expect(reply).toMatchObject({ status: 200, version: '4', body: '{"id":"a","title":"second"}' });
+    expect(db.writes).toBe(1);
+  });
+
+  it('refuses a stale version with 412 and writes nothing', async () => {
+    const db = store();
+    await expect(updateRoute(db)(put('"2.old"'))).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+    await expect(updateRoute(db)(put('W/"3.weak"'))).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+    expect(db.writes).toBe(0);
+    expect(db.row.title).toBe('first');
+  });
+
+  it('writes without If-Match, and with If-Match: * or a list naming the current version', async () => {
+    const db = store();
+    const invoke = updateRoute(db);
+    await invoke(put());
+    await invoke(put('*'));
+    await invoke(put('"1.a", "5.b"'));
+    expect(db.writes).toBe(3);
+  });
+
+  it('lets exactly one of two writers with the same tag through', async () => {
+    const db = store();
+    const invoke = updateRoute(db);
+    const results = await Promise.allSettled([invoke(put('"3.t"')), invoke(put('"3.t"'))]);
+    expect(results.map((each) => each.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(db.writes).toBe(1);
+  });
+
+  it('fails loudly when a handler that was sent If-Match never checks it', async () => {
+    const careless = compile(
+      'updatePost',
+      procedure()
+        .input(z.object({ id: z.string() }))
+        .versioned()
+        .mutation(() => ({ ok: true })),
+    );
+    await expect(careless(put('"3.x"'))).rejects.toThrow(
+      /posts\.updatePost: a \.versioned\(\) write must call ctx\.precondition\.check/,
+    );
+    // Without If-Match there is nothing to check.
+    await expect(careless(put())).resolves.toMatchObject({ status: 200, version: undefined });
+  });
+});
+
+describe('a write that keeps no versions', () => {
+  const invoke = () => {
+    let ran = 0;
+    const route = compile(
+      'updatePost',
+      procedure()
+        .input(z.object({ id: z.string() }))
+        .mutation(() => {
+          ran++;
+          return { ok: true };
+        }),
+    );
+    return { route, ran: () => ran };
+  };
+
+  it('answers If-Match with a tag 412 without running the handler', async () => {
+    const { route, ran } = invoke();
+    await expect(route(put('"3.x"'))).rejects.toMatchObject({
+      code: 'PRECONDITION_FAILED',
+      message: expect.stringContaining('keeps no versions'),
+    });
+    expect(ran()).toBe(0);
+  });
+
+  it('runs with If-Match: * or none', async () => {
+    const { route, ran } = invoke();
+    await route(put('*'));
+    await route(put());
+    expect(ran()).toBe(2);
+  });
+});
+
+describe('.versioned() on a query', () => {
+  it('needs read, and hands the version to the adapter', async () => {
+    expect(() =>
+      procedure()
+        .versioned()
+        .query(() => 1),
+    ).toThrow(/needs read/);
+    const get = compile(
+      'getPost',
+      procedure()
+        .input(z.object({ id: z.string() }))
+        .versioned((row: Row) => row.version)
+        .query(() => ({ id: 'a', title: 't', version: 9 })),
+    );
+    await expect(get({ ...put('"1.x"'), body: undefined })).resolves.toMatchObject({ version: '9' });
+  });
+
+  it('is declared once', () => {
+    expect(() => procedure().versioned().versioned()).toThrow(/twice/);
+  });
+});
