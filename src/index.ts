@@ -26,6 +26,7 @@ export {
   resolveRoute,
   type SuccessStatus,
 } from './core/naming.js';
+export type { EntityVersion, Precondition } from './core/precondition.js';
 export * from './core/procedure.js';
 export {
   type DocumentationSource,

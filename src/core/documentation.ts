@@ -31,7 +31,7 @@ export function takesBody(route: RouteEntry): boolean {
 
 /**
  * The facts of a route: derived problems (400 for input, 401/403 from the guards' `failsWith`,
- * 404 for a path that names a record, 409 for a write, 408/413/415 for a body, 500 and 503
+ * 404 for a path that names a record, 409 and 412 for a write, 408/413/415 for a body, 500 and 503
  * always), those
  * of its steps and `meta.errors`, and whatever `added` (plugins) says.
  *
@@ -47,6 +47,9 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   if (definition.guards.some(canForbid)) codes.push('FORBIDDEN');
   if (route.params.length > 0) codes.push('NOT_FOUND');
   if (definition.kind === 'mutation') codes.push('CONFLICT');
+  // Any write answers an If-Match it cannot honour with 412: a version that is not current, or
+  // any tag at all where the procedure keeps no versions (docs/http-caching.md).
+  if (route.method !== 'GET') codes.push('PRECONDITION_FAILED');
   codes.push(...(definition.meta.errors ?? []));
   const documentation = [...definition.documentation, ...added, ...versionDocumentation(route)];
   const headers: Record<string, HeaderDocumentation> = {};
@@ -121,7 +124,6 @@ function versionDocumentation(route: RouteEntry): RouteDocumentation[] {
   if (route.method === 'GET') return [conditionalRead(etagOfVersion)];
   return [
     {
-      problems: ['PRECONDITION_FAILED'],
       requestHeaders: {
         'If-Match': {
           description:

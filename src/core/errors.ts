@@ -174,6 +174,19 @@ export class ConflictError extends ProceedError {
   }
 }
 
+/**
+ * A write found the record at another version than the one `If-Match` named (docs/http-caching.md).
+ *
+ * @example throw new PreconditionFailedError();
+ */
+export class PreconditionFailedError extends ProceedError {
+  constructor(
+    detail = 'The record changed since the version in If-Match: read it again and retry with its new ETag',
+  ) {
+    super('PRECONDITION_FAILED', detail);
+  }
+}
+
 /** @example throw new ForbiddenError('Only the author may do this'); */
 export class ForbiddenError extends ProceedError {
   constructor(detail = 'You may not do this') {

@@ -4,7 +4,7 @@
  * against the version it is about to change. Transport-neutral: the adapter hands over the raw
  * header and writes the tag.
  */
-import { ProceedError } from './errors.js';
+import { PreconditionFailedError, ProceedError } from './errors.js';
 
 /** A record's version, as the app stores it: a counter, a revision string, … */
 export type EntityVersion = string | number;
@@ -68,11 +68,7 @@ export function admits(ifMatch: IfMatch, current: string): boolean {
   return ifMatch === '*' || ifMatch.includes(current);
 }
 
-export const staleVersion = () =>
-  new ProceedError(
-    'PRECONDITION_FAILED',
-    'The record changed since the version in If-Match: read it again and retry with its new ETag',
-  );
+export const staleVersion = () => new PreconditionFailedError();
 
 /** A route that keeps no versions: no tag can match, only `*` passes. */
 export const unversionedRoute = () =>

@@ -130,6 +130,7 @@ describe('routeFacts', () => {
       'NOT_FOUND',
       'REQUEST_TIMEOUT',
       'CONFLICT',
+      'PRECONDITION_FAILED',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'INTERNAL',

@@ -235,6 +235,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '400',
       '408',
       '409',
+      '412',
       '413',
       '415',
       '500',
@@ -254,6 +255,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '404',
       '408',
       '409',
+      '412',
       '413',
       '415',
       '500',
@@ -267,6 +269,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '403',
       '404',
       '409',
+      '412',
       '500',
       '503',
     ]);
@@ -315,6 +318,7 @@ describe('generateOpenApi on the notes fixture', () => {
       'InternalError',
       'NotFound',
       'PayloadTooLarge',
+      'PreconditionFailed',
       'RequestTimeout',
       'ServiceUnavailable',
       'Unauthorized',
@@ -424,7 +428,7 @@ describe('generateOpenApi on small fixtures', () => {
   it('documents 401 for an authenticated guard and 403 only for guards that can deny a signed-in user', () => {
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info });
     const create = operation(document, '/api/posts', 'post');
-    expect(statuses(create)).toEqual(['201', '400', '401', '408', '409', '413', '415', '500', '503']);
+    expect(statuses(create)).toEqual(['201', '400', '401', '408', '409', '412', '413', '415', '500', '503']);
     expect(create.security).toEqual([{ bearerAuth: [] }]);
     const publish = operation(document, '/api/posts/{id}/publish', 'post');
     expect(statuses(publish)).toEqual([
@@ -435,6 +439,7 @@ describe('generateOpenApi on small fixtures', () => {
       '404',
       '408',
       '409',
+      '412',
       '413',
       '415',
       '500',

@@ -101,6 +101,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
           status: 'draft',
           createdAt: expect.any(Date),
           updatedAt: expect.any(Date),
+          version: 1,
         });
         const given = await posts.create({
           authorId: alice.id,
@@ -270,13 +271,41 @@ for (const engine of testEngines(inject('postgresUrl'))) {
           message: 'An archived post cannot become published',
         });
         // Someone writes an excerpt by hand after our read: new content must not replace it.
-        await database.query('UPDATE posts SET excerpt = $1 WHERE id = $2', ['Handwritten', post.id]);
+        await database.query('UPDATE posts SET excerpt = $1, version = version + 1 WHERE id = $2', [
+          'Handwritten',
+          post.id,
+        ]);
         expect(await posts.update(post.id, { content: 'new words' }, post)).toMatchObject({
           content: 'new words',
           excerpt: 'Handwritten',
         });
         await posts.delete(post.id);
         expect(await posts.update(post.id, { title: 'gone' }, post)).toBeUndefined();
+      });
+
+      it('adds one to the version on every change; told to fail, refuses a stale read with 412', async () => {
+        const post = await write(alice, 'Old', 'draft');
+        expect(post.version).toBe(1);
+        const first = await posts.update(post.id, { title: 'First' }, post, 'fail');
+        expect(first).toMatchObject({ title: 'First', version: 2 });
+        await expect(posts.update(post.id, { title: 'Lost' }, post, 'fail')).rejects.toMatchObject({
+          code: 'PRECONDITION_FAILED',
+          status: 412,
+        });
+        expect(await posts.findById(post.id)).toMatchObject({ title: 'First', version: 2 });
+        expect(await posts.setStatus(post.id, 'published')).toMatchObject({ version: 3 });
+        await posts.delete(post.id);
+        expect(await posts.update(post.id, { title: 'gone' }, post, 'fail')).toBeUndefined();
+      });
+
+      it('lets exactly one of two writers that read the same version through', async () => {
+        const post = await write(alice, 'Old', 'draft');
+        const results = await Promise.allSettled([
+          posts.update(post.id, { title: 'A' }, post, 'fail'),
+          posts.update(post.id, { title: 'B' }, post, 'fail'),
+        ]);
+        expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+        expect(await posts.findById(post.id)).toMatchObject({ version: 2 });
       });
     });
 
@@ -308,6 +337,16 @@ for (const engine of testEngines(inject('postgresUrl'))) {
 
       it('answers undefined for a missing post', async () => {
         expect(await posts.setStatus(missing, 'published')).toBeUndefined();
+        expect(await posts.setStatus(missing, 'published', 1)).toBeUndefined();
+      });
+
+      it('moves only the version it is given; another one is 412 and stays', async () => {
+        const post = await write(alice, 't', 'draft');
+        await expect(posts.setStatus(post.id, 'published', 7)).rejects.toMatchObject({
+          code: 'PRECONDITION_FAILED',
+        });
+        expect(await posts.findById(post.id)).toMatchObject({ status: 'draft', version: 1 });
+        expect(await posts.setStatus(post.id, 'published', 1)).toMatchObject({ version: 2 });
       });
     });
 
@@ -316,6 +355,14 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       expect(await posts.delete(post.id)).toBe(true);
       expect(await posts.delete(post.id)).toBe(false);
       expect(await posts.findById(post.id)).toBeUndefined();
+    });
+
+    it('deletes only the version it is given; another one is 412 and stays', async () => {
+      const post = await write(alice, 't');
+      await expect(posts.delete(post.id, 2)).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+      expect(await posts.findById(post.id)).toBeDefined();
+      expect(await posts.delete(post.id, 1)).toBe(true);
+      expect(await posts.delete(post.id, 1)).toBe(false);
     });
   });
 }

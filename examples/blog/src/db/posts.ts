@@ -4,7 +4,7 @@
  * are UUIDs: the procedures' schemas refuse anything else before a query runs.
  */
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
-import { NotFoundError, ProceedError } from 'proceedjs';
+import { NotFoundError, PreconditionFailedError, ProceedError } from 'proceedjs';
 import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
 import { blogErrors } from '../errors.js';
 import type { Db } from './connect.js';
@@ -49,20 +49,29 @@ export interface PostsRepository {
    * Changes the given fields; `undefined` when there is no such post. A changed `status` must be
    * an allowed transition (else `INVALID_TRANSITION`); the same status is no change. When
    * `content` changes and the excerpt was derived from the old content, it is derived again.
-   * Given the post as just read (`current`), the update is one statement that applies only if
-   * what the decision read is unchanged; otherwise it reads the post again, locked, and decides
-   * anew.
+   * Every change adds one to `version`.
+   *
+   * Given the post as just read (`current`), the update is one statement that applies only while
+   * `current.version` is the stored one. When another write came first, `ifChanged` decides:
+   * `'decide again'` (the default) reads the post again, locked, and applies the patch to it;
+   * `'fail'` (the caller sent If-Match) throws `PreconditionFailedError` (412) and changes nothing.
    */
-  update(id: string, patch: PostPatch, current?: Post): Promise<Post | undefined>;
-  /** `false` when there was no such post. */
-  delete(id: string): Promise<boolean>;
+  update(id: string, patch: PostPatch, current?: Post, ifChanged?: IfChanged): Promise<Post | undefined>;
+  /**
+   * `false` when there was no such post. With `version`, deletes only that version of it; a post
+   * at another version throws `PreconditionFailedError` (412).
+   */
+  delete(id: string, version?: number): Promise<boolean>;
   /**
    * Moves a post to `status` (publish, archive…) in one statement; `undefined` when there is no
    * such post; `INVALID_TRANSITION` (409) when the move is not allowed, including to the
-   * status it already has.
+   * status it already has. With `version`, moves only that version of it (else 412).
    */
-  setStatus(id: string, status: PostStatus): Promise<Post | undefined>;
+  setStatus(id: string, status: PostStatus, version?: number): Promise<Post | undefined>;
 }
+
+/** What a write decided on a read record does when another write changed it first. */
+export type IfChanged = 'decide again' | 'fail';
 
 /** The allowed moves between statuses (docs/blog.md). */
 export const postTransitions: Readonly<Record<PostStatus, readonly PostStatus[]>> = {
@@ -136,16 +145,6 @@ function changesOf(current: Post, patch: PostPatch): Partial<Post> {
   };
 }
 
-/** What `changesOf` read of the post: an update decided on it holds only while these are unchanged. */
-function unchangedSince(current: Post, patch: PostPatch): SQL | undefined {
-  const derivesExcerpt = patch.content !== undefined && patch.excerpt === undefined;
-  return and(
-    eq(posts.id, current.id),
-    patch.status === undefined ? undefined : eq(posts.status, current.status),
-    derivesExcerpt ? and(eq(posts.excerpt, current.excerpt), eq(posts.content, current.content)) : undefined,
-  );
-}
-
 /**
  * The posts repository over a Drizzle database (PGlite or PostgreSQL).
  *
@@ -155,7 +154,7 @@ function unchangedSince(current: Post, patch: PostPatch): SQL | undefined {
  * const page = await posts.listCursor({ limit: 20, direction: 'forward', visibility: { kind: 'anonymous' } });
  */
 export function postsRepository(db: Db): PostsRepository {
-  return {
+  const repository: PostsRepository = {
     async create(input) {
       try {
         const [created] = await db
@@ -207,45 +206,68 @@ export function postsRepository(db: Db): PostsRepository {
       );
     },
 
-    async update(id, patch, current) {
+    async update(id, patch, current, ifChanged = 'decide again') {
       if (current !== undefined && current.id === id) {
-        const changes = changesOf(current, patch);
         const [updated] = await db
           .update(posts)
-          .set({ ...changes, updatedAt: sql`now()` })
-          .where(unchangedSince(current, patch))
+          .set({ ...changesOf(current, patch), updatedAt: sql`now()`, version: current.version + 1 })
+          .where(and(eq(posts.id, id), eq(posts.version, current.version)))
           .returning();
         if (updated !== undefined) return updated;
+        if (ifChanged === 'fail') return stillThere(id);
       }
       return db.transaction(async (tx) => {
         const [locked] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
         if (locked === undefined) return undefined;
         const [updated] = await tx
           .update(posts)
-          .set({ ...changesOf(locked, patch), updatedAt: sql`now()` })
+          .set({ ...changesOf(locked, patch), updatedAt: sql`now()`, version: locked.version + 1 })
           .where(eq(posts.id, id))
           .returning();
         return updated;
       });
     },
 
-    async delete(id) {
-      const deleted = await db.delete(posts).where(eq(posts.id, id)).returning({ id: posts.id });
-      return deleted.length > 0;
+    async delete(id, version) {
+      const deleted = await db
+        .delete(posts)
+        .where(and(eq(posts.id, id), version === undefined ? undefined : eq(posts.version, version)))
+        .returning({ id: posts.id });
+      if (deleted.length > 0) return true;
+      if (version !== undefined) await stillThere(id);
+      return false;
     },
 
-    async setStatus(id, status) {
+    async setStatus(id, status, version) {
       const allowedFrom = postStatuses.filter((from) => canTransition(from, status));
       // One conditional UPDATE: two concurrent moves cannot both pass the check.
       const [moved] = await db
         .update(posts)
-        .set({ status, updatedAt: sql`now()` })
-        .where(and(eq(posts.id, id), inArray(posts.status, allowedFrom)))
+        .set({ status, updatedAt: sql`now()`, version: sql`${posts.version} + 1` })
+        .where(
+          and(
+            eq(posts.id, id),
+            inArray(posts.status, allowedFrom),
+            version === undefined ? undefined : eq(posts.version, version),
+          ),
+        )
         .returning();
       if (moved !== undefined) return moved;
-      const [current] = await db.select({ status: posts.status }).from(posts).where(eq(posts.id, id));
+      const [current] = await db
+        .select({ status: posts.status, version: posts.version })
+        .from(posts)
+        .where(eq(posts.id, id));
       if (current === undefined) return undefined;
+      if (version !== undefined && current.version !== version) throw new PreconditionFailedError();
       throw invalidTransition(current.status, status);
     },
   };
+
+  /** After a write conditional on a version found nothing: 404 if the post is gone, else 412. */
+  async function stillThere(id: string): Promise<undefined> {
+    const [found] = await db.select({ id: posts.id }).from(posts).where(eq(posts.id, id));
+    if (found === undefined) return undefined;
+    throw new PreconditionFailedError();
+  }
+  return repository;
 }

@@ -3,7 +3,7 @@
  * columns (schema.test.ts compares the two on a migrated database).
  */
 import { sql } from 'drizzle-orm';
-import { boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 export const roles = ['admin', 'user', 'guest'] as const;
 export type Role = (typeof roles)[number];
@@ -13,6 +13,8 @@ export type PostStatus = (typeof postStatuses)[number];
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+/** One more on every change a view can show: what ETags and If-Match name (docs/blog.md). */
+const version = () => integer('version').notNull().default(1);
 
 export const users = pgTable(
   'users',
@@ -25,6 +27,7 @@ export const users = pgTable(
     isActive: boolean('is_active').notNull().default(true),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    version: version(),
   },
   (table) => [
     uniqueIndex('users_email_key').on(sql`lower(${table.email})`),
@@ -45,6 +48,7 @@ export const posts = pgTable(
     status: text('status', { enum: postStatuses }).notNull().default('draft'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    version: version(),
   },
   (table) => [
     index('posts_status_id_idx').on(table.status, table.id),

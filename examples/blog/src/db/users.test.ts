@@ -48,6 +48,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
           isActive: true,
           createdAt: expect.any(Date),
           updatedAt: expect.any(Date),
+          version: 1,
         });
         expect(user).not.toHaveProperty('passwordHash');
       });
@@ -186,7 +187,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
     });
 
     describe('update', () => {
-      it('changes the given fields and the update time only', async () => {
+      it('changes the given fields, the update time and the version only', async () => {
         const ada = await make('Ada');
         await new Promise((resolve) => setTimeout(resolve, 5));
         const updated = await users.update(ada.id, { name: 'Ada L.', role: 'guest', isActive: false });
@@ -196,9 +197,23 @@ for (const engine of testEngines(inject('postgresUrl'))) {
           role: 'guest',
           isActive: false,
           updatedAt: expect.any(Date),
+          version: 2,
         });
         expect(updated?.updatedAt.getTime()).toBeGreaterThan(ada.updatedAt.getTime());
         expect(await users.findByEmail(ada.email)).toMatchObject({ passwordHash: 'hash-of-Ada' });
+      });
+
+      it('changes only the version it is given, and deletes only that version; another is 412', async () => {
+        const ada = await make('Ada');
+        await expect(users.update(ada.id, { name: 'Lost' }, 5)).rejects.toMatchObject({
+          code: 'PRECONDITION_FAILED',
+        });
+        expect(await users.findById(ada.id)).toMatchObject({ name: 'Ada', version: 1 });
+        expect(await users.update(ada.id, { name: 'Ada L.' }, 1)).toMatchObject({ version: 2 });
+        await expect(users.delete(ada.id, 1)).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+        expect(await users.delete(ada.id, 2)).toBe(true);
+        expect(await users.update(ada.id, { name: 'Gone' }, 2)).toBeUndefined();
+        expect(await users.delete(ada.id, 2)).toBe(false);
       });
 
       it('answers undefined for an unknown user and a conflict for a taken email', async () => {

@@ -4,7 +4,7 @@
  * {@link UsersRepository.findByEmail}, which login needs.
  */
 import { and, asc, count, desc, eq, gte, or, type SQL, sql } from 'drizzle-orm';
-import { ConflictError } from 'proceedjs';
+import { ConflictError, PreconditionFailedError } from 'proceedjs';
 import type { OffsetParams } from 'proceedjs/pagination';
 import type { Db } from './connect.js';
 import { isUniqueViolation } from './errors.js';
@@ -53,10 +53,17 @@ export interface UsersRepository {
   findByEmail(email: string): Promise<UserWithPassword | undefined>;
   /** One offset page: the rows and how many match the filters. */
   list(params: ListUsersParams): Promise<{ items: User[]; total: number }>;
-  /** Changes the given fields; `undefined` when there is no such user. A taken email throws `ConflictError`. */
-  update(id: string, patch: UserPatch): Promise<User | undefined>;
-  /** Deletes the user, their posts and password resets; `false` when there was no such user. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * Changes the given fields and adds one to `version`; `undefined` when there is no such user.
+   * A taken email throws `ConflictError`. With `version`, changes only that version of the user:
+   * another one throws `PreconditionFailedError` (412) and changes nothing.
+   */
+  update(id: string, patch: UserPatch, version?: number): Promise<User | undefined>;
+  /**
+   * Deletes the user, their posts and password resets; `false` when there was no such user.
+   * With `version`, only that version of the user (else `PreconditionFailedError`, 412).
+   */
+  delete(id: string, version?: number): Promise<boolean>;
   /** `false` when there is no such user. */
   setPassword(id: string, passwordHash: string): Promise<boolean>;
   /**
@@ -74,6 +81,7 @@ const publicColumns = {
   isActive: users.isActive,
   createdAt: users.createdAt,
   updatedAt: users.updatedAt,
+  version: users.version,
 };
 
 /**
@@ -177,7 +185,7 @@ export function usersRepository(db: Db): UsersRepository {
       return { items, total: counted?.total ?? 0 };
     },
 
-    async update(id, patch) {
+    async update(id, patch, version) {
       const changes = {
         ...(patch.name === undefined ? {} : { name: patch.name }),
         ...(patch.email === undefined ? {} : { email: normalizeEmail(patch.email) }),
@@ -187,19 +195,25 @@ export function usersRepository(db: Db): UsersRepository {
       try {
         const [updated] = await db
           .update(users)
-          .set({ ...changes, updatedAt: sql`now()` })
-          .where(eq(users.id, id))
+          .set({ ...changes, updatedAt: sql`now()`, version: sql`${users.version} + 1` })
+          .where(and(eq(users.id, id), version === undefined ? undefined : eq(users.version, version)))
           .returning(publicColumns);
-        return updated;
+        if (updated !== undefined || version === undefined) return updated;
+        return await stillThere(id);
       } catch (error) {
         if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
         throw error;
       }
     },
 
-    async delete(id) {
-      const deleted = await db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
-      return deleted.length > 0;
+    async delete(id, version) {
+      const deleted = await db
+        .delete(users)
+        .where(and(eq(users.id, id), version === undefined ? undefined : eq(users.version, version)))
+        .returning({ id: users.id });
+      if (deleted.length > 0) return true;
+      if (version !== undefined) await stillThere(id);
+      return false;
     },
 
     async setPassword(id, passwordHash) {
@@ -216,7 +230,13 @@ export function usersRepository(db: Db): UsersRepository {
       const promote = async () => {
         const [promoted] = await db
           .update(users)
-          .set({ passwordHash: input.passwordHash, role: 'admin', isActive: true, updatedAt: sql`now()` })
+          .set({
+            passwordHash: input.passwordHash,
+            role: 'admin',
+            isActive: true,
+            updatedAt: sql`now()`,
+            version: sql`${users.version} + 1`,
+          })
           .where(sql`lower(${users.email}) = ${email}`)
           .returning(publicColumns);
         return promoted;
@@ -239,5 +259,11 @@ export function usersRepository(db: Db): UsersRepository {
       }
     },
   };
+  /** After a write conditional on a version found nothing: `undefined` if the user is gone, else 412. */
+  async function stillThere(id: string): Promise<undefined> {
+    const [found] = await db.select({ id: users.id }).from(users).where(eq(users.id, id));
+    if (found === undefined) return undefined;
+    throw new PreconditionFailedError();
+  }
   return repository;
 }

@@ -1,5 +1,12 @@
 /** /api/posts (docs/blog.md): who sees what, transitions, the publish and archive routes. */
-import { ForbiddenError, type MiddlewareNext, NotFoundError, procedures, step } from 'proceedjs';
+import {
+  ForbiddenError,
+  type MiddlewareNext,
+  NotFoundError,
+  type Precondition,
+  procedures,
+  step,
+} from 'proceedjs';
 import { authenticated } from 'proceedjs/auth';
 import { cursorInput, cursorPage } from 'proceedjs/pagination';
 import { z } from 'zod';
@@ -50,12 +57,27 @@ const authorOrAdmin = step({
 const owned = <S extends z.ZodType<{ id: string }>>(input: S) =>
   blogProcedure().guard(authenticated).input(input).use(authorOrAdmin);
 
+/** What ETags and If-Match name: the post's version (docs/blog.md, "Versions and If-Match"). */
+const postVersion = (post: PostRecord) => post.version;
+
+/**
+ * The version a write must find, after `If-Match` was checked against the post as loaded: with
+ * If-Match the write applies to that version or fails with 412; without, any version will do.
+ */
+function versionToWrite(ctx: { post: PostRecord; precondition: Precondition }): number | undefined {
+  ctx.precondition.check(ctx.post.version);
+  return ctx.precondition.sent ? ctx.post.version : undefined;
+}
+
 const moveTo = (status: 'published' | 'archived', path: string, summary: string) =>
   owned(id)
     .rest({ method: 'POST', path })
     .meta({ summary, errors: [blogErrors.INVALID_TRANSITION] })
     .output(Post.authenticated)
-    .mutation(async ({ ctx }) => found(await ctx.repos.posts.setStatus(ctx.post.id, status)));
+    .versioned(postVersion)
+    .mutation(async ({ ctx }) =>
+      found(await ctx.repos.posts.setStatus(ctx.post.id, status, versionToWrite(ctx))),
+    );
 
 export const posts = procedures('posts', {
   listPosts: blogProcedure()
@@ -73,6 +95,7 @@ export const posts = procedures('posts', {
     .meta({ summary: 'A post, public view' })
     .input(id)
     .output(Post.public)
+    .versioned(postVersion)
     .query(({ input, ctx }) => visiblePost(ctx, input.id)),
 
   createPost: blogProcedure()
@@ -92,15 +115,18 @@ export const posts = procedures('posts', {
   )
     .meta({ summary: 'Edit a post (author or admin)', errors: [blogErrors.INVALID_TRANSITION] })
     .output(Post.authenticated)
-    .mutation(async ({ input, ctx }) =>
-      found(await ctx.repos.posts.update(ctx.post.id, input.data, ctx.post)),
-    ),
+    .versioned(postVersion)
+    .mutation(async ({ input, ctx }) => {
+      const ifChanged = versionToWrite(ctx) === undefined ? 'decide again' : 'fail';
+      return found(await ctx.repos.posts.update(ctx.post.id, input.data, ctx.post, ifChanged));
+    }),
 
   deletePost: owned(id)
     .meta({ summary: 'Delete a post (author or admin)' })
     .output(Success)
+    .versioned()
     .mutation(async ({ ctx }) => {
-      if (!(await ctx.repos.posts.delete(ctx.post.id))) throw noSuchPost();
+      if (!(await ctx.repos.posts.delete(ctx.post.id, versionToWrite(ctx)))) throw noSuchPost();
       return { success: true as const };
     }),
 

@@ -1,15 +1,36 @@
 /** /api/users (docs/blog.md). */
-import { ForbiddenError, NotFoundError, procedures } from 'proceedjs';
+import { ForbiddenError, NotFoundError, type Precondition, procedures } from 'proceedjs';
 import { admin, authenticated, hashPassword } from 'proceedjs/auth';
 import { offsetInput, offsetPage, offsetResult } from 'proceedjs/pagination';
 import { z } from 'zod';
-import { blogProcedure } from '../context.js';
-import { roles, userSortColumns } from '../db/index.js';
+import { type BlogContext, blogProcedure } from '../context.js';
+import { roles, type User as UserRecord, userSortColumns } from '../db/index.js';
 import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
 import { text, updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
+
+const noSuchUser = () => new NotFoundError('No user with this id');
+
+/** What ETags and If-Match name: the user's version (docs/blog.md, "Versions and If-Match"). */
+const userVersion = (user: UserRecord) => user.version;
+
+/**
+ * The version a write must find. Without If-Match, any (nothing is read). With it, the user is
+ * read (the caller themself is loaded already), checked, and the write applies to that version
+ * or fails with 412.
+ */
+async function versionToWrite(
+  ctx: BlogContext & { precondition: Precondition },
+  userId: string,
+): Promise<number | undefined> {
+  if (!ctx.precondition.sent) return undefined;
+  const current = ctx.user?.id === userId ? ctx.user : await ctx.repos.users.findById(userId);
+  if (current === undefined) throw noSuchUser();
+  ctx.precondition.check(current.version);
+  return current.version;
+}
 
 export const users = procedures('users', {
   listUsers: blogProcedure()
@@ -41,9 +62,10 @@ export const users = procedures('users', {
     .meta({ summary: 'A user, public view' })
     .input(id)
     .output(User.public)
+    .versioned(userVersion)
     .query(async ({ input, ctx }) => {
       const user = await ctx.repos.users.findById(input.id);
-      if (user === undefined) throw new NotFoundError('No user with this id');
+      if (user === undefined) throw noSuchUser();
       return user;
     }),
 
@@ -75,14 +97,15 @@ export const users = procedures('users', {
       }),
     )
     .output(User.authenticated)
+    .versioned(userVersion)
     .mutation(async ({ input, ctx }) => {
       const isAdmin = ctx.user.role === 'admin';
       if (!isAdmin && (input.data.role !== undefined || input.data.isActive !== undefined)) {
         throw new ForbiddenError('Only an admin may change role or isActive');
       }
       const patch = input.data;
-      const user = await ctx.repos.users.update(input.id, patch);
-      if (user === undefined) throw new NotFoundError('No user with this id');
+      const user = await ctx.repos.users.update(input.id, patch, await versionToWrite(ctx, input.id));
+      if (user === undefined) throw noSuchUser();
       // Deactivation ends every session for good: reactivating must not revive stolen tokens.
       if (patch.isActive === false) await ctx.tokens.revokeAllForUser(user.id);
       return user;
@@ -93,8 +116,9 @@ export const users = procedures('users', {
     .guard(admin)
     .input(id)
     .output(Success)
+    .versioned()
     .mutation(async ({ input, ctx }) => {
-      if (!(await ctx.repos.users.delete(input.id))) throw new NotFoundError('No user with this id');
+      if (!(await ctx.repos.users.delete(input.id, await versionToWrite(ctx, input.id)))) throw noSuchUser();
       await ctx.tokens.revokeAllForUser(input.id);
       return { success: true as const };
     }),
