@@ -40,6 +40,7 @@ export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } fro
 export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
+export type { IdempotencyRuntime } from './server/procedure-route.js';
 export type { EntryContext } from './server/entry-context.js';
 export type { HealthOptions } from './server/health.js';
 export type { CompressionOptions } from './server/http-cache.js';

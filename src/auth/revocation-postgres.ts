@@ -3,17 +3,10 @@
  * indexed query per verified token, and `INSERT … ON CONFLICT DO NOTHING` to mark a refresh token
  * used, so that two instances racing with one token cannot both win.
  */
+import { createSchema, quoteTable, type SqlClient } from '../stores/sql.js';
 import type { RevocationCheck, RevocationStore } from './revocation.js';
 
-/**
- * The one method the store needs. A `pg` Pool or Client and a PGlite instance all fit.
- *
- * @example
- * const client: SqlClient = new pg.Pool({ connectionString });
- */
-export interface SqlClient {
-  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
-}
+export type { SqlClient } from '../stores/sql.js';
 
 export interface PostgresRevocationStoreOptions {
   /** Table name, optionally schema-qualified. Default `proceed_revocations`. */
@@ -22,21 +15,8 @@ export interface PostgresRevocationStoreOptions {
   pruneInterval?: number;
 }
 
-const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-function quoteTable(name: string): { qualified: string; bare: string } {
-  const parts = name.split('.');
-  if (parts.length > 2 || !parts.every((part) => identifier.test(part))) {
-    throw new TypeError(`Invalid table name "${name}" (letters, digits and _, optionally schema.table)`);
-  }
-  return { qualified: parts.map((part) => `"${part}"`).join('.'), bare: parts.at(-1) as string };
-}
-
 /** The expiry of entries never pruned (generations): the largest bigint. */
 const keptForGood = '9223372036854775807';
-
-/** SQLSTATEs of a concurrent `CREATE … IF NOT EXISTS` losing the race: the object exists. */
-const alreadyExists = new Set(['23505', '42P07', '42710']);
 
 /**
  * Revocations in a PostgreSQL table it creates on first use (or at {@link ensureSchema}).
@@ -82,14 +62,7 @@ export class PostgresRevocationStore implements RevocationStore {
       )`,
       `CREATE INDEX IF NOT EXISTS ${this.#index} ON ${this.#table} (expires_at)`,
     ];
-    for (const statement of statements) {
-      try {
-        await this.#client.query(statement);
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (typeof code !== 'string' || !alreadyExists.has(code)) throw error;
-      }
-    }
+    await createSchema(this.#client, statements);
   }
 
   async revokeToken(jti: string, expiresAt: number): Promise<void> {

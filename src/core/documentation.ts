@@ -51,7 +51,12 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   // any tag at all where the procedure keeps no versions (docs/http-caching.md).
   if (route.method !== 'GET') codes.push('PRECONDITION_FAILED');
   codes.push(...(definition.meta.errors ?? []));
-  const documentation = [...definition.documentation, ...added, ...versionDocumentation(route)];
+  const documentation = [
+    ...definition.documentation,
+    ...added,
+    ...versionDocumentation(route),
+    ...(definition.idempotent ? [idempotencyDocumentation] : []),
+  ];
   const headers: Record<string, HeaderDocumentation> = {};
   const requestHeaders: Record<string, HeaderDocumentation> = {};
   let notModified = false;
@@ -145,3 +150,25 @@ export const entityTagDocumentation: DocumentationSource = (route) =>
   route.method === 'GET' && route.definition.versioning === undefined
     ? conditionalRead(etagOfBody)
     : undefined;
+
+/**
+ * What an idempotent POST answers besides its own: `Idempotency-Key`, a replay's header, 409
+ * while the first request runs, 422 for a key sent with another body.
+ */
+export const idempotencyDocumentation: RouteDocumentation = Object.freeze<RouteDocumentation>({
+  problems: ['CONFLICT', 'IDEMPOTENCY_KEY_REUSED'],
+  requestHeaders: {
+    'Idempotency-Key': {
+      description:
+        'A unique key (a UUID, say) for this request: sent again with the same body within 24 hours, it replays the first answer instead of running the request again',
+      type: 'string',
+    },
+  },
+  headers: {
+    'Idempotency-Replayed': {
+      description:
+        '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`',
+      type: 'string',
+    },
+  },
+});

@@ -272,6 +272,8 @@ export interface ProcedureDefinition {
   readonly headers: Readonly<Record<string, string>>;
   /** Set by `.versioned()`: its answers carry versions and its writes check `If-Match`. */
   readonly versioning: Versioning | undefined;
+  /** Set by `.idempotent()`: a POST that replays its answer to a repeated `Idempotency-Key`. */
+  readonly idempotent: boolean;
   readonly handler: AnyHandler;
 }
 
@@ -322,6 +324,7 @@ interface BuilderState {
   meta: ProcedureMeta;
   headers: Readonly<Record<string, string>>;
   versioning: Versioning | undefined;
+  idempotent: boolean;
 }
 
 /** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
@@ -492,6 +495,19 @@ export class ProcedureBuilder<
     return this.#with({ versioning: { read: read as ((result: unknown) => unknown) | undefined } }) as never;
   }
 
+  /**
+   * A POST that a client may retry safely with an `Idempotency-Key` (docs/http-caching.md): the
+   * same key from the same caller with the same body replays the first answer without running
+   * the handler again. Needs an idempotency store on the app (`idempotencyPlugin` from
+   * `proceedjs/idempotency`); `idempotencyPlugin`'s `creates: true` does this for every `create*`.
+   *
+   * @example
+   * const createPost = procedure<Ctx>().idempotent().input(newPost).mutation(({ input, ctx }) => ctx.db.posts.insert(input));
+   */
+  idempotent(): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+    return this.#with({ idempotent: true }) as never;
+  }
+
   /** Documentation for OpenAPI. */
   meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
@@ -541,6 +557,7 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       meta: {},
       headers: {},
       versioning: undefined,
+      idempotent: false,
     }),
   );
 }

@@ -69,6 +69,11 @@ export function planRoutes(
           `Procedures "${previous}" and "${owner}" both map to ${resolved.method} ${path}`,
         );
       }
+      if (definition.idempotent && resolved.method !== 'POST') {
+        throw new ProceedConfigError(
+          `${owner} is .idempotent() but answers ${resolved.method}: only a POST needs an Idempotency-Key (PUT and DELETE are idempotent already)`,
+        );
+      }
       taken.set(key, owner);
       entries.push({
         collection: collection.name,

@@ -7,7 +7,8 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
-import { entityTagDocumentation } from '../core/documentation.js';
+import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
@@ -28,7 +29,7 @@ import { loggerOptions } from './logger.js';
 import { MethodIndex } from './not-found.js';
 import type { AppOptions, MaybePromise, MountOptions } from './options.js';
 import { answerClientError, sendProblem } from './problems.js';
-import { registerProcedureRoute } from './procedure-route.js';
+import { type IdempotencyRuntime, registerProcedureRoute } from './procedure-route.js';
 import { RateLimits } from './rate-limit.js';
 
 export type { AppOptions } from './options.js';
@@ -57,6 +58,7 @@ export class App<TCtx extends object = object> {
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
   readonly #compressAbove: number | undefined;
+  #idempotency: IdempotencyRuntime | undefined;
   #signalsInstalled = false;
 
   constructor(options: AppOptions<TCtx> = {}) {
@@ -86,6 +88,14 @@ export class App<TCtx extends object = object> {
     this.server.setNotFoundHandler((request, reply) =>
       sendProblem(methods.problemFor(request), request, reply, exposeErrors),
     );
+    this.server.addHook('onReady', async () => {
+      if (this.#idempotency !== undefined) return;
+      const needy = this.routes.filter((route) => route.definition.idempotent);
+      if (needy.length > 0)
+        throw new ProceedConfigError(
+          `${needy.map((route) => `${route.collection}.${route.name}`).join(', ')} ${needy.length === 1 ? 'is' : 'are'} .idempotent(), but the app has no idempotency store: register idempotencyPlugin from proceedjs/idempotency`,
+        );
+    });
     this.server.addHook('onClose', async () => {
       for (const close of this.#closers.reverse()) await close();
     });
@@ -127,6 +137,7 @@ export class App<TCtx extends object = object> {
       registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
         entityTags: this.#options.entityTags ?? true,
         compressAbove: this.#compressAbove,
+        idempotency: () => this.#idempotency,
       });
     });
     return this;
@@ -153,6 +164,24 @@ export class App<TCtx extends object = object> {
    */
   document(source: DocumentationSource): this {
     this.routeTable.document(source);
+    return this;
+  }
+
+  /**
+   * Where `Idempotency-Key`s live and which POSTs replay (`idempotencyPlugin` from
+   * `proceedjs/idempotency` calls it): `.idempotent()` procedures, and with `creates` every
+   * `create*` one.
+   */
+  useIdempotency(idempotency: IdempotencyRuntime): this {
+    if (this.#idempotency !== undefined)
+      throw new ProceedConfigError('An idempotency store is registered twice on this app');
+    this.#idempotency = idempotency;
+    if (idempotency.creates)
+      this.document((route) =>
+        route.convention?.prefix === 'create' && !route.definition.idempotent
+          ? idempotencyDocumentation
+          : undefined,
+      );
     return this;
   }
 

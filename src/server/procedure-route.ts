@@ -2,7 +2,13 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
 import { ProceedError } from '../core/errors.js';
-import { compileRoute } from '../core/execute.js';
+import { compileRoute, type Reply } from '../core/execute.js';
+import {
+  type IdempotencySettings,
+  idempotencyKeyOf,
+  keyNotTaken,
+  runIdempotent,
+} from '../core/idempotency.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { compressed, entityTag, varyOnCoding, withEntityTag } from './http-cache.js';
@@ -43,15 +49,34 @@ export function procedureOf(request: FastifyRequest): string | undefined {
   return request.routeOptions.config.procedure;
 }
 
+/** The app's idempotency store and whether every `create*` replays, once a plugin set them. */
+export interface IdempotencyRuntime {
+  readonly settings: IdempotencySettings;
+  readonly creates: boolean;
+}
+
 export function registerProcedureRoute(
   server: FastifyInstance,
   route: MountedRoute,
   context: ContextPipeline,
   lifecycle: Lifecycle,
   onRequest: readonly onRequestAsyncHookHandler[],
-  options: { entityTags: boolean; compressAbove: number | undefined },
+  options: {
+    entityTags: boolean;
+    compressAbove: number | undefined;
+    idempotency: () => IdempotencyRuntime | undefined;
+  },
 ): void {
   const invoke = compileRoute(route);
+  const isPost = route.method === 'POST';
+  const isCreate = route.convention?.prefix === 'create';
+  /** The store, when this route replays: a key on any other POST is refused. */
+  const replaying = (): IdempotencySettings => {
+    const runtime = options.idempotency();
+    if (runtime === undefined || !(route.definition.idempotent || (runtime.creates && isCreate)))
+      throw keyNotTaken();
+    return runtime.settings;
+  };
   const isRead = route.method === 'GET';
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
@@ -71,14 +96,21 @@ export function registerProcedureRoute(
       }
       const made = context.build(requestInfo(request));
       const ctx = made instanceof Promise ? await made : made;
-      const result = await invoke({
+      const call = {
         ctx,
         params: request.params as Record<string, string>,
         query: request.query as Record<string, unknown> | undefined,
         body: request.body,
         ifMatch: request.headers['if-match'],
-      });
+      };
+      const sent = isPost ? request.headers['idempotency-key'] : undefined;
+      // Node joins a repeated header with ", ": two keys are one malformed key.
+      const key = Array.isArray(sent) ? sent.join(', ') : sent;
+      let result: Reply & { replayed?: true };
+      if (key === undefined) result = await invoke(call);
+      else result = await runIdempotent(replaying(), call, idempotencyKeyOf(key), invoke);
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
+      if (result.replayed === true) reply.header('idempotency-replayed', 'true');
       if (result.location !== undefined) reply.header('location', result.location);
       let body: string | undefined = result.body;
       if (!isRead) {
