@@ -2,7 +2,8 @@
  * Proceed: named procedures become a clean, documented, secure REST API.
  *
  * Subpath exports: `proceedjs/resource` (views), `proceedjs/auth`, `proceedjs/pagination`,
- * `proceedjs/openapi`, `proceedjs/client`, `proceedjs/config` (settings checks that load nothing heavy).
+ * `proceedjs/openapi`, `proceedjs/client`, `proceedjs/idempotency`, `proceedjs/metrics`,
+ * `proceedjs/config` (settings checks that load nothing heavy).
  *
  * @module proceed
  */
@@ -40,11 +41,11 @@ export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } fro
 export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
-export type { IdempotencyRuntime } from './server/procedure-route.js';
 export type { EntryContext } from './server/entry-context.js';
 export type { HealthOptions } from './server/health.js';
 export type { CompressionOptions } from './server/http-cache.js';
 export type { Listening, ListenOptions, Phase } from './server/lifecycle.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';
 export type { MountOptions } from './server/options.js';
+export type { IdempotencyRuntime } from './server/procedure-route.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './server/rate-limit.js';

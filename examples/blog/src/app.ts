@@ -15,6 +15,12 @@ import {
   type UserLoader,
   verifyPassword,
 } from 'proceedjs/auth';
+import {
+  type IdempotencyStore,
+  idempotencyPlugin,
+  MemoryIdempotencyStore,
+  PostgresIdempotencyStore,
+} from 'proceedjs/idempotency';
 import { metricsPlugin } from 'proceedjs/metrics';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
@@ -104,13 +110,19 @@ function describeDatabase(location: DatabaseLocation | undefined, database: Data
   }
 }
 
-/** Auth, the routes and the documentation: the same whether the app serves or is only inspected. */
+/**
+ * Auth, idempotent creates, the routes and the documentation: the same whether the app serves or
+ * is only inspected.
+ */
 async function wire(
   app: App<BlogContext>,
   tokens: TokenService,
   userLoader: UserLoader<User>,
+  idempotencyKeys: IdempotencyStore,
 ): Promise<void> {
   await app.register(authPlugin, { tokens, userLoader });
+  // A create sent again with its Idempotency-Key replays the first answer (docs/blog.md).
+  await app.register(idempotencyPlugin, { store: idempotencyKeys, creates: true });
   app.mount(api);
   await app.register(docsPlugin, {
     routePrefix: '/api/docs',
@@ -194,7 +206,7 @@ async function buildBlogApp(
       secret: randomBytes(32).toString('hex'),
       store: new MemoryRevocationStore(),
     });
-    await wire(app, tokens, () => undefined);
+    await wire(app, tokens, () => undefined, new MemoryIdempotencyStore());
     return app;
   }
 
@@ -233,7 +245,7 @@ async function buildBlogApp(
 
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
     services = { repos, tokens, mailer, background: background.run };
-    await wire(app, tokens, (id) => repos.users.findById(id));
+    await wire(app, tokens, (id) => repos.users.findById(id), new PostgresIdempotencyStore(database));
     return app;
   } catch (error) {
     await database.close();

@@ -138,6 +138,8 @@ export interface BlogInstance extends Connection {
   admin: { email: string; password: string };
   /** The JWT secret the app signs with (to forge tokens in attack tests). */
   secret: string;
+  /** Where its database is: another instance may open the same one. */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -285,6 +287,7 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     mail,
     admin,
     secret,
+    databaseUrl: database.url,
     async close() {
       try {
         await app.close();
