@@ -72,7 +72,8 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   // Any route: 500 when something unexpected fails; 503 from a server that is closing (or a
   // database that is down, docs/errors.md). A body can also be too slow to arrive: 408.
   if (takesBody(route)) codes.push('REQUEST_TIMEOUT');
-  codes.push('INTERNAL', 'UNAVAILABLE');
+  // Any request: headers over Node's limit are refused before routing (docs/deployment.md).
+  codes.push('HEADERS_TOO_LARGE', 'INTERNAL', 'UNAVAILABLE');
   return {
     problems: distinctProblems(codes),
     headers,

@@ -133,6 +133,7 @@ describe('routeFacts', () => {
       'PRECONDITION_FAILED',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
+      'HEADERS_TOO_LARGE',
       'INTERNAL',
       'UNAVAILABLE',
     ]);
@@ -150,6 +151,7 @@ describe('routeFacts', () => {
     expect(found.problems.map((problem) => `${problem.status} ${problem.code}`)).toEqual([
       '422 OUT_OF_STOCK',
       '429 RATE_LIMITED',
+      '431 HEADERS_TOO_LARGE',
       '500 INTERNAL',
       '503 UNAVAILABLE',
     ]);

@@ -94,7 +94,10 @@ describe('generateOpenApi on the notes fixture', () => {
       ['GET /api/health', 'health', ['health']],
       ['GET /api/health/live', 'healthLive', ['health']],
     ]);
-    expect(document.tags).toEqual([{ name: 'notes' }, { name: 'health' }]);
+    expect(document.tags).toEqual([
+      { name: 'notes' },
+      { name: 'health', description: expect.stringContaining('probes') },
+    ]);
   });
 
   it('turns the list input into query parameters with their constraints, defaults and enums', () => {
@@ -229,7 +232,14 @@ describe('generateOpenApi on the notes fixture', () => {
 
   it('documents the problem responses each route can produce', () => {
     const document = notesDocument();
-    expect(statuses(operation(document, '/api/notes', 'get'))).toEqual(['200', '304', '400', '500', '503']);
+    expect(statuses(operation(document, '/api/notes', 'get'))).toEqual([
+      '200',
+      '304',
+      '400',
+      '431',
+      '500',
+      '503',
+    ]);
     expect(statuses(operation(document, '/api/notes', 'post'))).toEqual([
       '201',
       '400',
@@ -238,6 +248,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '412',
       '413',
       '415',
+      '431',
       '500',
       '503',
     ]);
@@ -246,6 +257,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '304',
       '400',
       '404',
+      '431',
       '500',
       '503',
     ]);
@@ -258,6 +270,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '412',
       '413',
       '415',
+      '431',
       '500',
       '503',
     ]);
@@ -270,14 +283,21 @@ describe('generateOpenApi on the notes fixture', () => {
       '404',
       '409',
       '412',
+      '431',
       '500',
       '503',
     ]);
     // No input schema and no body: nothing the client sends can be invalid.
-    expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual(['200', '304', '500', '503']);
-    expect(statuses(operation(document, '/api/health', 'get'))).toEqual(['200', '503']);
+    expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual([
+      '200',
+      '304',
+      '431',
+      '500',
+      '503',
+    ]);
+    expect(statuses(operation(document, '/api/health', 'get'))).toEqual(['200', '431', '503']);
     // Liveness answers while the process runs, shutting down included.
-    expect(statuses(operation(document, '/api/health/live', 'get'))).toEqual(['200']);
+    expect(statuses(operation(document, '/api/health/live', 'get'))).toEqual(['200', '431']);
     expect(operation(document, '/api/notes/{id}', 'delete').responses['403']).toEqual({
       $ref: '#/components/responses/Forbidden',
     });
@@ -319,6 +339,7 @@ describe('generateOpenApi on the notes fixture', () => {
       'NotFound',
       'PayloadTooLarge',
       'PreconditionFailed',
+      'RequestHeaderFieldsTooLarge',
       'RequestTimeout',
       'ServiceUnavailable',
       'Unauthorized',
@@ -425,10 +446,35 @@ describe('generateOpenApi on small fixtures', () => {
     expect(param(operation(document, '/api/search', 'get'), 'q').description).toBe('Words to look for');
   });
 
+  it('describes tags given in the options, refuses a tag no collection has, and passes info through', () => {
+    const document = generateOpenApi({
+      mounts: [{ prefix: '/api', collections: [posts] }],
+      info: { ...info, license: { name: 'MIT', identifier: 'MIT' }, contact: { email: 'api@example.com' } },
+      tags: { posts: 'Posts and their moves' },
+    });
+    expect(document.tags).toContainEqual({ name: 'posts', description: 'Posts and their moves' });
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(() =>
+      generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info, tags: { post: 'typo' } }),
+    ).toThrow(/openapi\.tags names "post", which no documented collection has \(tags: posts, health\)/);
+  });
+
   it('documents 401 for an authenticated guard and 403 only for guards that can deny a signed-in user', () => {
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [posts] }], info });
     const create = operation(document, '/api/posts', 'post');
-    expect(statuses(create)).toEqual(['201', '400', '401', '408', '409', '412', '413', '415', '500', '503']);
+    expect(statuses(create)).toEqual([
+      '201',
+      '400',
+      '401',
+      '408',
+      '409',
+      '412',
+      '413',
+      '415',
+      '431',
+      '500',
+      '503',
+    ]);
     expect(create.security).toEqual([{ bearerAuth: [] }]);
     const publish = operation(document, '/api/posts/{id}/publish', 'post');
     expect(statuses(publish)).toEqual([
@@ -442,6 +488,7 @@ describe('generateOpenApi on small fixtures', () => {
       '412',
       '413',
       '415',
+      '431',
       '500',
       '503',
     ]);
@@ -487,13 +534,14 @@ describe('generateOpenApi on small fixtures', () => {
         .query(() => ({})),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [guarded] }], info });
-    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '500', '503']);
+    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '431', '500', '503']);
     expect(statuses(operation(document, '/api/gates/{id}', 'get'))).toEqual([
       '200',
       '400',
       '401',
       '403',
       '404',
+      '431',
       '500',
       '503',
     ]);
@@ -507,7 +555,7 @@ describe('generateOpenApi on small fixtures', () => {
         .query(() => []),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [scoped] }], info });
-    expect(statuses(operation(document, '/api/scoped', 'get'))).toEqual(['200', '500', '503']);
+    expect(statuses(operation(document, '/api/scoped', 'get'))).toEqual(['200', '431', '500', '503']);
   });
 
   it('qualifies operationIds that would collide', async () => {
@@ -617,12 +665,12 @@ describe('problems declared by plugins and procedures', () => {
     routeTable.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
     routeTable.document((route) => (route.name === 'signIn' ? { problems: ['RATE_LIMITED'] } : undefined));
     const document = generateOpenApi({ app: { routeTable }, info });
-    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '500', '503']);
+    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '431', '500', '503']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }, {}]);
     expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');
     expect(responsesOf(document, '/api/things', 'get')).not.toContain('429');
-    expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '503']);
+    expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '431', '503']);
   });
 
   it('documents an app’s own error codes in the routes that declare them, the Problem schema and its status response', async () => {

@@ -3,7 +3,7 @@
  * planner (which owns the naming rules), schemas from the core's JSON Schema converter; this
  * module only arranges them in OpenAPI's shape.
  */
-import { routeFacts } from '../core/documentation.js';
+import { distinctProblems, routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import type { HttpMethod } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
@@ -60,6 +60,11 @@ export interface OpenApiDocumentOptions {
    * (what OpenAPI assumes anyway, written out because linters such as Redocly require it).
    */
   servers?: readonly OpenApiServer[];
+  /**
+   * A description per tag (each collection is a tag, named after it), shown above its
+   * operations by documentation UIs. The health routes' tag has one already.
+   */
+  tags?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -90,6 +95,7 @@ export type OpenApiOptions = OpenApiDocumentOptions &
   );
 
 const healthTag = 'health';
+const healthTagDescription = 'Readiness and liveness probes for load balancers and orchestrators';
 
 const isBuiltIn = (code: string) => Object.hasOwn(errorStatus, code);
 
@@ -369,7 +375,7 @@ class DocumentBuilder {
         summary: 'Liveness check',
         description: 'Answers 200 while the process can answer at all, shutting down included.',
         security: [],
-        responses: { '200': ok },
+        responses: { '200': ok, ...this.problems(distinctProblems(['HEADERS_TOO_LARGE'])) },
       };
     }
     return {
@@ -381,7 +387,7 @@ class DocumentBuilder {
       security: [],
       responses: {
         '200': ok,
-        ...this.problems([{ code: 'UNAVAILABLE', status: 503, title: 'Service unavailable' }]),
+        ...this.problems(distinctProblems(['HEADERS_TOO_LARGE', 'UNAVAILABLE'])),
       },
     };
   }
@@ -486,7 +492,11 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     const item = paths[openApiPath(path)] ?? {};
     item[lowerMethod(method)] = operation;
     paths[openApiPath(path)] = item;
-    for (const tag of operation.tags) if (!tags.some((known) => known.name === tag)) tags.push({ name: tag });
+    for (const tag of operation.tags) {
+      if (tags.some((known) => known.name === tag)) continue;
+      const description = options.tags?.[tag] ?? (tag === healthTag ? healthTagDescription : undefined);
+      tags.push(description === undefined ? { name: tag } : { name: tag, description });
+    }
   };
   routes.forEach((route, index) => {
     addOperation(route.method, route.path, builder.operation(route, ids[index] ?? ''));
@@ -498,6 +508,11 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     addOperation('GET', liveness, builder.health(ids[first + 1] ?? 'healthLive', 'liveness'));
   });
 
+  const unknownTags = Object.keys(options.tags ?? {}).filter((name) => !tags.some((tag) => tag.name === name));
+  if (unknownTags.length > 0)
+    throw new ProceedConfigError(
+      `openapi.tags names ${unknownTags.map((name) => `"${name}"`).join(', ')}, which no documented collection has (tags: ${tags.map((tag) => tag.name).join(', ')})`,
+    );
   const used = [...builder.usedProblems.values()];
   const appCodes = used.filter((problem) => !isBuiltIn(problem.code));
   builder.components.add(

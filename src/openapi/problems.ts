@@ -67,7 +67,7 @@ export function problemSchemaWith(appCodes: readonly string[]): JsonSchema {
 }
 
 /** The statuses Proceed's own codes answer with. */
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 431 | 500 | 503;
 
 interface ProblemResponseSpec {
   name: string;
@@ -140,6 +140,11 @@ const specs: Record<number, ProblemResponseSpec> = {
         schema: { type: 'integer', minimum: 0 },
       },
     },
+  },
+  431: {
+    name: 'RequestHeaderFieldsTooLarge',
+    example: 'The request line and headers are larger than the server accepts',
+    description: 'The request line and headers are over the server limit (16 KiB); the connection is closed',
   },
   500: {
     name: 'InternalError',

@@ -25,7 +25,12 @@ export interface Reference {
 export interface OpenApiInfo {
   title: string;
   version: string;
+  summary?: string;
   description?: string;
+  termsOfService?: string;
+  contact?: { name?: string; url?: string; email?: string };
+  /** `identifier` is an SPDX id (`MIT`); OpenAPI 3.1 allows it or `url`, not both. */
+  license?: { name: string; identifier?: string; url?: string };
 }
 
 /**

@@ -131,6 +131,14 @@ async function wire(
         title: 'Proceed blog API',
         version: '1.0.0',
         description: 'Posts, users and auth: the reference application of the Proceed framework.',
+        license: { name: 'MIT', identifier: 'MIT' },
+        // A copy of the blog puts its own team here: linters ask for someone to write to.
+        contact: { name: 'Blog API team', email: 'blog-api@example.com' },
+      },
+      tags: {
+        auth: 'Accounts and sessions: register, log in, refresh, log out, password resets',
+        users: 'People: public profiles, your own account, and user management for admins',
+        posts: 'Posts: drafts, publishing and archiving, readable by anyone once published',
       },
     },
   });

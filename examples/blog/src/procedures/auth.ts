@@ -56,7 +56,11 @@ export const auth = procedures('auth', {
     .rest({ method: 'POST', path: '/auth/register', status: 201 })
     .use(limited)
     .headers(noStore)
-    .meta({ summary: 'Create an account and sign in' })
+    .meta({
+      summary: 'Create an account and sign in',
+      description:
+        'Creates a user with the `user` role and answers with the user and a token pair. An email that is taken, in any case, is 409. Rate-limited per client IP.',
+    })
     .input(z.object({ email, password, name: text().trim().min(1).max(100) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
@@ -73,7 +77,12 @@ export const auth = procedures('auth', {
     .rest({ method: 'POST', path: '/auth/login' })
     .use(limited)
     .headers(noStore)
-    .meta({ summary: 'Sign in with email and password', errors: ['UNAUTHENTICATED', 'FORBIDDEN'] })
+    .meta({
+      summary: 'Sign in with email and password',
+      description:
+        'Answers a token pair. A wrong email and a wrong password get the same 401, in the same time; a deactivated account gets 403. Rate-limited per client IP.',
+      errors: ['UNAUTHENTICATED', 'FORBIDDEN'],
+    })
     .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
@@ -95,7 +104,12 @@ export const auth = procedures('auth', {
     .rest({ method: 'POST', path: '/auth/refresh' })
     .use(limited)
     .headers(noStore)
-    .meta({ summary: 'Trade a refresh token for a new pair (single use)', errors: ['INVALID_TOKEN'] })
+    .meta({
+      summary: 'Trade a refresh token for a new pair (single use)',
+      description:
+        'A refresh token works once. Sending a used one again ends every session of that login (the token was stolen, or this is a replay).',
+      errors: ['INVALID_TOKEN'],
+    })
     .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
@@ -112,7 +126,10 @@ export const auth = procedures('auth', {
 
   logout: blogProcedure()
     .rest({ method: 'POST', path: '/auth/logout' })
-    .meta({ summary: 'Revoke this access token and its refresh family' })
+    .meta({
+      summary: 'Revoke this access token and its refresh family',
+      description: 'Signs out this login: its access token and every refresh token it produced stop working.',
+    })
     .guard(authenticated)
     .output(Success)
     .mutation(async ({ ctx }) => {
@@ -122,7 +139,10 @@ export const auth = procedures('auth', {
 
   me: blogProcedure()
     .rest({ method: 'GET', path: '/auth/me' })
-    .meta({ summary: 'The signed-in user' })
+    .meta({
+      summary: 'The signed-in user',
+      description: 'The user the bearer token belongs to, in the authenticated view.',
+    })
     .guard(authenticated)
     .output(User.authenticated)
     .query(({ ctx }) => ctx.user),
@@ -130,7 +150,11 @@ export const auth = procedures('auth', {
   forgotPassword: blogProcedure()
     .rest({ method: 'POST', path: '/auth/forgot-password', status: 202 })
     .use(limited)
-    .meta({ summary: 'Send a password-reset link; the answer is the same whether or not the email exists' })
+    .meta({
+      summary: 'Send a password-reset link; the answer is the same whether or not the email exists',
+      description:
+        'Always 202, so the answer does not tell whether an account exists. The link holds a single-use token valid for one hour.',
+    })
     .input(z.object({ email }))
     .output(Success)
     .mutation(async ({ input, ctx }) => {
@@ -151,7 +175,10 @@ export const auth = procedures('auth', {
 
   resetPassword: blogProcedure()
     .rest({ method: 'POST', path: '/auth/reset-password' })
-    .meta({ summary: 'Set a new password with a reset token; signs out every session' })
+    .meta({
+      summary: 'Set a new password with a reset token; signs out every session',
+      description: 'The token works once and expires after an hour. Every session of the user ends.',
+    })
     .input(z.object({ token: z.string().min(1).max(256), password }))
     .output(Success)
     .mutation(async ({ input, ctx }) => {

@@ -72,7 +72,11 @@ function versionToWrite(ctx: { post: PostRecord; precondition: Precondition }): 
 const moveTo = (status: 'published' | 'archived', path: string, summary: string) =>
   owned(id)
     .rest({ method: 'POST', path })
-    .meta({ summary, errors: [blogErrors.INVALID_TRANSITION] })
+    .meta({
+      summary,
+      description: `Moves the post to \`${status}\` if its status allows it (409 \`INVALID_TRANSITION\` otherwise). With \`If-Match\`, only the version it names.`,
+      errors: [blogErrors.INVALID_TRANSITION],
+    })
     .output(Post.authenticated)
     .versioned(postVersion)
     .mutation(async ({ ctx }) =>
@@ -81,7 +85,11 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
 
 export const posts = procedures('posts', {
   listPosts: blogProcedure()
-    .meta({ summary: 'Posts, newest first, a cursor page at a time' })
+    .meta({
+      summary: 'Posts, newest first, a cursor page at a time',
+      description:
+        'Anonymous callers see published posts, signed-in users also their own drafts and archived posts, admins all. Follow `nextCursor` for older posts and `prevCursor` with `direction=backward` for newer ones.',
+    })
     .input(
       cursorInput({
         cursor: z.uuid(),
@@ -92,14 +100,22 @@ export const posts = procedures('posts', {
     .query(({ input, ctx }) => ctx.repos.posts.listCursor({ ...input, visibility: visibilityOf(ctx.user) })),
 
   getPost: blogProcedure()
-    .meta({ summary: 'A post, public view' })
+    .meta({
+      summary: 'A post, public view',
+      description:
+        "A post you may not see is 404. The `ETag` carries the post's version: send it in `If-Match` when you edit the post.",
+    })
     .input(id)
     .output(Post.public)
     .versioned(postVersion)
     .query(({ input, ctx }) => visiblePost(ctx, input.id)),
 
   createPost: blogProcedure()
-    .meta({ summary: 'Write a post; you are its author' })
+    .meta({
+      summary: 'Write a post; you are its author',
+      description:
+        'A draft unless `status` says `published`. Without an excerpt, one is derived from the content. Send an `Idempotency-Key` to retry safely.',
+    })
     .guard(authenticated)
     .input(z.object({ title, content, excerpt: excerpt.optional(), status: initialStatus.optional() }))
     .output(Post.authenticated)
@@ -113,7 +129,12 @@ export const posts = procedures('posts', {
       status: initialStatus.optional(),
     }),
   )
-    .meta({ summary: 'Edit a post (author or admin)', errors: [blogErrors.INVALID_TRANSITION] })
+    .meta({
+      summary: 'Edit a post (author or admin)',
+      description:
+        'Changes the fields sent (at least one). With `If-Match`, the edit applies only to the version it names; otherwise 412.',
+      errors: [blogErrors.INVALID_TRANSITION],
+    })
     .output(Post.authenticated)
     .versioned(postVersion)
     .mutation(async ({ input, ctx }) => {
@@ -122,7 +143,10 @@ export const posts = procedures('posts', {
     }),
 
   deletePost: owned(id)
-    .meta({ summary: 'Delete a post (author or admin)' })
+    .meta({
+      summary: 'Delete a post (author or admin)',
+      description: 'With `If-Match`, deletes only the version it names; otherwise 412.',
+    })
     .output(Success)
     .versioned()
     .mutation(async ({ ctx }) => {

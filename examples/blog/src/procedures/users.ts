@@ -34,7 +34,10 @@ async function versionToWrite(
 
 export const users = procedures('users', {
   listUsers: blogProcedure()
-    .meta({ summary: 'Users, a page at a time (admin)' })
+    .meta({
+      summary: 'Users, a page at a time (admin)',
+      description: 'Offset pages with the total count; filters combine with AND.',
+    })
     .guard(admin)
     .input(
       offsetInput({
@@ -59,7 +62,10 @@ export const users = procedures('users', {
     }),
 
   getUser: blogProcedure()
-    .meta({ summary: 'A user, public view' })
+    .meta({
+      summary: 'A user, public view',
+      description: "Anyone may read a public profile. The `ETag` carries the user's version.",
+    })
     .input(id)
     .output(User.public)
     .versioned(userVersion)
@@ -70,7 +76,10 @@ export const users = procedures('users', {
     }),
 
   createUser: blogProcedure()
-    .meta({ summary: 'Create a user with any role (admin)' })
+    .meta({
+      summary: 'Create a user with any role (admin)',
+      description: 'A taken email, in any case, is 409. Send an `Idempotency-Key` to retry safely.',
+    })
     .guard(admin)
     .input(
       z.object({
@@ -87,7 +96,11 @@ export const users = procedures('users', {
     }),
 
   updateUser: blogProcedure()
-    .meta({ summary: 'Rename yourself; admins may also change role and active state' })
+    .meta({
+      summary: 'Rename yourself; admins may also change role and active state',
+      description:
+        'Deactivating a user ends every session of theirs for good. With `If-Match`, the change applies only to the version it names.',
+    })
     .guard(authenticated, selfOrAdmin)
     .input(
       updateInput({
@@ -112,7 +125,10 @@ export const users = procedures('users', {
     }),
 
   deleteUser: blogProcedure()
-    .meta({ summary: 'Delete a user and their posts (admin)' })
+    .meta({
+      summary: 'Delete a user and their posts (admin)',
+      description: 'Their posts and sessions go with them. With `If-Match`, only the version it names.',
+    })
     .guard(admin)
     .input(id)
     .output(Success)
