@@ -43,14 +43,69 @@ export async function tryItOut(
   return { status: (await status.textContent())?.trim() ?? '', body: JSON.parse(body ?? '') };
 }
 
-/** A new page that records every URL it requests and every script error it meets. */
-export async function watchedPage(
-  browser: Browser,
-): Promise<{ page: Page; requested: string[]; pageErrors: string[] }> {
+/** What a watched page saw: every URL it requested, script errors, console errors, CSP violations. */
+export interface WatchedPage {
+  page: Page;
+  requested: string[];
+  pageErrors: string[];
+  consoleErrors: string[];
+  cspViolations: string[];
+}
+
+/** A new page that records every URL it requests, every error it logs and every CSP violation. */
+export async function watchedPage(browser: Browser): Promise<WatchedPage> {
   const page = await browser.newPage();
-  const requested: string[] = [];
-  const pageErrors: string[] = [];
-  page.on('request', (request) => requested.push(request.url()));
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  return { page, requested, pageErrors };
+  const watched: WatchedPage = { page, requested: [], pageErrors: [], consoleErrors: [], cspViolations: [] };
+  page.on('request', (request) => watched.requested.push(request.url()));
+  page.on('pageerror', (error) => watched.pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') watched.consoleErrors.push(message.text());
+  });
+  // Chromium also logs a violation as a console error; the event names the directive and the source.
+  await page.exposeFunction('reportCspViolation', (violation: string) =>
+    watched.cspViolations.push(violation),
+  );
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      const report = (window as unknown as { reportCspViolation(violation: string): void })
+        .reportCspViolation;
+      report(
+        `${event.effectiveDirective} refused ${event.blockedURI} (${event.sourceFile}:${event.lineNumber})`,
+      );
+    });
+  });
+  return watched;
+}
+
+/** A Content-Security-Policy header as directive → sources. */
+export function policyDirectives(header: string | undefined): Record<string, string[]> {
+  const directives: Record<string, string[]> = {};
+  for (const directive of (header ?? '').split(';')) {
+    const [name, ...sources] = directive.trim().split(/\s+/);
+    if (name !== undefined && name !== '') directives[name] = sources;
+  }
+  return directives;
+}
+
+/** Each operation's padlock in Swagger UI, by the operation's element id: locked, unlocked or none. */
+export function padlocks(page: Page): Promise<Record<string, string>> {
+  return page.$$eval('.opblock', (blocks) =>
+    Object.fromEntries(
+      blocks.map((block) => {
+        const button = block.querySelector('.opblock-summary .authorization__btn');
+        const label = button?.getAttribute('aria-label') ?? 'none';
+        return [block.id, label.replace('authorization button ', '')];
+      }),
+    ),
+  );
+}
+
+/** Authorizes the bearer scheme with `token` through the Authorize dialog and closes it. */
+export async function authorize(page: Page, token: string): Promise<void> {
+  await page.locator('.scheme-container .btn.authorize').click();
+  const dialog = page.locator('.dialog-ux');
+  await dialog.locator('input').first().fill(token);
+  await dialog.locator('button.authorize').click();
+  await dialog.locator('button.btn-done').click();
+  await dialog.waitFor({ state: 'detached' });
 }

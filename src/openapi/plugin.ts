@@ -3,13 +3,19 @@
  * Swagger UI, every asset served by the app itself. The document is generated once, when the
  * app becomes ready, so it sees every mount whatever the order of `mount` and `register`.
  */
-import swaggerUi from '@fastify/swagger-ui';
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
+import {
+  docsContentSecurityPolicy,
+  docsFavicon,
+  docsThemeCss,
+  proceedSwaggerUiPlugin,
+} from './swagger-ui.js';
 import type { OpenApiDocument } from './types.js';
 
 /**
@@ -112,7 +118,14 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     await instance.register(specificationProvider, { read });
     await instance.register(swaggerUi, {
       routePrefix,
-      theme: { title: escapeHtml(`${info.title}: API documentation`) },
+      theme: {
+        title: escapeHtml(`${info.title}: API documentation`),
+        css: [{ filename: 'proceed.css', content: docsThemeCss }],
+        favicon: [docsFavicon],
+      },
+      // Left undefined, @fastify/swagger-ui swaps the Fastify logo into the top bar, which shows the
+      // API's title instead; `null`, which its types leave out, turns the swap off.
+      ...({ logo: null } as unknown as Pick<FastifySwaggerUiOptions, 'logo'>),
       uiConfig: {
         deepLinking: true,
         displayOperationId: true,
@@ -120,14 +133,11 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
         // Tokens stay in the page's memory: kept in localStorage, any script on the origin could read them.
         persistAuthorization: false,
         docExpansion: 'list',
+        // The validator badge would send the document's URL to validator.swagger.io.
+        validatorUrl: null,
+        plugins: [proceedSwaggerUiPlugin],
       },
-      // A Content-Security-Policy on the page and its assets (same-origin only, no framing). The
-      // plugin's default also upgrades requests to https, which would break the UI on plain http.
-      staticCSP: true,
-      transformStaticCSP: (header: string) =>
-        header
-          .replace(' upgrade-insecure-requests;', '')
-          .replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
+      staticCSP: docsContentSecurityPolicy,
     });
   });
 }
