@@ -508,7 +508,9 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     addOperation('GET', liveness, builder.health(ids[first + 1] ?? 'healthLive', 'liveness'));
   });
 
-  const unknownTags = Object.keys(options.tags ?? {}).filter((name) => !tags.some((tag) => tag.name === name));
+  const unknownTags = Object.keys(options.tags ?? {}).filter(
+    (name) => !tags.some((tag) => tag.name === name),
+  );
   if (unknownTags.length > 0)
     throw new ProceedConfigError(
       `openapi.tags names ${unknownTags.map((name) => `"${name}"`).join(', ')}, which no documented collection has (tags: ${tags.map((tag) => tag.name).join(', ')})`,
