@@ -59,6 +59,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
       './client',
       './config',
       './metrics',
+      './idempotency',
     ]);
     for (const [, target] of entries) {
       if (typeof target === 'string') throw new Error(`${target}: every export has types and default`);
