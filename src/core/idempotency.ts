@@ -114,7 +114,7 @@ const reused = () =>
     'This Idempotency-Key was sent before with a different request; use a new key for a new request',
   );
 
-const stillRunning = () =>
+export const stillRunning = () =>
   new ProceedError('CONFLICT', 'A request with this Idempotency-Key is still running; retry it shortly', {
     headers: { 'retry-after': '1' },
   });
@@ -154,7 +154,10 @@ export async function runIdempotent(
   try {
     reply = await invoke(call);
   } catch (error) {
-    await settings.store.release(storeKey, claim);
+    // A 4xx changed nothing: the corrected request may use the key. After anything else the
+    // write may have committed (the connection dropped before the answer, say): the key stays
+    // held until its lock runs out, so a quick retry gets 409 rather than a second record.
+    if (error instanceof ProceedError && error.status < 500) await settings.store.release(storeKey, claim);
     throw error;
   }
   if (!succeeded(reply)) {

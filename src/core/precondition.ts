@@ -104,5 +104,8 @@ export class RequestPrecondition implements Precondition {
 
 /** The precondition a versioned write receives: none when `If-Match` was not sent. */
 export function preconditionOf(header: string | undefined, owner: string): Precondition {
-  return header === undefined ? none : new RequestPrecondition(parseIfMatch(header), owner);
+  if (header === undefined) return none;
+  const ifMatch = parseIfMatch(header);
+  // `*` asks only that the record exist, which the handler's own 404 answers: nothing to pin.
+  return ifMatch === '*' ? none : new RequestPrecondition(ifMatch, owner);
 }

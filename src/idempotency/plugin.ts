@@ -55,6 +55,10 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
     );
   const ttl = duration('ttl', options.ttl, day);
   const lockTimeout = duration('lockTimeout', options.lockTimeout, 60_000);
+  if (ttl <= lockTimeout)
+    throw new TypeError(
+      `idempotencyPlugin: ttl (${ttl} ms) must be longer than lockTimeout (${lockTimeout} ms), or a key could expire while its request runs`,
+    );
   if (options.caller !== undefined && typeof options.caller !== 'function')
     throw new TypeError('idempotencyPlugin: caller must be a function of the context');
   const ensureSchema = (options.store as { ensureSchema?: () => Promise<void> }).ensureSchema;

@@ -3,7 +3,12 @@
  * instance on the database: one table it creates itself, a claim in one `INSERT … ON CONFLICT`
  * statement, so two instances racing with one key cannot both run the request.
  */
-import type { ClaimResult, IdempotencyStore, StoredAnswer } from '../core/idempotency.js';
+import {
+  type ClaimResult,
+  type IdempotencyStore,
+  type StoredAnswer,
+  stillRunning,
+} from '../core/idempotency.js';
 import { createSchema, quoteTable, type SqlClient } from '../stores/sql.js';
 
 export interface PostgresIdempotencyStoreOptions {
@@ -91,7 +96,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         answer: row.answer === null ? undefined : (JSON.parse(row.answer) as StoredAnswer),
       };
     }
-    throw new Error('Idempotency key claimed and freed twice while being read; retry the request');
+    // Claimed and freed twice while being read: as busy as a request still running.
+    throw stillRunning();
   }
 
   async complete(key: string, claim: string, answer: StoredAnswer): Promise<void> {

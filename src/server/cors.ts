@@ -23,6 +23,7 @@ const allowedHeaders = [
 const exposedHeaders = [
   'Location',
   'ETag',
+  'Idempotency-Replayed',
   'Retry-After',
   'WWW-Authenticate',
   'X-Request-Id',

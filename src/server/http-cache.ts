@@ -9,7 +9,7 @@ import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'n
 import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProceedConfigError } from '../core/errors.js';
-import { staleVersion, versionedTag } from '../core/precondition.js';
+import { versionedTag } from '../core/precondition.js';
 
 export interface CompressionOptions {
   /** Bodies shorter than this many bytes are sent as they are. Default 1024. */
@@ -65,8 +65,8 @@ export function ifMatchHolds(ifMatch: string, tag: string): boolean {
 }
 
 /**
- * Sets the answer's `ETag`; answers 304 (no body) when the client holds it already, 412 when
- * `If-Match` does not hold it. Returns the body to send, or undefined for a 304.
+ * Sets the answer's `ETag`; answers 304 (no body) when the client holds it already (the route
+ * compared `If-Match` before). Returns the body to send, or undefined for a 304.
  */
 export function withEntityTag(
   request: FastifyRequest,
@@ -75,8 +75,6 @@ export function withEntityTag(
   version: string | undefined,
 ): string | undefined {
   const tag = entityTag(body, version);
-  const ifMatch = request.headers['if-match'];
-  if (ifMatch !== undefined && !ifMatchHolds(ifMatch, tag)) throw staleVersion();
   const held = matchingTag(request.headers['if-none-match'], tag);
   if (held === undefined) {
     reply.header('etag', tag);

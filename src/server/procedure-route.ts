@@ -9,9 +9,10 @@ import {
   keyNotTaken,
   runIdempotent,
 } from '../core/idempotency.js';
+import { staleVersion } from '../core/precondition.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
-import { compressed, entityTag, varyOnCoding, withEntityTag } from './http-cache.js';
+import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -77,6 +78,12 @@ export function registerProcedureRoute(
       throw keyNotTaken();
     return runtime.settings;
   };
+  // An app without a key store knows nothing of Idempotency-Key (clients that add it to every
+  // POST keep working); one with a store refuses it where a retry would run again.
+  const readsKeys = () => {
+    const runtime = options.idempotency();
+    return runtime !== undefined || route.definition.idempotent;
+  };
   const isRead = route.method === 'GET';
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
@@ -103,12 +110,16 @@ export function registerProcedureRoute(
         body: request.body,
         ifMatch: request.headers['if-match'],
       };
-      const sent = isPost ? request.headers['idempotency-key'] : undefined;
+      const sent = isPost && readsKeys() ? request.headers['idempotency-key'] : undefined;
       // Node joins a repeated header with ", ": two keys are one malformed key.
       const key = Array.isArray(sent) ? sent.join(', ') : sent;
       let result: Reply & { replayed?: true };
       if (key === undefined) result = await invoke(call);
       else result = await runIdempotent(replaying(), call, idempotencyKeyOf(key), invoke);
+      // A stale If-Match on a read is a 412 that must not carry the route's success headers.
+      const ifMatch = request.headers['if-match'];
+      if (ifMatch !== undefined && isRead && (tagged || versioned) && result.status === 200)
+        if (!ifMatchHolds(ifMatch, entityTag(result.body, result.version))) throw staleVersion();
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');
       if (result.location !== undefined) reply.header('location', result.location);
