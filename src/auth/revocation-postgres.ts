@@ -3,7 +3,7 @@
  * indexed query per verified token, and `INSERT … ON CONFLICT DO NOTHING` to mark a refresh token
  * used, so that two instances racing with one token cannot both win.
  */
-import { createSchema, quoteTable, type SqlClient } from '../stores/sql.js';
+import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 import type { RevocationCheck, RevocationStore } from './revocation.js';
 
 export type { SqlClient } from '../stores/sql.js';
@@ -28,41 +28,29 @@ const keptForGood = '9223372036854775807';
  */
 export class PostgresRevocationStore implements RevocationStore {
   readonly #client: SqlClient;
+  readonly #schema: ExpiringTable;
   readonly #table: string;
-  readonly #index: string;
   readonly #pruneInterval: number;
-  #ready: Promise<void> | undefined;
   #lastPrune = 0;
 
   constructor(client: SqlClient, options: PostgresRevocationStoreOptions = {}) {
     this.#client = client;
-    const { qualified, bare } = quoteTable(options.table ?? 'proceed_revocations');
-    this.#table = qualified;
-    this.#index = `"${bare.slice(0, 50)}_expires_at"`;
+    this.#schema = new ExpiringTable(
+      client,
+      options.table ?? 'proceed_revocations',
+      `kind text NOT NULL,
+        key text NOT NULL,
+        value bigint NOT NULL DEFAULT 0,
+        expires_at bigint NOT NULL,
+        PRIMARY KEY (kind, key)`,
+    );
+    this.#table = this.#schema.name;
     this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
   }
 
   /** Creates the table and its index when missing. Safe to call often and from many instances. */
   ensureSchema(): Promise<void> {
-    this.#ready ??= this.#createSchema().catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
-    return this.#ready;
-  }
-
-  async #createSchema(): Promise<void> {
-    const statements = [
-      `CREATE TABLE IF NOT EXISTS ${this.#table} (
-        kind text NOT NULL,
-        key text NOT NULL,
-        value bigint NOT NULL DEFAULT 0,
-        expires_at bigint NOT NULL,
-        PRIMARY KEY (kind, key)
-      )`,
-      `CREATE INDEX IF NOT EXISTS ${this.#index} ON ${this.#table} (expires_at)`,
-    ];
-    await createSchema(this.#client, statements);
+    return this.#schema.ensure();
   }
 
   async revokeToken(jti: string, expiresAt: number): Promise<void> {

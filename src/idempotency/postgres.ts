@@ -9,7 +9,7 @@ import {
   type StoredAnswer,
   stillRunning,
 } from '../core/idempotency.js';
-import { createSchema, quoteTable, type SqlClient } from '../stores/sql.js';
+import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 
 export interface PostgresIdempotencyStoreOptions {
   /** Table name, optionally schema-qualified. Default `proceed_idempotency_keys`. */
@@ -32,37 +32,30 @@ interface HeldRow {
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #client: SqlClient;
+  readonly #schema: ExpiringTable;
   readonly #table: string;
-  readonly #index: string;
   readonly #pruneInterval: number;
-  #ready: Promise<void> | undefined;
   #lastPrune = 0;
 
   constructor(client: SqlClient, options: PostgresIdempotencyStoreOptions = {}) {
     this.#client = client;
-    const { qualified, bare } = quoteTable(options.table ?? 'proceed_idempotency_keys');
-    this.#table = qualified;
-    this.#index = `"${bare.slice(0, 50)}_expires_at"`;
+    this.#schema = new ExpiringTable(
+      client,
+      options.table ?? 'proceed_idempotency_keys',
+      `key text PRIMARY KEY,
+        fingerprint text NOT NULL,
+        claim text,
+        answer text,
+        locked_until bigint NOT NULL,
+        expires_at bigint NOT NULL`,
+    );
+    this.#table = this.#schema.name;
     this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
   }
 
   /** Creates the table and its index when missing. Safe to call often and from many instances. */
   ensureSchema(): Promise<void> {
-    this.#ready ??= createSchema(this.#client, [
-      `CREATE TABLE IF NOT EXISTS ${this.#table} (
-        key text PRIMARY KEY,
-        fingerprint text NOT NULL,
-        claim text,
-        answer text,
-        locked_until bigint NOT NULL,
-        expires_at bigint NOT NULL
-      )`,
-      `CREATE INDEX IF NOT EXISTS ${this.#index} ON ${this.#table} (expires_at)`,
-    ]).catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
-    return this.#ready;
+    return this.#schema.ensure();
   }
 
   async claim(

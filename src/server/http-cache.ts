@@ -72,9 +72,8 @@ export function withEntityTag(
   request: FastifyRequest,
   reply: FastifyReply,
   body: string,
-  version: string | undefined,
+  tag: string,
 ): string | undefined {
-  const tag = entityTag(body, version);
   const held = matchingTag(request.headers['if-none-match'], tag);
   if (held === undefined) {
     reply.header('etag', tag);

@@ -71,18 +71,16 @@ export function registerProcedureRoute(
   const invoke = compileRoute(route);
   const isPost = route.method === 'POST';
   const isCreate = route.convention?.prefix === 'create';
-  /** The store, when this route replays: a key on any other POST is refused. */
-  const replaying = (): IdempotencySettings => {
+  /**
+   * Where a key sent to this route goes: nowhere on an app without a key store (clients that add
+   * the header to every POST keep working); on one with a store, a POST that does not replay
+   * refuses it, since the client would believe a retry safe.
+   */
+  const keyStore = (): IdempotencySettings | undefined => {
     const runtime = options.idempotency();
-    if (runtime === undefined || !(route.definition.idempotent || (runtime.creates && isCreate)))
-      throw keyNotTaken();
+    if (runtime === undefined) return undefined;
+    if (!(route.definition.idempotent || (runtime.creates && isCreate))) throw keyNotTaken();
     return runtime.settings;
-  };
-  // An app without a key store knows nothing of Idempotency-Key (clients that add it to every
-  // POST keep working); one with a store refuses it where a retry would run again.
-  const readsKeys = () => {
-    const runtime = options.idempotency();
-    return runtime !== undefined || route.definition.idempotent;
   };
   const isRead = route.method === 'GET';
   const tagged = options.entityTags && isRead;
@@ -110,24 +108,30 @@ export function registerProcedureRoute(
         body: request.body,
         ifMatch: request.headers['if-match'],
       };
-      const sent = isPost && readsKeys() ? request.headers['idempotency-key'] : undefined;
-      // Node joins a repeated header with ", ": two keys are one malformed key.
-      const key = Array.isArray(sent) ? sent.join(', ') : sent;
+      const sent = isPost ? request.headers['idempotency-key'] : undefined;
+      const store = sent === undefined ? undefined : keyStore();
       let result: Reply & { replayed?: true };
-      if (key === undefined) result = await invoke(call);
-      else result = await runIdempotent(replaying(), call, idempotencyKeyOf(key), invoke);
+      if (store === undefined || sent === undefined) result = await invoke(call);
+      // Two keys, joined with ", " (as Node joins a repeated header), are one malformed key.
+      else {
+        const key = Array.isArray(sent) ? sent.join(', ') : sent;
+        result = await runIdempotent(store, call, idempotencyKeyOf(key), invoke);
+      }
+      const tag =
+        isRead && (tagged || versioned) && result.status === 200
+          ? entityTag(result.body, result.version)
+          : undefined;
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
-      const ifMatch = request.headers['if-match'];
-      if (ifMatch !== undefined && isRead && (tagged || versioned) && result.status === 200)
-        if (!ifMatchHolds(ifMatch, entityTag(result.body, result.version))) throw staleVersion();
+      if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
+        throw staleVersion();
       reply.code(result.status).headers(headers).header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');
       if (result.location !== undefined) reply.header('location', result.location);
       let body: string | undefined = result.body;
       if (!isRead) {
         if (result.version !== undefined) reply.header('etag', entityTag(body, result.version));
-      } else if ((tagged || versioned) && result.status === 200) {
-        body = withEntityTag(request, reply, body, result.version);
+      } else if (tag !== undefined) {
+        body = withEntityTag(request, reply, body, tag);
         if (body === undefined) {
           reply.removeHeader('content-type');
           if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)

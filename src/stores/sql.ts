@@ -27,14 +27,44 @@ export function quoteTable(name: string): { qualified: string; bare: string } {
 /** SQLSTATEs of a concurrent `CREATE … IF NOT EXISTS` losing the race: the object exists. */
 const alreadyExists = new Set(['23505', '42P07', '42710']);
 
-/** Runs `CREATE … IF NOT EXISTS` statements; another instance creating them at the same moment is fine. */
-export async function createSchema(client: SqlClient, statements: readonly string[]): Promise<void> {
-  for (const statement of statements) {
-    try {
-      await client.query(statement);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (typeof code !== 'string' || !alreadyExists.has(code)) throw error;
+/**
+ * A store's own table with an index on its `expires_at` (ms since the epoch), created on first
+ * use: safe to ensure often and from many instances at once.
+ */
+export class ExpiringTable {
+  /** The quoted, possibly schema-qualified name, for SQL. */
+  readonly name: string;
+  readonly #client: SqlClient;
+  readonly #statements: readonly string[];
+  #ready: Promise<void> | undefined;
+
+  /** `columns`: the column definitions, `expires_at bigint NOT NULL` among them. */
+  constructor(client: SqlClient, table: string, columns: string) {
+    const { qualified, bare } = quoteTable(table);
+    this.name = qualified;
+    this.#client = client;
+    this.#statements = [
+      `CREATE TABLE IF NOT EXISTS ${qualified} (${columns})`,
+      `CREATE INDEX IF NOT EXISTS "${bare.slice(0, 50)}_expires_at" ON ${qualified} (expires_at)`,
+    ];
+  }
+
+  ensure(): Promise<void> {
+    this.#ready ??= this.#create().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #create(): Promise<void> {
+    for (const statement of this.#statements) {
+      try {
+        await this.#client.query(statement);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code !== 'string' || !alreadyExists.has(code)) throw error;
+      }
     }
   }
 }
