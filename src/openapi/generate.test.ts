@@ -434,8 +434,6 @@ describe('generateOpenApi on small fixtures', () => {
     });
   });
 
-  // Known gap: core's toJsonSchema(…, { io: 'input' }) swaps Zod's global registry for an empty
-  // one to drop view ids, which drops `.describe()` texts too. Flip to `it` once core keeps them.
   it('copies .describe() texts into query parameters and bodies', () => {
     const search = procedures('search', {
       listResults: p()

@@ -11,11 +11,13 @@ import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } 
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
 import { SchemaComponents, stableJson } from './components.js';
+import { exampleFor, hasOwnExample } from './examples.js';
 import { problemReference, problemResponse, problemSchemaWith } from './problems.js';
 import type {
   OpenApiDocument,
   OpenApiHeader,
   OpenApiInfo,
+  OpenApiMediaType,
   OpenApiMethod,
   OpenApiOperation,
   OpenApiParameter,
@@ -231,11 +233,14 @@ class DocumentBuilder {
     const properties = isObject(input?.properties) ? (input.properties as Record<string, JsonSchema>) : {};
     const required = new Set(Array.isArray(input?.required) ? (input.required as string[]) : []);
 
-    const parameters: OpenApiParameter[] = route.params.map((name) =>
-      parameter(name, 'path', true, properties[name] ?? { type: 'string' }),
-    );
+    const schemas = this.components.schemas;
+    const parameters: OpenApiParameter[] = route.params.map((name) => {
+      const path = parameter(name, 'path', true, properties[name] ?? { type: 'string' }, schemas);
+      path.description ??= `The \`${name}\` of the ${route.collection} record`;
+      return path;
+    });
     if (route.inputMode === 'query' && input !== undefined) {
-      parameters.push(...queryParameters(input, properties, required, route.params));
+      parameters.push(...queryParameters(input, properties, required, route.params, schemas));
     }
     for (const [name, header] of Object.entries(facts.requestHeaders)) {
       parameters.push({
@@ -254,7 +259,10 @@ class DocumentBuilder {
     if (definition.meta.deprecated === true) operation.deprecated = true;
     if (parameters.length > 0) operation.parameters = parameters;
     const body = input === undefined ? undefined : requestBody(route, input, properties, required);
-    if (body !== undefined) operation.requestBody = body;
+    if (body !== undefined) {
+      withExample(body.content['application/json'], schemas, new Set(route.params));
+      operation.requestBody = body;
+    }
 
     const success = this.#success(route, owner, hint);
     const headers = Object.entries(facts.headers);
@@ -292,15 +300,20 @@ class DocumentBuilder {
   }
 
   #success(route: RouteEntry, owner: string, hint: string): OpenApiResponse {
+    const schema = this.#outputSchema(route, owner, hint);
+    const json: OpenApiMediaType = { schema };
+    withExample(json, this.components.schemas);
     const response: OpenApiResponse = {
       description: route.successStatus === 201 ? 'Created' : 'OK',
-      content: { 'application/json': { schema: this.#outputSchema(route, owner, hint) } },
+      content: { 'application/json': json },
     };
-    // Only create* answers carry a Location (the new record's path); other 201s do not.
+    // Only create* answers carry a Location (the new record's path), when the result has an `id`.
     if (route.successStatus === 201 && route.convention?.prefix === 'create') {
+      const always = requiresId(schema, this.components.schemas);
       response.headers = {
         Location: {
-          description: `Where the new record lives: \`${route.collectionPath}/{id}\` (sent when the result has an \`id\`)`,
+          description: `Where the new record lives: \`${route.collectionPath}/{id}\`${always ? '' : ' (sent when the result has an `id`)'}`,
+          ...(always ? { required: true } : {}),
           schema: { type: 'string', format: 'uri-reference' },
         },
       };
@@ -368,6 +381,7 @@ class DocumentBuilder {
         },
       },
     };
+    withExample(ok.content?.['application/json'], this.components.schemas);
     if (probe === 'liveness') {
       return {
         operationId,
@@ -398,6 +412,7 @@ function parameter(
   location: 'path' | 'query',
   required: boolean,
   schema: JsonSchema,
+  components: Record<string, JsonSchema>,
 ): OpenApiParameter {
   const result: OpenApiParameter = { name, in: location, required, schema };
   if (typeof schema.description === 'string') result.description = schema.description;
@@ -406,7 +421,35 @@ function parameter(
     result.style = 'form';
     result.explode = true;
   }
+  if (required || hasOwnExample(schema)) {
+    const example = exampleFor(schema, components, name);
+    if (example !== undefined) result.example = example;
+  }
   return result;
+}
+
+/** Sets a body's `example` when one can be made that its schema accepts. */
+function withExample(
+  media: OpenApiMediaType | undefined,
+  components: Record<string, JsonSchema>,
+  omit?: ReadonlySet<string>,
+): void {
+  if (media === undefined) return;
+  const example = exampleFor(media.schema, components, '', omit);
+  if (example !== undefined) media.example = example;
+}
+
+/** Whether every answer of this schema has an `id` (so a create always sends `Location`). */
+function requiresId(schema: JsonSchema, components: Record<string, JsonSchema>, depth = 0): boolean {
+  if (depth > 8) return false;
+  if (typeof schema.$ref === 'string') {
+    const target = components[decodeURIComponent(schema.$ref.replace('#/components/schemas/', ''))];
+    return target !== undefined && requiresId(target, components, depth + 1);
+  }
+  if (Array.isArray(schema.oneOf)) {
+    return (schema.oneOf as JsonSchema[]).every((choice) => requiresId(choice, components, depth + 1));
+  }
+  return Array.isArray(schema.required) && schema.required.includes('id');
 }
 
 function queryParameters(
@@ -414,11 +457,12 @@ function queryParameters(
   properties: Record<string, JsonSchema>,
   required: ReadonlySet<string>,
   pathParams: readonly string[],
+  components: Record<string, JsonSchema>,
 ): OpenApiParameter[] {
   if (isObject(input.properties)) {
     return Object.entries(properties)
       .filter(([name]) => !pathParams.includes(name))
-      .map(([name, schema]) => parameter(name, 'query', required.has(name), schema));
+      .map(([name, schema]) => parameter(name, 'query', required.has(name), schema, components));
   }
   // An input that is not a plain object (a record, a union) still arrives as a query string.
   if (Object.keys(input).length === 0) return [];

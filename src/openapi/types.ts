@@ -59,6 +59,7 @@ export interface OpenApiParameter {
   deprecated?: boolean;
   style?: 'form' | 'simple';
   explode?: boolean;
+  example?: unknown;
 }
 
 /**

@@ -5,13 +5,17 @@ import { postStatuses, roles } from './db/schema.js';
 
 export const User = resource('User', {
   public: { id: z.uuid(), name: z.string() },
-  authenticated: { email: z.email(), role: z.enum(roles) },
+  authenticated: { email: z.email(), role: z.enum(roles).meta({ examples: ['user'] }) },
   admin: { isActive: z.boolean(), createdAt: z.date(), updatedAt: z.date() },
 });
 
 export const Post = resource('Post', {
   public: { id: z.uuid(), title: z.string(), excerpt: z.string() },
-  authenticated: { content: z.string(), authorId: z.uuid(), status: z.enum(postStatuses) },
+  authenticated: {
+    content: z.string(),
+    authorId: z.uuid(),
+    status: z.enum(postStatuses).meta({ examples: ['published'] }),
+  },
   admin: { createdAt: z.date(), updatedAt: z.date() },
 });
 
