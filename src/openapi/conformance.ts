@@ -166,3 +166,54 @@ export function createResponseValidator(document: OpenApiDocument): ResponseVali
     );
   };
 }
+
+/**
+ * Checks every example in a document against the schema beside it: parameters, request bodies,
+ * responses and their headers. Returns what does not fit, or an empty list. A wrong example is
+ * worse than none: Swagger UI sends it, Postman saves it, Dredd expects the server to accept it.
+ *
+ * @example
+ * expect(exampleErrors(generateOpenApi({ app, info }))).toEqual([]);
+ */
+export function exampleErrors(document: OpenApiDocument): string[] {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: componentsId, $defs: rewriteRefs(document.components.schemas) as JsonSchema });
+  const errors: string[] = [];
+  const check = (where: string, holder: { schema?: JsonSchema; example?: unknown } | undefined): void => {
+    if (holder?.schema === undefined || !('example' in holder)) return;
+    const validate = ajv.compile(rewriteRefs(holder.schema) as JsonSchema);
+    if (validate(holder.example)) return;
+    for (const error of validate.errors ?? []) {
+      errors.push(`${where}: example ${error.instancePath || '(value)'} ${error.message ?? 'is invalid'}`);
+    }
+  };
+  const checkResponse = (where: string, response: OpenApiResponse | Reference): void => {
+    if ('$ref' in response) return;
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      if (!('$ref' in header)) check(`${where} header ${name}`, header);
+    }
+    for (const [type, media] of Object.entries(response.content ?? {})) check(`${where} ${type}`, media);
+  };
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item ?? {}) as [string, OpenApiOperation][]) {
+      if (!methods.has(method)) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      for (const parameter of operation.parameters ?? []) {
+        if (!('$ref' in parameter)) check(`${where} ${parameter.in} parameter ${parameter.name}`, parameter);
+      }
+      const body = operation.requestBody;
+      if (body !== undefined && !('$ref' in body)) {
+        for (const [type, media] of Object.entries(body.content))
+          check(`${where} request body ${type}`, media);
+      }
+      for (const [status, response] of Object.entries(operation.responses)) {
+        checkResponse(`${where} ${status}`, response);
+      }
+    }
+  }
+  for (const [name, response] of Object.entries(document.components.responses ?? {})) {
+    checkResponse(`components.responses.${name}`, response);
+  }
+  return errors;
+}

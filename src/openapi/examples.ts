@@ -92,6 +92,8 @@ function makeString(schema: JsonSchema, name: string): Made {
   if (format === 'uuid') text = uuidV7(name);
   else if (format !== undefined && byFormat[format] !== undefined) text = byFormat[format];
   else if (format !== undefined) return none;
+  // Keys without a declared format still look like the keys Proceed's examples use everywhere.
+  else if (/^id$|[a-z0-9]Id$|_id$/.test(name)) text = uuidV7(name);
   else text = fitLength(byName.find(([test]) => test.test(lower))?.[1] ?? 'text', schema);
   const lengthFits =
     (typeof schema.minLength !== 'number' || text.length >= schema.minLength) &&
@@ -135,6 +137,8 @@ class ExampleMaker {
         : undefined;
       return target === undefined ? none : this.make(target, name, depth + 1, omit);
     }
+    // A one-item example page is the only page: nothing comes before or after it.
+    if (/^(next|prev)/.test(name) && allowsNull(schema)) return null;
     for (const key of ['anyOf', 'oneOf'] as const) {
       const choices = schema[key];
       if (!Array.isArray(choices)) continue;
@@ -148,8 +152,6 @@ class ExampleMaker {
     }
     if (Array.isArray(schema.allOf)) return this.#allOf(schema.allOf as JsonSchema[], name, depth);
     const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type];
-    // A one-item example page is the last page: nothing comes next.
-    if (types.includes('null') && /^next/.test(name)) return null;
     const type = types.find((candidate) => candidate !== 'null') ?? types[0];
     switch (type) {
       case 'string':
@@ -215,6 +217,12 @@ const noOmissions: ReadonlySet<string> = new Set();
 
 function isSchema(value: unknown): value is JsonSchema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function allowsNull(schema: JsonSchema): boolean {
+  if (Array.isArray(schema.type) ? schema.type.includes('null') : schema.type === 'null') return true;
+  const choices = [schema.anyOf, schema.oneOf].filter(Array.isArray).flat() as JsonSchema[];
+  return choices.some(isNull);
 }
 
 function isNull(schema: JsonSchema): boolean {

@@ -7,6 +7,7 @@ import { defineErrors, errorStatus } from '../core/errors.js';
 import { guard, procedure, procedures, rateLimit, step } from '../core/procedure.js';
 import { RouteTable } from '../core/route-table.js';
 import { resource } from '../resource/index.js';
+import { exampleErrors } from './conformance.js';
 import { generateOpenApi } from './generate.js';
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter, Reference } from './types.js';
 
@@ -114,8 +115,15 @@ describe('generateOpenApi on the notes fixture', () => {
       in: 'query',
       required: false,
       schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      example: 20,
     });
-    expect(param(list, 'pinned').schema).toEqual({ type: 'boolean' });
+    // An optional filter gets no made-up example: a pre-filled request would filter by it.
+    expect(param(list, 'pinned')).toEqual({
+      name: 'pinned',
+      in: 'query',
+      required: false,
+      schema: { type: 'boolean' },
+    });
     expect(param(list, 'after').schema).toEqual({ type: 'string', format: 'date-time' });
     expect(param(list, 'tags')).toMatchObject({
       in: 'query',
@@ -127,13 +135,27 @@ describe('generateOpenApi on the notes fixture', () => {
     expect(list.requestBody).toBeUndefined();
   });
 
-  it('documents path parameters as required, with the input schema of the parameter', () => {
+  it('documents path parameters as required, with the input schema of the parameter, a description and an example', () => {
     const document = notesDocument();
     expect(
       operation(document, '/api/notes/{id}', 'get').parameters?.filter((each) => each.in === 'path'),
-    ).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
+    ).toEqual([
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+        description: 'The `id` of the notes record',
+        example: '01951a2b-3c4d-7e5f-8a9b-37386ae0a5b6',
+      },
+    ]);
     const pin = operation(document, '/api/notes/{id}/pin', 'post');
-    expect(param(pin, 'id')).toMatchObject({ in: 'path', required: true, schema: { type: 'integer' } });
+    expect(param(pin, 'id')).toMatchObject({
+      in: 'path',
+      required: true,
+      schema: { type: 'integer' },
+      example: 1,
+    });
     // The only input field is the path parameter: there is no body to document.
     expect(pin.requestBody).toBeUndefined();
     // A path parameter never reappears as a query parameter.
@@ -146,6 +168,10 @@ describe('generateOpenApi on the notes fixture', () => {
       required: true,
       content: {
         'application/json': {
+          example: {
+            title: 'Notes on the Analytical Engine',
+            body: 'The engine weaves algebraic patterns as the loom weaves flowers.',
+          },
           schema: {
             type: 'object',
             properties: { title: { type: 'string', minLength: 1 }, body: { type: 'string' } },
@@ -169,9 +195,35 @@ describe('generateOpenApi on the notes fixture', () => {
     const created = create.responses['201'];
     expect(created).toMatchObject({
       description: 'Created',
-      headers: { Location: { schema: { type: 'string', format: 'uri-reference' } } },
+      // Every NoteAuthenticated has an `id`, so every 201 carries the header.
+      headers: { Location: { required: true, schema: { type: 'string', format: 'uri-reference' } } },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/NoteAuthenticated' } } },
     });
+  });
+
+  it('gives every body, success answer and path parameter an example its schema accepts', () => {
+    const document = notesDocument();
+    expect(exampleErrors(document)).toEqual([]);
+    const created = operation(document, '/api/notes', 'post').responses['201'];
+    expect(
+      created !== undefined && !('$ref' in created) && created.content?.['application/json']?.example,
+    ).toEqual({
+      id: '01951a2b-3c4d-7e5f-8a9b-37386ae0a5b6',
+      title: 'Notes on the Analytical Engine',
+      body: 'The engine weaves algebraic patterns as the loom weaves flowers.',
+      ownerId: '01951a2b-3c4d-7e5f-8a9b-e51b6a79a5b6',
+    });
+  });
+
+  it('catches an example its schema refuses (the check above can fail)', () => {
+    const document = notesDocument();
+    const body = operation(document, '/api/notes', 'post').requestBody?.content['application/json'];
+    if (body === undefined) throw new Error('createNote has no JSON body');
+    body.example = { title: '' };
+    expect(exampleErrors(document)).toEqual([
+      "POST /api/notes request body application/json: example (value) must have required property 'body'",
+      'POST /api/notes request body application/json: example /title must NOT have fewer than 1 characters',
+    ]);
   });
 
   it('lifts each view into its own component and references it', () => {

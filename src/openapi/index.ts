@@ -5,7 +5,7 @@
  *
  * @module proceed/openapi
  */
-export { createResponseValidator, type ResponseValidator } from './conformance.js';
+export { createResponseValidator, exampleErrors, type ResponseValidator } from './conformance.js';
 export {
   generateOpenApi,
   type OpenApiDocumentOptions,

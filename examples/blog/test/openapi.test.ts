@@ -3,7 +3,7 @@
  * receives against this document (harness.ts); this one checks the document itself.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { createResponseValidator, type OpenApiDocument } from 'proceedjs/openapi';
+import { createResponseValidator, exampleErrors, type OpenApiDocument } from 'proceedjs/openapi';
 import { describe, expect, it } from 'vitest';
 import { connect, engines, useBlog } from './harness.js';
 
@@ -126,6 +126,39 @@ describe('the blog’s OpenAPI document', () => {
       const properties = schema?.properties as Record<string, { type?: string }> | undefined;
       expect(properties?.id?.type, path).toBe('string');
     }
+  });
+
+  it('gives bodies, answers and path parameters examples their schemas accept, the blog’s own where it wrote one', () => {
+    expect(exampleErrors(document())).toEqual([]);
+    type Media = { example?: Record<string, unknown> };
+    type Operation = {
+      parameters?: { name: string; in: string; example?: unknown; description?: string }[];
+      requestBody?: { content: Record<string, Media> };
+      responses: Record<string, { content?: Record<string, Media>; headers?: Record<string, unknown> }>;
+    };
+    const op = (path: string, method: string) =>
+      (document().paths[path] as Record<string, Operation>)[method] as Operation;
+    const id = op('/api/posts/{id}', 'get').parameters?.find((parameter) => parameter.in === 'path');
+    expect(id).toMatchObject({
+      description: 'The `id` of the posts record',
+      example: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+    });
+    // `.meta({ examples })` in resources.ts wins over the first enum value.
+    expect(op('/api/auth/me', 'get').responses['200']?.content?.['application/json']?.example?.role).toBe(
+      'user',
+    );
+    const created = op('/api/posts', 'post').responses['201'];
+    expect(created?.content?.['application/json']?.example?.status).toBe('published');
+    expect(created?.headers?.Location).toMatchObject({ required: true });
+    expect(op('/api/auth/register', 'post').requestBody?.content['application/json']?.example).toEqual({
+      email: 'ada@example.com',
+      password: 'correct-horse-battery',
+      name: 'Ada Lovelace',
+    });
+    // The ignored `id` of an update body is left out of its example.
+    expect(op('/api/posts/{id}', 'put').requestBody?.content['application/json']?.example).not.toHaveProperty(
+      'id',
+    );
   });
 
   it('has a validator that catches an answer above its view (the harness can fail)', () => {
