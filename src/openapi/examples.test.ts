@@ -76,7 +76,13 @@ describe('exampleFor', () => {
       // A nullable field shows what it holds when set.
       publishedAt: '2026-03-14T09:26:53.000Z',
     });
-    const impossible = { ...post, properties: { ...post.properties, code: { type: 'string', format: 'x' } } };
+    const impossible = {
+      ...post,
+      properties: {
+        ...(post.properties as Record<string, JsonSchema>),
+        code: { type: 'string', format: 'x' },
+      },
+    };
     expect(example({ ...impossible, required: ['code'] })).toBeUndefined();
     // Optional and unmakeable: left out.
     expect(example(impossible)).not.toHaveProperty('code');
