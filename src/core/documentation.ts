@@ -51,11 +51,13 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   // any tag at all where the procedure keeps no versions (docs/http-caching.md).
   if (route.method !== 'GET') codes.push('PRECONDITION_FAILED');
   codes.push(...(definition.meta.errors ?? []));
+  // What plugins add comes after the procedure's own facts: the idempotency plugin's text names
+  // the app's ttl, which the procedure cannot know.
   const documentation = [
     ...definition.documentation,
-    ...added,
     ...versionDocumentation(route),
-    ...(definition.idempotent ? [idempotencyDocumentation] : []),
+    ...(definition.idempotent ? [idempotencyDocumentation()] : []),
+    ...added,
   ];
   const headers: Record<string, HeaderDocumentation> = {};
   const requestHeaders: Record<string, HeaderDocumentation> = {};
@@ -110,6 +112,8 @@ const etagOfVersion: HeaderDocumentation = {
 };
 
 const conditionalRead = (etag: HeaderDocumentation): RouteDocumentation => ({
+  // A read with a tag also honours If-Match (RFC 9110): a tag that is not current is 412.
+  problems: ['PRECONDITION_FAILED'],
   headers: { ETag: etag },
   requestHeaders: {
     'If-None-Match': {
@@ -154,22 +158,46 @@ export const entityTagDocumentation: DocumentationSource = (route) =>
 
 /**
  * What an idempotent POST answers besides its own: `Idempotency-Key`, a replay's header, 409
- * while the first request runs, 422 for a key sent with another body.
+ * while the first request runs, 422 for a key sent with another body. `ttl` is how long the app's
+ * store keeps a key (ms); without it the text says "24 hours by default".
+ *
+ * @example
+ * idempotencyDocumentation(6 * 60 * 60 * 1000).requestHeaders?.['Idempotency-Key']?.description // '… within 6 hours …'
  */
-export const idempotencyDocumentation: RouteDocumentation = Object.freeze<RouteDocumentation>({
-  problems: ['CONFLICT', 'IDEMPOTENCY_KEY_REUSED'],
-  requestHeaders: {
-    'Idempotency-Key': {
-      description:
-        'A unique key (a UUID, say) for this request: sent again with the same body within 24 hours, it replays the first answer instead of running the request again',
-      type: 'string',
+export function idempotencyDocumentation(ttl?: number): RouteDocumentation {
+  const within =
+    ttl === undefined ? 'while the server keeps it (24 hours by default)' : `within ${spoken(ttl)}`;
+  return {
+    problems: ['CONFLICT', 'IDEMPOTENCY_KEY_REUSED'],
+    requestHeaders: {
+      'Idempotency-Key': {
+        description: `A unique key (a UUID, say) for this request: sent again with the same body ${within}, it replays the first answer instead of running the request again`,
+        type: 'string',
+      },
     },
-  },
-  headers: {
-    'Idempotency-Replayed': {
-      description:
-        '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`',
-      type: 'string',
+    headers: {
+      'Idempotency-Replayed': {
+        description:
+          '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`',
+        type: 'string',
+      },
     },
-  },
-});
+  };
+}
+
+/** A duration in the largest whole unit: `24 hours`, `90 minutes`, `1500 ms`. */
+function spoken(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, unit] of units) {
+    if (ms % size === 0 && ms / size >= (unit === 'day' ? 2 : 1)) {
+      const count = ms / size;
+      return `${count} ${unit}${count === 1 ? '' : 's'}`;
+    }
+  }
+  return `${ms} ms`;
+}

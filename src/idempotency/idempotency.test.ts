@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { z } from 'zod';
 import { type IdempotencyStore, MemoryIdempotencyStore, type StoredAnswer } from '../core/idempotency.js';
 import { procedure, procedures } from '../core/procedure.js';
+import type { OpenApiOperation } from '../openapi/types.js';
 import { type App, createApp } from '../server/app.js';
 import { idempotencyPlugin } from './plugin.js';
 import { PostgresIdempotencyStore } from './postgres.js';
@@ -361,6 +362,19 @@ describe('Idempotency-Key over HTTP', () => {
     const archive = document.paths['/api/notes/{id}/archive']?.post;
     expect(archive?.parameters?.map((parameter) => parameter.name)).not.toContain('Idempotency-Key');
     expect(Object.keys(archive?.responses ?? {})).not.toContain('422');
+    const keyOf = (operation: OpenApiOperation | undefined) =>
+      operation?.parameters?.find((parameter) => parameter.name === 'Idempotency-Key')?.description;
+    expect(keyOf(create)).toMatch(/with the same body within 24 hours, it replays/);
+  });
+
+  it('documents how long the app keeps a key, on .idempotent() routes and creates alike', async () => {
+    const { generateOpenApi } = await import('../openapi/generate.js');
+    const { app } = await appWith(new MemoryIdempotencyStore(), { creates: true, ttl: 6 * 3_600_000 });
+    const document = generateOpenApi({ app, info: { title: 'Notes', version: '1' } });
+    const keyOf = (operation: OpenApiOperation | undefined) =>
+      operation?.parameters?.find((parameter) => parameter.name === 'Idempotency-Key')?.description;
+    expect(keyOf(document.paths['/api/notes']?.post)).toMatch(/within 6 hours/);
+    expect(keyOf(document.paths['/api/notes/{id}/pin']?.post)).toMatch(/within 6 hours/);
   });
 });
 

@@ -171,7 +171,7 @@ describe('createResponseValidator on the notes fixture', () => {
 
   it('reports undocumented statuses, media types, methods and paths', () => {
     expect(check('GET', '/api/notes', 404, 'application/problem+json', {})).toEqual([
-      'GET /api/notes: status 404 is not documented for listNotes (documented: 200, 304, 400, 431, 500, 503)',
+      'GET /api/notes: status 404 is not documented for listNotes (documented: 200, 304, 400, 412, 431, 500, 503)',
     ]);
     expect(check('GET', '/api/notes', 200, 'text/html', '<p>')).toEqual([
       'GET /api/notes: content type text/html is not documented for 200 (documented: application/json)',

@@ -284,10 +284,12 @@ describe('generateOpenApi on the notes fixture', () => {
 
   it('documents the problem responses each route can produce', () => {
     const document = notesDocument();
+    // A read with an ETag answers a stale If-Match with 412, as writes do.
     expect(statuses(operation(document, '/api/notes', 'get'))).toEqual([
       '200',
       '304',
       '400',
+      '412',
       '431',
       '500',
       '503',
@@ -309,6 +311,7 @@ describe('generateOpenApi on the notes fixture', () => {
       '304',
       '400',
       '404',
+      '412',
       '431',
       '500',
       '503',
@@ -343,6 +346,7 @@ describe('generateOpenApi on the notes fixture', () => {
     expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual([
       '200',
       '304',
+      '412',
       '431',
       '500',
       '503',

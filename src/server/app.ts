@@ -176,12 +176,12 @@ export class App<TCtx extends object = object> {
     if (this.#idempotency !== undefined)
       throw new ProceedConfigError('An idempotency store is registered twice on this app');
     this.#idempotency = idempotency;
-    if (idempotency.creates)
-      this.document((route) =>
-        route.convention?.prefix === 'create' && !route.definition.idempotent
-          ? idempotencyDocumentation
-          : undefined,
-      );
+    const documentation = idempotencyDocumentation(idempotency.settings.ttl);
+    this.document((route) =>
+      route.definition.idempotent || (idempotency.creates && route.convention?.prefix === 'create')
+        ? documentation
+        : undefined,
+    );
     return this;
   }
 
