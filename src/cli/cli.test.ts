@@ -387,6 +387,12 @@ describe('proceed start --workers', slow, () => {
       cwd: directory,
     });
     await primary.waitFor(`2 workers serving ${origin}`);
+    // A worker's own log line can reach the shared output after the primary's summary.
+    await eventually(
+      async () => listeningPids(primary).length === 2,
+      10_000,
+      'both workers log that they listen',
+    );
     const workers = listeningPids(primary);
     expect(workers).toHaveLength(2);
     expect(workers).not.toContain(primary.pid);
@@ -435,6 +441,11 @@ describe('proceed start --workers', slow, () => {
       cwd: directory,
     });
     await primary.waitFor(`2 workers serving http://127.0.0.1:${port}`);
+    await eventually(
+      async () => listeningPids(primary).length === 2,
+      10_000,
+      'both workers log that they listen',
+    );
     const workers = listeningPids(primary);
     const inFlight = requestInFlight(port, '/api/things?orphaned', { name: 'orphaned' });
     await inFlight.sent;
