@@ -126,7 +126,7 @@ describe('docsPlugin', () => {
   });
 
   it('sees mounts made after it was registered: the document is built when the app is ready', async () => {
-    const app = createApp({ logger: false });
+    const app = createApp({ logger: false, userFromContext: true });
     await app.register(docsPlugin, { openapi });
     app.mount([notes]);
     app.mount([tags], { prefix: '/v2' });
@@ -138,7 +138,7 @@ describe('docsPlugin', () => {
   });
 
   it('documents only the given collections', async () => {
-    const app = createApp({ logger: false }).mount([notes, tags]);
+    const app = createApp({ logger: false, userFromContext: true }).mount([notes, tags]);
     await app.register(docsPlugin, { routePrefix: '/docs', collections: [tags], openapi });
     const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json<OpenApiDocument>();
     expect(Object.keys(document.paths)).toEqual(['/api/tags', '/api/health', '/api/health/live']);
@@ -148,7 +148,7 @@ describe('docsPlugin', () => {
   });
 
   it('refuses to start when a chosen collection is not mounted', async () => {
-    const app = createApp({ logger: false }).mount([notes]);
+    const app = createApp({ logger: false, userFromContext: true }).mount([notes]);
     await app.register(docsPlugin, { collections: [tags], openapi });
     await expect(app.ready()).rejects.toThrow(
       'docsPlugin: collection "tags" is not mounted; mount it with app.mount([...]) before the app starts',

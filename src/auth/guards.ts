@@ -29,6 +29,7 @@ function roleGuard(name: string, roles: readonly string[]): UserGuard<RoleContex
   return guard({
     name,
     requiresUser: true,
+    reads: ['role'],
     check: (ctx: RoleContext) => {
       const role = ctx.user?.role;
       return typeof role === 'string' && allowed.has(role);
@@ -86,9 +87,11 @@ function compose(
 ): Guard<never> {
   // Refuses a signed-in caller with 403 when any member can.
   const failsWith = members.some(canForbid) ? 'FORBIDDEN' : 'UNAUTHENTICATED';
+  const reads = [...new Set(members.flatMap((member) => member.reads ?? []))];
+  const declared = reads.length > 0 ? { reads } : {};
   return requiresUser
-    ? guard({ name, requiresUser: true, failsWith, check })
-    : guard({ name, failsWith, check });
+    ? guard({ name, requiresUser: true, failsWith, check, ...declared })
+    : guard({ name, failsWith, check, ...declared });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
+import { docsPlugin } from '../openapi/plugin.js';
 import { createApp } from '../server/app.js';
 import type { AccessClaims } from './jwt.js';
 import { type AuthContext, type AuthPluginOptions, authPlugin } from './plugin.js';
@@ -21,7 +22,32 @@ describe('authPlugin types', () => {
         return { id, role: 'user', isActive: true };
       },
     });
+    // A loader that omits a field the app's user type requires does not compile.
+    // @ts-expect-error role and isActive are missing
     await app.register(authPlugin, { userLoader: (id) => ({ id }) });
+    // @ts-expect-error role is missing
+    await app.register(authPlugin, { userLoader: async (id) => ({ id, isActive: true }) });
+    // A row with more fields than the user type is fine; a deleted user is undefined.
+    await app.register(authPlugin, {
+      userLoader: async (id) =>
+        id === '' ? undefined : { id, role: 'admin', isActive: true, email: 'a@b.co' },
+    });
+  });
+
+  it('takes any loader on an app whose context declares no user', async () => {
+    const app = createApp({});
+    await app.register(authPlugin, { userLoader: (id) => ({ id }) });
+  });
+
+  it('refuses a misspelt option at compile time', async () => {
+    const app = createApp<AuthContext<User>>({});
+    // @ts-expect-error userLoder is not an option
+    await app.register(authPlugin, { userLoder: (id: string) => ({ id, role: 'user', isActive: true }) });
+    await app.register(docsPlugin, {
+      openapi: { info: { title: 'T', version: '1' } },
+      // @ts-expect-error routePrefx is not an option
+      routePrefx: '/docs',
+    });
   });
 
   it('requires a user loader', () => {

@@ -6,8 +6,9 @@
 
 import { resolveSecret } from '../config/secret.js';
 import { ProceedConfigError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteDocumentation } from '../core/procedure.js';
-import type { App } from '../server/app.js';
+import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
 import type { RevocationStore } from './revocation.js';
 import { TokenService } from './tokens.js';
@@ -96,7 +97,8 @@ export const authDocumentation: Readonly<RouteDocumentation> = Object.freeze({
 /**
  * Registers authentication on an app. Register it before `listen`; routes mounted before or after
  * it are all covered. The user type is the app's: declare it with {@link AuthContext} in the
- * context type; `AuthPluginOptions<User>` checks a loader against it.
+ * context type, and `app.register(authPlugin, …)` on that app checks that `userLoader` returns
+ * it (a loader that omits a field the user type requires does not compile).
  *
  * @example
  * const tokens = new TokenService({ secret: resolveSecret({ logger: app.log }) });
@@ -105,14 +107,30 @@ export const authDocumentation: Readonly<RouteDocumentation> = Object.freeze({
  *   userLoader: (id) => db.users.findById(id),
  * });
  */
-export async function authPlugin(app: App, options: AuthPluginOptions): Promise<void> {
-  if (typeof options.userLoader !== 'function') {
-    throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
-  }
-  if ('rateLimit' in options) {
+export const authPlugin: ContextualPlugin<AuthPluginOptionsFor> = registerAuth;
+
+/** `authPlugin`'s options on an app whose context is `ctx`: the loader returns its user. */
+export interface AuthPluginOptionsFor extends PluginOptionsKind {
+  readonly options: AuthPluginOptions<UserOf<this['ctx']>>;
+}
+
+const authOptionKeys = optionKeys<AuthPluginOptions>()(
+  'userLoader',
+  'tokens',
+  'secret',
+  'store',
+  'production',
+);
+
+async function registerAuth(app: App, options: AuthPluginOptions): Promise<void> {
+  if (typeof options === 'object' && options !== null && 'rateLimit' in options) {
     throw new ProceedConfigError(
       'authPlugin no longer takes rateLimit: put a rateLimit({ name, max }) step on the procedures to limit (docs/auth.md#rate-limiting)',
     );
+  }
+  refuseUnknownOptions('authPlugin', options, authOptionKeys);
+  if (typeof options?.userLoader !== 'function') {
+    throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
   }
   if (options.tokens !== undefined && (options.secret !== undefined || options.store !== undefined)) {
     throw new ProceedConfigError('authPlugin: pass either tokens or secret/store, not both');
@@ -132,6 +150,9 @@ export async function authPlugin(app: App, options: AuthPluginOptions): Promise<
   });
 
   app.document(authDocumentation);
+  app.providesUser(
+    `authPlugin's userLoader${userLoader.name === '' || userLoader.name === 'userLoader' ? '' : ` (${userLoader.name})`}`,
+  );
 }
 
 function buildTokenService(app: App, options: AuthPluginOptions): TokenService {

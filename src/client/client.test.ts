@@ -164,9 +164,12 @@ describe('prefix and base URL', () => {
     const store = new Map([
       ['1', { id: '1', title: 'One', body: 'b', ownerId: 'u1', secret: 's', createdAt: new Date(0) }],
     ]);
-    const app = createApp({ logger: false, context: () => ({ notes: store }) }).mount([notes], {
-      prefix: '/api/v2',
-    });
+    const app = createApp({ logger: false, userFromContext: true, context: () => ({ notes: store }) }).mount(
+      [notes],
+      {
+        prefix: '/api/v2',
+      },
+    );
     const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
     try {
       const log: Exchange[] = [];
@@ -219,7 +222,11 @@ describe('routes from a manifest', () => {
   });
 
   it('strips the prefix of each mount', () => {
-    const app = createApp({ logger: false, context: () => ({ notes: new Map() }) }).mount([notes], {
+    const app = createApp({
+      logger: false,
+      userFromContext: true,
+      context: () => ({ notes: new Map() }),
+    }).mount([notes], {
       prefix: '/api/v2',
     });
     expect(routeManifest(app).notes?.getNote).toEqual({

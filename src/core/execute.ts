@@ -50,10 +50,37 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-async function runGuards(guards: readonly Guard<never>[], ctx: Call['ctx']): Promise<void> {
+/** How a route is compiled beside its definition: what the app knows. */
+export interface CompileOptions {
+  /** What loads `ctx.user` (`authPlugin's userLoader (findUser)`), for the log of a guard that finds a field missing. */
+  userSource?: () => string | undefined;
+}
+
+/**
+ * A guard declared the user fields it reads; a user without one is the loader's mistake, not the
+ * caller's: an internal error (500) whose message, in the log, says which guard, field and loader.
+ */
+function checkUserFields(guard: Guard<never>, user: unknown, owner: string, options: CompileOptions): void {
+  if (guard.reads === undefined || typeof user !== 'object' || user === null) return;
+  const record = user as Record<string, unknown>;
+  const missing = guard.reads.find((field) => record[field] === undefined);
+  if (missing === undefined) return;
+  const source = options.userSource?.() ?? "the app's context";
+  throw new Error(
+    `Guard "${guard.name}" of ${owner} reads user.${missing}, but the user from ${source} has no "${missing}": return it from the loader (docs/auth.md, "Guards")`,
+  );
+}
+
+async function runGuards(
+  guards: readonly Guard<never>[],
+  ctx: Call['ctx'],
+  owner: string,
+  options: CompileOptions,
+): Promise<void> {
   for (const guard of guards) {
     const signedIn = ctx.user !== undefined && ctx.user !== null;
     if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
+    if (signedIn) checkUserFields(guard, ctx.user, owner, options);
     const checked = guard.check(ctx as never);
     if (!(checked instanceof Promise ? await checked : checked)) {
       if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
@@ -94,7 +121,7 @@ function chain<T>(
 }
 
 /** Compiles a route once: coercer, validator and serializers are built here, not per request. */
-export function compileRoute(route: RouteEntry): Invoke {
+export function compileRoute(route: RouteEntry, options: CompileOptions = {}): Invoke {
   const { definition, inputMode } = route;
   const { input: inputSchema, output, handler, guards, middlewares, inputMiddlewares } = definition;
   const coerce = createCoercer(inputSchema);
@@ -199,7 +226,7 @@ export function compileRoute(route: RouteEntry): Invoke {
   let invoke = execute;
   if (guards.length > 0) {
     invoke = async (call) => {
-      await runGuards(guards, call.ctx);
+      await runGuards(guards, call.ctx, owner, options);
       return await execute(call);
     };
   }

@@ -4,6 +4,7 @@
  */
 import type { ProblemCode } from './errors.js';
 import type { ProcedureKind, RestOverride } from './naming.js';
+import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { StandardSchemaV1 } from './schema.js';
 
@@ -38,6 +39,8 @@ export interface Guard<TCtx = never> {
   readonly requiresUser?: boolean;
   /** What refusing a signed-in caller answers. Default `FORBIDDEN` (403). */
   readonly failsWith?: GuardFailure;
+  /** The fields of `ctx.user` the check reads; a loaded user must have them. */
+  readonly reads?: readonly string[];
 }
 
 /** `FORBIDDEN`: a signed-in caller it refuses gets 403. `UNAUTHENTICATED`: it only checks sign-in. */
@@ -47,7 +50,23 @@ interface GuardDefinition<TCtx> {
   name: string;
   check: (ctx: TCtx) => MaybePromise<boolean>;
   failsWith?: GuardFailure;
+  requiresUser?: boolean;
+  /**
+   * The fields of `ctx.user` the check reads (`hasRole` reads `role`). A signed-in user without
+   * one of them is the user loader's mistake: a 500 whose log line names the guard, the field and
+   * the loader, rather than a 403 that blames the caller (docs/auth.md).
+   */
+  reads?: readonly string[];
 }
+
+const guardKeys = optionKeys<GuardDefinition<unknown>>()(
+  'name',
+  'check',
+  'failsWith',
+  'requiresUser',
+  'reads',
+);
+const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
 /** A guard that passes only for a signed-in caller. */
 export interface UserGuard<TCtx = never> extends Guard<TCtx> {
@@ -63,6 +82,12 @@ export interface UserGuard<TCtx = never> extends Guard<TCtx> {
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser: true }): UserGuard<TCtx>;
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: false }): Guard<TCtx>;
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: boolean }): Guard<TCtx> {
+  refuseUnknownOptions(`guard "${String(definition?.name)}"`, definition, guardKeys);
+  if (
+    definition.reads !== undefined &&
+    (!Array.isArray(definition.reads) || definition.reads.some((field) => typeof field !== 'string'))
+  )
+    throw new TypeError(`guard "${definition.name}": reads is a list of user field names`);
   if (definition.name.trim() === '') throw new TypeError('A guard needs a name');
   if (definition.failsWith !== undefined && !['FORBIDDEN', 'UNAUTHENTICATED'].includes(definition.failsWith))
     throw new TypeError(`guard "${definition.name}": failsWith is FORBIDDEN or UNAUTHENTICATED`);
@@ -452,6 +477,7 @@ export class ProcedureBuilder<
 
   /** Overrides the naming convention: `path` is relative to the mount prefix (`/api`). */
   rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+    refuseUnknownOptions('.rest()', route, restKeys);
     return this.#with({ rest: { ...route } }) as never;
   }
 

@@ -4,6 +4,7 @@
  */
 import type { Call } from '../core/execute.js';
 import { defaultCaller, type IdempotencyStore } from '../core/idempotency.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { App } from '../server/app.js';
 
 export interface IdempotencyPluginOptions {
@@ -43,6 +44,11 @@ function duration(name: string, value: number | undefined, fallback: number): nu
  * await app.register(idempotencyPlugin, { store: new PostgresIdempotencyStore(pool), creates: true });
  */
 export async function idempotencyPlugin(app: App, options: IdempotencyPluginOptions): Promise<void> {
+  refuseUnknownOptions(
+    'idempotencyPlugin',
+    options,
+    optionKeys<IdempotencyPluginOptions>()('store', 'creates', 'ttl', 'lockTimeout', 'caller'),
+  );
   const store = options.store as Partial<IdempotencyStore> | undefined;
   if (
     typeof store?.claim !== 'function' ||

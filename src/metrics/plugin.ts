@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { ProceedConfigError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { App } from '../server/app.js';
 import { problemCodeOf } from '../server/problems.js';
 import { procedureOf } from '../server/procedure-route.js';
@@ -70,6 +71,11 @@ function routeLabel(request: FastifyRequest): string {
  * await app.register(metricsPlugin, { port: 9464, pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
  */
 export async function metricsPlugin(app: App, options: MetricsPluginOptions): Promise<void> {
+  refuseUnknownOptions(
+    'metricsPlugin',
+    options,
+    optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
+  );
   if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
     throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');
   const registry = new Registry();

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import {
@@ -92,6 +93,16 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       'docsPlugin: openapi.rateLimitedRoutes is gone; a rateLimit() step on a procedure documents its 429 itself',
     );
   }
+  refuseUnknownOptions(
+    'docsPlugin',
+    options,
+    optionKeys<DocsPluginOptions>()('routePrefix', 'collections', 'openapi'),
+  );
+  refuseUnknownOptions(
+    'docsPlugin openapi',
+    options.openapi,
+    optionKeys<OpenApiDocumentOptions>()('info', 'servers', 'tags'),
+  );
   const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 

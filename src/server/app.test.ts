@@ -46,7 +46,11 @@ describe('routes from names', () => {
   });
 
   it('mounts under another prefix', async () => {
-    const app = createApp({ logger: false, context: () => ({ notes: new Map() }) }).mount([notes], {
+    const app = createApp({
+      logger: false,
+      userFromContext: true,
+      context: () => ({ notes: new Map() }),
+    }).mount([notes], {
       prefix: '/api/v1',
     });
     expect((await call(app, 'GET', '/api/v1/notes')).status).toBe(200);
@@ -274,7 +278,10 @@ describe('problem responses', () => {
 
   it('500 INTERNAL for an output that does not fit its schema: the reason is logged, not sent', async () => {
     const lines: string[] = [];
-    const logged = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([notes]);
+    const logged = createApp({
+      userFromContext: true,
+      logger: { stream: { write: (line) => lines.push(line) } },
+    }).mount([notes]);
     const hidden = await call(logged, 'GET', '/api/notes-broken');
     expect(hidden.status).toBe(500);
     expect(hidden.json()).toEqual({
@@ -289,7 +296,7 @@ describe('problem responses', () => {
     expect(entry).toMatchObject({ level: 50, reqId: hidden.headers['x-request-id'] });
     expect(entry.err.message).toMatch(/^Output does not match its schema: "title" is required!/);
 
-    const exposed = createApp({ logger: false, exposeErrors: true }).mount([notes]);
+    const exposed = createApp({ logger: false, exposeErrors: true, userFromContext: true }).mount([notes]);
     expect((await call(exposed, 'GET', '/api/notes-broken')).json().detail).toBe(
       'Output does not match its schema: "title" is required!',
     );

@@ -27,7 +27,13 @@ import {
 } from './lifecycle.js';
 import { loggerOptions } from './logger.js';
 import { MethodIndex } from './not-found.js';
-import type { AppOptions, MaybePromise, MountOptions } from './options.js';
+import {
+  type AppOptions,
+  checkAppOptions,
+  checkMountOptions,
+  type MaybePromise,
+  type MountOptions,
+} from './options.js';
 import { answerClientError, sendProblem } from './problems.js';
 import { type IdempotencyRuntime, registerProcedureRoute } from './procedure-route.js';
 import { RateLimits } from './rate-limit.js';
@@ -36,6 +42,36 @@ export type { AppOptions } from './options.js';
 
 /** A plugin: called once with the app and its options. */
 export type Plugin<O> = (app: App, options: O) => MaybePromise<void>;
+
+/**
+ * A plugin's options as a function of the app's context type: `options` may read `this['ctx']`.
+ * `authPlugin` uses it so that its `userLoader` must return the context's user.
+ *
+ * @example
+ * interface AuthOptionsFor extends PluginOptionsKind {
+ *   readonly options: AuthPluginOptions<UserOf<this['ctx']>>;
+ * }
+ */
+export interface PluginOptionsKind {
+  readonly ctx: unknown;
+  readonly options: unknown;
+}
+
+/** A plugin whose options depend on the context type of the app it is registered on. */
+export type ContextualPlugin<K extends PluginOptionsKind> = Plugin<K['options']> & {
+  /** Type-level only: never set at run time. */
+  readonly '~options'?: K;
+};
+
+/** The options `app.register(plugin, …)` takes on an app whose context is `TCtx`. */
+export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K extends PluginOptionsKind }
+  ? (K & { readonly ctx: TCtx })['options']
+  : P extends (app: never, options: infer O) => unknown
+    ? O
+    : never;
+
+/** The user a context type carries (`unknown` when it declares none). */
+export type UserOf<TCtx> = TCtx extends { user?: infer User } ? User : unknown;
 
 /**
  * A Proceed application on Fastify.
@@ -59,9 +95,11 @@ export class App<TCtx extends object = object> {
   readonly #drainDelay: number;
   readonly #compressAbove: number | undefined;
   #idempotency: IdempotencyRuntime | undefined;
+  #userSource: string | undefined;
   #signalsInstalled = false;
 
   constructor(options: AppOptions<TCtx> = {}) {
+    checkAppOptions(options);
     this.#options = options;
     this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
     const exposeErrors = options.exposeErrors ?? false;
@@ -89,6 +127,7 @@ export class App<TCtx extends object = object> {
       sendProblem(methods.problemFor(request), request, reply, exposeErrors),
     );
     this.server.addHook('onReady', async () => {
+      this.#refuseGuardsWithoutUser();
       if (this.#idempotency !== undefined) return;
       const needy = this.routes.filter((route) => route.definition.idempotent);
       if (needy.length > 0)
@@ -99,6 +138,22 @@ export class App<TCtx extends object = object> {
     this.server.addHook('onClose', async () => {
       for (const close of this.#closers.reverse()) await close();
     });
+  }
+
+  /** A guard that needs a signed-in user cannot pass where nothing sets `ctx.user`. */
+  #refuseGuardsWithoutUser(): void {
+    if (this.userSource !== undefined) return;
+    const needy = this.routes.filter((route) =>
+      route.definition.guards.some((guard) => guard.requiresUser === true),
+    );
+    const [first] = needy;
+    if (first === undefined) return;
+    const guard = first.definition.guards.find((each) => each.requiresUser === true)?.name ?? '';
+    const others =
+      needy.length > 1 ? ` (and ${needy.length - 1} more route${needy.length > 2 ? 's' : ''})` : '';
+    throw new ProceedConfigError(
+      `${first.collection}.${first.name} (${first.method} ${first.path}) has guard "${guard}", which needs a signed-in user, but nothing on this app sets ctx.user${others}: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })), or, if your context sets user itself, createApp({ userFromContext: true })`,
+    );
   }
 
   /** Every route mounted so far, in order. */
@@ -126,6 +181,7 @@ export class App<TCtx extends object = object> {
    * the procedure, for unroutable names and for routes that collide.
    */
   mount(collections: readonly Collection[], options: MountOptions = {}): this {
+    checkMountOptions(options);
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
@@ -138,6 +194,7 @@ export class App<TCtx extends object = object> {
         entityTags: this.#options.entityTags ?? true,
         compressAbove: this.#compressAbove,
         idempotency: () => this.#idempotency,
+        userSource: () => this.userSource,
       });
     });
     return this;
@@ -149,8 +206,12 @@ export class App<TCtx extends object = object> {
    * @example
    * await app.register(authPlugin, { secret, userLoader });
    */
-  async register<O>(plugin: Plugin<O>, options: O): Promise<this> {
-    await plugin(this as unknown as App, options);
+  async register<P extends (app: App, options: never) => MaybePromise<void>>(
+    plugin: P,
+    // Read from the plugin alone, never widened by the literal: a misspelt key is a compile error.
+    options: NoInfer<PluginOptions<P, TCtx>>,
+  ): Promise<this> {
+    await (plugin as unknown as Plugin<unknown>)(this as unknown as App, options);
     return this;
   }
 
@@ -183,6 +244,21 @@ export class App<TCtx extends object = object> {
         : undefined,
     );
     return this;
+  }
+
+  /**
+   * Says that a plugin sets `ctx.user` (the auth plugin calls it), so guards that need a user may
+   * run; `source` names what loads the user in the log line of a guard that finds a field missing.
+   * Without a provider (or `createApp({ userFromContext: true })`), such a guard is a start-up error.
+   */
+  providesUser(source: string): this {
+    this.#userSource = source;
+    return this;
+  }
+
+  /** What loads `ctx.user`, as `providesUser` named it; `undefined` when nothing does. */
+  get userSource(): string | undefined {
+    return this.#userSource ?? (this.#options.userFromContext === true ? "the app's context" : undefined);
   }
 
   /** Adds a step that extends every request's context, after the app's own `context`. */

@@ -1,7 +1,9 @@
 /**
  * What `createApp` and `mount` accept (docs/procedures.md, docs/deployment.md).
  */
+import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/procedure.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
@@ -61,9 +63,55 @@ export interface AppOptions<TCtx extends object> {
   entityTags?: boolean;
   /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
   rateLimit?: RateLimitOptions;
+  /**
+   * The app's `context` sets `ctx.user` itself (its own sign-in: a session cookie, say), so
+   * guards that need a user may run without an auth plugin. Default false: such a guard on an
+   * app where no plugin provides a user is a start-up error (docs/auth.md).
+   */
+  userFromContext?: boolean;
 }
 
 export interface MountOptions {
   /** Default `/api`. */
   prefix?: string;
+}
+
+const appKeys = optionKeys<AppOptions<object>>()(
+  'context',
+  'logger',
+  'bodyLimit',
+  'shutdownTimeout',
+  'drainDelay',
+  'timeouts',
+  'health',
+  'trustProxy',
+  'exposeErrors',
+  'cors',
+  'compression',
+  'entityTags',
+  'rateLimit',
+  'userFromContext',
+);
+const nested: Record<string, readonly string[]> = {
+  timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive'),
+  health: optionKeys<HealthOptions>()('check'),
+  cors: optionKeys<CorsSettings>()('origins', 'credentials', 'maxAge'),
+  compression: optionKeys<CompressionOptions>()('threshold'),
+  rateLimit: optionKeys<RateLimitOptions>()('redis', 'onStoreError', 'limits'),
+};
+
+/** Refuses an unknown key in `createApp`'s options, nested objects included. */
+export function checkAppOptions(options: unknown): void {
+  refuseUnknownOptions('createApp', options, appKeys);
+  const given = (options ?? {}) as Record<string, unknown>;
+  for (const [key, known] of Object.entries(nested)) {
+    const value = given[key];
+    // `compression: false` is the one non-object value an option here takes.
+    if (value !== false) refuseUnknownOptions(`createApp ${key}`, value, known);
+  }
+}
+
+/** Refuses an unknown key in `mount`'s options. */
+export function checkMountOptions(options: unknown): void {
+  refuseUnknownOptions('mount', options, optionKeys<MountOptions>()('prefix'));
 }

@@ -66,9 +66,10 @@ export function registerProcedureRoute(
     entityTags: boolean;
     compressAbove: number | undefined;
     idempotency: () => IdempotencyRuntime | undefined;
+    userSource: () => string | undefined;
   },
 ): void {
-  const invoke = compileRoute(route);
+  const invoke = compileRoute(route, { userSource: options.userSource });
   const isPost = route.method === 'POST';
   const isCreate = route.convention?.prefix === 'create';
   /**

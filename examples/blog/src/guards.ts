@@ -9,6 +9,7 @@ import type { BlogContext } from './context.js';
 export const selfOrAdmin = guard({
   name: 'self or admin',
   requiresUser: true,
+  reads: ['id', 'role'],
   check: (ctx: BlogContext) =>
     ctx.user !== undefined && (ctx.user.role === 'admin' || ctx.user.id === ctx.request.params.id),
 });

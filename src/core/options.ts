@@ -1,0 +1,76 @@
+/**
+ * Options objects checked when they are given (docs/procedures.md, "Mistakes caught early"): a
+ * misspelt key is a start-up error naming the key and the nearest valid one, in JavaScript as in
+ * TypeScript, instead of an option silently ignored.
+ */
+import { ProceedConfigError } from './errors.js';
+
+/**
+ * The keys of an options type, listed once at run time. The list must name every key of `T`: a
+ * key added to the interface and forgotten here is a compile error.
+ *
+ * @example
+ * const mountKeys = optionKeys<MountOptions>()('prefix');
+ */
+export function optionKeys<T>() {
+  return <const K extends readonly (keyof T & string)[]>(
+    ...keys: K &
+      ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })
+  ): readonly string[] => keys;
+}
+
+/** Edit distance between two short strings (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? Math.max(a.length, b.length);
+}
+
+/** The known name closest to `name`, when it is close enough to be what was meant. */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const d = distance(name, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+/**
+ * Throws a {@link ProceedConfigError} for an options value that is not an object or has a key
+ * `known` does not list. `undefined` passes (every options argument here is optional or checked
+ * for its required keys elsewhere).
+ *
+ * @example
+ * refuseUnknownOptions('docsPlugin', { routePrefx: '/docs' }, ['routePrefix', 'collections', 'openapi']);
+ * // ProceedConfigError: docsPlugin: unknown option "routePrefx" (did you mean "routePrefix"?). Known options: …
+ */
+export function refuseUnknownOptions(where: string, options: unknown, known: readonly string[]): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new ProceedConfigError(`${where}: options must be an object, got ${describe(options)}`);
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = closestName(key, known);
+    throw new ProceedConfigError(
+      `${where}: unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}. Known options: ${known.join(', ')}`,
+    );
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? `the string "${value}"` : String(typeof value);
+}
