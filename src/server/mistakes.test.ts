@@ -1,0 +1,162 @@
+/**
+ * The mistakes app developers make, caught at start-up or named in the log (docs/procedures.md,
+ * "Mistakes caught early"; docs/auth.md, "Guards"). The compile-time half is in
+ * src/auth/plugin.test-d.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { admin, anyOf, authenticated, hasRole } from '../auth/guards.js';
+import { authPlugin } from '../auth/plugin.js';
+import { TokenService } from '../auth/tokens.js';
+import { MemoryIdempotencyStore } from '../core/idempotency.js';
+import { closestName, refuseUnknownOptions } from '../core/options.js';
+import { guard, procedure, procedures } from '../core/procedure.js';
+import { idempotencyPlugin } from '../idempotency/plugin.js';
+import { metricsPlugin } from '../metrics/plugin.js';
+import { docsPlugin } from '../openapi/plugin.js';
+import { createApp } from './app.js';
+
+const secret = 'a-test-secret-that-is-long-enough-32+';
+
+const posts = procedures('posts', {
+  listPosts: procedure().query(() => []),
+  deletePost: procedure<{ user?: { id: string; role: string } }>()
+    .guard(admin)
+    .input(z.object({ id: z.string() }))
+    .mutation(() => undefined),
+});
+
+describe('unknown options', () => {
+  it('names the nearest valid key, and lists the known ones', () => {
+    expect(closestName('contxt', ['context', 'logger'])).toBe('context');
+    expect(closestName('routePrefx', ['routePrefix', 'collections', 'openapi'])).toBe('routePrefix');
+    expect(closestName('zzz', ['context', 'logger'])).toBeUndefined();
+    expect(() => refuseUnknownOptions('thing', { a: 1, colour: 2 }, ['a', 'color'])).toThrow(
+      'thing: unknown option "colour" (did you mean "color"?). Known options: a, color',
+    );
+    expect(() => refuseUnknownOptions('thing', 'yes', ['a'])).toThrow(
+      'thing: options must be an object, got the string "yes"',
+    );
+    expect(() => refuseUnknownOptions('thing', undefined, ['a'])).not.toThrow();
+  });
+
+  it('refuses them on createApp, its nested options, and mount', () => {
+    expect(() => createApp({ logger: false, contxt: () => ({}) } as never)).toThrow(
+      /^createApp: unknown option "contxt" \(did you mean "context"\?\)/,
+    );
+    expect(() => createApp({ logger: false, cors: { origin: ['https://a.example'] } } as never)).toThrow(
+      /^createApp cors: unknown option "origin" \(did you mean "origins"\?\)/,
+    );
+    expect(() => createApp({ logger: false, timeouts: { header: 1000 } } as never)).toThrow(
+      /did you mean "headers"/,
+    );
+    expect(() => createApp({ logger: false, compression: false })).not.toThrow();
+    expect(() => createApp({ logger: false }).mount([posts], { prefx: '/v1' } as never)).toThrow(
+      /^mount: unknown option "prefx" \(did you mean "prefix"\?\)/,
+    );
+  });
+
+  it('refuses them on every plugin', async () => {
+    const app = createApp({ logger: false });
+    await expect(
+      app.register(docsPlugin, {
+        openapi: { info: { title: 'T', version: '1' } },
+        routePrefx: '/docs',
+      } as never),
+    ).rejects.toThrow(/^docsPlugin: unknown option "routePrefx" \(did you mean "routePrefix"\?\)/);
+    await expect(
+      app.register(docsPlugin, { openapi: { info: { title: 'T', version: '1' }, server: [] } } as never),
+    ).rejects.toThrow(/^docsPlugin openapi: unknown option "server" \(did you mean "servers"\?\)/);
+    await expect(app.register(authPlugin, { userLoder: () => undefined } as never)).rejects.toThrow(
+      /^authPlugin: unknown option "userLoder" \(did you mean "userLoader"\?\)/,
+    );
+    await expect(app.register(metricsPlugin, { port: 0, hots: '127.0.0.1' } as never)).rejects.toThrow(
+      /^metricsPlugin: unknown option "hots" \(did you mean "host"\?\)/,
+    );
+    await expect(
+      app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), ttls: 1 } as never),
+    ).rejects.toThrow(/^idempotencyPlugin: unknown option "ttls" \(did you mean "ttl"\?\)/);
+  });
+
+  it('refuses them on guard() and .rest()', () => {
+    expect(() => guard({ name: 'x', check: () => true, requireUser: true } as never)).toThrow(
+      /^guard "x": unknown option "requireUser" \(did you mean "requiresUser"\?\)/,
+    );
+    expect(() => procedure().rest({ method: 'GET', path: '/x', stauts: 200 } as never)).toThrow(
+      /^\.rest\(\): unknown option "stauts" \(did you mean "status"\?\)/,
+    );
+  });
+});
+
+describe('a guard that needs a user on an app where nothing sets one', () => {
+  it('is a start-up error naming the route, the guard and the fix', async () => {
+    const app = createApp({ logger: false }).mount([posts]);
+    await expect(app.ready()).rejects.toThrow(
+      'posts.deletePost (DELETE /api/posts/:id) has guard "admin", which needs a signed-in user, but nothing on this app sets ctx.user: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })), or, if your context sets user itself, createApp({ userFromContext: true })',
+    );
+  });
+
+  it('starts with the auth plugin, or with a context that sets the user', async () => {
+    const withAuth = createApp({ logger: false }).mount([posts]);
+    await withAuth.register(authPlugin, { secret, userLoader: (id) => ({ id, role: 'admin' }) });
+    await withAuth.ready();
+    const fromContext = createApp({ logger: false, userFromContext: true }).mount([posts]);
+    await fromContext.ready();
+    await Promise.all([withAuth.close(), fromContext.close()]);
+  });
+});
+
+describe('a user loader that omits a field a guard reads', () => {
+  async function appWith(guarded: ReturnType<typeof guard>) {
+    const lines: string[] = [];
+    const tokens = new TokenService({ secret });
+    const app = createApp({
+      logger: { level: 'error', stream: { write: (line) => lines.push(line) } },
+    }).mount([
+      procedures('things', {
+        deleteThing: procedure()
+          .guard(guarded)
+          .input(z.object({ id: z.string() }))
+          .mutation(() => undefined),
+      }),
+    ]);
+    // Loads what the database has, which lacks `role`: the mistake under test.
+    const findUserWithoutRole = (id: string) => ({ id, isActive: true });
+    await app.register(authPlugin, { tokens, userLoader: findUserWithoutRole });
+    const { accessToken } = await tokens.issuePair('u1');
+    const answer = await app.inject({
+      method: 'DELETE',
+      url: '/api/things/1',
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    await app.close();
+    return { answer, logged: lines.map((line) => JSON.parse(line) as { err?: { message: string } }) };
+  }
+
+  it('answers 500, not a 403 that blames the caller, and logs one line naming guard, field and loader', async () => {
+    const { answer, logged } = await appWith(hasRole('editor'));
+    expect(answer.statusCode).toBe(500);
+    expect(answer.json()).toMatchObject({ code: 'INTERNAL' });
+    expect(answer.body).not.toMatch(/role|loader/);
+    expect(logged.map((line) => line.err?.message)).toEqual([
+      'Guard "role:editor" of things.deleteThing reads user.role, but the user from authPlugin\'s userLoader (findUserWithoutRole) has no "role": return it from the loader (docs/auth.md, "Guards")',
+    ]);
+  });
+
+  it('checks what composite guards read, and what a custom guard declares', async () => {
+    const { answer } = await appWith(anyOf(authenticated, admin));
+    expect(answer.statusCode).toBe(500);
+    const custom = guard({
+      name: 'verified',
+      requiresUser: true,
+      reads: ['emailVerified'],
+      check: (ctx: { user?: { emailVerified?: boolean } }) => ctx.user?.emailVerified === true,
+    });
+    const { logged } = await appWith(custom);
+    expect(logged[0]?.err?.message).toMatch(
+      /^Guard "verified" of things.deleteThing reads user.emailVerified/,
+    );
+    // A guard that declares nothing is not second-guessed.
+    expect((await appWith(authenticated)).answer.statusCode).toBe(200);
+  });
+});
