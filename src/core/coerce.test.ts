@@ -38,6 +38,19 @@ describe('createCoercer', () => {
       since: 'yesterday',
     });
     expect(coerce({ since: '2024-13-45' }).since).toBe('2024-13-45');
+    // Dates that do not exist stay strings (Date would roll them over to the next month).
+    for (const impossible of [
+      '2020-02-30',
+      '2021-02-29',
+      '2024-04-31',
+      '2024-00-10',
+      '2024-05-01T24:00',
+      '2024-05-01T10:60',
+    ]) {
+      expect(coerce({ since: impossible }).since, impossible).toBe(impossible);
+    }
+    expect(coerce({ since: '2024-02-29' }).since).toEqual(new Date('2024-02-29'));
+    expect(coerce({ since: '2024-12-31T23:59:59.999+14:00' }).since).toBeInstanceOf(Date);
     expect(schema.safeParse(coerce({ flag: 'yes' })).success).toBe(false);
   });
 

@@ -13,7 +13,36 @@ export type Coercer = (raw: Record<string, unknown>) => Record<string, unknown>;
 
 const numeric = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 /** ISO 8601 calendar date, optionally with a time and zone. */
-const isoDate = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2})?)?$/;
+const isoDate =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/**
+ * An ISO 8601 date that exists on the calendar, as a Date; otherwise the string, for the schema to
+ * refuse with a 400 naming the field. `Date` alone rolls `2020-02-30` over to 1 March.
+ */
+function calendarDate(value: string): Date | string {
+  const parts = isoDate.exec(value);
+  if (parts === null) return value;
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = parts
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part)));
+  const daysInMonth = new Date(Date.UTC(year ?? 0, month ?? 0, 0)).getUTCDate();
+  const exists =
+    month !== undefined &&
+    month >= 1 &&
+    month <= 12 &&
+    day !== undefined &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 23 &&
+    offsetMinutes <= 59;
+  if (!exists) return value;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date;
+}
 
 function coerceScalar(value: string, scalar: Scalar): unknown {
   switch (scalar) {
@@ -24,11 +53,8 @@ function coerceScalar(value: string, scalar: Scalar): unknown {
       if (value === 'true' || value === '1') return true;
       if (value === 'false' || value === '0') return false;
       return value;
-    case 'date': {
-      if (!isoDate.test(value)) return value;
-      const date = new Date(value);
-      return Number.isNaN(date.getTime()) ? value : date;
-    }
+    case 'date':
+      return calendarDate(value);
     case 'string':
       return value;
   }
@@ -114,9 +140,7 @@ export function createCoercer(schema: StandardSchemaV1 | undefined): Coercer {
 type DateWalker = (value: unknown) => unknown;
 
 function parseIsoDate(value: unknown): unknown {
-  if (typeof value !== 'string' || !isoDate.test(value)) return value;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? value : date;
+  return typeof value === 'string' ? calendarDate(value) : value;
 }
 
 /** Walks a value alongside its Zod schema, turning ISO strings into Dates where the schema has `z.date()`. */

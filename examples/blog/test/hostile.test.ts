@@ -57,4 +57,17 @@ describe.each(engines())('hostile input on $name', (engine) => {
     const own = await blog.get<{ data: unknown[] }>(`/api/posts?authorId=${user.user.id}`, user.accessToken);
     expect(own.body.data).toEqual([]);
   });
+
+  it('refuses a date that does not exist with a 400 naming the parameter, rather than rolling it over', async () => {
+    const admin = await blog.adminToken();
+    for (const date of ['2020-02-30', '2023-02-29', '2024-06-31T10:00:00Z']) {
+      const reply = await blog.request('GET', `/api/users?createdAfter=${date}`, { token: admin });
+      expect(reply.status, date).toBe(400);
+      const problem = JSON.parse(reply.text) as { code: string; errors: { path: string }[] };
+      expect(problem.code).toBe('VALIDATION_FAILED');
+      expect(problem.errors.map((error) => error.path)).toEqual(['createdAfter']);
+    }
+    const leap = await blog.request('GET', '/api/users?createdAfter=2024-02-29', { token: admin });
+    expect(leap.status).toBe(200);
+  });
 });
