@@ -7,7 +7,15 @@
  * "Development", says so for contributors.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -94,6 +102,7 @@ interface Db {
   users: {
     findById(id: string): Promise<User | undefined>;
     findByEmail(email: string): Promise<(User & { passwordHash: string }) | undefined>;
+    create(user: { email: string; passwordHash: string }): Promise<User>;
     setPasswordHash(id: string, passwordHash: string): Promise<void>;
     list(params: { page: number; limit: number }): Promise<{ items: User[]; total: number }>;
   };
@@ -116,9 +125,9 @@ declare const context: (request: import('proceedjs').RequestInfo) => Omit<AppCon
 declare const p: () => import('proceedjs').ProcedureBuilder<AppContext & import('proceedjs').BaseContext>;
 declare const tokens: import('proceedjs/auth').TokenService;
 declare const credentials: Fixture['credentials'];
-type Handler<I, O> = (call: { input: I; ctx: AppContext }) => Promise<O>;
-declare const logIn: Handler<{ email: string; password: string }, import('proceedjs/auth').TokenPair>;
-declare const register: Handler<{ email: string; password: string }, import('proceedjs/auth').TokenPair>;
+type AppHandler<I, O> = (call: { input: I; ctx: AppContext }) => Promise<O>;
+declare const logIn: AppHandler<{ email: string; password: string }, import('proceedjs/auth').TokenPair>;
+declare const register: AppHandler<{ email: string; password: string }, import('proceedjs/auth').TokenPair>;
 declare const Post: Fixture['Post'];
 declare const User: Fixture['User'];
 declare const posts: Fixture['posts'];
@@ -132,6 +141,7 @@ declare const baseUrl: string;
 declare const routes: import('proceedjs/client').RouteManifest;
 declare const postId: string;
 declare const session: { accessToken: string };
+declare const myFetch: typeof fetch;
 declare const localStorage: { getItem(key: string): string | null };
 declare function refreshSession(): Promise<void>;
 declare function showNotice(message: string): void;
@@ -287,6 +297,10 @@ function byPlace(a: string, b: string): number {
  * diagnostics, each rewritten to name the markdown file and line: `docs/x.md:12:5 TS2304 …`.
  */
 async function compileSnippets(snippets: readonly Snippet[]): Promise<string[]> {
+  if (!existsSync(join(root, 'dist/index.d.ts')))
+    throw new Error(
+      'No dist/: snippets compile against the built package; run `node scripts/build.mjs --no-check`',
+    );
   const cache = join(root, 'node_modules/.cache');
   mkdirSync(cache, { recursive: true });
   const directory = mkdtempSync(join(cache, 'docs-snippets-'));
