@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
+import { ProceedError } from '../core/errors.js';
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -52,13 +53,51 @@ export function createServer(settings: FastifySettings): FastifyInstance {
   server.removeContentTypeParser('text/plain');
   // Many clients send `Content-Type: application/json` on every request: an empty body with it
   // is no body (a DELETE, a POST /publish), not malformed JSON. Anything else parses as before,
-  // prototype-poisoning checks included.
+  // prototype-poisoning checks included, with an answer that says which of the two went wrong.
   const parseJson = server.getDefaultJsonParser('error', 'error');
   server.removeContentTypeParser('application/json');
   server.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text === '') done(null, undefined);
-    else parseJson(request, text, done);
+    if (text === '') return done(null, undefined);
+    parseJson(request, text, (error, parsed) => {
+      if (error === null) return done(null, parsed);
+      const refused = forbiddenKeyIn(text);
+      done(refused === undefined ? error : refused, undefined);
+    });
   });
   return server;
+}
+
+/**
+ * Where valid JSON holds a key that could change object prototypes once parsed (`__proto__`, or
+ * `constructor.prototype`): a 400 naming it. Undefined when the text is not valid JSON at all.
+ */
+function forbiddenKeyIn(text: string): ProceedError | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  // Iterative: a deeply nested body must not overflow the stack here.
+  const pending: [value: unknown, path: string][] = [[parsed, '']];
+  while (pending.length > 0) {
+    const [value, path] = pending.pop() as [unknown, string];
+    if (typeof value !== 'object' || value === null) continue;
+    for (const key of Object.keys(value)) {
+      const child = (value as Record<string, unknown>)[key];
+      const at = path === '' ? key : `${path}.${key}`;
+      const forbidden =
+        key === '__proto__' ||
+        (key === 'constructor' && typeof child === 'object' && child !== null && 'prototype' in child);
+      if (forbidden)
+        return new ProceedError(
+          'VALIDATION_FAILED',
+          `The body holds the key "${at}", which is refused: it could change the prototype of objects on the server`,
+          { errors: [{ path: at, message: `The key "${key}" is not accepted in a body` }] },
+        );
+      pending.push([child, at]);
+    }
+  }
+  return undefined;
 }
