@@ -20,6 +20,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { manifestModule } from '../src/cli/manifest.js';
+import type { RouteManifest } from '../src/client/manifest.js';
 import { root } from './processes.js';
 
 const run = promisify(execFile);
@@ -150,6 +152,19 @@ declare function loadPost(): Promise<PostRow>;
 declare function loadPage(): Promise<{ data: PostRow[] }>;
 `;
 
+const routesOfApi: RouteManifest = {
+  posts: {
+    listPosts: { method: 'GET', path: '/posts', inputMode: 'query' },
+    getPost: { method: 'GET', path: '/posts/:id', inputMode: 'query' },
+    createPost: { method: 'POST', path: '/posts', inputMode: 'body' },
+    updatePost: { method: 'PUT', path: '/posts/:id', inputMode: 'update' },
+    deletePost: { method: 'DELETE', path: '/posts/:id', inputMode: 'query' },
+    publishPost: { method: 'POST', path: '/posts/:id/publish', inputMode: 'body' },
+  },
+  users: { getUser: { method: 'GET', path: '/users/:id', inputMode: 'query' } },
+  auth: { login: { method: 'POST', path: '/auth/login', inputMode: 'body' } },
+};
+
 /** Modules the snippets import by relative path, as an app's own files. */
 const fixtures: Record<string, string> = {
   'snippet-globals.d.ts': globals,
@@ -214,23 +229,9 @@ export const blogErrors = defineErrors({
   INVALID_TRANSITION: { status: 409, title: 'Invalid state transition' },
 });
 `,
-  // What \`proceed manifest --out routes.json\` writes for server/api.ts.
-  'snippets/routes.json': `${JSON.stringify(
-    {
-      posts: {
-        listPosts: { method: 'GET', path: '/posts', inputMode: 'query' },
-        getPost: { method: 'GET', path: '/posts/:id', inputMode: 'query' },
-        createPost: { method: 'POST', path: '/posts', inputMode: 'body' },
-        updatePost: { method: 'PUT', path: '/posts/:id', inputMode: 'update' },
-        deletePost: { method: 'DELETE', path: '/posts/:id', inputMode: 'query' },
-        publishPost: { method: 'POST', path: '/posts/:id/publish', inputMode: 'body' },
-      },
-      users: { getUser: { method: 'GET', path: '/users/:id', inputMode: 'query' } },
-      auth: { login: { method: 'POST', path: '/auth/login', inputMode: 'body' } },
-    },
-    null,
-    2,
-  )}\n`,
+  // What \`proceed manifest --out routes.json\` (or \`routes.ts\`) writes for server/api.ts.
+  'snippets/routes.json': `${JSON.stringify(routesOfApi, null, 2)}\n`,
+  'snippets/routes.ts': manifestModule(routesOfApi),
   // An app's Drizzle tables and database (as in the blog's src/db/).
   'snippets/db.ts': `
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';

@@ -266,7 +266,9 @@ describe('proceed openapi and manifest', slow, () => {
     const out = join(scratch, 'docs', 'openapi.yaml');
     const result = await runCli(['openapi', minimalEntry, '--out', out]);
     expect(result.code).toBe(0);
-    expect(result.stdout).not.toContain('openapi');
+    // What was written, and nothing else: no request line of the app, no warning.
+    expect(result.stdout).toBe(`Wrote ${out} (5 operations)\n`);
+    expect(result.stderr).toBe('');
     const document = parseYaml(readFileSync(out, 'utf8')) as {
       openapi: string;
       paths: Record<string, unknown>;
@@ -295,6 +297,22 @@ export default async () => {
     expect(result.code).toBe(0);
     const document = JSON.parse(result.stdout) as { info: { title: string; version: string } };
     expect(document.info).toEqual({ title: 'Served', version: '9.9.9' });
+  });
+
+  it('writes the manifest as a TypeScript module when --out ends in .ts, saying what it wrote', async () => {
+    const out = join(scratch, 'web', 'routes.ts');
+    const result = await runCli(['manifest', minimalEntry, '--out', out]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`Wrote ${out} (3 routes)\n`);
+    expect(result.stderr).toBe('');
+    const module = readFileSync(out, 'utf8');
+    expect(module).toContain("import type { RouteManifest } from 'proceedjs/client';");
+    expect(module).toMatch(
+      /^export default \{\n {2}"tasks": \{[\s\S]*\} as const satisfies RouteManifest;\n$/m,
+    );
+    const json = join(scratch, 'web', 'routes.json');
+    await runCli(['manifest', minimalEntry, '--out', json]);
+    expect(Object.keys(JSON.parse(readFileSync(json, 'utf8')) as object)).toEqual(['tasks']);
   });
 
   it('prints the client route manifest', async () => {

@@ -10,6 +10,8 @@ import { UsageError } from './errors.js';
 import { withApp, writeOutput } from './output.js';
 import { commands, parseCommand } from './usage.js';
 
+const operationMethods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
 interface PackageInfo {
   name?: string;
   version?: string;
@@ -83,5 +85,9 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
     format === 'yaml'
       ? stringify(document, { aliasDuplicateObjects: false })
       : `${JSON.stringify(document, null, 2)}\n`;
-  await writeOutput(text, values.out);
+  const operations = Object.values(document.paths).reduce(
+    (count, item) => count + Object.keys(item ?? {}).filter((key) => operationMethods.has(key)).length,
+    0,
+  );
+  await writeOutput(text, values.out, `${operations} operation${operations === 1 ? '' : 's'}`);
 }

@@ -5,8 +5,9 @@ import type { App } from '../server/app.js';
 import { loadApp, resolveEntry } from './entry.js';
 
 /**
- * Loads the app behind `entry`, hands it to `use`, and closes it. When the output goes to
- * standard output, the app's logs are silenced (unless LOG_LEVEL is set) so that they cannot
+ * Loads the app behind `entry`, hands it to `use`, and closes it. The app's logs are silenced
+ * (unless LOG_LEVEL is set): the command only reads the app, so its request lines and start-up
+ * warnings (a development JWT secret, say) would be noise, and on standard output they would
  * corrupt the JSON a pipe receives.
  *
  * @example
@@ -18,7 +19,7 @@ export async function withApp<T>(
   toStdout: boolean,
   use: (app: App) => T | Promise<T>,
 ): Promise<T> {
-  if (toStdout && process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
+  if (process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
   const app = await loadApp(resolveEntry(process.cwd(), entry), {
     command,
     serve: false,
@@ -39,11 +40,13 @@ export async function withApp<T>(
  * @example
  * await writeOutput('{}\n', 'openapi.json');
  */
-export async function writeOutput(text: string, file: string | undefined): Promise<void> {
+export async function writeOutput(text: string, file: string | undefined, summary?: string): Promise<void> {
   if (file !== undefined) {
     const target = resolve(process.cwd(), file);
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, text);
+    // The file holds the output, so standard output can say what was written.
+    if (summary !== undefined) process.stdout.write(`Wrote ${file} (${summary})\n`);
     return;
   }
   await new Promise<void>((done, fail) => {

@@ -114,7 +114,8 @@ Prints where each procedure lives, as JSON for createClient({ routes }) from pro
 Procedures with conventional names need no manifest; .rest() overrides do.
 
 Options:
-  -o, --out FILE    Write to FILE instead of standard output
+  -o, --out FILE    Write to FILE instead of standard output; a FILE ending in .ts gets a
+                    TypeScript module (export default … as const satisfies RouteManifest)
       --prefix P    Only the collections mounted under P (needed when one collection is mounted twice)
   -h, --help        Show this help
 
