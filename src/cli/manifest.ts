@@ -13,7 +13,7 @@ import { commands, parseCommand } from './usage.js';
  */
 export async function manifestCommand(args: readonly string[]): Promise<void> {
   const { values, entry } = parseCommand(commands.manifest, args);
-  const manifest = await withApp('manifest', entry, values.out === undefined, (app) => {
+  const manifest = await withApp('manifest', entry, (app) => {
     try {
       return routeManifest(app, values.prefix === undefined ? {} : { prefix: values.prefix });
     } catch (error) {

@@ -71,7 +71,7 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
     throw new UsageError(`--format must be json or yaml, got "${format}"`, commands.openapi.usage);
   }
   const entryFile = resolveEntry(process.cwd(), entry);
-  const document = await withApp('openapi', entryFile, values.out === undefined, async (app) => {
+  const document = await withApp('openapi', entryFile, async (app) => {
     const served = await servedDocument(app);
     const info = {
       ...(served?.info ?? {}),

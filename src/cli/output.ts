@@ -11,12 +11,11 @@ import { loadApp, resolveEntry } from './entry.js';
  * corrupt the JSON a pipe receives.
  *
  * @example
- * await withApp('routes', undefined, true, (app) => app.routes.length);
+ * await withApp('routes', undefined, (app) => app.routes.length);
  */
 export async function withApp<T>(
   command: 'routes' | 'openapi' | 'manifest',
   entry: string | undefined,
-  toStdout: boolean,
   use: (app: App) => T | Promise<T>,
 ): Promise<T> {
   if (process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';

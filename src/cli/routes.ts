@@ -11,7 +11,7 @@ import { commands, parseCommand } from './usage.js';
  */
 export async function routesCommand(args: readonly string[]): Promise<void> {
   const { values, entry } = parseCommand(commands.routes, args);
-  const rows = await withApp('routes', entry, true, (app) => routeRows(app.routes));
+  const rows = await withApp('routes', entry, (app) => routeRows(app.routes));
   await writeOutput(
     values.json === true ? `${JSON.stringify(rows, null, 2)}\n` : formatRouteTable(rows),
     undefined,
