@@ -163,3 +163,99 @@ export function report(
     );
   }
 }
+
+/** One request's answer, as compared between contenders before any timing. */
+async function answerOf(server: ServerInfo, scenario: Scenario, contender: string): Promise<string> {
+  const varied = scenario.vary?.(contender, server) ?? {};
+  const response = await fetch(`${server.address}${varied.path ?? scenario.path}`, {
+    method: scenario.method,
+    headers: { 'content-type': 'application/json', ...varied.headers },
+    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+  });
+  return `${response.status} location=${response.headers.get('location')}\n${await response.text()}`;
+}
+
+export interface ManyRow {
+  scenario: string;
+  /** Median req/s and p99 per contender. */
+  samples: Map<string, Sample>;
+  /** The candidate's median over the best other contender's. */
+  ratio: number;
+  /** Per round: the candidate over the best other of that round; lowest and highest. */
+  ratioRange: [number, number];
+  best: string;
+}
+
+/**
+ * Runs scenarios against several contenders, each round in another order; before timing, checks
+ * that every contender gives the same answer (status, Location, body) byte for byte.
+ */
+export async function compareMany(candidate: string, contenders: Contender[], scenarios: Scenario[]) {
+  const servers = await Promise.all(contenders.map((contender) => startServer(contender)));
+  const names = contenders.map((contender) => contender.name);
+  const info = new Map(names.map((name, index) => [name, servers[index]!.info]));
+  const rows: ManyRow[] = [];
+  try {
+    for (const scenario of scenarios) {
+      const answers = await Promise.all(names.map((name) => answerOf(info.get(name)!, scenario, name)));
+      for (const [index, answer] of answers.entries()) {
+        if (answer !== answers[0])
+          throw new Error(
+            `${scenario.name}: ${names[index]} answers differently from ${names[0]}:\n${answer}\n---\n${answers[0]}`,
+          );
+      }
+      const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
+      for (const name of names) await measure(info.get(name)!, scenario, name, 1);
+      for (let round = 0; round < rounds; round++) {
+        const order = names.map((_, index) => names[(index + round) % names.length]!);
+        for (const name of order)
+          samples.get(name)!.push(await measure(info.get(name)!, scenario, name, seconds));
+      }
+      const medians = new Map(
+        names.map((name) => [
+          name,
+          {
+            requests: median(samples.get(name)!.map((sample) => sample.requests)),
+            p99: median(samples.get(name)!.map((sample) => sample.p99)),
+          },
+        ]),
+      );
+      const others = names.filter((name) => name !== candidate);
+      const best = others.reduce((a, b) => (medians.get(a)!.requests >= medians.get(b)!.requests ? a : b));
+      const roundRatios = Array.from(
+        { length: rounds },
+        (_, round) =>
+          samples.get(candidate)![round]!.requests /
+          Math.max(...others.map((name) => samples.get(name)![round]!.requests)),
+      );
+      rows.push({
+        scenario: scenario.name,
+        samples: medians,
+        ratio: medians.get(candidate)!.requests / medians.get(best)!.requests,
+        ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)],
+        best,
+      });
+    }
+  } finally {
+    for (const { child } of servers) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  }
+  return rows;
+}
+
+export function reportMany(title: string, candidate: string, names: string[], rows: ManyRow[]) {
+  console.log(`\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians)`);
+  console.log(
+    `| scenario | ${names.map((name) => `${name} req/s`).join(' | ')} | ${candidate} ÷ best other | rounds' ratios | p99 ms (${names.join(' / ')}) |`,
+  );
+  console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|---:|`);
+  for (const row of rows) {
+    const cells = names.map((name) => row.samples.get(name)!.requests.toFixed(0));
+    const p99 = names.map((name) => row.samples.get(name)!.p99).join(' / ');
+    console.log(
+      `| ${row.scenario} | ${cells.join(' | ')} | ${row.ratio.toFixed(2)} (vs ${row.best}) | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${p99} |`,
+    );
+  }
+}
