@@ -14,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -301,6 +302,18 @@ async function compileSnippets(snippets: readonly Snippet[]): Promise<string[]> 
   if (!existsSync(join(root, 'dist/index.d.ts')))
     throw new Error(
       'No dist/: snippets compile against the built package; run `node scripts/build.mjs --no-check`',
+    );
+  // A build older than the sources would check the docs against yesterday's API.
+  const built = statSync(join(root, 'dist/index.d.ts')).mtimeMs;
+  const newer = readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' }).find(
+    (file) =>
+      /\.ts$/.test(file) &&
+      !/\.test(-d)?\.ts$/.test(file) &&
+      statSync(join(root, 'src', file)).mtimeMs > built,
+  );
+  if (newer !== undefined)
+    throw new Error(
+      `dist/ is older than src/${newer}: snippets compile against the built package; run \`node scripts/build.mjs --no-check\``,
     );
   const cache = join(root, 'node_modules/.cache');
   mkdirSync(cache, { recursive: true });

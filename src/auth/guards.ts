@@ -2,7 +2,14 @@
  * Ready-made guards and guard composition. A guard's name is what a 403 answer names
  * (`Guard "admin" denied access`), so composites get names that say what they require.
  */
-import { canForbid, type Guard, guard, type UserGuard } from '../core/procedure.js';
+import {
+  canForbid,
+  type Guard,
+  guard,
+  MissingUserFieldError,
+  missingUserField,
+  type UserGuard,
+} from '../core/procedure.js';
 
 /** The context the role guards read: a user with a role. */
 export interface RoleContext {
@@ -84,10 +91,11 @@ function compose(
   members: readonly Guard<never>[],
   requiresUser: boolean,
   check: (ctx: never) => Promise<boolean>,
+  hoistReads: boolean,
 ): Guard<never> {
   // Refuses a signed-in caller with 403 when any member can.
   const failsWith = members.some(canForbid) ? 'FORBIDDEN' : 'UNAUTHENTICATED';
-  const reads = [...new Set(members.flatMap((member) => member.reads ?? []))];
+  const reads = hoistReads ? [...new Set(members.flatMap((member) => member.reads ?? []))] : [];
   const declared = reads.length > 0 ? { reads } : {};
   return requiresUser
     ? guard({ name, requiresUser: true, failsWith, check, ...declared })
@@ -104,10 +112,17 @@ function compose(
 export function allOf<const G extends readonly Guard<never>[]>(...guards: G): AllOf<G> {
   const name = nameOf(guards, ' and ');
   const requiresUser = guards.some((member) => member.requiresUser === true);
-  return compose(name, guards, requiresUser, async (ctx) => {
-    for (const member of guards) if (!(await member.check(ctx))) return false;
-    return true;
-  }) as AllOf<G>;
+  // Every member must pass, so every field any member reads must be there.
+  return compose(
+    name,
+    guards,
+    requiresUser,
+    async (ctx) => {
+      for (const member of guards) if (!(await member.check(ctx))) return false;
+      return true;
+    },
+    true,
+  ) as AllOf<G>;
 }
 
 /**
@@ -120,8 +135,22 @@ export function allOf<const G extends readonly Guard<never>[]>(...guards: G): Al
 export function anyOf<const G extends readonly Guard<never>[]>(...guards: G): AnyOf<G> {
   const name = nameOf(guards, ' or ');
   const requiresUser = guards.every((member) => member.requiresUser === true);
-  return compose(name, guards, requiresUser, async (ctx) => {
-    for (const member of guards) if (await member.check(ctx)) return true;
-    return false;
-  }) as AnyOf<G>;
+  // One member passing is enough: a member whose fields are missing is skipped, and only when no
+  // other member passes is that the loader's mistake (a 500 naming the member).
+  return compose(
+    name,
+    guards,
+    requiresUser,
+    async (ctx) => {
+      let skipped: MissingUserFieldError | undefined;
+      for (const member of guards) {
+        const missing = missingUserField(member, (ctx as { user?: unknown }).user);
+        if (missing !== undefined) skipped ??= new MissingUserFieldError(member.name, missing);
+        else if (await member.check(ctx)) return true;
+      }
+      if (skipped !== undefined) throw skipped;
+      return false;
+    },
+    false,
+  ) as AnyOf<G>;
 }

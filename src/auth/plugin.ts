@@ -128,7 +128,7 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
       'authPlugin no longer takes rateLimit: put a rateLimit({ name, max }) step on the procedures to limit (docs/auth.md#rate-limiting)',
     );
   }
-  refuseUnknownOptions('authPlugin', options, authOptionKeys);
+  refuseUnknownOptions('authPlugin', options, authOptionKeys, { required: true });
   if (typeof options?.userLoader !== 'function') {
     throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
   }

@@ -25,6 +25,8 @@ export async function withApp<T>(
     workers: 1,
     clustered: false,
   });
+  // An app that sets its own logger level is silenced too: its request lines are not the output.
+  if (process.env.LOG_LEVEL === 'silent') app.log.level = 'silent';
   try {
     return await use(app);
   } finally {

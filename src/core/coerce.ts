@@ -26,7 +26,10 @@ function calendarDate(value: string): Date | string {
   const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = parts
     .slice(1)
     .map((part) => (part === undefined ? undefined : Number(part)));
-  const daysInMonth = new Date(Date.UTC(year ?? 0, month ?? 0, 0)).getUTCDate();
+  // setUTCFullYear, not Date.UTC: the latter reads years 0–99 as 1900–1999.
+  const lastDay = new Date(0);
+  lastDay.setUTCFullYear(year ?? 0, month ?? 0, 0);
+  const daysInMonth = lastDay.getUTCDate();
   const exists =
     month !== undefined &&
     month >= 1 &&

@@ -19,6 +19,8 @@ import {
   canForbid,
   type Guard,
   type MiddlewareResult,
+  MissingUserFieldError,
+  missingUserField,
 } from './procedure.js';
 import type { RouteEntry } from './routes.js';
 import { validate } from './schema.js';
@@ -60,14 +62,10 @@ export interface CompileOptions {
  * A guard declared the user fields it reads; a user without one is the loader's mistake, not the
  * caller's: an internal error (500) whose message, in the log, says which guard, field and loader.
  */
-function checkUserFields(guard: Guard<never>, user: unknown, owner: string, options: CompileOptions): void {
-  if (guard.reads === undefined || typeof user !== 'object' || user === null) return;
-  const record = user as Record<string, unknown>;
-  const missing = guard.reads.find((field) => record[field] === undefined);
-  if (missing === undefined) return;
+function loaderMistake(error: MissingUserFieldError, owner: string, options: CompileOptions): Error {
   const source = options.userSource?.() ?? "the app's context";
-  throw new Error(
-    `Guard "${guard.name}" of ${owner} reads user.${missing}, but the user from ${source} has no "${missing}": return it from the loader (docs/auth.md, "Guards")`,
+  return new Error(
+    `Guard "${error.guard}" of ${owner} reads user.${error.field}, but the user from ${source} has no "${error.field}": return it from the loader (docs/auth.md, "What guards need from the app")`,
   );
 }
 
@@ -77,15 +75,20 @@ async function runGuards(
   owner: string,
   options: CompileOptions,
 ): Promise<void> {
-  for (const guard of guards) {
-    const signedIn = ctx.user !== undefined && ctx.user !== null;
-    if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
-    if (signedIn) checkUserFields(guard, ctx.user, owner, options);
-    const checked = guard.check(ctx as never);
-    if (!(checked instanceof Promise ? await checked : checked)) {
-      if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
-      throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
+  try {
+    for (const guard of guards) {
+      const signedIn = ctx.user !== undefined && ctx.user !== null;
+      if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
+      const missing = signedIn ? missingUserField(guard, ctx.user) : undefined;
+      if (missing !== undefined) throw new MissingUserFieldError(guard.name, missing);
+      const checked = guard.check(ctx as never);
+      if (!(checked instanceof Promise ? await checked : checked)) {
+        if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
+        throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
+      }
     }
+  } catch (error) {
+    throw error instanceof MissingUserFieldError ? loaderMistake(error, owner, options) : error;
   }
 }
 

@@ -49,15 +49,19 @@ export function closestName(name: string, known: readonly string[]): string | un
 
 /**
  * Throws a {@link ProceedConfigError} for an options value that is not an object or has a key
- * `known` does not list. `undefined` passes (every options argument here is optional or checked
- * for its required keys elsewhere).
+ * `known` does not list. `undefined` passes unless `required`.
  *
  * @example
  * refuseUnknownOptions('docsPlugin', { routePrefx: '/docs' }, ['routePrefix', 'collections', 'openapi']);
  * // ProceedConfigError: docsPlugin: unknown option "routePrefx" (did you mean "routePrefix"?). Known options: …
  */
-export function refuseUnknownOptions(where: string, options: unknown, known: readonly string[]): void {
-  if (options === undefined) return;
+export function refuseUnknownOptions(
+  where: string,
+  options: unknown,
+  known: readonly string[],
+  { required = false }: { required?: boolean } = {},
+): void {
+  if (options === undefined && !required) return;
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new ProceedConfigError(`${where}: options must be an object, got ${describe(options)}`);
   for (const key of Object.keys(options)) {

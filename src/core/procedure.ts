@@ -82,7 +82,12 @@ export interface UserGuard<TCtx = never> extends Guard<TCtx> {
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser: true }): UserGuard<TCtx>;
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: false }): Guard<TCtx>;
 export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?: boolean }): Guard<TCtx> {
-  refuseUnknownOptions(`guard "${String(definition?.name)}"`, definition, guardKeys);
+  refuseUnknownOptions(
+    typeof definition?.name === 'string' ? `guard "${definition.name}"` : 'guard()',
+    definition,
+    guardKeys,
+    { required: true },
+  );
   if (
     definition.reads !== undefined &&
     (!Array.isArray(definition.reads) || definition.reads.some((field) => typeof field !== 'string'))
@@ -92,6 +97,26 @@ export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?:
   if (definition.failsWith !== undefined && !['FORBIDDEN', 'UNAUTHENTICATED'].includes(definition.failsWith))
     throw new TypeError(`guard "${definition.name}": failsWith is FORBIDDEN or UNAUTHENTICATED`);
   return Object.freeze({ ...definition });
+}
+
+/**
+ * The first field a guard `reads` that a signed-in user lacks: absent from the object, which is
+ * the loader's mistake (a field that is `null` was loaded, and is the check's to judge).
+ */
+export function missingUserField(guard: Guard<never>, user: unknown): string | undefined {
+  if (guard.reads === undefined || typeof user !== 'object' || user === null) return undefined;
+  return guard.reads.find((field) => !(field in user));
+}
+
+/** Thrown by a guard (or a composite) that finds a field it reads missing from `ctx.user`. */
+export class MissingUserFieldError extends Error {
+  override readonly name = 'MissingUserFieldError';
+  constructor(
+    readonly guard: string,
+    readonly field: string,
+  ) {
+    super(`Guard "${guard}" reads user.${field}, which the loaded user does not have`);
+  }
 }
 
 /** Whether a guard can refuse a signed-in caller with 403. */

@@ -48,6 +48,7 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
     'idempotencyPlugin',
     options,
     optionKeys<IdempotencyPluginOptions>()('store', 'creates', 'ttl', 'lockTimeout', 'caller'),
+    { required: true },
   );
   const store = options.store as Partial<IdempotencyStore> | undefined;
   if (

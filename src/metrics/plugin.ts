@@ -75,6 +75,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     'metricsPlugin',
     options,
     optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
+    { required: true },
   );
   if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
     throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');

@@ -84,25 +84,31 @@ const specificationProvider = Object.assign(
  * });
  */
 export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Promise<void> {
-  const info = options.openapi?.info;
-  if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
-    throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
-  }
-  if ('rateLimitedRoutes' in options.openapi) {
+  refuseUnknownOptions(
+    'docsPlugin',
+    options,
+    optionKeys<DocsPluginOptions>()('routePrefix', 'collections', 'openapi'),
+    { required: true },
+  );
+  if (
+    typeof options.openapi === 'object' &&
+    options.openapi !== null &&
+    'rateLimitedRoutes' in options.openapi
+  ) {
     throw new ProceedConfigError(
       'docsPlugin: openapi.rateLimitedRoutes is gone; a rateLimit() step on a procedure documents its 429 itself',
     );
   }
   refuseUnknownOptions(
-    'docsPlugin',
-    options,
-    optionKeys<DocsPluginOptions>()('routePrefix', 'collections', 'openapi'),
-  );
-  refuseUnknownOptions(
     'docsPlugin openapi',
     options.openapi,
     optionKeys<OpenApiDocumentOptions>()('info', 'servers', 'tags'),
+    { required: true },
   );
+  const info = options.openapi.info;
+  if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
+    throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
+  }
   const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 

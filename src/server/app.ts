@@ -152,7 +152,7 @@ export class App<TCtx extends object = object> {
     const others =
       needy.length > 1 ? ` (and ${needy.length - 1} more route${needy.length > 2 ? 's' : ''})` : '';
     throw new ProceedConfigError(
-      `${first.collection}.${first.name} (${first.method} ${first.path}) has guard "${guard}", which needs a signed-in user, but nothing on this app sets ctx.user${others}: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })), or, if your context sets user itself, createApp({ userFromContext: true })`,
+      `${first.collection}.${first.name} (${first.method} ${first.path}) has guard "${guard}", which needs a signed-in user, but nothing on this app sets ctx.user${others}: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })); if your context sets user itself, createApp({ userFromContext: true }); if a plugin of yours sets it, call app.providesUser('yourPlugin') there`,
     );
   }
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { admin, anyOf, authenticated, hasRole } from '../auth/guards.js';
+import { admin, allOf, anyOf, authenticated, hasRole } from '../auth/guards.js';
 import { authPlugin } from '../auth/plugin.js';
 import { TokenService } from '../auth/tokens.js';
 import { MemoryIdempotencyStore } from '../core/idempotency.js';
@@ -92,7 +92,7 @@ describe('a guard that needs a user on an app where nothing sets one', () => {
   it('is a start-up error naming the route, the guard and the fix', async () => {
     const app = createApp({ logger: false }).mount([posts]);
     await expect(app.ready()).rejects.toThrow(
-      'posts.deletePost (DELETE /api/posts/:id) has guard "admin", which needs a signed-in user, but nothing on this app sets ctx.user: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })), or, if your context sets user itself, createApp({ userFromContext: true })',
+      'posts.deletePost (DELETE /api/posts/:id) has guard "admin", which needs a signed-in user, but nothing on this app sets ctx.user: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })); if your context sets user itself, createApp({ userFromContext: true }); if a plugin of yours sets it, call app.providesUser(\'yourPlugin\') there',
     );
   });
 
@@ -139,13 +139,17 @@ describe('a user loader that omits a field a guard reads', () => {
     expect(answer.json()).toMatchObject({ code: 'INTERNAL' });
     expect(answer.body).not.toMatch(/role|loader/);
     expect(logged.map((line) => line.err?.message)).toEqual([
-      'Guard "role:editor" of things.deleteThing reads user.role, but the user from authPlugin\'s userLoader (findUserWithoutRole) has no "role": return it from the loader (docs/auth.md, "Guards")',
+      'Guard "role:editor" of things.deleteThing reads user.role, but the user from authPlugin\'s userLoader (findUserWithoutRole) has no "role": return it from the loader (docs/auth.md, "What guards need from the app")',
     ]);
   });
 
   it('checks what composite guards read, and what a custom guard declares', async () => {
-    const { answer } = await appWith(anyOf(authenticated, admin));
-    expect(answer.statusCode).toBe(500);
+    // allOf needs every member, so every field; anyOf passes on a member that needs no role.
+    expect((await appWith(allOf(authenticated, admin))).answer.statusCode).toBe(500);
+    expect((await appWith(anyOf(authenticated, admin))).answer.statusCode).toBe(200);
+    const onlyRoles = await appWith(anyOf(admin, hasRole('editor')));
+    expect(onlyRoles.answer.statusCode).toBe(500);
+    expect(onlyRoles.logged[0]?.err?.message).toMatch(/^Guard "admin" of things.deleteThing reads user.role/);
     const custom = guard({
       name: 'verified',
       requiresUser: true,
