@@ -56,8 +56,13 @@ interface GuardDefinition<TCtx> {
    * one of them is the user loader's mistake: a 500 whose log line names the guard, the field and
    * the loader, rather than a 403 that blames the caller (docs/auth.md).
    */
-  reads?: readonly string[];
+  reads?: readonly UserField<TCtx>[];
 }
+
+/** The field names of a context's user; any string when the context declares no user type. */
+export type UserField<TCtx> =
+  unknown extends ContextUser<TCtx> ? string : keyof NonNullable<ContextUser<TCtx>> & string;
+type ContextUser<TCtx> = TCtx extends { user?: infer User } ? User : unknown;
 
 const guardKeys = optionKeys<GuardDefinition<unknown>>()(
   'name',

@@ -22,11 +22,35 @@ function issuePath(issue: StandardSchemaV1.Issue): string {
   return issue.path.map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
 }
 
-function settle<T>(result: StandardSchemaV1.Result<T>): Validation<T> {
+/** The value an issue is about, read along its path. */
+function valueAt(value: unknown, issue: StandardSchemaV1.Issue): unknown {
+  let current = value;
+  for (const segment of issue.path ?? []) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[typeof segment === 'object' ? segment.key : segment];
+  }
+  return current;
+}
+
+const isoLooking = /^\d{4}-\d{2}-\d{2}/;
+
+/**
+ * An issue's message, said plainly where the validator's is misleading: a date the coercer kept
+ * as a string because it is not on the calendar (`2020-02-30`) is not "a string instead of a date".
+ */
+function messageOf(issue: StandardSchemaV1.Issue, input: unknown): string {
+  if (issue.message.includes('expected date')) {
+    const sent = valueAt(input, issue);
+    if (typeof sent === 'string' && isoLooking.test(sent)) return `${sent} is not a date on the calendar`;
+  }
+  return issue.message;
+}
+
+function settle<T>(result: StandardSchemaV1.Result<T>, input: unknown): Validation<T> {
   if (result.issues === undefined) return { ok: true, value: result.value };
   return {
     ok: false,
-    errors: result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })),
+    errors: result.issues.map((issue) => ({ path: issuePath(issue), message: messageOf(issue, input) })),
   };
 }
 
@@ -39,7 +63,7 @@ export function validate<T>(
   value: unknown,
 ): Validation<T> | Promise<Validation<T>> {
   const result = schema['~standard'].validate(value);
-  return result instanceof Promise ? result.then(settle) : settle(result);
+  return result instanceof Promise ? result.then((settled) => settle(settled, value)) : settle(result, value);
 }
 
 function zodDefType(schema: z.ZodType): string {

@@ -36,3 +36,14 @@ describe('misspelt options are compile errors', () => {
     await app.register(idempotencyPlugin, { creates: true });
   });
 });
+
+describe('what a guard reads', () => {
+  it('is a field of the context’s user', () => {
+    type Ctx = { user?: { id: string; role: string } };
+    guard({ name: 'admin', reads: ['role'], check: (ctx: Ctx) => ctx.user?.role === 'admin' });
+    // @ts-expect-error rol is not a field of the user
+    guard({ name: 'admin', reads: ['rol'], check: (ctx: Ctx) => ctx.user?.role === 'admin' });
+    // A context without a user type takes any name.
+    guard({ name: 'scoped', reads: ['scopes'], check: (ctx: { user?: unknown }) => ctx.user !== undefined });
+  });
+});
