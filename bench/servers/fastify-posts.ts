@@ -139,3 +139,4 @@ app.post(
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ address, token: sign({ sub: userId }) })}\n`);
+process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));

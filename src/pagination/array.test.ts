@@ -63,6 +63,22 @@ describe('paginateArray', () => {
     expect(page.data.map((item) => item.id)).toEqual([3, 1, 2]);
   });
 
+  it('trusts an array found newest first while its length and ends stay, and checks it again when they change', () => {
+    const page = (items: { id: number }[]) =>
+      paginateArray(items, { cursor: '4', limit: 2, direction: 'forward' }, { key: 'id' }).data.map(
+        (item) => item.id,
+      );
+    const items = [5, 4, 3, 2, 1].map((id) => ({ id }));
+    expect(page(items)).toEqual([3, 2]);
+    // Grown out of order: the length changed, so it is checked again and sorted into a copy.
+    items.push({ id: 9 });
+    expect(page(items)).toEqual([3, 2]);
+    expect(items.map((item) => item.id)).toEqual([5, 4, 3, 2, 1, 9]);
+    // A new end item, same length: checked again too.
+    items[5] = { id: 0 };
+    expect(page(items)).toEqual([3, 2]);
+  });
+
   it('does not reorder the array it was given', () => {
     const items = [{ id: 'b' }, { id: 'a' }];
     paginateArray(items, { page: 1, limit: 2, sortBy: 'id', sortOrder: 'desc' }, { key: 'id' });

@@ -74,11 +74,29 @@ function offsetOfArray<T>(
   return offsetResult(ordered.slice(offset, offset + limit), items.length, params);
 }
 
+/**
+ * The index of the first item older than the cursor (key < cursor) in a descending array, by
+ * binary search; -1 when there is none. Keys that cannot be compared with the cursor (NaN) fall
+ * back to a scan.
+ */
+function firstOlder<T>(descending: readonly T[], keyValue: (item: T) => Key, cursor: string): number {
+  let low = 0;
+  let high = descending.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const order = compareToCursor(keyValue(descending[middle] as T), cursor);
+    if (Number.isNaN(order))
+      return descending.findIndex((item) => compareToCursor(keyValue(item), cursor) < 0);
+    if (order < 0) high = middle;
+    else low = middle + 1;
+  }
+  return low < descending.length ? low : -1;
+}
+
 function readArray<T>(descending: readonly T[], keyValue: (item: T) => Key, query: KeysetQuery): T[] {
   const { cursor, limit } = query;
   if (query.towards === 'older') {
-    const start =
-      cursor === undefined ? 0 : descending.findIndex((item) => compareToCursor(keyValue(item), cursor) < 0);
+    const start = cursor === undefined ? 0 : firstOlder(descending, keyValue, cursor);
     return start === -1 ? [] : descending.slice(start, start + limit);
   }
   const newer: T[] = [];
@@ -89,13 +107,38 @@ function readArray<T>(descending: readonly T[], keyValue: (item: T) => Key, quer
   return newer;
 }
 
+/** Arrays found in descending order, as they were then: their length and end items. */
+const knownDescending = new WeakMap<readonly unknown[], { length: number; first: unknown; last: unknown }>();
+
+/**
+ * The items by key, descending. An array kept newest first (the usual case: a cache, a fixture)
+ * is used as it is: checked in one pass, then trusted while its length and end items stay the
+ * same (docs/pagination.md, "In memory"); any other is sorted into a copy.
+ */
+function inDescendingOrder<T>(items: readonly T[], keyValue: (item: T) => Key): readonly T[] {
+  const known = knownDescending.get(items);
+  if (
+    known !== undefined &&
+    known.length === items.length &&
+    known.first === items[0] &&
+    known.last === items.at(-1)
+  )
+    return items;
+  for (let index = 1; index < items.length; index++) {
+    if (compareValues(keyValue(items[index - 1] as T), keyValue(items[index] as T)) < 0)
+      return [...items].sort((a, b) => compareValues(keyValue(b), keyValue(a)));
+  }
+  knownDescending.set(items, { length: items.length, first: items[0], last: items.at(-1) });
+  return items;
+}
+
 function cursorOfArray<T>(
   items: readonly T[],
   params: CursorParams,
   options: PaginateArrayOptions<T>,
 ): CursorPage<T> {
   const keyValue = keyValueOf(options.key);
-  const descending = [...items].sort((a, b) => compareValues(keyValue(b), keyValue(a)));
+  const descending = inDescendingOrder(items, keyValue);
   const steps = cursorSteps(params, cursorOf(options.key));
   let step = steps.next();
   while (step.done !== true) step = steps.next(readArray(descending, keyValue, step.value));
