@@ -5,6 +5,7 @@
  */
 
 import { resolveSecret } from '../config/secret.js';
+import type { RequestContext } from '../core/context.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteDocumentation } from '../core/procedure.js';
@@ -138,15 +139,18 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   const tokens = options.tokens ?? buildTokenService(app, options);
   const { userLoader } = options;
 
-  app.extendContext(async (ctx) => {
-    const token = bearerTokenOf(ctx.request.headers.authorization);
-    if (token === undefined) return;
+  const signIn = async (ctx: RequestContext, token: string): Promise<void> => {
     const claims = await tokens.verifyAccess(token);
     const user = await userLoader(claims.sub, claims);
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
     ctx.user = user;
     ctx.auth = { claims, token, tokens } satisfies AuthState;
+  };
+  // Not async itself: a request without a token (every public read) awaits nothing here.
+  app.extendContext((ctx) => {
+    const token = bearerTokenOf(ctx.request.headers.authorization);
+    return token === undefined ? undefined : signIn(ctx, token);
   });
 
   app.document(authDocumentation);
