@@ -4,8 +4,10 @@
  * itself. Environment: BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3),
  * BENCH_CONNECTIONS (default 50).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -13,6 +15,29 @@ import autocannon from 'autocannon';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+/**
+ * With two cores or more and `taskset` (util-linux), this process (the load generator) keeps core
+ * 0 and the servers get the others: a server's throughput is then its own, not what the client
+ * leaves it. BENCH_PIN=0 turns it off.
+ */
+export const pinning = pinLoadGenerator();
+
+function pinLoadGenerator(): { serverCores: string; allCores: string } | undefined {
+  const count = availableParallelism();
+  if (process.env.BENCH_PIN === '0' || count < 2) return undefined;
+  const pinned = spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  return pinned.status === 0 ? { serverCores: `1-${count - 1}`, allCores: `0-${count - 1}` } : undefined;
+}
+
+/** The command that runs `args` with node on the given cores (all of them without pinning). */
+export function onCores(cores: 'server' | 'all', args: string[]): [string, string[]] {
+  if (pinning === undefined) return [process.execPath, args];
+  return [
+    'taskset',
+    ['-c', cores === 'server' ? pinning.serverCores : pinning.allCores, process.execPath, ...args],
+  ];
+}
 
 export interface Contender {
   name: string;
@@ -42,13 +67,27 @@ export interface ServerInfo {
 interface Sample {
   requests: number;
   p99: number;
+  /** The server's own CPU time per request, in µs (Linux only; NaN elsewhere). */
+  cpu?: number;
+}
+
+/** User + system CPU time of a process so far, in µs, from /proc (NaN where there is none). */
+function cpuTimeOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of the line, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
   if (contender.start !== undefined) return contender.start();
   if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
   const script = fileURLToPath(new URL(contender.script, import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const [command, args] = onCores('server', ['--import', 'tsx', script]);
+  const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production', ...contender.env },
   });
@@ -152,7 +191,9 @@ export function report(
   candidate: string,
   rows: Awaited<ReturnType<typeof compare>>,
 ) {
-  console.log(`\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians)`);
+  console.log(
+    `\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians${placement()})`,
+  );
   console.log(
     `| scenario | ${baseline} req/s | ${candidate} req/s | ratio | rounds' ratios | ${baseline} p99 ms | ${candidate} p99 ms | p99 ratio |`,
   );
@@ -181,6 +222,8 @@ export interface ManyRow {
   samples: Map<string, Sample>;
   /** The candidate's median over the best other contender's. */
   ratio: number;
+  /** The leanest other contender's server CPU per request over the candidate's (above 1: the candidate needs less). */
+  cpuRatio: number;
   /** Per round: the candidate over the best other of that round; lowest and highest. */
   ratioRange: [number, number];
   best: string;
@@ -194,6 +237,7 @@ export async function compareMany(candidate: string, contenders: Contender[], sc
   const servers = await Promise.all(contenders.map((contender) => startServer(contender)));
   const names = contenders.map((contender) => contender.name);
   const info = new Map(names.map((name, index) => [name, servers[index]!.info]));
+  const pids = new Map(names.map((name, index) => [name, servers[index]!.child.pid]));
   const rows: ManyRow[] = [];
   try {
     for (const scenario of scenarios) {
@@ -208,8 +252,13 @@ export async function compareMany(candidate: string, contenders: Contender[], sc
       for (const name of names) await measure(info.get(name)!, scenario, name, 1);
       for (let round = 0; round < rounds; round++) {
         const order = names.map((_, index) => names[(index + round) % names.length]!);
-        for (const name of order)
-          samples.get(name)!.push(await measure(info.get(name)!, scenario, name, seconds));
+        for (const name of order) {
+          const pid = pids.get(name);
+          const before = cpuTimeOf(pid);
+          const sample = await measure(info.get(name)!, scenario, name, seconds);
+          const used = cpuTimeOf(pid) - before;
+          samples.get(name)!.push({ ...sample, cpu: used / (sample.requests * seconds) });
+        }
       }
       const medians = new Map(
         names.map((name) => [
@@ -217,6 +266,7 @@ export async function compareMany(candidate: string, contenders: Contender[], sc
           {
             requests: median(samples.get(name)!.map((sample) => sample.requests)),
             p99: median(samples.get(name)!.map((sample) => sample.p99)),
+            cpu: median(samples.get(name)!.map((sample) => sample.cpu ?? Number.NaN)),
           },
         ]),
       );
@@ -228,9 +278,11 @@ export async function compareMany(candidate: string, contenders: Contender[], sc
           samples.get(candidate)![round]!.requests /
           Math.max(...others.map((name) => samples.get(name)![round]!.requests)),
       );
+      const leanest = Math.min(...others.map((name) => medians.get(name)!.cpu ?? Number.NaN));
       rows.push({
         scenario: scenario.name,
         samples: medians,
+        cpuRatio: leanest / (medians.get(candidate)!.cpu ?? Number.NaN),
         ratio: medians.get(candidate)!.requests / medians.get(best)!.requests,
         ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)],
         best,
@@ -246,16 +298,25 @@ export async function compareMany(candidate: string, contenders: Contender[], sc
 }
 
 export function reportMany(title: string, candidate: string, names: string[], rows: ManyRow[]) {
-  console.log(`\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians)`);
   console.log(
-    `| scenario | ${names.map((name) => `${name} req/s`).join(' | ')} | ${candidate} ÷ best other | rounds' ratios | p99 ms (${names.join(' / ')}) |`,
+    `\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians${placement()})`,
   );
-  console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|---:|`);
+  console.log(
+    `| scenario | ${names.map((name) => `${name} req/s`).join(' | ')} | ${candidate} ÷ best other | rounds' ratios | server CPU µs/req (${names.join(' / ')}) | CPU: leanest other ÷ ${candidate} | p99 ms (${names.join(' / ')}) |`,
+  );
+  console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`);
   for (const row of rows) {
     const cells = names.map((name) => row.samples.get(name)!.requests.toFixed(0));
+    const cpu = names.map((name) => (row.samples.get(name)!.cpu ?? Number.NaN).toFixed(1)).join(' / ');
     const p99 = names.map((name) => row.samples.get(name)!.p99).join(' / ');
     console.log(
-      `| ${row.scenario} | ${cells.join(' | ')} | ${row.ratio.toFixed(2)} (vs ${row.best}) | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${p99} |`,
+      `| ${row.scenario} | ${cells.join(' | ')} | ${row.ratio.toFixed(2)} (vs ${row.best}) | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${cpu} | ${row.cpuRatio.toFixed(2)} | ${p99} |`,
     );
   }
+}
+
+function placement(): string {
+  return pinning === undefined
+    ? ', client and servers sharing every core'
+    : `, client on core 0, servers on ${pinning.serverCores}`;
 }

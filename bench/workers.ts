@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createScratchDatabase } from '../test/postgres.js';
-import { type Contender, compare, report, type ServerInfo } from './compare.js';
+import { type Contender, compare, onCores, report, type ServerInfo } from './compare.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -31,23 +31,21 @@ function cluster(workers: number, port: number, env: Record<string, string>): Co
   return {
     name: `${workers} ${workers === 1 ? 'worker' : 'workers'}`,
     async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
-      const child = spawn(
-        process.execPath,
-        [
-          'bin/proceed.js',
-          'start',
-          'examples/blog/dist/main.js',
-          '--workers',
-          String(workers),
-          '--port',
-          String(port),
-        ],
-        {
-          cwd: root,
-          stdio: ['ignore', 'ignore', 'inherit'],
-          env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
-        },
-      );
+      // Every core, the load generator's too: the point is what a second worker adds.
+      const [command, args] = onCores('all', [
+        'bin/proceed.js',
+        'start',
+        'examples/blog/dist/main.js',
+        '--workers',
+        String(workers),
+        '--port',
+        String(port),
+      ]);
+      const child = spawn(command, args, {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
+      });
       const address = `http://127.0.0.1:${port}`;
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
