@@ -1,16 +1,28 @@
 /**
- * The compiled blog on PostgreSQL with `proceed start --workers 1` against `--workers 2`, on
- * the blog's own anonymous routes (a cursor page of posts, a post by id). Both clusters run at
- * once on one scratch database; the load alternates between them. Part of `npm run bench`;
- * needs `npm run build` and PostgreSQL (TEST_DATABASE_URL, default the local server).
+ * The compiled blog, two ways: on PostgreSQL with `proceed start --workers 1` against
+ * `--workers 2` (both clusters at once on one scratch database), and on its embedded PGlite
+ * against PostgreSQL (throughput, CPU per request with the database's own, memory). The load
+ * alternates between the contenders. Part of `npm run bench`; needs `npm run build` and
+ * PostgreSQL (TEST_DATABASE_URL, default the local server).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createScratchDatabase } from '../test/postgres.js';
-import { type Contender, compare, onCores, report, type ServerInfo } from './compare.js';
+import {
+  type Contender,
+  compare,
+  compareMany,
+  cpuTimeOf,
+  onCores,
+  report,
+  reportMany,
+  type ServerInfo,
+} from './compare.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -67,6 +79,75 @@ function cluster(workers: number, port: number, env: Record<string, string>): Co
   };
 }
 
+/** The blog alone (`proceed start`, no --workers), on the database `env` names. */
+function single(
+  name: string,
+  port: number,
+  env: Record<string, string>,
+  extraCpuTime?: () => number,
+): Contender {
+  return {
+    name,
+    ...(extraCpuTime === undefined ? {} : { extraCpuTime }),
+    async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
+      const [command, args] = onCores('server', [
+        'bin/proceed.js',
+        'start',
+        'examples/blog/dist/main.js',
+        '--port',
+        String(port),
+      ]);
+      const child = spawn(command, args, {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
+      });
+      const address = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const ok = await fetch(`${address}/api/health`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        if (ok) return { info: { address, token: await seedToken(address) }, child };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not answer in 60 s`);
+    },
+  };
+}
+
+/** CPU time of the local PostgreSQL server's processes, in µs (what a query costs it). */
+function postgresCpuTime(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+        total += cpuTimeOf(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+const seeded = new Map<string, { token: string; id: string }>();
+
+/** Seeds a freshly started blog (60 posts by one author) and returns that author's token. */
+async function seedToken(address: string): Promise<string> {
+  const id = await seed(address);
+  const login = await fetch(`${address}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.com', password: 'a bench password' }),
+  });
+  const { accessToken } = (await login.json()) as { accessToken: string };
+  seeded.set(address, { token: accessToken, id });
+  return accessToken;
+}
+
 /** Posts to list and read: one author, 60 published posts, through the API. */
 async function seed(address: string): Promise<string> {
   const json = { 'content-type': 'application/json' };
@@ -114,6 +195,62 @@ export async function workersComparison(): Promise<void> {
       ]),
     );
   } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * The embedded PGlite against PostgreSQL, one process each, on the blog's routes: an anonymous
+ * cursor page, a post by id, `GET /api/auth/me` and an authenticated create. CPU per request
+ * counts PostgreSQL's own processes for the PostgreSQL contender (PGlite runs in the process).
+ */
+export async function embeddedComparison(): Promise<void> {
+  const database = await createScratchDatabase(adminUrl, 'bench_embedded');
+  const directory = mkdtempSync(join(tmpdir(), 'bench-pglite-'));
+  try {
+    const secret = randomBytes(32).toString('hex');
+    const contenders = [
+      single('PGlite', 3134, { DATABASE_URL: `file://${directory}`, JWT_SECRET: secret }),
+      single('PostgreSQL', 3135, { DATABASE_URL: database.url, JWT_SECRET: secret }, postgresCpuTime),
+    ];
+    const bearer = (_name: string, server: ServerInfo) => ({
+      headers: { authorization: `Bearer ${server.token}` },
+    });
+    const rows = await compareMany(
+      'PGlite',
+      contenders,
+      [
+        { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
+        {
+          name: 'GET /api/posts/:id',
+          method: 'GET',
+          path: '/api/posts/',
+          expectStatus: 200,
+          vary: (_name, server) => ({ path: `/api/posts/${seeded.get(server.address)?.id}` }),
+        },
+        { name: 'GET /api/auth/me', method: 'GET', path: '/api/auth/me', expectStatus: 200, vary: bearer },
+        {
+          name: 'POST /api/posts',
+          method: 'POST',
+          path: '/api/posts',
+          body: JSON.stringify({ title: 'Measured', content: 'A post written by the bench.' }),
+          expectStatus: 201,
+          vary: bearer,
+        },
+      ],
+      { sameAnswers: false },
+    );
+    reportMany(
+      'The blog on its embedded PGlite vs on PostgreSQL, one process each (CPU per request includes the PostgreSQL server’s)',
+      'PGlite',
+      contenders.map((contender) => contender.name),
+      rows,
+    );
+    console.log(
+      `Resident memory after the run: ${[...rows.rss].map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`).join(', ')} (PostgreSQL's own server not counted)`,
+    );
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
     await database.drop();
   }
 }
