@@ -5,14 +5,14 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded; default all).
+ * workers, embedded, by-hand; default all).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { compare, compareMany, report, reportMany, type Scenario } from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
-import { embeddedComparison, workersComparison } from './workers.js';
+import { embeddedComparison, handWrittenComparison, workersComparison } from './workers.js';
 
 const only = process.env.BENCH_ONLY?.split(',').map((section) => section.trim());
 const runs = (section: string) => only === undefined || only.includes(section);
@@ -82,6 +82,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('http-cache')) await httpCacheSection();
   if (runs('workers')) await workersComparison();
   if (runs('embedded')) await embeddedComparison();
+  if (runs('by-hand')) await handWrittenComparison();
 }
 
 async function authSection(): Promise<void> {

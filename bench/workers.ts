@@ -254,3 +254,42 @@ export async function embeddedComparison(): Promise<void> {
     await database.drop();
   }
 }
+
+/**
+ * The blog's anonymous reads against the same reads hand-written on Fastify and `pg` with
+ * prepared statements (bench/servers/fastify-pg-blog.ts), one process each on one scratch
+ * PostgreSQL database, answers compared byte for byte. CPU per request includes PostgreSQL's.
+ */
+export async function handWrittenComparison(): Promise<void> {
+  const database = await createScratchDatabase(adminUrl, 'bench_by_hand');
+  try {
+    const env = { DATABASE_URL: database.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const blog = single('blog', 3136, env, postgresCpuTime);
+    const byHand: Contender = {
+      name: 'by hand',
+      script: './servers/fastify-pg-blog.ts',
+      env: { DATABASE_URL: database.url },
+      extraCpuTime: postgresCpuTime,
+    };
+    // The blog starts first: it migrates and seeds the database the other reads.
+    const started = await blog.start?.();
+    if (started === undefined) throw new Error('no blog');
+    const { id } = seeded.get(started.info.address) ?? { id: '' };
+    const rows = await compareMany(
+      'blog',
+      [{ ...blog, start: async () => started }, byHand],
+      [
+        { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
+        { name: 'GET /api/posts/:id', method: 'GET', path: `/api/posts/${id}`, expectStatus: 200 },
+      ],
+    );
+    reportMany(
+      'The blog on PostgreSQL vs the same anonymous reads by hand (Fastify, pg, prepared statements), one process each, same database, same answers',
+      'blog',
+      ['blog', 'by hand'],
+      rows,
+    );
+  } finally {
+    await database.drop();
+  }
+}
