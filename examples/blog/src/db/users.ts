@@ -130,6 +130,12 @@ function filtersOf(params: ListUsersParams): SQL | undefined {
  * const { items, total } = await users.list({ page: 1, limit: 20, sortOrder: 'asc', search: 'ada' });
  */
 export function usersRepository(db: Db): UsersRepository {
+  // The auth plugin's user loader runs this on every signed-in request: prepared once.
+  const byId = db
+    .select(publicColumns)
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id')))
+    .prepare('users_by_id');
   const repository: UsersRepository = {
     async create(input) {
       try {
@@ -152,8 +158,7 @@ export function usersRepository(db: Db): UsersRepository {
     },
 
     async findById(id) {
-      const [found] = await db.select(publicColumns).from(users).where(eq(users.id, id));
-      return found;
+      return (await byId.execute({ id }))[0];
     },
 
     async findByEmail(email) {
