@@ -43,8 +43,11 @@ export interface PostsRepository {
   create(input: NewPost): Promise<Post>;
   /** `undefined` when there is no such post or `visibility` may not see it (default: admin, sees all). */
   findById(id: string, visibility?: Visibility): Promise<Post | undefined>;
-  /** One cursor page, newest first, of the posts `visibility` may see (rules: proceed/pagination). */
-  listCursor(params: ListPostsParams): Promise<CursorPage<Post>>;
+  /**
+   * One cursor page, newest first, of the posts `visibility` may see (rules: proceed/pagination):
+   * their public fields only, all a listing shows (reading `content` too cost a third of a page).
+   */
+  listCursor(params: ListPostsParams): Promise<CursorPage<PostSummary>>;
   /**
    * Changes the given fields; `undefined` when there is no such post. A changed `status` must be
    * an allowed transition (else `INVALID_TRANSITION`); the same status is no change. When
@@ -106,6 +109,10 @@ export function deriveExcerpt(content: string, max = excerptLength): string {
 
 const operators = { lt, gt, asc, desc };
 
+/** What a listing shows of a post: its public view. */
+export type PostSummary = Pick<Post, 'id' | 'title' | 'excerpt'>;
+const summaryColumns = { id: posts.id, title: posts.title, excerpt: posts.excerpt };
+
 function visibleTo(visibility: Visibility): SQL | undefined {
   switch (visibility.kind) {
     case 'admin':
@@ -162,14 +169,14 @@ export function postsRepository(db: Db): PostsRepository {
     .where(and(eq(posts.id, sql.placeholder('id')), eq(posts.status, 'published')))
     .prepare('posts_published_by_id');
   const publishedFeed = db
-    .select()
+    .select(summaryColumns)
     .from(posts)
     .where(eq(posts.status, 'published'))
     .orderBy(desc(posts.id))
     .limit(sql.placeholder('limit'))
     .prepare('posts_published_feed');
   const publishedFeedBefore = db
-    .select()
+    .select(summaryColumns)
     .from(posts)
     .where(and(eq(posts.status, 'published'), lt(posts.id, sql.placeholder('cursor'))))
     .orderBy(desc(posts.id))
@@ -225,7 +232,7 @@ export function postsRepository(db: Db): PostsRepository {
           }
           const keyset = keysetClauses(operators, posts.id, query);
           return db
-            .select()
+            .select(summaryColumns)
             .from(posts)
             .where(and(filters, keyset.where))
             .orderBy(keyset.orderBy)
