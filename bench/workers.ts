@@ -268,19 +268,26 @@ export async function handWrittenComparison(): Promise<void> {
     const byHand: Contender = {
       name: 'by hand',
       script: './servers/fastify-pg-blog.ts',
-      env: { DATABASE_URL: database.url },
+      env: { DATABASE_URL: database.url, JWT_SECRET: env.JWT_SECRET },
       extraCpuTime: postgresCpuTime,
     };
     // The blog starts first: it migrates and seeds the database the other reads.
     const started = await blog.start?.();
     if (started === undefined) throw new Error('no blog');
-    const { id } = seeded.get(started.info.address) ?? { id: '' };
+    const { id, token } = seeded.get(started.info.address) ?? { id: '', token: '' };
     const rows = await compareMany(
       'blog',
       [{ ...blog, start: async () => started }, byHand],
       [
         { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
         { name: 'GET /api/posts/:id', method: 'GET', path: `/api/posts/${id}`, expectStatus: 200 },
+        {
+          name: 'GET /api/auth/me (bearer)',
+          method: 'GET',
+          path: '/api/auth/me',
+          expectStatus: 200,
+          vary: () => ({ headers: { authorization: `Bearer ${token}` } }),
+        },
       ],
     );
     reportMany(

@@ -82,16 +82,26 @@ export class PostgresRevocationStore implements RevocationStore {
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
     await this.ensureSchema();
-    const { rows } = await this.#client.query(
-      `SELECT 1 AS revoked FROM ${this.#table}
+    // Runs on every authenticated request: a prepared statement where the client offers one.
+    const sql = `SELECT 1 AS revoked FROM ${this.#table}
         WHERE expires_at > $5
           AND ((kind = 'token' AND key = $1)
             OR (kind = 'family' AND key = $2)
             OR (kind = 'generation' AND key = $3 AND value > $4)
             OR (kind = 'user' AND key = $3 AND value >= $6))
-        LIMIT 1`,
-      [check.jti, check.family, check.userId, check.generation, Date.now(), check.legacyIssuedAt ?? null],
-    );
+        LIMIT 1`;
+    const params = [
+      check.jti,
+      check.family,
+      check.userId,
+      check.generation,
+      Date.now(),
+      check.legacyIssuedAt ?? null,
+    ];
+    const { rows } =
+      this.#client.prepared === undefined
+        ? await this.#client.query(sql, params)
+        : await this.#client.prepared(`proceed_is_revoked_${this.#table.replace(/\W+/g, '_')}`, sql, params);
     return rows.length > 0;
   }
 

@@ -192,7 +192,17 @@ revocationStoreSuite(
     const pool = new pg.Pool({ connectionString: postgresUrl as string, max: 4 });
     const schema = `proceed_auth_${suffix()}`;
     await pool.query(`CREATE SCHEMA ${schema}`);
-    const store = new PostgresRevocationStore(pool, { table: `${schema}.revocations` });
+    // With named prepared statements, as the blog passes its pool (the PGlite suite runs the
+    // plain path): the revocation check then goes through `prepared`.
+    let preparedRuns = 0;
+    const client = {
+      query: (sql: string, params?: unknown[]) => pool.query(sql, params),
+      prepared: (name: string, sql: string, params: unknown[]) => {
+        preparedRuns++;
+        return pool.query({ name, text: sql, values: params });
+      },
+    };
+    const store = new PostgresRevocationStore(client, { table: `${schema}.revocations` });
     // Two instances creating the schema at once must both succeed.
     await Promise.all([
       store.ensureSchema(),
@@ -205,6 +215,8 @@ revocationStoreSuite(
       return rows[0]?.n ?? 0;
     };
     const close = async () => {
+      // The suite checked tokens: through the prepared statement, every time.
+      if (preparedRuns === 0) throw new Error('the revocation check never ran as a prepared statement');
       await pool.query(`DROP SCHEMA ${schema} CASCADE`);
       await pool.end();
     };

@@ -11,6 +11,12 @@
  */
 export interface SqlClient {
   query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+  /**
+   * Optional: runs a statement the driver prepares once per connection under `name` (pg's named
+   * statements: `pool.query({ name, text, values })`), for the queries a store runs on every
+   * request. Without it, `query` runs them.
+   */
+  prepared?(name: string, sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

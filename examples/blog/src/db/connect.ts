@@ -26,6 +26,8 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   /** Raw SQL with `$n` parameters. */
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
+  /** PostgreSQL only: a statement prepared once per connection under `name` (the token store's check). */
+  prepared?(name: string, sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
   /** Resolves when the database answers; rejects otherwise (health check). */
   ping(): Promise<void>;
   /** The connection pool's state (PostgreSQL; PGlite has no pool), for the metrics. */
@@ -188,6 +190,11 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     query: async <Row>(sql: string, params?: unknown[]) => {
       options.logQuery?.(sql, params ?? []);
       return { rows: (await pool.query(sql, params)).rows as Row[] };
+    },
+    // The token store's per-request check, prepared once per connection.
+    prepared: async (name: string, sql: string, params: unknown[]) => {
+      options.logQuery?.(sql, params);
+      return { rows: (await pool.query({ name, text: sql, values: params })).rows };
     },
     ping: async () => {
       await pool.query('SELECT 1');
