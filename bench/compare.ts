@@ -26,7 +26,8 @@ export const pinning = pinLoadGenerator();
 function pinLoadGenerator(): { serverCores: string; allCores: string } | undefined {
   const count = availableParallelism();
   if (process.env.BENCH_PIN === '0' || count < 2) return undefined;
-  const pinned = spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  // -a: every thread of this process (V8's and libuv's too), not only the main one.
+  const pinned = spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
   return pinned.status === 0 ? { serverCores: `1-${count - 1}`, allCores: `0-${count - 1}` } : undefined;
 }
 
@@ -68,6 +69,8 @@ export interface ServerInfo {
 
 interface Sample {
   requests: number;
+  /** Requests answered over the whole measurement. */
+  total?: number;
   p99: number;
   /** The server's own CPU time per request, in µs (Linux only; NaN elsewhere). */
   cpu?: number;
@@ -155,7 +158,7 @@ async function measure(
       `${contender} ${scenario.name}: ${result.errors} errors, ${result.non2xx} non-2xx, statuses ${JSON.stringify(statusCount)}`,
     );
   }
-  return { requests: result.requests.average, p99: result.latency.p99 };
+  return { requests: result.requests.average, total: result.requests.total, p99: result.latency.p99 };
 }
 
 const median = (values: number[]) => {
@@ -302,7 +305,7 @@ export async function compareMany(
           const before = treeCpuTime(pid) + extra();
           const sample = await measure(info.get(name)!, scenario, name, seconds);
           const used = treeCpuTime(pid) + extra() - before;
-          samples.get(name)!.push({ ...sample, cpu: used / (sample.requests * seconds) });
+          samples.get(name)!.push({ ...sample, cpu: used / (sample.total ?? sample.requests * seconds) });
         }
       }
       const medians = new Map(

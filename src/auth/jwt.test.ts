@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import {
   createJwtCodec,
@@ -80,6 +80,25 @@ describe('JwtCodec', () => {
     const token = jwt.sign(claims({ iat: now() - 100, exp: now() - 2 }));
     expect(jwt.verify(token).sub).toBe('u1');
     expect(() => strict.verify(token)).toThrow('jwt expired');
+  });
+
+  it('keeps a verified token no longer than its exp, and never keeps a refusal', () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 0, 1) });
+    try {
+      const codec = new JwtCodec({ secret, clockTolerance: 5 });
+      // Not valid for another 6 s: refused now, accepted once that time has come.
+      const early = codec.sign({ ...claims(), nbf: now() + 6 } as TokenClaims);
+      expect(() => codec.verify(early)).toThrow(TokenNotActiveError);
+      vi.advanceTimersByTime(2000);
+      expect(codec.verify(early).sub).toBe('u1');
+      // Verified (and cached) once, then refused when its exp plus the tolerance has passed.
+      const short = codec.sign(claims({ exp: now() + 1 }));
+      expect(codec.verify(short).sub).toBe('u1');
+      vi.advanceTimersByTime(7000);
+      expect(() => codec.verify(short)).toThrow(TokenExpiredError);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses an empty secret', () => {

@@ -3,6 +3,7 @@
  * indexed query per verified token, and `INSERT … ON CONFLICT DO NOTHING` to mark a refresh token
  * used, so that two instances racing with one token cannot both win.
  */
+import { createHash } from 'node:crypto';
 import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 import type { RevocationCheck, RevocationStore } from './revocation.js';
 
@@ -29,6 +30,7 @@ const keptForGood = '9223372036854775807';
 export class PostgresRevocationStore implements RevocationStore {
   readonly #client: SqlClient;
   readonly #schema: ExpiringTable;
+  readonly #checkStatement: string;
   readonly #table: string;
   readonly #pruneInterval: number;
   #lastPrune = 0;
@@ -45,6 +47,8 @@ export class PostgresRevocationStore implements RevocationStore {
         PRIMARY KEY (kind, key)`,
     );
     this.#table = this.#schema.name;
+    // One name per table, short and distinct (`a.b_c` and `a_b.c` must not share one).
+    this.#checkStatement = `proceed_is_revoked_${createHash('sha256').update(this.#table).digest('hex').slice(0, 16)}`;
     this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
   }
 
@@ -101,7 +105,7 @@ export class PostgresRevocationStore implements RevocationStore {
     const { rows } =
       this.#client.prepared === undefined
         ? await this.#client.query(sql, params)
-        : await this.#client.prepared(`proceed_is_revoked_${this.#table.replace(/\W+/g, '_')}`, sql, params);
+        : await this.#client.prepared(this.#checkStatement, sql, params);
     return rows.length > 0;
   }
 

@@ -79,6 +79,18 @@ describe('paginateArray', () => {
     expect(page(items)).toEqual([3, 2]);
   });
 
+  it('keeps what it found per key: an array in order of one key is checked again for another', () => {
+    const items = [
+      { id: 3, score: 2 },
+      { id: 2, score: 8 },
+      { id: 1, score: 3 },
+    ];
+    const byId = paginateArray(items, { limit: 2, direction: 'forward' }, { key: 'id' });
+    expect(byId.data.map((item) => item.id)).toEqual([3, 2]);
+    const byScore = paginateArray(items, { limit: 2, direction: 'forward' }, { key: 'score' });
+    expect(byScore.data.map((item) => item.score)).toEqual([8, 3]);
+  });
+
   it('does not reorder the array it was given', () => {
     const items = [{ id: 'b' }, { id: 'a' }];
     paginateArray(items, { page: 1, limit: 2, sortBy: 'id', sortOrder: 'desc' }, { key: 'id' });

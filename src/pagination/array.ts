@@ -107,16 +107,24 @@ function readArray<T>(descending: readonly T[], keyValue: (item: T) => Key, quer
   return newer;
 }
 
-/** Arrays found in descending order, as they were then: their length and end items. */
-const knownDescending = new WeakMap<readonly unknown[], { length: number; first: unknown; last: unknown }>();
+/** Arrays found in descending order of a key, as they were then: their length and end items. */
+const knownDescending = new WeakMap<
+  readonly unknown[],
+  Map<unknown, { length: number; first: unknown; last: unknown }>
+>();
 
 /**
  * The items by key, descending. An array kept newest first (the usual case: a cache, a fixture)
  * is used as it is: checked in one pass, then trusted while its length and end items stay the
  * same (docs/pagination.md, "In memory"); any other is sorted into a copy.
  */
-function inDescendingOrder<T>(items: readonly T[], keyValue: (item: T) => Key): readonly T[] {
-  const known = knownDescending.get(items);
+function inDescendingOrder<T>(
+  items: readonly T[],
+  key: KeySelector<T>,
+  keyValue: (item: T) => Key,
+): readonly T[] {
+  // Per key: an array in descending order of `id` is not in descending order of `score`.
+  const known = knownDescending.get(items)?.get(key);
   if (
     known !== undefined &&
     known.length === items.length &&
@@ -128,7 +136,9 @@ function inDescendingOrder<T>(items: readonly T[], keyValue: (item: T) => Key): 
     if (compareValues(keyValue(items[index - 1] as T), keyValue(items[index] as T)) < 0)
       return [...items].sort((a, b) => compareValues(keyValue(b), keyValue(a)));
   }
-  knownDescending.set(items, { length: items.length, first: items[0], last: items.at(-1) });
+  let byKey = knownDescending.get(items);
+  if (byKey === undefined) knownDescending.set(items, (byKey = new Map()));
+  byKey.set(key, { length: items.length, first: items[0], last: items.at(-1) });
   return items;
 }
 
@@ -138,7 +148,7 @@ function cursorOfArray<T>(
   options: PaginateArrayOptions<T>,
 ): CursorPage<T> {
   const keyValue = keyValueOf(options.key);
-  const descending = inDescendingOrder(items, keyValue);
+  const descending = inDescendingOrder(items, options.key, keyValue);
   const steps = cursorSteps(params, cursorOf(options.key));
   let step = steps.next();
   while (step.done !== true) step = steps.next(readArray(descending, keyValue, step.value));
