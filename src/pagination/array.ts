@@ -136,9 +136,9 @@ function inDescendingOrder<T>(
     if (compareValues(keyValue(items[index - 1] as T), keyValue(items[index] as T)) < 0)
       return [...items].sort((a, b) => compareValues(keyValue(b), keyValue(a)));
   }
-  let byKey = knownDescending.get(items);
-  if (byKey === undefined) knownDescending.set(items, (byKey = new Map()));
+  const byKey = knownDescending.get(items) ?? new Map();
   byKey.set(key, { length: items.length, first: items[0], last: items.at(-1) });
+  knownDescending.set(items, byKey);
   return items;
 }
 
