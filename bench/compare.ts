@@ -59,6 +59,8 @@ export interface Scenario {
   /** Per contender, when the contenders need different requests (another path, a token). */
   vary?: (contender: string, server: ServerInfo) => { path?: string; headers?: Record<string, string> };
   expectStatus: number;
+  /** Makes two answers comparable when they may differ only where they must (a new record's id). */
+  normalize?: (answer: string) => string;
 }
 
 /** What a benchmark server prints on its first line of output. */
@@ -287,7 +289,10 @@ export async function compareMany(
   const rows: ManyRow[] = [];
   try {
     for (const scenario of scenarios) {
-      const answers = await Promise.all(names.map((name) => answerOf(info.get(name)!, scenario, name)));
+      const normalize = scenario.normalize ?? ((answer: string) => answer);
+      const answers = (await Promise.all(names.map((name) => answerOf(info.get(name)!, scenario, name)))).map(
+        normalize,
+      );
       for (const [index, answer] of answers.entries()) {
         if (!sameAnswers && answer.startsWith(`${scenario.expectStatus} `)) continue;
         if (answer !== answers[0])

@@ -1,9 +1,10 @@
 /**
- * The blog's anonymous reads and `GET /api/auth/me` written by hand on Fastify and `pg`, as the
+ * The blog's anonymous reads, `GET /api/auth/me` and an authenticated create written by hand on Fastify and `pg`, as the
  * fastest way to serve them: JSON schemas, prepared statements, fast-jwt, the same database,
  * the same checks (the blog's revocation query, its user lookup) and the same answers as the
  * blog (bench/workers.ts compares them byte for byte before timing).
  */
+import { randomBytes } from 'node:crypto';
 import { createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -109,6 +110,45 @@ const invalidToken = {
   code: 'INVALID_TOKEN',
 };
 
+interface SignedInUser {
+  id: string;
+  name: string;
+  email: string;
+  role: string;
+  is_active: boolean;
+}
+
+/** The blog's checks for a bearer token: signature and claims, revocation, an active user. */
+async function signedIn(authorization: string | undefined): Promise<SignedInUser | undefined> {
+  let claims: { sub: string; jti: string; type: string; fam?: string; gen?: number };
+  try {
+    claims = verify((authorization ?? '').slice('Bearer '.length));
+  } catch {
+    return undefined;
+  }
+  if (claims.type !== 'access') return undefined;
+  // The blog's revocation check, as its store runs it.
+  const revoked = await pool.query({
+    name: 'revoked',
+    text: `SELECT 1 AS revoked FROM proceed_revocations
+      WHERE expires_at > $5
+        AND ((kind = 'token' AND key = $1)
+          OR (kind = 'family' AND key = $2)
+          OR (kind = 'generation' AND key = $3 AND value > $4)
+          OR (kind = 'user' AND key = $3 AND value >= $6))
+      LIMIT 1`,
+    values: [claims.jti, claims.fam ?? claims.jti, claims.sub, claims.gen ?? 0, Date.now(), null],
+  });
+  if (revoked.rows.length > 0) return undefined;
+  const { rows } = await pool.query<SignedInUser>({
+    name: 'user',
+    text: 'SELECT id, name, email, role, is_active FROM users WHERE id = $1',
+    values: [claims.sub],
+  });
+  const user = rows[0];
+  return user?.is_active === true ? user : undefined;
+}
+
 app.get(
   '/api/auth/me',
   {
@@ -129,41 +169,66 @@ app.get(
     },
   },
   async (request, reply) => {
-    const refuse = () => reply.code(401).type('application/problem+json').send(invalidToken);
-    let claims: { sub: string; jti: string; type: string; fam?: string; gen?: number };
-    try {
-      claims = verify((request.headers.authorization ?? '').slice('Bearer '.length));
-    } catch {
-      return refuse();
-    }
-    if (claims.type !== 'access') return refuse();
-    // The blog's revocation check, as its store runs it.
-    const revoked = await pool.query({
-      name: 'revoked',
-      text: `SELECT 1 AS revoked FROM proceed_revocations
-        WHERE expires_at > $5
-          AND ((kind = 'token' AND key = $1)
-            OR (kind = 'family' AND key = $2)
-            OR (kind = 'generation' AND key = $3 AND value > $4)
-            OR (kind = 'user' AND key = $3 AND value >= $6))
-        LIMIT 1`,
-      values: [claims.jti, claims.fam ?? claims.jti, claims.sub, claims.gen ?? 0, Date.now(), null],
-    });
-    if (revoked.rows.length > 0) return refuse();
-    const { rows } = await pool.query<{
-      id: string;
-      name: string;
-      email: string;
-      role: string;
-      is_active: boolean;
-    }>({
-      name: 'user',
-      text: 'SELECT id, name, email, role, is_active FROM users WHERE id = $1',
-      values: [claims.sub],
-    });
-    const user = rows[0];
-    if (user === undefined || !user.is_active) return refuse();
+    const user = await signedIn(request.headers.authorization);
+    if (user === undefined) return reply.code(401).type('application/problem+json').send(invalidToken);
     return user;
+  },
+);
+
+/** A UUIDv7, as the blog makes its ids: the time first, so new rows go to the end of the index. */
+function uuidv7(): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(Date.now(), 0, 6);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x70;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+app.post(
+  '/api/posts',
+  {
+    schema: {
+      body: {
+        type: 'object',
+        properties: {
+          title: { type: 'string', minLength: 1, maxLength: 200 },
+          content: { type: 'string', minLength: 1, maxLength: 50_000 },
+          excerpt: { type: 'string', maxLength: 500 },
+          status: { type: 'string', enum: ['draft', 'published'] },
+        },
+        required: ['title', 'content', 'excerpt'],
+        additionalProperties: false,
+      },
+      response: {
+        201: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            title: { type: 'string' },
+            excerpt: { type: 'string' },
+            content: { type: 'string' },
+            authorId: { type: 'string' },
+            status: { type: 'string' },
+          },
+          required: ['id', 'title', 'excerpt', 'content', 'authorId', 'status'],
+        },
+        401: { type: 'object', additionalProperties: true },
+      },
+    },
+  },
+  async (request, reply) => {
+    const user = await signedIn(request.headers.authorization);
+    if (user === undefined) return reply.code(401).type('application/problem+json').send(invalidToken);
+    const body = request.body as { title: string; content: string; excerpt: string; status?: string };
+    const { rows } = await pool.query({
+      name: 'create-post',
+      text: `INSERT INTO posts (id, author_id, title, content, excerpt, status) VALUES ($1, $2, $3, $4, $5, $6)
+        RETURNING id, title, excerpt, content, author_id AS "authorId", status`,
+      values: [uuidv7(), user.id, body.title.trim(), body.content, body.excerpt, body.status ?? 'draft'],
+    });
+    const post = rows[0] as { id: string };
+    return reply.code(201).header('location', `/api/posts/${post.id}`).send(post);
   },
 );
 
