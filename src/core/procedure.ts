@@ -61,8 +61,10 @@ interface GuardDefinition<TCtx> {
 
 /** The field names of a context's user; any string when the context declares no user type. */
 export type UserField<TCtx> =
-  unknown extends ContextUser<TCtx> ? string : keyof NonNullable<ContextUser<TCtx>> & string;
-type ContextUser<TCtx> = TCtx extends { user?: infer User } ? User : unknown;
+  unknown extends UserOf<TCtx> ? string : keyof NonNullable<UserOf<TCtx>> & string;
+
+/** The user a context type carries (`unknown` when it declares none). */
+export type UserOf<TCtx> = TCtx extends { user?: infer User } ? User : unknown;
 
 const guardKeys = optionKeys<GuardDefinition<unknown>>()(
   'name',

@@ -70,8 +70,7 @@ export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K e
     ? O
     : never;
 
-/** The user a context type carries (`unknown` when it declares none). */
-export type UserOf<TCtx> = TCtx extends { user?: infer User } ? User : unknown;
+export type { UserOf } from '../core/procedure.js';
 
 /**
  * A Proceed application on Fastify.
