@@ -39,47 +39,65 @@ function workersOf(primary: ChildProcess): number {
   }
 }
 
+/**
+ * Starts the compiled blog through the CLI on `cores` and waits (60 s at most) until its health
+ * route answers and `ready` agrees.
+ */
+async function startBlog(
+  port: number,
+  cores: 'server' | 'all',
+  flags: string[],
+  env: Record<string, string>,
+  ready: (child: ChildProcess) => boolean = () => true,
+): Promise<{ address: string; child: ChildProcess }> {
+  const [command, args] = onCores(cores, [
+    'bin/proceed.js',
+    'start',
+    'examples/blog/dist/main.js',
+    ...flags,
+    '--port',
+    String(port),
+  ]);
+  const child = spawn(command, args, {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
+  });
+  const address = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const ok = await fetch(`${address}/api/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok && ready(child)) return { address, child };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the blog (${flags.join(' ') || 'one process'}) did not answer in 60 s`);
+}
+
 function cluster(workers: number, port: number, env: Record<string, string>): Contender {
   return {
     name: `${workers} ${workers === 1 ? 'worker' : 'workers'}`,
     async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
-      // Every core, the load generator's too: the point is what a second worker adds.
-      const [command, args] = onCores('all', [
-        'bin/proceed.js',
-        'start',
-        'examples/blog/dist/main.js',
-        '--workers',
-        String(workers),
-        '--port',
-        String(port),
-      ]);
-      const child = spawn(command, args, {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
-      });
-      const address = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const ok = await fetch(`${address}/api/health`).then(
-          (response) => response.ok,
-          () => false,
-        );
-        // The first worker answers before the others have started: wait until all are forked,
-        // then give the last one the time a start takes (about a second on PostgreSQL).
-        if (ok && workersOf(child) === workers) {
-          await new Promise((resolve) => setTimeout(resolve, 2000));
-          return { info: { address }, child };
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      child.kill('SIGKILL');
-      throw new Error(`--workers ${workers} did not answer in 60 s`);
+      // Every core, the load generator's too: the point is what a second worker adds. The first
+      // worker answers before the others have started: wait until all are forked, then give the
+      // last one the time a start takes (about a second on PostgreSQL).
+      const { address, child } = await startBlog(
+        port,
+        'all',
+        ['--workers', String(workers)],
+        env,
+        (primary) => workersOf(primary) === workers,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      return { info: { address }, child };
     },
   };
 }
 
-/** The blog alone (`proceed start`, no --workers), on the database `env` names. */
+/** The blog alone (`proceed start`, no --workers), on the database `env` names, seeded. */
 function single(
   name: string,
   port: number,
@@ -90,30 +108,8 @@ function single(
     name,
     ...(extraCpuTime === undefined ? {} : { extraCpuTime }),
     async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
-      const [command, args] = onCores('server', [
-        'bin/proceed.js',
-        'start',
-        'examples/blog/dist/main.js',
-        '--port',
-        String(port),
-      ]);
-      const child = spawn(command, args, {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
-      });
-      const address = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const ok = await fetch(`${address}/api/health`).then(
-          (response) => response.ok,
-          () => false,
-        );
-        if (ok) return { info: { address, token: await seedToken(address) }, child };
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not answer in 60 s`);
+      const { address, child } = await startBlog(port, 'server', [], env);
+      return { info: { address, token: await seedToken(address) }, child };
     },
   };
 }
