@@ -49,6 +49,7 @@ async function startBlog(
   flags: string[],
   env: Record<string, string>,
   ready: (child: ChildProcess) => boolean = () => true,
+  checkout = root,
 ): Promise<{ address: string; child: ChildProcess }> {
   const [command, args] = onCores(cores, [
     'bin/proceed.js',
@@ -59,7 +60,7 @@ async function startBlog(
     String(port),
   ]);
   const child = spawn(command, args, {
-    cwd: root,
+    cwd: checkout,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
   });
@@ -97,19 +98,24 @@ function cluster(workers: number, port: number, env: Record<string, string>): Co
   };
 }
 
-/** The blog alone (`proceed start`, no --workers), on the database `env` names, seeded. */
+/**
+ * The blog alone (`proceed start`, no --workers), on the database `env` names; seeded unless
+ * `seeded` is false (a second blog on a database the first one seeded). `checkout` is the
+ * directory of a built checkout of this repository, this one by default.
+ */
 function single(
   name: string,
   port: number,
   env: Record<string, string>,
   extraCpuTime?: () => number,
+  { checkout = root, seeds = true }: { checkout?: string; seeds?: boolean } = {},
 ): Contender {
   return {
     name,
     ...(extraCpuTime === undefined ? {} : { extraCpuTime }),
     async start(): Promise<{ info: ServerInfo; child: ChildProcess }> {
-      const { address, child } = await startBlog(port, 'server', [], env);
-      return { info: { address, token: await seedToken(address) }, child };
+      const { address, child } = await startBlog(port, 'server', [], env, () => true, checkout);
+      return { info: seeds ? { address, token: await seedToken(address) } : { address }, child };
     },
   };
 }
@@ -256,7 +262,9 @@ export async function embeddedComparison(): Promise<void> {
  * routes hand-written on Fastify and `pg` with prepared statements
  * (bench/servers/fastify-pg-blog.ts), one process each on one scratch PostgreSQL database,
  * answers compared byte for byte (a created post's id aside). CPU per request includes
- * PostgreSQL's.
+ * PostgreSQL's. With BENCH_BASELINE naming another built checkout of this repository (a
+ * `git worktree` of an older commit, after `npm ci` and `npm run build` there), its blog runs
+ * too, as "blog before": a change measured old against new, side by side.
  */
 export async function handWrittenComparison(): Promise<void> {
   const database = await createScratchDatabase(adminUrl, 'bench_by_hand');
@@ -269,46 +277,51 @@ export async function handWrittenComparison(): Promise<void> {
       env: { DATABASE_URL: database.url, JWT_SECRET: env.JWT_SECRET },
       extraCpuTime: postgresCpuTime,
     };
-    // The blog starts first: it migrates and seeds the database the other reads.
+    const baseline = process.env.BENCH_BASELINE;
+    const before =
+      baseline === undefined
+        ? []
+        : [single('blog before', 3137, env, postgresCpuTime, { checkout: baseline, seeds: false })];
+    // The blog starts first: it migrates and seeds the database the others read.
     const started = await blog.start?.();
     if (started === undefined) throw new Error('no blog');
     const { id, token } = seeded.get(started.info.address) ?? { id: '', token: '' };
-    const rows = await compareMany(
-      'blog',
-      [{ ...blog, start: async () => started }, byHand],
-      [
-        { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
-        { name: 'GET /api/posts/:id', method: 'GET', path: `/api/posts/${id}`, expectStatus: 200 },
-        {
-          name: 'GET /api/auth/me (bearer)',
-          method: 'GET',
-          path: '/api/auth/me',
-          expectStatus: 200,
-          vary: () => ({ headers: { authorization: `Bearer ${token}` } }),
-        },
-        {
-          name: 'POST /api/posts (bearer)',
-          method: 'POST',
-          path: '/api/posts',
-          body: JSON.stringify({
-            title: 'Measured',
-            content: 'A post written by the bench.',
-            excerpt: 'By the bench.',
-          }),
-          expectStatus: 201,
-          vary: () => ({ headers: { authorization: `Bearer ${token}` } }),
-          // Each answer names the post it made: the same but for that id.
-          normalize: (answer) =>
-            answer
-              .replace(/"id":"[0-9a-f-]{36}"/, '"id":"<new id>"')
-              .replace(/location=\/api\/posts\/[0-9a-f-]{36}/, 'location=/api/posts/<new id>'),
-        },
-      ],
-    );
+    const bearer = (): { headers: Record<string, string> } => ({
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const contenders = [{ ...blog, start: async () => started }, ...before, byHand];
+    const rows = await compareMany('blog', contenders, [
+      { name: 'GET /api/posts?limit=20', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
+      { name: 'GET /api/posts/:id', method: 'GET', path: `/api/posts/${id}`, expectStatus: 200 },
+      {
+        name: 'GET /api/auth/me (bearer)',
+        method: 'GET',
+        path: '/api/auth/me',
+        expectStatus: 200,
+        vary: bearer,
+      },
+      {
+        name: 'POST /api/posts (bearer)',
+        method: 'POST',
+        path: '/api/posts',
+        body: JSON.stringify({
+          title: 'Measured',
+          content: 'A post written by the bench.',
+          excerpt: 'By the bench.',
+        }),
+        expectStatus: 201,
+        vary: bearer,
+        // Each answer names the post it made: the same but for that id.
+        normalize: (answer) =>
+          answer
+            .replace(/"id":"[0-9a-f-]{36}"/, '"id":"<new id>"')
+            .replace(/location=\/api\/posts\/[0-9a-f-]{36}/, 'location=/api/posts/<new id>'),
+      },
+    ]);
     reportMany(
       'The blog on PostgreSQL vs the same routes by hand (Fastify, pg, prepared statements, fast-jwt), one process each, same database, same answers (a new post’s id aside)',
       'blog',
-      ['blog', 'by hand'],
+      contenders.map((contender) => contender.name),
       rows,
     );
   } finally {

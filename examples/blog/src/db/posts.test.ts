@@ -148,6 +148,13 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         expect(await posts.findById(alicePublished.id, anonymous)).toMatchObject({
           title: 'alice published',
         });
+        expect(await posts.findShownById(aliceDraft.id, anonymous)).toBeUndefined();
+        expect(await posts.findShownById(alicePublished.id, anonymous)).toEqual({
+          id: alicePublished.id,
+          title: 'alice published',
+          excerpt: alicePublished.excerpt,
+          version: 1,
+        });
       });
 
       it('shows a user published posts and their own in any status', async () => {
@@ -156,6 +163,8 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         expect(await posts.findById(aliceDraft.id, asAlice)).toBeDefined();
         expect(await posts.findById(bobDraft.id, asAlice)).toBeUndefined();
         expect(await posts.findById(archived.id, asAlice)).toBeUndefined();
+        expect(await posts.findShownById(aliceDraft.id, asAlice)).toMatchObject({ title: 'alice draft' });
+        expect(await posts.findShownById(bobDraft.id, asAlice)).toBeUndefined();
         expect(titles(await list({ kind: 'user', userId: bob.id }, { status: 'archived' }))).toEqual([
           'bob archived',
         ]);

@@ -24,7 +24,7 @@ const initialStatus = z.enum(['draft', 'published']);
 
 const noSuchPost = () => new NotFoundError('No post with this id');
 
-function found(post: PostRecord | undefined): PostRecord {
+function found<P>(post: P | undefined): P {
   if (post === undefined) throw noSuchPost();
   return post;
 }
@@ -58,7 +58,7 @@ const owned = <S extends z.ZodType<{ id: string }>>(input: S) =>
   blogProcedure().guard(authenticated).input(input).use(authorOrAdmin);
 
 /** What ETags and If-Match name: the post's version (docs/blog.md, "Versions and If-Match"). */
-const postVersion = (post: PostRecord) => post.version;
+const postVersion = (post: Pick<PostRecord, 'version'>) => post.version;
 
 /**
  * The version a write must find, after `If-Match` was checked against the post as loaded: with
@@ -108,7 +108,9 @@ export const posts = procedures('posts', {
     .input(id)
     .output(Post.public)
     .versioned(postVersion)
-    .query(({ input, ctx }) => visiblePost(ctx, input.id)),
+    .query(async ({ input, ctx }) =>
+      found(await ctx.repos.posts.findShownById(input.id, visibilityOf(ctx.user))),
+    ),
 
   createPost: blogProcedure()
     .meta({
