@@ -232,13 +232,15 @@ export function postsRepository(db: Db): PostsRepository {
 
     async listCursor(params) {
       const { authorId } = params;
-      const filters = and(
-        visibleTo(params.visibility),
-        authorId === undefined ? undefined : eq(posts.authorId, authorId),
-        params.status === undefined ? undefined : eq(posts.status, params.status),
-      );
       const plainFeed =
         params.visibility.kind === 'anonymous' && authorId === undefined && params.status === undefined;
+      // Built only when used: the plain feed's prepared statements need none.
+      const filters = () =>
+        and(
+          visibleTo(params.visibility),
+          authorId === undefined ? undefined : eq(posts.authorId, authorId),
+          params.status === undefined ? undefined : eq(posts.status, params.status),
+        );
       return paginateKeyset(
         params,
         (query) => {
@@ -251,7 +253,7 @@ export function postsRepository(db: Db): PostsRepository {
           return db
             .select(summaryColumns)
             .from(posts)
-            .where(and(filters, keyset.where))
+            .where(and(filters(), keyset.where))
             .orderBy(keyset.orderBy)
             .limit(keyset.limit);
         },
