@@ -421,32 +421,34 @@ describe('context, health and request ids', () => {
   });
 });
 
-  it('gives the context the request: id, method, url, headers, params and the client address', async () => {
-    const echo = procedures('echo', {
-      getEcho: procedure()
-        .input(z.object({ id: z.string() }))
-        .query(({ ctx }) => ({ ip: ctx.request.ip, request: JSON.parse(JSON.stringify(ctx.request)) })),
-    });
-    const direct = await call(createApp({ logger: false }).mount([echo]), 'GET', '/api/echo/7', undefined, {
-      'x-request-id': 'req-1',
-      'x-forwarded-for': '203.0.113.9',
-    });
-    expect(direct.json()).toEqual({
-      ip: '127.0.0.1',
-      request: {
-        id: 'req-1',
-        method: 'GET',
-        url: '/api/echo/7',
-        ip: '127.0.0.1',
-        headers: expect.objectContaining({ 'x-forwarded-for': '203.0.113.9' }),
-        params: { id: '7' },
-      },
-    });
-    // Behind a trusted proxy, the address the proxy forwarded.
-    const proxied = createApp({ logger: false, trustProxy: true }).mount([echo]);
-    const forwarded = await call(proxied, 'GET', '/api/echo/7', undefined, { 'x-forwarded-for': '203.0.113.9' });
-    expect(forwarded.json()).toMatchObject({ ip: '203.0.113.9', request: { ip: '203.0.113.9' } });
+it('gives the context the request: id, method, url, headers, params and the client address', async () => {
+  const echo = procedures('echo', {
+    getEcho: procedure()
+      .input(z.object({ id: z.string() }))
+      .query(({ ctx }) => ({ ip: ctx.request.ip, request: JSON.parse(JSON.stringify(ctx.request)) })),
   });
+  const direct = await call(createApp({ logger: false }).mount([echo]), 'GET', '/api/echo/7', undefined, {
+    'x-request-id': 'req-1',
+    'x-forwarded-for': '203.0.113.9',
+  });
+  expect(direct.json()).toEqual({
+    ip: '127.0.0.1',
+    request: {
+      id: 'req-1',
+      method: 'GET',
+      url: '/api/echo/7',
+      ip: '127.0.0.1',
+      headers: expect.objectContaining({ 'x-forwarded-for': '203.0.113.9' }),
+      params: { id: '7' },
+    },
+  });
+  // Behind a trusted proxy, the address the proxy forwarded.
+  const proxied = createApp({ logger: false, trustProxy: true }).mount([echo]);
+  const forwarded = await call(proxied, 'GET', '/api/echo/7', undefined, {
+    'x-forwarded-for': '203.0.113.9',
+  });
+  expect(forwarded.json()).toMatchObject({ ip: '203.0.113.9', request: { ip: '203.0.113.9' } });
+});
 
 describe('views never leak', () => {
   const Thing = resource('Thing', {
