@@ -39,6 +39,22 @@ describe('openDatabase with PGlite', () => {
     await expect(database.close()).resolves.toBeUndefined();
   });
 
+  it('sizes its page cache for a small database: 32MB unless told', async () => {
+    const sharedBuffers = async (database: Awaited<ReturnType<typeof openDatabase>>) =>
+      (await database.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0]?.shared_buffers;
+    const directory = await temporaryDirectory();
+    const opened = [
+      await openDatabase('memory://'),
+      await openDatabase('memory://', { fromTemplate: true, sharedBuffers: '16MB' }),
+      await openDatabase(`file://${directory}`, { sharedBuffers: '48MB' }),
+    ];
+    try {
+      expect(await Promise.all(opened.map(sharedBuffers))).toEqual(['32MB', '16MB', '48MB']);
+    } finally {
+      await Promise.all(opened.map((database) => database.close()));
+    }
+  });
+
   it('starts in-memory databases from a migrated template when asked, each one its own', async () => {
     const [first, second] = await Promise.all([
       openDatabase('memory://', { fromTemplate: true }),
