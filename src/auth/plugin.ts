@@ -11,8 +11,8 @@ import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteDocumentation } from '../core/procedure.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
-import type { RevocationStore } from './revocation.js';
-import { TokenService } from './tokens.js';
+import { type RevocationStore, revocationCheckedIn } from './revocation.js';
+import { TokenService, verifyAccessLeavingRevocation } from './tokens.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -138,9 +138,20 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   }
   const tokens = options.tokens ?? buildTokenService(app, options);
   const { userLoader } = options;
+  // A loader that checks revocation in its own statement saves the request a round trip.
+  const checkedIn = (userLoader as { [revocationCheckedIn]?: RevocationStore })[revocationCheckedIn];
+  if (checkedIn !== undefined && checkedIn !== tokens.store) {
+    throw new ProceedConfigError(
+      "authPlugin: the userLoader checks revocations in another store than the TokenService's: make it with that store's userLoader()",
+    );
+  }
+  const verify =
+    checkedIn === undefined
+      ? (token: string) => tokens.verifyAccess(token)
+      : (token: string) => tokens[verifyAccessLeavingRevocation](token);
 
   const signIn = async (ctx: RequestContext, token: string): Promise<void> => {
-    const claims = await tokens.verifyAccess(token);
+    const claims = await verify(token);
     const user = await userLoader(claims.sub, claims);
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');

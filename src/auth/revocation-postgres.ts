@@ -5,7 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { ExpiringTable, type SqlClient } from '../stores/sql.js';
-import type { RevocationCheck, RevocationStore } from './revocation.js';
+import { type AccessClaims, TokenRevokedError } from './jwt.js';
+import type { UserLoader } from './plugin.js';
+import { type RevocationCheck, type RevocationStore, revocationCheckedIn } from './revocation.js';
+import { revocationCheckOf } from './tokens.js';
 
 export type { SqlClient } from '../stores/sql.js';
 
@@ -18,6 +21,35 @@ export interface PostgresRevocationStoreOptions {
 
 /** The expiry of entries never pruned (generations): the largest bigint. */
 const keptForGood = '9223372036854775807';
+
+/** A short statement name, distinct per text (`a.b_c` and `a_b.c` must not share one). */
+const statementName = (prefix: string, text: string) =>
+  `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+
+/**
+ * Whether a token is revoked, as a condition on the table's rows; its parameters, from `$first`
+ * on: jti, family, user id, generation, now, the 0.1 issue time.
+ */
+function revokedWhere(first: number): string {
+  const [jti, family, user, generation, now, legacyIssuedAt] = [0, 1, 2, 3, 4, 5].map((n) => `$${first + n}`);
+  return `expires_at > ${now}
+          AND ((kind = 'token' AND key = ${jti})
+            OR (kind = 'family' AND key = ${family})
+            OR (kind = 'generation' AND key = ${user} AND value > ${generation})
+            OR (kind = 'user' AND key = ${user} AND value >= ${legacyIssuedAt}))`;
+}
+
+const revokedParams = (check: RevocationCheck) => [
+  check.jti,
+  check.family,
+  check.userId,
+  check.generation,
+  Date.now(),
+  check.legacyIssuedAt ?? null,
+];
+
+/** The user's own columns of a row of {@link PostgresRevocationStore.userLoader}'s statement. */
+type UserRow = Record<string, unknown>;
 
 /**
  * Revocations in a PostgreSQL table it creates on first use (or at {@link ensureSchema}).
@@ -47,8 +79,7 @@ export class PostgresRevocationStore implements RevocationStore {
         PRIMARY KEY (kind, key)`,
     );
     this.#table = this.#schema.name;
-    // One name per table, short and distinct (`a.b_c` and `a_b.c` must not share one).
-    this.#checkStatement = `proceed_is_revoked_${createHash('sha256').update(this.#table).digest('hex').slice(0, 16)}`;
+    this.#checkStatement = statementName('proceed_is_revoked', this.#table);
     this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
   }
 
@@ -86,27 +117,65 @@ export class PostgresRevocationStore implements RevocationStore {
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
     await this.ensureSchema();
-    // Runs on every authenticated request: a prepared statement where the client offers one.
-    const sql = `SELECT 1 AS revoked FROM ${this.#table}
-        WHERE expires_at > $5
-          AND ((kind = 'token' AND key = $1)
-            OR (kind = 'family' AND key = $2)
-            OR (kind = 'generation' AND key = $3 AND value > $4)
-            OR (kind = 'user' AND key = $3 AND value >= $6))
-        LIMIT 1`;
-    const params = [
-      check.jti,
-      check.family,
-      check.userId,
-      check.generation,
-      Date.now(),
-      check.legacyIssuedAt ?? null,
-    ];
-    const { rows } =
-      this.#client.prepared === undefined
-        ? await this.#client.query(sql, params)
-        : await this.#client.prepared(this.#checkStatement, sql, params);
+    const sql = `SELECT 1 AS revoked FROM ${this.#table} WHERE ${revokedWhere(1)} LIMIT 1`;
+    const { rows } = await this.#run(this.#checkStatement, sql, revokedParams(check));
     return rows.length > 0;
+  }
+
+  /**
+   * A user loader for `authPlugin` that loads the user and checks the token's revocation in one
+   * statement: one round trip per signed-in request where the plugin's own check and a loader
+   * make two (docs/auth.md, "One round trip"). The plugin sees that this loader checks
+   * revocation and leaves its own check out; it refuses one made by another store than its
+   * TokenService's. Called by anything else, the loader still checks: a revoked token throws
+   * `TokenRevokedError`, never returns a user.
+   *
+   * `userSql` is one `SELECT` of the user whose id is `$1` (no other parameter, no `;`): at most
+   * one row, its columns named as the app's user fields (`is_active AS "isActive"`); `toUser`
+   * makes the user of that row as `pg` or PGlite returns it.
+   *
+   * @example
+   * const store = new PostgresRevocationStore(pool);
+   * const tokens = new TokenService({ secret, store });
+   * await app.register(authPlugin, {
+   *   tokens,
+   *   userLoader: store.userLoader(
+   *     'SELECT id, name, role, is_active AS "isActive" FROM users WHERE id = $1',
+   *     (row) => row as User,
+   *   ),
+   * });
+   */
+  userLoader<User>(userSql: string, toUser: (row: UserRow) => User): UserLoader<User> {
+    if (/;\s*$/.test(userSql) || !/^\s*(select|with)\b/i.test(userSql)) {
+      throw new TypeError(
+        'PostgresRevocationStore.userLoader: userSql is one SELECT of the user whose id is $1, without a ";"',
+      );
+    }
+    // The user's query keeps $1 to itself: its id column may be a uuid, the table's keys are text.
+    const sql = `SELECT r.proceed_revoked, u.*
+      FROM (SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE ${revokedWhere(2)}) AS proceed_revoked) AS r
+      LEFT JOIN LATERAL (SELECT true AS proceed_found, s.* FROM (${userSql}) AS s LIMIT 1) AS u ON true`;
+    const name = statementName('proceed_user', sql);
+    const load = async (userId: string, claims: AccessClaims): Promise<User | undefined> => {
+      if (claims?.sub !== userId) {
+        throw new TypeError(
+          'PostgresRevocationStore.userLoader: call it with the user id and the claims of its token',
+        );
+      }
+      await this.ensureSchema();
+      const { rows } = await this.#run(name, sql, [userId, ...revokedParams(revocationCheckOf(claims))]);
+      const { proceed_revoked: revoked, proceed_found: found, ...user } = (rows[0] ?? {}) as UserRow;
+      if (revoked !== false) throw new TokenRevokedError();
+      return found === true ? toUser(user) : undefined;
+    };
+    return Object.assign(load, { [revocationCheckedIn]: this });
+  }
+
+  /** Runs on every signed-in request: a prepared statement where the client offers one. */
+  #run(name: string, sql: string, params: unknown[]): Promise<{ rows: unknown[] }> {
+    return this.#client.prepared === undefined
+      ? this.#client.query(sql, params)
+      : this.#client.prepared(name, sql, params);
   }
 
   async markUsed(jti: string, expiresAt: number): Promise<boolean> {

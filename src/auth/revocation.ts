@@ -25,6 +25,14 @@ export interface RevocationCheck {
 }
 
 /**
+ * Set on a user loader that checks the token's revocation itself, in the statement that loads
+ * the user (`PostgresRevocationStore.userLoader`): the store it checks. The auth plugin then
+ * leaves out its own check, and refuses a loader that checks another store than its
+ * TokenService's. Not exported from the package.
+ */
+export const revocationCheckedIn: unique symbol = Symbol('revocationCheckedIn');
+
+/**
  * The revocation state behind a TokenService. All times are ms since the epoch; an entry past its
  * `expiresAt` counts as absent. Implementations: {@link MemoryRevocationStore},
  * `PostgresRevocationStore`, `RedisRevocationStore`.

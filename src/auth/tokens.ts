@@ -12,7 +12,7 @@ import {
   TokenRevokedError,
   type TokenType,
 } from './jwt.js';
-import { MemoryRevocationStore, type RevocationStore } from './revocation.js';
+import { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -67,6 +67,24 @@ function issuedAtMs(claims: Pick<TokenClaims, 'jti' | 'iat'>): number {
   }
   return claims.iat * 1000;
 }
+
+/** What the revocation store checks of a verified token. */
+export function revocationCheckOf(claims: TokenClaims): RevocationCheck {
+  return {
+    jti: claims.jti,
+    family: claims.fam,
+    userId: claims.sub,
+    generation: claims.gen ?? 0,
+    ...(claims.gen === undefined ? { legacyIssuedAt: issuedAtMs(claims) } : {}),
+  };
+}
+
+/**
+ * Verifies an access token's signature, algorithm, lifetime and type, and leaves its revocation
+ * to the caller: the auth plugin, when its user loader checks revocation in the same statement
+ * (`PostgresRevocationStore.userLoader`). Not exported from the package.
+ */
+export const verifyAccessLeavingRevocation: unique symbol = Symbol('verifyAccessLeavingRevocation');
 
 export interface IssueOptions {
   /**
@@ -201,16 +219,13 @@ export class TokenService {
     await this.store.revokeUser(userId);
   }
 
+  [verifyAccessLeavingRevocation](token: string): AccessClaims {
+    return this.#jwt.verify(token, 'access') as AccessClaims;
+  }
+
   async #verify<T extends TokenType>(token: string, type: T): Promise<TokenClaims & { type: T }> {
     const claims = this.#jwt.verify(token, type) as TokenClaims & { type: T };
-    const revoked = await this.store.isRevoked({
-      jti: claims.jti,
-      family: claims.fam,
-      userId: claims.sub,
-      generation: claims.gen ?? 0,
-      ...(claims.gen === undefined ? { legacyIssuedAt: issuedAtMs(claims) } : {}),
-    });
-    if (revoked) throw new TokenRevokedError();
+    if (await this.store.isRevoked(revocationCheckOf(claims))) throw new TokenRevokedError();
     return claims;
   }
 

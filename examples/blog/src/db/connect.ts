@@ -85,8 +85,7 @@ export async function openDatabase(
 ): Promise<Database> {
   const location = typeof url === 'object' ? url : databaseLocation(url);
   const migrations = options.migrations ?? migrationsDirectory;
-  if (location.kind === 'memory' && options.fromTemplate === true)
-    return openMemory(migrations, options);
+  if (location.kind === 'memory' && options.fromTemplate === true) return openMemory(migrations, options);
   const database =
     location.kind === 'postgres'
       ? await openPostgres(location.url, options)

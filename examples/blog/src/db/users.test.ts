@@ -1,9 +1,16 @@
 import { ConflictError } from 'proceedjs';
+import { PostgresRevocationStore, TokenService } from 'proceedjs/auth';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
 import type { Database } from './connect.js';
 import { posts } from './schema.js';
-import { containsPattern, type User, type UsersRepository, usersRepository } from './users.js';
+import {
+  containsPattern,
+  signedInUserSql,
+  type User,
+  type UsersRepository,
+  usersRepository,
+} from './users.js';
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -83,6 +90,20 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         const ada = await make('Ada');
         expect(await users.findById(ada.id)).toEqual(ada);
         expect(await users.findByEmail('ADA@example.com')).toEqual({ ...ada, passwordHash: 'hash-of-Ada' });
+      });
+
+      it('reads the signed-in user in the token check’s statement as findById does', async () => {
+        const ada = await make('Ada');
+        const tokens = new TokenService({
+          secret: 'x'.repeat(64),
+          store: new PostgresRevocationStore(database),
+        });
+        const claims = await tokens.verifyAccess((await tokens.issuePair(ada.id)).accessToken);
+        const load = (tokens.store as PostgresRevocationStore).userLoader(
+          signedInUserSql,
+          (row) => row as User,
+        );
+        expect(await load(ada.id, claims)).toEqual(await users.findById(ada.id));
       });
 
       it('answers undefined for unknown ids and emails', async () => {

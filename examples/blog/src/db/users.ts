@@ -17,6 +17,16 @@ export type UserWithPassword = typeof users.$inferSelect;
 /** A user as every other query returns it: no password hash. */
 export type User = Omit<UserWithPassword, 'passwordHash'>;
 
+/**
+ * The signed-in user by id (`$1`) in plain SQL, each column named as a {@link User} field: the
+ * auth plugin loads it in the statement that checks the token's revocation, one round trip per
+ * signed-in request (app.ts; docs/auth.md, "One round trip"). The test beside this file checks
+ * that it reads what {@link UsersRepository.findById} does.
+ */
+export const signedInUserSql = `SELECT id, email, name, role, is_active AS "isActive",
+    created_at AS "createdAt", updated_at AS "updatedAt", version
+  FROM users WHERE id = $1`;
+
 export interface NewUser {
   email: string;
   name: string;

@@ -1,0 +1,249 @@
+/**
+ * `PostgresRevocationStore.userLoader`: the user and the token's revocation in one statement, on
+ * PGlite (plain queries) and on a PostgreSQL server (named prepared statements), alone and behind
+ * the auth plugin.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ProceedConfigError } from '../core/errors.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/app.js';
+import { authenticated } from './guards.js';
+import { type AccessClaims, TokenRevokedError } from './jwt.js';
+import { type AuthContext, authPlugin } from './plugin.js';
+import { MemoryRevocationStore } from './revocation.js';
+import { PostgresRevocationStore, type SqlClient } from './revocation-postgres.js';
+import { revocationCheckOf, TokenService, uuidv7 } from './tokens.js';
+
+interface Member {
+  id: string;
+  name: string;
+  isActive: boolean;
+}
+
+const secret = `one-round-trip-${'x'.repeat(32)}`;
+const memberSql = 'SELECT id, name, is_active AS "isActive" FROM members WHERE id = $1';
+const toMember = (row: Record<string, unknown>) => row as unknown as Member;
+const postgresUrl = inject('postgresUrl');
+
+/** A client that counts the statements it runs, as `pg` or PGlite would run them. */
+function counted(client: SqlClient): SqlClient & { statements: number } {
+  const counting = {
+    statements: 0,
+    query: (sql: string, params?: unknown[]) => {
+      counting.statements++;
+      return client.query(sql, params);
+    },
+    ...(client.prepared === undefined
+      ? {}
+      : {
+          prepared: (name: string, sql: string, params: unknown[]) => {
+            counting.statements++;
+            return client.prepared?.(name, sql, params) ?? Promise.reject(new Error('no prepared'));
+          },
+        }),
+  };
+  return counting;
+}
+
+function accessClaims(overrides: Partial<AccessClaims> = {}): AccessClaims {
+  const iat = Math.floor(Date.now() / 1000);
+  return {
+    sub: randomUUID(),
+    jti: uuidv7(),
+    type: 'access',
+    fam: uuidv7(),
+    gen: 0,
+    iat,
+    exp: iat + 900,
+    ...overrides,
+  };
+}
+
+interface Engine {
+  client: SqlClient;
+  close: () => Promise<void>;
+}
+
+function userLoaderSuite(name: string, open: () => Promise<Engine>, skip = false) {
+  describe.skipIf(skip)(`PostgresRevocationStore.userLoader on ${name}`, () => {
+    let engine: Engine;
+    let client: SqlClient & { statements: number };
+    let store: PostgresRevocationStore;
+    let tokens: TokenService;
+    const ada: Member = { id: randomUUID(), name: 'Ada', isActive: true };
+
+    beforeAll(async () => {
+      engine = await open();
+      client = counted(engine.client);
+      await client.query(
+        'CREATE TABLE members (id uuid PRIMARY KEY, name text NOT NULL, is_active boolean NOT NULL)',
+      );
+      await client.query('INSERT INTO members VALUES ($1, $2, $3)', [ada.id, ada.name, ada.isActive]);
+      store = new PostgresRevocationStore(client);
+      await store.ensureSchema();
+      tokens = new TokenService({ secret, store });
+    });
+    afterAll(async () => engine?.close());
+
+    it('loads the user of a live token, and nothing for an id with no user', async () => {
+      const load = store.userLoader(memberSql, toMember);
+      expect(await load(ada.id, accessClaims({ sub: ada.id }))).toEqual(ada);
+      const nobody = randomUUID();
+      expect(await load(nobody, accessClaims({ sub: nobody }))).toBeUndefined();
+    });
+
+    it('refuses every revoked token, as the store’s own check does', async () => {
+      const load = store.userLoader(memberSql, toMember);
+      const refused = (claims: AccessClaims) =>
+        expect(load(claims.sub, claims)).rejects.toThrow(TokenRevokedError);
+
+      const loggedOut = await tokens.issuePair(ada.id);
+      await tokens.revoke(await tokens.verifyAccess(loggedOut.accessToken));
+      await refused(await claimsOf(loggedOut.accessToken));
+
+      const reused = await tokens.issuePair(ada.id);
+      await tokens.refresh(reused.refreshToken);
+      await expect(tokens.refresh(reused.refreshToken)).rejects.toThrow('refresh token already used');
+      await refused(await claimsOf(reused.accessToken));
+
+      const before = await tokens.issuePair(ada.id);
+      await tokens.revokeAllForUser(ada.id);
+      await refused(await claimsOf(before.accessToken));
+      const after = await tokens.issuePair(ada.id);
+      expect(await load(ada.id, await claimsOf(after.accessToken))).toEqual(ada);
+    });
+
+    it('agrees with isRevoked on any mix of revocations', async () => {
+      const load = store.userLoader(memberSql, toMember);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({
+            token: fc.boolean(),
+            family: fc.boolean(),
+            generation: fc.integer({ min: 0, max: 2 }),
+            revokedUser: fc.integer({ min: 0, max: 2 }),
+            legacy: fc.boolean(),
+          }),
+          async (plan) => {
+            const userId = randomUUID();
+            const claims = accessClaims({ sub: userId, gen: plan.generation });
+            if (plan.legacy) delete (claims as { gen?: number }).gen;
+            if (plan.token) await store.revokeToken(claims.jti, Date.now() + 60_000);
+            if (plan.family) await store.revokeFamily(claims.fam, Date.now() + 60_000);
+            for (let times = 0; times < plan.revokedUser; times++) await store.revokeUser(userId);
+            const expected = await store.isRevoked(revocationCheckOf(claims));
+            const loaded = await Promise.resolve(load(userId, claims)).then(
+              () => false,
+              (error: unknown) => {
+                if (error instanceof TokenRevokedError) return true;
+                throw error;
+              },
+            );
+            expect(loaded).toBe(expected);
+          },
+        ),
+        { numRuns: 25 },
+      );
+    });
+
+    it('refuses a statement that is not one SELECT, and a call without the token’s claims', async () => {
+      expect(() => store.userLoader(`${memberSql};`, toMember)).toThrow(TypeError);
+      expect(() => store.userLoader('DELETE FROM members WHERE id = $1', toMember)).toThrow(TypeError);
+      const load = store.userLoader(memberSql, toMember);
+      await expect(Promise.resolve(load(ada.id, accessClaims()))).rejects.toThrow(TypeError);
+    });
+
+    it('behind authPlugin: one statement per signed-in request, and a revoked token is a 401', async () => {
+      const me = procedures('me', {
+        getMe: procedure<AuthContext<Member>>()
+          .rest({ method: 'GET', path: '/me' })
+          .guard(authenticated)
+          .query(({ ctx }) => ctx.user),
+      });
+      const signedIn = async (loader: 'one round trip' | 'two') => {
+        const app = createApp<AuthContext<Member>>({ logger: false });
+        await app.register(authPlugin, {
+          tokens,
+          userLoader:
+            loader === 'two'
+              ? async (id) =>
+                  (await client.query(memberSql, [id])).rows.map((row) =>
+                    toMember(row as Record<string, unknown>),
+                  )[0]
+              : store.userLoader(memberSql, toMember),
+        });
+        app.mount([me]);
+        return app;
+      };
+      const { accessToken } = await tokens.issuePair(ada.id);
+      const headers = { authorization: `Bearer ${accessToken}` };
+      for (const [loader, statements] of [
+        ['one round trip', 1],
+        ['two', 2],
+      ] as const) {
+        const app = await signedIn(loader);
+        const before = client.statements;
+        const answer = await app.inject({ url: '/api/me', headers });
+        expect(answer.json()).toEqual(ada);
+        expect(client.statements - before).toBe(statements);
+        await app.close();
+      }
+      await tokens.revoke(await tokens.verifyAccess(accessToken));
+      const app = await signedIn('one round trip');
+      const refused = await app.inject({ url: '/api/me', headers });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'jwt revoked' });
+      await app.close();
+    });
+
+    it('is refused by an authPlugin whose TokenService uses another store', async () => {
+      const app = createApp<AuthContext<Member>>({ logger: false });
+      const elsewhere = new TokenService({ secret, store: new MemoryRevocationStore() });
+      await expect(
+        app.register(authPlugin, { tokens: elsewhere, userLoader: store.userLoader(memberSql, toMember) }),
+      ).rejects.toThrow(ProceedConfigError);
+      await app.close();
+    });
+
+    /** A token's claims, its signature checked. */
+    const claimsOf = async (token: string): Promise<AccessClaims> => {
+      const probe = new TokenService({ secret, store: new MemoryRevocationStore() });
+      return probe.verifyAccess(token);
+    };
+  });
+}
+
+userLoaderSuite('PGlite', async () => {
+  const db = new PGlite();
+  return { client: db, close: () => db.close() };
+});
+
+userLoaderSuite(
+  'PostgreSQL',
+  async () => {
+    const { default: pg } = await import('pg');
+    const schema = `proceed_loader_${randomBytes(6).toString('hex')}`;
+    // Every connection works in a scratch schema of its own.
+    const pool = new pg.Pool({
+      connectionString: postgresUrl as string,
+      max: 4,
+      options: `-c search_path=${schema}`,
+    });
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    return {
+      client: {
+        query: (sql: string, params?: unknown[]) => pool.query(sql, params),
+        prepared: (name: string, sql: string, params: unknown[]) =>
+          pool.query({ name, text: sql, values: params }),
+      },
+      close: async () => {
+        await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+        await pool.end();
+      },
+    };
+  },
+  postgresUrl === null,
+);
