@@ -145,13 +145,12 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
       "authPlugin: the userLoader checks revocations in another store than the TokenService's: make it with that store's userLoader()",
     );
   }
-  const verify =
-    checkedIn === undefined
-      ? (token: string) => tokens.verifyAccess(token)
-      : (token: string) => tokens[verifyAccessLeavingRevocation](token);
 
   const signIn = async (ctx: RequestContext, token: string): Promise<void> => {
-    const claims = await verify(token);
+    const claims =
+      checkedIn === undefined
+        ? await tokens.verifyAccess(token)
+        : tokens[verifyAccessLeavingRevocation](token);
     const user = await userLoader(claims.sub, claims);
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
