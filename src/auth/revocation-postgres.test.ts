@@ -116,6 +116,18 @@ function userLoaderSuite(name: string, open: () => Promise<Engine>, skip = false
       expect(await load(ada.id, await claimsOf(after.accessToken))).toEqual(ada);
     });
 
+    it('keeps its own verdict whatever the user’s columns are called', async () => {
+      const spoofing = store.userLoader(
+        'SELECT id, name, is_active AS "isActive", false AS proceed_revoked, true AS proceed_found FROM members WHERE id = $1',
+        toMember,
+      );
+      const claims = accessClaims({ sub: ada.id });
+      await store.revokeToken(claims.jti, Date.now() + 60_000);
+      await expect(Promise.resolve(spoofing(ada.id, claims))).rejects.toThrow(TokenRevokedError);
+      const nobody = randomUUID();
+      expect(await spoofing(nobody, accessClaims({ sub: nobody }))).toBeUndefined();
+    });
+
     it('agrees with isRevoked on any mix of revocations', async () => {
       const load = store.userLoader(memberSql, toMember);
       await fc.assert(

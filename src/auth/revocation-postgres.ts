@@ -131,8 +131,9 @@ export class PostgresRevocationStore implements RevocationStore {
    * `TokenRevokedError`, never returns a user.
    *
    * `userSql` is one `SELECT` of the user whose id is `$1` (no other parameter, no `;`): at most
-   * one row, its columns named as the app's user fields (`is_active AS "isActive"`); `toUser`
-   * makes the user of that row as `pg` or PGlite returns it.
+   * one row, its columns named as the app's user fields (`is_active AS "isActive"`; the names
+   * `proceed_revoked` and `proceed_found` are the store's); `toUser` makes the user of that row
+   * as `pg` or PGlite returns it.
    *
    * @example
    * const store = new PostgresRevocationStore(pool);
@@ -151,10 +152,12 @@ export class PostgresRevocationStore implements RevocationStore {
         'PostgresRevocationStore.userLoader: userSql is one SELECT of the user whose id is $1, without a ";"',
       );
     }
-    // The user's query keeps $1 to itself: its id column may be a uuid, the table's keys are text.
-    const sql = `SELECT r.proceed_revoked, u.*
+    // The user's query keeps $1 to itself: its id column may be a uuid, the table's keys are
+    // text. The store's own columns come last, so that a user column of the same name can never
+    // stand in for them (of two equal names, the driver keeps the last).
+    const sql = `SELECT u.*, r.proceed_revoked
       FROM (SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE ${revokedWhere(2)}) AS proceed_revoked) AS r
-      LEFT JOIN LATERAL (SELECT true AS proceed_found, s.* FROM (${userSql}) AS s LIMIT 1) AS u ON true`;
+      LEFT JOIN LATERAL (SELECT s.*, true AS proceed_found FROM (${userSql}) AS s LIMIT 1) AS u ON true`;
     const name = statementName('proceed_user', sql);
     const load = async (userId: string, claims: AccessClaims): Promise<User | undefined> => {
       if (claims?.sub !== userId) {
