@@ -11,7 +11,7 @@ import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteDocumentation } from '../core/procedure.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
-import { type RevocationStore, revocationCheckedIn } from './revocation.js';
+import { loadersCheckingRevocation, type RevocationStore } from './revocation.js';
 import { TokenService, verifyAccessLeavingRevocation } from './tokens.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -139,18 +139,20 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   const tokens = options.tokens ?? buildTokenService(app, options);
   const { userLoader } = options;
   // A loader that checks revocation in its own statement saves the request a round trip.
-  const checkedIn = (userLoader as { [revocationCheckedIn]?: RevocationStore })[revocationCheckedIn];
+  const checkedIn = loadersCheckingRevocation.get(userLoader);
   if (checkedIn !== undefined && checkedIn !== tokens.store) {
     throw new ProceedConfigError(
       "authPlugin: the userLoader checks revocations in another store than the TokenService's: make it with that store's userLoader()",
     );
   }
+  // A TokenService whose verifyAccess was overridden (more checks) keeps them: no shortcut then.
+  const leavesRevocation =
+    checkedIn !== undefined && tokens.verifyAccess === TokenService.prototype.verifyAccess;
 
   const signIn = async (ctx: RequestContext, token: string): Promise<void> => {
-    const claims =
-      checkedIn === undefined
-        ? await tokens.verifyAccess(token)
-        : tokens[verifyAccessLeavingRevocation](token);
+    const claims = !leavesRevocation
+      ? await tokens.verifyAccess(token)
+      : tokens[verifyAccessLeavingRevocation](token);
     const user = await userLoader(claims.sub, claims);
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');

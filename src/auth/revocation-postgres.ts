@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 import { type AccessClaims, TokenRevokedError } from './jwt.js';
 import type { UserLoader } from './plugin.js';
-import { type RevocationCheck, type RevocationStore, revocationCheckedIn } from './revocation.js';
+import { loadersCheckingRevocation, type RevocationCheck, type RevocationStore } from './revocation.js';
 import { revocationCheckOf } from './tokens.js';
 
 export type { SqlClient } from '../stores/sql.js';
@@ -132,24 +132,25 @@ export class PostgresRevocationStore implements RevocationStore {
    *
    * `userSql` is one `SELECT` of the user whose id is `$1` (no other parameter, no `;`): at most
    * one row, its columns named as the app's user fields (`is_active AS "isActive"`; the names
-   * `proceed_revoked` and `proceed_found` are the store's); `toUser` makes the user of that row
-   * as `pg` or PGlite returns it.
+   * `proceed_revoked` and `proceed_found` are the store's). The row, as `pg` or PGlite returns
+   * it, is the user; `toUser` converts it where it is not.
    *
    * @example
    * const store = new PostgresRevocationStore(pool);
    * const tokens = new TokenService({ secret, store });
    * await app.register(authPlugin, {
    *   tokens,
-   *   userLoader: store.userLoader(
-   *     'SELECT id, name, role, is_active AS "isActive" FROM users WHERE id = $1',
-   *     (row) => row as User,
-   *   ),
+   *   userLoader: store.userLoader<User>('SELECT id, name, role, is_active AS "isActive" FROM users WHERE id = $1'),
    * });
    */
-  userLoader<User>(userSql: string, toUser: (row: UserRow) => User): UserLoader<User> {
-    if (/;\s*$/.test(userSql) || !/^\s*(select|with)\b/i.test(userSql)) {
+  userLoader<User>(
+    userSql: string,
+    toUser: (row: UserRow) => User = (row) => row as unknown as User,
+  ): UserLoader<User> {
+    // $2 and up would silently read the token's values, which the statement binds after $1.
+    if (/;\s*$/.test(userSql) || !/^\s*(select|with)\b/i.test(userSql) || /\$(?:[02-9]|1\d)/.test(userSql)) {
       throw new TypeError(
-        'PostgresRevocationStore.userLoader: userSql is one SELECT of the user whose id is $1, without a ";"',
+        'PostgresRevocationStore.userLoader: userSql is one SELECT of the user whose id is $1, with no other parameter and no ";"',
       );
     }
     // The user's query keeps $1 to itself: its id column may be a uuid, the table's keys are
@@ -157,7 +158,9 @@ export class PostgresRevocationStore implements RevocationStore {
     // stand in for them (of two equal names, the driver keeps the last).
     const sql = `SELECT u.*, r.proceed_revoked
       FROM (SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE ${revokedWhere(2)}) AS proceed_revoked) AS r
-      LEFT JOIN LATERAL (SELECT s.*, true AS proceed_found FROM (${userSql}) AS s LIMIT 1) AS u ON true`;
+      LEFT JOIN LATERAL (SELECT s.*, true AS proceed_found FROM (
+${userSql}
+) AS s LIMIT 1) AS u ON true`;
     const name = statementName('proceed_user', sql);
     const load = async (userId: string, claims: AccessClaims): Promise<User | undefined> => {
       if (claims?.sub !== userId) {
@@ -171,7 +174,8 @@ export class PostgresRevocationStore implements RevocationStore {
       if (revoked !== false) throw new TokenRevokedError();
       return found === true ? toUser(user) : undefined;
     };
-    return Object.assign(load, { [revocationCheckedIn]: this });
+    loadersCheckingRevocation.set(load, this);
+    return load;
   }
 
   /** Runs on every signed-in request: a prepared statement where the client offers one. */

@@ -25,12 +25,14 @@ export interface RevocationCheck {
 }
 
 /**
- * Set on a user loader that checks the token's revocation itself, in the statement that loads
- * the user (`PostgresRevocationStore.userLoader`): the store it checks. The auth plugin then
- * leaves out its own check, and refuses a loader that checks another store than its
- * TokenService's. Not exported from the package.
+ * The user loaders that check the token's revocation themselves, in the statement that loads the
+ * user (`PostgresRevocationStore.userLoader`), each with the store it checks. The auth plugin
+ * leaves its own check out for exactly these functions: a wrapper (a cache, a logger) is another
+ * function and gets the plugin's check, since its answer may not come from the statement. The
+ * plugin refuses one that checks another store than its TokenService's. Not exported from the
+ * package.
  */
-export const revocationCheckedIn: unique symbol = Symbol('revocationCheckedIn');
+export const loadersCheckingRevocation = new WeakMap<object, RevocationStore>();
 
 /**
  * The revocation state behind a TokenService. All times are ms since the epoch; an entry past its

@@ -255,7 +255,7 @@ async function buildBlogApp(
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
     services = { repos, tokens, mailer, background: background.run };
     // The user and the token's revocation in one statement: one round trip per signed-in request.
-    const userLoader = store.userLoader(signedInUserSql, (row) => row as User);
+    const userLoader = store.userLoader<User>(signedInUserSql);
     await wire(app, tokens, userLoader, new PostgresIdempotencyStore(database));
     return app;
   } catch (error) {

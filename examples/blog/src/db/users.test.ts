@@ -94,15 +94,10 @@ for (const engine of testEngines(inject('postgresUrl'))) {
 
       it('reads the signed-in user in the token check’s statement as findById does', async () => {
         const ada = await make('Ada');
-        const tokens = new TokenService({
-          secret: 'x'.repeat(64),
-          store: new PostgresRevocationStore(database),
-        });
+        const store = new PostgresRevocationStore(database);
+        const tokens = new TokenService({ secret: 'x'.repeat(64), store });
         const claims = await tokens.verifyAccess((await tokens.issuePair(ada.id)).accessToken);
-        const load = (tokens.store as PostgresRevocationStore).userLoader(
-          signedInUserSql,
-          (row) => row as User,
-        );
+        const load = store.userLoader<User>(signedInUserSql);
         expect(await load(ada.id, claims)).toEqual(await users.findById(ada.id));
       });
 
