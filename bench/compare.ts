@@ -76,6 +76,8 @@ interface Sample {
   p99: number;
   /** The server's own CPU time per request, in µs (Linux only; NaN elsewhere). */
   cpu?: number;
+  /** Of `cpu`, what the contender's `extraCpuTime` counted (the database's processes). */
+  extraCpu?: number;
 }
 
 /** A process and its descendants (the CLI runs an app in a child of its own). */
@@ -306,11 +308,17 @@ export async function compareMany(
         const order = names.map((_, index) => names[(index + round) % names.length]!);
         for (const name of order) {
           const pid = pids.get(name);
-          const extra = extras.get(name) ?? (() => 0);
-          const before = treeCpuTime(pid) + extra();
+          const extra = extras.get(name);
+          const before = { own: treeCpuTime(pid), extra: extra?.() ?? 0 };
           const sample = await measure(info.get(name)!, scenario, name, seconds);
-          const used = treeCpuTime(pid) + extra() - before;
-          samples.get(name)!.push({ ...sample, cpu: used / (sample.total ?? sample.requests * seconds) });
+          const own = treeCpuTime(pid) - before.own;
+          const outside = (extra?.() ?? 0) - before.extra;
+          const count = sample.total ?? sample.requests * seconds;
+          samples.get(name)!.push({
+            ...sample,
+            cpu: (own + outside) / count,
+            ...(extra === undefined ? {} : { extraCpu: outside / count }),
+          });
         }
       }
       const medians = new Map(
@@ -320,6 +328,9 @@ export async function compareMany(
             requests: median(samples.get(name)!.map((sample) => sample.requests)),
             p99: median(samples.get(name)!.map((sample) => sample.p99)),
             cpu: median(samples.get(name)!.map((sample) => sample.cpu ?? Number.NaN)),
+            ...(extras.get(name) === undefined
+              ? {}
+              : { extraCpu: median(samples.get(name)!.map((sample) => sample.extraCpu ?? Number.NaN)) }),
           },
         ]),
       );
@@ -355,13 +366,21 @@ export function reportMany(title: string, candidate: string, names: string[], ro
   console.log(
     `\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians${placement()})`,
   );
+  // Where a contender's database runs in other processes, the CPU column says how much was theirs.
+  const outside = rows.some((row) => names.some((name) => row.samples.get(name)!.extraCpu !== undefined));
+  const of = (sample: Sample) => (sample.extraCpu === undefined ? '' : ` (db ${sample.extraCpu.toFixed(0)})`);
   console.log(
-    `| scenario | ${names.map((name) => `${name} req/s`).join(' | ')} | ${candidate} ÷ best other | rounds' ratios | server CPU µs/req (${names.join(' / ')}) | CPU: leanest other ÷ ${candidate} | p99 ms (${names.join(' / ')}) |`,
+    `| scenario | ${names.map((name) => `${name} req/s`).join(' | ')} | ${candidate} ÷ best other | rounds' ratios | server CPU µs/req${outside ? ', of which the database' : ''} (${names.join(' / ')}) | CPU: leanest other ÷ ${candidate} | p99 ms (${names.join(' / ')}) |`,
   );
   console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`);
   for (const row of rows) {
     const cells = names.map((name) => row.samples.get(name)!.requests.toFixed(0));
-    const cpu = names.map((name) => (row.samples.get(name)!.cpu ?? Number.NaN).toFixed(1)).join(' / ');
+    const cpu = names
+      .map((name) => {
+        const sample = row.samples.get(name)!;
+        return `${(sample.cpu ?? Number.NaN).toFixed(1)}${of(sample)}`;
+      })
+      .join(' / ');
     const p99 = names.map((name) => row.samples.get(name)!.p99).join(' / ');
     console.log(
       `| ${row.scenario} | ${cells.join(' | ')} | ${row.ratio.toFixed(2)} (vs ${row.best}) | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${cpu} | ${row.cpuRatio.toFixed(2)} | ${p99} |`,
