@@ -53,6 +53,9 @@ describe('openDatabase with PGlite', () => {
     } finally {
       await Promise.all(opened.map((database) => database.close()));
     }
+    await expect(openDatabase('memory://', { sharedBuffers: 'lots' })).rejects.toThrow(
+      'sharedBuffers must be a size such as \'32MB\' (kB, MB or GB), not "lots"',
+    );
   });
 
   it('starts in-memory databases from a migrated template when asked, each one its own', async () => {

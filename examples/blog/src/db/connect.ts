@@ -238,6 +238,12 @@ async function openPglite(
     import('@electric-sql/pglite'),
     import('drizzle-orm/pglite'),
   ]);
+  // PGlite's own answer to a bad size is only "failed to initialize properly".
+  if (!/^[1-9]\d*(?:kB|MB|GB)$/.test(sharedBuffers)) {
+    throw new TypeError(
+      `sharedBuffers must be a size such as '32MB' (kB, MB or GB), not ${JSON.stringify(sharedBuffers)}`,
+    );
+  }
   // PGlite's own start parameters, and a page cache sized for a small database.
   const settings = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] };
   let client: PGlite;
