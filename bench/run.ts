@@ -5,7 +5,8 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand; default all).
+ * workers, embedded, by-hand; default all), BENCH_BASELINE (a built checkout whose blog runs
+ * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

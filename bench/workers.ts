@@ -62,7 +62,7 @@ async function startBlog(
   const child = spawn(command, args, {
     cwd: checkout,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'production', ...env },
   });
   const address = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

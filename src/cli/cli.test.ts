@@ -401,8 +401,10 @@ describe('proceed start --workers', slow, () => {
     const directory = project('cluster', { 'package.json': '{ "type": "module" }\n', 'app.js': thingsApp });
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
+    // At debug, each request is also logged on arrival: the test sees a worker has it.
     const primary = launchCli(['start', 'app.js', '--port', String(port), '--workers', '2'], {
       cwd: directory,
+      env: { LOG_LEVEL: 'debug' },
     });
     await primary.waitFor(`2 workers serving ${origin}`);
     // A worker's own log line can reach the shared output after the primary's summary.
@@ -457,6 +459,7 @@ describe('proceed start --workers', slow, () => {
     const port = await freePort();
     const primary = launchCli(['start', 'app.js', '--port', String(port), '--workers', '2'], {
       cwd: directory,
+      env: { LOG_LEVEL: 'debug' },
     });
     await primary.waitFor(`2 workers serving http://127.0.0.1:${port}`);
     await eventually(

@@ -2,7 +2,14 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+  type RawServerDefault,
+} from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedError } from '../core/errors.js';
 
@@ -12,6 +19,28 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 function requestIdOf(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * One log line per request at `info`, written when it is answered: method, URL, client address,
+ * status, time and request id (docs/deployment.md, "Logs"). Fastify's default writes a second
+ * one on arrival; here that one is `debug`, for tracing a request that never finishes.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (this.isLogDisabled(request)) return;
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }
 
 export interface FastifySettings {
@@ -35,6 +64,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     ...settings.logger,
     bodyLimit: settings.bodyLimit,
     genReqId: requestIdOf,
+    logController: new OneLinePerRequest(),
     trustProxy: settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),

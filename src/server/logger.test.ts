@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './app.js';
 import { serializeError } from './logger.js';
@@ -42,5 +43,45 @@ describe('logged errors', () => {
     expect(logged).toContain('Failed query');
     expect(logged).not.toContain('scrypt$');
     expect(logged).not.toContain('ada@example.com');
+  });
+});
+
+describe('request logs', () => {
+  const things = procedures('things', {
+    getThing: procedure()
+      .input(z.object({ id: z.string() }))
+      .query(({ input }) => ({ id: input.id })),
+  });
+  const logged = async (level: string) => {
+    const lines: string[] = [];
+    const app = createApp({ logger: { level, stream: { write: (line) => lines.push(line) } } }).mount([
+      things,
+    ]);
+    await app.ready();
+    lines.length = 0;
+    await app.inject({ method: 'GET', url: '/api/things/7', headers: { 'x-request-id': 'req-7' } });
+    await app.close();
+    return lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.reqId === 'req-7');
+  };
+
+  it('writes one line per request at info, when it is answered, with what the arrival line had', async () => {
+    const lines = await logged('info');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'GET', url: '/api/things/7' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    });
+  });
+
+  it('also logs the arrival at debug, for a request that never finishes', async () => {
+    expect((await logged('debug')).map((line) => line.msg)).toEqual([
+      'incoming request',
+      'request completed',
+    ]);
   });
 });
