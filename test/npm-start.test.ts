@@ -50,7 +50,8 @@ type Target = 'npm' | 'proceed' | 'group';
 
 async function stopWithRequestInFlight(target: Target, signal: 'SIGTERM' | 'SIGINT'): Promise<void> {
   const port = await freePort();
-  const server = await npmStart(port);
+  // At debug, each request is also logged on arrival: the test sees the server has it.
+  const server = await npmStart(port, { LOG_LEVEL: 'debug' });
   const proceedPid = serverPid(server);
   expect(proceedPid).not.toBe(server.pid);
   expect(existsSync(lockFile)).toBe(true);
