@@ -96,12 +96,16 @@ function processTree(pid: number | undefined): number[] {
   return [pid, ...children.flatMap((child) => processTree(child))];
 }
 
-/** User + system CPU time of a process so far, in µs, from /proc (NaN where there is none). */
-export function cpuTimeOf(pid: number | undefined): number {
+/**
+ * User + system CPU time of a process so far, in µs, from /proc (NaN where there is none). With
+ * `reaped`, that of its children that have exited and been waited for too.
+ */
+export function cpuTimeOf(pid: number | undefined, { reaped = false } = {}): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of the line, in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    // utime, stime, cutime and cstime are fields 14 to 17 of the line, in clock ticks of 10 ms.
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) * 10_000;
   } catch {
     return Number.NaN;
   }

@@ -120,17 +120,22 @@ function single(
   };
 }
 
-/** CPU time of the local PostgreSQL server's processes, in µs (what a query costs it). */
+/**
+ * CPU time of the local PostgreSQL server's processes, in µs (what a query costs it). A backend
+ * that exits (a pool closing an idle connection) takes its time with it; the server process that
+ * reaped it counts it as its children's, so that is counted too.
+ */
 function postgresCpuTime(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
-        total += cpuTimeOf(Number(entry));
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
     } catch {
-      // gone
+      continue; // gone
     }
+    const time = cpuTimeOf(Number(entry), { reaped: true });
+    if (!Number.isNaN(time)) total += time;
   }
   return total;
 }

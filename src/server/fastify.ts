@@ -21,14 +21,26 @@ function requestIdOf(request: IncomingMessage): string {
   return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
 }
 
+/** A request whose answer was already logged (as errored). */
+const logged = new WeakSet<FastifyReply>();
+
 /**
- * One log line per request at `info`, written when it is answered: method, URL, client address,
- * status, time and request id (docs/deployment.md, "Logs"). Fastify's default writes a second
- * one on arrival; here that one is `debug`, for tracing a request that never finishes.
+ * One log line per request at `info`, when its connection is done with it: "request completed"
+ * (method, URL, client address, status, time, request id), or "request aborted" when the client
+ * left before the answer was sent (docs/deployment.md, "Logs"). Fastify's default writes a second
+ * line on arrival; here that one is `debug`. The line is written on the response's `close`, which
+ * every request has, those the router refuses before any route (a malformed URL) included.
  */
 class OneLinePerRequest extends LogController {
-  override incomingRequest(request: FastifyRequest): void {
-    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+    reply.raw.once('close', () => {
+      if (logged.has(reply)) return;
+      const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+      if (reply.raw.writableEnded) reply.log.info(line, 'request completed');
+      else reply.log.info(line, 'request aborted: the client left before the answer was sent');
+    });
   }
 
   override requestCompleted(
@@ -36,10 +48,12 @@ class OneLinePerRequest extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    if (this.isLogDisabled(request)) return;
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log.info(line, 'request completed');
+    if (!error || this.isLogDisabled(request)) return;
+    logged.add(reply);
+    reply.log.error(
+      { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
+      'request errored',
+    );
   }
 }
 

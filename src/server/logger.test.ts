@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
@@ -46,6 +47,23 @@ describe('logged errors', () => {
   });
 });
 
+async function eventually(check: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !check(); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!check()) throw new Error('never happened');
+}
+
+/** The one line logged for the request with this id, once it is there. */
+async function lineOf(lines: string[], reqId: string): Promise<Record<string, unknown>> {
+  const of = () =>
+    lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === reqId);
+  await eventually(() => of().length > 0);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const found = of();
+  expect(found).toHaveLength(1);
+  return found[0] as Record<string, unknown>;
+}
+
 describe('request logs', () => {
   const things = procedures('things', {
     getThing: procedure()
@@ -76,6 +94,47 @@ describe('request logs', () => {
       res: { statusCode: 200 },
       responseTime: expect.any(Number),
     });
+  });
+
+  it('logs a request the client left before its answer, and one the router refused, over a socket', async () => {
+    const lines: string[] = [];
+    let arrived = false;
+    let release = () => {};
+    const slow = procedures('slow', {
+      listSlow: procedure().query(
+        () =>
+          new Promise((resolve) => {
+            arrived = true;
+            release = () => resolve([]);
+          }),
+      ),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([slow]);
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = new URL(url);
+    try {
+      // The client sends a request and leaves before the answer.
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.write('GET /api/slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n');
+      await eventually(() => arrived);
+      socket.destroy();
+      const left = await lineOf(lines, 'left-early');
+      release();
+      expect(left).toMatchObject({
+        level: 30,
+        msg: 'request aborted: the client left before the answer was sent',
+        req: { method: 'GET', url: '/api/slow' },
+      });
+      // A malformed URL never reaches a route: the router refuses it, and it is logged all the same.
+      const refused = await fetch(`${url}/api/slow/%E0%A4%A`, { headers: { 'x-request-id': 'bad-url' } });
+      expect(refused.status).toBe(400);
+      expect(await lineOf(lines, 'bad-url')).toMatchObject({
+        msg: 'request completed',
+        res: { statusCode: 400 },
+      });
+    } finally {
+      await app.close();
+    }
   });
 
   it('also logs the arrival at debug, for a request that never finishes', async () => {

@@ -53,9 +53,11 @@ describe('openDatabase with PGlite', () => {
     } finally {
       await Promise.all(opened.map((database) => database.close()));
     }
-    await expect(openDatabase('memory://', { sharedBuffers: 'lots' })).rejects.toThrow(
-      'sharedBuffers must be a size such as \'32MB\' (kB, MB or GB), not "lots"',
-    );
+    for (const size of ['lots', '16kB', '32mb']) {
+      await expect(openDatabase('memory://', { sharedBuffers: size })).rejects.toThrow(
+        `sharedBuffers must be a size of 128kB or more, such as '32MB' (kB, MB or GB), not "${size}"`,
+      );
+    }
   });
 
   it('starts in-memory databases from a migrated template when asked, each one its own', async () => {

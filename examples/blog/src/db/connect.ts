@@ -239,9 +239,12 @@ async function openPglite(
     import('drizzle-orm/pglite'),
   ]);
   // PGlite's own answer to a bad size is only "failed to initialize properly".
-  if (!/^[1-9]\d*(?:kB|MB|GB)$/.test(sharedBuffers)) {
+  const size = /^([1-9]\d*)(kB|MB|GB)$/.exec(sharedBuffers);
+  const kilobytes =
+    size === null ? 0 : Number(size[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[size[2] as 'kB'];
+  if (kilobytes < 128) {
     throw new TypeError(
-      `sharedBuffers must be a size such as '32MB' (kB, MB or GB), not ${JSON.stringify(sharedBuffers)}`,
+      `sharedBuffers must be a size of 128kB or more, such as '32MB' (kB, MB or GB), not ${JSON.stringify(sharedBuffers)}`,
     );
   }
   // PGlite's own start parameters, and a page cache sized for a small database.
