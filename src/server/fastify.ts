@@ -35,6 +35,9 @@ class OneLinePerRequest extends LogController {
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     request.log.debug({ req: request }, 'incoming request');
+    // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
+    if ((request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false)
+      return;
     reply.raw.once('close', () => {
       if (logged.has(reply)) return;
       const line = { req: request, res: reply, responseTime: reply.elapsedTime };

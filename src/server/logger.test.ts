@@ -137,6 +137,10 @@ describe('request logs', () => {
     }
   });
 
+  it('writes none above info', async () => {
+    expect(await logged('warn')).toEqual([]);
+  });
+
   it('also logs the arrival at debug, for a request that never finishes', async () => {
     expect((await logged('debug')).map((line) => line.msg)).toEqual([
       'incoming request',
