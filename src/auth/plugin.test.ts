@@ -7,27 +7,13 @@ import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/app.js';
 import { fixtureApp, fixtureSecret } from './fixtures/app.js';
+import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';
-import { createJwtCodec, type TokenClaims } from './jwt.js';
+import { createJwtCodec } from './jwt.js';
 import { type AuthContext, authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
-import { uuidv7 } from './tokens.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-function claims(overrides: Partial<TokenClaims> = {}): TokenClaims {
-  const iat = nowSeconds();
-  return {
-    sub: 'u1',
-    jti: uuidv7(),
-    type: 'access',
-    fam: uuidv7(),
-    gen: 0,
-    iat,
-    exp: iat + 900,
-    ...overrides,
-  };
-}
 
 const ours = createJwtCodec({ secret: fixtureSecret });
 
@@ -61,19 +47,19 @@ describe('authPlugin: every attack on the bearer token is a 401 INVALID_TOKEN', 
   });
 
   it('rejects alg "none" with no signature', async () => {
-    const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims())}.`;
+    const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(accessClaims())}.`;
     await rejected(`Bearer ${token}`, 'invalid signature');
   });
 
   it('rejects alg "none" carrying the original signature', async () => {
     const signature = good.split('.')[2];
-    const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims())}.${signature}`;
+    const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(accessClaims())}.${signature}`;
     await rejected(`Bearer ${token}`, 'invalid algorithm');
   });
 
   it('rejects a token signed with HS384 and the right secret', async () => {
     const token = createSigner({ key: fixtureSecret, algorithm: 'HS384', noTimestamp: true })({
-      ...claims(),
+      ...accessClaims(),
     });
     await rejected(`Bearer ${token}`, 'invalid algorithm');
   });
@@ -81,7 +67,7 @@ describe('authPlugin: every attack on the bearer token is a 401 INVALID_TOKEN', 
   it('rejects a token signed with RS256 (algorithm confusion)', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const token = createSigner({ key: pem, algorithm: 'RS256', noTimestamp: true })({ ...claims() });
+    const token = createSigner({ key: pem, algorithm: 'RS256', noTimestamp: true })({ ...accessClaims() });
     await rejected(`Bearer ${token}`, 'invalid algorithm');
   });
 
@@ -123,20 +109,20 @@ describe('authPlugin: every attack on the bearer token is a 401 INVALID_TOKEN', 
 
   it('rejects a token made with another secret', async () => {
     const theirs = createJwtCodec({ secret: 'another-secret-also-at-least-32-bytes!!' });
-    await rejected(`Bearer ${theirs.sign(claims())}`, 'invalid signature');
+    await rejected(`Bearer ${theirs.sign(accessClaims())}`, 'invalid signature');
   });
 
   it('rejects an expired token (past the 5 s clock tolerance)', async () => {
     const iat = nowSeconds() - 1000;
-    await rejected(`Bearer ${ours.sign(claims({ iat, exp: iat + 900 }))}`, 'jwt expired');
+    await rejected(`Bearer ${ours.sign(accessClaims({ iat, exp: iat + 900 }))}`, 'jwt expired');
   });
 
   it('rejects a token whose nbf lies in the future', async () => {
-    await rejected(`Bearer ${ours.sign(claims({ nbf: nowSeconds() + 3600 }))}`, 'jwt not active');
+    await rejected(`Bearer ${ours.sign(accessClaims({ nbf: nowSeconds() + 3600 }))}`, 'jwt not active');
   });
 
   it('rejects a signed token missing a required claim', async () => {
-    const { jti: _jti, ...rest } = claims();
+    const { jti: _jti, ...rest } = accessClaims();
     const token = createSigner({ key: fixtureSecret, algorithm: 'HS256', noTimestamp: true })(rest);
     await rejected(`Bearer ${token}`, 'jwt malformed');
   });

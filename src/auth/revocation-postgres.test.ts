@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/app.js';
+import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';
 import { type AccessClaims, TokenRevokedError } from './jwt.js';
 import { type AuthContext, authPlugin } from './plugin.js';
 import { MemoryRevocationStore } from './revocation.js';
 import { PostgresRevocationStore, type SqlClient } from './revocation-postgres.js';
-import { revocationCheckOf, TokenService, uuidv7 } from './tokens.js';
+import { revocationCheckOf, TokenService } from './tokens.js';
 
 interface Member {
   id: string;
@@ -46,20 +47,6 @@ function counted(client: SqlClient): SqlClient & { statements: number } {
         }),
   };
   return counting;
-}
-
-function accessClaims(overrides: Partial<AccessClaims> = {}): AccessClaims {
-  const iat = Math.floor(Date.now() / 1000);
-  return {
-    sub: randomUUID(),
-    jti: uuidv7(),
-    type: 'access',
-    fam: uuidv7(),
-    gen: 0,
-    iat,
-    exp: iat + 900,
-    ...overrides,
-  };
 }
 
 /** `GET /api/me`: the signed-in member. */

@@ -48,7 +48,7 @@ describe('logged errors', () => {
 });
 
 async function eventually(check: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 200 && !check(); attempt++)
+  for (let attempt = 0; attempt < 1000 && !check(); attempt++)
     await new Promise((resolve) => setTimeout(resolve, 10));
   if (!check()) throw new Error('never happened');
 }
