@@ -143,20 +143,52 @@ function translate(error: unknown): unknown {
   }
 }
 
-/** Fast-jwt returns the decoded payload as `any`; nothing leaves this module unchecked. */
+/**
+ * A claim that names something (`sub`, `jti`, `fam`): stores and user loaders use it as a key, so
+ * it must be text a database column can hold. A control character (NUL above all, which
+ * PostgreSQL refuses in text) or a key longer than any id would make the lookup fail instead of
+ * refusing the token.
+ */
+const maxKeyClaimLength = 255;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+function isKeyClaim(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value !== '' &&
+    value.length <= maxKeyClaimLength &&
+    !controlCharacter.test(value)
+  );
+}
+
+/**
+ * The latest NumericDate accepted: 9999-12-31T23:59:59Z. Later (1e300, say) would overflow the
+ * millisecond arithmetic of expiries and the bigint columns of the revocation stores.
+ */
+const latestNumericDate = 253_402_300_799;
+
+function isNumericDate(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= latestNumericDate;
+}
+
+/**
+ * Fast-jwt returns the decoded payload as `any`; nothing leaves this module unchecked. A token is
+ * input like any other: each claim is checked for type and shape before any store or loader sees
+ * it (docs/auth.md, "What a token must hold").
+ */
 function claimsOf(payload: unknown): TokenClaims {
   if (typeof payload !== 'object' || payload === null) throw new TokenMalformedError();
   const claims = payload as Record<string, unknown>;
   const valid =
-    typeof claims.sub === 'string' &&
-    claims.sub !== '' &&
-    typeof claims.jti === 'string' &&
-    claims.jti !== '' &&
-    (claims.fam === undefined || (typeof claims.fam === 'string' && claims.fam !== '')) &&
+    isKeyClaim(claims.sub) &&
+    isKeyClaim(claims.jti) &&
+    (claims.fam === undefined || isKeyClaim(claims.fam)) &&
     (claims.gen === undefined || (Number.isSafeInteger(claims.gen) && (claims.gen as number) >= 0)) &&
     (claims.type === 'access' || claims.type === 'refresh') &&
-    typeof claims.iat === 'number' &&
-    typeof claims.exp === 'number';
+    isNumericDate(claims.iat) &&
+    isNumericDate(claims.exp) &&
+    (claims.nbf === undefined || isNumericDate(claims.nbf));
   if (!valid) throw new TokenMalformedError();
   // The contract's claims are sub, jti, type, iat and exp; a token without a login family (made
   // elsewhere with the shared secret) is a family of its own.

@@ -11,6 +11,7 @@ import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';
 import { createJwtCodec } from './jwt.js';
 import { type AuthContext, authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
+import { TokenService } from './tokens.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -294,6 +295,25 @@ describe('authPlugin: users and guards', () => {
     expect(response.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'user not found' });
   });
 
+  it.each<[string, Partial<Record<string, unknown>>]>([
+    ['a NUL in the sub', { sub: 'u\u0000' }],
+    ['a control character in the jti', { jti: 'a\u001bb' }],
+    ['a sub of 256 characters', { sub: 'u'.repeat(256) }],
+    ['an empty family', { fam: '' }],
+    ['an exp past the year 9999', { exp: 1e300 }],
+    ['an iat that is not a number', { iat: '1' }],
+  ])('refuses a correctly signed token with %s as malformed, before the loader', async (_, odd) => {
+    const loads = fixture.loads;
+    const token = createSigner({ key: fixtureSecret, algorithm: 'HS256', noTimestamp: true })({
+      ...accessClaims(),
+      ...odd,
+    });
+    const response = await app.inject({ url: '/api/things', headers: { authorization: `Bearer ${token}` } });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'jwt malformed' });
+    expect(fixture.loads).toBe(loads);
+  });
+
   it('does not consult the loader when the token is bad', async () => {
     const loads = fixture.loads;
     await app.inject({ url: '/api/things', headers: { authorization: 'Bearer x.y.z' } });
@@ -349,5 +369,44 @@ describe('authPlugin options', () => {
         rateLimit: { routes: ['POST /api/login'] },
       } as never),
     ).rejects.toThrow(/no longer takes rateLimit: put a rateLimit\(\{ name, max \}\) step/);
+  });
+});
+
+describe('authPlugin: a user loader that cannot read the claims', () => {
+  const loaderError = (code: string) => Object.assign(new Error(`database error ${code}`), { code });
+
+  async function answerWith(failure: unknown) {
+    const tokens = new TokenService({ secret: fixtureSecret });
+    const app = createApp<AuthContext<{ id: string }>>({ logger: false });
+    await app.register(authPlugin, {
+      tokens,
+      userLoader: () => {
+        throw failure;
+      },
+    });
+    app.mount([
+      procedures('things', {
+        listThings: procedure<AuthContext<{ id: string }>>().query(() => ({ ok: true })),
+      }),
+    ]);
+    const { accessToken } = await tokens.issuePair('not-a-uuid');
+    return app.inject({ url: '/api/things', headers: { authorization: `Bearer ${accessToken}` } });
+  }
+
+  it('answers 401 INVALID_TOKEN when the database refused a claim as data (SQLSTATE class 22)', async () => {
+    // As Drizzle wraps it: the driver's error is the cause.
+    const wrapped = new Error('Failed query', { cause: loaderError('22P02') });
+    for (const failure of [loaderError('22P02'), loaderError('22021'), wrapped]) {
+      const response = await answerWith(failure);
+      expect(response.statusCode).toBe(401);
+      expect(response.headers['www-authenticate']).toBe('Bearer');
+      expect(response.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'jwt malformed' });
+    }
+  });
+
+  it('leaves any other loader failure alone: a bug is a 500, an outage a 503', async () => {
+    expect((await answerWith(loaderError('42P01'))).statusCode).toBe(500);
+    expect((await answerWith(new TypeError('bug'))).statusCode).toBe(500);
+    expect((await answerWith(loaderError('ECONNREFUSED'))).statusCode).toBe(503);
   });
 });

@@ -10,6 +10,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteDocumentation } from '../core/procedure.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
+import { isDataException } from '../stores/sql.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
 import { loadersCheckingRevocation, type RevocationStore } from './revocation.js';
 import { TokenService, verifyAccessLeavingRevocation } from './tokens.js';
@@ -153,7 +154,16 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
     const claims = !leavesRevocation
       ? await tokens.verifyAccess(token)
       : tokens[verifyAccessLeavingRevocation](token);
-    const user = await userLoader(claims.sub, claims);
+    let user: unknown;
+    try {
+      user = await userLoader(claims.sub, claims);
+    } catch (error) {
+      // The loader's only input is the token: a database that cannot read its claims as data
+      // (a sub that is no uuid for a uuid column) was sent a token no user can have.
+      if (!isDataException(error)) throw error;
+      app.log.warn({ err: error, requestId: ctx.request.id }, "The user loader could not read a signed token's claims");
+      throw new TokenMalformedError(error);
+    }
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
     ctx.user = user;

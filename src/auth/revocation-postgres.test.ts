@@ -224,6 +224,28 @@ function userLoaderSuite(name: string, open: () => Promise<Engine>, skip = false
       await app.close();
     });
 
+    it('behind authPlugin: a signed sub the uuid column cannot read is a 401, on both loaders', async () => {
+      // No userId option on this TokenService: the database is the first to see the sub.
+      for (const userLoader of [
+        store.userLoader(memberSql, toMember),
+        async (id: string) => (await client.query(memberSql, [id])).rows[0] as Member | undefined,
+      ]) {
+        const app = createApp<AuthContext<Member>>({ logger: false });
+        await app.register(authPlugin, { tokens, userLoader });
+        app.mount([meProcedures()]);
+        for (const sub of ['not-a-uuid', `${ada.id}x`]) {
+          const { accessToken } = await tokens.issuePair(sub);
+          const answer = await app.inject({
+            url: '/api/me',
+            headers: { authorization: `Bearer ${accessToken}` },
+          });
+          expect(answer.statusCode, answer.body).toBe(401);
+          expect(answer.json()).toMatchObject({ code: 'INVALID_TOKEN', detail: 'jwt malformed' });
+        }
+        await app.close();
+      }
+    });
+
     it('behind authPlugin: a wrapped loader (a cache) gets the plugin’s own check', async () => {
       const load = store.userLoader(memberSql, toMember);
       const cache = new Map<string, Member>();

@@ -1,6 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { ProceedConfigError } from '../core/errors.js';
 import { fixtureApp } from './fixtures/app.js';
-import { JwtCodec, TokenExpiredError, TokenRevokedError, TokenTypeError } from './jwt.js';
+import {
+  JwtCodec,
+  TokenExpiredError,
+  TokenMalformedError,
+  TokenRevokedError,
+  TokenTypeError,
+} from './jwt.js';
 import { MemoryRevocationStore, type RevocationCheck } from './revocation.js';
 import { TokenService, uuidv7 } from './tokens.js';
 
@@ -234,6 +242,31 @@ describe('TokenService', () => {
   it('refuses an empty user id', async () => {
     const tokens = new TokenService({ secret });
     await expect(tokens.issuePair('')).rejects.toThrow(TypeError);
+  });
+});
+
+describe('TokenService userId', () => {
+  const uuid = '0190a4f2-5b6c-7d8e-9f00-112233445566';
+  const anyShape = new TokenService({ secret });
+  const uuidsOnly = new TokenService({ secret, userId: z.uuid() });
+
+  it('refuses a signed token whose sub has another shape as malformed, access and refresh alike', async () => {
+    const pair = await anyShape.issuePair('user-1');
+    await expect(uuidsOnly.verifyAccess(pair.accessToken)).rejects.toThrow(TokenMalformedError);
+    await expect(uuidsOnly.verifyRefresh(pair.refreshToken)).rejects.toThrow(TokenMalformedError);
+    await expect(uuidsOnly.refresh(pair.refreshToken)).rejects.toThrow(TokenMalformedError);
+    const good = await uuidsOnly.issuePair(uuid);
+    expect((await uuidsOnly.verifyAccess(good.accessToken)).sub).toBe(uuid);
+  });
+
+  it('refuses to sign a user id of another shape', async () => {
+    await expect(uuidsOnly.issuePair('user-1')).rejects.toThrow(TypeError);
+  });
+
+  it('refuses what is not a synchronous Standard Schema at construction', () => {
+    expect(() => new TokenService({ secret, userId: /uuid/ as never })).toThrow(ProceedConfigError);
+    const later = z.string().refine(async () => true);
+    expect(() => new TokenService({ secret, userId: later })).toThrow(/asynchronously/);
   });
 });
 

@@ -3,12 +3,15 @@
  * verifying access tokens against the revocation store, logout and user-wide revocation.
  */
 import { randomBytes } from 'node:crypto';
+import { ProceedConfigError } from '../core/errors.js';
+import type { StandardSchemaV1 } from '../core/schema.js';
 import {
   type AccessClaims,
   createJwtCodec,
   type JwtCodec,
   type RefreshClaims,
   type TokenClaims,
+  TokenMalformedError,
   TokenRevokedError,
   type TokenType,
 } from './jwt.js';
@@ -36,6 +39,13 @@ export interface TokenServiceOptions {
   refreshTokenTtl?: number;
   /** Seconds of clock skew accepted on `exp` and `nbf`. Default 5. */
   clockTolerance?: number;
+  /**
+   * The shape of the app's user ids, as a synchronous Standard Schema (`z.uuid()`): a token whose
+   * `sub` does not match is refused as malformed (401) before any store or user loader sees it,
+   * and `issuePair` refuses to sign such an id. Without it, any `sub` of 1 to 255 characters
+   * without control characters passes (docs/auth.md, "What a token must hold").
+   */
+  userId?: StandardSchemaV1<string>;
 }
 
 export interface RefreshOptions {
@@ -115,6 +125,7 @@ export class TokenService {
   readonly refreshTokenTtl: number;
   readonly #jwt: JwtCodec;
   readonly #toleranceMs: number;
+  readonly #isUserId: (sub: string) => boolean;
 
   constructor(options: TokenServiceOptions) {
     this.store = options.store ?? new MemoryRevocationStore();
@@ -123,6 +134,7 @@ export class TokenService {
     const clockTolerance = options.clockTolerance ?? 5;
     this.#toleranceMs = clockTolerance * 1000;
     this.#jwt = createJwtCodec({ secret: options.secret, clockTolerance });
+    this.#isUserId = userIdCheck(options.userId);
   }
 
   /**
@@ -132,7 +144,9 @@ export class TokenService {
    * return { user, ...(await tokens.issuePair(user.id)) };
    */
   async issuePair(userId: string, options: IssueOptions = {}): Promise<TokenPair> {
-    if (typeof userId !== 'string' || userId === '') throw new TypeError('issuePair needs a user id');
+    if (typeof userId !== 'string' || userId === '' || !this.#isUserId(userId)) {
+      throw new TypeError(`issuePair needs a user id of the shape the TokenService's userId option describes`);
+    }
     const generation = options.generation ?? (await this.store.userGeneration(userId));
     return this.#pair(userId, uuidv7(), generation);
   }
@@ -220,12 +234,19 @@ export class TokenService {
   }
 
   [verifyAccessLeavingRevocation](token: string): AccessClaims {
-    return this.#jwt.verify(token, 'access') as AccessClaims;
+    return this.#verified(token, 'access');
   }
 
   async #verify<T extends TokenType>(token: string, type: T): Promise<TokenClaims & { type: T }> {
-    const claims = this.#jwt.verify(token, type) as TokenClaims & { type: T };
+    const claims = this.#verified(token, type);
     if (await this.store.isRevoked(revocationCheckOf(claims))) throw new TokenRevokedError();
+    return claims;
+  }
+
+  /** Signature, lifetime, type and the shape of every claim, the user id's included. */
+  #verified<T extends TokenType>(token: string, type: T): TokenClaims & { type: T } {
+    const claims = this.#jwt.verify(token, type) as TokenClaims & { type: T };
+    if (!this.#isUserId(claims.sub)) throw new TokenMalformedError();
     return claims;
   }
 
@@ -257,6 +278,30 @@ export class TokenService {
     });
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.accessTokenTtl };
   }
+}
+
+const anyUserId = () => true;
+
+/** The `userId` option as a predicate; it must answer at once (it runs on every request). */
+function userIdCheck(schema: StandardSchemaV1<string> | undefined): (sub: string) => boolean {
+  if (schema === undefined) return anyUserId;
+  if (typeof schema?.['~standard']?.validate !== 'function') {
+    throw new ProceedConfigError('TokenService: userId must be a Standard Schema, such as z.uuid()');
+  }
+  const asynchronous = new ProceedConfigError(
+    'TokenService: the userId schema validates asynchronously; use a synchronous one, such as z.uuid()',
+  );
+  // Found at start-up where the schema is always asynchronous, on first use otherwise.
+  const probe = schema['~standard'].validate('');
+  if (probe instanceof Promise) {
+    probe.catch(() => undefined);
+    throw asynchronous;
+  }
+  return (sub) => {
+    const result = schema['~standard'].validate(sub);
+    if (result instanceof Promise) throw asynchronous;
+    return result.issues === undefined;
+  };
 }
 
 function positiveSeconds(value: number, name: string): number {

@@ -19,6 +19,25 @@ export interface SqlClient {
   prepared?(name: string, sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
+/**
+ * Whether the database refused a value as data: SQLSTATE class 22 (a text that is not a uuid,
+ * a number out of range, a NUL in text, a string too long), looking through wrapped errors
+ * (`cause`, as ORMs wrap driver errors). Such an error says the input was unreadable, not that
+ * the database failed.
+ *
+ * @example
+ * isDataException(Object.assign(new Error('invalid input syntax for type uuid'), { code: '22P02' })); // true
+ */
+export function isDataException(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** A table name, optionally schema-qualified, quoted for SQL; a TypeError for anything else. */

@@ -249,7 +249,8 @@ async function buildBlogApp(
 
     const store = new PostgresRevocationStore(database);
     await store.ensureSchema();
-    const tokens = new TokenService({ secret, store });
+    // A token naming anything but a uuid is refused before it reaches a query.
+    const tokens = new TokenService({ secret, store, userId: z.uuid() });
     const mailer: Mailer = options.mailer ?? logMailer(app.log, { production });
 
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);

@@ -478,6 +478,34 @@ for (const engine of engines()) {
         ).toBe(200);
       });
 
+      it.each<[string, Record<string, unknown>]>([
+        ['a sub that is not a uuid', { sub: 'not-a-uuid' }],
+        ['a numeric sub', { sub: 42 }],
+        ['a 10 KB sub', { sub: 'a'.repeat(10 * 1024) }],
+        ['a NUL in the sub', { sub: 'a\u0000b' }],
+        ['a NUL in the jti', { jti: 'a\u0000b' }],
+        ['a family of 300 characters', { fam: 'f'.repeat(300) }],
+        ['an exp no date can hold', { exp: 1e300 }],
+      ])('answers 401 INVALID_TOKEN, not 500, for a correctly signed token with %s', async (_, odd) => {
+        const secret = blog.instance.secret;
+        const access = signJwt({ alg: 'HS256', typ: 'JWT' }, { ...claims(crypto.randomUUID()), ...odd }, secret);
+        const refresh = signJwt(
+          { alg: 'HS256', typ: 'JWT' },
+          { ...claims(crypto.randomUUID()), type: 'refresh', ...odd },
+          secret,
+        );
+        expectProblem(await blog.get('/api/auth/me', access), 401, 'INVALID_TOKEN');
+        expectProblem(await blog.get('/api/posts', access), 401, 'INVALID_TOKEN');
+        expectProblem(
+          await blog.post('/api/posts', { title: 'T', content: 'C' }, access),
+          401,
+          'INVALID_TOKEN',
+        );
+        // The refresh route's input allows tokens of up to 4096 characters; a longer one is a 400.
+        const [status, code] = refresh.length > 4096 ? [400, 'VALIDATION_FAILED'] : [401, 'INVALID_TOKEN'];
+        expectProblem(await blog.post('/api/auth/refresh', { refreshToken: refresh }), status, code);
+      });
+
       it('answers jwt expired for an expired token', async () => {
         const { user } = await blog.register();
         const token = signJwt(
