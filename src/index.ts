@@ -38,7 +38,7 @@ export {
 } from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
-export { outageRetryAfter, unavailableProblem } from './core/unavailable.js';
+export { outageRetryAfter, UnavailableError, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
 export type { EntryContext } from './server/entry-context.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unavailableProblem } from './unavailable.js';
+import { UnavailableError, unavailableProblem } from './unavailable.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -44,5 +44,19 @@ describe('unavailableProblem', () => {
     ]) {
       expect(unavailableProblem(error)).toBeUndefined();
     }
+  });
+});
+
+describe('UnavailableError', () => {
+  it('is an outage by where it was thrown, whatever the driver said, through any wrapping', () => {
+    // A database closed to connections: SQLSTATE 55000, in no list of outage codes.
+    const refused = withCode('database "blog" is not currently accepting connections', '55000');
+    expect(unavailableProblem(refused)).toBeUndefined();
+    const thrown = new UnavailableError(refused);
+    expect(thrown).toMatchObject({ status: 503, code: 'UNAVAILABLE', headers: { 'retry-after': '5' } });
+    expect(thrown.cause).toBe(refused);
+    expect(thrown.message).not.toContain('blog');
+    const wrapped = new Error('Failed query: select 1', { cause: thrown });
+    expect(unavailableProblem(wrapped)).toMatchObject({ status: 503, code: 'UNAVAILABLE', cause: wrapped });
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Errors that mean "a service this request needs cannot be reached right now" (docs/errors.md,
- * `UNAVAILABLE`): the network refused or dropped the connection, or the database says it cannot
+ * `UNAVAILABLE`): a connection that could not be obtained ({@link UnavailableError}, thrown where
+ * connections are made), the network refusing or dropping one, or the database saying it cannot
  * take one. They are answered 503 with `Retry-After`, never 500: the request was fine and may
  * succeed shortly, which clients and load balancers can act on.
  */
@@ -32,17 +33,36 @@ const driverMessages = [
   'Client has encountered a connection error and is not queryable',
 ];
 
+/** Seconds a client should wait before retrying after an outage answer. */
+export const outageRetryAfter = 5;
+
+const outageDetail = 'A service this request needs is unreachable; try again shortly';
+
+/**
+ * An outage, told by where it happened rather than by its code: throw it (with the original as
+ * `cause`) wherever a connection is obtained, and the request is answered 503 `UNAVAILABLE` with
+ * `Retry-After`, through any wrapping (an ORM's query error, say). Whatever refused the
+ * connection (a database closed to connections, too many clients, a password rotated under a
+ * running server), the request was fine and may succeed shortly (docs/errors.md, "Outages").
+ *
+ * @example
+ * const client = await pool.connect().catch((error) => { throw new UnavailableError(error); });
+ */
+export class UnavailableError extends ProceedError {
+  constructor(cause?: unknown, detail = outageDetail) {
+    super('UNAVAILABLE', detail, { headers: { 'retry-after': String(outageRetryAfter) }, cause });
+  }
+}
+
 function isUnavailableCause(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
+  if (error instanceof UnavailableError) return true;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (networkCodes.has(code) || unavailableSqlState.test(code))) return true;
   // AggregateError (a host with several addresses, each refusing) carries its code on the parts.
   if (error instanceof AggregateError && error.errors.some(isUnavailableCause)) return true;
   return typeof message === 'string' && driverMessages.some((known) => message.startsWith(known));
 }
-
-/** Seconds a client should wait before retrying after an outage answer. */
-export const outageRetryAfter = 5;
 
 /**
  * The 503 problem for an error that means an outage, looking through wrapped errors (`cause`,
@@ -54,16 +74,7 @@ export const outageRetryAfter = 5;
 export function unavailableProblem(error: unknown): ProceedError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    if (isUnavailableCause(current)) {
-      return new ProceedError(
-        'UNAVAILABLE',
-        'A service this request needs is unreachable; try again shortly',
-        {
-          headers: { 'retry-after': String(outageRetryAfter) },
-          cause: error,
-        },
-      );
-    }
+    if (isUnavailableCause(current)) return new UnavailableError(error);
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

@@ -5,6 +5,7 @@
  * changes nothing; readiness says 503 and liveness 200; once it is back the same process serves
  * again, without a restart.
  */
+import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createPostgresDatabase } from './databases.js';
 import { expectProblem, uniqueEmail, useBlog } from './harness.js';
@@ -63,5 +64,68 @@ describe.skipIf(postgresUrl === null)('a database outage', () => {
     expect(mine.body.data).toEqual([]);
     // A new account works end to end again.
     await blog.register({ email: uniqueEmail('after') });
+  });
+});
+
+describe.skipIf(postgresUrl === null)('a database closed to new connections', () => {
+  let name = '';
+  const admin = async (sql: string, params: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: postgresUrl ?? '' });
+    await client.connect();
+    try {
+      await client.query(sql, params);
+    } finally {
+      await client.end();
+    }
+  };
+  const blog = useBlog({
+    name: 'PostgreSQL',
+    skip: false,
+    open: async () => {
+      const database = await createPostgresDatabase(postgresUrl ?? '');
+      name = new URL(database.url).pathname.slice(1);
+      return database;
+    },
+  });
+  // Runs before the blog closes (after hooks run last-registered first): its pool ends cleanly.
+  afterAll(() => admin(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`));
+
+  it('answers 503 with Retry-After on every route that needs it, then 200 once it opens, without a restart', async () => {
+    const session = await blog.register();
+    const { accessToken: token } = session;
+    const post = await blog.createPost(token, { status: 'published' });
+    // As during maintenance or a failover: no new connection is allowed, the open ones are ended.
+    await admin(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+    await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+
+    for (const [method, path, body] of [
+      ['GET', '/api/posts', undefined],
+      ['GET', `/api/posts/${post.id}`, undefined],
+      ['GET', `/api/users/${session.user.id}`, undefined],
+      ['GET', '/api/auth/me', undefined],
+      ['POST', '/api/posts', { title: 'Lost?', content: 'Never written' }],
+      ['PUT', `/api/posts/${post.id}`, { title: 'Changed?' }],
+      ['POST', '/api/auth/login', { email: session.email, password: session.password }],
+      ['POST', '/api/auth/register', { email: uniqueEmail('closed'), password: 'password1', name: 'C' }],
+    ] as const) {
+      const reply = await blog.request(method, path, {
+        token,
+        ...(body === undefined ? {} : { json: body }),
+      });
+      expectProblem(reply, 503, 'UNAVAILABLE');
+      expect(reply.headers.get('retry-after'), `${method} ${path}`).toBe('5');
+    }
+    expectProblem(await blog.get('/api/health'), 503, 'UNAVAILABLE');
+
+    await admin(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+    expect((await blog.get('/api/health')).status).toBe(200);
+    expect((await blog.get(`/api/posts/${post.id}`)).body).toMatchObject({ title: post.title });
+    expect((await blog.get('/api/auth/me', token)).status).toBe(200);
+    // Nothing refused while it was closed was written.
+    const mine = await blog.get<{ data: { title: string }[] }>(
+      `/api/posts?authorId=${session.user.id}`,
+      token,
+    );
+    expect(mine.body.data.map((each) => each.title)).toEqual([post.title]);
   });
 });

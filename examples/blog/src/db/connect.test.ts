@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { ProceedConfigError } from 'proceedjs';
+import pg from 'pg';
+import { ProceedConfigError, unavailableProblem } from 'proceedjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostgresDatabase, testEngines } from '../../test/databases.js';
 import { openDatabase } from './connect.js';
@@ -164,6 +165,40 @@ describe.skipIf(postgresUrl === null)('openDatabase with PostgreSQL', () => {
       expect(rows).toEqual(await shippedVersions());
     } finally {
       await Promise.all(instances.map((instance) => instance.close()));
+    }
+  });
+
+  it('makes every failure to obtain a connection an outage, and leaves query errors alone', async () => {
+    const own = await createPostgresDatabase(postgresUrl as string);
+    const name = new URL(own.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: postgresUrl as string });
+    await admin.connect();
+    const database = await openDatabase(own.url, { onPoolError: () => undefined });
+    try {
+      await expect(database.query('SELEC 1')).rejects.toMatchObject({ code: '42601' });
+      const divided = await database.query('SELECT 1 / 0').catch((error: unknown) => error);
+      expect(divided).toMatchObject({ code: '22012' });
+      expect(unavailableProblem(divided)).toBeUndefined();
+
+      // Closed to connections (SQLSTATE 55000 at connect, in no list of codes), its sessions ended.
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      const failures = await Promise.all([
+        database.query('SELECT 1').catch((error: unknown) => error),
+        database.db.execute('SELECT 1').catch((error: unknown) => error),
+        database.ping().catch((error: unknown) => error),
+      ]);
+      for (const failure of failures) {
+        expect(failure, String(failure)).toBeInstanceOf(Error);
+        expect(unavailableProblem(failure)?.status, String(failure)).toBe(503);
+      }
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+      expect((await database.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
+      await admin.end();
+      await database.close();
+      await own.drop();
     }
   });
 

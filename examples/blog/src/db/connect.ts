@@ -9,6 +9,8 @@
 import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PoolClient } from 'pg';
+import { UnavailableError } from 'proceedjs';
 import { ProceedConfigError } from 'proceedjs/config';
 import { lockDirectory } from './directory-lock.js';
 import { type DatabaseLocation, databaseLocation } from './location.js';
@@ -116,9 +118,11 @@ const connectionFailures = new Set([
   '3D000', // no such database
 ]);
 
-function unreachable(url: string, error: unknown): unknown {
+function unreachable(url: string, failure: unknown): unknown {
+  // The pool's own wrapper says where it failed; the driver's error says why.
+  const error = failure instanceof UnavailableError ? failure.cause : failure;
   const code = (error as { code?: string }).code;
-  if (code === undefined || !connectionFailures.has(code)) return error;
+  if (code === undefined || !connectionFailures.has(code)) return failure;
   return new ProceedConfigError(
     `Cannot use the PostgreSQL database ${describePostgres(url)} (DATABASE_URL): ${(error as Error).message}`,
   );
@@ -179,7 +183,38 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     import('pg'),
     import('drizzle-orm/node-postgres'),
   ]);
-  const pool = new pg.Pool({
+  // Every failure to hand out a connection is an outage, whatever refused it (a database closed
+  // to connections, too many clients, a timeout): 503 UNAVAILABLE with Retry-After, never 500.
+  // Errors of a query on a connection it did hand out (a constraint, a syntax error) stay as
+  // they are.
+  class Pool extends pg.Pool {
+    override connect(): Promise<PoolClient>;
+    override connect(
+      callback: (
+        error: Error | undefined,
+        client: PoolClient | undefined,
+        done: (release?: unknown) => void,
+      ) => void,
+    ): void;
+    override connect(
+      callback?: (
+        error: Error | undefined,
+        client: PoolClient | undefined,
+        done: (release?: unknown) => void,
+      ) => void,
+    ): Promise<PoolClient> | undefined {
+      if (callback === undefined) {
+        return super.connect().catch((error: unknown) => {
+          throw new UnavailableError(error);
+        });
+      }
+      super.connect((error, client, done) =>
+        callback(error === undefined || error === null ? error : new UnavailableError(error), client, done),
+      );
+      return undefined;
+    }
+  }
+  const pool = new Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     // A server that does not answer (not refusing, just silent) fails a request in 5 s as 503
