@@ -28,9 +28,14 @@ function aliveProcess(): Promise<ChildProcess> {
   return new Promise((resolve) => child.once('spawn', () => resolve(child)));
 }
 
-function writeLock(path: string, holder: { pid: number; hostname: string }, ageMs = 0): void {
+function writeLock(
+  path: string,
+  holder: { pid: number; hostname: string },
+  ageMs = 0,
+  extra: { started?: string | undefined } = {},
+): void {
   const file = join(path, lockFileName);
-  writeFileSync(file, JSON.stringify({ ...holder, since: '2026-01-01T00:00:00.000Z' }));
+  writeFileSync(file, JSON.stringify({ ...holder, since: '2026-01-01T00:00:00.000Z', ...extra }));
   const when = new Date(Date.now() - ageMs);
   utimesSync(file, when, when);
 }
@@ -76,6 +81,50 @@ describe('lockDirectory', () => {
     writeLock(path, { pid, hostname: hostname() });
     const lock = await lockDirectory(path);
     expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it.skipIf(!existsSync('/proc/self/stat'))(
+    'takes over the lock of a zombie: dead, under a parent that never reaps it',
+    async () => {
+      const path = directory();
+      // The shell becomes `sleep`, which never waits for the child that has already exited.
+      const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      children.push(parent);
+      const pid = await new Promise<number>((resolve) =>
+        parent.stdout?.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+      );
+      const zombie = async () => /\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      while (!(await zombie())) await new Promise((resolve) => setTimeout(resolve, 10));
+      writeLock(path, { pid, hostname: hostname() });
+      const lock = await lockDirectory(path);
+      expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
+      await lock.release();
+    },
+  );
+
+  it.skipIf(!existsSync('/proc/self/stat'))(
+    'takes over a fresh lock whose pid now belongs to a process started later, and refuses the holder itself',
+    async () => {
+      const path = directory();
+      const unrelated = await aliveProcess();
+      const pid = unrelated.pid as number;
+      const started = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
+      writeLock(path, { pid, hostname: hostname() }, 0, { started });
+      await expect(lockDirectory(path)).rejects.toThrow(/is in use by another process/);
+      writeLock(path, { pid, hostname: hostname() }, 0, { started: '1' });
+      const lock = await lockDirectory(path);
+      await lock.release();
+    },
+  );
+
+  it('records its own start time in the lock where the system tells it', async () => {
+    const path = directory();
+    const lock = await lockDirectory(path);
+    const written = JSON.parse(readFileSync(lock.file, 'utf8')) as { started?: string };
+    expect(written.started === undefined).toBe(!existsSync('/proc/self/stat'));
     await lock.release();
   });
 

@@ -6,12 +6,15 @@
  * file, `proceed.lock`, naming the process that has it open.
  *
  * The holder refreshes the lock every {@link refreshEveryMs}. A lock left behind by a process
- * that died is taken over at once when it names another process of this machine that is gone,
- * and otherwise once nobody has refreshed it for {@link staleAfterMs}: a pid proves nothing
- * across pid namespaces (two containers on one volume may both be pid 1). See docs/blog.md,
- * "The embedded database".
+ * that died is taken over at once when it names another process of this machine that is gone (no
+ * such pid, a zombie nobody reaps, or a pid reused by a process started later), after a bounded
+ * wait when that process is still being torn down (a supervisor restarting a server it has just
+ * killed), and otherwise once nobody has refreshed it for {@link staleAfterMs}: a pid proves
+ * nothing across pid namespaces (two containers on one volume may both be pid 1). See
+ * docs/blog.md, "The embedded database".
  */
 
+import { existsSync, readFileSync } from 'node:fs';
 import { open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,6 +31,8 @@ interface Holder {
   pid: number;
   hostname: string;
   since: string;
+  /** The holder's start time in clock ticks since boot (Linux), so that a reused pid is no holder. */
+  started?: string;
 }
 
 export interface DirectoryLock {
@@ -40,6 +45,47 @@ export interface DirectoryLock {
 /** Directories this process holds: a second open from the same process is refused too. */
 const heldHere = new Set<string>();
 
+/** How long a holder that is exiting (its memory still being torn down) is waited for. */
+export const exitingWaitMs = 10_000;
+
+/** The kernel's PF_EXITING: the process is being torn down and will never run again. */
+const exitingFlag = 0x4;
+
+/**
+ * Where a process stands, read from Linux's `/proc/<pid>/stat`: `gone` for no such process, a
+ * zombie (dead, but not yet reaped by a parent that may never reap it: a container's init that
+ * does not) or another process that reuses the pid; `exiting` while the kernel tears it down
+ * (a SIGKILL of a large process takes a moment); `running` otherwise. Undefined where there is no
+ * `/proc` (macOS): the caller asks the kernel with a signal 0 instead.
+ */
+async function processState(
+  pid: number,
+  started?: string,
+): Promise<'running' | 'exiting' | 'gone' | undefined> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    return procMounted ? 'gone' : undefined;
+  }
+  // "pid (comm) state ppid …": the command may hold spaces and parentheses, so read after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const [state, flags, startTime] = [fields[0], Number(fields[6]), fields[19]];
+  if (state === 'Z' || state === 'X' || state === 'x') return 'gone';
+  if (started !== undefined && startTime !== started) return 'gone';
+  return (flags & exitingFlag) !== 0 ? 'exiting' : 'running';
+}
+
+const procMounted = existsSync('/proc/self/stat');
+
+/** This process's start time as `/proc` gives it (Linux), for the lock file. */
+function ownStartTime(): string | undefined {
+  if (!procMounted) return undefined;
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -50,13 +96,25 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Whether a process of this machine is gone: waits a bounded time for one that is exiting. */
+async function goneFromThisMachine(holder: Holder): Promise<boolean> {
+  const deadline = Date.now() + exitingWaitMs;
+  for (;;) {
+    const state = await processState(holder.pid, holder.started);
+    if (state === undefined) return !isAlive(holder.pid);
+    if (state !== 'exiting' || Date.now() >= deadline) return state === 'gone';
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 function parseHolder(text: string): Holder | undefined {
   try {
     const value = JSON.parse(text) as Partial<Holder>;
     if (
       typeof value.pid === 'number' &&
       typeof value.hostname === 'string' &&
-      typeof value.since === 'string'
+      typeof value.since === 'string' &&
+      (value.started === undefined || typeof value.started === 'string')
     ) {
       return value as Holder;
     }
@@ -67,13 +125,14 @@ function parseHolder(text: string): Holder | undefined {
 }
 
 /** Whether the process named in a lock file may still have the directory open. */
-function stillHeld(holder: Holder | undefined, ageMs: number): boolean {
+async function stillHeld(holder: Holder | undefined, ageMs: number): Promise<boolean> {
   if (ageMs >= staleAfterMs) return false;
   // Unreadable: half-written by a process creating it right now.
   if (holder === undefined) return true;
-  const goneFromThisMachine =
-    holder.hostname === hostname() && holder.pid !== process.pid && !isAlive(holder.pid);
-  return !goneFromThisMachine;
+  // Another machine's pid, or this very pid (another pid namespace: a container on the same
+  // volume), says nothing: only the refresh does.
+  if (holder.hostname !== hostname() || holder.pid === process.pid) return true;
+  return !(await goneFromThisMachine(holder));
 }
 
 function refusal(directory: string, holder: Holder | undefined): ProceedConfigError {
@@ -154,7 +213,13 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
     throw refusal(absolute, { pid: process.pid, hostname: hostname(), since: 'earlier' });
   }
   const file = join(absolute, lockFileName);
-  const content = JSON.stringify({ pid: process.pid, hostname: hostname(), since: new Date().toISOString() });
+  const started = ownStartTime();
+  const content = JSON.stringify({
+    pid: process.pid,
+    hostname: hostname(),
+    since: new Date().toISOString(),
+    ...(started === undefined ? {} : { started }),
+  });
 
   for (let attempt = 0; ; attempt++) {
     if (await tryCreate(file, content)) break;
@@ -170,7 +235,7 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
       throw error;
     }
     const holder = parseHolder(text);
-    if (stillHeld(holder, ageMs) || attempt >= 3) throw refusal(absolute, holder);
+    if ((await stillHeld(holder, ageMs)) || attempt >= 3) throw refusal(absolute, holder);
     if (await takeOver(file, text, content)) break;
   }
 
