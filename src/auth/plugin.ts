@@ -161,7 +161,10 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
       // The loader's only input is the token: a database that cannot read its claims as data
       // (a sub that is no uuid for a uuid column) was sent a token no user can have.
       if (!isDataException(error)) throw error;
-      app.log.warn({ err: error, requestId: ctx.request.id }, "The user loader could not read a signed token's claims");
+      app.log.warn(
+        { err: error, requestId: ctx.request.id },
+        "The user loader could not read a signed token's claims",
+      );
       throw new TokenMalformedError(error);
     }
     if (user === null || user === undefined) throw new InvalidTokenError('user not found');

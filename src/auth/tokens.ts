@@ -145,7 +145,9 @@ export class TokenService {
    */
   async issuePair(userId: string, options: IssueOptions = {}): Promise<TokenPair> {
     if (typeof userId !== 'string' || userId === '' || !this.#isUserId(userId)) {
-      throw new TypeError(`issuePair needs a user id of the shape the TokenService's userId option describes`);
+      throw new TypeError(
+        `issuePair needs a user id of the shape the TokenService's userId option describes`,
+      );
     }
     const generation = options.generation ?? (await this.store.userGeneration(userId));
     return this.#pair(userId, uuidv7(), generation);

@@ -3,6 +3,7 @@
  * (docs/deployment.md, "Timeouts" and "Shutdown"). Light: no Fastify, so an entry can check them
  * before the app loads.
  */
+import { readFileSync } from 'node:fs';
 import { ProceedConfigError } from '../core/errors.js';
 
 /** How long a client may take, in ms. */
@@ -23,6 +24,13 @@ export interface ServerSettings {
    * `NODE_ENV=production`, else 0.
    */
   drainDelay: number;
+  /**
+   * Connections one process holds at most (docs/deployment.md, "Connection limits"). At the
+   * limit a new connection sheds the one that has waited longest on its client (headers or body
+   * still to come, or idle); when none has, it is answered 503 at once. Default: the process's
+   * open-file limit less a reserve for the database, files and logs.
+   */
+  maxConnections: number;
 }
 
 export const defaultTimeouts: Readonly<ServerTimeouts> = Object.freeze({
@@ -31,8 +39,47 @@ export const defaultTimeouts: Readonly<ServerTimeouts> = Object.freeze({
   keepAlive: 72_000,
 });
 
+/**
+ * The process's open-file limit, which Node raises to the hard limit at start-up: read from
+ * Linux's `/proc/self/limits`; undefined where there is none (macOS).
+ */
+export function openFileLimit(
+  limits: () => string = () => readFileSync('/proc/self/limits', 'utf8'),
+): number | undefined {
+  let text: string;
+  try {
+    text = limits();
+  } catch {
+    return undefined;
+  }
+  const soft = /^Max open files\s+(\d+|unlimited)/m.exec(text)?.[1];
+  if (soft === undefined) return undefined;
+  return soft === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(soft);
+}
+
+/**
+ * The default connection limit: the open-file limit less a reserve of a tenth (64 to 1,024
+ * descriptors) for the database pool, files and logs, so that a flood of connections never
+ * leaves the process unable to open anything (accept itself then fails, and Node drops new
+ * clients unanswered). 10,000 where the limit cannot be read.
+ */
+export function defaultMaxConnections(files: number | undefined): number {
+  if (files === undefined) return 10_000;
+  const reserve = Math.min(1024, Math.max(64, Math.floor(files / 10)));
+  return Math.max(1, files - reserve);
+}
+
 /** The longest delay a Node timer keeps (about 24.8 days); a longer one fires at once. */
 const longestTimer = 2 ** 31 - 1;
+
+function count(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new ProceedConfigError(`${name} must be a positive integer (got "${raw}")`);
+  }
+  return value;
+}
 
 function milliseconds(name: string, raw: string | undefined, minimum: number): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
@@ -66,20 +113,23 @@ export function checkServerSettings(settings: ServerSettings): ServerSettings {
     throw new ProceedConfigError(
       `drainDelay must be an integer number of ms from 0 to ${longestTimer} (got ${drainDelay})`,
     );
+  const { maxConnections } = settings;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1)
+    throw new ProceedConfigError(`maxConnections must be a positive integer (got ${maxConnections})`);
   return settings;
 }
 
 /**
  * The settings from the environment, each falling back to its default: `HEADERS_TIMEOUT_MS`,
- * `REQUEST_TIMEOUT_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `SHUTDOWN_DRAIN_MS`. Options an app passes
- * (`createApp({ timeouts, drainDelay })`) win over these.
+ * `REQUEST_TIMEOUT_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `SHUTDOWN_DRAIN_MS`, `MAX_CONNECTIONS`. Options
+ * an app passes (`createApp({ timeouts, drainDelay, maxConnections })`) win over these.
  *
  * @example
  * serverSettingsFromEnv({ NODE_ENV: 'production' }).drainDelay; // 5000
  */
 export function serverSettingsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  options: { timeouts?: Partial<ServerTimeouts>; drainDelay?: number } = {},
+  options: { timeouts?: Partial<ServerTimeouts>; drainDelay?: number; maxConnections?: number } = {},
 ): ServerSettings {
   return checkServerSettings({
     timeouts: {
@@ -100,5 +150,7 @@ export function serverSettingsFromEnv(
       options.drainDelay ??
       milliseconds('SHUTDOWN_DRAIN_MS', env.SHUTDOWN_DRAIN_MS, 0) ??
       (env.NODE_ENV === 'production' ? 5000 : 0),
+    maxConnections:
+      options.maxConnections ?? count('MAX_CONNECTIONS', env.MAX_CONNECTIONS) ?? defaultMaxConnections(openFileLimit()),
   });
 }

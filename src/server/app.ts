@@ -105,6 +105,7 @@ export class App<TCtx extends object = object> {
     const settings = serverSettingsFromEnv(process.env, {
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
       ...(options.drainDelay === undefined ? {} : { drainDelay: options.drainDelay }),
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     });
     this.#drainDelay = settings.drainDelay;
     this.server = createServer({
@@ -115,7 +116,7 @@ export class App<TCtx extends object = object> {
       frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors),
       clientErrorHandler: answerClientError,
     });
-    this.#lifecycle.watch(this.server.server);
+    this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
     const methods = new MethodIndex(this.server);
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
@@ -297,7 +298,7 @@ export class App<TCtx extends object = object> {
     await this.server.ready();
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const address = await this.server.listen({ port: options.port ?? 3030, host });
+    const address = await this.server.listen({ port: options.port ?? 3030, host, backlog: 4096 });
     try {
       const listening = { host, port: Number(new URL(address).port) };
       for (const listener of this.#listeners) await listener(listening);

@@ -172,6 +172,91 @@ describe('errors before any route runs are problem+json', () => {
   });
 });
 
+describe('the connection limit', () => {
+  /** An app whose create counts its runs: a request shed or refused must never run it. */
+  async function counting(maxConnections: number) {
+    let creates = 0;
+    let waiting = 0;
+    const slow = gate();
+    const things = procedures('things', {
+      listThings: procedure().query(() => [{ id: 1 }]),
+      createThing: procedure().mutation(() => {
+        creates++;
+        return { id: 2 };
+      }),
+      slowThing: procedure()
+        .rest({ method: 'GET', path: '/things/slow' })
+        .query(async () => {
+          waiting++;
+          await slow.opened;
+          return { done: true };
+        }),
+    });
+    const app = createApp({ logger: false, maxConnections }).mount([things]);
+    apps.push(app);
+    const address = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
+    return { port: Number(address.port), slow, creates: () => creates, waiting: () => waiting };
+  }
+
+  const slowBody =
+    'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na';
+
+  it('sheds the connection that waited longest on its client, serves the newcomer, and runs nothing shed', async () => {
+    const { port, creates } = await counting(20);
+    const stalled = Array.from({ length: 20 }, () => new RawConnection(port));
+    for (const connection of stalled) await connection.send(slowBody);
+    // Each new client (kept open, so the server stays at its limit) takes the place of the
+    // oldest stalled one: it is served at once.
+    const served: RawConnection[] = [];
+    for (let index = 0; index < 3; index++) {
+      const client = new RawConnection(port);
+      served.push(client);
+      await client.send('GET /api/things HTTP/1.1\r\nHost: a\r\n\r\n');
+      await stalled[index]?.closed;
+      while (!client.text.includes('\r\n\r\n')) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(responses(client.text)[0]?.status).toBe(200);
+    }
+    for (const client of served) client.socket.destroy();
+    // The oldest three were shed, in order; the rest still wait for their bodies.
+    expect(stalled.map((connection) => connection.isClosed)).toEqual(
+      Array.from({ length: 20 }, (_, index) => index < 3),
+    );
+    for (const connection of stalled.slice(3)) connection.socket.destroy();
+    expect(creates()).toBe(0);
+  });
+
+  it('answers a newcomer 503 when every connection has a request at work, and never runs its request', async () => {
+    const { port, slow, creates, waiting } = await counting(3);
+    const busy = Array.from({ length: 3 }, () => new RawConnection(port));
+    for (const connection of busy) await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');
+    // Until the server holds all three requests: their handlers wait at the gate.
+    while (waiting() < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+    const refused = new RawConnection(port);
+    await refused.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    await refused.closed;
+    const [answer] = responses(refused.text);
+    expectProblemAnswer(answer, 503, 'UNAVAILABLE');
+    expect(answer?.headers['retry-after']).toBe('1');
+    expect(answer?.headers.connection).toBe('close');
+    slow.open();
+    for (const connection of busy) {
+      await new Promise<void>((resolve) => {
+        const check = () => (connection.text.includes('"done":true') ? resolve() : setTimeout(check, 10));
+        check();
+      });
+      connection.socket.destroy();
+    }
+    expect(creates()).toBe(0);
+  });
+
+  it('refuses a limit that is not a positive integer', () => {
+    expect(() => createApp({ maxConnections: 0 })).toThrow(/maxConnections must be a positive integer/);
+    expect(() => createApp({ maxConnections: 1.5 })).toThrow(/maxConnections must be a positive integer/);
+  });
+});
+
 describe('shutdown', () => {
   it('drains: readiness 503 at once, liveness and routes still served (Connection: close), then closes', async () => {
     const { app, port } = await started({ drainDelay: 800 });

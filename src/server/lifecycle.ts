@@ -4,9 +4,11 @@
  * while every route still serves, so load balancers stop sending), then `closing` (no new
  * connections; requests in flight finish; a request that still arrives gets a 503 problem).
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { ProceedError, toProblem } from '../core/errors.js';
+import { rawProblemResponse } from './problems.js';
 
 /** Where an app listens: the interface it was asked for and its port (see `App.onListen`). */
 export interface Listening {
@@ -27,23 +29,99 @@ export interface ListenOptions {
 
 export type Phase = 'serving' | 'draining' | 'closing';
 
+/** A connection's current response, as Node's http server keeps it (null between requests). */
+type ServedSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+/**
+ * Whether a connection waits on its client rather than on the server: no request yet (its
+ * headers still coming, or idle between requests), or a request whose body is still coming and
+ * that nothing has answered. Closing it loses no work: no handler has run for it.
+ */
+function waitsOnClient(socket: ServedSocket): boolean {
+  const response = socket._httpMessage;
+  if (response === undefined || response === null) return true;
+  return !response.headersSent && response.req?.complete === false;
+}
+
+/** How many of the oldest connections are looked at for one to shed, at most. */
+const shedScanLimit = 1000;
+
+/** The answer to a connection over the limit with nothing to shed: retry shortly. */
+const overLimitProblem = () =>
+  toProblem(
+    new ProceedError('UNAVAILABLE', 'The server is at its connection limit; retry shortly', {
+      headers: { 'retry-after': '1' },
+    }),
+  );
+
 /** Where an app is in its life; read on every request, so a plain field. */
 export class Lifecycle {
   phase: Phase = 'serving';
   readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
+  /** Open connections, oldest first (a Set keeps insertion order). */
   readonly #connections = new Set<Socket>();
+  #atLimit = false;
 
   /**
    * Follows the server's connections, so that closing can end those that never sent a byte.
    * Node counts a new connection as busy (its headers timeout runs from the connect), so
    * `closeIdleConnections` leaves it open: a client's spare, pre-opened connection would hold
    * the close until `shutdownTimeout`.
+   *
+   * It also holds the connection limit (docs/deployment.md, "Connection limits"): past it, the
+   * process would run out of file descriptors, and then Node's accept drops new clients without
+   * an answer while the database pool cannot connect either. A connection over the limit sheds
+   * the oldest one that waits on its client (a slow or stalled client, an idle keep-alive); when
+   * every connection is busy with a request, the newcomer alone gets a 503 and is closed. Node's
+   * own HTTP handling is given only the connections admitted, so no request of a refused one
+   * ever reaches a route.
    */
-  watch(server: Server): void {
+  watch(server: Server, maxConnections: number, log: { warn(message: string): void }): void {
+    const serveHttp = server.listeners('connection') as Array<(socket: Socket) => void>;
+    server.removeAllListeners('connection');
     server.on('connection', (socket: Socket) => {
+      if (this.#connections.size >= maxConnections && !this.#shedOne()) {
+        this.#refuse(socket);
+        return;
+      }
+      if (this.#connections.size + 1 >= maxConnections && !this.#atLimit) {
+        this.#atLimit = true;
+        log.warn(
+          `Connection limit reached (${maxConnections}): shedding the connections that wait longest on their clients`,
+        );
+      }
       this.#connections.add(socket);
-      socket.once('close', () => this.#connections.delete(socket));
+      socket.once('close', () => {
+        this.#connections.delete(socket);
+        if (this.#atLimit && this.#connections.size < maxConnections * 0.9) this.#atLimit = false;
+      });
+      for (const serve of serveHttp) serve.call(server, socket);
     });
+  }
+
+  /** Closes the oldest connection that waits on its client; false when there is none. */
+  #shedOne(): boolean {
+    let looked = 0;
+    for (const socket of this.#connections) {
+      if (looked++ >= shedScanLimit) return false;
+      if (!waitsOnClient(socket)) continue;
+      this.#connections.delete(socket);
+      socket.destroy();
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Answers 503 and closes, without HTTP parsing: the client's request is read and dropped. The
+   * connection is half-closed first and ended a second later, so that the client reads the answer
+   * rather than a reset.
+   */
+  #refuse(socket: Socket): void {
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.end(rawProblemResponse(overLimitProblem()));
+    setTimeout(() => socket.destroy(), 1000).unref();
   }
 
   /**

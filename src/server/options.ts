@@ -37,6 +37,12 @@ export interface AppOptions<TCtx extends object> {
    * connection (`keepAlive`: `KEEP_ALIVE_TIMEOUT_MS`, else 72,000). Over time: 408, connection closed.
    */
   timeouts?: Partial<ServerTimeouts>;
+  /**
+   * Connections this process holds at most (docs/deployment.md, "Connection limits"). At the
+   * limit a new connection sheds the one that has waited longest on its client; when none has,
+   * it gets a 503 at once. Default `MAX_CONNECTIONS`, else the open-file limit less a reserve.
+   */
+  maxConnections?: number;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
   /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
@@ -82,6 +88,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'bodyLimit',
   'shutdownTimeout',
   'drainDelay',
+  'maxConnections',
   'timeouts',
   'health',
   'trustProxy',

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ProceedError, toProblem } from '../core/errors.js';
+import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
 import { unavailableProblem } from '../core/unavailable.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
@@ -95,22 +95,33 @@ export function answerClientError(this: FastifyInstance, error: Error, socket: S
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || socket.destroyed) return;
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
-  const body = JSON.stringify(problem.body);
   const id = randomUUID();
   this.log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
   // A response already under way on this connection (a pipelined request behind it was
   // malformed, or the body it was still reading timed out after an early answer) must not get
   // a second status line written into it: the connection just ends, as Node's own handler does.
   const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (socket.writable && current?.headersSent !== true) {
-    socket.write(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
-        'Content-Type: application/problem+json; charset=utf-8\r\n' +
-        'X-Content-Type-Options: nosniff\r\n' +
-        `X-Request-Id: ${id}\r\n` +
-        'Connection: close\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
+  if (socket.writable && current?.headersSent !== true) socket.write(rawProblemResponse(problem, id));
   socket.destroy();
+}
+
+/**
+ * A whole HTTP/1.1 answer carrying a problem, for a connection no request object exists for:
+ * malformed HTTP, or a connection over the limit. It closes the connection.
+ */
+export function rawProblemResponse(problem: ProblemResponse, id: string = randomUUID()): string {
+  const body = JSON.stringify(problem.body);
+  const extra = Object.entries(problem.headers)
+    .filter(([name]) => name.toLowerCase() !== 'connection')
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return (
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
+    'Content-Type: application/problem+json; charset=utf-8\r\n' +
+    'X-Content-Type-Options: nosniff\r\n' +
+    `X-Request-Id: ${id}\r\n` +
+    extra +
+    'Connection: close\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }
