@@ -151,6 +151,8 @@ export function serverSettingsFromEnv(
       milliseconds('SHUTDOWN_DRAIN_MS', env.SHUTDOWN_DRAIN_MS, 0) ??
       (env.NODE_ENV === 'production' ? 5000 : 0),
     maxConnections:
-      options.maxConnections ?? count('MAX_CONNECTIONS', env.MAX_CONNECTIONS) ?? defaultMaxConnections(openFileLimit()),
+      options.maxConnections ??
+      count('MAX_CONNECTIONS', env.MAX_CONNECTIONS) ??
+      defaultMaxConnections(openFileLimit()),
   });
 }

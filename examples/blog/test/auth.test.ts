@@ -488,7 +488,11 @@ for (const engine of engines()) {
         ['an exp no date can hold', { exp: 1e300 }],
       ])('answers 401 INVALID_TOKEN, not 500, for a correctly signed token with %s', async (_, odd) => {
         const secret = blog.instance.secret;
-        const access = signJwt({ alg: 'HS256', typ: 'JWT' }, { ...claims(crypto.randomUUID()), ...odd }, secret);
+        const access = signJwt(
+          { alg: 'HS256', typ: 'JWT' },
+          { ...claims(crypto.randomUUID()), ...odd },
+          secret,
+        );
         const refresh = signJwt(
           { alg: 'HS256', typ: 'JWT' },
           { ...claims(crypto.randomUUID()), type: 'refresh', ...odd },
