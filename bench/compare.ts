@@ -6,13 +6,16 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { createInterface } from 'node:readline';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import type { ServerInfo } from './servers/announce.js';
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** How many times each contender's server is started afresh in `compareMany` (rounds each). */
+const processes = Number(process.env.BENCH_PROCESSES ?? 2);
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
@@ -63,11 +66,7 @@ export interface Scenario {
   normalize?: (answer: string) => string;
 }
 
-/** What a benchmark server prints on its first line of output. */
-export interface ServerInfo {
-  address: string;
-  token?: string;
-}
+export type { ServerInfo } from './servers/announce.js';
 
 interface Sample {
   requests: number;
@@ -127,20 +126,96 @@ function treeRss(pid: number | undefined): number {
   return kilobytes / 1024;
 }
 
-async function startServer(contender: Contender): Promise<{ info: ServerInfo; child: ChildProcess }> {
+/**
+ * Starts a contender's server script. It tells where it listens over the IPC channel
+ * (bench/servers/announce.ts), so its stdout, request logs and all, goes to /dev/null: what a
+ * log costs the server is counted, and the load generator's core reads none of it.
+ */
+export async function startServer(
+  contender: Contender,
+  extraEnv: Record<string, string> = {},
+): Promise<{ info: ServerInfo; child: ChildProcess }> {
   if (contender.start !== undefined) return contender.start();
   if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
   const script = fileURLToPath(new URL(contender.script, import.meta.url));
   const [command, args] = onCores('server', ['--import', 'tsx', script]);
   const child = spawn(command, args, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production', ...contender.env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: { ...process.env, NODE_ENV: 'production', ...contender.env, ...extraEnv },
   });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    return { info: JSON.parse(line) as ServerInfo, child };
+  const info = await new Promise<ServerInfo>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as ServerInfo));
+    child.once('exit', (code) => reject(new Error(`${contender.name} exited (${code}) before it listened`)));
+  });
+  child.disconnect();
+  return { info, child };
+}
+
+/**
+ * wrk (Debian's package), when it is installed: a load generator in C, so that one core of it
+ * saturates a server on another; else autocannon, which needs more of its core and may cap what
+ * a fast server shows.
+ */
+export const loadGenerator: 'wrk' | 'autocannon' =
+  process.env.BENCH_LOAD !== 'autocannon' && spawnSync('wrk', ['--version']).error === undefined
+    ? 'wrk'
+    : 'autocannon';
+
+/** A wrk script for one scenario: its method, body and headers, and a summary as JSON at the end. */
+function wrkScript(method: string, body: string | undefined, headers: Record<string, string>): string {
+  const lua = (text: string) => JSON.stringify(text);
+  return [
+    `wrk.method = ${lua(method)}`,
+    ...(body === undefined ? [] : [`wrk.body = ${lua(body)}`]),
+    ...Object.entries(headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`),
+    'done = function(summary, latency, requests)',
+    '  local e = summary.errors',
+    '  io.write(string.format(\'{"requests":%d,"micros":%d,"errors":%d,"status":%d,"p99":%f}\\n\',',
+    '    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status,',
+    '    latency:percentile(99) / 1000))',
+    'end',
+  ].join('\n');
+}
+
+async function measureWithWrk(
+  url: string,
+  scenario: Scenario,
+  headers: Record<string, string>,
+  duration: number,
+  contender: string,
+): Promise<Sample> {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  try {
+    const script = join(directory, 'scenario.lua');
+    writeFileSync(script, wrkScript(scenario.method, scenario.body, headers));
+    const run = spawn('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '-s', script, url], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    run.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await once(run, 'exit');
+    const summary = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as {
+      requests: number;
+      micros: number;
+      errors: number;
+      status: number;
+      p99: number;
+    };
+    if (summary.errors > 0 || summary.status > 0 || !(summary.requests > 0)) {
+      throw new Error(
+        `${contender} ${scenario.name}: ${summary.errors} socket errors, ${summary.status} answers not 2xx or 3xx`,
+      );
+    }
+    return {
+      requests: summary.requests / (summary.micros / 1e6),
+      total: summary.requests,
+      p99: Math.round(summary.p99 * 100) / 100,
+    };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
   }
-  throw new Error(`${contender.name} did not start`);
 }
 
 async function measure(
@@ -150,6 +225,15 @@ async function measure(
   duration: number,
 ): Promise<Sample> {
   const varied = scenario.vary?.(contender, server) ?? {};
+  if (loadGenerator === 'wrk') {
+    return measureWithWrk(
+      `${server.address}${varied.path ?? scenario.path}`,
+      scenario,
+      { 'content-type': 'application/json', ...varied.headers },
+      duration,
+      contender,
+    );
+  }
   const result = await autocannon({
     url: `${server.address}${varied.path ?? scenario.path}`,
     method: scenario.method,
@@ -251,7 +335,7 @@ export function report(
 }
 
 /** One request's answer, as compared between contenders before any timing. */
-async function answerOf(server: ServerInfo, scenario: Scenario, contender: string): Promise<string> {
+export async function answerOf(server: ServerInfo, scenario: Scenario, contender: string): Promise<string> {
   const varied = scenario.vary?.(contender, server) ?? {};
   const response = await fetch(`${server.address}${varied.path ?? scenario.path}`, {
     method: scenario.method,
@@ -284,91 +368,111 @@ export async function compareMany(
   candidate: string,
   contenders: Contender[],
   scenarios: Scenario[],
-  { sameAnswers = true }: { sameAnswers?: boolean } = {},
+  { sameAnswers = true, generations = processes }: { sameAnswers?: boolean; generations?: number } = {},
 ) {
-  const servers = await Promise.all(contenders.map((contender) => startServer(contender)));
   const names = contenders.map((contender) => contender.name);
-  const info = new Map(names.map((name, index) => [name, servers[index]!.info]));
-  const pids = new Map(names.map((name, index) => [name, servers[index]!.child.pid]));
   const extras = new Map(contenders.map((contender) => [contender.name, contender.extraCpuTime]));
   const rss = new Map<string, number>();
-  const rows: ManyRow[] = [];
-  try {
-    for (const scenario of scenarios) {
-      const normalize = scenario.normalize ?? ((answer: string) => answer);
-      const answers = (await Promise.all(names.map((name) => answerOf(info.get(name)!, scenario, name)))).map(
-        normalize,
-      );
-      for (const [index, answer] of answers.entries()) {
-        if (!sameAnswers && answer.startsWith(`${scenario.expectStatus} `)) continue;
-        if (answer !== answers[0])
-          throw new Error(
-            `${scenario.name}: ${names[index]} answers differently from ${names[0]}:\n${answer}\n---\n${answers[0]}`,
-          );
-      }
-      const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
-      for (const name of names) await measure(info.get(name)!, scenario, name, 1);
-      for (let round = 0; round < rounds; round++) {
-        const order = names.map((_, index) => names[(index + round) % names.length]!);
-        for (const name of order) {
-          const pid = pids.get(name);
-          const extra = extras.get(name);
-          const before = { own: treeCpuTime(pid), extra: extra?.() ?? 0 };
-          const sample = await measure(info.get(name)!, scenario, name, seconds);
-          const own = treeCpuTime(pid) - before.own;
-          const outside = (extra?.() ?? 0) - before.extra;
-          const count = sample.total ?? sample.requests * seconds;
-          samples.get(name)!.push({
-            ...sample,
-            cpu: (own + outside) / count,
-            ...(extra === undefined ? {} : { extraCpu: outside / count }),
-          });
+  const samples = scenarios.map(() => new Map<string, Sample[]>(names.map((name) => [name, []])));
+  // Two processes of one program can differ by several percent (JIT and memory layout): each
+  // generation starts every contender afresh, and the medians are taken over all of them.
+  for (let generation = 0; generation < generations; generation++) {
+    const servers = await Promise.all(contenders.map((contender) => startServer(contender)));
+    const info = new Map(names.map((name, index) => [name, servers[index]!.info]));
+    const pids = new Map(names.map((name, index) => [name, servers[index]!.child.pid]));
+    try {
+      for (const [index, scenario] of scenarios.entries()) {
+        if (generation === 0) await checkAnswers(scenario, names, info, sameAnswers);
+        for (const name of names) await measure(info.get(name)!, scenario, name, 1);
+        for (let round = 0; round < rounds; round++) {
+          const turn = generation * rounds + round;
+          const order = names.map((_, at) => names[(at + turn) % names.length]!);
+          for (const name of order) {
+            const pid = pids.get(name);
+            const extra = extras.get(name);
+            const before = { own: treeCpuTime(pid), extra: extra?.() ?? 0 };
+            const sample = await measure(info.get(name)!, scenario, name, seconds);
+            const own = treeCpuTime(pid) - before.own;
+            const outside = (extra?.() ?? 0) - before.extra;
+            const count = sample.total ?? sample.requests * seconds;
+            samples[index]!.get(name)!.push({
+              ...sample,
+              cpu: (own + outside) / count,
+              ...(extra === undefined ? {} : { extraCpu: outside / count }),
+            });
+          }
         }
       }
-      const medians = new Map(
-        names.map((name) => [
-          name,
-          {
-            requests: median(samples.get(name)!.map((sample) => sample.requests)),
-            p99: median(samples.get(name)!.map((sample) => sample.p99)),
-            cpu: median(samples.get(name)!.map((sample) => sample.cpu ?? Number.NaN)),
-            ...(extras.get(name) === undefined
-              ? {}
-              : { extraCpu: median(samples.get(name)!.map((sample) => sample.extraCpu ?? Number.NaN)) }),
-          },
-        ]),
-      );
-      const others = names.filter((name) => name !== candidate);
-      const best = others.reduce((a, b) => (medians.get(a)!.requests >= medians.get(b)!.requests ? a : b));
-      const roundRatios = Array.from(
-        { length: rounds },
-        (_, round) =>
-          samples.get(candidate)![round]!.requests /
-          Math.max(...others.map((name) => samples.get(name)![round]!.requests)),
-      );
-      const leanest = Math.min(...others.map((name) => medians.get(name)!.cpu ?? Number.NaN));
-      rows.push({
-        scenario: scenario.name,
-        samples: medians,
-        cpuRatio: leanest / (medians.get(candidate)!.cpu ?? Number.NaN),
-        ratio: medians.get(candidate)!.requests / medians.get(best)!.requests,
-        ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)],
-        best,
-      });
-    }
-    for (const name of names) rss.set(name, treeRss(pids.get(name)));
-  } finally {
-    for (const { child } of servers) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      if (generation === generations - 1) for (const name of names) rss.set(name, treeRss(pids.get(name)));
+    } finally {
+      for (const { child } of servers) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
     }
   }
+  const rows: ManyRow[] = scenarios.map((scenario, index) => {
+    const taken = samples[index]!;
+    const medians = new Map(
+      names.map((name) => [
+        name,
+        {
+          requests: median(taken.get(name)!.map((sample) => sample.requests)),
+          p99: median(taken.get(name)!.map((sample) => sample.p99)),
+          cpu: median(taken.get(name)!.map((sample) => sample.cpu ?? Number.NaN)),
+          ...(extras.get(name) === undefined
+            ? {}
+            : { extraCpu: median(taken.get(name)!.map((sample) => sample.extraCpu ?? Number.NaN)) }),
+        },
+      ]),
+    );
+    const others = names.filter((name) => name !== candidate);
+    const best = others.reduce((a, b) => (medians.get(a)!.requests >= medians.get(b)!.requests ? a : b));
+    const roundRatios = taken
+      .get(candidate)!
+      .map(
+        (sample, round) =>
+          sample.requests / Math.max(...others.map((name) => taken.get(name)![round]!.requests)),
+      );
+    const leanest = Math.min(...others.map((name) => medians.get(name)!.cpu ?? Number.NaN));
+    return {
+      scenario: scenario.name,
+      samples: medians,
+      cpuRatio: leanest / (medians.get(candidate)!.cpu ?? Number.NaN),
+      ratio: medians.get(candidate)!.requests / medians.get(best)!.requests,
+      ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)] as [number, number],
+      best,
+    };
+  });
   return Object.assign(rows, { rss });
+}
+
+/**
+ * Before any timing: every contender gives the same answer (status, Location, body) byte for
+ * byte, unless `sameAnswers` is false (two databases make their own ids).
+ */
+async function checkAnswers(
+  scenario: Scenario,
+  names: string[],
+  info: Map<string, ServerInfo>,
+  sameAnswers: boolean,
+): Promise<void> {
+  const normalize = scenario.normalize ?? ((answer: string) => answer);
+  const answers = (await Promise.all(names.map((name) => answerOf(info.get(name)!, scenario, name)))).map(
+    normalize,
+  );
+  for (const [index, answer] of answers.entries()) {
+    if (!sameAnswers && answer.startsWith(`${scenario.expectStatus} `)) continue;
+    if (answer !== answers[0])
+      throw new Error(
+        `${scenario.name}: ${names[index]} answers differently from ${names[0]}:\n${answer}\n---\n${answers[0]}`,
+      );
+  }
 }
 
 export function reportMany(title: string, candidate: string, names: string[], rows: ManyRow[]) {
   console.log(
-    `\n${title} (${rounds} rounds × ${seconds}s, ${connections} connections, medians${placement()})`,
+    `\n${title} (${processes} processes × ${rounds} rounds × ${seconds}s each, ${connections} connections, medians${placement()})`,
   );
   // Where a contender's database runs in other processes, the CPU column says how much was theirs.
   const outside = rows.some((row) => names.some((name) => row.samples.get(name)!.extraCpu !== undefined));
@@ -393,7 +497,9 @@ export function reportMany(title: string, candidate: string, names: string[], ro
 }
 
 function placement(): string {
-  return pinning === undefined
-    ? ', client and servers sharing every core'
-    : `, client on core 0, servers on ${pinning.serverCores}`;
+  return `, ${loadGenerator}${
+    pinning === undefined
+      ? ', client and servers sharing every core'
+      : `, client on core 0, servers on ${pinning.serverCores}`
+  }`;
 }

@@ -9,19 +9,32 @@
  * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compare, compareMany, report, reportMany, type Scenario } from './compare.js';
-import { createBody, getPath, listPath } from './servers/posts.js';
+import {
+  answerOf,
+  type Contender,
+  compare,
+  compareMany,
+  report,
+  reportMany,
+  type Scenario,
+  startServer,
+} from './compare.js';
+import { createBody, expectedCalls, getPath, listPath } from './servers/posts.js';
 import { embeddedComparison, handWrittenComparison, workersComparison } from './workers.js';
 
 const only = process.env.BENCH_ONLY?.split(',').map((section) => section.trim());
 const runs = (section: string) => only === undefined || only.includes(section);
 
-/** ts-rest lives in bench/contenders with its own lock file (its peers are older than ours). */
+/** ts-rest and Hono live in bench/contenders with their own lock file (ts-rest's peers are older than ours). */
 function installContenders(): void {
   const directory = fileURLToPath(new URL('./contenders/', import.meta.url));
-  if (existsSync(`${directory}node_modules/@ts-rest/fastify`)) return;
+  if (existsSync(`${directory}node_modules/@ts-rest/fastify`) && existsSync(`${directory}node_modules/hono`))
+    return;
   const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: directory, stdio: 'inherit' });
   if (install.status !== 0) throw new Error('npm ci in bench/contenders failed');
 }
@@ -29,11 +42,18 @@ function installContenders(): void {
 const bearer = (_contender: string, server: { token?: string }) => ({
   headers: { authorization: `Bearer ${server.token}` },
 });
-const peerScenarios: Scenario[] = [
-  { name: 'GET /api/posts/:id', method: 'GET', path: getPath, expectStatus: 200 },
-  { name: 'GET /api/posts?limit=20&cursor=', method: 'GET', path: listPath, expectStatus: 200 },
+const peerScenarios: Array<Scenario & { calls: readonly string[] }> = [
+  { name: 'GET /api/posts/:id', method: 'GET', path: getPath, expectStatus: 200, calls: expectedCalls.get },
+  {
+    name: 'GET /api/posts?limit=20&cursor=',
+    method: 'GET',
+    path: listPath,
+    expectStatus: 200,
+    calls: expectedCalls.list,
+  },
   {
     name: 'POST /api/posts (bearer JWT, 1 KB)',
+    calls: expectedCalls.create,
     method: 'POST',
     path: '/api/posts',
     body: createBody,
@@ -61,20 +81,7 @@ const itemScenarios: Scenario[] = [
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const fastify = { name: 'fastify', script: './servers/fastify.ts' };
   const proceed = { name: 'proceed', script: './servers/proceed.ts' };
-  if (runs('peers')) {
-    installContenders();
-    const contenders = [
-      { name: 'proceed', script: './servers/proceed-posts.ts' },
-      { name: 'fastify', script: './servers/fastify-posts.ts' },
-      { name: 'ts-rest', script: './contenders/ts-rest-posts.ts' },
-    ];
-    reportMany(
-      'What users would pick instead: Proceed (views, cursor pages, auth plugin) vs Fastify by hand (JSON schemas, fast-jwt) vs ts-rest on Fastify (Zod), same answers byte for byte',
-      'proceed',
-      contenders.map((contender) => contender.name),
-      await compareMany('proceed', contenders, peerScenarios),
-    );
-  }
+  if (runs('peers')) await peersSection();
   if (runs('fastify'))
     report('Proceed vs bare Fastify', 'fastify', 'proceed', await compare(fastify, proceed, itemScenarios));
 
@@ -84,6 +91,86 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('workers')) await workersComparison();
   if (runs('embedded')) await embeddedComparison();
   if (runs('by-hand')) await handWrittenComparison();
+}
+
+/**
+ * Before any timing: each contender, started with BENCH_DATA_TRACE, answers each scenario once
+ * and must have made exactly the data calls the scenario needs, through the shared module
+ * (bench/servers/posts.ts). A contender with a lookup of its own would call nothing there.
+ */
+async function checkDataAccess(contenders: Contender[]): Promise<void> {
+  for (const contender of contenders) {
+    const trace = join(tmpdir(), `bench-data-${process.pid}-${contender.name}.log`);
+    rmSync(trace, { force: true });
+    const { info, child } = await startServer(contender, { BENCH_DATA_TRACE: trace });
+    try {
+      for (const scenario of peerScenarios) {
+        rmSync(trace, { force: true });
+        await answerOf(info, scenario, contender.name);
+        const calls = existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n') : [];
+        if (calls.join(',') !== scenario.calls.join(',')) {
+          throw new Error(
+            `${contender.name} ${scenario.name}: data calls ${JSON.stringify(calls)}, expected ${JSON.stringify(scenario.calls)}`,
+          );
+        }
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      rmSync(trace, { force: true });
+    }
+  }
+  console.log(
+    `\nData access checked: ${contenders.map((contender) => contender.name).join(', ')} each made exactly the shared data calls of every scenario`,
+  );
+}
+
+/**
+ * What users would pick instead, each as its users write it, on the shared data access: Proceed
+ * with every default on against Fastify by hand, ts-rest on Fastify and Hono on Node, each with its
+ * request log as its docs turn it on; then the same without any request log; then what each of
+ * Proceed's per-request defaults costs.
+ */
+async function peersSection(): Promise<void> {
+  installContenders();
+  const peers = (env: Record<string, string> = {}) => [
+    { name: 'fastify', script: './servers/fastify-posts.ts', env },
+    { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env },
+    { name: 'hono', script: './contenders/hono-posts.ts', env },
+  ];
+  const proceed = (name: string, off: string) => ({
+    name,
+    script: './servers/proceed-posts.ts',
+    env: { BENCH_OFF: off },
+  });
+  const contenders = [proceed('proceed', ''), ...peers()];
+  await checkDataAccess(contenders);
+  reportMany(
+    'What users would pick instead, each with its request log: Proceed with its defaults (views, cursor pages, auth plugin, entity tags, request ids, one log line per request) vs Fastify by hand (JSON schemas, fast-jwt, logger: true) vs ts-rest on Fastify (Zod, logger: true) vs Hono on Node (zValidator, hono/jwt, hono/logger); same data calls, same answers byte for byte',
+    'proceed',
+    contenders.map((contender) => contender.name),
+    await compareMany('proceed', contenders, peerScenarios),
+  );
+  const quiet = [proceed('proceed', 'request-log'), ...peers({ BENCH_LOGS: 'off' })];
+  reportMany(
+    'The same without any request log: Proceed with every other default on',
+    'proceed',
+    quiet.map((contender) => contender.name),
+    await compareMany('proceed', quiet, peerScenarios),
+  );
+  const variants = [
+    proceed('defaults', ''),
+    proceed('no entity tags', 'entity-tags'),
+    proceed('no request log', 'request-log'),
+    proceed('no request ids', 'request-ids'),
+    proceed('none of them', 'entity-tags,request-log,request-ids'),
+  ];
+  reportMany(
+    "What each of Proceed's per-request defaults costs: the same app with one turned off (the ratio is defaults ÷ the best variant)",
+    'defaults',
+    variants.map((variant) => variant.name),
+    await compareMany('defaults', variants, peerScenarios),
+  );
 }
 
 async function authSection(): Promise<void> {

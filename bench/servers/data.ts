@@ -1,3 +1,5 @@
+import { announce } from './announce.js';
+
 /** The record both contenders serve: more fields than any view declares, as a database row would have. */
 export const item = {
   id: '0190a4f2-5b6c-7d8e-9f00-112233445566',
@@ -12,5 +14,5 @@ export const item = {
 };
 
 export function ready(address: string): void {
-  process.stdout.write(`${JSON.stringify({ address })}\n`);
+  announce({ address });
 }

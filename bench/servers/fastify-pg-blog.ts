@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { announce } from './announce.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ logger: false });
@@ -230,5 +231,5 @@ app.post(
 );
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ address })}\n`);
+announce({ address });
 process.once('SIGTERM', () => void app.close().then(() => pool.end().then(() => process.exit(0))));

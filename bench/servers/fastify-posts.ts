@@ -1,13 +1,16 @@
 /**
  * Fastify written by hand, as its users write it: JSON schemas for params, query, body and
  * answers (fast-json-stringify drops what a schema does not list), fast-jwt for the bearer token,
- * the same posts and the same answers as the Proceed contender.
+ * the shared data access and the same answers as the Proceed contender. Its request log is on
+ * (`logger: true`, as Fastify's getting-started writes it) unless BENCH_LOGS=off.
  */
+import { fileURLToPath } from 'node:url';
 import { createSigner, createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
-import { firstCreatedId, postId, posts, postsById, secret, userId, users } from './posts.js';
+import { announce } from './announce.js';
+import { postsData, secret, userId } from './posts.js';
 
-const app = Fastify({ logger: false });
+const app = Fastify({ logger: process.env.BENCH_LOGS !== 'off' });
 const verify = createVerifier({ key: secret, algorithms: ['HS256'] });
 const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: 15 * 60 * 1000 });
 
@@ -54,7 +57,7 @@ app.get(
     },
   },
   async (request, reply) => {
-    const post = postsById.get((request.params as { id: string }).id);
+    const post = await postsData.findPost((request.params as { id: string }).id);
     if (post === undefined) return reply.code(404).send(problem(404, 'NOT_FOUND', 'No such post'));
     return post;
   },
@@ -87,8 +90,7 @@ app.get(
   },
   async (request) => {
     const { cursor, limit } = request.query as { cursor?: string; limit: number };
-    const start = cursor === undefined ? 0 : posts.findIndex((post) => post.id < cursor);
-    const rows = start === -1 ? [] : posts.slice(start, start + limit + 1);
+    const rows = await postsData.readKeyset({ cursor, towards: 'older', limit: limit + 1 });
     const data = rows.slice(0, limit);
     return {
       data,
@@ -98,7 +100,6 @@ app.get(
   },
 );
 
-let created = firstCreatedId;
 app.post(
   '/api/posts',
   {
@@ -122,21 +123,26 @@ app.post(
   },
   async (request, reply) => {
     const header = request.headers.authorization ?? '';
-    let user: ReturnType<typeof users.get>;
+    let sub: string;
     try {
-      const claims = verify(header.slice('Bearer '.length)) as { sub: string; typ?: string };
-      user = users.get(claims.sub);
+      sub = (verify(header.slice('Bearer '.length)) as { sub: string }).sub;
     } catch {
       return reply.code(401).send(problem(401, 'INVALID_TOKEN', 'Invalid token'));
     }
+    const user = await postsData.findUser(sub);
     if (user === undefined || !user.isActive)
       return reply.code(401).send(problem(401, 'INVALID_TOKEN', 'Invalid token'));
     const body = request.body as { title: string; excerpt: string; content: string };
-    const post = { id: postId(created++), ...body, authorId: user.id, status: 'draft' };
+    const post = await postsData.insertPost({ ...body, authorId: user.id });
     return reply.code(201).header('location', `/api/posts/${post.id}`).send(post);
   },
 );
 
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ address, token: sign({ sub: userId }) })}\n`);
-process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+export { app };
+export const accessToken = sign({ sub: userId });
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  announce({ address, token: accessToken });
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}

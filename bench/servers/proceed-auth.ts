@@ -13,6 +13,7 @@ import {
 } from 'proceedjs/auth';
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
+import { announce } from './announce.js';
 import { item } from './data.js';
 
 interface User {
@@ -42,4 +43,4 @@ await app.register(authPlugin, { tokens, userLoader: (id: string) => users.get(i
 app.mount([guarded, open]);
 const { accessToken } = await tokens.issuePair('u1');
 const address = await app.listen({ port: 0, handleSignals: false });
-process.stdout.write(`${JSON.stringify({ address, token: accessToken })}\n`);
+announce({ address, token: accessToken });

@@ -1,17 +1,27 @@
 /**
- * Proceed as its users write it: `resource()` views, `cursorInput`/`cursorPage` over the posts,
- * `z.uuid()` ids, `authPlugin` with a TokenService and a user loader, `.guard(authenticated)` on
- * the create. Logs off, as in every contender.
+ * Proceed as its users write it: `resource()` views, `cursorInput`/`cursorPage` with
+ * `paginateKeyset` over the shared data access, `z.uuid()` ids, `authPlugin` with a
+ * TokenService, a revocation store and a user loader, `.guard(authenticated)` on the create.
+ * Every default on (entity tags, request ids, the request log at info), unless BENCH_OFF names
+ * some to turn off: `entity-tags`, `request-log`, `request-ids` (comma-separated), so that the
+ * cost of each is measured.
  */
+import { fileURLToPath } from 'node:url';
 import { createApp, NotFoundError, procedure, procedures } from 'proceedjs';
-import { type AuthContext, authenticated, authPlugin, TokenService } from 'proceedjs/auth';
-import { cursorInput, cursorPage, paginateArray } from 'proceedjs/pagination';
+import {
+  type AuthContext,
+  authenticated,
+  authPlugin,
+  MemoryRevocationStore,
+  TokenService,
+} from 'proceedjs/auth';
+import { cursorInput, cursorPage, paginateKeyset } from 'proceedjs/pagination';
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
-import { firstCreatedId, type PostRow, postId, posts, postsById, secret, userId, users } from './posts.js';
+import { announce } from './announce.js';
+import { postsData, secret, type UserRow, userId } from './posts.js';
 
-type User = { id: string; role: 'user'; isActive: boolean };
-type Ctx = AuthContext<User>;
+type Ctx = AuthContext<UserRow>;
 
 const Post = resource('Post', {
   public: { id: z.uuid(), title: z.string(), excerpt: z.string() },
@@ -22,19 +32,18 @@ const Post = resource('Post', {
   },
 });
 
-let created = firstCreatedId;
 const p = () => procedure<Ctx>();
 
 const postsApi = procedures('posts', {
   listPosts: p()
     .input(cursorInput({ cursor: z.uuid() }))
     .output(cursorPage(Post.public))
-    .query(({ input }) => paginateArray(posts, input, { key: 'id' })),
+    .query(({ input }) => paginateKeyset(input, postsData.readKeyset, { key: 'id' })),
   getPost: p()
     .input(z.object({ id: z.uuid() }))
     .output(Post.public)
-    .query(({ input }) => {
-      const post = postsById.get(input.id);
+    .query(async ({ input }) => {
+      const post = await postsData.findPost(input.id);
       if (post === undefined) throw new NotFoundError('No such post');
       return post;
     }),
@@ -48,24 +57,23 @@ const postsApi = procedures('posts', {
       }),
     )
     .output(Post.authenticated)
-    .mutation(
-      ({ input, ctx }): PostRow => ({
-        id: postId(created++),
-        ...input,
-        authorId: ctx.user.id,
-        status: 'draft',
-        passwordHash: '',
-        createdAt: new Date(0),
-      }),
-    ),
+    .mutation(({ input, ctx }) => postsData.insertPost({ ...input, authorId: ctx.user.id })),
 });
 
-const tokens = new TokenService({ secret });
-const app = createApp<Ctx>({ logger: false });
-await app.register(authPlugin, { tokens, userLoader: (id) => users.get(id) });
+const off = new Set((process.env.BENCH_OFF ?? '').split(',').filter(Boolean));
+const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
+export const app = createApp<Ctx>({
+  ...(off.has('entity-tags') ? { entityTags: false } : {}),
+  ...(off.has('request-log') ? { logger: false } : {}),
+  ...(off.has('request-ids') ? { requestIds: false } : {}),
+});
+await app.register(authPlugin, { tokens, userLoader: (id) => postsData.findUser(id) });
 app.mount([postsApi]);
-const { accessToken } = await tokens.issuePair(userId);
-const address = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
-process.stdout.write(`${JSON.stringify({ address, token: accessToken })}\n`);
-// A clean exit on SIGTERM lets `node --cpu-prof` write its profile (docs/performance.md).
-process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+export const { accessToken } = await tokens.issuePair(userId);
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const address = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+  announce({ address, token: accessToken });
+  // A clean exit on SIGTERM lets `node --cpu-prof` write its profile (docs/performance.md).
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}

@@ -102,6 +102,7 @@ export class App<TCtx extends object = object> {
     this.#options = options;
     this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
     const exposeErrors = options.exposeErrors ?? false;
+    const requestIds = options.requestIds ?? true;
     const settings = serverSettingsFromEnv(process.env, {
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
       ...(options.drainDelay === undefined ? {} : { drainDelay: options.drainDelay }),
@@ -110,10 +111,11 @@ export class App<TCtx extends object = object> {
     this.#drainDelay = settings.drainDelay;
     this.server = createServer({
       logger: loggerOptions(options.logger),
+      requestIds,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
       timeouts: settings.timeouts,
-      frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors),
+      frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors, requestIds),
       clientErrorHandler: answerClientError,
     });
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
@@ -122,9 +124,9 @@ export class App<TCtx extends object = object> {
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
-    this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors));
+    this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors, requestIds));
     this.server.setNotFoundHandler((request, reply) =>
-      sendProblem(methods.problemFor(request), request, reply, exposeErrors),
+      sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
     );
     this.server.addHook('onReady', async () => {
       this.#refuseGuardsWithoutUser();
@@ -192,6 +194,7 @@ export class App<TCtx extends object = object> {
     plan.routes.forEach((route, index) => {
       registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
         entityTags: this.#options.entityTags ?? true,
+        requestIds: this.#options.requestIds ?? true,
         compressAbove: this.#compressAbove,
         idempotency: () => this.#idempotency,
         userSource: () => this.userSource,

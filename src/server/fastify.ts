@@ -21,6 +21,12 @@ function requestIdOf(request: IncomingMessage): string {
   return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
 }
 
+/** Request ids for the log alone, where answers carry none: a number per request. */
+function countRequests(): () => string {
+  let count = 0;
+  return () => String(++count);
+}
+
 /** A request whose answer was already logged (as errored). */
 const logged = new WeakSet<FastifyReply>();
 
@@ -62,6 +68,8 @@ class OneLinePerRequest extends LogController {
 
 export interface FastifySettings {
   logger: Pick<FastifyServerOptions, 'logger'>;
+  /** Whether request ids come from `X-Request-Id` or a UUID (true), or are a counter (false). */
+  requestIds: boolean;
   bodyLimit: number;
   trustProxy: boolean | string | string[];
   timeouts: ServerTimeouts;
@@ -80,7 +88,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
   const server = Fastify<RawServerDefault>({
     ...settings.logger,
     bodyLimit: settings.bodyLimit,
-    genReqId: requestIdOf,
+    genReqId: settings.requestIds ? requestIdOf : countRequests(),
     logController: new OneLinePerRequest(),
     trustProxy: settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },

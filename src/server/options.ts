@@ -67,6 +67,12 @@ export interface AppOptions<TCtx extends object> {
    * an `If-None-Match` that holds it. Default true. docs/http-caching.md.
    */
   entityTags?: boolean;
+  /**
+   * An `X-Request-Id` on every answer of a procedure and every problem: the client's own when it
+   * sent a well-formed one (tracing across services), else a new UUID; the log lines of the
+   * request carry it. Default true; `false` sends none and numbers requests in the log instead.
+   */
+  requestIds?: boolean;
   /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
   rateLimit?: RateLimitOptions;
   /**
@@ -96,6 +102,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'cors',
   'compression',
   'entityTags',
+  'requestIds',
   'rateLimit',
   'userFromContext',
 );

@@ -51,6 +51,7 @@ export function sendProblem(
   request: FastifyRequest,
   reply: FastifyReply,
   exposeErrors: boolean,
+  requestIds = true,
 ): FastifyReply {
   let known: unknown = error;
   if (!(error instanceof ProceedError)) {
@@ -62,10 +63,9 @@ export function sendProblem(
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) request.log.error({ err: error }, 'Unexpected error');
   answeredCodes.set(reply, problem.body.code);
+  reply.code(problem.status).headers(problem.headers);
+  if (requestIds) reply.header('x-request-id', request.id);
   return reply
-    .code(problem.status)
-    .headers(problem.headers)
-    .header('x-request-id', request.id)
     .header('content-type', 'application/problem+json; charset=utf-8')
     .header('x-content-type-options', 'nosniff')
     .send(JSON.stringify(problem.body));

@@ -86,6 +86,7 @@ export function registerProcedureRoute(
   onRequest: readonly onRequestAsyncHookHandler[],
   options: {
     entityTags: boolean;
+    requestIds: boolean;
     compressAbove: number | undefined;
     idempotency: () => IdempotencyRuntime | undefined;
     userSource: () => string | undefined;
@@ -109,7 +110,7 @@ export function registerProcedureRoute(
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
   const versioned = route.definition.versioning !== undefined;
-  const { compressAbove } = options;
+  const { compressAbove, requestIds } = options;
   const headers = { ...route.definition.headers, ...jsonHeaders };
   server.route({
     method: route.method,
@@ -147,7 +148,8 @@ export function registerProcedureRoute(
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
         throw staleVersion();
-      reply.code(result.status).headers(headers).header('x-request-id', request.id);
+      reply.code(result.status).headers(headers);
+      if (requestIds) reply.header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');
       if (result.location !== undefined) reply.header('location', result.location);
       let body: string | undefined = result.body;
