@@ -8,11 +8,12 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { ServerInfo } from './servers/announce.js';
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 /** How many times each contender's server is started afresh in `compareMany` (rounds each). */
 const processes = Number(process.env.BENCH_PROCESSES ?? 2);
@@ -45,8 +46,10 @@ export function onCores(cores: 'server' | 'all', args: string[]): [string, strin
 
 export interface Contender {
   name: string;
-  /** A server script that prints its {@link ServerInfo} as its first line of output… */
+  /** A server script that tells its {@link ServerInfo} (bench/servers/announce.ts)… */
   script?: string;
+  /** Another checkout of this repository to run `script` from (BENCH_BASELINE): old against new. */
+  checkout?: string;
   env?: Record<string, string>;
   /** …or a start of its own (the blog through the CLI). */
   start?: () => Promise<{ info: ServerInfo; child: ChildProcess }>;
@@ -137,9 +140,13 @@ export async function startServer(
 ): Promise<{ info: ServerInfo; child: ChildProcess }> {
   if (contender.start !== undefined) return contender.start();
   if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
-  const script = fileURLToPath(new URL(contender.script, import.meta.url));
+  const here = fileURLToPath(new URL(contender.script, import.meta.url));
+  const checkout = contender.checkout;
+  // tsx maps `proceedjs` to the sources through the tsconfig of the directory it runs in.
+  const script = checkout === undefined ? here : join(checkout, relative(root, here));
   const [command, args] = onCores('server', ['--import', 'tsx', script]);
   const child = spawn(command, args, {
+    cwd: checkout ?? root,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production', ...contender.env, ...extraEnv },
   });
@@ -489,7 +496,7 @@ export function reportMany(title: string, candidate: string, names: string[], ro
         return `${(sample.cpu ?? Number.NaN).toFixed(1)}${of(sample)}`;
       })
       .join(' / ');
-    const p99 = names.map((name) => row.samples.get(name)!.p99).join(' / ');
+    const p99 = names.map((name) => row.samples.get(name)!.p99.toFixed(1)).join(' / ');
     console.log(
       `| ${row.scenario} | ${cells.join(' | ')} | ${row.ratio.toFixed(2)} (vs ${row.best}) | ${row.ratioRange[0].toFixed(2)}–${row.ratioRange[1].toFixed(2)} | ${cpu} | ${row.cpuRatio.toFixed(2)} | ${p99} |`,
     );

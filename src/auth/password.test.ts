@@ -1,4 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+
+/** Every scrypt the module runs (cost options and key length), passed through to the real one. */
+const scryptCalls = vi.hoisted(() => [] as { length: number; N: unknown; r: unknown; p: unknown }[]);
+vi.mock('node:crypto', async (original) => {
+  const crypto = await original<typeof import('node:crypto')>();
+  return {
+    ...crypto,
+    scrypt: (...args: Parameters<typeof crypto.scrypt>) => {
+      const [, , length, options] = args as unknown as [
+        unknown,
+        unknown,
+        number,
+        { N: unknown; r: unknown; p: unknown },
+      ];
+      scryptCalls.push({ length, N: options.N, r: options.r, p: options.p });
+      return (crypto.scrypt as (...rest: unknown[]) => void)(...args);
+    },
+  };
+});
+
 import { dummyVerify, hashPassword, needsRehash, verifyPassword, verifyPasswordOrDummy } from './password.js';
 
 describe('password hashing', () => {
@@ -57,25 +77,21 @@ describe('password hashing', () => {
     expect(await dummyVerify('pw')).toBe(false);
   });
 
-  it('makes an unknown user cost about what a wrong password costs', async () => {
+  it('makes an unknown user cost what a wrong password costs: one scrypt of the same cost and length', async () => {
     const hash = await hashPassword('pw');
-    const once = async (run: () => Promise<unknown>) => {
-      const started = performance.now();
+    const work = async (run: () => Promise<unknown>) => {
+      scryptCalls.length = 0;
       await run();
-      return performance.now() - started;
+      return scryptCalls.splice(0);
     };
-    const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1] ?? 0;
-    await once(() => verifyPasswordOrDummy(undefined, 'x')); // warm up
-    // Alternated one by one and compared by median, so a burst of load on a busy machine
-    // lands on both sides instead of deciding the ratio.
-    const wrong: number[] = [];
-    const unknown: number[] = [];
-    for (let i = 0; i < 9; i += 1) {
-      wrong.push(await once(() => verifyPasswordOrDummy(hash, 'wrong')));
-      unknown.push(await once(() => verifyPasswordOrDummy(undefined, 'wrong')));
-    }
-    const ratio = median(unknown) / median(wrong);
-    expect(ratio).toBeGreaterThan(0.6);
-    expect(ratio).toBeLessThan(1.6);
+    const wrong = await work(() => verifyPasswordOrDummy(hash, 'wrong'));
+    const unknown = await work(() => verifyPasswordOrDummy(undefined, 'wrong'));
+    expect(wrong).toHaveLength(1);
+    expect(unknown).toEqual(wrong);
+    // A stronger stored cost is matched by a dummy of that cost, not the default.
+    const strong = await hashPassword('pw', { N: 32768 });
+    expect(await work(() => verifyPasswordOrDummy(strong, 'wrong'))).toEqual(
+      await work(() => dummyVerify('wrong', { N: 32768 })),
+    );
   });
 });

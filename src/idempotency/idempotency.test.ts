@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import { z } from 'zod';
 import { type IdempotencyStore, MemoryIdempotencyStore, type StoredAnswer } from '../core/idempotency.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -157,15 +157,25 @@ storeSuite(
   postgresUrl === null,
 );
 
-/** Notes whose creation is slow enough for requests to overlap; counts handler runs. */
+/**
+ * Notes whose creation can be held open (`hold()`), so that requests overlap; counts handler
+ * runs. `hold()` resolves once a create is held, with the function that lets it finish.
+ */
 function notesApi() {
   const created: { id: string; title: string }[] = [];
   const caller = z.object({ title: z.string().min(1) });
+  let held: ((release: () => void) => void) | undefined;
+  const hold = () =>
+    new Promise<() => void>((resolve) => {
+      held = resolve;
+    });
   const notes = procedures('notes', {
     createNote: procedure()
       .input(caller)
       .mutation(async ({ input }) => {
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        const holding = held;
+        held = undefined;
+        if (holding !== undefined) await new Promise<void>((resolve) => holding(resolve));
         const note = { id: String(created.length + 1), title: input.title };
         created.push(note);
         return note;
@@ -180,7 +190,7 @@ function notesApi() {
       .rest({ method: 'POST', path: '/notes/:id/archive' })
       .mutation(({ input }) => ({ id: input.id, archived: true })),
   });
-  return { notes, created };
+  return { notes, created, hold };
 }
 
 const apps: App[] = [];
@@ -192,7 +202,7 @@ async function appWith(
   store: IdempotencyStore,
   options: { creates?: boolean; ttl?: number; lockTimeout?: number } = {},
 ) {
-  const { notes, created } = notesApi();
+  const { notes, created, hold } = notesApi();
   const app = createApp({ logger: false }).mount([notes]);
   await app.register(idempotencyPlugin, {
     store,
@@ -201,7 +211,7 @@ async function appWith(
     ...(options.lockTimeout === undefined ? {} : { lockTimeout: options.lockTimeout }),
   });
   apps.push(app);
-  return { app, created };
+  return { app, created, hold };
 }
 
 const post = (app: App, url: string, payload: object, headers: Record<string, string> = {}) =>
@@ -231,14 +241,15 @@ describe('Idempotency-Key over HTTP', () => {
   });
 
   it('answers 422 for the key with another body, 409 while the first request runs', async () => {
-    const { app, created } = await appWith(new MemoryIdempotencyStore());
+    const { app, created, hold } = await appWith(new MemoryIdempotencyStore());
     const key = { 'idempotency-key': randomUUID() };
-    const [first, overlapping] = await Promise.all([
-      post(app, '/api/notes', { title: 'First' }, key),
-      new Promise((resolve) => setTimeout(resolve, 5)).then(() =>
-        post(app, '/api/notes', { title: 'First' }, key),
-      ),
-    ]);
+    const holding = hold();
+    const running = post(app, '/api/notes', { title: 'First' }, key);
+    // The first request's handler is running when the second arrives with the same key.
+    const release = await holding;
+    const overlapping = await post(app, '/api/notes', { title: 'First' }, key);
+    release();
+    const first = await running;
     expect(first.statusCode).toBe(201);
     expect(overlapping.statusCode).toBe(409);
     expect(overlapping.headers['retry-after']).toBe('1');
@@ -259,6 +270,11 @@ describe('Idempotency-Key over HTTP', () => {
   });
 
   it('keeps callers apart, and runs again once the key expired', async () => {
+    // The store reads the clock: a fake one moves past the key's life without waiting for it.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const { app, created } = await appWith(new MemoryIdempotencyStore(), { ttl: 50, lockTimeout: 10 });
     const key = randomUUID();
     await post(app, '/api/notes', { title: 'A' }, { 'idempotency-key': key });
@@ -271,7 +287,10 @@ describe('Idempotency-Key over HTTP', () => {
     });
     expect(otherIp.headers['idempotency-replayed']).toBeUndefined();
     expect(created).toHaveLength(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    vi.setSystemTime(Date.now() + 49);
+    const stillKept = await post(app, '/api/notes', { title: 'A' }, { 'idempotency-key': key });
+    expect(stillKept.headers['idempotency-replayed']).toBe('true');
+    vi.setSystemTime(Date.now() + 2);
     const later = await post(app, '/api/notes', { title: 'A' }, { 'idempotency-key': key });
     expect(later.headers['idempotency-replayed']).toBeUndefined();
     expect(created).toHaveLength(3);

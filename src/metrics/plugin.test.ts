@@ -82,35 +82,45 @@ describe('metricsPlugin', () => {
 
   it('counts a request in flight while it runs', async () => {
     let release: () => void = () => undefined;
+    let entered: () => void = () => undefined;
     const slow = procedures('slow', {
       listSlow: procedure().query(
         () =>
           new Promise<string[]>((resolve) => {
             release = () => resolve([]);
+            entered();
           }),
       ),
     });
+    /** Resolves once the handler holds a request. */
+    const running = () =>
+      new Promise<void>((resolve) => {
+        entered = resolve;
+      });
     const app = createApp({ logger: false }).mount([slow]);
     apps.push(app);
     let metricsUrl = '';
     await app.register(metricsPlugin, { port: 0, onListening: (url) => (metricsUrl = url) });
     const api = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+    const inFlight = async () =>
+      Number(/^proceed_http_requests_in_flight (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1]);
+    const first = running();
     const pending = fetch(`${api}/api/slow`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 1$/m);
+    await first;
+    expect(await inFlight()).toBe(1);
     release();
     expect((await pending).status).toBe(200);
-    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
+    expect(await inFlight()).toBe(0);
     // A client that gives up does not leave a request counted for ever.
+    const second = running();
     const abort = new AbortController();
     const abandoned = fetch(`${api}/api/slow`, { signal: abort.signal }).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await second;
     abort.abort();
     await abandoned;
-    await new Promise((resolve) => setTimeout(resolve, 100));
     release();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await (await fetch(metricsUrl)).text()).toMatch(/^proceed_http_requests_in_flight 0$/m);
+    // Until the server has seen the connection go: the count then drops to 0 and stays there.
+    for (let count = await inFlight(); count !== 0; count = await inFlight()) expect(count).toBe(1);
   });
 
   it('listens on the interface the API listens on unless told otherwise', async () => {

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -517,6 +518,7 @@ describe('over a real socket', () => {
     const health = await fetch(`${address}/api/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
 
+    const arrived = once(app.server.server, 'request');
     const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest(`${address}/api/slow`, (response) => {
         let body = '';
@@ -528,7 +530,8 @@ describe('over a real socket', () => {
       request.on('error', reject);
       request.end();
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Closing begins once the server has the request.
+    await arrived;
     const closing = app.close();
     release();
     await closing;

@@ -115,7 +115,8 @@ export class App<TCtx extends object = object> {
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
       timeouts: settings.timeouts,
-      frameworkErrors: (error, request, reply) => sendProblem(error, request, reply, exposeErrors, requestIds),
+      frameworkErrors: (error, request, reply) =>
+        sendProblem(error, request, reply, exposeErrors, requestIds),
       clientErrorHandler: answerClientError,
     });
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
@@ -124,7 +125,9 @@ export class App<TCtx extends object = object> {
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
-    this.server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply, exposeErrors, requestIds));
+    this.server.setErrorHandler((error, request, reply) =>
+      sendProblem(error, request, reply, exposeErrors, requestIds),
+    );
     this.server.setNotFoundHandler((request, reply) =>
       sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
     );

@@ -1,6 +1,5 @@
 /** The Fastify instance under an app: its options and its one body format, JSON. */
 
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, {
   type FastifyInstance,
@@ -12,13 +11,14 @@ import Fastify, {
 } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedError } from '../core/errors.js';
+import { newRequestId } from './request-id.js';
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A well-formed `X-Request-Id` from the client is kept (tracing across services); else a new UUID. */
+/** A well-formed `X-Request-Id` from the client is kept (tracing across services); else a new one. */
 function requestIdOf(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
-  return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : newRequestId();
 }
 
 /** Request ids for the log alone, where answers carry none: a number per request. */

@@ -3,11 +3,11 @@
  * every 200 to a GET, `If-None-Match` → 304, and brotli or gzip above a size. Done in the route
  * itself, not in per-response hooks: an answer too small to compress costs one comparison.
  */
-import * as crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import xxhash from 'xxhash-wasm';
 import { ProceedConfigError } from '../core/errors.js';
 import { versionedTag } from '../core/precondition.js';
 
@@ -16,20 +16,20 @@ export interface CompressionOptions {
   threshold?: number;
 }
 
-// One call instead of createHash().update().digest() where Node has it (20.12 and later).
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string })
-  .hash;
-const digest =
-  oneShot === undefined
-    ? (text: string) => crypto.createHash('sha1').update(text).digest('base64url')
-    : (text: string) => oneShot('sha1', text, 'base64url');
+/**
+ * xxHash64 (WebAssembly, with the string's UTF-8 written straight into its memory): about 2.5
+ * times SHA-1's speed on a 20-item page (docs/http-caching.md). A tag only says "the same
+ * bytes", as SHA-1 does for other frameworks (a hash with practical collisions too); it is no
+ * signature.
+ */
+const { h64ToString } = await xxhash();
 
 /**
  * The strong entity tag of a JSON body: a hash of its exact text, so equal bodies share it,
  * after the record's version when the procedure is `.versioned()`.
  */
 export function entityTag(body: string, version?: string): string {
-  return versionedTag(version, digest(body));
+  return versionedTag(version, h64ToString(body));
 }
 
 /** A compressed answer's tag names its coding: each coding is its own representation. */
@@ -45,7 +45,7 @@ export function matchingTag(ifNoneMatch: string | undefined, tag: string): strin
   for (const raw of ifNoneMatch.split(',')) {
     const candidate = raw.trim();
     const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate;
-    // Exact first: base64url has '-', so a hash itself may end in "-br".
+    // Exact first: a version may hold '-', so a tag itself may end in "-br".
     if (opaque === tag || opaque.replace(codingSuffix, '"') === tag) return candidate;
   }
   return undefined;

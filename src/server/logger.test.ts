@@ -53,15 +53,14 @@ async function eventually(check: () => boolean): Promise<void> {
   if (!check()) throw new Error('never happened');
 }
 
-/** The one line logged for the request with this id, once it is there. */
+/** The lines logged for the request with this id. */
+const linesOf = (lines: string[], reqId: string) =>
+  lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === reqId);
+
+/** The first line logged for the request with this id, once it is there. */
 async function lineOf(lines: string[], reqId: string): Promise<Record<string, unknown>> {
-  const of = () =>
-    lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === reqId);
-  await eventually(() => of().length > 0);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const found = of();
-  expect(found).toHaveLength(1);
-  return found[0] as Record<string, unknown>;
+  await eventually(() => linesOf(lines, reqId).length > 0);
+  return linesOf(lines, reqId)[0] as Record<string, unknown>;
 }
 
 describe('request logs', () => {
@@ -135,6 +134,9 @@ describe('request logs', () => {
     } finally {
       await app.close();
     }
+    // Closed, the server has no connection left to log for: one line each, no second one later.
+    expect(linesOf(lines, 'left-early')).toHaveLength(1);
+    expect(linesOf(lines, 'bad-url')).toHaveLength(1);
   });
 
   it('writes none above info', async () => {

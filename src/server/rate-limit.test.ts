@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fixtureApp } from '../auth/fixtures/app.js';
 import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError } from '../core/errors.js';
@@ -82,14 +82,22 @@ describe('rateLimit()', () => {
   });
 
   it('opens again after the window', async () => {
-    const app = appWith(rateLimit({ name: 'auth', max: 1, window: 200 }));
-    expect((await login(app)).statusCode).toBe(200);
-    const limited = await login(app);
-    expect(limited.statusCode).toBe(429);
-    expect(limited.headers['retry-after']).toBe('1');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect((await login(app)).statusCode).toBe(200);
-    await app.close();
+    // The counters read the clock: a fake one moves past the window without waiting for it.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const app = appWith(rateLimit({ name: 'auth', max: 1, window: 200 }));
+      expect((await login(app)).statusCode).toBe(200);
+      const limited = await login(app);
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['retry-after']).toBe('1');
+      vi.setSystemTime(Date.now() + 199);
+      expect((await login(app)).statusCode).toBe(429);
+      vi.setSystemTime(Date.now() + 2);
+      expect((await login(app)).statusCode).toBe(200);
+      await app.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('takes its numbers from the app by rule name', async () => {
