@@ -1,17 +1,11 @@
 /** The Fastify instance under an app: its options and its one body format, JSON. */
 
 import type { IncomingMessage } from 'node:http';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-  type RawServerDefault,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedError } from '../core/errors.js';
 import { newRequestId } from './request-id.js';
+import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -25,45 +19,6 @@ function requestIdOf(request: IncomingMessage): string {
 function countRequests(): () => string {
   let count = 0;
   return () => String(++count);
-}
-
-/** A request whose answer was already logged (as errored). */
-const logged = new WeakSet<FastifyReply>();
-
-/**
- * One log line per request at `info`, when its connection is done with it: "request completed"
- * (method, URL, client address, status, time, request id), or "request aborted" when the client
- * left before the answer was sent (docs/deployment.md, "Logs"). Fastify's default writes a second
- * line on arrival; here that one is `debug`. The line is written on the response's `close`, which
- * every request has, those the router refuses before any route (a malformed URL) included.
- */
-class OneLinePerRequest extends LogController {
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    if (this.isLogDisabled(request)) return;
-    request.log.debug({ req: request }, 'incoming request');
-    // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
-    if ((request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false)
-      return;
-    reply.raw.once('close', () => {
-      if (logged.has(reply)) return;
-      const line = { req: request, res: reply, responseTime: reply.elapsedTime };
-      if (reply.raw.writableEnded) reply.log.info(line, 'request completed');
-      else reply.log.info(line, 'request aborted: the client left before the answer was sent');
-    });
-  }
-
-  override requestCompleted(
-    error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    if (!error || this.isLogDisabled(request)) return;
-    logged.add(reply);
-    reply.log.error(
-      { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
-      'request errored',
-    );
-  }
 }
 
 export interface FastifySettings {
@@ -85,11 +40,15 @@ const timeoutCheckInterval = 1000;
 
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
+  const requestLog = new OneLinePerRequest();
   const server = Fastify<RawServerDefault>({
     ...settings.logger,
     bodyLimit: settings.bodyLimit,
     genReqId: settings.requestIds ? requestIdOf : countRequests(),
-    logController: new OneLinePerRequest(),
+    logController: requestLog,
+    // Without a logger Fastify hands every request the null logger itself; with one, a request's
+    // child logger is made only when something logs through it.
+    ...(settings.logger.logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     trustProxy: settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),
@@ -104,6 +63,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     requestTimeout: timeouts.request,
     keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;
+  if (settings.logger.logger !== false) requestLog.attach(server.log);
   // JSON is the only body format; Fastify's default text/plain parser would let text through.
   server.removeContentTypeParser('text/plain');
   // Many clients send `Content-Type: application/json` on every request: an empty body with it

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyServerOptions } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
+import { batchedStandardOutput } from './request-log.js';
 
 /** Where and how much to log. */
 export interface LoggerOptions {
@@ -73,7 +74,7 @@ export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyS
   if (options.pretty === true && printer === undefined) {
     throw new ProceedConfigError('logger.pretty needs pino-pretty: npm install pino-pretty');
   }
-  if (printer === undefined) return { logger: { level, serializers } };
+  if (printer === undefined) return { logger: { level, serializers, stream: batchedStandardOutput() } };
   return {
     logger: {
       level,

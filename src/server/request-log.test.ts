@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from './app.js';
+import { batched } from './request-log.js';
+
+describe('batched', () => {
+  it('writes the lines of one turn of the event loop together, and at once past 64 KiB', async () => {
+    const writes: string[] = [];
+    const output = batched({ write: (text: string) => writes.push(text) });
+    output.write('a\n');
+    output.write('b\n');
+    output.write('c\n');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\nc\n']);
+    output.write('x'.repeat(64 * 1024));
+    expect(writes).toHaveLength(2);
+    output.write('d\n');
+    output.flush();
+    expect(writes.at(-1)).toBe('d\n');
+  });
+});
+
+describe('the request line', () => {
+  it('holds what pino would write, in its order; errors go through a child logger with the request id', async () => {
+    const lines: string[] = [];
+    const things = procedures('things', {
+      getThing: procedure()
+        .input(z.object({ id: z.string() }))
+        .query(({ input }) => {
+          if (input.id === 'broken') throw new Error('broken');
+          return { id: input.id };
+        }),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    await (await fetch(`${url}/api/things/7?q=%22`, { headers: { 'x-request-id': 'line-7' } })).text();
+    await (await fetch(`${url}/api/things/broken`, { headers: { 'x-request-id': 'line-8' } })).text();
+    await app.close();
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const line = parsed.find((each) => each.reqId === 'line-7' && each.msg === 'request completed');
+    expect(Object.keys(line ?? {})).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'responseTime',
+      'msg',
+    ]);
+    expect(line).toMatchObject({
+      level: 30,
+      pid: process.pid,
+      req: {
+        method: 'GET',
+        url: '/api/things/7?q=%22',
+        host: expect.any(String),
+        remoteAddress: '127.0.0.1',
+      },
+      res: { statusCode: 200 },
+    });
+    expect(Object.keys(line?.req as object)).toEqual([
+      'method',
+      'url',
+      'host',
+      'remoteAddress',
+      'remotePort',
+    ]);
+    const failed = parsed.filter((each) => each.reqId === 'line-8');
+    expect(failed.map((each) => each.msg)).toContain('Unexpected error');
+    expect(failed.find((each) => each.msg === 'Unexpected error')).toMatchObject({ level: 50 });
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * The request log (docs/deployment.md, "Logs"): one line per request at `info`, written as cheaply
+ * as a line can be. Three things make a log line cost: a pino child logger made for every request,
+ * pino's generic serialization of the request and reply, and a write system call per line. Here a
+ * request's child logger is made only when something logs through it; the one line is composed
+ * directly, with exactly the fields and order pino would give it; and lines to stdout are
+ * gathered within one turn of the event loop and written with one call.
+ */
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { LogController } from 'fastify';
+import { type Logger, pino } from 'pino';
+
+type LogMethod = (...args: unknown[]) => void;
+const methods = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+/**
+ * A request's logger, made into a pino child (with its `reqId`) only when something logs
+ * through it: most requests never do, beside their one line.
+ */
+class LazyChild {
+  readonly #parent: Logger;
+  readonly #bindings: Record<string, unknown>;
+  readonly #options: object;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: Logger, bindings: Record<string, unknown>, options: object) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  get level(): string {
+    return (this.#child ?? this.#parent).level;
+  }
+
+  set level(level: string) {
+    this.#real().level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return ((this.#child ?? this.#parent) as unknown as Logger).isLevelEnabled(level);
+  }
+
+  bindings(): Record<string, unknown> {
+    return { ...this.#parent.bindings(), ...this.#bindings };
+  }
+
+  child(bindings: Record<string, unknown>, options?: object): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
+
+  /** The pino child, made on first use. */
+  #real(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#options) as unknown as FastifyBaseLogger;
+    return this.#child;
+  }
+
+  static {
+    for (const level of methods) {
+      Object.defineProperty(LazyChild.prototype, level, {
+        value(this: LazyChild, ...args: unknown[]) {
+          // A disabled level makes no child: `debug` on every request costs one comparison.
+          if (this.#child === undefined && !this.#parent.isLevelEnabled(level)) return;
+          (this.#real()[level] as LogMethod)(...args);
+        },
+      });
+    }
+  }
+}
+
+/** Fastify's `childLoggerFactory`: a {@link LazyChild} for every request. */
+export function lazyChildLogger(
+  this: unknown,
+  logger: FastifyBaseLogger,
+  bindings: Record<string, unknown>,
+  options: object,
+): FastifyBaseLogger {
+  return new LazyChild(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+/** A request whose answer was already logged (as errored). */
+const logged = new WeakSet<FastifyReply>();
+
+/** Where a pino logger writes its lines. */
+const streamOf = (logger: Logger) =>
+  (logger as unknown as Record<symbol, { write(line: string): void } | undefined>)[pino.symbols.streamSym];
+
+const json = JSON.stringify;
+
+/** `,"name":value` in JSON, or nothing for undefined: what pino leaves out. */
+const field = (name: string, value: unknown): string =>
+  value === undefined ? '' : `,"${name}":${json(value)}`;
+
+/**
+ * One log line per request at `info`, when its connection is done with it: "request completed"
+ * (method, URL, client address, status, time, request id), or "request aborted" when the client
+ * left before the answer was sent. Fastify's default writes a second line on arrival; here that
+ * one is `debug`. The line is written on the response's `close`, which every request has, those
+ * the router refuses before any route (a malformed URL) included.
+ */
+export class OneLinePerRequest extends LogController {
+  /** The app's logger, once Fastify made it (`attach`). */
+  #logger: Logger | undefined;
+  /** `,"pid":…,"hostname":"…"`: the logger's own bindings, as pino writes them into a line. */
+  #base = '';
+
+  /** Takes the logger Fastify made from the app's options. */
+  attach(logger: FastifyBaseLogger): void {
+    this.#logger = logger as unknown as Logger;
+    const chindings = (logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
+    this.#base = typeof chindings === 'string' ? chindings : '';
+  }
+
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+    const logger = this.#logger;
+    // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
+    if (logger === undefined || !logger.isLevelEnabled('info')) return;
+    reply.raw.once('close', () => {
+      if (logged.has(reply)) return;
+      const message = reply.raw.writableEnded
+        ? 'request completed'
+        : 'request aborted: the client left before the answer was sent';
+      streamOf(logger)?.write(this.#line(request, reply, message));
+    });
+  }
+
+  /** The line pino would write for `{ req, res, responseTime }` and `message`, at info. */
+  #line(request: FastifyRequest, reply: FastifyReply, message: string): string {
+    return (
+      `{"level":30,"time":${Date.now()}${this.#base}${field('reqId', request.id)}` +
+      `,"req":{"method":${json(request.method)}${field('url', request.url)}` +
+      `${field('version', request.headers['accept-version'])}${field('host', request.host)}` +
+      `${field('remoteAddress', request.ip)}${field('remotePort', request.socket?.remotePort)}}` +
+      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":${json(message)}}\n`
+    );
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (!error || this.isLogDisabled(request)) return;
+    logged.add(reply);
+    reply.log.error(
+      { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
+      'request errored',
+    );
+  }
+}
+
+/**
+ * Lines to `destination` in one write per turn of the event loop: the lines logged while the
+ * server handles a burst of requests go out together. A turn that logs more than 64 KiB writes
+ * at once; `flush()` writes what is pending now.
+ */
+export function batched(destination: { write(text: string): unknown }): {
+  write(line: string): void;
+  flush(): void;
+} {
+  let pending: string[] = [];
+  let size = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? (pending[0] as string) : pending.join('');
+    pending = [];
+    size = 0;
+    destination.write(text);
+  };
+  return {
+    write(line: string) {
+      pending.push(line);
+      size += line.length;
+      if (size >= 64 * 1024) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
+let standardOutput: { write(line: string): void } | undefined;
+
+/**
+ * Standard output for a JSON log, {@link batched}. Whatever is pending is written when the
+ * process exits, a crash included; only a SIGKILL can cost the lines of the turn it lands in.
+ * One for the whole process: every app of it writes to the same standard output.
+ */
+export function batchedStandardOutput(): { write(line: string): void } {
+  if (standardOutput !== undefined) return standardOutput;
+  const output = batched(pino.destination({ dest: 1, sync: true }));
+  process.once('exit', output.flush);
+  standardOutput = output;
+  return output;
+}
