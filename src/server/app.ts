@@ -15,7 +15,7 @@ import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } f
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { compressionThreshold } from './http-cache.js';
+import { compressionThreshold, entityTagsReady } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -132,6 +132,7 @@ export class App<TCtx extends object = object> {
       sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
     );
     this.server.addHook('onReady', async () => {
+      await entityTagsReady();
       this.#refuseGuardsWithoutUser();
       if (this.#idempotency !== undefined) return;
       const needy = this.routes.filter((route) => route.definition.idempotent);

@@ -22,14 +22,29 @@ export interface CompressionOptions {
  * bytes", as SHA-1 does for other frameworks (a hash with practical collisions too); it is no
  * signature.
  */
-const { h64ToString } = await xxhash();
+let hashToHex: ((text: string) => string) | undefined;
+
+/**
+ * WebAssembly compiles asynchronously, and a top-level await would make this module impossible to
+ * `require` (a TypeScript app run as CommonJS does): the hasher loads when this module does, and
+ * an app waits for it before it serves (createApp's ready hook).
+ */
+const hasherLoaded: Promise<void> = xxhash().then((hasher) => {
+  hashToHex = hasher.h64ToString;
+});
+
+/** Resolves once {@link entityTag} can be called. */
+export function entityTagsReady(): Promise<void> {
+  return hasherLoaded;
+}
 
 /**
  * The strong entity tag of a JSON body: a hash of its exact text, so equal bodies share it,
  * after the record's version when the procedure is `.versioned()`.
  */
 export function entityTag(body: string, version?: string): string {
-  return versionedTag(version, h64ToString(body));
+  if (hashToHex === undefined) throw new Error('entityTag called before entityTagsReady() resolved');
+  return versionedTag(version, hashToHex(body));
 }
 
 /** A compressed answer's tag names its coding: each coding is its own representation. */
