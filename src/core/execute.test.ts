@@ -28,7 +28,7 @@ function call(
   const ctx = { request, order, ...(parts.user === undefined ? {} : { user: parts.user }) };
   return {
     order,
-    reply: invoke({ ctx, params: parts.params ?? {}, query: parts.query, body: parts.body }),
+    reply: Promise.resolve(invoke({ ctx, params: parts.params ?? {}, query: parts.query, body: parts.body })),
   };
 }
 
@@ -153,6 +153,51 @@ describe('compileRoute', () => {
     await expect(call(onlySignIn, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
       code: 'UNAUTHENTICATED',
     });
+  });
+
+  it('answers without a promise when every step is synchronous; a failure is always a rejected promise', async () => {
+    const staff = guard({ name: 'staff', check: (ctx: Ctx) => ctx.user?.role === 'staff' });
+    const invoke = compile(
+      'getPost',
+      p()
+        .guard(staff)
+        .input(z.object({ id: z.string().min(2) }))
+        .query(({ input }) => ({ id: input.id })),
+    );
+    const ctx = (role: string) => ({ request, order: [], user: { id: 'u', role } });
+    const answered = invoke({ ctx: ctx('staff'), params: { id: 'ab' }, query: undefined, body: undefined });
+    expect(answered).not.toBeInstanceOf(Promise);
+    expect(answered).toMatchObject({ status: 200, body: '{"id":"ab"}' });
+    // Refused by the guard and by validation, both found synchronously: rejections, never throws.
+    const refused = invoke({ ctx: ctx('user'), params: { id: 'ab' }, query: undefined, body: undefined });
+    await expect(refused).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const invalid = invoke({ ctx: ctx('staff'), params: { id: 'a' }, query: undefined, body: undefined });
+    await expect(invalid).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  it('runs guards that answer later in their order, the next only after the previous one passed', async () => {
+    const seen: string[] = [];
+    const later = (name: string, allowed: boolean) =>
+      guard({
+        name,
+        check: async () => {
+          seen.push(name);
+          await new Promise((resolve) => setImmediate(resolve));
+          return allowed;
+        },
+      });
+    const invoke = compile(
+      'listPosts',
+      p()
+        .guard(later('first', true))
+        .guard(later('second', false))
+        .guard(later('third', true))
+        .query(() => []),
+    );
+    await expect(call(invoke, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
+      message: 'Guard "second" denied access',
+    });
+    expect(seen).toEqual(['first', 'second']);
   });
 
   it('says so when a middleware does not return what next() gave it', async () => {

@@ -23,7 +23,7 @@ import {
   missingUserField,
 } from './procedure.js';
 import type { RouteEntry } from './routes.js';
-import { validate } from './schema.js';
+import { type Validation, validate } from './schema.js';
 
 /** One request, as the adapter hands it over. */
 export interface Call {
@@ -44,7 +44,11 @@ export interface Reply {
   version: string | undefined;
 }
 
-export type Invoke = (call: Call) => Promise<Reply>;
+/**
+ * One compiled call. Synchronous when every step is (a handler that answers from memory), so
+ * that no promise is made where nothing waits; it never throws, a failure is a rejected promise.
+ */
+export type Invoke = (call: Call) => Reply | Promise<Reply>;
 
 const deleteSuccess = '{"success":true}';
 
@@ -69,27 +73,44 @@ function loaderMistake(error: MissingUserFieldError, owner: string, options: Com
   );
 }
 
-async function runGuards(
+/**
+ * Runs the guards in order: synchronously while they answer synchronously, so that a route
+ * whose guards read only the context makes no promise; from the first pending one on, in turn.
+ */
+function runGuards(
   guards: readonly Guard<never>[],
   ctx: Call['ctx'],
   owner: string,
   options: CompileOptions,
-): Promise<void> {
+  from = 0,
+): void | Promise<void> {
   try {
-    for (const guard of guards) {
+    for (let index = from; index < guards.length; index++) {
+      const guard = guards[index] as Guard<never>;
       const signedIn = ctx.user !== undefined && ctx.user !== null;
       if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
       const missing = signedIn ? missingUserField(guard, ctx.user) : undefined;
       if (missing !== undefined) throw new MissingUserFieldError(guard.name, missing);
       const checked = guard.check(ctx as never);
-      if (!(checked instanceof Promise ? await checked : checked)) {
-        if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
-        throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
-      }
+      if (checked instanceof Promise)
+        return checked.then((allowed) => {
+          refuseUnless(allowed, guard, signedIn);
+          return runGuards(guards, ctx, owner, options, index + 1);
+        }, rethrow);
+      refuseUnless(checked, guard, signedIn);
     }
   } catch (error) {
+    rethrow(error);
+  }
+  function rethrow(error: unknown): never {
     throw error instanceof MissingUserFieldError ? loaderMistake(error, owner, options) : error;
   }
+}
+
+function refuseUnless(allowed: boolean, guard: Guard<never>, signedIn: boolean): void {
+  if (allowed) return;
+  if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
+  throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
 }
 
 type Step<T> = (call: Call, input: T) => Reply | Promise<Reply>;
@@ -210,36 +231,45 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
         };
   const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
 
-  const validated = async (call: Call): Promise<Reply> => {
-    let input: unknown = assemble(call);
-    if (inputSchema !== undefined) {
-      const pending = validate(inputSchema, input);
-      const result = pending instanceof Promise ? await pending : pending;
-      if (!result.ok) throw new ValidationError(result.errors);
-      input = result.value;
-    }
-    const reply = afterInput(call, input);
-    return reply instanceof Promise ? await reply : reply;
+  const checkedInput = (result: Validation<unknown>): unknown => {
+    if (!result.ok) throw new ValidationError(result.errors);
+    return result.value;
   };
-  let execute: Invoke = validated;
+  const validated = (call: Call): Reply | Promise<Reply> => {
+    const input = assemble(call);
+    if (inputSchema === undefined) return afterInput(call, input);
+    const pending = validate(inputSchema, input);
+    if (pending instanceof Promise) return pending.then((result) => afterInput(call, checkedInput(result)));
+    return afterInput(call, checkedInput(pending));
+  };
+  let execute: (call: Call) => Reply | Promise<Reply> = validated;
   if (middlewares.length > 0) {
     const chained = chain(middlewares, validated);
     execute = (call) => chained(call, undefined);
   }
-  let invoke = execute;
+  let guarded = execute;
   if (guards.length > 0) {
-    invoke = async (call) => {
-      await runGuards(guards, call.ctx, owner, options);
-      return await execute(call);
+    guarded = (call) => {
+      const passing = runGuards(guards, call.ctx, owner, options);
+      return passing instanceof Promise ? passing.then(() => execute(call)) : execute(call);
     };
   }
-  if (versioning === undefined) return invoke;
-  // A read's If-Match is the adapter's to compare with the tag it computes.
+  let invoke = guarded;
+  if (versioning !== undefined) {
+    // A read's If-Match is the adapter's to compare with the tag it computes.
+    invoke = (call) => {
+      (call.ctx as { precondition?: unknown }).precondition = preconditionOf(
+        isWrite ? call.ifMatch : undefined,
+        owner,
+      );
+      return guarded(call);
+    };
+  }
   return (call) => {
-    (call.ctx as { precondition?: unknown }).precondition = preconditionOf(
-      isWrite ? call.ifMatch : undefined,
-      owner,
-    );
-    return invoke(call);
+    try {
+      return invoke(call);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
 }

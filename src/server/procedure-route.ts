@@ -135,7 +135,10 @@ export function registerProcedureRoute(
       const sent = isPost ? request.headers['idempotency-key'] : undefined;
       const store = sent === undefined ? undefined : keyStore();
       let result: Reply & { replayed?: true };
-      if (store === undefined || sent === undefined) result = await invoke(call);
+      if (store === undefined || sent === undefined) {
+        const pending = invoke(call);
+        result = pending instanceof Promise ? await pending : pending;
+      }
       // Two keys, joined with ", " (as Node joins a repeated header), are one malformed key.
       else {
         const key = Array.isArray(sent) ? sent.join(', ') : sent;
