@@ -200,6 +200,24 @@ describe('compileRoute', () => {
     expect(seen).toEqual(['first', 'second']);
   });
 
+  it('refuses a second next() from one middleware: the handler runs once', async () => {
+    let runs = 0;
+    const invoke = compile(
+      'listPosts',
+      p()
+        .use((async ({ next }: { next: MiddlewareNext }) => {
+          await next();
+          return await next();
+        }) as never)
+        .query(() => {
+          runs += 1;
+          return [];
+        }),
+    );
+    await expect(call(invoke).reply).rejects.toThrow('called next() more than once');
+    expect(runs).toBe(1);
+  });
+
   it('says so when a middleware does not return what next() gave it', async () => {
     const invoke = compile(
       'listPosts',

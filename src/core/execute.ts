@@ -128,10 +128,14 @@ function chain<T>(
     if (middleware === undefined) return last(call, input);
     const { ctx } = call;
     let reply: Reply | undefined;
+    let called = false;
     const result = await middleware({
       ctx: ctx as never,
       input: input as never,
       next: async (addition?: object): Promise<MiddlewareResult<never>> => {
+        // A second call would run the rest of the chain, the handler included, once more.
+        if (called) throw new Error('A middleware of this route called next() more than once');
+        called = true;
         if (addition !== undefined) Object.assign(ctx, addition);
         reply = await dispatch(index + 1, call, input);
         return { output: reply };

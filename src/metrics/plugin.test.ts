@@ -78,6 +78,14 @@ describe('metricsPlugin', () => {
     const other = await fetch(metricsUrl.replace('/metrics', '/api/notes'));
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(other.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await other.json()).toEqual({
+      type: 'urn:proceed:problem:route-not-found',
+      title: 'Route not found',
+      status: 404,
+      detail: 'Only GET /metrics is served here',
+      code: 'ROUTE_NOT_FOUND',
+    });
   });
 
   it('counts a request in flight while it runs', async () => {

@@ -8,7 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { ProceedConfigError } from '../core/errors.js';
+import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { App } from '../server/app.js';
 import { problemCodeOf } from '../server/problems.js';
@@ -62,6 +62,17 @@ function routeLabel(request: FastifyRequest): string {
   if (procedure !== undefined) return procedure;
   const url = request.routeOptions.url;
   return url === undefined ? 'unmatched' : url;
+}
+
+/** A problem+json answer of the metrics listener, rendered as every other problem is. */
+function answerProblem(response: ServerResponse, error: ProceedError): void {
+  const problem = toProblem(error);
+  response.writeHead(problem.status, {
+    ...problem.headers,
+    'content-type': 'application/problem+json; charset=utf-8',
+    'x-content-type-options': 'nosniff',
+  });
+  response.end(JSON.stringify(problem.body));
 }
 
 /**
@@ -185,16 +196,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (request.method !== 'GET' || path !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/problem+json; charset=utf-8' });
-      response.end(
-        JSON.stringify({
-          type: 'urn:proceed:problem:route-not-found',
-          title: 'Route not found',
-          status: 404,
-          detail: 'Only GET /metrics is served here',
-          code: 'ROUTE_NOT_FOUND',
-        }),
-      );
+      answerProblem(response, new ProceedError('ROUTE_NOT_FOUND', 'Only GET /metrics is served here'));
       return;
     }
     Promise.all([processMetrics().metrics(), registry.metrics()]).then(
@@ -204,16 +206,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
       },
       (error: unknown) => {
         app.log.error({ err: error }, 'Metrics could not be collected');
-        response.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8' });
-        response.end(
-          JSON.stringify({
-            type: 'urn:proceed:problem:internal',
-            title: 'Internal server error',
-            status: 500,
-            detail: 'The metrics could not be collected',
-            code: 'INTERNAL',
-          }),
-        );
+        answerProblem(response, new ProceedError('INTERNAL', 'The metrics could not be collected'));
       },
     );
   });
