@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProceedError } from './errors.js';
 import { type Call, compileRoute } from './execute.js';
-import { parseIfMatch, versionedTag, versionOf } from './precondition.js';
+import { listedTags, parseIfMatch, versionedTag, versionOf } from './precondition.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
 
@@ -61,6 +61,17 @@ const put = (ifMatch?: string) => ({
   query: undefined,
   body: { title: 'second' },
   ifMatch,
+});
+
+describe('listedTags', () => {
+  it('reads * or the quoted tags of a header, weak ones marked, anything else dropped', () => {
+    expect(listedTags(' * ')).toBe('*');
+    expect(listedTags('W/"a", "3.b-gzip" ,junk, "", "c')).toEqual([
+      { text: 'W/"a"', weak: true, opaque: '"a"' },
+      { text: '"3.b-gzip"', weak: false, opaque: '"3.b-gzip"' },
+      { text: '""', weak: false, opaque: '""' },
+    ]);
+  });
 });
 
 describe('parseIfMatch', () => {

@@ -46,19 +46,44 @@ export function versionedTag(version: string | undefined, bodyHash: string): str
   return version === undefined ? `"${bodyHash}"` : `"${version}.${bodyHash}"`;
 }
 
+/** One entity tag listed in an `If-Match` or `If-None-Match` header. */
+export interface ListedTag {
+  /** As sent, `W/` included: what a 304 names back. */
+  readonly text: string;
+  readonly weak: boolean;
+  /** The quoted tag without `W/`: `"…"`. */
+  readonly opaque: string;
+}
+
+/**
+ * The one reading of an `If-Match` or `If-None-Match` header (RFC 9110): `*`, or its entity
+ * tags in order. Entries that are not quoted tags are dropped: they can match nothing.
+ */
+export function listedTags(header: string): '*' | ListedTag[] {
+  if (header.trim() === '*') return '*';
+  const tags: ListedTag[] = [];
+  for (const raw of header.split(',')) {
+    const text = raw.trim();
+    const weak = text.startsWith('W/');
+    const opaque = weak ? text.slice(2) : text;
+    if (opaque.length < 2 || !opaque.startsWith('"') || !opaque.endsWith('"')) continue;
+    tags.push({ text, weak, opaque });
+  }
+  return tags;
+}
+
 /** `*`, or the versions named by the strong tags of an `If-Match` header (a weak tag never matches). */
 export type IfMatch = '*' | readonly string[];
 
 /** A compressed copy's tag ends in its coding (`"…-gzip"`); the version before the dot is the same. */
 export function parseIfMatch(header: string): IfMatch {
-  if (header.trim() === '*') return '*';
+  const tags = listedTags(header);
+  if (tags === '*') return '*';
   const versions: string[] = [];
-  for (const raw of header.split(',')) {
-    const tag = raw.trim();
-    if (tag.length < 3 || !tag.startsWith('"') || !tag.endsWith('"')) continue;
-    const opaque = tag.slice(1, -1);
+  for (const { weak, opaque } of tags) {
+    if (weak) continue;
     const dot = opaque.indexOf('.');
-    if (dot > 0) versions.push(opaque.slice(0, dot));
+    if (dot > 1) versions.push(opaque.slice(1, dot));
   }
   return versions;
 }

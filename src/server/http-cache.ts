@@ -9,7 +9,7 @@ import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import xxhash from 'xxhash-wasm';
 import { ProceedConfigError } from '../core/errors.js';
-import { versionedTag } from '../core/precondition.js';
+import { listedTags, versionedTag } from '../core/precondition.js';
 
 export interface CompressionOptions {
   /** Bodies shorter than this many bytes are sent as they are. Default 1024. */
@@ -56,27 +56,21 @@ const codingSuffix = /-(?:br|gzip)"$/;
  */
 export function matchingTag(ifNoneMatch: string | undefined, tag: string): string | undefined {
   if (ifNoneMatch === undefined) return undefined;
-  if (ifNoneMatch.trim() === '*') return tag;
-  for (const raw of ifNoneMatch.split(',')) {
-    const candidate = raw.trim();
-    const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate;
-    // Exact first: a version may hold '-', so a tag itself may end in "-br".
-    if (opaque === tag || opaque.replace(codingSuffix, '"') === tag) return candidate;
-  }
-  return undefined;
+  const tags = listedTags(ifNoneMatch);
+  if (tags === '*') return tag;
+  return tags.find(({ opaque }) => sameTag(opaque, tag))?.text;
 }
+
+/** Exact first: a version may hold '-', so a tag itself may end in "-br". */
+const sameTag = (opaque: string, tag: string) => opaque === tag || opaque.replace(codingSuffix, '"') === tag;
 
 /**
  * Whether `If-Match` holds `tag` (strong comparison, as RFC 9110 asks for this header: a weak
  * tag never matches; a coding suffix ignored) or is `*`.
  */
 export function ifMatchHolds(ifMatch: string, tag: string): boolean {
-  if (ifMatch.trim() === '*') return true;
-  for (const raw of ifMatch.split(',')) {
-    const candidate = raw.trim();
-    if (candidate === tag || candidate.replace(codingSuffix, '"') === tag) return true;
-  }
-  return false;
+  const tags = listedTags(ifMatch);
+  return tags === '*' || tags.some(({ weak, opaque }) => !weak && sameTag(opaque, tag));
 }
 
 /**
