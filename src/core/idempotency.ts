@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ProceedError, ValidationError } from './errors.js';
 import type { Call, Invoke, Reply } from './execute.js';
+import type { RouteEntry } from './routes.js';
 
 /** What a replay sends again: the first answer as the adapter wrote it. */
 export interface StoredAnswer {
@@ -81,6 +82,18 @@ export function idempotencyKeyOf(header: string): string {
       { path: 'Idempotency-Key', message: 'Must be 1–255 visible ASCII characters, e.g. a UUID' },
     ]);
   return key;
+}
+
+/**
+ * Whether a route replays by `Idempotency-Key` on an app with a key store: every `.idempotent()`
+ * procedure, and every `create*` one when the store was registered with `creates`. The one rule
+ * both the run time and the OpenAPI document follow.
+ */
+export function replaysByKey(
+  route: Pick<RouteEntry, 'definition' | 'convention'>,
+  creates: boolean,
+): boolean {
+  return route.definition.idempotent || (creates && route.convention?.prefix === 'create');
 }
 
 /** Refuses a key on a POST that does not replay: the client would believe a retry is safe. */

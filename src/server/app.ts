@@ -9,6 +9,7 @@ import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
 import { ProceedConfigError } from '../core/errors.js';
+import { replaysByKey } from '../core/idempotency.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection, RequestInfo } from '../core/procedure.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
@@ -245,11 +246,7 @@ export class App<TCtx extends object = object> {
       throw new ProceedConfigError('An idempotency store is registered twice on this app');
     this.#idempotency = idempotency;
     const documentation = idempotencyDocumentation(idempotency.settings.ttl);
-    this.document((route) =>
-      route.definition.idempotent || (idempotency.creates && route.convention?.prefix === 'create')
-        ? documentation
-        : undefined,
-    );
+    this.document((route) => (replaysByKey(route, idempotency.creates) ? documentation : undefined));
     return this;
   }
 

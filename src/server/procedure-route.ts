@@ -7,6 +7,7 @@ import {
   type IdempotencySettings,
   idempotencyKeyOf,
   keyNotTaken,
+  replaysByKey,
   runIdempotent,
 } from '../core/idempotency.js';
 import { staleVersion } from '../core/precondition.js';
@@ -94,7 +95,6 @@ export function registerProcedureRoute(
 ): void {
   const invoke = compileRoute(route, { userSource: options.userSource });
   const isPost = route.method === 'POST';
-  const isCreate = route.convention?.prefix === 'create';
   /**
    * Where a key sent to this route goes: nowhere on an app without a key store (clients that add
    * the header to every POST keep working); on one with a store, a POST that does not replay
@@ -103,7 +103,7 @@ export function registerProcedureRoute(
   const keyStore = (): IdempotencySettings | undefined => {
     const runtime = options.idempotency();
     if (runtime === undefined) return undefined;
-    if (!(route.definition.idempotent || (runtime.creates && isCreate))) throw keyNotTaken();
+    if (!replaysByKey(route, runtime.creates)) throw keyNotTaken();
     return runtime.settings;
   };
   const isRead = route.method === 'GET';
