@@ -59,7 +59,13 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     ...(definition.idempotent ? [idempotencyDocumentation()] : []),
     ...added,
   ];
-  const headers: Record<string, HeaderDocumentation> = {};
+  // The procedure's fixed headers (`.headers()`), as HTTP documents name them: Cache-Control.
+  const headers: Record<string, HeaderDocumentation> = Object.fromEntries(
+    Object.entries(definition.headers).map(([name, value]) => [
+      name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()),
+      { description: `Always \`${value}\``, type: 'string' } satisfies HeaderDocumentation,
+    ]),
+  );
   const requestHeaders: Record<string, HeaderDocumentation> = {};
   let notModified = false;
   let bearer: RouteFacts['bearer'] = definition.guards.length > 0 ? 'required' : 'none';

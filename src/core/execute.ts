@@ -203,12 +203,15 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
 
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
+  const noContent = route.successStatus === 204;
   const answer = (call: Call, result: unknown): Reply | Promise<Reply> => {
     const { precondition } = call.ctx as { precondition?: unknown };
     if (precondition instanceof RequestPrecondition && !precondition.checked)
       throw new Error(
         `${owner}: a .versioned() write must call ctx.precondition.check(version) before it writes; this call was sent If-Match and never checked it (docs/http-caching.md)`,
       );
+    // 204 has no body: whatever the handler returned stays on the server (docs/procedures.md).
+    if (noContent) return { status: 204, body: '', location: undefined, version: undefined };
     const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
     const body = serialize(result, call.ctx);
     if (body instanceof Promise)

@@ -54,9 +54,13 @@ describe('resolveRoute', () => {
       resolveRoute('auth', 'forgot', 'mutation', { method: 'POST', path: '/auth/forgot', status: 202 })
         .successStatus,
     ).toBe(202);
+    expect(
+      resolveRoute('marks', 'markRead', 'mutation', { method: 'PUT', path: '/marks/:id/read', status: 204 })
+        .successStatus,
+    ).toBe(204);
     expect(() =>
-      resolveRoute('auth', 'x', 'mutation', { method: 'POST', path: '/x', status: 204 as 200 }),
-    ).toThrow(/success status 204/);
+      resolveRoute('auth', 'x', 'mutation', { method: 'POST', path: '/x', status: 206 as 200 }),
+    ).toThrow('success status 206 is not 200, 201, 202 or 204');
   });
 
   it('refuses a name without a prefix or override, naming the procedure', () => {

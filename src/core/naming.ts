@@ -16,8 +16,11 @@ export interface RestOverride {
   status?: SuccessStatus;
 }
 
-/** Statuses a procedure may succeed with: 202 suits work accepted for later (a mail to send). */
-export type SuccessStatus = 200 | 201 | 202;
+/**
+ * Statuses a procedure may succeed with: 202 suits work accepted for later (a mail to send), 204
+ * an answer with nothing to say (the procedure then declares no output, and sends no body).
+ */
+export type SuccessStatus = 200 | 201 | 202 | 204;
 
 /** What a conventional name prefix implies. */
 export interface Convention {
@@ -162,8 +165,10 @@ export function resolveRoute(
         ? 'body'
         : 'query';
   const successStatus = override?.status ?? (convention?.prefix === 'create' ? 201 : 200);
-  if (![200, 201, 202].includes(successStatus)) {
-    throw new ProceedConfigError(`${where}: success status ${String(successStatus)} is not 200, 201 or 202`);
+  if (![200, 201, 202, 204].includes(successStatus)) {
+    throw new ProceedConfigError(
+      `${where}: success status ${String(successStatus)} is not 200, 201, 202 or 204`,
+    );
   }
   return { method, path, params, inputMode, successStatus, convention };
 }

@@ -69,6 +69,11 @@ export function planRoutes(
           `Procedures "${previous}" and "${owner}" both map to ${resolved.method} ${path}`,
         );
       }
+      if (resolved.successStatus === 204 && definition.output !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} answers 204 No Content, which has no body: remove its .output(), or answer 200`,
+        );
+      }
       if (definition.idempotent && resolved.method !== 'POST') {
         throw new ProceedConfigError(
           `${owner} is .idempotent() but answers ${resolved.method}: only a POST needs an Idempotency-Key (PUT and DELETE are idempotent already)`,

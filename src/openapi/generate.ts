@@ -300,6 +300,7 @@ class DocumentBuilder {
   }
 
   #success(route: RouteEntry, owner: string, hint: string): OpenApiResponse {
+    if (route.successStatus === 204) return { description: 'No content' };
     const schema = this.#outputSchema(route, owner, hint);
     const json: OpenApiMediaType = { schema };
     withExample(json, this.components.schemas);

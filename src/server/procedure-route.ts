@@ -112,6 +112,8 @@ export function registerProcedureRoute(
   const versioned = route.definition.versioning !== undefined;
   const { compressAbove, requestIds } = options;
   const headers = { ...route.definition.headers, ...jsonHeaders };
+  // 204 No Content: the route's headers and nosniff, but no body to type.
+  const { 'content-type': _bodyType, ...noContentHeaders } = headers;
   server.route({
     method: route.method,
     url: route.path,
@@ -151,6 +153,12 @@ export function registerProcedureRoute(
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
         throw staleVersion();
+      if (result.status === 204) {
+        reply.code(204).headers(noContentHeaders);
+        if (requestIds) reply.header('x-request-id', request.id);
+        if (result.replayed === true) reply.header('idempotency-replayed', 'true');
+        return reply.send();
+      }
       reply.code(result.status).headers(headers);
       if (requestIds) reply.header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');

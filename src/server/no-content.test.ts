@@ -1,0 +1,85 @@
+/** A procedure declared `.rest({ status: 204 })`: no body, no content type, documented so, read as undefined by the client. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createClient, routeManifest } from '../client/index.js';
+import { ProceedConfigError } from '../core/errors.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createResponseValidator } from '../openapi/conformance.js';
+import { generateOpenApi } from '../openapi/generate.js';
+import { createApp } from './app.js';
+
+const seen: string[] = [];
+const marks = procedures('marks', {
+  markRead: procedure()
+    .rest({ method: 'PUT', path: '/marks/:id/read', status: 204 })
+    .headers({ 'cache-control': 'no-store' })
+    .input(z.object({ id: z.string().regex(/^\d+$/) }))
+    .mutation(({ input }) => {
+      seen.push(input.id);
+      return { ignored: true };
+    }),
+});
+
+describe('a 204 procedure', () => {
+  const app = createApp({ logger: false });
+  app.mount([marks]);
+  afterAll(() => app.close());
+
+  it('answers 204 with no body and no content type, its own headers and the request id kept', async () => {
+    const response = await app.inject({ method: 'PUT', url: '/api/marks/7/read' });
+    expect(response.statusCode).toBe(204);
+    expect(response.body).toBe('');
+    expect(response.headers['content-type']).toBeUndefined();
+    expect(response.headers['content-length']).toBeUndefined();
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.headers['x-request-id']).toEqual(expect.any(String));
+    expect(seen).toContain('7');
+  });
+
+  it('still answers bad input with a 400 problem, and runs nothing', async () => {
+    const response = await app.inject({ method: 'PUT', url: '/api/marks/seven/read' });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.json()).toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect(seen).not.toContain('seven');
+  });
+
+  it('is documented as 204 without content, and its answer fits the document', async () => {
+    const document = generateOpenApi({ app, info: { title: 'Marks', version: '1.0.0' } });
+    const operation = document.paths['/api/marks/{id}/read']?.put;
+    expect(operation?.responses['204']).toEqual({
+      description: 'No content',
+      headers: { 'Cache-Control': { description: 'Always `no-store`', schema: { type: 'string' } } },
+    });
+    expect(operation?.responses['200']).toBeUndefined();
+    const response = await app.inject({ method: 'PUT', url: '/api/marks/8/read' });
+    const check = createResponseValidator(document);
+    expect(check('PUT', '/api/marks/8/read', 204, response.headers['content-type'], response.body)).toEqual([]);
+  });
+
+  it('resolves to undefined in the typed client, over a socket', async () => {
+    const served = createApp({ logger: false });
+    served.mount([marks]);
+    const url = await served.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    try {
+      const client = createClient<{ marks: typeof marks }>({ baseUrl: url, routes: routeManifest(served) });
+      await expect(client.marks.markRead({ id: '9' })).resolves.toBeUndefined();
+      expect(seen).toContain('9');
+    } finally {
+      await served.close();
+    }
+  });
+
+  it('refuses an output at start-up: 204 has no body to carry it', () => {
+    const withOutput = procedures('marks', {
+      markRead: procedure()
+        .rest({ method: 'PUT', path: '/marks/:id/read', status: 204 })
+        .output(z.object({ ok: z.boolean() }))
+        .mutation(() => ({ ok: true })),
+    });
+    expect(() => createApp({ logger: false }).mount([withOutput])).toThrow(ProceedConfigError);
+    expect(() => createApp({ logger: false }).mount([withOutput])).toThrow(
+      'marks.markRead answers 204 No Content, which has no body: remove its .output(), or answer 200',
+    );
+  });
+});
