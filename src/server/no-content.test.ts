@@ -54,7 +54,9 @@ describe('a 204 procedure', () => {
     expect(operation?.responses['200']).toBeUndefined();
     const response = await app.inject({ method: 'PUT', url: '/api/marks/8/read' });
     const check = createResponseValidator(document);
-    expect(check('PUT', '/api/marks/8/read', 204, response.headers['content-type'], response.body)).toEqual([]);
+    expect(check('PUT', '/api/marks/8/read', 204, response.headers['content-type'], response.body)).toEqual(
+      [],
+    );
   });
 
   it('resolves to undefined in the typed client, over a socket', async () => {
