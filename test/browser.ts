@@ -4,14 +4,14 @@
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { inCi } from './ci.js';
 
 export const chromiumPath = '/usr/bin/chromium';
 const available = existsSync(chromiumPath);
-const inCi = process.env.CI === 'true';
 
 /** Whether a browser suite should be skipped here; says why once. */
 export function skipBrowserSuite(suite: string): boolean {
-  if (available || inCi) return false;
+  if (available || inCi()) return false;
   console.warn(`Skipping ${suite}: no Chromium at ${chromiumPath} (apt-get install -y chromium)`);
   return true;
 }

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
+import { inCi } from './ci.js';
 
 export const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
 export const bin = `${root}/bin/proceed.js`;
@@ -218,7 +219,7 @@ export function requestInFlight(port: number, path: string, body: unknown): Requ
  */
 export function installed(command: string): boolean {
   const found = spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-  if (!found && process.env.CI === 'true') throw new Error(`${command} is not installed; CI requires it`);
+  if (!found && inCi()) throw new Error(`${command} is not installed; CI requires it`);
   if (!found) console.warn(`[tools] ${command} is not installed: the tests that need it are skipped`);
   return found;
 }

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { inCi } from './ci.js';
 
 /**
  * Probes the local services that some suites need. On a developer machine a missing service
@@ -16,7 +17,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
   );
   if (missing.length > 0) {
     const message = `unreachable: ${missing.join(', ')}`;
-    if (process.env.CI === 'true') throw new Error(`${message}; CI requires every service`);
+    if (inCi()) throw new Error(`${message}; CI requires every service`);
     console.warn(`\n[services] ${message}; the suites that need them are skipped\n`);
   }
   project.provide('postgresUrl', postgres ? postgresUrl : null);

@@ -5,12 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { inCi } from '../../../test/ci.js';
 
 const chromiumPath = '/usr/bin/chromium';
 
 /** Whether the browser suite should be skipped here; says why. */
 export function skipBrowserSuite(suite: string): boolean {
-  if (existsSync(chromiumPath) || process.env.CI === 'true') return false;
+  if (existsSync(chromiumPath) || inCi()) return false;
   console.warn(`Skipping ${suite}: no Chromium at ${chromiumPath} (apt-get install -y chromium)`);
   return true;
 }

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { inCi } from '../../../test/ci.js';
 import { freePort } from './ports.js';
 
 export class RedisServer {
@@ -12,7 +13,7 @@ export class RedisServer {
   /** Whether redis-server is installed: skipped without it, a failure under CI=true (.ci/run installs it). */
   static installed(): boolean {
     const found = spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status === 0;
-    if (!found && process.env.CI === 'true') throw new Error('redis-server is not installed; CI requires it');
+    if (!found && inCi()) throw new Error('redis-server is not installed; CI requires it');
     return found;
   }
   #child: ChildProcess | undefined;
