@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import {
@@ -68,6 +69,26 @@ describe('JwtCodec', () => {
       expect(problem.body).toMatchObject({ code: 'INVALID_TOKEN', detail });
       expect(problem.headers['www-authenticate']).toBe('Bearer');
     }
+  });
+
+  it('accepts HS256 only: a token signed with the same secret under HS384, HS512 or none is refused', () => {
+    const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const signed = claims();
+    const payload = encode(signed);
+    for (const [alg, hash] of [
+      ['HS384', 'sha384'],
+      ['HS512', 'sha512'],
+    ] as const) {
+      const unsigned = `${encode({ alg, typ: 'JWT' })}.${payload}`;
+      const token = `${unsigned}.${createHmac(hash, secret).update(unsigned).digest('base64url')}`;
+      expect(() => jwt.verify(token), alg).toThrow(TokenAlgorithmError);
+    }
+    expect(() => jwt.verify(`${encode({ alg: 'none', typ: 'JWT' })}.${payload}.`)).toThrow(InvalidTokenError);
+    // The same claims under HS256 and this secret pass: the refusals above are the algorithm's.
+    const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${payload}`;
+    expect(
+      jwt.verify(`${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`),
+    ).toEqual(signed);
   });
 
   it('treats an algorithm error as a kind of signature error', () => {

@@ -175,6 +175,32 @@ describe('compileRoute', () => {
     await expect(invalid).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
+  it('enforces every guard of a stack: the second refuses though the first passed', async () => {
+    const passes = guard({ name: 'passes', check: () => true });
+    const refuses = guard({ name: 'refuses', check: () => false });
+    const invoke = compile(
+      'listPosts',
+      p()
+        .guard(passes)
+        .guard(refuses)
+        .query(() => []),
+    );
+    await expect(call(invoke, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+      message: 'Guard "refuses" denied access',
+    });
+    const reversed = compile(
+      'listPosts',
+      p()
+        .guard(refuses)
+        .guard(passes)
+        .query(() => []),
+    );
+    await expect(call(reversed, { user: { id: 'u', role: 'user' } }).reply).rejects.toMatchObject({
+      message: 'Guard "refuses" denied access',
+    });
+  });
+
   it('runs guards that answer later in their order, the next only after the previous one passed', async () => {
     const seen: string[] = [];
     const later = (name: string, allowed: boolean) =>

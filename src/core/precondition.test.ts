@@ -1,9 +1,10 @@
 /** `.versioned()` and If-Match in the core: parsing, the handler's check, refusals. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProceedError } from './errors.js';
 import { type Call, compileRoute } from './execute.js';
-import { listedTags, parseIfMatch, versionedTag, versionOf } from './precondition.js';
+import { admits, listedTags, parseIfMatch, versionedTag, versionOf } from './precondition.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
 
@@ -90,6 +91,37 @@ describe('parseIfMatch', () => {
     expect(versionOf('rev_2-b', 'p')).toBe('rev_2-b');
     for (const bad of [-1, 1.5, 'a.b', '', 'x'.repeat(65), undefined, null, {}])
       expect(() => versionOf(bad, 'posts.updatePost')).toThrow(/posts\.updatePost: its version must be/);
+  });
+});
+
+describe('If-Match against multi-digit versions (properties)', () => {
+  const version = fc.nat({ max: 1_000_000 }).map(String);
+  const hash = fc.stringMatching(/^[0-9a-f]{16}$/);
+
+  it('admits a version only when a tag names exactly it: never a prefix, an extension or a neighbour', () => {
+    fc.assert(
+      fc.property(version, version, hash, fc.constantFrom('', '-gzip', '-br'), (sent, current, h, coding) => {
+        const ifMatch = parseIfMatch(`"${sent}.${h}${coding}"`);
+        expect(ifMatch).toEqual([sent]);
+        expect(admits(ifMatch, current)).toBe(sent === current);
+      }),
+    );
+  });
+
+  it('refuses "1.x" against version 12 and "12.x" against version 1, whatever else the header lists', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 99_999 }),
+        fc.integer({ min: 0, max: 9 }),
+        hash,
+        (short, digit, h) => {
+          const long = `${short}${digit}`;
+          expect(admits(parseIfMatch(`"${short}.${h}"`), long)).toBe(false);
+          expect(admits(parseIfMatch(`"${long}.${h}"`), String(short))).toBe(false);
+          expect(admits(parseIfMatch(`W/"${long}.${h}", "${short}.${h}"`), long)).toBe(false);
+        },
+      ),
+    );
   });
 });
 

@@ -85,6 +85,23 @@ describe('paginateKeyset', () => {
     expect(queries).toEqual([{ cursor: 'm', towards: 'older', limit: 4 }]);
   });
 
+  it('at the boundary: exactly limit rows end the listing, limit + 1 rows leave a next cursor on the last shown', async () => {
+    const rows = (count: number) => Array.from({ length: count }, (_, at) => ({ id: `r${9 - at}` }));
+    const page = (count: number) =>
+      paginateKeyset({ limit: 3, direction: 'forward' }, async () => rows(count), { key: 'id' });
+    await expect(page(3)).resolves.toEqual({
+      data: rows(3),
+      nextCursor: null,
+      prevCursor: 'r9',
+    });
+    await expect(page(4)).resolves.toEqual({
+      data: rows(3),
+      nextCursor: 'r7',
+      prevCursor: 'r9',
+    });
+    await expect(page(0)).resolves.toEqual({ data: [], nextCursor: null, prevCursor: null });
+  });
+
   it('reads the newer items, then asks whether anything is older than the page, going backward', async () => {
     const queries: KeysetQuery[] = [];
     const page = await paginateKeyset(
