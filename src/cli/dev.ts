@@ -6,7 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { displayPath, resolveEntry } from './entry.js';
+import { displayPath } from './display.js';
+import { resolveEntry } from './entry.js';
 import { exitCodeOf, forwardSignals } from './signals.js';
 import { isTypeScript, sibling, typescriptLoaderArgs } from './typescript.js';
 import { commands, listenAddress, parseCommand } from './usage.js';

@@ -3,10 +3,11 @@
  * or a function, sync or async, that returns one.
  */
 import { existsSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from '../server/app.js';
 import type { EntryContext } from '../server/entry-context.js';
+import { displayPath } from './display.js';
 import { CliError } from './errors.js';
 import { assertImportable } from './typescript.js';
 
@@ -50,12 +51,6 @@ export function isApp(value: unknown): value is App {
     Array.isArray(candidate.routes) &&
     Array.isArray(candidate.mounts)
   );
-}
-
-/** The entry relative to `cwd`, for messages. */
-export function displayPath(file: string, cwd = process.cwd()): string {
-  const shown = relative(cwd, file);
-  return shown === '' || shown.startsWith('..') ? file : shown;
 }
 
 /**

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { displayPath } from './entry.js';
+import { displayPath } from './display.js';
 import { CliError } from './errors.js';
 import { exitCodeOf, forwardSignals } from './signals.js';
 
