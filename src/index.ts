@@ -8,19 +8,15 @@
  * @module proceed
  */
 
-export { ContextPipeline, type ContextResolver, type RequestContext } from './core/context.js';
+export type { ContextResolver, RequestContext } from './core/context.js';
 export {
-  distinctProblems,
   entityTagDocumentation,
   type RouteFacts,
   routeFacts,
 } from './core/documentation.js';
 export * from './core/errors.js';
 export {
-  conventionOf,
-  fillPath,
   type HttpMethod,
-  httpMethods,
   type InputMode,
   type ProcedureKind,
   type RestOverride,
@@ -28,7 +24,40 @@ export {
   type SuccessStatus,
 } from './core/naming.js';
 export type { EntityVersion, Precondition } from './core/precondition.js';
-export * from './core/procedure.js';
+export {
+  type AnyHandler,
+  type AnyMiddleware,
+  type AnyProcedure,
+  type BaseContext,
+  type Collection,
+  type Guard,
+  type GuardFailure,
+  guard,
+  type HeaderDocumentation,
+  type Middleware,
+  type MiddlewareNext,
+  type MiddlewareResult,
+  type OutputDeclaration,
+  type OutputSelection,
+  type Procedure,
+  ProcedureBuilder,
+  type ProcedureDefinition,
+  type ProcedureMeta,
+  type ProcedureTypes,
+  procedure,
+  procedures,
+  type RateLimitRule,
+  type RequestInfo,
+  type RouteDocumentation,
+  rateLimit,
+  type Step,
+  step,
+  type UserField,
+  type UserGuard,
+  type UserOf,
+  type Versioning,
+  type WithUser,
+} from './core/procedure.js';
 export {
   type DocumentationSource,
   type Mount,
@@ -37,8 +66,8 @@ export {
   RouteTable,
 } from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
-export { isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
-export { outageRetryAfter, UnavailableError, unavailableProblem } from './core/unavailable.js';
+export { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export { UnavailableError, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
 export type { EntryContext } from './server/entry-context.js';
