@@ -16,6 +16,15 @@ export {
 } from './core/documentation.js';
 export * from './core/errors.js';
 export {
+  type Guard,
+  type GuardFailure,
+  guard,
+  type UserField,
+  type UserGuard,
+  type UserOf,
+  type WithUser,
+} from './core/guards.js';
+export {
   type HttpMethod,
   type InputMode,
   type ProcedureKind,
@@ -28,15 +37,7 @@ export {
   type AnyHandler,
   type AnyMiddleware,
   type AnyProcedure,
-  type BaseContext,
   type Collection,
-  type Guard,
-  type GuardFailure,
-  guard,
-  type HeaderDocumentation,
-  type Middleware,
-  type MiddlewareNext,
-  type MiddlewareResult,
   type OutputDeclaration,
   type OutputSelection,
   type Procedure,
@@ -46,18 +47,9 @@ export {
   type ProcedureTypes,
   procedure,
   procedures,
-  type RateLimitRule,
-  type RequestInfo,
-  type RouteDocumentation,
-  rateLimit,
-  type Step,
-  step,
-  type UserField,
-  type UserGuard,
-  type UserOf,
   type Versioning,
-  type WithUser,
 } from './core/procedure.js';
+export type { BaseContext, RequestInfo } from './core/request-context.js';
 export {
   type DocumentationSource,
   type Mount,
@@ -67,6 +59,17 @@ export {
 } from './core/route-table.js';
 export { planRoutes, type RouteEntry } from './core/routes.js';
 export { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export {
+  type HeaderDocumentation,
+  type Middleware,
+  type MiddlewareNext,
+  type MiddlewareResult,
+  type RateLimitRule,
+  type RouteDocumentation,
+  rateLimit,
+  type Step,
+  step,
+} from './core/steps.js';
 export { UnavailableError, unavailableProblem } from './core/unavailable.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';

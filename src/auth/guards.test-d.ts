@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { guard, procedure } from '../core/procedure.js';
+import { guard } from '../core/guards.js';
+import { procedure } from '../core/procedure.js';
 import { admin, allOf, anyOf, authenticated, hasRole } from './guards.js';
 import type { AuthContext, AuthState } from './plugin.js';
 

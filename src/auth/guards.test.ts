@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guard } from '../core/procedure.js';
+import { guard } from '../core/guards.js';
 import { admin, allOf, anyOf, authenticated, hasRole } from './guards.js';
 
 type Ctx = { user?: { id: string; role: string } | undefined };

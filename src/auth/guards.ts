@@ -9,7 +9,7 @@ import {
   MissingUserFieldError,
   missingUserField,
   type UserGuard,
-} from '../core/procedure.js';
+} from '../core/guards.js';
 
 /** The context the role guards read: a user with a role. */
 export interface RoleContext {

@@ -8,7 +8,7 @@ import { resolveSecret } from '../config/secret.js';
 import type { RequestContext } from '../core/context.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import type { RouteDocumentation } from '../core/procedure.js';
+import type { RouteDocumentation } from '../core/steps.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { isDataException } from '../stores/sql.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';

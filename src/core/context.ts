@@ -3,7 +3,7 @@
  * each plugin's resolver in order. Synchronous unless one of them is: no promise per request
  * otherwise. An adapter builds the {@link RequestInfo} and hands the result to `compileRoute`.
  */
-import type { BaseContext, RequestInfo } from './procedure.js';
+import type { BaseContext, RequestInfo } from './request-context.js';
 
 type MaybePromise<T> = T | Promise<T>;
 

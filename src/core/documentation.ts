@@ -4,9 +4,10 @@
  * keeping them here, beside the code that runs the route, keeps the two from drifting.
  */
 import { describeProblem, type ErrorDefinition, type ProblemCode } from './errors.js';
-import { canForbid, type HeaderDocumentation, type RouteDocumentation } from './procedure.js';
+import { canForbid } from './guards.js';
 import type { DocumentationSource } from './route-table.js';
 import type { RouteEntry } from './routes.js';
+import type { HeaderDocumentation, RouteDocumentation } from './steps.js';
 
 /** Everything the documentation of one route says beyond its schemas. */
 export interface RouteFacts {

@@ -2,8 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compileRoute } from './execute.js';
-import { guard, type MiddlewareNext, type Procedure, procedure, procedures } from './procedure.js';
+import { guard } from './guards.js';
+import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
+import type { MiddlewareNext } from './steps.js';
 
 type Ctx = { user?: { id: string; role: string }; order: string[] };
 const p = () => procedure<Ctx>();

@@ -5,6 +5,7 @@
  */
 import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
+import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
 import { compileSerializer, type Serializer } from './output.js';
 import {
   parseIfMatch,
@@ -13,17 +14,11 @@ import {
   unversionedRoute,
   versionOf,
 } from './precondition.js';
-import {
-  type AnyMiddleware,
-  type BaseContext,
-  canForbid,
-  type Guard,
-  type MiddlewareResult,
-  MissingUserFieldError,
-  missingUserField,
-} from './procedure.js';
+import type { AnyMiddleware } from './procedure.js';
+import type { BaseContext } from './request-context.js';
 import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
+import type { MiddlewareResult } from './steps.js';
 
 /** One request, as the adapter hands it over. */
 export interface Call {

@@ -1,7 +1,10 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { resource } from '../resource/index.js';
-import { type BaseContext, guard, type MiddlewareNext, procedure, rateLimit, step } from './procedure.js';
+import { guard } from './guards.js';
+import { procedure } from './procedure.js';
+import type { BaseContext } from './request-context.js';
+import { type MiddlewareNext, rateLimit, step } from './steps.js';
 
 interface User {
   id: string;

@@ -5,8 +5,9 @@
  */
 import { ProceedConfigError } from './errors.js';
 import { normalizePrefix } from './naming.js';
-import type { Collection, RouteDocumentation } from './procedure.js';
+import type { Collection } from './procedure.js';
 import { planRoutes, type RouteEntry, routeKey } from './routes.js';
+import type { RouteDocumentation } from './steps.js';
 
 /** A planned route with the prefix it was mounted under. */
 export interface MountedRoute extends RouteEntry {

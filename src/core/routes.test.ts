@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { routeFacts } from './documentation.js';
 import { defineErrors, ProceedConfigError } from './errors.js';
-import { guard, procedure, procedures, rateLimit, step } from './procedure.js';
+import { guard } from './guards.js';
+import { procedure, procedures } from './procedure.js';
 import { RouteTable } from './route-table.js';
 import { planRoutes } from './routes.js';
+import { rateLimit, step } from './steps.js';
 
 const p = () => procedure();
 const posts = procedures('posts', {

@@ -11,7 +11,8 @@ import { entityTagDocumentation, idempotencyDocumentation } from '../core/docume
 import { ProceedConfigError } from '../core/errors.js';
 import { replaysByKey } from '../core/idempotency.js';
 import { normalizePrefix } from '../core/naming.js';
-import type { Collection, RequestInfo } from '../core/procedure.js';
+import type { Collection } from '../core/procedure.js';
+import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
@@ -71,7 +72,7 @@ export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K e
     ? O
     : never;
 
-export type { UserOf } from '../core/procedure.js';
+export type { UserOf } from '../core/guards.js';
 
 /**
  * A Proceed application on Fastify.

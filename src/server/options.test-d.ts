@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { guard, procedure, procedures } from '../core/procedure.js';
+import { guard } from '../core/guards.js';
+import { procedure, procedures } from '../core/procedure.js';
 import { idempotencyPlugin } from '../idempotency/plugin.js';
 import { metricsPlugin } from '../metrics/plugin.js';
 import { createApp } from './app.js';

@@ -4,7 +4,7 @@
 import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import type { RequestInfo } from '../core/procedure.js';
+import type { RequestInfo } from '../core/request-context.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
 import type { CompressionOptions } from './http-cache.js';

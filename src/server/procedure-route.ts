@@ -11,7 +11,7 @@ import {
   runIdempotent,
 } from '../core/idempotency.js';
 import { staleVersion } from '../core/precondition.js';
-import type { RequestInfo } from '../core/procedure.js';
+import type { RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';

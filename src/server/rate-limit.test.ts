@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { fixtureApp } from '../auth/fixtures/app.js';
 import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError } from '../core/errors.js';
-import { procedure, procedures, rateLimit } from '../core/procedure.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { rateLimit } from '../core/steps.js';
 import { type AppOptions, createApp } from './app.js';
 
 const authProcedures = (rule = rateLimit({ name: 'auth', max: 10 })) =>

@@ -6,8 +6,8 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
-import { checkRateLimitRule, type RateLimitRule } from '../core/procedure.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
 
 /** A rule's numbers changed by the app, say from an environment variable. */
 export interface RateLimitChange {

@@ -1,0 +1,147 @@
+/**
+ * Middlewares and steps: what runs around a handler, and the facts a step carries into a
+ * route's documentation (problems, headers, rate limits).
+ */
+import type { ProblemCode } from './errors.js';
+
+declare const contextAddition: unique symbol;
+
+/** What `next()` returns to a middleware; carries the context it added at the type level. */
+export interface MiddlewareResult<TAdd> {
+  readonly [contextAddition]?: TAdd;
+  readonly output: unknown;
+}
+
+export type MiddlewareNext = <TAdd extends object = Record<never, never>>(
+  addition?: TAdd,
+) => Promise<MiddlewareResult<TAdd>>;
+
+/**
+ * Runs around the handler, after the guards. Placed before `.input()` it runs before the input
+ * is validated and its `input` is `undefined`; placed after, it receives the validated input.
+ * Whatever it passes to `next()` is merged into the context of everything after it.
+ *
+ * @example
+ * const loaded = procedure<Ctx>()
+ *   .input(z.object({ id: z.uuid() }))
+ *   .use(async ({ ctx, input, next }) => next({ post: await ctx.db.posts.find(input.id) }));
+ */
+export type Middleware<TCtx, TAdd extends object, TInput = undefined> = (options: {
+  ctx: TCtx;
+  input: TInput;
+  next: MiddlewareNext;
+}) => Promise<MiddlewareResult<TAdd>>;
+
+/** A response header a step or plugin adds, as OpenAPI documents it. */
+export interface HeaderDocumentation {
+  readonly description: string;
+  readonly type: 'string' | 'integer';
+}
+
+/**
+ * What a step, guard or plugin adds to a route's documentation. It travels on the procedure (or,
+ * for plugins, as a function of the route), never as a route string.
+ */
+export interface RouteDocumentation {
+  /** Problems the route can answer because of this step. */
+  readonly problems?: readonly ProblemCode[];
+  /** Headers on the route's successful answers (the problems document their own). */
+  readonly headers?: Readonly<Record<string, HeaderDocumentation>>;
+  /** The route reads a bearer token: `optional` (checked when sent) or `required`. */
+  readonly bearer?: 'optional' | 'required';
+  /** Optional request headers the route reads (`If-None-Match`, say). */
+  readonly requestHeaders?: Readonly<Record<string, HeaderDocumentation>>;
+  /** The route answers 304 Not Modified to a matching `If-None-Match`. */
+  readonly notModified?: boolean;
+}
+
+/**
+ * A fixed-window limit per client IP and route. The app's adapter counts (Fastify:
+ * `@fastify/rate-limit`, in memory or Redis); the app may change `max` and `window` by `name`.
+ */
+export interface RateLimitRule {
+  readonly name: string;
+  readonly max: number;
+  /** The window in ms. */
+  readonly window: number;
+}
+
+/** What `.use()` takes besides a plain middleware: a middleware with facts about the route. */
+export interface Step<TCtx = never, TAdd extends object = Record<never, never>, TInput = unknown> {
+  readonly '~step': {
+    readonly name: string;
+    readonly run: Middleware<TCtx, TAdd, TInput> | undefined;
+    readonly documents: RouteDocumentation | undefined;
+    readonly rateLimit: RateLimitRule | undefined;
+  };
+}
+
+/**
+ * A named middleware that documents what it adds to a route (the problems it answers, its
+ * headers). Pass it to `.use()` like a plain middleware.
+ *
+ * @example
+ * const tenant = step({
+ *   name: 'tenant',
+ *   documents: { problems: ['NOT_FOUND'] },
+ *   run: async ({ ctx, next }) => next({ tenant: await findTenant(ctx.request.headers.host) }),
+ * });
+ */
+export function step<TCtx, TAdd extends object = Record<never, never>, TInput = unknown>(definition: {
+  name: string;
+  run?: Middleware<TCtx, TAdd, TInput>;
+  documents?: RouteDocumentation;
+}): Step<TCtx, TAdd, TInput> {
+  if (definition.name.trim() === '') throw new TypeError('A step needs a name');
+  return Object.freeze({
+    '~step': Object.freeze({
+      name: definition.name,
+      run: definition.run,
+      documents: definition.documents,
+      rateLimit: undefined,
+    }),
+  });
+}
+
+/**
+ * Limits a route to `max` requests per `window` ms per client IP (IPv6 by /64), counted before
+ * anything else of the route runs. A hit answers 429 `RATE_LIMITED` with `Retry-After`; answers
+ * carry `X-RateLimit-*`. Each route has its own counter; `createApp({ rateLimit: { limits } })`
+ * changes a rule's numbers by its name (say, from an environment variable).
+ *
+ * @example
+ * const signIn = rateLimit({ name: 'auth', max: 10, window: 60_000 });
+ * const login = procedure().use(signIn).input(credentials).mutation(...);
+ */
+export function rateLimit(rule: { name: string; max: number; window?: number }): Step<unknown> {
+  const checked = checkRateLimitRule({ name: rule.name, max: rule.max, window: rule.window ?? 60_000 });
+  return Object.freeze({
+    '~step': Object.freeze({
+      name: `rate limit "${checked.name}"`,
+      run: undefined,
+      documents: rateLimitDocumentation,
+      rateLimit: checked,
+    }),
+  });
+}
+
+const rateLimitDocumentation: RouteDocumentation = Object.freeze<RouteDocumentation>({
+  problems: ['RATE_LIMITED'],
+  headers: {
+    'X-RateLimit-Limit': { description: 'Requests allowed per window', type: 'integer' },
+    'X-RateLimit-Remaining': { description: 'Requests left in this window', type: 'integer' },
+    'X-RateLimit-Reset': { description: 'Seconds until the window resets', type: 'integer' },
+  },
+});
+
+/** Throws a TypeError naming the rule when its numbers cannot work. */
+export function checkRateLimitRule(rule: RateLimitRule): RateLimitRule {
+  if (typeof rule.name !== 'string' || rule.name.trim() === '') throw new TypeError('rateLimit needs a name');
+  if (!Number.isInteger(rule.max) || rule.max < 1)
+    throw new TypeError(`rateLimit "${rule.name}": max must be an integer ≥ 1, not ${rule.max}`);
+  if (!Number.isInteger(rule.window) || rule.window < 1)
+    throw new TypeError(
+      `rateLimit "${rule.name}": window must be a positive number of ms, not ${rule.window}`,
+    );
+  return Object.freeze({ name: rule.name, max: rule.max, window: rule.window });
+}
