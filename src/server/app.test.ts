@@ -284,6 +284,32 @@ describe('problem responses', () => {
     expect(response.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('415 for a multipart body even when a raw route on app.server parses multipart', async () => {
+    const app = notesApp();
+    let parsed = 0;
+    // What @fastify/multipart does: a parser for the media type, meant for raw routes.
+    app.server.addContentTypeParser('multipart/form-data', { parseAs: 'string' }, (_request, body, done) => {
+      parsed++;
+      done(null, { title: String(body).length > 0 ? 'from a form' : '' });
+    });
+    app.server.post('/upload', async (request) => ({ got: request.body }));
+    const form = { 'content-type': 'multipart/form-data; boundary=x' };
+    const payload = '--x\r\nContent-Disposition: form-data; name="title"\r\n\r\nHello\r\n--x--\r\n';
+    const response = await call(app, 'POST', '/api/notes', payload, form);
+    expect(response.status).toBe(415);
+    expect(response.json()).toMatchObject({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      detail: 'The request body must be application/json',
+    });
+    // The raw route keeps its parser; JSON still reaches the procedure.
+    expect((await call(app, 'POST', '/upload', payload, form)).json()).toEqual({
+      got: { title: 'from a form' },
+    });
+    expect(parsed).toBe(2);
+    const json = { 'content-type': 'application/json; charset=utf-8' };
+    expect((await call(app, 'POST', '/api/notes', '{"title":"t","body":"b"}', json)).status).toBe(201);
+  });
+
   it('413 for a body over 1 MiB', async () => {
     const payload = JSON.stringify({ title: 'x', body: 'y'.repeat(1024 * 1024) });
     const response = await call(notesApp(), 'POST', '/api/notes', payload, {

@@ -9,11 +9,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
 import { unavailableProblem } from '../core/unavailable.js';
 
+/** A procedure's body in another media type than JSON: 415, whoever noticed it. */
+export const notJsonBody = () =>
+  new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+      return notJsonBody();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ProceedError('PAYLOAD_TOO_LARGE', 'The request body is larger than the server accepts');
     case 'FST_ERR_BAD_URL':

@@ -1,6 +1,7 @@
 /** One native Fastify route per procedure: context, the compiled call, the reply. */
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
+import { takesBody } from '../core/documentation.js';
 import { ProceedError } from '../core/errors.js';
 import { compileRoute, type Reply } from '../core/execute.js';
 import {
@@ -15,6 +16,7 @@ import type { RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
+import { notJsonBody } from './problems.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
 export const jsonHeaders = {
@@ -53,6 +55,21 @@ class FastifyRequestInfo implements RequestInfo {
     const { id, method, url, ip, headers, params } = this;
     return { id, method, url, ip, headers, params };
   }
+}
+
+/**
+ * Whether a request's body, if it has one, is JSON. Fastify would refuse another media type
+ * itself, unless something registered a parser for it on `app.server` (`@fastify/multipart`,
+ * say): a procedure still takes JSON only, whatever raw routes beside it accept.
+ */
+function isJsonBody(request: FastifyRequest): boolean {
+  const { headers } = request;
+  const length = headers['content-length'];
+  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) return true;
+  const type = headers['content-type'];
+  if (type === undefined) return true;
+  const semicolon = type.indexOf(';');
+  return (semicolon < 0 ? type : type.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
 }
 
 /** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
@@ -107,6 +124,7 @@ export function registerProcedureRoute(
     return runtime.settings;
   };
   const isRead = route.method === 'GET';
+  const readsBody = takesBody(route);
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
   const versioned = route.definition.versioning !== undefined;
@@ -125,6 +143,7 @@ export function registerProcedureRoute(
         // Keep-alive clients reconnect, through the load balancer, to another instance.
         reply.header('connection', 'close');
       }
+      if (readsBody && !isJsonBody(request)) throw notJsonBody();
       const made = context.build(new FastifyRequestInfo(request));
       const ctx = made instanceof Promise ? await made : made;
       const call = {
