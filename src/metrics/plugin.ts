@@ -6,13 +6,10 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import type { App } from '../server/app.js';
-import { problemCodeOf } from '../server/problems.js';
-import { procedureOf } from '../server/procedure-route.js';
+import type { Answer, App, ObservedRoute } from '../server/app.js';
 
 /** A connection pool's state, e.g. node-postgres' `{ total: pool.totalCount, … }`. */
 export interface PoolStats {
@@ -40,7 +37,6 @@ export interface MetricsPluginOptions {
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const statusClasses = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-const statsKey = Symbol('proceed.metrics');
 
 interface RouteStats {
   label: string;
@@ -52,16 +48,6 @@ interface RouteStats {
   buckets: number[];
   /** Total seconds of every answer. */
   seconds: number;
-}
-
-type RouteConfigWithStats = { [statsKey]?: Record<string, RouteStats> };
-
-/** What a request is counted under: its procedure, the health routes, or nothing matched. */
-function routeLabel(request: FastifyRequest): string {
-  const procedure = procedureOf(request);
-  if (procedure !== undefined) return procedure;
-  const url = request.routeOptions.url;
-  return url === undefined ? 'unmatched' : url;
 }
 
 /** A problem+json answer of the metrics listener, rendered as every other problem is. */
@@ -144,26 +130,26 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     });
   }
 
-  /** The stats of a route and method, made at its first request and found again by its config. */
-  const statsOf = (request: FastifyRequest): RouteStats => {
-    const config = request.routeOptions.config as RouteConfigWithStats;
-    let byMethod = config[statsKey];
+  /** The stats of a route and method, made at its first answer and found again by its route. */
+  const byRoute = new Map<ObservedRoute | undefined, Record<string, RouteStats>>();
+  const statsOf = (answer: Answer): RouteStats => {
+    let byMethod = byRoute.get(answer.route);
     if (byMethod === undefined) {
       byMethod = {};
-      config[statsKey] = byMethod;
+      byRoute.set(answer.route, byMethod);
     }
-    let stats = byMethod[request.method];
+    let stats = byMethod[answer.method];
     if (stats === undefined) {
-      const label = routeLabel(request);
       stats = {
-        label,
-        method: request.method,
+        // Its procedure, the health routes (or another route) by path, or nothing matched.
+        label: answer.route?.procedure ?? answer.route?.path ?? 'unmatched',
+        method: answer.method,
         answered: [0, 0, 0, 0, 0],
         reported: [0, 0, 0, 0, 0],
         buckets: new Array<number>(latencyBuckets.length).fill(0),
         seconds: 0,
       };
-      byMethod[request.method] = stats;
+      byMethod[answer.method] = stats;
       routes.push(stats);
     }
     return stats;
@@ -179,18 +165,14 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     response.once('close', answered);
   };
   app.server.server.on('request', counting);
-  app.server.addHook('onResponse', (request, reply: FastifyReply, done) => {
-    const stats = statsOf(request);
-    const index = Math.floor(reply.statusCode / 100) - 1;
+  app.observe((answer) => {
+    const stats = statsOf(answer);
+    const index = Math.floor(answer.status / 100) - 1;
     if (index >= 0 && index < 5) stats.answered[index] = (stats.answered[index] ?? 0) + 1;
-    // Fastify times every request when an onResponse hook exists: from its arrival to the answer.
-    const seconds = reply.elapsedTime / 1000;
-    stats.seconds += seconds;
-    const bucket = latencyBuckets.findIndex((bound) => seconds <= bound);
+    stats.seconds += answer.seconds;
+    const bucket = latencyBuckets.findIndex((bound) => answer.seconds <= bound);
     if (bucket >= 0) stats.buckets[bucket] = (stats.buckets[bucket] ?? 0) + 1;
-    const code = problemCodeOf(reply);
-    if (code !== undefined) problems.inc({ code, status: String(reply.statusCode) });
-    done();
+    if (answer.problem !== undefined) problems.inc({ code: answer.problem, status: String(answer.status) });
   });
 
   const server: Server = createServer((request, response) => {

@@ -7,6 +7,7 @@ import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { resource } from '../resource/index.js';
+import type { Answer } from './app.js';
 import { type App, createApp } from './app.js';
 
 const problemType = 'application/problem+json; charset=utf-8';
@@ -475,6 +476,33 @@ it('gives the context the request: id, method, url, headers, params and the clie
     'x-forwarded-for': '203.0.113.9',
   });
   expect(forwarded.json()).toMatchObject({ ip: '203.0.113.9', request: { ip: '203.0.113.9' } });
+});
+
+describe('app.observe', () => {
+  it('tells an observer of every answer: its route (one object per route), status, problem code and time', async () => {
+    const app = notesApp();
+    const answers: Answer[] = [];
+    app.observe((answer) => answers.push(answer));
+    await call(app, 'GET', '/api/notes/1');
+    await call(app, 'GET', '/api/notes/1');
+    await call(app, 'GET', '/api/notes/404');
+    await call(app, 'GET', '/api/nothing-here');
+    await call(app, 'GET', '/api/health');
+    expect(
+      answers.map(({ route, status, problem }) => [route?.procedure, route?.path, status, problem]),
+    ).toEqual([
+      ['notes.getNote', '/api/notes/:id', 200, undefined],
+      ['notes.getNote', '/api/notes/:id', 200, undefined],
+      ['notes.getNote', '/api/notes/:id', 404, 'NOT_FOUND'],
+      [undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
+      [undefined, '/api/health', 200, undefined],
+    ]);
+    expect(answers[0]?.route).toBe(answers[1]?.route);
+    for (const answer of answers) {
+      expect(answer.method).toBe('GET');
+      expect(answer.seconds).toBeGreaterThanOrEqual(0);
+    }
+  });
 });
 
 describe('views never leak', () => {

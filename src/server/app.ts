@@ -4,7 +4,7 @@
  * (problems.ts), 404/405 (not-found.ts), health (health.ts), rate limits (rate-limit.ts),
  * listening and shutdown (lifecycle.ts). See docs/architecture.md.
  */
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, FastifyRequest, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
@@ -36,8 +36,8 @@ import {
   type MaybePromise,
   type MountOptions,
 } from './options.js';
-import { answerClientError, sendProblem } from './problems.js';
-import { type IdempotencyRuntime, registerProcedureRoute } from './procedure-route.js';
+import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
+import { type IdempotencyRuntime, procedureOf, registerProcedureRoute } from './procedure-route.js';
 import { RateLimits } from './rate-limit.js';
 
 export type { AppOptions } from './options.js';
@@ -74,6 +74,37 @@ export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K e
 
 export type { UserOf } from '../core/guards.js';
 
+/** A route as observers see it: the same object for every answer of that route. */
+export interface ObservedRoute {
+  /** `collection.name`, on the routes of procedures. */
+  readonly procedure: string | undefined;
+  /** The route's path template (`/api/posts/:id`). */
+  readonly path: string;
+}
+
+/** One answer the app sent ({@link App.observe}). */
+export interface Answer {
+  /** Undefined when no route matched (a 404 or 405 of the app). */
+  readonly route: ObservedRoute | undefined;
+  readonly method: string;
+  readonly status: number;
+  /** The problem code of a problem+json answer; undefined for a success. */
+  readonly problem: string | undefined;
+  /** From the request's arrival to the answer, in seconds. */
+  readonly seconds: number;
+}
+
+const observedRoute = Symbol('proceed.observedRoute');
+
+/** The request's route as observers see it, made once per route. */
+function observedRouteOf(request: FastifyRequest): ObservedRoute | undefined {
+  const path = request.routeOptions.url;
+  if (path === undefined) return undefined;
+  const config = request.routeOptions.config as { [observedRoute]?: ObservedRoute };
+  config[observedRoute] ??= Object.freeze({ procedure: procedureOf(request), path });
+  return config[observedRoute];
+}
+
 /**
  * A Proceed application on Fastify.
  *
@@ -91,6 +122,7 @@ export class App<TCtx extends object = object> {
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
   readonly #closers: Array<() => MaybePromise<void>> = [];
+  readonly #observers: Array<(answer: Answer) => void> = [];
   readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
@@ -285,6 +317,33 @@ export class App<TCtx extends object = object> {
    */
   onListen(listener: (listening: Listening) => MaybePromise<void>): this {
     this.#listeners.push(listener);
+    return this;
+  }
+
+  /**
+   * Tells `listener` of every answer the app sends, procedures and other routes alike, once it
+   * has left: the route, the status, the problem code and how long it took. Plugins watch the app
+   * here (the metrics plugin counts with it) instead of through the adapter. Nothing is timed or
+   * allocated per request before the first observer; observers must be added before the app is
+   * ready, as plugins are.
+   */
+  observe(listener: (answer: Answer) => void): this {
+    if (this.#observers.length === 0) {
+      const observers = this.#observers;
+      this.server.addHook('onResponse', (request, reply, done) => {
+        const answer: Answer = {
+          route: observedRouteOf(request),
+          method: request.method,
+          status: reply.statusCode,
+          problem: problemCodeOf(reply),
+          // Fastify times every request once an onResponse hook exists: arrival to answer.
+          seconds: reply.elapsedTime / 1000,
+        };
+        for (const observer of observers) observer(answer);
+        done();
+      });
+    }
+    this.#observers.push(listener);
     return this;
   }
 
