@@ -306,9 +306,27 @@ describe('problem responses', () => {
     expect((await call(app, 'POST', '/upload', payload, form)).json()).toEqual({
       got: { title: 'from a form' },
     });
-    expect(parsed).toBe(2);
-    const json = { 'content-type': 'application/json; charset=utf-8' };
+    // Refused before parsing: only the raw route's request reached the parser.
+    expect(parsed).toBe(1);
+    // An empty body in that media type is refused too: the parser's output never joins the input.
+    expect((await call(app, 'POST', '/api/notes', '', form)).status).toBe(415);
+    expect(parsed).toBe(1);
+    const json = { 'content-type': 'APPLICATION/JSON ; charset=utf-8' };
     expect((await call(app, 'POST', '/api/notes', '{"title":"t","body":"b"}', json)).status).toBe(201);
+  });
+
+  it('415 for a body without a media type even when a catch-all parser is registered', async () => {
+    const app = notesApp();
+    app.server.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      payload: '{"title":"t","body":"b"}',
+    });
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.statusCode).toBe(415);
+    // No media type and no body is no body, as before.
+    expect((await app.inject({ method: 'POST', url: '/api/notes/7/pin' })).json()).toEqual({ pinned: 7 });
   });
 
   it('413 for a body over 1 MiB', async () => {

@@ -1,5 +1,10 @@
 /** One native Fastify route per procedure: context, the compiled call, the reply. */
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  preParsingHookHandler,
+} from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
 import { ProceedError } from '../core/errors.js';
@@ -58,19 +63,27 @@ class FastifyRequestInfo implements RequestInfo {
 }
 
 /**
- * Whether a request's body, if it has one, is JSON. Fastify would refuse another media type
- * itself, unless something registered a parser for it on `app.server` (`@fastify/multipart`,
- * say): a procedure still takes JSON only, whatever raw routes beside it accept.
+ * Whether a request to a procedure that reads a body may have its body parsed: a JSON media
+ * type, or no media type and no body. Fastify would refuse another type itself, unless
+ * something registered a parser for it on `app.server` (`@fastify/multipart`, say, or a
+ * catch-all): a procedure still takes JSON only, and is refused before any parser reads a byte.
  */
 function isJsonBody(request: FastifyRequest): boolean {
   const { headers } = request;
-  const length = headers['content-length'];
-  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) return true;
   const type = headers['content-type'];
-  if (type === undefined) return true;
+  if (type === undefined) {
+    const length = headers['content-length'];
+    return (length === undefined || length === '0') && headers['transfer-encoding'] === undefined;
+  }
   const semicolon = type.indexOf(';');
   return (semicolon < 0 ? type : type.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
 }
+
+/** Refuses, before parsing, a body a procedure cannot take (a route hook of body-reading routes only). */
+const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) => {
+  if (isJsonBody(request)) done(null, payload);
+  else done(notJsonBody());
+};
 
 /** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
 const closingProblem = () =>
@@ -137,13 +150,13 @@ export function registerProcedureRoute(
     url: route.path,
     config: { procedure: `${route.collection}.${route.name}` },
     ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
+    ...(readsBody ? { preParsing: onlyJsonBodies } : {}),
     handler: async (request, reply) => {
       if (lifecycle.phase !== 'serving') {
         if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
         // Keep-alive clients reconnect, through the load balancer, to another instance.
         reply.header('connection', 'close');
       }
-      if (readsBody && !isJsonBody(request)) throw notJsonBody();
       const made = context.build(new FastifyRequestInfo(request));
       const ctx = made instanceof Promise ? await made : made;
       const call = {
