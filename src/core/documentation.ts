@@ -159,7 +159,7 @@ function versionDocumentation(route: RouteEntry): RouteDocumentation[] {
  * `generateOpenApi({ mounts, documentation })`.
  */
 export const entityTagDocumentation: DocumentationSource = (route) =>
-  route.method === 'GET' && route.definition.versioning === undefined
+  route.method === 'GET' && route.successStatus === 200 && route.definition.versioning === undefined
     ? conditionalRead(etagOfBody)
     : undefined;
 

@@ -203,6 +203,58 @@ describe('compileRoute', () => {
     });
   });
 
+  it('passes a guard only on true: a foreign thenable is awaited, anything truthy but true refuses', async () => {
+    const thenable = (allowed: unknown) => ({
+      // biome-ignore lint/suspicious/noThenProperty: a promise from another realm looks like this
+      then: (resolve: (value: unknown) => void) => resolve(allowed),
+    });
+    const user = { id: 'u', role: 'user' };
+    for (const [check, passes] of [
+      [() => thenable(true), true],
+      [() => thenable(false), false],
+      [() => 'yes', false],
+      [() => ({ role: 'admin' }), false],
+    ] as const) {
+      const invoke = compile(
+        'listPosts',
+        p()
+          .guard(guard({ name: 'odd', check: check as never }))
+          .query(() => []),
+      );
+      const reply = call(invoke, { user }).reply;
+      if (passes) await expect(reply).resolves.toMatchObject({ status: 200 });
+      else await expect(reply).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    }
+  });
+
+  it('awaits a validator that answers with a thenable, and refuses what it refuses', async () => {
+    const later = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value: unknown) => ({
+          // biome-ignore lint/suspicious/noThenProperty: a validator's own promise-like result
+          then: (resolve: (result: unknown) => void) =>
+            resolve(
+              (value as { id?: string }).id === 'ok'
+                ? { value: { id: 'ok' } }
+                : { issues: [{ message: 'not ok', path: ['id'] }] },
+            ),
+        }),
+      },
+    } as never;
+    const invoke = compile(
+      'getPost',
+      p()
+        .input(later)
+        .query(({ input }) => input),
+    );
+    await expect(call(invoke, { params: { id: 'ok' } }).reply).resolves.toMatchObject({ status: 200 });
+    await expect(call(invoke, { params: { id: 'no' } }).reply).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+  });
+
   it('runs guards that answer later in their order, the next only after the previous one passed', async () => {
     const seen: string[] = [];
     const later = (name: string, allowed: boolean) =>

@@ -19,6 +19,7 @@ import type { BaseContext } from './request-context.js';
 import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
+import { isThenable } from './thenable.js';
 
 /** One request, as the adapter hands it over. */
 export interface Call {
@@ -87,8 +88,9 @@ function runGuards(
       const missing = signedIn ? missingUserField(guard, ctx.user) : undefined;
       if (missing !== undefined) throw new MissingUserFieldError(guard.name, missing);
       const checked = guard.check(ctx as never);
-      if (checked instanceof Promise)
-        return checked.then((allowed) => {
+      // Any thenable is awaited, a native promise or not: a check still pending is no pass.
+      if (isThenable(checked))
+        return Promise.resolve(checked).then((allowed) => {
           refuseUnless(allowed, guard, signedIn);
           return runGuards(guards, ctx, owner, options, index + 1);
         }, rethrow);
@@ -102,8 +104,9 @@ function runGuards(
   }
 }
 
-function refuseUnless(allowed: boolean, guard: Guard<never>, signedIn: boolean): void {
-  if (allowed) return;
+/** Only `true` passes: anything else a check returns, by mistake or not, refuses. */
+function refuseUnless(allowed: unknown, guard: Guard<never>, signedIn: boolean): void {
+  if (allowed === true) return;
   if (!signedIn || !canForbid(guard)) throw new UnauthenticatedError();
   throw new ProceedError('FORBIDDEN', `Guard "${guard.name}" denied access`);
 }

@@ -96,11 +96,16 @@ describe('parseIfMatch', () => {
 
 describe('If-Match against multi-digit versions (properties)', () => {
   const version = fc.nat({ max: 1_000_000 }).map(String);
+  // Half the pairs equal: independent draws from a million would seldom meet.
+  const versions = fc.oneof(
+    fc.tuple(version, version),
+    version.map((same): [string, string] => [same, same]),
+  );
   const hash = fc.stringMatching(/^[0-9a-f]{16}$/);
 
   it('admits a version only when a tag names exactly it: never a prefix, an extension or a neighbour', () => {
     fc.assert(
-      fc.property(version, version, hash, fc.constantFrom('', '-gzip', '-br'), (sent, current, h, coding) => {
+      fc.property(versions, hash, fc.constantFrom('', '-gzip', '-br'), ([sent, current], h, coding) => {
         const ifMatch = parseIfMatch(`"${sent}.${h}${coding}"`);
         expect(ifMatch).toEqual([sent]);
         expect(admits(ifMatch, current)).toBe(sent === current);

@@ -74,6 +74,12 @@ export function planRoutes(
           `${owner} answers 204 No Content, which has no body: remove its .output(), or answer 200`,
         );
       }
+      // A version travels in the ETag of the answer that carries the record; 204 carries none.
+      if (resolved.successStatus === 204 && definition.versioning !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} answers 204 No Content and is .versioned(): a 204 carries no record and no ETag; answer 200 with the record, or drop .versioned()`,
+        );
+      }
       if (definition.idempotent && resolved.method !== 'POST') {
         throw new ProceedConfigError(
           `${owner} is .idempotent() but answers ${resolved.method}: only a POST needs an Idempotency-Key (PUT and DELETE are idempotent already)`,

@@ -5,6 +5,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import type { FieldError } from './errors.js';
+import { isThenable } from './thenable.js';
 
 export type { StandardSchemaV1 };
 
@@ -63,7 +64,9 @@ export function validate<T>(
   value: unknown,
 ): Validation<T> | Promise<Validation<T>> {
   const result = schema['~standard'].validate(value);
-  return result instanceof Promise ? result.then((settled) => settle(settled, value)) : settle(result, value);
+  return isThenable(result)
+    ? Promise.resolve(result).then((settled) => settle(settled as StandardSchemaV1.Result<T>, value))
+    : settle(result, value);
 }
 
 function zodDefType(schema: z.ZodType): string {

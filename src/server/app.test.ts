@@ -516,10 +516,25 @@ describe('app.observe', () => {
       [undefined, '/api/health', 200, undefined],
     ]);
     expect(answers[0]?.route).toBe(answers[1]?.route);
+    await expect(async () => app.observe(() => undefined)).rejects.toThrow(ProceedConfigError);
     for (const answer of answers) {
       expect(answer.method).toBe('GET');
       expect(answer.seconds).toBeGreaterThanOrEqual(0);
     }
+  });
+});
+
+describe('app.observe, a failing observer', () => {
+  it('costs neither the other observers nor the answer', async () => {
+    const app = notesApp();
+    const seen: number[] = [];
+    app.observe(() => {
+      throw new Error('observer bug');
+    });
+    app.observe((answer) => seen.push(answer.status));
+    const response = await call(app, 'GET', '/api/notes/1');
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([200]);
   });
 });
 

@@ -123,6 +123,7 @@ export class App<TCtx extends object = object> {
   readonly #rateLimits: RateLimits;
   readonly #closers: Array<() => MaybePromise<void>> = [];
   readonly #observers: Array<(answer: Answer) => void> = [];
+  #ready = false;
   readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
@@ -166,7 +167,13 @@ export class App<TCtx extends object = object> {
       sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
     );
     this.server.addHook('onReady', async () => {
-      await entityTagsReady();
+      this.#ready = true;
+      // Tags are hashed on every GET unless turned off; versioned answers keep theirs anyway.
+      if (
+        (this.#options.entityTags ?? true) ||
+        this.routes.some((route) => route.definition.versioning !== undefined)
+      )
+        await entityTagsReady();
       this.#refuseGuardsWithoutUser();
       if (this.#idempotency !== undefined) return;
       const needy = this.routes.filter((route) => route.definition.idempotent);
@@ -328,8 +335,11 @@ export class App<TCtx extends object = object> {
    * ready, as plugins are.
    */
   observe(listener: (answer: Answer) => void): this {
+    if (this.#ready)
+      throw new ProceedConfigError('app.observe() after the app is ready: add observers as plugins load');
     if (this.#observers.length === 0) {
       const observers = this.#observers;
+      const log = this.server.log;
       this.server.addHook('onResponse', (request, reply, done) => {
         const answer: Answer = {
           route: observedRouteOf(request),
@@ -339,7 +349,14 @@ export class App<TCtx extends object = object> {
           // Fastify times every request once an onResponse hook exists: arrival to answer.
           seconds: reply.elapsedTime / 1000,
         };
-        for (const observer of observers) observer(answer);
+        for (const observer of observers) {
+          // One observer's mistake costs neither the others nor the request's own hooks.
+          try {
+            observer(answer);
+          } catch (error) {
+            log.error({ err: error }, 'An observer of answers failed');
+          }
+        }
         done();
       });
     }

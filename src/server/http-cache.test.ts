@@ -84,11 +84,16 @@ describe('entity tags', () => {
 
 describe('tag comparisons over multi-digit versions (properties)', () => {
   const version = fc.nat({ max: 1_000_000 }).map(String);
+  // Half the pairs equal: independent draws from a million would seldom meet.
+  const versions = fc.oneof(
+    fc.tuple(version, version),
+    version.map((same): [string, string] => [same, same]),
+  );
   const hash = fc.stringMatching(/^[0-9a-f]{16}$/);
 
   it('If-Match holds a tag only when it names the same version and body, any coding, never weak', () => {
     fc.assert(
-      fc.property(version, version, hash, fc.constantFrom('', '-gzip', '-br'), (sent, current, h, coding) => {
+      fc.property(versions, hash, fc.constantFrom('', '-gzip', '-br'), ([sent, current], h, coding) => {
         const tag = `"${current}.${h}"`;
         expect(ifMatchHolds(`"${sent}.${h}${coding}"`, tag)).toBe(sent === current);
         expect(ifMatchHolds(`W/"${current}.${h}"`, tag)).toBe(false);
@@ -98,7 +103,7 @@ describe('tag comparisons over multi-digit versions (properties)', () => {
 
   it('If-None-Match matches the same version and body (weakly too) and names the tag it matched', () => {
     fc.assert(
-      fc.property(version, version, hash, fc.boolean(), (sent, current, h, weak) => {
+      fc.property(versions, hash, fc.boolean(), ([sent, current], h, weak) => {
         const held = `${weak ? 'W/' : ''}"${sent}.${h}-gzip"`;
         expect(matchingTag(`"other", ${held}`, `"${current}.${h}"`)).toBe(
           sent === current ? held : undefined,

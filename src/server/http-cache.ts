@@ -32,6 +32,9 @@ let hashToHex: ((text: string) => string) | undefined;
 const hasherLoaded: Promise<void> = xxhash().then((hasher) => {
   hashToHex = hasher.h64ToString;
 });
+// Where WebAssembly cannot run, the failure belongs to the app that needs tags (its ready hook
+// rethrows it), not to every process that imports this module.
+hasherLoaded.catch(() => undefined);
 
 /** Resolves once {@link entityTag} can be called. */
 export function entityTagsReady(): Promise<void> {

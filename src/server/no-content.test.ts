@@ -84,4 +84,27 @@ describe('a 204 procedure', () => {
       'marks.markRead answers 204 No Content, which has no body: remove its .output(), or answer 200',
     );
   });
+
+  it('refuses .versioned() at start-up, and documents no ETag or 304 on a GET that answers 204', () => {
+    const versioned = procedures('marks', {
+      markRead: procedure()
+        .rest({ method: 'PUT', path: '/marks/:id/read', status: 204 })
+        .versioned(() => 1)
+        .mutation(() => undefined),
+    });
+    expect(() => createApp({ logger: false }).mount([versioned])).toThrow(
+      'marks.markRead answers 204 No Content and is .versioned()',
+    );
+    const probes = procedures('probes', {
+      checkProbe: procedure()
+        .rest({ method: 'GET', path: '/probes/check', status: 204 })
+        .query(() => undefined),
+    });
+    const served = createApp({ logger: false });
+    served.mount([probes]);
+    const document = generateOpenApi({ app: served, info: { title: 'Probes', version: '1.0.0' } });
+    const operation = document.paths['/api/probes/check']?.get;
+    expect(Object.keys(operation?.responses ?? {})).not.toContain('304');
+    expect(operation?.responses['204']).toEqual({ description: 'No content' });
+  });
 });
