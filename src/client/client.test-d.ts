@@ -111,3 +111,22 @@ describe('Jsonify', () => {
     expectTypeOf<Jsonify<Record<string, unknown>>>().toEqualTypeOf<{ [key: string]: unknown }>();
   });
 });
+
+describe('a 204 procedure', () => {
+  const marks = procedures('marks', {
+    markRead: procedure()
+      .rest({ method: 'PUT', path: '/marks/:id/read', status: 204 })
+      .input(z.object({ id: z.string() }))
+      .mutation(() => ({ dropped: true })),
+    readMark: procedure()
+      .rest({ method: 'GET', path: '/marks/:id', status: 200 })
+      .input(z.object({ id: z.string() }))
+      .query(() => ({ read: true })),
+  });
+  const marksClient = createClient<[typeof marks]>({ baseUrl: 'http://localhost:3030' });
+
+  it('resolves to undefined, whatever its handler returns; another status keeps the output', () => {
+    expectTypeOf(marksClient.marks.markRead).returns.resolves.toEqualTypeOf<undefined>();
+    expectTypeOf(marksClient.marks.readMark).returns.resolves.toEqualTypeOf<{ read: boolean }>();
+  });
+});

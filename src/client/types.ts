@@ -3,7 +3,7 @@
  * erased at compile time, so a browser bundle imports no server code, only these shapes.
  */
 import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
-import type { AnyProcedure, Collection } from '../core/procedure.js';
+import type { AnyProcedure, Collection, NoContent } from '../core/procedure.js';
 import type { ProblemError } from './errors.js';
 
 /**
@@ -112,12 +112,14 @@ export type ProcedureInput<P> = TypesOf<P> extends { clientInput: infer I } ? I 
  */
 export type ProcedureOutput<P, N extends string = string> =
   TypesOf<P> extends { output: infer O }
-    ? // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
-      [O] extends [void]
-      ? N extends DeleteName
-        ? { success: true }
-        : null
-      : Jsonify<O>
+    ? [O] extends [NoContent]
+      ? undefined
+      : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
+        [O] extends [void]
+        ? N extends DeleteName
+          ? { success: true }
+          : null
+        : Jsonify<O>
     : never;
 
 /**

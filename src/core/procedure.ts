@@ -119,8 +119,15 @@ interface BuilderState {
 /** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
 type StepInput<TInput, THasInput extends boolean> = THasInput extends true ? TInput : undefined;
 
-type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput] ? unknown : TOutput;
+type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput]
+  ? unknown
+  : [TOutput] extends [NoContent]
+    ? unknown
+    : TOutput;
 declare const noOutput: unique symbol;
+declare const noContent: unique symbol;
+/** The output of a procedure that answers 204 No Content: nothing reaches the client. */
+export type NoContent = typeof noContent;
 
 /** The procedure a builder finishes into: its output is the declared one, or the handler's. */
 type Finished<TCtx, TClientInput, TInput, TOutput, R, K extends ProcedureKind> = Procedure<
@@ -239,8 +246,16 @@ export class ProcedureBuilder<
     return this.#with(change) as never;
   }
 
-  /** Overrides the naming convention: `path` is relative to the mount prefix (`/api`). */
-  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  /**
+   * Overrides the naming convention: `path` is relative to the mount prefix (`/api`). `status`
+   * sets the success status; with 204 the procedure answers no body (its client resolves to
+   * `undefined`, and it declares no `.output()`).
+   */
+  rest(
+    route: RestOverride & { status: 204 },
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn>;
+  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn>;
+  rest(route: RestOverride): unknown {
     refuseUnknownOptions('.rest()', route, restKeys);
     return this.#with({ rest: { ...route } }) as never;
   }
