@@ -72,7 +72,12 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   let bearer: RouteFacts['bearer'] = definition.guards.length > 0 ? 'required' : 'none';
   for (const each of documentation) {
     codes.push(...(each.problems ?? []));
-    Object.assign(headers, each.headers);
+    for (const [name, header] of Object.entries(each.headers ?? {})) {
+      // One entry per header whatever its case: a step's `ETag` replaces a fixed `Etag`.
+      for (const known of Object.keys(headers))
+        if (known.toLowerCase() === name.toLowerCase()) delete headers[known];
+      headers[name] = header;
+    }
     Object.assign(requestHeaders, each.requestHeaders);
     if (each.notModified === true) notModified = true;
     if (each.bearer === 'required') bearer = 'required';

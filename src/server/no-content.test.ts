@@ -85,6 +85,21 @@ describe('a 204 procedure', () => {
     );
   });
 
+  it('documents a fixed header once, in the case a step or plugin gives it', () => {
+    const tagged = procedures('tags', {
+      getTag: procedure()
+        .headers({ etag: '"fixed"', 'x-custom-thing': '1' })
+        .input(z.object({ id: z.string() }))
+        .query(() => ({ id: 'x' })),
+    });
+    const served = createApp({ logger: false });
+    served.mount([tagged]);
+    const document = generateOpenApi({ app: served, info: { title: 'Tags', version: '1.0.0' } });
+    const success = document.paths['/api/tags/{id}']?.get?.responses['200'];
+    const headers = success !== undefined && 'headers' in success ? (success.headers ?? {}) : {};
+    expect(Object.keys(headers).sort()).toEqual(['ETag', 'X-Custom-Thing']);
+  });
+
   it('refuses .versioned() at start-up, and documents no ETag or 304 on a GET that answers 204', () => {
     const versioned = procedures('marks', {
       markRead: procedure()
