@@ -184,7 +184,8 @@ function wrkScript(method: string, body: string | undefined, headers: Record<str
   ].join('\n');
 }
 
-async function measureWithWrk(
+/** One wrk run of a scenario against `url`: requests per second, p99 and the total answered. */
+export async function measureWithWrk(
   url: string,
   scenario: Scenario,
   headers: Record<string, string>,
@@ -260,7 +261,7 @@ async function measure(
   return { requests: result.requests.average, total: result.requests.total, p99: result.latency.p99 };
 }
 
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

@@ -12,12 +12,16 @@
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Contender, startServer } from './compare.js';
+import {
+  type Contender,
+  loadGenerator,
+  measureWithWrk,
+  median,
+  pinning,
+  type Scenario,
+  startServer,
+} from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
 function contenderOf(entry: string): Contender {
@@ -37,103 +41,58 @@ function contenderOf(entry: string): Contender {
 }
 
 const scenarios = {
-  get: { method: 'GET', path: getPath, body: undefined, bearer: false },
-  list: { method: 'GET', path: listPath, body: undefined, bearer: false },
-  post: { method: 'POST', path: '/api/posts', body: createBody, bearer: true },
-} as const;
+  get: { name: 'get', method: 'GET', path: getPath, expectStatus: 200 },
+  list: { name: 'list', method: 'GET', path: listPath, expectStatus: 200 },
+  post: { name: 'post', method: 'POST', path: '/api/posts', body: createBody, expectStatus: 201 },
+} satisfies Record<string, Scenario>;
 type ScenarioName = keyof typeof scenarios;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
-
-function wrkScript(scenario: (typeof scenarios)[ScenarioName], token: string | undefined): string {
-  const lua = (text: string) => JSON.stringify(text);
-  return [
-    `wrk.method = ${lua(scenario.method)}`,
-    ...(scenario.body === undefined ? [] : [`wrk.body = ${lua(scenario.body)}`]),
-    'wrk.headers["content-type"] = "application/json"',
-    ...(scenario.bearer && token !== undefined
-      ? [`wrk.headers["authorization"] = ${lua(`Bearer ${token}`)}`]
-      : []),
-    'done = function(summary, latency, requests)',
-    '  local e = summary.errors',
-    '  io.write(string.format(\'{"requests":%d,"micros":%d,"bad":%d}\\n\', summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout + e.status))',
-    'end',
-  ].join('\n');
-}
-
-async function load(url: string, script: string, seconds: number): Promise<number> {
-  const run = spawn('taskset', ['-c', '0', 'wrk', '-t1', '-c32', `-d${seconds}s`, '-s', script, url], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  run.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  await once(run, 'exit');
-  const summary = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as {
-    requests: number;
-    micros: number;
-    bad: number;
-  };
-  if (summary.bad > 0 || !(summary.requests > 0)) throw new Error(`${url}: ${summary.bad} failed answers`);
-  return summary.requests / (summary.micros / 1e6);
-}
 
 const entries = (process.env.DUEL ?? '').split(';').filter(Boolean);
 if (entries.length !== 2) throw new Error('DUEL names two contenders: DUEL="a=script;b=script"');
-for (const tool of ['wrk', 'taskset']) {
-  if (spawnSync(tool, ['--version']).error !== undefined) throw new Error(`bench:duel needs ${tool}`);
-}
+// Both servers must share the cores the load generator leaves, each under its own wrk.
+if (loadGenerator !== 'wrk' || pinning === undefined)
+  throw new Error('bench:duel needs wrk and taskset (util-linux), and two cores or more');
 const [first, second] = entries.map(contenderOf) as [Contender, Contender];
 const names = (process.env.DUEL_SCENARIOS ?? 'get,list,post').split(',') as ScenarioName[];
 const pairs = Number(process.env.DUEL_PAIRS ?? 4);
 const rounds = Number(process.env.DUEL_ROUNDS ?? 3);
 const seconds = Number(process.env.DUEL_SECONDS ?? 3);
-const directory = mkdtempSync(join(tmpdir(), 'bench-duel-'));
 const ratios = new Map<ScenarioName, number[]>(names.map((name) => [name, []]));
-try {
-  for (let pair = 0; pair < pairs; pair++) {
-    // Which one starts first alternates: a process started second finds a warmer machine.
-    const order = pair % 2 === 0 ? [first, second] : [second, first];
-    const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
-    // Both on the cores the load generator leaves (core 1 of two): `startServer` pins them.
-    for (const contender of order) started.set(contender.name, await startServer(contender));
-    try {
-      const a = started.get(first.name);
-      const b = started.get(second.name);
-      if (a === undefined || b === undefined) throw new Error('a contender did not start');
-      for (const name of names) {
-        const scenario = scenarios[name];
-        const scriptA = join(directory, `${name}-a.lua`);
-        const scriptB = join(directory, `${name}-b.lua`);
-        writeFileSync(scriptA, wrkScript(scenario, a.info.token));
-        writeFileSync(scriptB, wrkScript(scenario, b.info.token));
-        const both = () =>
-          Promise.all([
-            load(`${a.info.address}${scenario.path}`, scriptA, seconds),
-            load(`${b.info.address}${scenario.path}`, scriptB, seconds),
-          ]);
-        await both(); // warm-up
-        for (let round = 0; round < rounds; round++) {
-          const [rateA, rateB] = await both();
-          ratios.get(name)?.push(rateA / rateB);
-        }
-      }
-    } finally {
-      for (const { child } of started.values()) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
+for (let pair = 0; pair < pairs; pair++) {
+  // Which one starts first alternates: a process started second finds a warmer machine.
+  const order = pair % 2 === 0 ? [first, second] : [second, first];
+  const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
+  // Both on the cores the load generator leaves (core 1 of two): `startServer` pins them.
+  for (const contender of order) started.set(contender.name, await startServer(contender));
+  try {
+    const a = started.get(first.name);
+    const b = started.get(second.name);
+    if (a === undefined || b === undefined) throw new Error('a contender did not start');
+    for (const name of names) {
+      const scenario: Scenario = scenarios[name];
+      const run = (server: typeof a) =>
+        measureWithWrk(
+          `${server.info.address}${scenario.path}`,
+          scenario,
+          {
+            'content-type': 'application/json',
+            ...(name === 'post' ? { authorization: `Bearer ${server.info.token}` } : {}),
+          },
+          seconds,
+          name,
+        );
+      await Promise.all([run(a), run(b)]); // warm-up
+      for (let round = 0; round < rounds; round++) {
+        const [sampleA, sampleB] = await Promise.all([run(a), run(b)]);
+        ratios.get(name)?.push(sampleA.requests / sampleB.requests);
       }
     }
+  } finally {
+    for (const { child } of started.values()) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
   }
-} finally {
-  rmSync(directory, { recursive: true, force: true });
 }
 console.log(
   `${first.name} ÷ ${second.name}, on one core at once (${pairs} process pairs × ${rounds} rounds × ${seconds} s)`,
