@@ -50,6 +50,7 @@ export {
   type Versioning,
 } from './core/procedure.js';
 export type { BaseContext, RequestInfo } from './core/request-context.js';
+export type { CookieOptions, ResponseControl } from './core/response.js';
 export {
   type DocumentationSource,
   type Mount,

@@ -9,7 +9,15 @@ import type { MiddlewareNext } from './steps.js';
 
 type Ctx = { user?: { id: string; role: string }; order: string[] };
 const p = () => procedure<Ctx>();
-const request = { id: 'r1', method: 'GET', url: '/', ip: '127.0.0.1', headers: {}, params: {} };
+const request = {
+  id: 'r1',
+  method: 'GET',
+  url: '/',
+  ip: '127.0.0.1',
+  headers: {},
+  params: {},
+  cookie: () => undefined,
+};
 
 function compile(name: string, built: Procedure) {
   const [route] = planRoutes([procedures('posts', { [name]: built })]);

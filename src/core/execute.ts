@@ -16,6 +16,7 @@ import {
 } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
 import type { BaseContext } from './request-context.js';
+import { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
@@ -38,6 +39,8 @@ export interface Reply {
   location: string | undefined;
   /** The version of the record answered with, for its `ETag` (`.versioned(read)`). */
   version: string | undefined;
+  /** What the handler set with `response.header()` / `response.cookie()`; absent when nothing. */
+  response?: ResponseControl;
 }
 
 /**
@@ -146,6 +149,14 @@ function chain<T>(
   return (call, input) => dispatch(0, call, input);
 }
 
+/** Carries what the handler set onto its reply, when it set anything. */
+function withResponse(reply: Reply | Promise<Reply>, response: ResponseControl): Reply | Promise<Reply> {
+  if (response.headers === undefined && response.cookies === undefined) return reply;
+  if (reply instanceof Promise) return reply.then((settled) => ({ ...settled, response }));
+  reply.response = response;
+  return reply;
+}
+
 /** Compiles a route once: coercer, validator and serializers are built here, not per request. */
 export function compileRoute(route: RouteEntry, options: CompileOptions = {}): Invoke {
   const { definition, inputMode } = route;
@@ -222,8 +233,11 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     return { status: route.successStatus, body, location: locationOf(result), version };
   };
   const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
-    const result = handler({ input: input as never, ctx: call.ctx as never });
-    return result instanceof Promise ? result.then((value) => answer(call, value)) : answer(call, result);
+    const response = new ResponseControl();
+    const result = handler({ input: input as never, ctx: call.ctx as never, response });
+    return result instanceof Promise
+      ? result.then((value) => withResponse(answer(call, value), response))
+      : withResponse(answer(call, result), response);
   };
   // A write that keeps no versions cannot honour If-Match: refused before the handler runs,
   // after the guards, the input and the steps had their say (a 401 or 404 comes first).

@@ -18,7 +18,15 @@ function compile(name: string, built: Procedure) {
   return (call: Call) => Promise.resolve(invoke(call));
 }
 
-const request = { id: 'r1', method: 'PUT', url: '/', ip: '127.0.0.1', headers: {}, params: {} };
+const request = {
+  id: 'r1',
+  method: 'PUT',
+  url: '/',
+  ip: '127.0.0.1',
+  headers: {},
+  params: {},
+  cookie: () => undefined,
+};
 
 /** A one-row store whose update applies only to the version it is given. */
 function store() {

@@ -158,3 +158,24 @@ describe('middleware and steps', () => {
     procedure<Ctx>().mutation(({ ctx }) => ctx.precondition);
   });
 });
+
+describe('response control', () => {
+  it('gives handlers `response` to set headers and cookies, with typed options', () => {
+    procedure().mutation(({ response }) => {
+      expectTypeOf(response.header('x-note', 'yes')).toEqualTypeOf<typeof response>();
+      response.cookie('session', 'id', { signed: true, sameSite: 'strict', maxAge: 60 });
+      // @ts-expect-error sameSite is strict, lax or none
+      response.cookie('session', 'id', { sameSite: 'loose' });
+      // @ts-expect-error a header value is a string
+      response.header('x-count', 1);
+      return { ok: true };
+    });
+  });
+
+  it('reads cookies from the request in the context', () => {
+    procedure<Ctx & BaseContext>().query(({ ctx }) => {
+      expectTypeOf(ctx.request.cookie('session', { signed: true })).toEqualTypeOf<string | undefined>();
+      return null;
+    });
+  });
+});

@@ -9,6 +9,7 @@ import type { ProcedureKind, RestOverride } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
+import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { Middleware, RateLimitRule, RouteDocumentation, Step } from './steps.js';
 
@@ -39,7 +40,7 @@ export type OutputDeclaration =
   | { kind: 'fixed'; schema: StandardSchemaV1 }
   | ({ kind: 'select' } & OutputSelection);
 
-export type AnyHandler = (options: { input: never; ctx: never }) => unknown;
+export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl }) => unknown;
 export type AnyMiddleware = Middleware<never, object, never>;
 
 /** The runtime description of a procedure: plain data the server, OpenAPI and CLI read. */
@@ -138,7 +139,12 @@ type Finished<TCtx, TClientInput, TInput, TOutput, R, K extends ProcedureKind> =
   K
 >;
 
-type Handler<TCtx, TInput, TOutput> = (options: { input: TInput; ctx: TCtx }) => MaybePromise<TOutput>;
+/** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
+type Handler<TCtx, TInput, TOutput> = (options: {
+  input: TInput;
+  ctx: TCtx;
+  response: ResponseControl;
+}) => MaybePromise<TOutput>;
 
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<

@@ -8,6 +8,12 @@ export interface RequestInfo {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** Raw path parameters, before coercion and validation. */
   readonly params: Readonly<Record<string, string>>;
+  /**
+   * A cookie the request carried. With `{ signed: true }`, only when one of the app's cookie
+   * secrets signed it: undefined for a forged, altered or unsigned one (docs/procedures.md,
+   * "Headers and cookies per request").
+   */
+  cookie(name: string, options?: { signed?: boolean }): string | undefined;
 }
 
 /** The context every handler, guard and middleware receives. Apps and plugins extend it. */

@@ -14,6 +14,7 @@ import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
+import { CookieSigner } from '../http/cookies.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -128,6 +129,7 @@ export class App<TCtx extends object = object> {
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
   readonly #compressAbove: number | undefined;
+  readonly #cookieSigner: CookieSigner;
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
@@ -159,6 +161,7 @@ export class App<TCtx extends object = object> {
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
+    this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) =>
       sendProblem(error, request, reply, exposeErrors, requestIds),
@@ -243,6 +246,7 @@ export class App<TCtx extends object = object> {
         compressAbove: this.#compressAbove,
         idempotency: () => this.#idempotency,
         userSource: () => this.userSource,
+        cookieSigner: this.#cookieSigner,
       });
     });
     return this;

@@ -76,6 +76,12 @@ export interface AppOptions<TCtx extends object> {
   /** Where `rateLimit()` steps count (Redis) and changes to their numbers by rule name. */
   rateLimit?: RateLimitOptions;
   /**
+   * Secrets for signed cookies, newest first, each of 32 bytes or more: the first signs, every
+   * one verifies, so a secret rotates by putting the new one first and dropping the old one once
+   * its cookies have expired. docs/procedures.md, "Headers and cookies per request".
+   */
+  cookies?: CookieSettings;
+  /**
    * The app's `context` sets `ctx.user` itself (its own sign-in: a session cookie, say), so
    * guards that need a user may run without an auth plugin. Default false: such a guard on an
    * app where no plugin provides a user is a start-up error (docs/auth.md).
@@ -104,6 +110,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'entityTags',
   'requestIds',
   'rateLimit',
+  'cookies',
   'userFromContext',
 );
 const nested: Record<string, readonly string[]> = {
@@ -112,7 +119,12 @@ const nested: Record<string, readonly string[]> = {
   cors: optionKeys<CorsSettings>()('origins', 'credentials', 'maxAge'),
   compression: optionKeys<CompressionOptions>()('threshold'),
   rateLimit: optionKeys<RateLimitOptions>()('redis', 'onStoreError', 'limits'),
+  cookies: optionKeys<CookieSettings>()('secrets'),
 };
+
+export interface CookieSettings {
+  secrets: readonly string[];
+}
 
 /** Refuses an unknown key in `createApp`'s options, nested objects included. */
 export function checkAppOptions(options: unknown): void {

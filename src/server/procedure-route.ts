@@ -1,6 +1,7 @@
 /** One native Fastify route per procedure: context, the compiled call, the reply. */
 import type {
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
   preParsingHookHandler,
@@ -18,7 +19,9 @@ import {
 } from '../core/idempotency.js';
 import { staleVersion } from '../core/precondition.js';
 import type { RequestInfo } from '../core/request-context.js';
+import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 import { notJsonBody } from './problems.js';
@@ -41,9 +44,12 @@ class FastifyRequestInfo implements RequestInfo {
   readonly headers: RequestInfo['headers'];
   readonly params: RequestInfo['params'];
   readonly #request: FastifyRequest;
+  readonly #signer: CookieSigner;
+  #cookies: RequestCookies | undefined;
 
-  constructor(request: FastifyRequest) {
+  constructor(request: FastifyRequest, signer: CookieSigner) {
     this.#request = request;
+    this.#signer = signer;
     this.id = request.id;
     this.method = request.method;
     this.url = request.url;
@@ -55,8 +61,13 @@ class FastifyRequestInfo implements RequestInfo {
     return this.#request.ip;
   }
 
+  cookie(name: string, options?: { signed?: boolean }): string | undefined {
+    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    return this.#cookies.get(name, options);
+  }
+
   /** `JSON.stringify` and loggers see the address too, as they did a plain object. */
-  toJSON(): RequestInfo {
+  toJSON(): Omit<RequestInfo, 'cookie'> {
     const { id, method, url, ip, headers, params } = this;
     return { id, method, url, ip, headers, params };
   }
@@ -84,6 +95,13 @@ const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) =
   if (isJsonBody(request)) done(null, payload);
   else done(notJsonBody());
 };
+
+/** What the handler set: its headers, then one `Set-Cookie` line per cookie. */
+function writeResponseControl(reply: FastifyReply, response: ResponseControl, signer: CookieSigner): void {
+  for (const [name, value] of response.headers ?? []) reply.header(name, value);
+  const { cookies } = response;
+  if (cookies !== undefined) reply.header('set-cookie', setCookieLines(cookies, signer));
+}
 
 /** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
 const closingProblem = () =>
@@ -121,6 +139,7 @@ export function registerProcedureRoute(
     compressAbove: number | undefined;
     idempotency: () => IdempotencyRuntime | undefined;
     userSource: () => string | undefined;
+    cookieSigner: CookieSigner;
   },
 ): void {
   const invoke = compileRoute(route, { userSource: options.userSource });
@@ -141,7 +160,7 @@ export function registerProcedureRoute(
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
   const versioned = route.definition.versioning !== undefined;
-  const { compressAbove, requestIds } = options;
+  const { compressAbove, requestIds, cookieSigner } = options;
   const headers = { ...route.definition.headers, ...jsonHeaders };
   // 204 No Content: the route's headers and nosniff, but no body to type.
   const { 'content-type': _bodyType, ...noContentHeaders } = headers;
@@ -157,7 +176,7 @@ export function registerProcedureRoute(
         // Keep-alive clients reconnect, through the load balancer, to another instance.
         reply.header('connection', 'close');
       }
-      const made = context.build(new FastifyRequestInfo(request));
+      const made = context.build(new FastifyRequestInfo(request, cookieSigner));
       const ctx = made instanceof Promise ? await made : made;
       const call = {
         ctx,
@@ -185,6 +204,7 @@ export function registerProcedureRoute(
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
         throw staleVersion();
+      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
       if (result.status === 204) {
         reply.code(204).headers(noContentHeaders);
         if (requestIds) reply.header('x-request-id', request.id);

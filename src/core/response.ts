@@ -1,0 +1,147 @@
+/**
+ * What a handler decides about its own answer, per request: headers and cookies
+ * (docs/procedures.md, "Headers and cookies per request"). The core only records the handler's
+ * wishes and refuses mistakes where they are made; the HTTP layer writes them (src/http/cookies.ts).
+ */
+import { ProceedConfigError } from './errors.js';
+
+export interface CookieOptions {
+  /** Seconds until the browser drops it; 0 or less drops it at once. */
+  maxAge?: number;
+  expires?: Date;
+  /** Default `/`, so that a cookie set by `/api/auth/login` reaches `/api/posts` too. */
+  path?: string;
+  domain?: string;
+  /** Default true: sent over HTTPS only (browsers treat `localhost` as secure). */
+  secure?: boolean;
+  /** Default true: out of reach of page scripts. */
+  httpOnly?: boolean;
+  /** Default `lax`. `none` needs `secure`. */
+  sameSite?: 'strict' | 'lax' | 'none';
+  partitioned?: boolean;
+  /** Signed with the app's first cookie secret, so that `ctx.request.cookie(name, { signed: true })` can trust it. */
+  signed?: boolean;
+}
+
+/** A cookie a handler set or cleared, as the HTTP layer receives it. */
+export interface ResponseCookie {
+  readonly name: string;
+  readonly value: string;
+  readonly options: Readonly<Required<Pick<CookieOptions, 'path' | 'secure' | 'httpOnly' | 'sameSite'>>> &
+    Omit<CookieOptions, 'path' | 'secure' | 'httpOnly' | 'sameSite'>;
+}
+
+// RFC 6265 §4.1.1: a cookie name is an RFC 7230 token.
+const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// RFC 7230 §3.2: a header name is a token; its value has no control characters but tab.
+const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Headers the HTTP layer owns: set through the body, the status or `response.cookie()`. */
+const ownedHeaders = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'set-cookie',
+  'etag',
+  'x-request-id',
+]);
+
+function cookieMistake(name: string, rule: string): never {
+  throw new ProceedConfigError(
+    `response.cookie("${name}"): ${rule} (docs/procedures.md, "Headers and cookies per request")`,
+  );
+}
+
+/**
+ * Checks a cookie against the rules browsers apply silently: a cookie they would drop is a
+ * mistake in the handler, refused where it is made instead of lost on the way.
+ */
+export function checkedCookie(name: string, value: string, options: CookieOptions = {}): ResponseCookie {
+  if (!token.test(name))
+    cookieMistake(name, "a cookie name is a token (letters, digits and !#$%&'*+-.^_`|~)");
+  const resolved = {
+    ...options,
+    path: options.path ?? '/',
+    secure: options.secure ?? true,
+    httpOnly: options.httpOnly ?? true,
+    sameSite: options.sameSite ?? 'lax',
+  } as const;
+  if (name.startsWith('__Secure-') && !resolved.secure)
+    cookieMistake(name, 'a __Secure- cookie must be secure');
+  if (name.startsWith('__Host-')) {
+    if (!resolved.secure || resolved.path !== '/' || resolved.domain !== undefined)
+      cookieMistake(name, 'a __Host- cookie must be secure, have path "/" and no domain');
+  }
+  if (resolved.sameSite === 'none' && !resolved.secure)
+    cookieMistake(name, 'sameSite "none" needs secure: browsers drop it otherwise');
+  if (resolved.partitioned === true && !resolved.secure)
+    cookieMistake(name, 'a partitioned cookie must be secure');
+  if (resolved.maxAge !== undefined && !Number.isInteger(resolved.maxAge))
+    cookieMistake(name, 'maxAge is a whole number of seconds');
+  return { name, value, options: resolved };
+}
+
+/**
+ * A handler's say over its answer: `response` in the handler's arguments. Made per request, a
+ * few fields that stay empty unless the handler sets something.
+ */
+export class ResponseControl {
+  #headers: Array<[string, string]> | undefined;
+  #cookies: ResponseCookie[] | undefined;
+
+  /**
+   * Sets a header on the answer, replacing one set before under the same name. The headers the
+   * HTTP layer owns (`content-type`, `set-cookie`, `etag`…) are refused: use the body, the
+   * procedure's declaration or `cookie()`.
+   */
+  header(name: string, value: string): this {
+    const lower = name.toLowerCase();
+    if (!token.test(name)) throw new ProceedConfigError(`response.header("${name}"): not a header name`);
+    if (ownedHeaders.has(lower))
+      throw new ProceedConfigError(
+        `response.header("${name}"): Proceed sets ${lower} itself (docs/procedures.md, "Headers and cookies per request")`,
+      );
+    if (!headerValue.test(value))
+      throw new ProceedConfigError(`response.header("${name}"): the value has a control character`);
+    this.#headers ??= [];
+    const headers = this.#headers;
+    const index = headers.findIndex(([existing]) => existing === lower);
+    if (index >= 0) headers[index] = [lower, value];
+    else headers.push([lower, value]);
+    return this;
+  }
+
+  /** Sets a cookie; each leaves as its own `Set-Cookie` line. */
+  cookie(name: string, value: string, options?: CookieOptions): this {
+    const cookie = checkedCookie(name, value, options);
+    this.#cookies ??= [];
+    const cookies = this.#cookies;
+    const index = cookies.findIndex(
+      (existing) => existing.name === name && existing.options.path === cookie.options.path,
+    );
+    if (index >= 0) cookies[index] = cookie;
+    else cookies.push(cookie);
+    return this;
+  }
+
+  /** Tells the browser to drop a cookie: the same name, path and domain it was set with. */
+  clearCookie(
+    name: string,
+    options: Pick<CookieOptions, 'path' | 'domain' | 'secure' | 'sameSite' | 'partitioned'> = {},
+  ): this {
+    return this.cookie(name, '', { ...options, maxAge: 0, expires: new Date(0) });
+  }
+
+  /** The headers set, lower-cased, in the order first set; undefined when none. */
+  get headers(): ReadonlyArray<readonly [string, string]> | undefined {
+    return this.#headers;
+  }
+
+  /** The cookies set or cleared; undefined when none. */
+  get cookies(): readonly ResponseCookie[] | undefined {
+    return this.#cookies;
+  }
+}
