@@ -130,3 +130,30 @@ describe('a 204 procedure', () => {
     expectTypeOf(marksClient.marks.readMark).returns.resolves.toEqualTypeOf<{ read: boolean }>();
   });
 });
+
+describe('a procedure that chooses among statuses', () => {
+  const bookmarks = procedures('bookmarks', {
+    saveBookmark: procedure()
+      .rest({ method: 'PUT', path: '/bookmarks/:id', status: [200, 201] })
+      .input(z.object({ id: z.string() }))
+      .output(z.object({ id: z.string(), savedAt: z.date() }))
+      .mutation(({ input }) => ({ id: input.id, savedAt: new Date() })),
+    deleteBookmark: procedure()
+      .rest({ status: [200, 204] })
+      .input(z.object({ id: z.string() }))
+      .output(z.object({ id: z.string() }))
+      .mutation(({ input }) => ({ id: input.id })),
+  });
+  const typed = createClient<[typeof bookmarks]>({ baseUrl: 'http://localhost:3030' });
+
+  it('resolves to a union discriminated by status', async () => {
+    const saved = await typed.bookmarks.saveBookmark({ id: 'a' });
+    expectTypeOf(saved).toEqualTypeOf<
+      | { status: 200; data: { id: string; savedAt: string } }
+      | { status: 201; data: { id: string; savedAt: string } }
+    >();
+    const removed = await typed.bookmarks.deleteBookmark({ id: 'a' });
+    if (removed.status === 204) expectTypeOf(removed.data).toEqualTypeOf<undefined>();
+    else expectTypeOf(removed.data).toEqualTypeOf<{ id: string }>();
+  });
+});

@@ -159,7 +159,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
         { status: response.status },
       );
     }
-    if (text === '') return undefined;
+    if (text === '') return route.statuses === undefined ? undefined : { status: response.status, data: undefined };
     if (!parsed) {
       throw new ClientError(
         'invalid-response',
@@ -167,7 +167,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
         { status: response.status },
       );
     }
-    return body;
+    return route.statuses === undefined ? body : { status: response.status, data: body };
   };
 
   const collections = new Map<string, object>();

@@ -26,4 +26,5 @@ export type {
   ProcedureCall,
   ProcedureInput,
   ProcedureOutput,
+  ProcedureResult,
 } from './types.js';

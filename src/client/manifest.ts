@@ -12,6 +12,8 @@ export interface ManifestRoute {
   method: HttpMethod;
   path: string;
   inputMode: InputMode;
+  /** Present when the handler chooses among several statuses: the client answers `{ status, data }`. */
+  statuses?: readonly number[];
 }
 
 /** Collection name → procedure name → route. JSON-serializable. */
@@ -25,6 +27,7 @@ export interface MountedRouteLike {
   readonly path: string;
   readonly prefix: string;
   readonly inputMode: InputMode;
+  readonly successStatuses?: readonly number[];
 }
 
 export interface RouteManifestOptions {
@@ -39,6 +42,11 @@ function isApp(source: ApiShape | { readonly routes: readonly MountedRouteLike[]
   readonly routes: readonly MountedRouteLike[];
 } {
   return !Array.isArray(source) && Array.isArray((source as { routes?: unknown }).routes);
+}
+
+/** Only a route with a choice of statuses says so: the others answer their data alone. */
+function statusesOf(statuses: readonly number[] | undefined): { statuses?: readonly number[] } {
+  return statuses !== undefined && statuses.length > 1 ? { statuses: [...statuses] } : {};
 }
 
 function add(manifest: RouteManifest, collection: string, name: string, route: ManifestRoute): void {
@@ -76,6 +84,7 @@ export function routeManifest(
         method: route.method,
         path: route.path.slice(route.prefix.length) || '/',
         inputMode: route.inputMode,
+        ...statusesOf(route.successStatuses),
       });
     }
     return manifest;
@@ -86,13 +95,13 @@ export function routeManifest(
   for (const collection of collections) {
     for (const [name, procedure] of Object.entries(collection.procedures)) {
       const definition = procedure['~proceed'];
-      const { method, path, inputMode } = resolveRoute(
+      const { method, path, inputMode, successStatuses } = resolveRoute(
         collection.name,
         name,
         definition.kind,
         definition.rest,
       );
-      add(manifest, collection.name, name, { method, path, inputMode });
+      add(manifest, collection.name, name, { method, path, inputMode, ...statusesOf(successStatuses) });
     }
   }
   return manifest;

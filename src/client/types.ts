@@ -123,15 +123,33 @@ export type ProcedureOutput<P, N extends string = string> =
     : never;
 
 /**
+ * What a call resolves to: the output, or, for a procedure whose handler chooses among several
+ * statuses (`.rest({ status: [200, 201] })`), `{ status, data }`, a union discriminated by status
+ * (`data` is undefined for 204).
+ *
+ * @example
+ * const saved = await client.bookmarks.saveBookmark(input);
+ * if (saved.status === 201) console.log('created', saved.data.id);
+ */
+export type ProcedureResult<P, N extends string = string> =
+  TypesOf<P> extends { statuses: infer S }
+    ? [S] extends [never]
+      ? ProcedureOutput<P, N>
+      : S extends 204
+        ? { status: 204; data: undefined }
+        : { status: S; data: ProcedureOutput<P, N> }
+    : ProcedureOutput<P, N>;
+
+/**
  * One procedure on the client. The input may be left out when the procedure takes none or
  * when every field of it is optional.
  */
 export type ProcedureCall<P, N extends string> =
   undefined extends ProcedureInput<P>
-    ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>
+    ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureResult<P, N>>
     : Record<never, never> extends ProcedureInput<P>
-      ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>
-      : (input: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureOutput<P, N>>;
+      ? (input?: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureResult<P, N>>
+      : (input: ProcedureInput<P>, options?: CallOptions) => Promise<ProcedureResult<P, N>>;
 
 /** The procedures of one collection, by name. */
 export type CollectionClient<R extends Record<string, AnyProcedure>> = {

@@ -40,7 +40,7 @@ export interface Reply {
   /** The version of the record answered with, for its `ETag` (`.versioned(read)`). */
   version: string | undefined;
   /** What the handler set with `response.header()` / `response.cookie()`; absent when nothing. */
-  response?: ResponseControl;
+  response?: ResponseControl<never>;
 }
 
 /**
@@ -150,7 +150,7 @@ function chain<T>(
 }
 
 /** Carries what the handler set onto its reply, when it set anything. */
-function withResponse(reply: Reply | Promise<Reply>, response: ResponseControl): Reply | Promise<Reply> {
+function withResponse(reply: Reply | Promise<Reply>, response: ResponseControl<never>): Reply | Promise<Reply> {
   if (response.headers === undefined && response.cookies === undefined) return reply;
   if (reply instanceof Promise) return reply.then((settled) => ({ ...settled, response }));
   reply.response = response;
@@ -212,32 +212,28 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
 
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
-  const noContent = route.successStatus === 204;
-  const answer = (call: Call, result: unknown): Reply | Promise<Reply> => {
+  const { successStatuses } = route;
+  const answer = (call: Call, result: unknown, response: ResponseControl): Reply | Promise<Reply> => {
     const { precondition } = call.ctx as { precondition?: unknown };
     if (precondition instanceof RequestPrecondition && !precondition.checked)
       throw new Error(
         `${owner}: a .versioned() write must call ctx.precondition.check(version) before it writes; this call was sent If-Match and never checked it (docs/http-caching.md)`,
       );
+    const status = response.chosenStatus ?? route.successStatus;
     // 204 has no body: whatever the handler returned stays on the server (docs/procedures.md).
-    if (noContent) return { status: 204, body: '', location: undefined, version: undefined };
+    if (status === 204) return { status: 204, body: '', location: undefined, version: undefined };
     const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
+    const location = status === 201 ? locationOf(result) : undefined;
     const body = serialize(result, call.ctx);
-    if (body instanceof Promise)
-      return body.then((text) => ({
-        status: route.successStatus,
-        body: text,
-        location: locationOf(result),
-        version,
-      }));
-    return { status: route.successStatus, body, location: locationOf(result), version };
+    if (body instanceof Promise) return body.then((text) => ({ status, body: text, location, version }));
+    return { status, body, location, version };
   };
   const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
-    const response = new ResponseControl();
+    const response = new ResponseControl<never>(successStatuses);
     const result = handler({ input: input as never, ctx: call.ctx as never, response });
     return result instanceof Promise
-      ? result.then((value) => withResponse(answer(call, value), response))
-      : withResponse(answer(call, result), response);
+      ? result.then((value) => withResponse(answer(call, value, response), response))
+      : withResponse(answer(call, result, response), response);
   };
   // A write that keeps no versions cannot honour If-Match: refused before the handler runs,
   // after the guards, the input and the steps had their say (a 401 or 404 comes first).

@@ -8,13 +8,24 @@ export const httpMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof httpMethods)[number];
 export type ProcedureKind = 'query' | 'mutation';
 
-/** An explicit route: `path` is relative to the mount prefix and may hold `:params`. */
+/**
+ * An explicit route: `path` is relative to the mount prefix and may hold `:params`. Without
+ * `method` and `path`, the convention's route with another status.
+ */
 export interface RestOverride {
-  method: HttpMethod;
-  path: string;
-  /** The success status; default 201 for `create*` names and 200 otherwise. */
-  status?: SuccessStatus;
+  method?: HttpMethod;
+  path?: string;
+  /**
+   * The success status; default 201 for `create*` names and 200 otherwise. A list lets the
+   * handler choose per call (`response.status()`); the first is the default.
+   */
+  status?: SuccessStatus | readonly SuccessStatus[];
 }
+
+/** What `.rest()` takes: a method and a path together, a status, or all three. */
+export type RestRoute =
+  | { method: HttpMethod; path: string; status?: SuccessStatus | readonly SuccessStatus[] }
+  | { method?: never; path?: never; status: SuccessStatus | readonly SuccessStatus[] };
 
 /**
  * Statuses a procedure may succeed with: 202 suits work accepted for later (a mail to send), 204
@@ -68,6 +79,8 @@ export interface ResolvedRoute {
   params: string[];
   inputMode: InputMode;
   successStatus: SuccessStatus;
+  /** Every status the handler may choose; `[successStatus]` when it has no choice. */
+  successStatuses: readonly SuccessStatus[];
   convention: Convention | undefined;
 }
 
@@ -140,7 +153,7 @@ export function resolveRoute(
   }
   let method: HttpMethod;
   let path: string;
-  if (override !== undefined) {
+  if (override?.method !== undefined && override.path !== undefined) {
     if (!httpMethods.includes(override.method)) {
       throw new ProceedConfigError(
         `${where}: method "${String(override.method)}" is not one of ${httpMethods.join(', ')}`,
@@ -164,13 +177,18 @@ export function resolveRoute(
       : bodyMethod
         ? 'body'
         : 'query';
-  const successStatus = override?.status ?? (convention?.prefix === 'create' ? 201 : 200);
-  if (![200, 201, 202, 204].includes(successStatus)) {
-    throw new ProceedConfigError(
-      `${where}: success status ${String(successStatus)} is not 200, 201, 202 or 204`,
-    );
+  const declared = override?.status;
+  const successStatuses: readonly SuccessStatus[] =
+    declared === undefined ? [convention?.prefix === 'create' ? 201 : 200] : Array.isArray(declared) ? declared : [declared as SuccessStatus];
+  for (const status of successStatuses) {
+    if (![200, 201, 202, 204].includes(status)) {
+      throw new ProceedConfigError(`${where}: success status ${String(status)} is not 200, 201, 202 or 204`);
+    }
   }
-  return { method, path, params, inputMode, successStatus, convention };
+  if (successStatuses.length === 0 || new Set(successStatuses).size !== successStatuses.length)
+    throw new ProceedConfigError(`${where}: .rest({ status: [...] }) lists each status once, at least one`);
+  const successStatus = successStatuses[0] as SuccessStatus;
+  return { method, path, params, inputMode, successStatus, successStatuses, convention };
 }
 
 /** Fills a path pattern's `:params` from an input object, URL-encoding each value. */

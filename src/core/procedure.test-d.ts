@@ -179,3 +179,42 @@ describe('response control', () => {
     });
   });
 });
+
+describe('statuses a handler chooses among', () => {
+  it('takes only the statuses the procedure declares', () => {
+    procedure()
+      .rest({ method: 'PUT', path: '/bookmarks/:id', status: [200, 201] })
+      .mutation(({ response }) => {
+        response.status(201);
+        response.status(200);
+        // @ts-expect-error 204 is not declared: an undeclared status fails to compile
+        response.status(204);
+        return { ok: true };
+      });
+    procedure().mutation(({ response }) => {
+      // @ts-expect-error one status, nothing to choose
+      response.status(200);
+      return null;
+    });
+  });
+
+  it('lets a handler that may answer 204 return nothing, and no other', () => {
+    procedure()
+      .rest({ status: [200, 204] })
+      .output(z.object({ id: z.string() }))
+      .mutation(({ response }) => {
+        response.status(204);
+        return undefined;
+      });
+    procedure()
+      .rest({ status: [200, 201] })
+      .output(z.object({ id: z.string() }))
+      // @ts-expect-error 204 is not declared: the output is due
+      .mutation(() => undefined);
+  });
+
+  it('refuses a method without a path', () => {
+    // @ts-expect-error method and path come together
+    procedure().rest({ method: 'GET' });
+  });
+});

@@ -5,7 +5,7 @@
 
 import type { ProblemCode } from './errors.js';
 import type { AfterGuards, Guard } from './guards.js';
-import type { ProcedureKind, RestOverride } from './naming.js';
+import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
@@ -40,7 +40,7 @@ export type OutputDeclaration =
   | { kind: 'fixed'; schema: StandardSchemaV1 }
   | ({ kind: 'select' } & OutputSelection);
 
-export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl }) => unknown;
+export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl<never> }) => unknown;
 export type AnyMiddleware = Middleware<never, object, never>;
 
 /** The runtime description of a procedure: plain data the server, OpenAPI and CLI read. */
@@ -74,7 +74,14 @@ export interface Versioning {
 }
 
 /** Type carriers for inference; never present at run time. */
-export interface ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind extends ProcedureKind> {
+export interface ProcedureTypes<
+  TCtx,
+  TClientInput,
+  TInput,
+  TOutput,
+  TKind extends ProcedureKind,
+  TStatus extends SuccessStatus = never,
+> {
   ctx: TCtx;
   /** What a client sends (before the schema's transforms and defaults). */
   clientInput: TClientInput;
@@ -83,6 +90,8 @@ export interface ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind exten
   /** What the handler returns, before serialization. */
   output: TOutput;
   kind: TKind;
+  /** The statuses a handler chooses among with `response.status()`; never when it has one. */
+  statuses: TStatus;
 }
 
 /** A finished procedure. */
@@ -92,13 +101,14 @@ export interface Procedure<
   TInput = unknown,
   TOutput = unknown,
   TKind extends ProcedureKind = ProcedureKind,
+  TStatus extends SuccessStatus = never,
 > {
   readonly '~proceed': ProcedureDefinition;
-  readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind>;
+  readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind, TStatus>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a procedure of any context, input and output
-export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind>;
+export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind, any>;
 
 type RawInput = Record<string, unknown>;
 
@@ -125,25 +135,29 @@ type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput]
   : [TOutput] extends [NoContent]
     ? unknown
     : TOutput;
+/** A handler that may answer 204 may return nothing: the body stays on the server anyway. */
+type ChosenReturn<R, TStatus> = 204 extends TStatus ? R | undefined : R;
 declare const noOutput: unique symbol;
 declare const noContent: unique symbol;
 /** The output of a procedure that answers 204 No Content: nothing reaches the client. */
 export type NoContent = typeof noContent;
 
 /** The procedure a builder finishes into: its output is the declared one, or the handler's. */
-type Finished<TCtx, TClientInput, TInput, TOutput, R, K extends ProcedureKind> = Procedure<
+type Finished<
   TCtx,
   TClientInput,
   TInput,
-  [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
-  K
->;
+  TOutput,
+  R,
+  K extends ProcedureKind,
+  TStatus extends SuccessStatus,
+> = Procedure<TCtx, TClientInput, TInput, [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput, K, TStatus>;
 
 /** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
-type Handler<TCtx, TInput, TOutput> = (options: {
+type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus> = (options: {
   input: TInput;
   ctx: TCtx;
-  response: ResponseControl;
+  response: ResponseControl<TStatus>;
 }) => MaybePromise<TOutput>;
 
 /** The builder returned by {@link procedure}. */
@@ -154,6 +168,7 @@ export class ProcedureBuilder<
   TOutput = typeof noOutput,
   THasInput extends boolean = false,
   TReturn = unknown,
+  TStatus extends SuccessStatus = never,
 > {
   readonly #state: BuilderState;
 
@@ -174,7 +189,8 @@ export class ProcedureBuilder<
     StandardSchemaV1.InferOutput<S>,
     TOutput,
     true,
-    TReturn
+    TReturn,
+    TStatus
   > {
     return this.#with({ input: schema }) as never;
   }
@@ -189,7 +205,7 @@ export class ProcedureBuilder<
    */
   output<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput, TReturn>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput, TReturn, TStatus>;
   output<C extends Record<string, StandardSchemaV1>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
@@ -199,7 +215,8 @@ export class ProcedureBuilder<
     TInput,
     StandardSchemaV1.InferInput<C[keyof C]>,
     THasInput,
-    TReturn
+    TReturn,
+    TStatus
   >;
   output(
     schemaOrChoices: StandardSchemaV1 | Record<string, StandardSchemaV1>,
@@ -218,7 +235,7 @@ export class ProcedureBuilder<
   /** Adds guards; all must pass. */
   guard<const G extends readonly Guard<TCtx>[]>(
     ...guards: G
-  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     return this.#with({ guards: [...this.#state.guards, ...(guards as readonly Guard<never>[])] }) as never;
   }
 
@@ -230,7 +247,7 @@ export class ProcedureBuilder<
     middleware:
       | Middleware<TCtx, TAdd, StepInput<TInput, THasInput>>
       | Step<TCtx, TAdd, StepInput<TInput, THasInput>>,
-  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     const state = this.#state;
     const definition = typeof middleware === 'function' ? undefined : middleware['~step'];
     const run = (typeof middleware === 'function' ? middleware : definition?.run) as
@@ -255,15 +272,23 @@ export class ProcedureBuilder<
   /**
    * Overrides the naming convention: `path` is relative to the mount prefix (`/api`). `status`
    * sets the success status; with 204 the procedure answers no body (its client resolves to
-   * `undefined`, and it declares no `.output()`).
+   * `undefined`, and it declares no `.output()`). A list of statuses lets the handler choose one
+   * per call with `response.status()`; the first is the default, and the typed client's result
+   * is then `{ status, data }`, a union by status. `status` may be given without `method` and
+   * `path`, to keep the convention's route.
    */
   rest(
-    route: RestOverride & { status: 204 },
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn>;
-  rest(route: RestOverride): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn>;
-  rest(route: RestOverride): unknown {
+    route: RestRoute & { status: 204 },
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn, never>;
+  rest<const S extends readonly [SuccessStatus, SuccessStatus, ...SuccessStatus[]]>(
+    route: RestRoute & { status: S },
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, S[number]>;
+  rest(route: RestRoute): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, never>;
+  rest(route: RestRoute): unknown {
     refuseUnknownOptions('.rest()', route, restKeys);
-    return this.#with({ rest: { ...route } }) as never;
+    if ((route.method === undefined) !== (route.path === undefined))
+      throw new TypeError('.rest(): method and path come together (or neither, to keep the convention)');
+    return this.#with({ rest: { ...route } as RestOverride }) as never;
   }
 
   /**
@@ -272,7 +297,7 @@ export class ProcedureBuilder<
    */
   headers(
     headers: Record<string, string>,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     const lowered = Object.fromEntries(
       Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
     );
@@ -299,7 +324,7 @@ export class ProcedureBuilder<
    */
   versioned<R = unknown>(
     read?: (result: R) => EntityVersion,
-  ): ProcedureBuilder<TCtx & { precondition: Precondition }, TClientInput, TInput, TOutput, THasInput, R> {
+  ): ProcedureBuilder<TCtx & { precondition: Precondition }, TClientInput, TInput, TOutput, THasInput, R, TStatus> {
     if (this.#state.versioning !== undefined) throw new TypeError('.versioned() is called twice');
     if (read !== undefined && typeof read !== 'function')
       throw new TypeError('.versioned(read): read must be a function of the handler result');
@@ -315,26 +340,26 @@ export class ProcedureBuilder<
    * @example
    * const createPost = procedure<Ctx>().idempotent().input(newPost).mutation(({ input, ctx }) => ctx.db.posts.insert(input));
    */
-  idempotent(): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  idempotent(): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     return this.#with({ idempotent: true }) as never;
   }
 
   /** Documentation for OpenAPI. */
-  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn> {
+  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
   /** Finishes a read. */
-  query<R extends HandlerReturn<TOutput> & TReturn>(
-    handler: Handler<TCtx, TInput, R>,
-  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query'> {
+  query<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
+    handler: Handler<TCtx, TInput, R, TStatus>,
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query', TStatus> {
     return this.#finish('query', handler as AnyHandler) as never;
   }
 
   /** Finishes a write. */
-  mutation<R extends HandlerReturn<TOutput> & TReturn>(
-    handler: Handler<TCtx, TInput, R>,
-  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation'> {
+  mutation<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
+    handler: Handler<TCtx, TInput, R, TStatus>,
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation', TStatus> {
     return this.#finish('mutation', handler as AnyHandler) as never;
   }
 

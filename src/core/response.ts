@@ -86,11 +86,37 @@ export function checkedCookie(name: string, value: string, options: CookieOption
 
 /**
  * A handler's say over its answer: `response` in the handler's arguments. Made per request, a
- * few fields that stay empty unless the handler sets something.
+ * few fields that stay empty unless the handler sets something. `S` is the statuses the
+ * procedure declares with `.rest({ status: [...] })`; `never` when it declares one.
  */
-export class ResponseControl {
+export class ResponseControl<S extends number = number> {
+  readonly #declared: readonly number[];
+  #status: number | undefined;
   #headers: Array<[string, string]> | undefined;
   #cookies: ResponseCookie[] | undefined;
+
+  constructor(declared: readonly number[]) {
+    this.#declared = declared;
+  }
+
+  /**
+   * Answers with another of the statuses the procedure declares (`.rest({ status: [200, 201] })`):
+   * 201 for an upsert that created, 204 for nothing to say. A status it does not declare fails to
+   * compile, and fails the call if it gets through.
+   */
+  status(code: S): this {
+    if (!this.#declared.includes(code) || this.#declared.length < 2)
+      throw new ProceedConfigError(
+        `response.status(${String(code)}): the procedure declares ${this.#declared.join(', ')}; list every status it answers with in .rest({ status: [...] }) (docs/procedures.md, "Headers and cookies per request")`,
+      );
+    this.#status = code;
+    return this;
+  }
+
+  /** The status the handler chose; undefined when it chose none (the first declared applies). */
+  get chosenStatus(): number | undefined {
+    return this.#status;
+  }
 
   /**
    * Sets a header on the answer, replacing one set before under the same name. The headers the

@@ -28,6 +28,8 @@ export interface RouteEntry {
   readonly params: readonly string[];
   readonly inputMode: InputMode;
   readonly successStatus: SuccessStatus;
+  /** The statuses the handler chooses among (`.rest({ status: [...] })`); `[successStatus]` otherwise. */
+  readonly successStatuses: readonly SuccessStatus[];
   readonly convention: Convention | undefined;
 }
 
@@ -69,13 +71,14 @@ export function planRoutes(
           `Procedures "${previous}" and "${owner}" both map to ${resolved.method} ${path}`,
         );
       }
-      if (resolved.successStatus === 204 && definition.output !== undefined) {
+      const onlyNoContent = resolved.successStatuses.every((status) => status === 204);
+      if (onlyNoContent && definition.output !== undefined) {
         throw new ProceedConfigError(
           `${owner} answers 204 No Content, which has no body: remove its .output(), or answer 200`,
         );
       }
       // A version travels in the ETag of the answer that carries the record; 204 carries none.
-      if (resolved.successStatus === 204 && definition.versioning !== undefined) {
+      if (onlyNoContent && definition.versioning !== undefined) {
         throw new ProceedConfigError(
           `${owner} answers 204 No Content and is .versioned(): a 204 carries no record and no ETag; answer 200 with the record, or drop .versioned()`,
         );
@@ -97,6 +100,7 @@ export function planRoutes(
         params: resolved.params,
         inputMode: resolved.inputMode,
         successStatus: resolved.successStatus,
+        successStatuses: resolved.successStatuses,
         convention: resolved.convention,
       });
     }

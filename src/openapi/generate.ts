@@ -264,20 +264,24 @@ class DocumentBuilder {
       operation.requestBody = body;
     }
 
-    const success = this.#success(route, owner, hint);
     const headers = Object.entries(facts.headers);
-    if (headers.length > 0) {
-      success.headers = {
-        ...success.headers,
-        ...Object.fromEntries(
-          headers.map(([name, header]): [string, OpenApiHeader] => [
-            name,
-            { description: header.description, schema: { type: header.type } },
-          ]),
-        ),
-      };
+    operation.responses = {};
+    // Each status the handler may choose is documented; the schema is built once and shared.
+    for (const status of route.successStatuses) {
+      const success = this.#success(route, status, owner, hint);
+      if (headers.length > 0) {
+        success.headers = {
+          ...success.headers,
+          ...Object.fromEntries(
+            headers.map(([name, header]): [string, OpenApiHeader] => [
+              name,
+              { description: header.description, schema: { type: header.type } },
+            ]),
+          ),
+        };
+      }
+      operation.responses[String(status)] = success;
     }
-    operation.responses = { [String(route.successStatus)]: success };
     if (facts.notModified) {
       const etag = facts.headers.ETag;
       operation.responses['304'] = {
@@ -299,17 +303,17 @@ class DocumentBuilder {
     return operation;
   }
 
-  #success(route: RouteEntry, owner: string, hint: string): OpenApiResponse {
-    if (route.successStatus === 204) return { description: 'No content' };
+  #success(route: RouteEntry, status: number, owner: string, hint: string): OpenApiResponse {
+    if (status === 204) return { description: 'No content' };
     const schema = this.#outputSchema(route, owner, hint);
     const json: OpenApiMediaType = { schema };
     withExample(json, this.components.schemas);
     const response: OpenApiResponse = {
-      description: route.successStatus === 201 ? 'Created' : 'OK',
+      description: status === 201 ? 'Created' : status === 202 ? 'Accepted' : 'OK',
       content: { 'application/json': json },
     };
     // Only create* answers carry a Location (the new record's path), when the result has an `id`.
-    if (route.successStatus === 201 && route.convention?.prefix === 'create') {
+    if (status === 201 && route.convention?.prefix === 'create') {
       const always = requiresId(schema, this.components.schemas);
       response.headers = {
         Location: {

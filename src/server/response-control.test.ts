@@ -171,7 +171,7 @@ describe('mistakes refused where they are made', () => {
   });
 
   it('refuses headers Proceed owns, and values with control characters', () => {
-    const response = new ResponseControl();
+    const response = new ResponseControl([200]);
     for (const name of ['Content-Type', 'set-cookie', 'ETag', 'Content-Length', 'X-Request-Id'])
       expect(() => response.header(name, 'x')).toThrow(ProceedConfigError);
     expect(() => response.header('x-note', 'a\r\nb: c')).toThrow(/control character/);
