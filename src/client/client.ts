@@ -159,7 +159,8 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
         { status: response.status },
       );
     }
-    if (text === '') return route.statuses === undefined ? undefined : { status: response.status, data: undefined };
+    if (text === '')
+      return route.statuses === undefined ? undefined : { status: response.status, data: undefined };
     if (!parsed) {
       throw new ClientError(
         'invalid-response',

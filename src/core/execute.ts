@@ -150,7 +150,10 @@ function chain<T>(
 }
 
 /** Carries what the handler set onto its reply, when it set anything. */
-function withResponse(reply: Reply | Promise<Reply>, response: ResponseControl<never>): Reply | Promise<Reply> {
+function withResponse(
+  reply: Reply | Promise<Reply>,
+  response: ResponseControl<never>,
+): Reply | Promise<Reply> {
   if (response.headers === undefined && response.cookies === undefined) return reply;
   if (reply instanceof Promise) return reply.then((settled) => ({ ...settled, response }));
   reply.response = response;

@@ -179,7 +179,11 @@ export function resolveRoute(
         : 'query';
   const declared = override?.status;
   const successStatuses: readonly SuccessStatus[] =
-    declared === undefined ? [convention?.prefix === 'create' ? 201 : 200] : Array.isArray(declared) ? declared : [declared as SuccessStatus];
+    declared === undefined
+      ? [convention?.prefix === 'create' ? 201 : 200]
+      : Array.isArray(declared)
+        ? declared
+        : [declared as SuccessStatus];
   for (const status of successStatuses) {
     if (![200, 201, 202, 204].includes(status)) {
       throw new ProceedConfigError(`${where}: success status ${String(status)} is not 200, 201, 202 or 204`);

@@ -151,7 +151,14 @@ type Finished<
   R,
   K extends ProcedureKind,
   TStatus extends SuccessStatus,
-> = Procedure<TCtx, TClientInput, TInput, [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput, K, TStatus>;
+> = Procedure<
+  TCtx,
+  TClientInput,
+  TInput,
+  [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
+  K,
+  TStatus
+>;
 
 /** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
 type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus> = (options: {
@@ -205,7 +212,15 @@ export class ProcedureBuilder<
    */
   output<S extends StandardSchemaV1>(
     schema: S,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, StandardSchemaV1.InferInput<S>, THasInput, TReturn, TStatus>;
+  ): ProcedureBuilder<
+    TCtx,
+    TClientInput,
+    TInput,
+    StandardSchemaV1.InferInput<S>,
+    THasInput,
+    TReturn,
+    TStatus
+  >;
   output<C extends Record<string, StandardSchemaV1>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
@@ -247,7 +262,15 @@ export class ProcedureBuilder<
     middleware:
       | Middleware<TCtx, TAdd, StepInput<TInput, THasInput>>
       | Step<TCtx, TAdd, StepInput<TInput, THasInput>>,
-  ): ProcedureBuilder<Omit<TCtx, keyof TAdd> & TAdd, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  ): ProcedureBuilder<
+    Omit<TCtx, keyof TAdd> & TAdd,
+    TClientInput,
+    TInput,
+    TOutput,
+    THasInput,
+    TReturn,
+    TStatus
+  > {
     const state = this.#state;
     const definition = typeof middleware === 'function' ? undefined : middleware['~step'];
     const run = (typeof middleware === 'function' ? middleware : definition?.run) as
@@ -324,7 +347,15 @@ export class ProcedureBuilder<
    */
   versioned<R = unknown>(
     read?: (result: R) => EntityVersion,
-  ): ProcedureBuilder<TCtx & { precondition: Precondition }, TClientInput, TInput, TOutput, THasInput, R, TStatus> {
+  ): ProcedureBuilder<
+    TCtx & { precondition: Precondition },
+    TClientInput,
+    TInput,
+    TOutput,
+    THasInput,
+    R,
+    TStatus
+  > {
     if (this.#state.versioning !== undefined) throw new TypeError('.versioned() is called twice');
     if (read !== undefined && typeof read !== 'function')
       throw new TypeError('.versioned(read): read must be a function of the handler result');
@@ -345,7 +376,9 @@ export class ProcedureBuilder<
   }
 
   /** Documentation for OpenAPI. */
-  meta(meta: ProcedureMeta): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  meta(
+    meta: ProcedureMeta,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
