@@ -15,6 +15,7 @@ import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { CookieSigner } from '../http/cookies.js';
+import { trustedOriginsOf } from '../http/csrf.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -130,6 +131,8 @@ export class App<TCtx extends object = object> {
   readonly #drainDelay: number;
   readonly #compressAbove: number | undefined;
   readonly #cookieSigner: CookieSigner;
+  /** Origins that may write with cookies; undefined when the app turned the check off. */
+  readonly #csrfTrusted: ReadonlySet<string> | undefined;
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
@@ -162,6 +165,7 @@ export class App<TCtx extends object = object> {
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
     this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
+    this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
     this.#rateLimits = new RateLimits(this.server, options.rateLimit);
     this.server.setErrorHandler((error, request, reply) =>
       sendProblem(error, request, reply, exposeErrors, requestIds),
@@ -247,6 +251,7 @@ export class App<TCtx extends object = object> {
         idempotency: () => this.#idempotency,
         userSource: () => this.userSource,
         cookieSigner: this.#cookieSigner,
+        csrfTrusted: this.#csrfTrusted,
       });
     });
     return this;

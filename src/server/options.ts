@@ -5,6 +5,7 @@ import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
+import type { CsrfOptions } from '../http/csrf.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
 import type { CompressionOptions } from './http-cache.js';
@@ -82,6 +83,14 @@ export interface AppOptions<TCtx extends object> {
    */
   cookies?: CookieSettings;
   /**
+   * Refuses a write (POST, PUT, PATCH, DELETE) that carries cookies and comes from another site
+   * (`Sec-Fetch-Site`, `Origin`) with 403: a page elsewhere cannot act with a user's cookies.
+   * Requests without cookies pass untouched. On by default; `trustedOrigins` adds origins to the
+   * app's own (CORS origins with `credentials: true` count too); `false` turns it off.
+   * docs/procedures.md, "Cross-site requests".
+   */
+  csrf?: CsrfOptions | false;
+  /**
    * The app's `context` sets `ctx.user` itself (its own sign-in: a session cookie, say), so
    * guards that need a user may run without an auth plugin. Default false: such a guard on an
    * app where no plugin provides a user is a start-up error (docs/auth.md).
@@ -111,6 +120,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'requestIds',
   'rateLimit',
   'cookies',
+  'csrf',
   'userFromContext',
 );
 const nested: Record<string, readonly string[]> = {
@@ -120,6 +130,7 @@ const nested: Record<string, readonly string[]> = {
   compression: optionKeys<CompressionOptions>()('threshold'),
   rateLimit: optionKeys<RateLimitOptions>()('redis', 'onStoreError', 'limits'),
   cookies: optionKeys<CookieSettings>()('secrets'),
+  csrf: optionKeys<CsrfOptions>()('trustedOrigins'),
 };
 
 export interface CookieSettings {
@@ -132,7 +143,7 @@ export function checkAppOptions(options: unknown): void {
   const given = (options ?? {}) as Record<string, unknown>;
   for (const [key, known] of Object.entries(nested)) {
     const value = given[key];
-    // `compression: false` is the one non-object value an option here takes.
+    // `false` turns off compression or csrf, the only non-object values an option here takes.
     if (value !== false) refuseUnknownOptions(`createApp ${key}`, value, known);
   }
 }

@@ -22,6 +22,7 @@ import type { RequestInfo } from '../core/request-context.js';
 import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
+import { crossSiteRefusal } from '../http/csrf.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 import { notJsonBody } from './problems.js';
@@ -103,6 +104,10 @@ function writeResponseControl(reply: FastifyReply, response: ResponseControl, si
   if (cookies !== undefined) reply.header('set-cookie', setCookieLines(cookies, signer));
 }
 
+/** A write with another site's cookies (docs/procedures.md, "Cross-site requests"). */
+const crossSiteRequest = (reason: string) =>
+  new ProceedError('FORBIDDEN', `Cross-site request refused: ${reason}`);
+
 /** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
 const closingProblem = () =>
   new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
@@ -140,6 +145,7 @@ export function registerProcedureRoute(
     idempotency: () => IdempotencyRuntime | undefined;
     userSource: () => string | undefined;
     cookieSigner: CookieSigner;
+    csrfTrusted: ReadonlySet<string> | undefined;
   },
 ): void {
   const invoke = compileRoute(route, { userSource: options.userSource });
@@ -160,7 +166,9 @@ export function registerProcedureRoute(
   const tagged = options.entityTags && isRead;
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
   const versioned = route.definition.versioning !== undefined;
-  const { compressAbove, requestIds, cookieSigner } = options;
+  const { compressAbove, requestIds, cookieSigner, csrfTrusted } = options;
+  // Reads never change anything: only writes are checked for another site's cookies.
+  const checksCrossSite = csrfTrusted !== undefined && !isRead;
   const headers = { ...route.definition.headers, ...jsonHeaders };
   // 204 No Content: the route's headers and nosniff, but no body to type.
   const { 'content-type': _bodyType, ...noContentHeaders } = headers;
@@ -175,6 +183,15 @@ export function registerProcedureRoute(
         if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
         // Keep-alive clients reconnect, through the load balancer, to another instance.
         reply.header('connection', 'close');
+      }
+      if (checksCrossSite) {
+        const refusal = crossSiteRefusal(
+          request.method,
+          request.headers,
+          () => `${request.protocol}://${request.host}`,
+          csrfTrusted,
+        );
+        if (refusal !== undefined) throw crossSiteRequest(refusal);
       }
       const made = context.build(new FastifyRequestInfo(request, cookieSigner));
       const ctx = made instanceof Promise ? await made : made;

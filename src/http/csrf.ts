@@ -1,0 +1,63 @@
+/**
+ * Cross-site request forgery, refused for every adapter (docs/procedures.md, "Cross-site
+ * requests"). Browsers attach cookies to requests other sites make; a write that arrives with
+ * cookies from another site is refused unless its origin is trusted. Requests without cookies
+ * (bearer tokens, server-to-server calls) carry no ambient credential and pass untouched.
+ *
+ * The check reads what browsers send and pages cannot forge: `Sec-Fetch-Site`, then `Origin`.
+ * It does not look at `Content-Type`: a form, or a request with no type at all, is as cross-site
+ * as a JSON one, so no media type earns a pass.
+ */
+import { type CorsOptions, checkCorsOptions } from '../config/cors.js';
+import { ProceedConfigError } from '../core/errors.js';
+
+export interface CsrfOptions {
+  /** Origins besides the app's own that may write with cookies (`https://admin.example.com`). */
+  trustedOrigins?: readonly string[];
+}
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The origins that may write with cookies: the listed ones, and CORS origins allowed credentials. */
+export function trustedOriginsOf(
+  options: CsrfOptions | undefined,
+  cors: CorsOptions | undefined,
+): Set<string> {
+  const trusted = new Set<string>();
+  for (const origin of options?.trustedOrigins ?? []) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin))
+      throw new ProceedConfigError(
+        `csrf.trustedOrigins: "${origin}" is not an origin (scheme://host[:port])`,
+      );
+    trusted.add(origin);
+  }
+  if (cors !== undefined && cors.credentials === true) {
+    for (const origin of checkCorsOptions(cors) ?? []) trusted.add(origin);
+  }
+  return trusted;
+}
+
+/**
+ * Why a request must be refused as cross-site, or undefined when it may go on. `ownOrigin` is
+ * asked only when an `Origin` header has to be compared.
+ */
+export function crossSiteRefusal(
+  method: string,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  ownOrigin: () => string,
+  trusted: ReadonlySet<string>,
+): string | undefined {
+  if (safeMethods.has(method) || headers.cookie === undefined) return undefined;
+  const site = headers['sec-fetch-site'];
+  if (site === 'same-origin' || site === 'none') return undefined;
+  const origin = headers.origin;
+  if (typeof origin === 'string' && origin !== 'null') {
+    if (origin === ownOrigin() || trusted.has(origin)) return undefined;
+    return `a write with cookies from ${origin}, which this API does not trust`;
+  }
+  if (origin === 'null') return 'a write with cookies from an opaque origin';
+  // A sibling subdomain is same-site, and may be someone else's: only a trusted Origin passes.
+  if (site === 'cross-site' || site === 'same-site') return `a ${site} write with cookies`;
+  // Neither header: not a browser that would attach another site's cookies by itself.
+  return undefined;
+}
