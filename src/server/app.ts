@@ -16,10 +16,11 @@ import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { CookieSigner } from '../http/cookies.js';
 import { trustedOriginsOf } from '../http/csrf.js';
+import { createFetchHandler } from '../http/fetch.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { compressionThreshold, entityTagsReady } from './http-cache.js';
+import { compressionThreshold, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -41,6 +42,7 @@ import {
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import { type IdempotencyRuntime, procedureOf, registerProcedureRoute } from './procedure-route.js';
 import { RateLimits } from './rate-limit.js';
+import { newRequestId } from './request-id.js';
 
 export type { AppOptions } from './options.js';
 
@@ -191,6 +193,69 @@ export class App<TCtx extends object = object> {
     });
     this.server.addHook('onClose', async () => {
       for (const close of this.#closers.reverse()) await close();
+    });
+  }
+
+  #fetchHandler: Promise<(request: Request) => Promise<Response>> | undefined;
+
+  /**
+   * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
+   * (docs/deployment.md, "Fetch runtimes"): `export default { fetch: app.fetch }`. The first call
+   * readies the app (its plugins, its checks); it then serves the same routes with the same
+   * rules as the Node server, without Fastify in the way.
+   */
+  readonly fetch = (request: Request): Promise<Response> => {
+    this.#fetchHandler ??= this.#createFetchHandler();
+    return this.#fetchHandler.then((handle) => handle(request));
+  };
+
+  async #createFetchHandler(): Promise<(request: Request) => Promise<Response>> {
+    await this.server.ready();
+    const options = this.#options;
+    const notYet = [
+      ...(options.cors === undefined ? [] : ['cors']),
+      ...(options.compression === undefined || options.compression === false ? [] : ['compression']),
+      ...(this.routes.some((route) => route.definition.rateLimits.length > 0)
+        ? ['rate limits (rateLimit())']
+        : []),
+    ];
+    if (notYet.length > 0)
+      throw new ProceedConfigError(
+        `app.fetch does not apply ${notYet.join(', ')} yet: serve this app on Node (app.listen), or leave them to the platform in front (docs/deployment.md, "Fetch runtimes")`,
+      );
+    const observers = this.#observers;
+    const log = this.server.log;
+    return createFetchHandler({
+      routes: this.routes,
+      prefixes: [...new Set(this.mounts.map((mount) => mount.prefix))],
+      buildContext: (request) => this.#context.build(request),
+      userSource: () => this.userSource,
+      entityTags: options.entityTags ?? true,
+      requestIds: options.requestIds ?? true,
+      exposeErrors: options.exposeErrors ?? false,
+      bodyLimit: options.bodyLimit ?? 1024 * 1024,
+      cookieSigner: this.#cookieSigner,
+      csrfTrusted: this.#csrfTrusted,
+      idempotency: () => this.#idempotency,
+      serving: () => this.#lifecycle.phase === 'serving',
+      healthCheck: options.health?.check,
+      entityTag,
+      matchingTag,
+      ifMatchHolds,
+      newRequestId,
+      log,
+      observe:
+        observers.length === 0
+          ? undefined
+          : (answer) => {
+              for (const observer of observers) {
+                try {
+                  observer(answer as Answer);
+                } catch (error) {
+                  log.error({ err: error }, 'An observer of answers failed');
+                }
+              }
+            },
     });
   }
 

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
-import { ProceedError } from '../core/errors.js';
+import { forbiddenKeyIn } from '../http/json.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
 
@@ -81,38 +81,4 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     });
   });
   return server;
-}
-
-/**
- * Where valid JSON holds a key that could change object prototypes once parsed (`__proto__`, or
- * `constructor.prototype`): a 400 naming it. Undefined when the text is not valid JSON at all.
- */
-function forbiddenKeyIn(text: string): ProceedError | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  // Iterative: a deeply nested body must not overflow the stack here.
-  const pending: [value: unknown, path: string][] = [[parsed, '']];
-  while (pending.length > 0) {
-    const [value, path] = pending.pop() as [unknown, string];
-    if (typeof value !== 'object' || value === null) continue;
-    for (const key of Object.keys(value)) {
-      const child = (value as Record<string, unknown>)[key];
-      const at = path === '' ? key : `${path}.${key}`;
-      const forbidden =
-        key === '__proto__' ||
-        (key === 'constructor' && typeof child === 'object' && child !== null && 'prototype' in child);
-      if (forbidden)
-        return new ProceedError(
-          'VALIDATION_FAILED',
-          `The body holds the key "${at}", which is refused: it could change the prototype of objects on the server`,
-          { errors: [{ path: at, message: `The key "${key}" is not accepted in a body` }] },
-        );
-      pending.push([child, at]);
-    }
-  }
-  return undefined;
 }

@@ -8,10 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
 import { unavailableProblem } from '../core/unavailable.js';
-
-/** A procedure's body in another media type than JSON: 415, whoever noticed it. */
-export const notJsonBody = () =>
-  new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+import { notJsonBody } from '../http/json.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {

@@ -23,9 +23,9 @@ import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
+import { isJsonBody, notJsonBody } from '../http/json.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
-import { notJsonBody } from './problems.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
 export const jsonHeaders = {
@@ -74,26 +74,9 @@ class FastifyRequestInfo implements RequestInfo {
   }
 }
 
-/**
- * Whether a request to a procedure that reads a body may have its body parsed: a JSON media
- * type, or no media type and no body. Fastify would refuse another type itself, unless
- * something registered a parser for it on `app.server` (`@fastify/multipart`, say, or a
- * catch-all): a procedure still takes JSON only, and is refused before any parser reads a byte.
- */
-function isJsonBody(request: FastifyRequest): boolean {
-  const { headers } = request;
-  const type = headers['content-type'];
-  if (type === undefined) {
-    const length = headers['content-length'];
-    return (length === undefined || length === '0') && headers['transfer-encoding'] === undefined;
-  }
-  const semicolon = type.indexOf(';');
-  return (semicolon < 0 ? type : type.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
-}
-
 /** Refuses, before parsing, a body a procedure cannot take (a route hook of body-reading routes only). */
 const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) => {
-  if (isJsonBody(request)) done(null, payload);
+  if (isJsonBody(request.headers)) done(null, payload);
   else done(notJsonBody());
 };
 

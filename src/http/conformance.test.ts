@@ -1,0 +1,256 @@
+/**
+ * One behaviour, every adapter: the same requests to the same app on the Node server (a real
+ * socket) and through `app.fetch` (a Fetch `Request`), and the same answers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { NotFoundError } from '../core/errors.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/app.js';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+type Send = (
+  method: string,
+  path: string,
+  init?: { headers?: Record<string, string>; body?: string },
+) => Promise<Answer>;
+
+function buildApp() {
+  const notes = new Map<string, { id: string; text: string; version: number }>([
+    ['1', { id: '1', text: 'first', version: 1 }],
+    ['2', { id: '2', text: 'second', version: 1 }],
+  ]);
+  const Note = z.object({ id: z.string(), text: z.string() });
+  const api = procedures('notes', {
+    listNotes: procedure()
+      .input(
+        z.object({ limit: z.number().int().min(1).max(10).default(10), tag: z.array(z.string()).optional() }),
+      )
+      .output(z.object({ items: z.array(Note), tags: z.array(z.string()) }))
+      .query(({ input }) => ({ items: [...notes.values()].slice(0, input.limit), tags: input.tag ?? [] })),
+    getNote: procedure()
+      .input(z.object({ id: z.string() }))
+      .output(Note)
+      .versioned((note: { version: number }) => note.version)
+      .query(({ input }) => {
+        const note = notes.get(input.id);
+        if (note === undefined) throw new NotFoundError('No such note');
+        return note;
+      }),
+    createNote: procedure()
+      .input(z.object({ text: z.string().min(1) }))
+      .output(Note)
+      .mutation(({ input, response }) => {
+        const note = { id: String(notes.size + 1), text: input.text, version: 1 };
+        notes.set(note.id, note);
+        response.header('cache-control', 'no-store');
+        response.cookie('last', note.id);
+        response.cookie('seen', 'yes', { httpOnly: false });
+        return note;
+      }),
+    saveNote: procedure()
+      .rest({ method: 'PUT', path: '/notes/:id', status: [200, 201] })
+      .input(z.object({ id: z.string(), text: z.string() }))
+      .output(Note)
+      .mutation(({ input, response }) => {
+        if (!notes.has(input.id)) response.status(201);
+        const note = { id: input.id, text: input.text, version: 1 };
+        notes.set(input.id, note);
+        return note;
+      }),
+    deleteNote: procedure()
+      .rest({ status: 204 })
+      .input(z.object({ id: z.string() }))
+      .mutation(({ input }) => {
+        notes.delete(input.id);
+      }),
+  });
+  const app = createApp({ logger: false, bodyLimit: 2048, compression: false });
+  app.mount([api]);
+  return app;
+}
+
+const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: () => Promise<void> }> }> = [
+  {
+    name: 'Node (Fastify, a real socket)',
+    async start() {
+      const app = buildApp();
+      const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+      return {
+        send: async (method, path, init = {}) => {
+          const response = await fetch(`${origin}${path}`, {
+            method,
+            headers: init.headers ?? {},
+            body: init.body ?? null,
+          });
+          return { status: response.status, headers: response.headers, body: await response.text() };
+        },
+        close: () => app.close(),
+      };
+    },
+  },
+  {
+    name: 'app.fetch',
+    async start() {
+      const app = buildApp();
+      return {
+        send: async (method, path, init = {}) => {
+          const request = new Request(`http://api.example${path}`, {
+            method,
+            headers: init.headers ?? {},
+            body: init.body ?? null,
+          });
+          const response = await app.fetch(request);
+          return { status: response.status, headers: response.headers, body: await response.text() };
+        },
+        close: () => app.close(),
+      };
+    },
+  },
+];
+
+const json = { 'content-type': 'application/json' };
+
+describe.each(targets)('on $name', ({ start }) => {
+  let send: Send;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ send, close } = await start());
+  });
+  afterAll(() => close());
+
+  const expectProblem = (answer: Answer, status: number, code: string) => {
+    expect(answer.status).toBe(status);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(answer.headers.get('x-request-id')).toEqual(expect.any(String));
+    expect(JSON.parse(answer.body)).toMatchObject({ status, code });
+  };
+
+  it('coerces the query string, repeated keys as arrays, and answers through the view', async () => {
+    const answer = await send('GET', '/api/notes?limit=1&tag=a&tag=b');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(JSON.parse(answer.body)).toEqual({ items: [{ id: '1', text: 'first' }], tags: ['a', 'b'] });
+    expectProblem(await send('GET', '/api/notes?limit=zero'), 400, 'VALIDATION_FAILED');
+  });
+
+  it('tags reads, answers 304 to a held tag, 412 to a stale If-Match', async () => {
+    const first = await send('GET', '/api/notes/1');
+    const tag = first.headers.get('etag') ?? '';
+    expect(tag).toMatch(/^"1\./);
+    const again = await send('GET', '/api/notes/1', { headers: { 'if-none-match': tag } });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.get('etag')).toBe(tag);
+    expectProblem(
+      await send('GET', '/api/notes/1', { headers: { 'if-match': '"7.x"' } }),
+      412,
+      'PRECONDITION_FAILED',
+    );
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const answer = await send('HEAD', '/api/notes/1');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe('');
+    expect(answer.headers.get('etag')).toMatch(/^"1\./);
+  });
+
+  it('creates with 201, Location, the handler’s headers and one Set-Cookie line per cookie', async () => {
+    const answer = await send('POST', '/api/notes', { headers: json, body: '{"text":"third"}' });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('location')).toBe('/api/notes/3');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.getSetCookie()).toEqual([
+      'last=3; Path=/; HttpOnly; Secure; SameSite=Lax',
+      'seen=yes; Path=/; Secure; SameSite=Lax',
+    ]);
+  });
+
+  it('refuses bad bodies with the same problems, and runs nothing', async () => {
+    expectProblem(
+      await send('POST', '/api/notes', { headers: json, body: '{"text":""}' }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(await send('POST', '/api/notes', { headers: json, body: '{"text":' }), 400, 'INVALID_JSON');
+    expectProblem(
+      await send('POST', '/api/notes', { headers: json, body: '{"text":"x","__proto__":{"admin":true}}' }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await send('POST', '/api/notes', { headers: { 'content-type': 'text/plain' }, body: 'text=x' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    expectProblem(
+      await send('POST', '/api/notes', { headers: json, body: JSON.stringify({ text: 'x'.repeat(4096) }) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    expect(JSON.parse((await send('GET', '/api/notes')).body).items).toHaveLength(3);
+  });
+
+  it('lets the handler choose among its statuses, and answers 204 without a body', async () => {
+    expect((await send('PUT', '/api/notes/9', { headers: json, body: '{"text":"nine"}' })).status).toBe(201);
+    expect((await send('PUT', '/api/notes/9', { headers: json, body: '{"text":"nine!"}' })).status).toBe(200);
+    const removed = await send('DELETE', '/api/notes/9');
+    expect(removed.status).toBe(204);
+    expect(removed.body).toBe('');
+    expect(removed.headers.get('content-type')).toBeNull();
+  });
+
+  it('answers 404 and 405 with Allow as problems', async () => {
+    expectProblem(await send('GET', '/api/nothing'), 404, 'ROUTE_NOT_FOUND');
+    expectProblem(await send('GET', '/api/notes/404'), 404, 'NOT_FOUND');
+    const refused = await send('PATCH', '/api/notes');
+    expectProblem(refused, 405, 'METHOD_NOT_ALLOWED');
+    expect(refused.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  it('keeps a well-formed X-Request-Id, replaces another', async () => {
+    expect(
+      (await send('GET', '/api/notes', { headers: { 'x-request-id': 'trace-42' } })).headers.get(
+        'x-request-id',
+      ),
+    ).toBe('trace-42');
+    expect(
+      (await send('GET', '/api/notes', { headers: { 'x-request-id': 'bad id' } })).headers.get(
+        'x-request-id',
+      ),
+    ).not.toBe('bad id');
+  });
+
+  it('refuses a cross-site write with cookies', async () => {
+    const answer = await send('POST', '/api/notes', {
+      headers: { ...json, cookie: 'last=1', 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      body: '{"text":"forged"}',
+    });
+    expectProblem(answer, 403, 'FORBIDDEN');
+  });
+
+  it('serves readiness and liveness under the prefix', async () => {
+    for (const path of ['/api/health', '/api/health/live']) {
+      const answer = await send('GET', path);
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
+    }
+  });
+});
+
+describe('app.fetch refuses what it does not apply yet', () => {
+  it('names cors, compression and rate limits instead of ignoring them', async () => {
+    const app = createApp({ logger: false, cors: { origins: ['https://app.example.com'] } });
+    app.mount([procedures('things', { listThings: procedure().query(() => []) })]);
+    await expect(app.fetch(new Request('http://api.example/api/things'))).rejects.toThrow(
+      /does not apply cors yet/,
+    );
+    await app.close();
+  });
+});

@@ -1,0 +1,392 @@
+/**
+ * `app.fetch(request)`: the app's procedures as a Fetch-API handler, `(Request) => Response`,
+ * for Bun, Deno, Cloudflare Workers and anything else that speaks it (docs/deployment.md,
+ * "Fetch runtimes"). It serves the same route table with the same rules as the Node server:
+ * this module only reads a `Request` and writes a `Response`; the rules live beside it in
+ * `src/http/` and `src/core/`.
+ */
+import FindMyWay from 'find-my-way';
+import { ProceedError, toProblem } from '../core/errors.js';
+import { compileRoute, type Invoke, type Reply } from '../core/execute.js';
+import {
+  type IdempotencySettings,
+  idempotencyKeyOf,
+  keyNotTaken,
+  replaysByKey,
+  runIdempotent,
+} from '../core/idempotency.js';
+import { staleVersion } from '../core/precondition.js';
+import type { BaseContext, RequestInfo } from '../core/request-context.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { unavailableProblem } from '../core/unavailable.js';
+import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
+import { crossSiteRefusal } from './csrf.js';
+import { forbiddenKeyIn, isJsonBody, notJsonBody } from './json.js';
+
+type MaybePromise<T> = T | Promise<T>;
+type HeaderRecord = Record<string, string | string[] | undefined>;
+
+/** What a fetch handler needs of an app: its routes and the settings of each rule. */
+export interface FetchCore {
+  readonly routes: readonly MountedRoute[];
+  /** The mount prefixes, each with its health routes. */
+  readonly prefixes: readonly string[];
+  buildContext(request: RequestInfo): MaybePromise<BaseContext>;
+  readonly userSource: () => string | undefined;
+  readonly entityTags: boolean;
+  readonly requestIds: boolean;
+  readonly exposeErrors: boolean;
+  readonly bodyLimit: number;
+  readonly cookieSigner: CookieSigner;
+  readonly csrfTrusted: ReadonlySet<string> | undefined;
+  readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
+  readonly serving: () => boolean;
+  readonly healthCheck: (() => MaybePromise<boolean | undefined>) | undefined;
+  readonly entityTag: (body: string, version?: string) => string;
+  readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
+  readonly ifMatchHolds: (ifMatch: string, tag: string) => boolean;
+  readonly newRequestId: () => string;
+  readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  readonly observe: ((answer: FetchAnswer) => void) | undefined;
+}
+
+/** What observers of the app learn of each answer (the same as on Node). */
+export interface FetchAnswer {
+  route: ObservedRoute | undefined;
+  method: string;
+  status: number;
+  problem: string | undefined;
+  seconds: number;
+}
+
+const jsonType = 'application/json; charset=utf-8';
+const problemType = 'application/problem+json; charset=utf-8';
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+const knownMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+interface ObservedRoute {
+  readonly procedure: string | undefined;
+  readonly path: string;
+}
+
+interface RouteHandler {
+  /** The same object for every answer of the route, as observers expect. */
+  observed: ObservedRoute;
+  serve(
+    request: Request,
+    params: Record<string, string | undefined>,
+    id: string,
+    url: URL,
+  ): Promise<Response>;
+}
+
+/** A request as the core sees it, read from a Fetch `Request`. */
+class FetchRequestInfo implements RequestInfo {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly ip: string;
+  readonly headers: HeaderRecord;
+  readonly params: Readonly<Record<string, string>>;
+  readonly #signer: CookieSigner;
+  #cookies: RequestCookies | undefined;
+
+  constructor(
+    id: string,
+    method: string,
+    url: URL,
+    headers: HeaderRecord,
+    params: Record<string, string>,
+    signer: CookieSigner,
+  ) {
+    this.id = id;
+    this.method = method;
+    this.url = `${url.pathname}${url.search}`;
+    // A Fetch request does not carry the peer's address; the runtime's entry may (docs/deployment.md).
+    this.ip = '';
+    this.headers = headers;
+    this.params = params;
+    this.#signer = signer;
+  }
+
+  cookie(name: string, options?: { signed?: boolean }): string | undefined {
+    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    return this.#cookies.get(name, options);
+  }
+}
+
+/** Headers as Node gives them: lower-case names, a repeated one joined with ", ". */
+function headerRecord(headers: Headers): HeaderRecord {
+  const record: HeaderRecord = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}
+
+/** The query string as Fastify parses it: a repeated key becomes an array. */
+function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [key, value] of search) {
+    const previous = query[key];
+    if (previous === undefined) query[key] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else query[key] = [previous, value];
+  }
+  return query;
+}
+
+/** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
+async function readText(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (declared > limit) throw tooLarge();
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+}
+
+const tooLarge = () =>
+  new ProceedError('PAYLOAD_TOO_LARGE', 'The request body is larger than the server accepts');
+
+/** A JSON body: undefined when empty; 400 when malformed or holding a forbidden key. */
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ProceedError('INVALID_JSON', `Body is not valid JSON: ${(error as Error).message}`);
+  }
+  const refused = forbiddenKeyIn(text);
+  if (refused !== undefined) throw refused;
+  return parsed;
+}
+
+/** The router holds each route's handler in its store; it calls nothing itself. */
+const noop = () => undefined;
+
+/** Builds the handler once the app is ready; every request then costs a lookup and the route. */
+export function createFetchHandler(core: FetchCore): (request: Request) => Promise<Response> {
+  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  let count = 0;
+  const requestIdOf = (headers: Headers): string => {
+    if (!core.requestIds) return String(++count);
+    const incoming = headers.get('x-request-id');
+    return incoming !== null && requestIdPattern.test(incoming) ? incoming : core.newRequestId();
+  };
+
+  const problemResponse = (error: unknown, id: string, head: boolean): Response => {
+    let known = error;
+    if (!(error instanceof ProceedError)) {
+      known = unavailableProblem(error) ?? error;
+      if (known !== error) core.log.warn({ err: error }, 'A service this request needs is unreachable');
+    }
+    const problem = toProblem(known, core.exposeErrors);
+    if (problem.unexpected) core.log.error({ err: error }, 'Unexpected error');
+    const headers = new Headers(problem.headers);
+    headers.set('content-type', problemType);
+    headers.set('x-content-type-options', 'nosniff');
+    if (core.requestIds) headers.set('x-request-id', id);
+    return new Response(head ? null : JSON.stringify(problem.body), { status: problem.status, headers });
+  };
+
+  for (const route of core.routes) {
+    const handler = procedureHandler(core, route);
+    router.on(route.method, route.path, noop, handler);
+    if (route.method === 'GET') router.on('HEAD', route.path, noop, handler);
+  }
+  for (const prefix of core.prefixes) {
+    const ok = '{"status":"ok"}';
+    const json = { 'content-type': jsonType, 'x-content-type-options': 'nosniff' };
+    const readiness: RouteHandler = {
+      observed: { procedure: undefined, path: `${prefix}/health` },
+      async serve(_request, _params, id) {
+        if (!core.serving()) throw new ProceedError('UNAVAILABLE', 'The service is shutting down');
+        let healthy = true;
+        try {
+          healthy = core.healthCheck === undefined || (await core.healthCheck()) !== false;
+        } catch (error) {
+          core.log.warn({ err: error }, 'Health check failed');
+          healthy = false;
+        }
+        if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
+        return new Response(ok, { headers: withId(json, id, core.requestIds) });
+      },
+    };
+    const liveness: RouteHandler = {
+      observed: { procedure: undefined, path: `${prefix}/health/live` },
+      serve: async (_request, _params, id) =>
+        new Response(ok, { headers: withId(json, id, core.requestIds) }),
+    };
+    router.on(['GET', 'HEAD'], `${prefix}/health`, noop, readiness);
+    router.on(['GET', 'HEAD'], `${prefix}/health/live`, noop, liveness);
+  }
+
+  const unmatched = (method: string, path: string): ProceedError => {
+    const allowed = knownMethods.filter((each) => each !== method && router.find(each, path) !== null);
+    if (allowed.length > 0)
+      return new ProceedError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, {
+        headers: { allow: allowed.join(', ') },
+      });
+    return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${method} ${path}`);
+  };
+
+  return async (request: Request): Promise<Response> => {
+    const started = core.observe === undefined ? 0 : performance.now();
+    const id = requestIdOf(request.headers);
+    const head = request.method === 'HEAD';
+    let response: Response;
+    let route: ObservedRoute | undefined;
+    let problem: string | undefined;
+    try {
+      const url = new URL(request.url);
+      const path = url.pathname;
+      const found = router.find(request.method as 'GET', path);
+      if (found === null) throw unmatched(request.method, path);
+      const handler = found.store as RouteHandler;
+      route = handler.observed;
+      response = await handler.serve(request, found.params, id, url);
+    } catch (error) {
+      response = problemResponse(error, id, head);
+      problem = toProblem(error instanceof ProceedError ? error : (unavailableProblem(error) ?? error)).body
+        .code;
+    }
+    if (head && response.body !== null) response = new Response(null, response);
+    if (core.observe !== undefined) {
+      core.observe({
+        route,
+        method: request.method,
+        status: response.status,
+        problem,
+        seconds: (performance.now() - started) / 1000,
+      });
+    }
+    return response;
+  };
+}
+
+function withId(headers: Record<string, string>, id: string, requestIds: boolean): Headers {
+  const result = new Headers(headers);
+  if (requestIds) result.set('x-request-id', id);
+  return result;
+}
+
+/** One procedure's route: the same steps, in the same order, as its Node route. */
+function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
+  const invoke: Invoke = compileRoute(route, { userSource: core.userSource });
+  const isRead = route.method === 'GET';
+  const isPost = route.method === 'POST';
+  const readsBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+  const tagged = core.entityTags && isRead;
+  const versioned = route.definition.versioning !== undefined;
+  const fixedHeaders: Record<string, string> = {
+    ...route.definition.headers,
+    'content-type': jsonType,
+    'x-content-type-options': 'nosniff',
+  };
+  const keyStore = (): IdempotencySettings | undefined => {
+    const runtime = core.idempotency();
+    if (runtime === undefined) return undefined;
+    if (!replaysByKey(route, runtime.creates)) throw keyNotTaken();
+    return runtime.settings;
+  };
+  const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
+
+  return {
+    observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
+    async serve(request, rawParams, id, url) {
+      if (!core.serving())
+        throw new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
+          headers: { 'retry-after': '1' },
+        });
+      const headers = headerRecord(request.headers);
+      const params = rawParams as Record<string, string>;
+      if (checksCrossSite && core.csrfTrusted !== undefined) {
+        const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
+        if (refusal !== undefined)
+          throw new ProceedError('FORBIDDEN', `Cross-site request refused: ${refusal}`);
+      }
+      let body: unknown;
+      if (readsBody) {
+        if (!isJsonBody(headers)) throw notJsonBody();
+        let text: string;
+        try {
+          text = await readText(request, core.bodyLimit);
+        } catch (error) {
+          if (error instanceof ProceedError) throw error;
+          throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
+        }
+        body = parseJson(text);
+      }
+      const made = core.buildContext(
+        new FetchRequestInfo(id, request.method, url, headers, params, core.cookieSigner),
+      );
+      const ctx = made instanceof Promise ? await made : made;
+      const ifMatch = headers['if-match'] as string | undefined;
+      const call = {
+        ctx: ctx as BaseContext & { user?: unknown },
+        params,
+        query: queryRecord(url.searchParams),
+        body,
+        ifMatch,
+      };
+      const sent = isPost ? (headers['idempotency-key'] as string | undefined) : undefined;
+      const store = sent === undefined ? undefined : keyStore();
+      let result: Reply & { replayed?: true };
+      if (store === undefined || sent === undefined) result = await invoke(call);
+      else result = await runIdempotent(store, call, idempotencyKeyOf(sent), invoke);
+
+      const tag =
+        isRead && (tagged || versioned) && result.status === 200
+          ? core.entityTag(result.body, result.version)
+          : undefined;
+      if (tag !== undefined && ifMatch !== undefined && !core.ifMatchHolds(ifMatch, tag))
+        throw staleVersion();
+
+      const answer = new Headers(fixedHeaders);
+      if (core.requestIds) answer.set('x-request-id', id);
+      if (result.replayed === true) answer.set('idempotency-replayed', 'true');
+      if (result.location !== undefined) answer.set('location', result.location);
+      const control = result.response;
+      if (control !== undefined) {
+        for (const [name, value] of control.headers ?? []) answer.set(name, value);
+        for (const line of setCookieLines(control.cookies ?? [], core.cookieSigner))
+          answer.append('set-cookie', line);
+      }
+      if (result.status === 204) {
+        answer.delete('content-type');
+        return new Response(null, { status: 204, headers: answer });
+      }
+      if (!isRead) {
+        if (result.version !== undefined) answer.set('etag', core.entityTag(result.body, result.version));
+      } else if (tag !== undefined) {
+        const held = core.matchingTag(headers['if-none-match'] as string | undefined, tag);
+        if (held !== undefined) {
+          answer.set('etag', held);
+          answer.delete('content-type');
+          return new Response(null, { status: 304, headers: answer });
+        }
+        answer.set('etag', tag);
+      }
+      return new Response(result.body, { status: result.status, headers: answer });
+    },
+  };
+}

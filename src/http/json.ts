@@ -1,0 +1,60 @@
+/**
+ * JSON bodies, for every adapter (docs/procedures.md, "Input"): which requests carry one a
+ * procedure may read, and the keys refused in it.
+ */
+import { ProceedError } from '../core/errors.js';
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * Whether a request to a procedure that reads a body may have its body parsed: a JSON media
+ * type, or no media type and no body.
+ */
+export function isJsonBody(headers: Headers): boolean {
+  const type = headers['content-type'];
+  if (type === undefined) {
+    const length = headers['content-length'];
+    return (length === undefined || length === '0') && headers['transfer-encoding'] === undefined;
+  }
+  const text = Array.isArray(type) ? (type[0] ?? '') : type;
+  const semicolon = text.indexOf(';');
+  return (semicolon < 0 ? text : text.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
+}
+
+/** A body a procedure cannot take: JSON only (415). */
+export const notJsonBody = () =>
+  new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+
+/**
+ * Where valid JSON holds a key that could change object prototypes once parsed (`__proto__`, or
+ * `constructor.prototype`): a 400 naming it. Undefined when the text is not valid JSON at all.
+ */
+export function forbiddenKeyIn(text: string): ProceedError | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  // Iterative: a deeply nested body must not overflow the stack here.
+  const pending: [value: unknown, path: string][] = [[parsed, '']];
+  while (pending.length > 0) {
+    const [value, path] = pending.pop() as [unknown, string];
+    if (typeof value !== 'object' || value === null) continue;
+    for (const key of Object.keys(value)) {
+      const child = (value as Record<string, unknown>)[key];
+      const at = path === '' ? key : `${path}.${key}`;
+      const forbidden =
+        key === '__proto__' ||
+        (key === 'constructor' && typeof child === 'object' && child !== null && 'prototype' in child);
+      if (forbidden)
+        return new ProceedError(
+          'VALIDATION_FAILED',
+          `The body holds the key "${at}", which is refused: it could change the prototype of objects on the server`,
+          { errors: [{ path: at, message: `The key "${key}" is not accepted in a body` }] },
+        );
+      pending.push([child, at]);
+    }
+  }
+  return undefined;
+}
