@@ -21,7 +21,7 @@ import type { MountedRoute } from '../core/route-table.js';
 import { unavailableProblem } from '../core/unavailable.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
-import { forbiddenKeyIn, isJsonBody, notJsonBody } from './json.js';
+import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 
 type MaybePromise<T> = T | Promise<T>;
 type HeaderRecord = Record<string, string | string[] | undefined>;
@@ -175,7 +175,7 @@ function parseJson(text: string): unknown {
   } catch (error) {
     throw new ProceedError('INVALID_JSON', `Body is not valid JSON: ${(error as Error).message}`);
   }
-  const refused = forbiddenKeyIn(text);
+  const refused = forbiddenKeyOf(parsed);
   if (refused !== undefined) throw refused;
   return parsed;
 }
@@ -193,7 +193,11 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     return incoming !== null && requestIdPattern.test(incoming) ? incoming : core.newRequestId();
   };
 
-  const problemResponse = (error: unknown, id: string, head: boolean): Response => {
+  const problemResponse = (
+    error: unknown,
+    id: string,
+    head: boolean,
+  ): { response: Response; code: string } => {
     let known = error;
     if (!(error instanceof ProceedError)) {
       known = unavailableProblem(error) ?? error;
@@ -205,7 +209,11 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     headers.set('content-type', problemType);
     headers.set('x-content-type-options', 'nosniff');
     if (core.requestIds) headers.set('x-request-id', id);
-    return new Response(head ? null : JSON.stringify(problem.body), { status: problem.status, headers });
+    const response = new Response(head ? null : JSON.stringify(problem.body), {
+      status: problem.status,
+      headers,
+    });
+    return { response, code: problem.body.code };
   };
 
   for (const route of core.routes) {
@@ -265,9 +273,7 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
       route = handler.observed;
       response = await handler.serve(request, found.params, id, url);
     } catch (error) {
-      response = problemResponse(error, id, head);
-      problem = toProblem(error instanceof ProceedError ? error : (unavailableProblem(error) ?? error)).body
-        .code;
+      ({ response, code: problem } = problemResponse(error, id, head));
     }
     if (head && response.body !== null) response = new Response(null, response);
     if (core.observe !== undefined) {
@@ -319,7 +325,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         });
       const headers = headerRecord(request.headers);
       const params = rawParams as Record<string, string>;
-      if (checksCrossSite && core.csrfTrusted !== undefined) {
+      if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
         const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
         if (refusal !== undefined)
           throw new ProceedError('FORBIDDEN', `Cross-site request refused: ${refusal}`);

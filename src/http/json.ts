@@ -36,6 +36,11 @@ export function forbiddenKeyIn(text: string): ProceedError | undefined {
   } catch {
     return undefined;
   }
+  return forbiddenKeyOf(parsed);
+}
+
+/** The same check on a body already parsed: a 400 naming the first refused key, or undefined. */
+export function forbiddenKeyOf(parsed: unknown): ProceedError | undefined {
   // Iterative: a deeply nested body must not overflow the stack here.
   const pending: [value: unknown, path: string][] = [[parsed, '']];
   while (pending.length > 0) {

@@ -167,7 +167,8 @@ export function registerProcedureRoute(
         // Keep-alive clients reconnect, through the load balancer, to another instance.
         reply.header('connection', 'close');
       }
-      if (checksCrossSite) {
+      // Only a request with cookies can be forged by another site: nothing else is looked at.
+      if (checksCrossSite && request.headers.cookie !== undefined) {
         const refusal = crossSiteRefusal(
           request.method,
           request.headers,
