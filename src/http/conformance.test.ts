@@ -52,6 +52,14 @@ function buildApp() {
         response.cookie('seen', 'yes', { httpOnly: false });
         return note;
       }),
+    archiveNote: procedure()
+      .rest({ method: 'POST', path: '/notes/:id/archive' })
+      .headers({ 'cache-control': 'no-store', 'x-kept': 'fixed' })
+      .input(z.object({ id: z.string() }))
+      .mutation(({ input, response }) => {
+        response.header('Cache-Control', 'private, max-age=60');
+        return { archived: input.id };
+      }),
     saveNote: procedure()
       .rest({ method: 'PUT', path: '/notes/:id', status: [200, 201] })
       .input(z.object({ id: z.string(), text: z.string() }))
@@ -170,6 +178,13 @@ describe.each(targets)('on $name', ({ start }) => {
       'last=3; Path=/; HttpOnly; Secure; SameSite=Lax',
       'seen=yes; Path=/; Secure; SameSite=Lax',
     ]);
+  });
+
+  it('lets the handler’s headers win over the procedure’s fixed ones', async () => {
+    const answer = await send('POST', '/api/notes/1/archive');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('cache-control')).toBe('private, max-age=60');
+    expect(answer.headers.get('x-kept')).toBe('fixed');
   });
 
   it('refuses bad bodies with the same problems, and runs nothing', async () => {

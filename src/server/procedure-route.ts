@@ -205,14 +205,16 @@ export function registerProcedureRoute(
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
         throw staleVersion();
-      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
       if (result.status === 204) {
         reply.code(204).headers(noContentHeaders);
+        // The handler's own headers win over the procedure's fixed ones of the same name.
+        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
         if (requestIds) reply.header('x-request-id', request.id);
         if (result.replayed === true) reply.header('idempotency-replayed', 'true');
         return reply.send();
       }
       reply.code(result.status).headers(headers);
+      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
       if (requestIds) reply.header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');
       if (result.location !== undefined) reply.header('location', result.location);
