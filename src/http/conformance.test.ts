@@ -2,9 +2,11 @@
  * One behaviour, every adapter: the same requests to the same app on the Node server (a real
  * socket) and through `app.fetch` (a Fetch `Request`), and the same answers.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { NotFoundError } from '../core/errors.js';
+import { buildConformanceApp } from '../../test/fixtures/conformance-app.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/app.js';
 
@@ -19,74 +21,11 @@ type Send = (
   init?: { headers?: Record<string, string>; body?: string },
 ) => Promise<Answer>;
 
-function buildApp() {
-  const notes = new Map<string, { id: string; text: string; version: number }>([
-    ['1', { id: '1', text: 'first', version: 1 }],
-    ['2', { id: '2', text: 'second', version: 1 }],
-  ]);
-  const Note = z.object({ id: z.string(), text: z.string() });
-  const api = procedures('notes', {
-    listNotes: procedure()
-      .input(
-        z.object({ limit: z.number().int().min(1).max(10).default(10), tag: z.array(z.string()).optional() }),
-      )
-      .output(z.object({ items: z.array(Note), tags: z.array(z.string()) }))
-      .query(({ input }) => ({ items: [...notes.values()].slice(0, input.limit), tags: input.tag ?? [] })),
-    getNote: procedure()
-      .input(z.object({ id: z.string() }))
-      .output(Note)
-      .versioned((note: { version: number }) => note.version)
-      .query(({ input }) => {
-        const note = notes.get(input.id);
-        if (note === undefined) throw new NotFoundError('No such note');
-        return note;
-      }),
-    createNote: procedure()
-      .input(z.object({ text: z.string().min(1) }))
-      .output(Note)
-      .mutation(({ input, response }) => {
-        const note = { id: String(notes.size + 1), text: input.text, version: 1 };
-        notes.set(note.id, note);
-        response.header('cache-control', 'no-store');
-        response.cookie('last', note.id);
-        response.cookie('seen', 'yes', { httpOnly: false });
-        return note;
-      }),
-    archiveNote: procedure()
-      .rest({ method: 'POST', path: '/notes/:id/archive' })
-      .headers({ 'cache-control': 'no-store', 'x-kept': 'fixed' })
-      .input(z.object({ id: z.string() }))
-      .mutation(({ input, response }) => {
-        response.header('Cache-Control', 'private, max-age=60');
-        return { archived: input.id };
-      }),
-    saveNote: procedure()
-      .rest({ method: 'PUT', path: '/notes/:id', status: [200, 201] })
-      .input(z.object({ id: z.string(), text: z.string() }))
-      .output(Note)
-      .mutation(({ input, response }) => {
-        if (!notes.has(input.id)) response.status(201);
-        const note = { id: input.id, text: input.text, version: 1 };
-        notes.set(input.id, note);
-        return note;
-      }),
-    deleteNote: procedure()
-      .rest({ status: 204 })
-      .input(z.object({ id: z.string() }))
-      .mutation(({ input }) => {
-        notes.delete(input.id);
-      }),
-  });
-  const app = createApp({ logger: false, bodyLimit: 2048, compression: false });
-  app.mount([api]);
-  return app;
-}
-
 const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: () => Promise<void> }> }> = [
   {
     name: 'Node (Fastify, a real socket)',
     async start() {
-      const app = buildApp();
+      const app = buildConformanceApp();
       const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
       return {
         send: async (method, path, init = {}) => {
@@ -104,7 +43,7 @@ const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: (
   {
     name: 'app.fetch',
     async start() {
-      const app = buildApp();
+      const app = buildConformanceApp();
       return {
         send: async (method, path, init = {}) => {
           const request = new Request(`http://api.example${path}`, {
@@ -120,6 +59,73 @@ const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: (
     },
   },
 ];
+
+/**
+ * `app.fetch` served by another runtime (test/runtimes/serve.ts), from the runtime's npm
+ * package in node_modules: a real socket, the runtime's own `Request` and `Response`.
+ */
+function onRuntime(name: string, command: string, args: string[]) {
+  return {
+    name,
+    async start() {
+      const child = spawn(
+        fileURLToPath(new URL(`../../node_modules/.bin/${command}`, import.meta.url)),
+        args,
+        {
+          cwd: fileURLToPath(new URL('../..', import.meta.url)),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      const origin = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${name} did not listen in 60 s:\n${output}`)),
+          60_000,
+        );
+        const read = (chunk: Buffer) => {
+          output += chunk.toString();
+          const address = /\{"address":"([^"]+)"\}/.exec(output)?.[1];
+          if (address !== undefined) {
+            clearTimeout(timer);
+            resolve(address);
+          }
+        };
+        child.stdout.on('data', read);
+        child.stderr.on('data', read);
+        child.once('error', reject);
+        child.once('exit', (code) => reject(new Error(`${name} exited (${code}):\n${output}`)));
+      });
+      return {
+        send: overSocket(origin),
+        close: async () => {
+          child.kill('SIGTERM');
+          if (child.exitCode === null) await once(child, 'exit');
+        },
+      };
+    },
+  };
+}
+
+function overSocket(origin: string): Send {
+  return async (method, path, init = {}) => {
+    const response = await fetch(`${origin}${path}`, {
+      method,
+      headers: init.headers ?? {},
+      body: init.body ?? null,
+    });
+    return { status: response.status, headers: response.headers, body: await response.text() };
+  };
+}
+
+targets.push(
+  onRuntime('Bun (app.fetch in Bun.serve)', 'bun', ['run', 'test/runtimes/serve.ts']),
+  onRuntime('Deno (app.fetch in Deno.serve)', 'deno', [
+    'run',
+    '--allow-all',
+    '--unstable-sloppy-imports',
+    'test/runtimes/serve.ts',
+  ]),
+);
 
 const json = { 'content-type': 'application/json' };
 
