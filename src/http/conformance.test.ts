@@ -235,6 +235,12 @@ describe.each(targets)('on $name', ({ start }) => {
     expect(refused.headers.get('allow')).toBe('GET, HEAD, POST');
   });
 
+  it('answers URLs it cannot read with 400, never 404 or 500', async () => {
+    expectProblem(await send('GET', '/api/notes/%zz'), 400, 'VALIDATION_FAILED');
+    expectProblem(await send('GET', `/api/notes/${'a'.repeat(501)}`), 400, 'VALIDATION_FAILED');
+    expect((await send('GET', `/api/notes/${'a'.repeat(500)}`)).status).toBe(404);
+  });
+
   it('keeps a well-formed X-Request-Id, replaces another', async () => {
     expect(
       (await send('GET', '/api/notes', { headers: { 'x-request-id': 'trace-42' } })).headers.get(

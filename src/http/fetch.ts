@@ -22,6 +22,7 @@ import { unavailableProblem } from '../core/unavailable.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
+import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 type MaybePromise<T> = T | Promise<T>;
 type HeaderRecord = Record<string, string | string[] | undefined>;
@@ -185,7 +186,8 @@ const noop = () => undefined;
 
 /** Builds the handler once the app is ready; every request then costs a lookup and the route. */
 export function createFetchHandler(core: FetchCore): (request: Request) => Promise<Response> {
-  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
+  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
   let count = 0;
   const requestIdOf = (headers: Headers): string => {
     if (!core.requestIds) return String(++count);
@@ -268,7 +270,9 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
       const url = new URL(request.url);
       const path = url.pathname;
       const found = router.find(request.method as 'GET', path);
-      if (found === null) throw unmatched(request.method, path);
+      if (found === null) throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
+      for (const value of Object.values(found.params))
+        if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
       const handler = found.store as RouteHandler;
       route = handler.observed;
       response = await handler.serve(request, found.params, id, url);

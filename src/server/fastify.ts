@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
 import { forbiddenKeyIn } from '../http/json.js';
+import { maxParamLength } from '../http/url.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
 
@@ -50,7 +51,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // child logger is made only when something logs through it.
     ...(settings.logger.logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     trustProxy: settings.trustProxy,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength },
     // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),
     // not Fastify's own JSON.
     return503OnClosing: false,

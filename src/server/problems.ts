@@ -9,6 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
 import { unavailableProblem } from '../core/unavailable.js';
 import { notJsonBody } from '../http/json.js';
+import { malformedUrl, paramTooLong } from '../http/url.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {
@@ -18,9 +19,9 @@ export function fromFastifyError(error: FastifyError): ProceedError | undefined 
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ProceedError('PAYLOAD_TOO_LARGE', 'The request body is larger than the server accepts');
     case 'FST_ERR_BAD_URL':
-      return new ProceedError('VALIDATION_FAILED', 'The URL is malformed (bad percent-encoding)');
+      return malformedUrl();
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ProceedError('VALIDATION_FAILED', 'A path parameter is longer than 500 characters');
+      return paramTooLong();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ProceedError('INVALID_JSON', error.message);

@@ -1,0 +1,24 @@
+/**
+ * URLs a router cannot read, for every adapter: a 400 naming what is wrong, never a 404 that
+ * would hide it or a 500.
+ */
+import { ProceedError } from '../core/errors.js';
+
+/** The longest path parameter a route takes, in characters. */
+export const maxParamLength = 500;
+
+export const malformedUrl = () =>
+  new ProceedError('VALIDATION_FAILED', 'The URL is malformed (bad percent-encoding)');
+
+export const paramTooLong = () =>
+  new ProceedError('VALIDATION_FAILED', `A path parameter is longer than ${maxParamLength} characters`);
+
+/** Whether a path's percent-encoding decodes. */
+export function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
