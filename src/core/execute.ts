@@ -216,7 +216,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
   const { successStatuses } = route;
-  const answer = (call: Call, result: unknown, response: ResponseControl): Reply | Promise<Reply> => {
+  const answer = (call: Call, result: unknown, response: ResponseControl<never>): Reply | Promise<Reply> => {
     const { precondition } = call.ctx as { precondition?: unknown };
     if (precondition instanceof RequestPrecondition && !precondition.checked)
       throw new Error(

@@ -301,7 +301,7 @@ export class ProcedureBuilder<
    * `path`, to keep the convention's route.
    */
   rest(
-    route: RestRoute & { status: 204 },
+    route: RestRoute & { status: 204 | readonly [204] },
   ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn, never>;
   rest<const S extends readonly [SuccessStatus, SuccessStatus, ...SuccessStatus[]]>(
     route: RestRoute & { status: S },
@@ -309,9 +309,11 @@ export class ProcedureBuilder<
   rest(route: RestRoute): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, never>;
   rest(route: RestRoute): unknown {
     refuseUnknownOptions('.rest()', route, restKeys);
-    if ((route.method === undefined) !== (route.path === undefined))
+    // A later call adds to an earlier one: `.rest({ method, path })` then `.rest({ status })`.
+    const merged = { ...this.#state.rest, ...route } as RestOverride;
+    if ((merged.method === undefined) !== (merged.path === undefined))
       throw new TypeError('.rest(): method and path come together (or neither, to keep the convention)');
-    return this.#with({ rest: { ...route } as RestOverride }) as never;
+    return this.#with({ rest: merged }) as never;
   }
 
   /**
@@ -386,14 +388,14 @@ export class ProcedureBuilder<
   query<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
     handler: Handler<TCtx, TInput, R, TStatus>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query', TStatus> {
-    return this.#finish('query', handler as AnyHandler) as never;
+    return this.#finish('query', handler as unknown as AnyHandler) as never;
   }
 
   /** Finishes a write. */
   mutation<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
     handler: Handler<TCtx, TInput, R, TStatus>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation', TStatus> {
-    return this.#finish('mutation', handler as AnyHandler) as never;
+    return this.#finish('mutation', handler as unknown as AnyHandler) as never;
   }
 
   #finish(kind: ProcedureKind, handler: AnyHandler): AnyProcedure {

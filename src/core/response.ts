@@ -33,6 +33,8 @@ export interface ResponseCookie {
 
 // RFC 6265 §4.1.1: a cookie name is an RFC 7230 token.
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// RFC 6265 §4.1.1: an attribute value has no control characters and no ';'.
+const cookieAttribute = /^[\x20-\x3a\x3c-\x7e]*$/;
 // RFC 7230 §3.2: a header name is a token; its value has no control characters but tab.
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -47,6 +49,8 @@ const ownedHeaders = new Set([
   'set-cookie',
   'etag',
   'x-request-id',
+  'location',
+  'idempotency-replayed',
 ]);
 
 function cookieMistake(name: string, rule: string): never {
@@ -69,9 +73,11 @@ export function checkedCookie(name: string, value: string, options: CookieOption
     httpOnly: options.httpOnly ?? true,
     sameSite: options.sameSite ?? 'lax',
   } as const;
-  if (name.startsWith('__Secure-') && !resolved.secure)
+  // Browsers match the prefixes whatever their case.
+  const prefix = name.toLowerCase();
+  if (prefix.startsWith('__secure-') && !resolved.secure)
     cookieMistake(name, 'a __Secure- cookie must be secure');
-  if (name.startsWith('__Host-')) {
+  if (prefix.startsWith('__host-')) {
     if (!resolved.secure || resolved.path !== '/' || resolved.domain !== undefined)
       cookieMistake(name, 'a __Host- cookie must be secure, have path "/" and no domain');
   }
@@ -81,6 +87,14 @@ export function checkedCookie(name: string, value: string, options: CookieOption
     cookieMistake(name, 'a partitioned cookie must be secure');
   if (resolved.maxAge !== undefined && !Number.isInteger(resolved.maxAge))
     cookieMistake(name, 'maxAge is a whole number of seconds');
+  if (!cookieAttribute.test(resolved.path)) cookieMistake(name, 'path has a character a cookie cannot carry');
+  if (resolved.domain !== undefined && !cookieAttribute.test(resolved.domain))
+    cookieMistake(name, 'domain has a character a cookie cannot carry');
+  if (
+    resolved.expires !== undefined &&
+    (!(resolved.expires instanceof Date) || Number.isNaN(resolved.expires.getTime()))
+  )
+    cookieMistake(name, 'expires is a valid Date');
   return { name, value, options: resolved };
 }
 
@@ -89,7 +103,7 @@ export function checkedCookie(name: string, value: string, options: CookieOption
  * few fields that stay empty unless the handler sets something. `S` is the statuses the
  * procedure declares with `.rest({ status: [...] })`; `never` when it declares one.
  */
-export class ResponseControl<S extends number = number> {
+export class ResponseControl<in out S extends number = number> {
   readonly #declared: readonly number[];
   #status: number | undefined;
   #headers: Array<[string, string]> | undefined;

@@ -215,6 +215,12 @@ describe.each(targets)('on $name', ({ start }) => {
       413,
       'PAYLOAD_TOO_LARGE',
     );
+    // A write whose input ignores the body still has it checked.
+    expectProblem(
+      await send('DELETE', '/api/notes/1', { headers: { 'content-type': 'text/plain' }, body: 'x' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expect(JSON.parse((await send('GET', '/api/notes')).body).items).toHaveLength(3);
   });
 

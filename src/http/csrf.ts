@@ -16,6 +16,21 @@ export interface CsrfOptions {
   trustedOrigins?: readonly string[];
 }
 
+/** Written as browsers write `Origin`: lower case, no default port, no path. */
+function isOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    // A wildcard is no origin: browsers never send one, so it would never match.
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.origin === origin &&
+      !origin.includes('*')
+    );
+  } catch {
+    return false;
+  }
+}
+
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The origins that may write with cookies: the listed ones, and CORS origins allowed credentials. */
@@ -25,7 +40,7 @@ export function trustedOriginsOf(
 ): Set<string> {
   const trusted = new Set<string>();
   for (const origin of options?.trustedOrigins ?? []) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin))
+    if (!isOrigin(origin))
       throw new ProceedConfigError(
         `csrf.trustedOrigins: "${origin}" is not an origin (scheme://host[:port])`,
       );

@@ -127,7 +127,8 @@ function headerRecord(headers: Headers): HeaderRecord {
 
 /** The query string as Fastify parses it: a repeated key becomes an array. */
 function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
+  // No prototype: `?constructor=a` is a key like any other.
+  const query: Record<string, string | string[]> = Object.create(null);
   for (const [key, value] of search) {
     const previous = query[key];
     if (previous === undefined) query[key] = value;
@@ -304,7 +305,8 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const invoke: Invoke = compileRoute(route, { userSource: core.userSource });
   const isRead = route.method === 'GET';
   const isPost = route.method === 'POST';
-  const readsBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+  // Any body sent to a write is read and checked, as on Node, even where the input ignores it.
+  const readsBody = route.method !== 'GET';
   const tagged = core.entityTags && isRead;
   const versioned = route.definition.versioning !== undefined;
   const fixedHeaders: Record<string, string> = {
@@ -329,13 +331,8 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         });
       const headers = headerRecord(request.headers);
       const params = rawParams as Record<string, string>;
-      if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
-        const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
-        if (refusal !== undefined)
-          throw new ProceedError('FORBIDDEN', `Cross-site request refused: ${refusal}`);
-      }
       let body: unknown;
-      if (readsBody) {
+      if (readsBody && (request.body !== null || headers['content-type'] !== undefined)) {
         if (!isJsonBody(headers)) throw notJsonBody();
         let text: string;
         try {
@@ -345,6 +342,12 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
         }
         body = parseJson(text);
+      }
+      // After the body, as on Node: a malformed body is a 400 whoever sent it.
+      if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
+        const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
+        if (refusal !== undefined)
+          throw new ProceedError('FORBIDDEN', `Cross-site request refused: ${refusal}`);
       }
       const made = core.buildContext(
         new FetchRequestInfo(id, request.method, url, headers, params, core.cookieSigner),
@@ -377,7 +380,10 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       if (result.location !== undefined) answer.set('location', result.location);
       const control = result.response;
       if (control !== undefined) {
-        for (const [name, value] of control.headers ?? []) answer.set(name, value);
+        for (const [name, value] of control.headers ?? []) {
+          if (name === 'vary') answer.append(name, value);
+          else answer.set(name, value);
+        }
         for (const line of setCookieLines(control.cookies ?? [], core.cookieSigner))
           answer.append('set-cookie', line);
       }

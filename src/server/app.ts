@@ -205,7 +205,14 @@ export class App<TCtx extends object = object> {
    * rules as the Node server, without Fastify in the way.
    */
   readonly fetch = (request: Request): Promise<Response> => {
-    this.#fetchHandler ??= this.#createFetchHandler();
+    if (this.#fetchHandler === undefined) {
+      const created = this.#createFetchHandler();
+      this.#fetchHandler = created;
+      // A start-up that failed is tried again by the next request, not remembered forever.
+      created.catch(() => {
+        if (this.#fetchHandler === created) this.#fetchHandler = undefined;
+      });
+    }
     return this.#fetchHandler.then((handle) => handle(request));
   };
 

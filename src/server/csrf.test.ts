@@ -133,9 +133,13 @@ describe('the check’s settings', () => {
     } finally {
       await off.close();
     }
-    expect(() => appWith({ csrf: { trustedOrigins: ['https://admin.example.com/'] } })).toThrow(
-      ProceedConfigError,
-    );
+    for (const origin of [
+      'https://admin.example.com/',
+      'https://Admin.example.com',
+      'https://x.com:443',
+      'https://*.example.com',
+    ])
+      expect(() => appWith({ csrf: { trustedOrigins: [origin] } }), origin).toThrow(ProceedConfigError);
     expect(() => appWith({ csrf: { trusted: [] } as never })).toThrow(/unknown option/);
   });
 });

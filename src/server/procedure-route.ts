@@ -81,10 +81,27 @@ const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) =
 };
 
 /** What the handler set: its headers, then one `Set-Cookie` line per cookie. */
-function writeResponseControl(reply: FastifyReply, response: ResponseControl, signer: CookieSigner): void {
-  for (const [name, value] of response.headers ?? []) reply.header(name, value);
+function writeResponseControl(
+  reply: FastifyReply,
+  response: ResponseControl<never>,
+  signer: CookieSigner,
+): void {
+  for (const [name, value] of response.headers ?? []) {
+    // Vary adds to what CORS or compression said; replacing it would let a cache mix answers.
+    const before = name === 'vary' ? reply.getHeader('vary') : undefined;
+    reply.header(name, before === undefined ? value : `${String(before)}, ${value}`);
+  }
   const { cookies } = response;
   if (cookies !== undefined) reply.header('set-cookie', setCookieLines(cookies, signer));
+}
+
+/** The origin a browser would name for this server: default ports dropped, as in `Origin`. */
+function ownOrigin(request: FastifyRequest): string {
+  try {
+    return new URL(`${request.protocol}://${request.host}`).origin;
+  } catch {
+    return '';
+  }
 }
 
 /** A write with another site's cookies (docs/procedures.md, "Cross-site requests"). */
@@ -172,7 +189,7 @@ export function registerProcedureRoute(
         const refusal = crossSiteRefusal(
           request.method,
           request.headers,
-          () => `${request.protocol}://${request.host}`,
+          () => ownOrigin(request),
           csrfTrusted,
         );
         if (refusal !== undefined) throw crossSiteRequest(refusal);

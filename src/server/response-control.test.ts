@@ -168,11 +168,15 @@ describe('mistakes refused where they are made', () => {
     expect(() => checkedCookie('two words', 'x')).toThrow(/token/);
     expect(() => checkedCookie('id', 'x', { maxAge: 1.5 })).toThrow(/whole number/);
     expect(checkedCookie('__Host-id', 'x').options).toMatchObject({ path: '/', secure: true });
+    // Browsers match prefixes whatever their case; attributes that cannot be written fail here.
+    expect(() => checkedCookie('__host-id', 'x', { domain: 'example.com' })).toThrow(/__Host- cookie/);
+    expect(() => checkedCookie('id', 'x', { path: '/a;b' })).toThrow(/path has a character/);
+    expect(() => checkedCookie('id', 'x', { expires: new Date('nope') })).toThrow(/valid Date/);
   });
 
   it('refuses headers Proceed owns, and values with control characters', () => {
     const response = new ResponseControl([200]);
-    for (const name of ['Content-Type', 'set-cookie', 'ETag', 'Content-Length', 'X-Request-Id'])
+    for (const name of ['Content-Type', 'set-cookie', 'ETag', 'Content-Length', 'X-Request-Id', 'Location'])
       expect(() => response.header(name, 'x')).toThrow(ProceedConfigError);
     expect(() => response.header('x-note', 'a\r\nb: c')).toThrow(/control character/);
     expect(() => response.header('bad name', 'x')).toThrow(/not a header name/);
