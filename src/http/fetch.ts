@@ -7,21 +7,14 @@
  */
 import FindMyWay from 'find-my-way';
 import { ProceedError, toProblem } from '../core/errors.js';
-import { compileRoute, type Invoke, type Reply } from '../core/execute.js';
-import {
-  type IdempotencySettings,
-  idempotencyKeyOf,
-  keyNotTaken,
-  replaysByKey,
-  runIdempotent,
-} from '../core/idempotency.js';
-import { staleVersion } from '../core/precondition.js';
+import type { IdempotencySettings } from '../core/idempotency.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { unavailableProblem } from '../core/unavailable.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
+import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -302,23 +295,14 @@ function withId(headers: Record<string, string>, id: string, requestIds: boolean
 
 /** One procedure's route: the same steps, in the same order, as its Node route. */
 function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
-  const invoke: Invoke = compileRoute(route, { userSource: core.userSource });
+  const procedure = procedureCall(route, core);
   const isRead = route.method === 'GET';
-  const isPost = route.method === 'POST';
   // Any body sent to a write is read and checked, as on Node, even where the input ignores it.
   const readsBody = route.method !== 'GET';
-  const tagged = core.entityTags && isRead;
-  const versioned = route.definition.versioning !== undefined;
   const fixedHeaders: Record<string, string> = {
     ...route.definition.headers,
     'content-type': jsonType,
     'x-content-type-options': 'nosniff',
-  };
-  const keyStore = (): IdempotencySettings | undefined => {
-    const runtime = core.idempotency();
-    if (runtime === undefined) return undefined;
-    if (!replaysByKey(route, runtime.creates)) throw keyNotTaken();
-    return runtime.settings;
   };
   const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
 
@@ -346,8 +330,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       // After the body, as on Node: a malformed body is a 400 whoever sent it.
       if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
         const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
-        if (refusal !== undefined)
-          throw new ProceedError('FORBIDDEN', `Cross-site request refused: ${refusal}`);
+        if (refusal !== undefined) throw crossSiteRequest(refusal);
       }
       const made = core.buildContext(
         new FetchRequestInfo(id, request.method, url, headers, params, core.cookieSigner),
@@ -361,18 +344,8 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         body,
         ifMatch,
       };
-      const sent = isPost ? (headers['idempotency-key'] as string | undefined) : undefined;
-      const store = sent === undefined ? undefined : keyStore();
-      let result: Reply & { replayed?: true };
-      if (store === undefined || sent === undefined) result = await invoke(call);
-      else result = await runIdempotent(store, call, idempotencyKeyOf(sent), invoke);
-
-      const tag =
-        isRead && (tagged || versioned) && result.status === 200
-          ? core.entityTag(result.body, result.version)
-          : undefined;
-      if (tag !== undefined && ifMatch !== undefined && !core.ifMatchHolds(ifMatch, tag))
-        throw staleVersion();
+      const result = await procedure.run(call, headers['idempotency-key']);
+      const tag = procedure.tagOf(result, ifMatch);
 
       const answer = new Headers(fixedHeaders);
       if (core.requestIds) answer.set('x-request-id', id);

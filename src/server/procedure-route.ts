@@ -9,21 +9,13 @@ import type {
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
 import { ProceedError } from '../core/errors.js';
-import { compileRoute, type Reply } from '../core/execute.js';
-import {
-  type IdempotencySettings,
-  idempotencyKeyOf,
-  keyNotTaken,
-  replaysByKey,
-  runIdempotent,
-} from '../core/idempotency.js';
-import { staleVersion } from '../core/precondition.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
+import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
 import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -104,10 +96,6 @@ function ownOrigin(request: FastifyRequest): string {
   }
 }
 
-/** A write with another site's cookies (docs/procedures.md, "Cross-site requests"). */
-const crossSiteRequest = (reason: string) =>
-  new ProceedError('FORBIDDEN', `Cross-site request refused: ${reason}`);
-
 /** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
 const closingProblem = () =>
   new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
@@ -126,11 +114,7 @@ export function procedureOf(request: FastifyRequest): string | undefined {
   return request.routeOptions.config.procedure;
 }
 
-/** The app's idempotency store and whether every `create*` replays, once a plugin set them. */
-export interface IdempotencyRuntime {
-  readonly settings: IdempotencySettings;
-  readonly creates: boolean;
-}
+export type { IdempotencyRuntime } from '../http/procedure-call.js';
 
 export function registerProcedureRoute(
   server: FastifyInstance,
@@ -148,24 +132,9 @@ export function registerProcedureRoute(
     csrfTrusted: ReadonlySet<string> | undefined;
   },
 ): void {
-  const invoke = compileRoute(route, { userSource: options.userSource });
-  const isPost = route.method === 'POST';
-  /**
-   * Where a key sent to this route goes: nowhere on an app without a key store (clients that add
-   * the header to every POST keep working); on one with a store, a POST that does not replay
-   * refuses it, since the client would believe a retry safe.
-   */
-  const keyStore = (): IdempotencySettings | undefined => {
-    const runtime = options.idempotency();
-    if (runtime === undefined) return undefined;
-    if (!replaysByKey(route, runtime.creates)) throw keyNotTaken();
-    return runtime.settings;
-  };
+  const procedure = procedureCall(route, { ...options, entityTag, ifMatchHolds });
   const isRead = route.method === 'GET';
   const readsBody = takesBody(route);
-  const tagged = options.entityTags && isRead;
-  // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
-  const versioned = route.definition.versioning !== undefined;
   const { compressAbove, requestIds, cookieSigner, csrfTrusted } = options;
   // Reads never change anything: only writes are checked for another site's cookies.
   const checksCrossSite = csrfTrusted !== undefined && !isRead;
@@ -203,25 +172,9 @@ export function registerProcedureRoute(
         body: request.body,
         ifMatch: request.headers['if-match'],
       };
-      const sent = isPost ? request.headers['idempotency-key'] : undefined;
-      const store = sent === undefined ? undefined : keyStore();
-      let result: Reply & { replayed?: true };
-      if (store === undefined || sent === undefined) {
-        const pending = invoke(call);
-        result = pending instanceof Promise ? await pending : pending;
-      }
-      // Two keys, joined with ", " (as Node joins a repeated header), are one malformed key.
-      else {
-        const key = Array.isArray(sent) ? sent.join(', ') : sent;
-        result = await runIdempotent(store, call, idempotencyKeyOf(key), invoke);
-      }
-      const tag =
-        isRead && (tagged || versioned) && result.status === 200
-          ? entityTag(result.body, result.version)
-          : undefined;
-      // A stale If-Match on a read is a 412 that must not carry the route's success headers.
-      if (tag !== undefined && call.ifMatch !== undefined && !ifMatchHolds(call.ifMatch, tag))
-        throw staleVersion();
+      const pending = procedure.run(call, request.headers['idempotency-key']);
+      const result = pending instanceof Promise ? await pending : pending;
+      const tag = procedure.tagOf(result, call.ifMatch);
       if (result.status === 204) {
         reply.code(204).headers(noContentHeaders);
         // The handler's own headers win over the procedure's fixed ones of the same name.
