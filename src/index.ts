@@ -72,6 +72,7 @@ export {
   step,
 } from './core/steps.js';
 export { UnavailableError, unavailableProblem } from './core/unavailable.js';
+export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './http/rate-limit.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
 export type { EntryContext } from './server/entry-context.js';
@@ -81,4 +82,3 @@ export type { Listening, ListenOptions, Phase } from './server/lifecycle.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';
 export type { MountOptions } from './server/options.js';
 export type { IdempotencyRuntime } from './server/procedure-route.js';
-export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './server/rate-limit.js';

@@ -56,8 +56,8 @@ export interface RouteDocumentation {
 }
 
 /**
- * A fixed-window limit per client IP and route. The app's adapter counts (Fastify:
- * `@fastify/rate-limit`, in memory or Redis); the app may change `max` and `window` by `name`.
+ * A fixed-window limit per client IP and route, counted by src/http/rate-limit.ts (in memory
+ * or Redis) on every adapter; the app may change `max` and `window` by `name`.
  */
 export interface RateLimitRule {
   readonly name: string;

@@ -11,10 +11,13 @@ import type { IdempotencySettings } from '../core/idempotency.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { unavailableProblem } from '../core/unavailable.js';
+import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
+import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
+import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -35,7 +38,9 @@ export interface FetchCore {
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
   readonly serving: () => boolean;
-  readonly healthCheck: (() => MaybePromise<boolean | undefined>) | undefined;
+  readonly healthCheck: HealthOptions['check'];
+  readonly rateLimits: RateLimits;
+  readonly trustProxy: TrustProxy;
   readonly entityTag: (body: string, version?: string) => string;
   readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
   readonly ifMatchHolds: (ifMatch: string, tag: string) => boolean;
@@ -63,15 +68,21 @@ interface ObservedRoute {
   readonly path: string;
 }
 
+/** One request on its way through: what the handler reads, and headers any answer carries. */
+interface Exchange {
+  readonly request: Request;
+  readonly params: Record<string, string | undefined>;
+  readonly id: string;
+  readonly url: URL;
+  readonly ip: string;
+  /** The rate-limit headers, on the answer whatever it is (as on Node). */
+  limitHeaders?: RateLimitHeaders | undefined;
+}
+
 interface RouteHandler {
   /** The same object for every answer of the route, as observers expect. */
   observed: ObservedRoute;
-  serve(
-    request: Request,
-    params: Record<string, string | undefined>,
-    id: string,
-    url: URL,
-  ): Promise<Response>;
+  serve(exchange: Exchange): Promise<Response>;
 }
 
 /** A request as the core sees it, read from a Fetch `Request`. */
@@ -86,18 +97,16 @@ class FetchRequestInfo implements RequestInfo {
   #cookies: RequestCookies | undefined;
 
   constructor(
-    id: string,
+    exchange: Exchange,
     method: string,
-    url: URL,
     headers: HeaderRecord,
     params: Record<string, string>,
     signer: CookieSigner,
   ) {
-    this.id = id;
+    this.id = exchange.id;
     this.method = method;
-    this.url = `${url.pathname}${url.search}`;
-    // A Fetch request does not carry the peer's address; the runtime's entry may (docs/deployment.md).
-    this.ip = '';
+    this.url = `${exchange.url.pathname}${exchange.url.search}`;
+    this.ip = exchange.ip;
     this.headers = headers;
     this.params = params;
     this.#signer = signer;
@@ -179,7 +188,10 @@ function parseJson(text: string): unknown {
 const noop = () => undefined;
 
 /** Builds the handler once the app is ready; every request then costs a lookup and the route. */
-export function createFetchHandler(core: FetchCore): (request: Request) => Promise<Response> {
+export function createFetchHandler(
+  core: FetchCore,
+): (request: Request, runtime?: unknown) => Promise<Response> {
+  const clientAddress = clientAddressResolver(core.trustProxy);
   // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
   const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
   let count = 0;
@@ -193,6 +205,7 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     error: unknown,
     id: string,
     head: boolean,
+    limitHeaders: RateLimitHeaders | undefined,
   ): { response: Response; code: string } => {
     let known = error;
     if (!(error instanceof ProceedError)) {
@@ -201,7 +214,8 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     }
     const problem = toProblem(known, core.exposeErrors);
     if (problem.unexpected) core.log.error({ err: error }, 'Unexpected error');
-    const headers = new Headers(problem.headers);
+    const headers = new Headers(limitHeaders);
+    for (const [name, value] of Object.entries(problem.headers ?? {})) headers.set(name, value);
     headers.set('content-type', problemType);
     headers.set('x-content-type-options', 'nosniff');
     if (core.requestIds) headers.set('x-request-id', id);
@@ -218,29 +232,23 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     if (route.method === 'GET') router.on('HEAD', route.path, noop, handler);
   }
   for (const prefix of core.prefixes) {
-    const ok = '{"status":"ok"}';
     const json = { 'content-type': jsonType, 'x-content-type-options': 'nosniff' };
-    const readiness: RouteHandler = {
+    const readiness = {
+      serving: core.serving,
+      rateLimits: core.rateLimits,
+      check: core.healthCheck,
+      log: core.log,
+    };
+    const ready: RouteHandler = {
       observed: { procedure: undefined, path: `${prefix}/health` },
-      async serve(_request, _params, id) {
-        if (!core.serving()) throw new ProceedError('UNAVAILABLE', 'The service is shutting down');
-        let healthy = true;
-        try {
-          healthy = core.healthCheck === undefined || (await core.healthCheck()) !== false;
-        } catch (error) {
-          core.log.warn({ err: error }, 'Health check failed');
-          healthy = false;
-        }
-        if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
-        return new Response(ok, { headers: withId(json, id, core.requestIds) });
-      },
+      serve: async ({ id }) =>
+        new Response(await readinessBody(readiness), { headers: withId(json, id, core.requestIds) }),
     };
     const liveness: RouteHandler = {
       observed: { procedure: undefined, path: `${prefix}/health/live` },
-      serve: async (_request, _params, id) =>
-        new Response(ok, { headers: withId(json, id, core.requestIds) }),
+      serve: async ({ id }) => new Response(healthyBody, { headers: withId(json, id, core.requestIds) }),
     };
-    router.on(['GET', 'HEAD'], `${prefix}/health`, noop, readiness);
+    router.on(['GET', 'HEAD'], `${prefix}/health`, noop, ready);
     router.on(['GET', 'HEAD'], `${prefix}/health/live`, noop, liveness);
   }
 
@@ -253,13 +261,14 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
     return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${method} ${path}`);
   };
 
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request, runtime?: unknown): Promise<Response> => {
     const started = core.observe === undefined ? 0 : performance.now();
     const id = requestIdOf(request.headers);
     const head = request.method === 'HEAD';
     let response: Response;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
+    let exchange: Exchange | undefined;
     try {
       const url = new URL(request.url);
       const path = url.pathname;
@@ -269,9 +278,11 @@ export function createFetchHandler(core: FetchCore): (request: Request) => Promi
         if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
       const handler = found.store as RouteHandler;
       route = handler.observed;
-      response = await handler.serve(request, found.params, id, url);
+      const ip = clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for'));
+      exchange = { request, params: found.params, id, url, ip };
+      response = await handler.serve(exchange);
     } catch (error) {
-      ({ response, code: problem } = problemResponse(error, id, head));
+      ({ response, code: problem } = problemResponse(error, id, head, exchange?.limitHeaders));
     }
     if (head && response.body !== null) response = new Response(null, response);
     if (core.observe !== undefined) {
@@ -305,16 +316,20 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
     'x-content-type-options': 'nosniff',
   };
   const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
+  const limiter = core.rateLimits.limiterFor(route);
 
   return {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
-    async serve(request, rawParams, id, url) {
+    async serve(exchange) {
+      const { request, id, url } = exchange;
       if (!core.serving())
         throw new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
           headers: { 'retry-after': '1' },
         });
+      // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
+      if (limiter !== undefined) exchange.limitHeaders = await limiter.check(exchange.ip);
       const headers = headerRecord(request.headers);
-      const params = rawParams as Record<string, string>;
+      const params = exchange.params as Record<string, string>;
       let body: unknown;
       if (readsBody && (request.body !== null || headers['content-type'] !== undefined)) {
         if (!isJsonBody(headers)) throw notJsonBody();
@@ -333,7 +348,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (refusal !== undefined) throw crossSiteRequest(refusal);
       }
       const made = core.buildContext(
-        new FetchRequestInfo(id, request.method, url, headers, params, core.cookieSigner),
+        new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
       );
       const ctx = made instanceof Promise ? await made : made;
       const ifMatch = headers['if-match'] as string | undefined;
@@ -348,6 +363,8 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const tag = procedure.tagOf(result, ifMatch);
 
       const answer = new Headers(fixedHeaders);
+      if (exchange.limitHeaders !== undefined)
+        for (const [name, value] of Object.entries(exchange.limitHeaders)) answer.set(name, value);
       if (core.requestIds) answer.set('x-request-id', id);
       if (result.replayed === true) answer.set('idempotency-replayed', 'true');
       if (result.location !== undefined) answer.set('location', result.location);

@@ -1,10 +1,16 @@
 /**
  * The Fastify adapter. It registers one native Fastify route per procedure (no catch-all
  * dispatcher) from the core's route table, and wires the pieces beside it: problem+json errors
- * (problems.ts), 404/405 (not-found.ts), health (health.ts), rate limits (rate-limit.ts),
+ * (problems.ts), 404/405 (not-found.ts), health (health.ts), rate limits (src/http/rate-limit.ts),
  * listening and shutdown (lifecycle.ts). See docs/architecture.md.
  */
-import type { FastifyInstance, FastifyRequest, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  InjectOptions,
+  LightMyRequestResponse,
+  onRequestAsyncHookHandler,
+} from 'fastify';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
@@ -17,6 +23,7 @@ import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } f
 import { CookieSigner } from '../http/cookies.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { createFetchHandler } from '../http/fetch.js';
+import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -41,7 +48,6 @@ import {
 } from './options.js';
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import { type IdempotencyRuntime, procedureOf, registerProcedureRoute } from './procedure-route.js';
-import { RateLimits } from './rate-limit.js';
 import { newRequestId } from './request-id.js';
 
 export type { AppOptions } from './options.js';
@@ -96,6 +102,18 @@ export interface Answer {
   readonly problem: string | undefined;
   /** From the request's arrival to the answer, in seconds. */
   readonly seconds: number;
+}
+
+/** A limited route's `onRequest` hook: counted before anything else of the route runs. */
+function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHandler[] {
+  if (limiter === undefined) return [];
+  return [
+    async (request, reply) => {
+      const pending = limiter.check(request.ip);
+      const headers = pending instanceof Promise ? await pending : pending;
+      if (headers !== undefined) reply.headers(headers);
+    },
+  ];
 }
 
 const observedRoute = Symbol('proceed.observedRoute');
@@ -168,7 +186,15 @@ export class App<TCtx extends object = object> {
     this.#compressAbove = compressionThreshold(options.compression);
     this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
     this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
-    this.#rateLimits = new RateLimits(this.server, options.rateLimit);
+    const server = this.server;
+    this.#rateLimits = new RateLimits(
+      {
+        log: server.log,
+        onClose: (task) => server.addHook('onClose', async () => task()),
+        onReady: (task) => server.addHook('onReady', async () => task()),
+      },
+      options.rateLimit,
+    );
     this.server.setErrorHandler((error, request, reply) =>
       sendProblem(error, request, reply, exposeErrors, requestIds),
     );
@@ -196,15 +222,17 @@ export class App<TCtx extends object = object> {
     });
   }
 
-  #fetchHandler: Promise<(request: Request) => Promise<Response>> | undefined;
+  #fetchHandler: Promise<(request: Request, runtime?: unknown) => Promise<Response>> | undefined;
 
   /**
    * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
    * (docs/deployment.md, "Fetch runtimes"): `export default { fetch: app.fetch }`. The first call
    * readies the app (its plugins, its checks); it then serves the same routes with the same
-   * rules as the Node server, without Fastify in the way.
+   * rules as the Node server, without Fastify in the way. `runtime` is what the runtime passes
+   * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
+   * comes from (docs/deployment.md, "The client's address").
    */
-  readonly fetch = (request: Request): Promise<Response> => {
+  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
     if (this.#fetchHandler === undefined) {
       const created = this.#createFetchHandler();
       this.#fetchHandler = created;
@@ -213,18 +241,15 @@ export class App<TCtx extends object = object> {
         if (this.#fetchHandler === created) this.#fetchHandler = undefined;
       });
     }
-    return this.#fetchHandler.then((handle) => handle(request));
+    return this.#fetchHandler.then((handle) => handle(request, runtime));
   };
 
-  async #createFetchHandler(): Promise<(request: Request) => Promise<Response>> {
+  async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     await this.server.ready();
     const options = this.#options;
     const notYet = [
       ...(options.cors === undefined ? [] : ['cors']),
       ...(options.compression === undefined || options.compression === false ? [] : ['compression']),
-      ...(this.routes.some((route) => route.definition.rateLimits.length > 0)
-        ? ['rate limits (rateLimit())']
-        : []),
     ];
     if (notYet.length > 0)
       throw new ProceedConfigError(
@@ -246,6 +271,8 @@ export class App<TCtx extends object = object> {
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
       healthCheck: options.health?.check,
+      rateLimits: this.#rateLimits,
+      trustProxy: options.trustProxy ?? false,
       entityTag,
       matchingTag,
       ifMatchHolds,
@@ -311,7 +338,7 @@ export class App<TCtx extends object = object> {
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
-    const hooks = plan.routes.map((route) => this.#rateLimits.hooksFor(route));
+    const hooks = plan.routes.map((route) => rateLimitHooks(this.#rateLimits.limiterFor(route)));
     plan.commit();
     if (plan.newHealth)
       registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);

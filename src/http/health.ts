@@ -1,0 +1,48 @@
+/**
+ * The health answers of a prefix, the same on every adapter (docs/deployment.md, "Health
+ * probes"):
+ * - readiness, `GET {prefix}/health`: 200 `{"status":"ok"}` while the app's check passes and the
+ *   app is not shutting down, else 503 `UNAVAILABLE`. With a shared rate-limit store it also
+ *   reports the store (`checks.rateLimitStore`): unreachable, the app is `degraded` (still 200)
+ *   unless it refuses limited routes without it (then 503);
+ * - liveness, `GET {prefix}/health/live`: 200 while the process can answer at all.
+ */
+import { ProceedError } from '../core/errors.js';
+import type { RateLimits } from './rate-limit.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface HealthOptions {
+  /** Throws or returns false when the app cannot serve (say, the database is unreachable). */
+  check?: () => MaybePromise<boolean | undefined>;
+}
+
+/** The body of a healthy answer. */
+export const healthyBody = '{"status":"ok"}';
+
+export interface Readiness {
+  serving: () => boolean;
+  rateLimits: RateLimits;
+  check: HealthOptions['check'];
+  log: { warn(object: object, message: string): void };
+}
+
+/** The readiness body, or a thrown 503 problem. */
+export async function readinessBody({ serving, rateLimits, check, log }: Readiness): Promise<string> {
+  if (!serving()) throw new ProceedError('UNAVAILABLE', 'The service is shutting down');
+  let healthy = true;
+  try {
+    healthy = check === undefined || (await check()) !== false;
+  } catch (error) {
+    log.warn({ err: error }, 'Health check failed');
+    healthy = false;
+  }
+  if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
+  if (!rateLimits.shared) return healthyBody;
+  // With `allow` an instance without its store still serves everything: ready, but degraded.
+  // With `refuse` it does not (docs/deployment.md, "Shared rate limits").
+  const store = await rateLimits.storeState();
+  if (store !== 'ok' && rateLimits.refusesWithoutStore)
+    throw new ProceedError('UNAVAILABLE', 'The rate-limit store (Redis) is unreachable');
+  return JSON.stringify({ status: store === 'ok' ? 'ok' : 'degraded', checks: { rateLimitStore: store } });
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { clientAddressResolver, peerAddressOf } from './client-address.js';
+import { clientKey } from './rate-limit.js';
+
+describe('clientKey', () => {
+  it('keeps IPv4, reads an IPv4-mapped IPv6 address as its IPv4, and groups IPv6 by /64', () => {
+    expect(clientKey('10.0.0.1')).toBe('10.0.0.1');
+    expect(clientKey('::ffff:10.0.0.1')).toBe('10.0.0.1');
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe(clientKey('2001:db8:1:2:ffff::1'));
+    expect(clientKey('2001:db8:1:2::1')).not.toBe(clientKey('2001:db8:1:3::1'));
+    expect(clientKey('not an address:')).toBe('not an address:');
+  });
+});
+
+describe('the client address on a Fetch runtime', () => {
+  const request = new Request('http://api.example/');
+  it('comes from Bun’s server, Deno’s handler info or { ip }, else is empty', () => {
+    expect(peerAddressOf(request, { requestIP: () => ({ address: '10.0.0.1' }) })).toBe('10.0.0.1');
+    expect(peerAddressOf(request, { remoteAddr: { hostname: '10.0.0.2' } })).toBe('10.0.0.2');
+    expect(peerAddressOf(request, { ip: '10.0.0.3' })).toBe('10.0.0.3');
+    expect(peerAddressOf(request, undefined)).toBe('');
+    // Outside Workers a client could send this header itself: it is not read.
+    expect(
+      peerAddressOf(new Request('http://api.example/', { headers: { 'cf-connecting-ip': '1.1.1.1' } }), {}),
+    ).toBe('');
+  });
+
+  it('reads X-Forwarded-For only from trusted proxies', () => {
+    expect(clientAddressResolver(false)('127.0.0.1', '203.0.113.7')).toBe('127.0.0.1');
+    expect(clientAddressResolver(true)('127.0.0.1', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
+    const loopback = clientAddressResolver('loopback');
+    expect(loopback('127.0.0.1', '203.0.113.7')).toBe('203.0.113.7');
+    expect(loopback('198.51.100.1', '203.0.113.7')).toBe('198.51.100.1');
+    expect(clientAddressResolver(['10.0.0.0/8'])('10.1.2.3', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
+    expect(loopback('127.0.0.1', null)).toBe('127.0.0.1');
+  });
+});

@@ -1,0 +1,351 @@
+/**
+ * `rateLimit()` rules, counted the same way on every adapter (docs/procedures.md, "Rate
+ * limits"): a fixed window per rule, route and client IP (IPv6 by /64), in this process's memory
+ * or in Redis to share the counts between instances. A hit is a 429 `RATE_LIMITED` problem with
+ * `Retry-After`; every limited answer carries `X-RateLimit-*`. Adapters only pass the client's
+ * address in and write the headers out.
+ */
+import { Address6 } from 'ip-address';
+import { ProceedConfigError, ProceedError } from '../core/errors.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
+
+/** A rule's numbers changed by the app, say from an environment variable. */
+export interface RateLimitChange {
+  /** Requests per window per client IP and route. */
+  max?: number;
+  /** The window in ms. */
+  window?: number;
+}
+
+/** What the part of an ioredis client Proceed uses looks like. */
+export interface RateLimitRedis {
+  options?: { enableOfflineQueue?: boolean | undefined };
+  ping(): Promise<unknown>;
+  eval(script: string, keys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha: string, keys: number, ...args: (string | number)[]): Promise<unknown>;
+  on(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
+  off(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
+}
+
+export interface RateLimitOptions {
+  /**
+   * An ioredis client, to share counters between instances. Default: in memory, per instance.
+   * It must be created with `enableOfflineQueue: false` (docs/deployment.md, "Shared rate
+   * limits"): a client that queues commands while Redis is down would hold every limited request.
+   */
+  redis?: RateLimitRedis;
+  /**
+   * When the Redis store cannot be reached: `allow` (default) lets requests through unlimited and
+   * logs once per outage; `refuse` answers the limited routes 503 `UNAVAILABLE`. Never a 500.
+   */
+  onStoreError?: 'allow' | 'refuse';
+  /** Changes the numbers of `rateLimit()` rules by name; a name no route uses is a start-up error. */
+  limits?: Readonly<Record<string, RateLimitChange>>;
+}
+
+/** One window's count for a key, and the ms until the window ends. */
+interface Count {
+  count: number;
+  resetIn: number;
+}
+
+/** Counts hits per key in fixed windows. */
+interface Counter {
+  hit(key: string, window: number): Count | Promise<Count>;
+}
+
+/**
+ * This process's counts. Synchronous, so a limited route costs no promise; ended windows are
+ * dropped in one pass a minute (no timer: Workers allow none outside a request), and the number
+ * of keys is capped so that a flood of addresses cannot grow the map without end.
+ */
+class MemoryCounter implements Counter {
+  static readonly maxKeys = 100_000;
+  readonly #windows = new Map<string, { count: number; endsAt: number }>();
+  #nextSweep = 0;
+
+  hit(key: string, window: number): Count {
+    const now = Date.now();
+    if (now >= this.#nextSweep) this.#sweep(now);
+    let entry = this.#windows.get(key);
+    if (entry === undefined || entry.endsAt <= now) {
+      if (entry !== undefined) this.#windows.delete(key);
+      else if (this.#windows.size >= MemoryCounter.maxKeys) this.#dropOldest();
+      entry = { count: 0, endsAt: now + window };
+      this.#windows.set(key, entry);
+    }
+    entry.count += 1;
+    return { count: entry.count, resetIn: entry.endsAt - now };
+  }
+
+  #sweep(now: number): void {
+    for (const [key, entry] of this.#windows) if (entry.endsAt <= now) this.#windows.delete(key);
+    this.#nextSweep = now + 60_000;
+  }
+
+  /** Keys are in insertion order: the oldest window goes first. */
+  #dropOldest(): void {
+    for (const key of this.#windows.keys()) {
+      this.#windows.delete(key);
+      return;
+    }
+  }
+}
+
+/** One round trip per hit: the count and the window's remaining time, atomically. */
+const hitScript = `local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}`;
+
+/** Counts in Redis: every instance sees the same windows. */
+class RedisCounter implements Counter {
+  readonly #redis: RateLimitRedis;
+  #sha: string | undefined;
+
+  constructor(redis: RateLimitRedis) {
+    this.#redis = redis;
+  }
+
+  async hit(key: string, window: number): Promise<Count> {
+    const redisKey = `proceed:rate-limit:${key}`;
+    let reply: unknown;
+    if (this.#sha === undefined) {
+      this.#sha = await sha1Hex(hitScript);
+      reply = await this.#redis.eval(hitScript, 1, redisKey, window);
+    } else {
+      try {
+        reply = await this.#redis.evalsha(this.#sha, 1, redisKey, window);
+      } catch (error) {
+        // A restarted or flushed Redis forgot the script: send it once more.
+        if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
+        reply = await this.#redis.eval(hitScript, 1, redisKey, window);
+      }
+    }
+    const [count, resetIn] = reply as [number, number];
+    return { count: Number(count), resetIn: Number(resetIn) };
+  }
+}
+
+async function sha1Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-1', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The key part of a client's address: IPv4 as it is, an IPv4-mapped IPv6 address as its IPv4,
+ * other IPv6 addresses by their /64 (one host usually holds a whole /64).
+ */
+export function clientKey(ip: string): string {
+  if (!ip.includes(':')) return ip.toLowerCase();
+  let address: Address6;
+  try {
+    address = new Address6(ip);
+  } catch {
+    return ip.toLowerCase();
+  }
+  if (address.isMapped4()) return address.to4().correctForm();
+  return new Address6(`${address.correctForm()}/64`).startAddress().correctForm();
+}
+
+/** Headers for an answer the limits let through. */
+export type RateLimitHeaders = Readonly<Record<string, string>>;
+
+/** The limits of one route: the headers to add, or a thrown 429 (or 503). */
+export interface RouteLimiter {
+  check(ip: string): RateLimitHeaders | undefined | Promise<RateLimitHeaders | undefined>;
+}
+
+/** What the limits need of the app: its log and its lifecycle hooks. */
+export interface RateLimitHost {
+  log: { error(object: object, message: string): void; info(message: string): void };
+  onClose(task: () => void): void;
+  onReady(task: () => void): void;
+}
+
+export class RateLimits {
+  readonly #options: RateLimitOptions;
+  readonly #host: RateLimitHost;
+  readonly #counter: Counter;
+  readonly #used = new Set<string>();
+
+  /** Whether the store failed last time it was used (one log line per outage). */
+  #storeDown = false;
+
+  constructor(host: RateLimitHost, options: RateLimitOptions = {}) {
+    this.#host = host;
+    this.#options = options;
+    const { redis } = options;
+    if (options.onStoreError !== undefined && !['allow', 'refuse'].includes(options.onStoreError))
+      throw new ProceedConfigError(
+        `rateLimit.onStoreError must be "allow" or "refuse" (got "${options.onStoreError}")`,
+      );
+    if (redis !== undefined) {
+      if (redis.options?.enableOfflineQueue !== false) {
+        throw new ProceedConfigError(
+          'rateLimit.redis: create the client with enableOfflineQueue: false (and maxRetriesPerRequest: 1); ' +
+            'a client that queues commands while Redis is down holds every rate-limited request until it is back',
+        );
+      }
+      // ioredis reports every failed reconnection; the store's state is logged once per outage instead.
+      const failed = (error?: Error) => this.#storeFailed(error);
+      const recovered = () => this.#storeRecovered();
+      redis.on('error', failed);
+      redis.on('ready', recovered);
+      // The client is the caller's and may outlive this app: it must not keep the app alive.
+      host.onClose(() => {
+        redis.off('error', failed);
+        redis.off('ready', recovered);
+      });
+      this.#counter = new RedisCounter(redis);
+    } else {
+      if (options.onStoreError !== undefined) {
+        throw new ProceedConfigError(
+          'rateLimit.onStoreError applies to a shared store only: set rateLimit.redis too, or remove it (limits are counted in this process, which cannot fail)',
+        );
+      }
+      this.#counter = new MemoryCounter();
+    }
+    const names = Object.keys(options.limits ?? {});
+    if (names.length > 0) {
+      host.onReady(() => {
+        const unused = names.filter((name) => !this.#used.has(name));
+        if (unused.length > 0) {
+          const known = [...this.#used].map((name) => `"${name}"`).join(', ') || 'none';
+          throw new ProceedConfigError(
+            `rateLimit.limits: no route uses ${unused.map((name) => `"${name}"`).join(', ')} (rules in use: ${known})`,
+          );
+        }
+      });
+    }
+  }
+
+  /** Whether a shared store is configured. */
+  get shared(): boolean {
+    return this.#options.redis !== undefined;
+  }
+
+  /**
+   * The store's state for readiness: `ok`, or `unreachable` (a ping within 1 s failed). Always
+   * `ok` in memory.
+   */
+  async storeState(): Promise<'ok' | 'unreachable'> {
+    const { redis } = this.#options;
+    if (redis === undefined) return 'ok';
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        redis.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('Redis did not answer PING within 1 s')), 1000);
+        }),
+      ]);
+      this.#storeRecovered();
+      return 'ok';
+    } catch (error) {
+      this.#storeFailed(error as Error);
+      return 'unreachable';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the app refuses limited routes while the store is down. */
+  get refusesWithoutStore(): boolean {
+    return this.#options.onStoreError === 'refuse';
+  }
+
+  #storeFailed(error: Error | undefined): void {
+    if (this.#storeDown) return;
+    this.#storeDown = true;
+    const effect =
+      this.#options.onStoreError === 'refuse'
+        ? 'rate-limited routes answer 503 until it is back'
+        : 'rate limits are not applied until it is back';
+    this.#host.log.error({ err: error }, `Rate-limit store (Redis) unreachable: ${effect}`);
+  }
+
+  #storeRecovered(): void {
+    if (!this.#storeDown) return;
+    this.#storeDown = false;
+    this.#host.log.info('Rate-limit store (Redis) reachable again: rate limits apply');
+  }
+
+  /**
+   * The limits of a route, checked in the order of its rules; undefined when it has none. Throws
+   * a ProceedConfigError for a changed rule whose numbers cannot work.
+   */
+  limiterFor(route: MountedRoute): RouteLimiter | undefined {
+    const rules = route.definition.rateLimits.map((rule) => this.#resolve(rule));
+    if (rules.length === 0) return undefined;
+    // HEAD requests reach GET routes and count with them: the key names the route, not the request.
+    const prefixes = rules.map((rule) => `${rule.name}|${route.method} ${route.path}|`);
+    const checkOne = (index: number, ip: string) => {
+      const rule = rules[index] as RateLimitRule;
+      const key = (prefixes[index] as string) + clientKey(ip);
+      let counted: Count | Promise<Count>;
+      try {
+        counted = this.#counter.hit(key, rule.window);
+      } catch (error) {
+        return this.#failed(error);
+      }
+      return counted instanceof Promise
+        ? counted.then(
+            (count) => this.#verdict(rule, count),
+            (error: unknown) => this.#failed(error),
+          )
+        : this.#verdict(rule, counted);
+    };
+    if (rules.length === 1) return { check: (ip) => checkOne(0, ip) };
+    return {
+      async check(ip) {
+        let headers: RateLimitHeaders | undefined;
+        for (let index = 0; index < rules.length; index += 1) headers = await checkOne(index, ip);
+        return headers;
+      },
+    };
+  }
+
+  /** The store cannot count: never a 500 (docs/deployment.md, "Shared rate limits"). */
+  #failed(error: unknown): undefined {
+    this.#storeFailed(error as Error);
+    if (this.#options.onStoreError !== 'refuse') return undefined;
+    throw new ProceedError('UNAVAILABLE', 'Rate limits cannot be checked right now; try again shortly', {
+      headers: { 'retry-after': '5' },
+    });
+  }
+
+  #verdict(rule: RateLimitRule, { count, resetIn }: Count): RateLimitHeaders {
+    if (this.#storeDown) this.#storeRecovered();
+    const seconds = Math.max(0, Math.ceil(resetIn / 1000));
+    const headers = {
+      'x-ratelimit-limit': String(rule.max),
+      'x-ratelimit-remaining': String(Math.max(0, rule.max - count)),
+      'x-ratelimit-reset': String(seconds),
+    };
+    if (count <= rule.max) return headers;
+    const wait = Math.max(1, seconds);
+    throw new ProceedError('RATE_LIMITED', `Too many requests; try again in ${wait} s`, {
+      headers: { ...headers, 'retry-after': String(wait) },
+    });
+  }
+
+  #resolve(rule: RateLimitRule): RateLimitRule {
+    this.#used.add(rule.name);
+    const change = this.#options.limits?.[rule.name];
+    if (change === undefined) return rule;
+    try {
+      return checkRateLimitRule({
+        name: rule.name,
+        max: change.max ?? rule.max,
+        window: change.window ?? rule.window,
+      });
+    } catch (error) {
+      throw new ProceedConfigError(`rateLimit.limits: ${(error as Error).message}`);
+    }
+  }
+}
