@@ -37,7 +37,10 @@ export interface FetchCore {
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
+  /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
   readonly serving: () => boolean;
+  /** Closing: a request that arrives now is refused with 503 (draining still serves it). */
+  readonly closing: () => boolean;
   readonly healthCheck: HealthOptions['check'];
   readonly rateLimits: RateLimits;
   readonly trustProxy: TrustProxy;
@@ -322,7 +325,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
       const { request, id, url } = exchange;
-      if (!core.serving())
+      if (core.closing())
         throw new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
           headers: { 'retry-after': '1' },
         });

@@ -38,6 +38,7 @@ import {
   type Phase,
 } from './lifecycle.js';
 import { loggerOptions } from './logger.js';
+import { type NativeServe, type NativeServer, nativeServe } from './native-server.js';
 import { MethodIndex } from './not-found.js';
 import {
   type AppOptions,
@@ -232,7 +233,10 @@ export class App<TCtx extends object = object> {
    * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
    * comes from (docs/deployment.md, "The client's address").
    */
-  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
+  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> =>
+    this.#fetchHandlerPromise().then((handle) => handle(request, runtime));
+
+  #fetchHandlerPromise(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     if (this.#fetchHandler === undefined) {
       const created = this.#createFetchHandler();
       this.#fetchHandler = created;
@@ -241,8 +245,8 @@ export class App<TCtx extends object = object> {
         if (this.#fetchHandler === created) this.#fetchHandler = undefined;
       });
     }
-    return this.#fetchHandler.then((handle) => handle(request, runtime));
-  };
+    return this.#fetchHandler;
+  }
 
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     await this.server.ready();
@@ -270,6 +274,7 @@ export class App<TCtx extends object = object> {
       csrfTrusted: this.#csrfTrusted,
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
+      closing: () => this.#lifecycle.phase === 'closing',
       healthCheck: options.health?.check,
       rateLimits: this.#rateLimits,
       trustProxy: options.trustProxy ?? false,
@@ -482,8 +487,14 @@ export class App<TCtx extends object = object> {
     return this.server.inject(request);
   }
 
-  /** Listens, logs one line per route, and (by default) shuts down gracefully on SIGTERM/SIGINT. */
+  /**
+   * Listens, logs one line per route, and (by default) shuts down gracefully on SIGTERM/SIGINT.
+   * On Bun and Deno it serves `app.fetch` with the runtime's own server (docs/deployment.md,
+   * "Fetch runtimes").
+   */
   async listen(options: ListenOptions = {}): Promise<string> {
+    const native = nativeServe();
+    if (native !== undefined) return this.#listenNatively(native, options);
     await this.server.ready();
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const host = options.host ?? '127.0.0.1';
@@ -491,6 +502,30 @@ export class App<TCtx extends object = object> {
     try {
       const listening = { host, port: Number(new URL(address).port) };
       for (const listener of this.#listeners) await listener(listening);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+    if (options.handleSignals !== false && !this.#signalsInstalled) {
+      this.#signalsInstalled = true;
+      exitOnSignals(this.server, () => this.shutdown());
+    }
+    return address;
+  }
+
+  #nativeServer: NativeServer | undefined;
+
+  async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
+    // Readies the app and refuses what app.fetch does not apply, before the port opens.
+    await this.#fetchHandlerPromise();
+    if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
+    const host = options.host ?? '127.0.0.1';
+    const server = await serve({ port: options.port ?? 3030, host, fetch: this.fetch });
+    this.#nativeServer = server;
+    const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
+    this.log.info(`Server listening at ${address} (${server.runtime}, app.fetch)`);
+    try {
+      for (const listener of this.#listeners) await listener({ host, port: server.port });
     } catch (error) {
       await this.close();
       throw error;
@@ -520,8 +555,25 @@ export class App<TCtx extends object = object> {
    * Stops accepting connections, waits for in-flight requests (at most `shutdownTimeout`), then
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
-  close(): Promise<void> {
-    return closeGracefully(this.server, this.#lifecycle, this.#options.shutdownTimeout ?? 10_000);
+  async close(): Promise<void> {
+    const timeout = this.#options.shutdownTimeout ?? 10_000;
+    const native = this.#nativeServer;
+    if (native !== undefined) {
+      this.#nativeServer = undefined;
+      // New requests get a 503 from app.fetch; those in flight finish, up to the timeout.
+      this.#lifecycle.phase = 'closing';
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), timeout);
+      });
+      const stopped = await Promise.race([native.stop(false).then(() => 'stopped' as const), late]);
+      clearTimeout(timer);
+      if (stopped === 'late') {
+        this.log.warn(`Requests still running after ${timeout} ms; closing their connections`);
+        await native.stop(true);
+      }
+    }
+    return closeGracefully(this.server, this.#lifecycle, timeout);
   }
 }
 

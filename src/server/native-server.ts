@@ -1,0 +1,116 @@
+/**
+ * `app.listen()` on Bun and Deno: the runtime's own server (`Bun.serve`, `Deno.serve`) with
+ * `app.fetch`, instead of Node's http module under Fastify (docs/deployment.md, "Fetch
+ * runtimes"). This module only starts and stops that server; every HTTP rule is app.fetch's.
+ */
+
+type FetchHandler = (request: Request, runtime?: unknown) => Promise<Response>;
+
+interface BunServer {
+  readonly port: number;
+  stop(closeActiveConnections?: boolean): Promise<void> | void;
+}
+interface BunRuntime {
+  serve(options: {
+    port: number;
+    hostname: string;
+    fetch: FetchHandler;
+    maxRequestBodySize?: number;
+  }): BunServer;
+}
+
+interface DenoServer {
+  shutdown(): Promise<void>;
+  readonly finished: Promise<void>;
+}
+interface DenoRuntime {
+  serve(
+    options: {
+      port: number;
+      hostname: string;
+      signal: AbortSignal;
+      onListen: (address: { port: number }) => void;
+      onError?: (error: unknown) => Response;
+    },
+    handler: FetchHandler,
+  ): DenoServer;
+}
+
+/** A runtime's server, started: its port, and how to stop it (gracefully, then at once). */
+export interface NativeServer {
+  readonly runtime: 'Bun' | 'Deno';
+  readonly port: number;
+  /** Stops accepting and waits for the requests in flight; `force` ends them instead. */
+  stop(force: boolean): Promise<void>;
+}
+
+export type NativeServe = (options: {
+  port: number;
+  host: string;
+  fetch: FetchHandler;
+}) => Promise<NativeServer>;
+
+/** The runtime's own server when this process runs on Bun or Deno; undefined on Node. */
+export function nativeServe(): NativeServe | undefined {
+  const runtime = globalThis as { Bun?: BunRuntime; Deno?: DenoRuntime };
+  const { Bun, Deno } = runtime;
+  if (Bun !== undefined) {
+    return async ({ port, host, fetch }) => {
+      let server: BunServer;
+      try {
+        // The app's own body limit answers 413; Bun's (128 MiB) would cut the connection first.
+        server = Bun.serve({ port, hostname: host, fetch, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+      } catch (error) {
+        throw withCode(error);
+      }
+      return {
+        runtime: 'Bun',
+        port: server.port,
+        stop: async (force) => {
+          await server.stop(force);
+        },
+      };
+    };
+  }
+  if (Deno !== undefined) {
+    return async ({ port, host, fetch }) => {
+      const abort = new AbortController();
+      let server: DenoServer | undefined;
+      const listening = new Promise<number>((resolve, reject) => {
+        try {
+          server = Deno.serve(
+            { port, hostname: host, signal: abort.signal, onListen: (address) => resolve(address.port) },
+            fetch,
+          );
+        } catch (error) {
+          reject(withCode(error));
+        }
+      });
+      const bound = await listening;
+      return {
+        runtime: 'Deno',
+        port: bound,
+        stop: async (force) => {
+          if (force) abort.abort();
+          else await server?.shutdown();
+          await server?.finished;
+        },
+      };
+    };
+  }
+  return undefined;
+}
+
+/** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */
+function withCode(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error;
+  const named = error as { name?: string; code?: string };
+  const codes: Record<string, string> = {
+    AddrInUse: 'EADDRINUSE',
+    PermissionDenied: 'EACCES',
+    AddrNotAvailable: 'EADDRNOTAVAIL',
+  };
+  const code = named.name === undefined ? undefined : codes[named.name];
+  if (named.code === undefined && code !== undefined) named.code = code;
+  return error;
+}
