@@ -72,12 +72,12 @@ export {
   step,
 } from './core/steps.js';
 export { UnavailableError, unavailableProblem } from './core/unavailable.js';
+export type { CompressionOptions } from './http/compression.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './http/rate-limit.js';
 export * from './server/app.js';
 export type { CorsOptions } from './server/cors.js';
 export type { EntryContext } from './server/entry-context.js';
 export type { HealthOptions } from './server/health.js';
-export type { CompressionOptions } from './server/http-cache.js';
 export type { Listening, ListenOptions, Phase } from './server/lifecycle.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';
 export type { MountOptions } from './server/options.js';

@@ -12,6 +12,7 @@ import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { unavailableProblem } from '../core/unavailable.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
+import { CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
@@ -34,6 +35,8 @@ export interface FetchCore {
   readonly requestIds: boolean;
   readonly exposeErrors: boolean;
   readonly bodyLimit: number;
+  /** Bodies of this many bytes or more are compressed; undefined: never. */
+  readonly compressAbove: number | undefined;
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
@@ -50,6 +53,29 @@ export interface FetchCore {
   readonly newRequestId: () => string;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
   readonly observe: ((answer: FetchAnswer) => void) | undefined;
+  /** One line per request at `info`, as on Node; undefined when the app logs nothing. */
+  readonly requestLog: ((entry: RequestLogEntry) => void) | undefined;
+  /**
+   * Routes the app holds beside its procedures (the docs UI, routes added on `app.server`):
+   * whether one takes this method and path, and its answer to a request.
+   */
+  readonly otherRoutes: {
+    has(method: string, path: string): boolean;
+    serve(
+      request: Request,
+      exchange: { id: string; ip: string; body: Uint8Array | undefined },
+    ): Promise<Response>;
+  };
+}
+
+/** What the request log writes of a request. */
+export interface RequestLogEntry {
+  id: string;
+  method: string;
+  url: string;
+  ip: string;
+  status: number;
+  milliseconds: number;
 }
 
 /** What observers of the app learn of each answer (the same as on Node). */
@@ -78,6 +104,8 @@ interface Exchange {
   readonly id: string;
   readonly url: URL;
   readonly ip: string;
+  /** Served by one of the app's other routes. */
+  readonly other: boolean;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders?: RateLimitHeaders | undefined;
 }
@@ -144,10 +172,10 @@ function queryRecord(search: URLSearchParams): Record<string, string | string[]>
 }
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
-async function readText(request: Request, limit: number): Promise<string> {
+async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge();
-  if (request.body === null) return '';
+  if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -167,7 +195,7 @@ async function readText(request: Request, limit: number): Promise<string> {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  return bytes;
 }
 
 const tooLarge = () =>
@@ -186,6 +214,10 @@ function parseJson(text: string): unknown {
   if (refused !== undefined) throw refused;
   return parsed;
 }
+
+/** What `CompressionStream` writes on every Fetch runtime. */
+const codings = new CodingChoice(['gzip'] as const);
+const utf8 = new TextEncoder();
 
 /** The router holds each route's handler in its store; it calls nothing itself. */
 const noop = () => undefined;
@@ -256,7 +288,9 @@ export function createFetchHandler(
   }
 
   const unmatched = (method: string, path: string): ProceedError => {
-    const allowed = knownMethods.filter((each) => each !== method && router.find(each, path) !== null);
+    const allowed = knownMethods.filter(
+      (each) => each !== method && (router.find(each, path) !== null || core.otherRoutes.has(each, path)),
+    );
     if (allowed.length > 0)
       return new ProceedError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, {
         headers: { allow: allowed.join(', ') },
@@ -264,8 +298,20 @@ export function createFetchHandler(
     return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${method} ${path}`);
   };
 
+  const other: RouteHandler = {
+    observed: { procedure: undefined, path: '' },
+    async serve({ request, id, ip }) {
+      const body =
+        request.method === 'GET' || request.method === 'HEAD'
+          ? undefined
+          : await readBytes(request, core.bodyLimit);
+      return core.otherRoutes.serve(request, { id, ip, body });
+    },
+  };
+
   return async (request: Request, runtime?: unknown): Promise<Response> => {
-    const started = core.observe === undefined ? 0 : performance.now();
+    const timed = core.observe !== undefined || core.requestLog !== undefined;
+    const started = timed ? performance.now() : 0;
     const id = requestIdOf(request.headers);
     const head = request.method === 'HEAD';
     let response: Response;
@@ -276,25 +322,43 @@ export function createFetchHandler(
       const url = new URL(request.url);
       const path = url.pathname;
       const found = router.find(request.method as 'GET', path);
-      if (found === null) throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
-      for (const value of Object.values(found.params))
-        if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
-      const handler = found.store as RouteHandler;
-      route = handler.observed;
       const ip = clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for'));
-      exchange = { request, params: found.params, id, url, ip };
+      let handler: RouteHandler;
+      let params: Record<string, string | undefined> = {};
+      if (found !== null) {
+        for (const value of Object.values(found.params))
+          if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
+        handler = found.store as RouteHandler;
+        params = found.params;
+      } else if (decodes(path) && core.otherRoutes.has(request.method, path)) {
+        handler = other;
+      } else {
+        throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
+      }
+      route = handler === other ? undefined : handler.observed;
+      exchange = { request, params, id, url, ip, other: handler === other };
       response = await handler.serve(exchange);
     } catch (error) {
       ({ response, code: problem } = problemResponse(error, id, head, exchange?.limitHeaders));
     }
     if (head && response.body !== null) response = new Response(null, response);
-    if (core.observe !== undefined) {
-      core.observe({
+    // Other routes are Fastify's, which logs and observes them itself.
+    if (timed && exchange?.other !== true) {
+      const milliseconds = performance.now() - started;
+      core.observe?.({
         route,
         method: request.method,
         status: response.status,
         problem,
-        seconds: (performance.now() - started) / 1000,
+        seconds: milliseconds / 1000,
+      });
+      core.requestLog?.({
+        id,
+        method: request.method,
+        url: exchange === undefined ? request.url : `${exchange.url.pathname}${exchange.url.search}`,
+        ip: exchange?.ip ?? '',
+        status: response.status,
+        milliseconds,
       });
     }
     return response;
@@ -321,6 +385,25 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
   const limiter = core.rateLimits.limiterFor(route);
 
+  /** The body, gzipped when it is large enough and the client takes gzip (headers set to match). */
+  const compressed = (body: string, request: Request, answer: Headers): BodyInit => {
+    const { compressAbove } = core;
+    if (compressAbove === undefined) return body;
+    let bytes: Uint8Array<ArrayBuffer> | undefined;
+    const size = () => {
+      bytes ??= utf8.encode(body);
+      return bytes.byteLength;
+    };
+    if (!worthCompressing(body, compressAbove, size)) return body;
+    answer.append('vary', 'accept-encoding');
+    const coding = codings.of(request.headers.get('accept-encoding'));
+    if (coding === undefined) return bytes ?? body;
+    answer.set('content-encoding', coding);
+    const tag = answer.get('etag');
+    if (tag !== null) answer.set('etag', taggedWithCoding(tag, coding));
+    return new Blob([bytes ?? utf8.encode(body)]).stream().pipeThrough(new CompressionStream(coding));
+  };
+
   return {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
@@ -338,7 +421,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (!isJsonBody(headers)) throw notJsonBody();
         let text: string;
         try {
-          text = await readText(request, core.bodyLimit);
+          text = new TextDecoder('utf-8', { fatal: true }).decode(await readBytes(request, core.bodyLimit));
         } catch (error) {
           if (error instanceof ProceedError) throw error;
           throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
@@ -391,11 +474,18 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (held !== undefined) {
           answer.set('etag', held);
           answer.delete('content-type');
+          // A 304 says Vary as the 200 would.
+          const { compressAbove } = core;
+          if (compressAbove !== undefined && utf8.encode(result.body).byteLength >= compressAbove)
+            answer.append('vary', 'accept-encoding');
           return new Response(null, { status: 304, headers: answer });
         }
         answer.set('etag', tag);
       }
-      return new Response(result.body, { status: result.status, headers: answer });
+      return new Response(compressed(result.body, request, answer), {
+        status: result.status,
+        headers: answer,
+      });
     },
   };
 }

@@ -10,6 +10,7 @@ import type {
   InjectOptions,
   LightMyRequestResponse,
   onRequestAsyncHookHandler,
+  onSendAsyncHookHandler,
 } from 'fastify';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
@@ -20,6 +21,7 @@ import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
+import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { createFetchHandler } from '../http/fetch.js';
@@ -27,7 +29,7 @@ import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { compressionThreshold, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from './http-cache.js';
+import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -105,6 +107,22 @@ export interface Answer {
   readonly seconds: number;
 }
 
+/**
+ * Routes that are not procedures (health, the docs UI, routes added on `app.server`) answer with
+ * `X-Request-Id` too; a hook on those routes only, so procedures pay nothing for it.
+ */
+function tagOtherRoutesWithRequestId(server: FastifyInstance): void {
+  const tag: onSendAsyncHookHandler = async (request, reply, payload) => {
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+    return payload;
+  };
+  server.addHook('onRoute', (route) => {
+    if (route.config?.procedure !== undefined) return;
+    const existing = route.onSend === undefined ? [] : [route.onSend].flat();
+    route.onSend = [...existing, tag];
+  });
+}
+
 /** A limited route's `onRequest` hook: counted before anything else of the route runs. */
 function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHandler[] {
   if (limiter === undefined) return [];
@@ -144,6 +162,7 @@ export class App<TCtx extends object = object> {
   readonly #options: AppOptions<TCtx>;
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
+  #methods: MethodIndex;
   readonly #closers: Array<() => MaybePromise<void>> = [];
   readonly #observers: Array<(answer: Answer) => void> = [];
   #ready = false;
@@ -181,7 +200,9 @@ export class App<TCtx extends object = object> {
       clientErrorHandler: answerClientError,
     });
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
+    if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
+    this.#methods = methods;
     if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
@@ -251,13 +272,9 @@ export class App<TCtx extends object = object> {
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     await this.server.ready();
     const options = this.#options;
-    const notYet = [
-      ...(options.cors === undefined ? [] : ['cors']),
-      ...(options.compression === undefined || options.compression === false ? [] : ['compression']),
-    ];
-    if (notYet.length > 0)
+    if (options.cors !== undefined)
       throw new ProceedConfigError(
-        `app.fetch does not apply ${notYet.join(', ')} yet: serve this app on Node (app.listen), or leave them to the platform in front (docs/deployment.md, "Fetch runtimes")`,
+        'app.fetch does not apply cors yet: serve this app on Node (app.listen), or leave CORS to the platform in front (docs/deployment.md, "Fetch runtimes")',
       );
     const observers = this.#observers;
     const log = this.server.log;
@@ -270,6 +287,7 @@ export class App<TCtx extends object = object> {
       requestIds: options.requestIds ?? true,
       exposeErrors: options.exposeErrors ?? false,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
+      compressAbove: this.#compressAbove,
       cookieSigner: this.#cookieSigner,
       csrfTrusted: this.#csrfTrusted,
       idempotency: () => this.#idempotency,
@@ -278,6 +296,26 @@ export class App<TCtx extends object = object> {
       healthCheck: options.health?.check,
       rateLimits: this.#rateLimits,
       trustProxy: options.trustProxy ?? false,
+      requestLog:
+        options.logger === false
+          ? undefined
+          : ({ id, method, url, ip, status, milliseconds }) => {
+              if (!(log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('info'))
+                return;
+              log.info(
+                {
+                  reqId: id,
+                  req: { method, url, ...(ip === '' ? {} : { remoteAddress: ip }) },
+                  res: { statusCode: status },
+                  responseTime: milliseconds,
+                },
+                'request completed',
+              );
+            },
+      otherRoutes: {
+        has: (method, path) => this.#methods.allows(method, path),
+        serve: (request, exchange) => this.#injected(request, exchange),
+      },
       entityTag,
       matchingTag,
       ifMatchHolds,
@@ -295,6 +333,42 @@ export class App<TCtx extends object = object> {
                 }
               }
             },
+    });
+  }
+
+  /**
+   * A request for one of the app's Fastify routes that are not procedures (the docs UI, routes
+   * added on `app.server`), answered by Fastify in memory: on a Fetch runtime they serve as on
+   * Node, with their own hooks, logs and observers.
+   */
+  async #injected(
+    request: Request,
+    { id, ip, body }: { id: string; ip: string; body: Uint8Array | undefined },
+  ): Promise<Response> {
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    if (this.#options.requestIds ?? true) headers['x-request-id'] = id;
+    const answer = await this.server.inject({
+      method: request.method as 'GET',
+      url: `${url.pathname}${url.search}`,
+      headers,
+      ...(body === undefined ? {} : { payload: Buffer.from(body) }),
+      ...(ip === '' ? {} : { remoteAddress: ip }),
+    });
+    const answerHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      // The runtime frames the body and manages the connection itself.
+      if (value === undefined || ['transfer-encoding', 'connection', 'keep-alive'].includes(name)) continue;
+      if (Array.isArray(value)) for (const each of value) answerHeaders.append(name, each);
+      else answerHeaders.set(name, String(value));
+    }
+    const empty = request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
+    return new Response(empty ? null : new Uint8Array(answer.rawPayload), {
+      status: answer.statusCode,
+      headers: answerHeaders,
     });
   }
 

@@ -5,16 +5,10 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import xxhash from 'xxhash-wasm';
-import { ProceedConfigError } from '../core/errors.js';
 import { listedTags, versionedTag } from '../core/precondition.js';
-
-export interface CompressionOptions {
-  /** Bodies shorter than this many bytes are sent as they are. Default 1024. */
-  threshold?: number;
-}
+import { CodingChoice, taggedWithCoding, worthCompressing } from '../http/compression.js';
 
 /**
  * xxHash64 (WebAssembly, with the string's UTF-8 written straight into its memory): about 2.5
@@ -96,21 +90,10 @@ export function withEntityTag(
   return undefined;
 }
 
-/** Checks the compression options: a threshold of whole bytes ≥ 0. */
-export function compressionThreshold(options: CompressionOptions | false | undefined): number | undefined {
-  if (options === false) return undefined;
-  const threshold = options?.threshold ?? 1024;
-  if (!Number.isInteger(threshold) || threshold < 0)
-    throw new ProceedConfigError(
-      `compression.threshold must be a whole number of bytes ≥ 0 (got ${threshold})`,
-    );
-  return threshold;
-}
-
 /** Compressed in the request's own turn up to this size (about 0.4 ms of brotli); above it on the thread pool. */
 const synchronousLimit = 64 * 1024;
 
-const codings = new Negotiator({ supportedValues: ['br', 'gzip'] });
+const codings = new CodingChoice(['br', 'gzip'] as const);
 
 const brotliOptions = (size: number) => ({
   params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: size },
@@ -142,17 +125,19 @@ export function compressed(
   body: string,
   threshold: number,
 ): string | Buffer | Promise<Buffer> {
-  // A string's UTF-8 length is at least its length and at most three times it.
-  if (body.length * 3 < threshold) return body;
-  const size = Buffer.byteLength(body);
-  if (size < threshold) return body;
+  let size = -1;
+  const measured = () => {
+    size = Buffer.byteLength(body);
+    return size;
+  };
+  if (!worthCompressing(body, threshold, measured)) return body;
   varyOnCoding(reply);
-  const header = request.headers['accept-encoding'];
-  const coding = header === undefined ? null : codings.negotiate(header);
-  if (coding === null) return body;
+  const coding = codings.of(request.headers['accept-encoding']);
+  if (coding === undefined) return body;
+  if (size < 0) measured();
   reply.header('content-encoding', coding);
   const tag = reply.getHeader('etag');
-  if (typeof tag === 'string') reply.header('etag', `${tag.slice(0, -1)}-${coding}"`);
+  if (typeof tag === 'string') reply.header('etag', taggedWithCoding(tag, coding));
   if (size <= synchronousLimit) {
     return coding === 'br' ? brotliCompressSync(body, brotliOptions(size)) : gzipSync(body);
   }

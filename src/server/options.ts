@@ -5,11 +5,11 @@ import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
+import type { CompressionOptions } from '../http/compression.js';
 import type { CsrfOptions } from '../http/csrf.js';
 import type { RateLimitOptions } from '../http/rate-limit.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
-import type { CompressionOptions } from './http-cache.js';
 import type { LoggerSetting } from './logger.js';
 
 export type MaybePromise<T> = T | Promise<T>;
