@@ -4,6 +4,10 @@ import SlowFirstSequencer from './test/sequencer.js';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
+/** The blog's suites that start a blog (the others test its parts in this process). */
+const blogSuitesOnRuntimes =
+  'examples/blog/test/{auth,client,cors,cors.browser,docs.browser,hostile,http-cache,http,idempotency,metrics,openapi-tools,openapi,outage,posts,shared-limits,users}.test.ts';
+
 export default defineConfig({
   resolve: {
     // The same mapping as tsconfig.json's `paths`: tests run against the sources, not dist/.
@@ -13,13 +17,31 @@ export default defineConfig({
     ],
   },
   test: {
-    include: [
-      'src/**/*.test.ts',
-      'test/**/*.test.ts',
-      'examples/*/src/**/*.test.ts',
-      'examples/*/test/**/*.test.ts',
-      'packages/*/src/**/*.test.ts',
-      'packages/create-proceed/template/src/**/*.test.ts',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: [
+            'src/**/*.test.ts',
+            'test/**/*.test.ts',
+            'examples/*/src/**/*.test.ts',
+            'examples/*/test/**/*.test.ts',
+            'packages/*/src/**/*.test.ts',
+            'packages/create-proceed/template/src/**/*.test.ts',
+          ],
+        },
+      },
+      // The blog's end-to-end suites again, against the compiled blog on Bun and on Deno
+      // (examples/blog/test/runtimes.ts): every suite that starts a blog.
+      ...(['bun', 'deno'] as const).map((runtime) => ({
+        extends: true as const,
+        test: {
+          name: `blog on ${runtime === 'bun' ? 'Bun' : 'Deno'}`,
+          include: [blogSuitesOnRuntimes],
+          env: { BLOG_RUNTIME: runtime },
+        },
+      })),
     ],
     globalSetup: ['./test/services.global.ts'],
     // Two files at a time: on the 2 cores this project is built on, much of a file's time is

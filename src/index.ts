@@ -73,9 +73,9 @@ export {
 } from './core/steps.js';
 export { UnavailableError, unavailableProblem } from './core/unavailable.js';
 export type { CompressionOptions } from './http/compression.js';
+export type { CorsOptions } from './http/cors.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './http/rate-limit.js';
 export * from './server/app.js';
-export type { CorsOptions } from './server/cors.js';
 export type { EntryContext } from './server/entry-context.js';
 export type { HealthOptions } from './server/health.js';
 export type { Listening, ListenOptions, Phase } from './server/lifecycle.js';

@@ -1,9 +1,9 @@
 /**
  * When an answer is compressed, the same on every adapter (docs/http-caching.md,
  * "Compression"): a body of `threshold` bytes or more, in the coding `Accept-Encoding` prefers
- * among those the adapter can write (Node: brotli and gzip; Fetch runtimes: gzip, through
- * `CompressionStream`), with `Vary: accept-encoding` on every answer that size, and the coding
- * named on the entity tag (each coding is its own representation). Adapters only encode.
+ * among those the app's encoder writes (brotli and gzip, with `node:zlib`, which Bun and Deno
+ * have too), with `Vary: accept-encoding` on every answer that size, and the coding named on the
+ * entity tag (each coding is its own representation). Adapters only encode.
  */
 import { Negotiator } from '@fastify/accept-negotiator';
 import { ProceedConfigError } from '../core/errors.js';

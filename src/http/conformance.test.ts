@@ -7,8 +7,6 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp } from '../../test/fixtures/conformance-app.js';
-import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
 
 interface Answer {
   status: number;
@@ -278,22 +276,22 @@ describe.each(targets)('on $name', ({ start }) => {
     const gzipped = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'gzip' } });
     expect(gzipped.status).toBe(200);
     expect(gzipped.headers.get('content-encoding')).toBe('gzip');
-    expect(gzipped.headers.get('vary')).toBe('accept-encoding');
+    expect(gzipped.headers.get('vary')).toBe('Origin, accept-encoding');
     expect(gzipped.headers.get('etag')).toMatch(/^"[^"]+-gzip"$/);
     expect(JSON.parse(gzipped.body)).toEqual({ id: 'long', text: 'long '.repeat(400) });
     const plain = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'identity' } });
     expect(plain.headers.get('content-encoding')).toBeNull();
-    expect(plain.headers.get('vary')).toBe('accept-encoding');
+    expect(plain.headers.get('vary')).toBe('Origin, accept-encoding');
     expect(`${plain.headers.get('etag')?.slice(0, -1)}-gzip"`).toBe(gzipped.headers.get('etag'));
     const held = await send('GET', '/api/notes/long', {
       headers: { 'accept-encoding': 'gzip', 'if-none-match': gzipped.headers.get('etag') ?? '' },
     });
     expect(held.status).toBe(304);
-    expect(held.headers.get('vary')).toBe('accept-encoding');
-    // Small answers are sent as they are, with no Vary.
+    expect(held.headers.get('vary')).toBe('Origin, accept-encoding');
+    // Small answers are sent as they are, varying on Origin (CORS) only.
     const small = await send('GET', '/api/notes/1', { headers: { 'accept-encoding': 'gzip' } });
     expect(small.headers.get('content-encoding')).toBeNull();
-    expect(small.headers.get('vary')).toBeNull();
+    expect(small.headers.get('vary')).toBe('Origin');
   });
 
   it('serves routes added on app.server beside the procedures, with the same request id', async () => {
@@ -306,6 +304,33 @@ describe.each(targets)('on $name', ({ start }) => {
     const refused = await send('DELETE', '/raw/hello');
     expectProblem(refused, 405, 'METHOD_NOT_ALLOWED');
     expect(refused.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('answers a CORS preflight for a method the path takes, and names the allowed origin on answers', async () => {
+    const site = 'https://app.example';
+    const asked = await send('OPTIONS', '/api/notes/1', {
+      headers: { origin: site, 'access-control-request-method': 'PUT' },
+    });
+    expect(asked.status).toBe(204);
+    expect(asked.headers.get('access-control-allow-origin')).toBe(site);
+    expect(asked.headers.get('access-control-allow-methods')).toBe('GET, HEAD, PUT, DELETE');
+    expect(asked.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect(asked.headers.get('access-control-max-age')).toBe('600');
+    expect(asked.headers.get('vary')).toBe('Origin');
+    const wrongMethod = await send('OPTIONS', '/api/notes', {
+      headers: { origin: site, 'access-control-request-method': 'PATCH' },
+    });
+    expectProblem(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+    expect(wrongMethod.headers.get('access-control-allow-origin')).toBeNull();
+    const read = await send('GET', '/api/notes/1', { headers: { origin: site } });
+    expect(read.headers.get('access-control-allow-origin')).toBe(site);
+    expect(read.headers.get('access-control-expose-headers')).toContain('ETag');
+    const missing = await send('GET', '/api/notes/404', { headers: { origin: site } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('access-control-allow-origin')).toBe(site);
+    const stranger = await send('GET', '/api/notes/1', { headers: { origin: 'https://evil.example' } });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+    expect(stranger.headers.get('vary')).toBe('Origin');
   });
 
   it('limits a route per client, with X-RateLimit-* on each answer and 429 past the limit', async () => {
@@ -328,16 +353,5 @@ describe.each(targets)('on $name', ({ start }) => {
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
     }
-  });
-});
-
-describe('app.fetch refuses what it does not apply yet', () => {
-  it('names cors instead of ignoring it', async () => {
-    const app = createApp({ logger: false, cors: { origins: ['https://app.example.com'] } });
-    app.mount([procedures('things', { listThings: procedure().query(() => []) })]);
-    await expect(app.fetch(new Request('http://api.example/api/things'))).rejects.toThrow(
-      /does not apply cors yet/,
-    );
-    await app.close();
   });
 });

@@ -12,8 +12,9 @@ import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { unavailableProblem } from '../core/unavailable.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
-import { CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
+import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
+import type { CorsPolicy } from './cors.js';
 import { crossSiteRefusal } from './csrf.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
@@ -35,8 +36,14 @@ export interface FetchCore {
   readonly requestIds: boolean;
   readonly exposeErrors: boolean;
   readonly bodyLimit: number;
-  /** Bodies of this many bytes or more are compressed; undefined: never. */
-  readonly compressAbove: number | undefined;
+  /** Bodies of `above` bytes or more are compressed, by `encode`; undefined: never. */
+  readonly compression:
+    | {
+        readonly above: number;
+        readonly codings: CodingChoice<string>;
+        encode(body: string, coding: string, size: number): Uint8Array | Promise<Uint8Array>;
+      }
+    | undefined;
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
@@ -46,6 +53,8 @@ export interface FetchCore {
   readonly closing: () => boolean;
   readonly healthCheck: HealthOptions['check'];
   readonly rateLimits: RateLimits;
+  /** The app's CORS rules; undefined: no CORS. */
+  readonly cors: CorsPolicy | undefined;
   readonly trustProxy: TrustProxy;
   readonly entityTag: (body: string, version?: string) => string;
   readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
@@ -73,6 +82,7 @@ export interface RequestLogEntry {
   id: string;
   method: string;
   url: string;
+  host: string | undefined;
   ip: string;
   status: number;
   milliseconds: number;
@@ -215,8 +225,6 @@ function parseJson(text: string): unknown {
   return parsed;
 }
 
-/** What `CompressionStream` writes on every Fetch runtime. */
-const codings = new CodingChoice(['gzip'] as const);
 const utf8 = new TextEncoder();
 
 /** The router holds each route's handler in its store; it calls nothing itself. */
@@ -321,11 +329,26 @@ export function createFetchHandler(
     try {
       const url = new URL(request.url);
       const path = url.pathname;
-      const found = router.find(request.method as 'GET', path);
       const ip = clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for'));
+      const preflight =
+        core.cors !== undefined && request.method === 'OPTIONS' && decodes(path)
+          ? core.cors.preflight(
+              request.headers.get('origin'),
+              request.headers.get('access-control-request-method'),
+              knownMethods.filter(
+                (each) => router.find(each, path) !== null || core.otherRoutes.has(each, path),
+              ),
+            )
+          : undefined;
+      const found = preflight === undefined ? router.find(request.method as 'GET', path) : null;
       let handler: RouteHandler;
       let params: Record<string, string | undefined> = {};
-      if (found !== null) {
+      if (preflight !== undefined) {
+        handler = {
+          observed: { procedure: undefined, path },
+          serve: async () => new Response(null, { status: 204, headers: preflight }),
+        };
+      } else if (found !== null) {
         for (const value of Object.values(found.params))
           if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
         handler = found.store as RouteHandler;
@@ -335,15 +358,28 @@ export function createFetchHandler(
       } else {
         throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
       }
-      route = handler === other ? undefined : handler.observed;
+      route = handler === other || preflight !== undefined ? undefined : handler.observed;
       exchange = { request, params, id, url, ip, other: handler === other };
       response = await handler.serve(exchange);
     } catch (error) {
       ({ response, code: problem } = problemResponse(error, id, head, exchange?.limitHeaders));
     }
+    // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
+    if (exchange?.other === true)
+      return head && response.body !== null ? new Response(null, response) : response;
+    if (core.cors !== undefined) {
+      // Every answer depends on Origin: caches must keep them apart.
+      const vary = response.headers.get('vary');
+      response.headers.set('vary', vary === null ? 'Origin' : `Origin, ${vary}`);
+      // A preflight carries its own; any other OPTIONS is a problem without them, as on Node.
+      if (request.method !== 'OPTIONS') {
+        const cors = core.cors.answerHeaders(request.headers.get('origin'));
+        if (cors !== undefined)
+          for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
+      }
+    }
     if (head && response.body !== null) response = new Response(null, response);
-    // Other routes are Fastify's, which logs and observes them itself.
-    if (timed && exchange?.other !== true) {
+    if (timed) {
       const milliseconds = performance.now() - started;
       core.observe?.({
         route,
@@ -356,6 +392,7 @@ export function createFetchHandler(
         id,
         method: request.method,
         url: exchange === undefined ? request.url : `${exchange.url.pathname}${exchange.url.search}`,
+        host: exchange?.url.host,
         ip: exchange?.ip ?? '',
         status: response.status,
         milliseconds,
@@ -385,23 +422,23 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
   const limiter = core.rateLimits.limiterFor(route);
 
-  /** The body, gzipped when it is large enough and the client takes gzip (headers set to match). */
-  const compressed = (body: string, request: Request, answer: Headers): BodyInit => {
-    const { compressAbove } = core;
-    if (compressAbove === undefined) return body;
-    let bytes: Uint8Array<ArrayBuffer> | undefined;
-    const size = () => {
-      bytes ??= utf8.encode(body);
-      return bytes.byteLength;
+  /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
+  const compressed = (body: string, request: Request, answer: Headers): BodyInit | Promise<BodyInit> => {
+    const { compression } = core;
+    if (compression === undefined) return body;
+    let size = -1;
+    const measured = () => {
+      size = utf8.encode(body).byteLength;
+      return size;
     };
-    if (!worthCompressing(body, compressAbove, size)) return body;
+    if (!worthCompressing(body, compression.above, measured)) return body;
     answer.append('vary', 'accept-encoding');
-    const coding = codings.of(request.headers.get('accept-encoding'));
-    if (coding === undefined) return bytes ?? body;
+    const coding = compression.codings.of(request.headers.get('accept-encoding'));
+    if (coding === undefined) return body;
     answer.set('content-encoding', coding);
     const tag = answer.get('etag');
     if (tag !== null) answer.set('etag', taggedWithCoding(tag, coding));
-    return new Blob([bytes ?? utf8.encode(body)]).stream().pipeThrough(new CompressionStream(coding));
+    return compression.encode(body, coding, size < 0 ? measured() : size) as BodyInit | Promise<BodyInit>;
   };
 
   return {
@@ -475,14 +512,15 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           answer.set('etag', held);
           answer.delete('content-type');
           // A 304 says Vary as the 200 would.
-          const { compressAbove } = core;
-          if (compressAbove !== undefined && utf8.encode(result.body).byteLength >= compressAbove)
+          const { compression } = core;
+          if (compression !== undefined && utf8.encode(result.body).byteLength >= compression.above)
             answer.append('vary', 'accept-encoding');
           return new Response(null, { status: 304, headers: answer });
         }
         answer.set('etag', tag);
       }
-      return new Response(compressed(result.body, request, answer), {
+      const sent = compressed(result.body, request, answer);
+      return new Response(sent instanceof Promise ? await sent : sent, {
         status: result.status,
         headers: answer,
       });

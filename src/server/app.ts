@@ -23,13 +23,14 @@ import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
+import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from './http-cache.js';
+import { encoded, entityTag, entityTagsReady, ifMatchHolds, matchingTag, nodeCodings } from './http-cache.js';
 import {
   closeGracefully,
   drain,
@@ -163,6 +164,7 @@ export class App<TCtx extends object = object> {
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
   #methods: MethodIndex;
+  readonly #cors: CorsPolicy | undefined;
   readonly #closers: Array<() => MaybePromise<void>> = [];
   readonly #observers: Array<(answer: Answer) => void> = [];
   #ready = false;
@@ -203,7 +205,8 @@ export class App<TCtx extends object = object> {
     if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
     this.#methods = methods;
-    if (options.cors !== undefined) registerCors(this.server, options.cors, methods);
+    this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
+    if (this.#cors !== undefined) registerCors(this.server, this.#cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     this.#compressAbove = compressionThreshold(options.compression);
     this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
@@ -272,10 +275,6 @@ export class App<TCtx extends object = object> {
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     await this.server.ready();
     const options = this.#options;
-    if (options.cors !== undefined)
-      throw new ProceedConfigError(
-        'app.fetch does not apply cors yet: serve this app on Node (app.listen), or leave CORS to the platform in front (docs/deployment.md, "Fetch runtimes")',
-      );
     const observers = this.#observers;
     const log = this.server.log;
     return createFetchHandler({
@@ -287,25 +286,34 @@ export class App<TCtx extends object = object> {
       requestIds: options.requestIds ?? true,
       exposeErrors: options.exposeErrors ?? false,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
-      compressAbove: this.#compressAbove,
+      compression:
+        this.#compressAbove === undefined
+          ? undefined
+          : {
+              above: this.#compressAbove,
+              codings: nodeCodings,
+              encode: (body, coding, size) => encoded(body, coding as 'br' | 'gzip', size),
+            },
       cookieSigner: this.#cookieSigner,
       csrfTrusted: this.#csrfTrusted,
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
       closing: () => this.#lifecycle.phase === 'closing',
       healthCheck: options.health?.check,
+      cors: this.#cors,
       rateLimits: this.#rateLimits,
       trustProxy: options.trustProxy ?? false,
       requestLog:
         options.logger === false
           ? undefined
-          : ({ id, method, url, ip, status, milliseconds }) => {
+          : ({ id, method, url, host, ip, status, milliseconds }) => {
               if (!(log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('info'))
                 return;
               log.info(
                 {
                   reqId: id,
-                  req: { method, url, ...(ip === '' ? {} : { remoteAddress: ip }) },
+                  // Shaped as Fastify's request serializer reads a request, so the line is Node's.
+                  req: { method, url, host, ip: ip === '' ? undefined : ip, headers: {} },
                   res: { statusCode: status },
                   responseTime: milliseconds,
                 },

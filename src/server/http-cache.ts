@@ -138,6 +138,14 @@ export function compressed(
   reply.header('content-encoding', coding);
   const tag = reply.getHeader('etag');
   if (typeof tag === 'string') reply.header('etag', taggedWithCoding(tag, coding));
+  return encoded(body, coding, size);
+}
+
+/** The codings the Node encoders write, for `Accept-Encoding` to choose among. */
+export const nodeCodings = codings;
+
+/** `body` in `coding`: in this turn up to 64 KiB, above it on the thread pool. */
+export function encoded(body: string, coding: 'br' | 'gzip', size: number): Buffer | Promise<Buffer> {
   if (size <= synchronousLimit) {
     return coding === 'br' ? brotliCompressSync(body, brotliOptions(size)) : gzipSync(body);
   }

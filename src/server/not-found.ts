@@ -30,6 +30,11 @@ export class MethodIndex {
     return this.#known.find(method as 'GET', path) !== null;
   }
 
+  /** The methods a path takes, in a fixed order. */
+  methodsOf(path: string): string[] {
+    return methods.filter((method) => this.#known.find(method, path) !== null);
+  }
+
   /** The problem for a request no route took: 405 with `Allow` when the path exists, else 404. */
   problemFor(request: FastifyRequest): ProceedError {
     const path = request.url.split('?', 1)[0] ?? '/';

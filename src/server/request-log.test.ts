@@ -74,3 +74,41 @@ describe('the request line', () => {
     expect(failed.find((each) => each.msg === 'Unexpected error')).toMatchObject({ level: 50 });
   });
 });
+
+describe('the request line of app.fetch', () => {
+  it('has the fields and order of the Node line, the client address from the runtime included', async () => {
+    const lines: string[] = [];
+    const things = procedures('things', {
+      getThing: procedure()
+        .input(z.object({ id: z.string() }))
+        .query(({ input }) => ({ id: input.id })),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+    const request = new Request('http://api.example/api/things/7?q=%22', {
+      headers: { 'x-request-id': 'fetch-7' },
+    });
+    await (await app.fetch(request, { ip: '203.0.113.7' })).text();
+    await app.close();
+    const line = lines
+      .map((each) => JSON.parse(each) as Record<string, unknown>)
+      .find((each) => each.reqId === 'fetch-7');
+    expect(Object.keys(line ?? {})).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'responseTime',
+      'msg',
+    ]);
+    expect(line).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'GET', url: '/api/things/7?q=%22', host: 'api.example', remoteAddress: '203.0.113.7' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    });
+  });
+});

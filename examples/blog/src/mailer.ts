@@ -15,13 +15,13 @@ interface Log {
  */
 export function logMailer(log: Log, options: { production: boolean }): Mailer {
   return {
-    async sendPasswordReset({ to, token, expiresAt }) {
+    async sendPasswordReset({ to, name, token, expiresAt }) {
       if (options.production) {
         log.warn({ to }, 'Password reset requested, but no mailer is configured: nothing was sent');
         return;
       }
       log.info(
-        { to, token, expiresAt },
+        { to, name, token, expiresAt },
         'Password reset requested (development mailer: the token is logged)',
       );
     },

@@ -15,6 +15,7 @@ import {
   useBlog,
   views,
 } from './harness.js';
+import { blogRuntime } from './runtimes.js';
 
 type Registration = Parameters<BlogClient['auth']['register']>[0];
 
@@ -388,7 +389,8 @@ for (const engine of engines()) {
         expect((await blog.get('/api/posts')).headers.get('cache-control')).toBeNull();
       });
 
-      it('answers 400 for a reset token over an hour old', async () => {
+      // The app's clock is moved in this process: not for a blog on another runtime.
+      it.skipIf(blogRuntime() !== undefined)('answers 400 for a reset token over an hour old', async () => {
         const { email } = await blog.register();
         const { auth } = blog.client();
         const before = blog.mail.length;
@@ -520,17 +522,25 @@ for (const engine of engines()) {
         await expectClientProblem(blog.client(token).posts.listPosts(), 401, 'INVALID_TOKEN', 'jwt expired');
       });
 
-      it('expires the app’s own access tokens after 15 minutes', async () => {
-        const { accessToken } = await blog.register();
-        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 14 * 60 * 1000 });
-        try {
-          expect((await blog.get('/api/auth/me', accessToken)).status).toBe(200);
-          vi.setSystemTime(Date.now() + 2 * 60 * 1000);
-          await expectClientProblem(blog.client(accessToken).auth.me(), 401, 'INVALID_TOKEN', 'jwt expired');
-        } finally {
-          vi.useRealTimers();
-        }
-      });
+      it.skipIf(blogRuntime() !== undefined)(
+        'expires the app’s own access tokens after 15 minutes',
+        async () => {
+          const { accessToken } = await blog.register();
+          vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 14 * 60 * 1000 });
+          try {
+            expect((await blog.get('/api/auth/me', accessToken)).status).toBe(200);
+            vi.setSystemTime(Date.now() + 2 * 60 * 1000);
+            await expectClientProblem(
+              blog.client(accessToken).auth.me(),
+              401,
+              'INVALID_TOKEN',
+              'jwt expired',
+            );
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      );
 
       it('refuses another scheme than Bearer', async () => {
         const reply = await blog.request('GET', '/api/posts', {

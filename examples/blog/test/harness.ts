@@ -20,6 +20,7 @@ import type { blogErrors } from '../src/errors.js';
 import type { Mailer } from '../src/mailer.js';
 import { Post, User } from '../src/resources.js';
 import { createPostgresDatabase } from './databases.js';
+import { blogRuntime, type RuntimeBlog, startOnRuntime } from './runtimes.js';
 
 export type { Problem } from 'proceedjs';
 
@@ -34,10 +35,13 @@ export interface Engine {
   open(): Promise<{ url: string; database?: Database; drop(): Promise<void> }>;
 }
 
-/** The engines every shared suite runs on. */
+/**
+ * The engines every shared suite runs on. A blog on another runtime (BLOG_RUNTIME) runs on
+ * PostgreSQL only: the runtime is what varies there, and both engines are covered on Node.
+ */
 export function engines(): Engine[] {
   const postgresUrl = inject('postgresUrl');
-  return [
+  const all: Engine[] = [
     {
       name: 'PGlite',
       skip: false,
@@ -54,6 +58,7 @@ export function engines(): Engine[] {
       open: () => createPostgresDatabase(postgresUrl ?? ''),
     },
   ];
+  return blogRuntime() === undefined ? all : all.filter((engine) => engine.name === 'PostgreSQL');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,7 +137,6 @@ export interface Connection {
 }
 
 export interface BlogInstance extends Connection {
-  app: App<BlogContext>;
   /** Every reset mail the app sent. */
   mail: { to: string; name: string; token: string; expiresAt: Date }[];
   admin: { email: string; password: string };
@@ -254,6 +258,47 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     password: `admin-${randomBytes(6).toString('hex')}`,
   };
   const secret = options.jwtSecret ?? testSecret();
+  const runtime = blogRuntime();
+  if (runtime !== undefined) {
+    // The blog opens its own database there: an embedded one in its process, or the server's.
+    await database.database?.close();
+    let started: RuntimeBlog;
+    try {
+      started = await startOnRuntime(runtime, {
+        databaseUrl: database.url,
+        jwtSecret: secret,
+        production: false,
+        authRateLimit: 100_000,
+        admin,
+        ...options,
+      });
+    } catch (error) {
+      await database.drop();
+      throw error;
+    }
+    let connection: Connection;
+    try {
+      connection = await connect(started.origin, [admin.password]);
+    } catch (error) {
+      await started.stop();
+      await database.drop();
+      throw error;
+    }
+    return {
+      ...connection,
+      mail: started.mail,
+      admin,
+      secret,
+      databaseUrl: database.url,
+      async close() {
+        try {
+          await started.stop();
+        } finally {
+          await database.drop();
+        }
+      },
+    };
+  }
   let app: App<BlogContext>;
   try {
     app = await createBlogApp({
@@ -283,7 +328,6 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
 
   return {
     ...connection,
-    app,
     mail,
     admin,
     secret,

@@ -1,0 +1,75 @@
+/**
+ * Cross-origin requests from browsers (docs/cors.md), the same on every adapter. Off unless the
+ * app names its origins. Every answer says `Vary: Origin`; an allowed origin gets
+ * `Access-Control-Allow-Origin` (its own value), the exposed headers and, when asked for,
+ * `Access-Control-Allow-Credentials`. A preflight is answered (204) only for a path that takes
+ * the method it asks for, and names exactly the methods that path takes; any other OPTIONS
+ * request gets the usual 404 or 405 problem.
+ */
+import { type CorsOptions, checkCorsOptions } from '../config/cors.js';
+
+export type { CorsOptions } from '../config/cors.js';
+
+/** What a browser may send besides the simple headers: what Proceed reads. */
+const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
+
+/** What a browser script may read of an answer, besides the simple headers. */
+const exposedHeaders = [
+  'Location',
+  'ETag',
+  'Idempotency-Replayed',
+  'Retry-After',
+  'WWW-Authenticate',
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+].join(', ');
+
+type Headers = Record<string, string>;
+
+export class CorsPolicy {
+  readonly #allowed: ReadonlySet<string> | undefined;
+  readonly #answer: Headers;
+  readonly #maxAge: string;
+
+  constructor(options: CorsOptions) {
+    this.#allowed = checkCorsOptions(options);
+    this.#answer = {
+      'access-control-expose-headers': exposedHeaders,
+      ...(options.credentials === true ? { 'access-control-allow-credentials': 'true' } : {}),
+    };
+    this.#maxAge = String(options.maxAge ?? 600);
+  }
+
+  #allows(origin: string | null | undefined): origin is string {
+    return typeof origin === 'string' && (this.#allowed === undefined || this.#allowed.has(origin));
+  }
+
+  /** The CORS headers of an answer to a request from `origin`; `Vary` is the adapter's to add. */
+  answerHeaders(origin: string | null | undefined): Headers | undefined {
+    if (!this.#allows(origin)) return undefined;
+    return { 'access-control-allow-origin': origin, ...this.#answer };
+  }
+
+  /**
+   * The headers of the 204 to a preflight (an `OPTIONS` from an allowed origin asking for a
+   * method `methodsOfPath` holds); undefined when it is none, for the 404 or 405 problem.
+   */
+  preflight(
+    origin: string | null | undefined,
+    askedMethod: string | null | undefined,
+    methodsOfPath: readonly string[],
+  ): Headers | undefined {
+    if (!this.#allows(origin) || typeof askedMethod !== 'string' || !methodsOfPath.includes(askedMethod))
+      return undefined;
+    return {
+      'access-control-allow-origin': origin,
+      ...this.#answer,
+      'access-control-allow-methods': methodsOfPath.join(', '),
+      'access-control-allow-headers': allowedHeaders,
+      'access-control-max-age': this.#maxAge,
+      'content-length': '0',
+    };
+  }
+}
