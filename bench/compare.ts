@@ -35,14 +35,24 @@ function pinLoadGenerator(): { serverCores: string; allCores: string } | undefin
   return pinned.status === 0 ? { serverCores: `1-${count - 1}`, allCores: `0-${count - 1}` } : undefined;
 }
 
-/** The command that runs `args` with node on the given cores (all of them without pinning). */
-export function onCores(cores: 'server' | 'all', args: string[]): [string, string[]] {
-  if (pinning === undefined) return [process.execPath, args];
+/**
+ * The command that runs `args` with node (or `executable`) on the given cores (all of them
+ * without pinning).
+ */
+export function onCores(
+  cores: 'server' | 'all',
+  args: string[],
+  executable = process.execPath,
+): [string, string[]] {
+  if (pinning === undefined) return [executable, args];
   return [
     'taskset',
-    ['-c', cores === 'server' ? pinning.serverCores : pinning.allCores, process.execPath, ...args],
+    ['-c', cores === 'server' ? pinning.serverCores : pinning.allCores, executable, ...args],
   ];
 }
+
+/** Bun, from its npm package (a dev dependency of this repository). */
+const bunExecutable = fileURLToPath(new URL('../node_modules/.bin/bun', import.meta.url));
 
 export interface Contender {
   name: string;
@@ -55,6 +65,8 @@ export interface Contender {
   start?: () => Promise<{ info: ServerInfo; child: ChildProcess }>;
   /** CPU time (µs) of what else serves its requests, e.g. the PostgreSQL server's processes. */
   extraCpuTime?: () => number;
+  /** Runs `script` on Bun (which reads TypeScript itself) instead of Node with tsx. */
+  runtime?: 'bun';
 }
 
 export interface Scenario {
@@ -144,7 +156,10 @@ export async function startServer(
   const checkout = contender.checkout;
   // tsx maps `proceedjs` to the sources through the tsconfig of the directory it runs in.
   const script = checkout === undefined ? here : join(checkout, relative(root, here));
-  const [command, args] = onCores('server', ['--import', 'tsx', script]);
+  const [command, args] =
+    contender.runtime === 'bun'
+      ? onCores('server', [script], bunExecutable)
+      : onCores('server', ['--import', 'tsx', script]);
   const child = spawn(command, args, {
     cwd: checkout ?? root,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

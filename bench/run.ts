@@ -3,9 +3,9 @@
  * Fastify) on a real app's three endpoints; against bare Fastify on the same endpoints; the cost
  * of auth, of the metrics plugin and of entity tags with compression; and the blog with one
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
- * BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
+ * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand; default all), BENCH_BASELINE (a built checkout whose blog runs
+ * workers, embedded, by-hand, runtimes; default all), BENCH_BASELINE (a built checkout whose blog runs
  * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
  */
 import { spawnSync } from 'node:child_process';
@@ -33,7 +33,7 @@ const runs = (section: string) => only === undefined || only.includes(section);
 /** ts-rest and Hono live in bench/contenders with their own lock file (ts-rest's peers are older than ours). */
 function installContenders(): void {
   const directory = fileURLToPath(new URL('./contenders/', import.meta.url));
-  if (existsSync(`${directory}node_modules/@ts-rest/fastify`) && existsSync(`${directory}node_modules/hono`))
+  if (['@ts-rest/fastify', 'hono', 'elysia'].every((name) => existsSync(`${directory}node_modules/${name}`)))
     return;
   const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: directory, stdio: 'inherit' });
   if (install.status !== 0) throw new Error('npm ci in bench/contenders failed');
@@ -91,6 +91,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('workers')) await workersComparison();
   if (runs('embedded')) await embeddedComparison();
   if (runs('by-hand')) await handWrittenComparison();
+  if (runs('runtimes')) await runtimesSection();
 }
 
 /**
@@ -170,6 +171,46 @@ async function peersSection(): Promise<void> {
     'defaults',
     variants.map((variant) => variant.name),
     await compareMany('defaults', variants, peerScenarios),
+  );
+}
+
+/**
+ * `app.fetch` where users pick a Fetch handler: on Bun (`app.listen` serves it with Bun.serve)
+ * against Hono on Bun.serve and Elysia, and on Node through `@hono/node-server` against Hono on the
+ * same bridge, beside Proceed on its own Node server (Fastify). The same data calls, no request
+ * log anywhere (Elysia has none of its own).
+ */
+async function runtimesSection(): Promise<void> {
+  installContenders();
+  const quiet = { BENCH_OFF: 'request-log' };
+  const onBun = [
+    { name: 'proceed', script: './servers/proceed-posts.ts', env: quiet, runtime: 'bun' as const },
+    {
+      name: 'hono',
+      script: './contenders/hono-posts.ts',
+      env: { BENCH_LOGS: 'off' },
+      runtime: 'bun' as const,
+    },
+    { name: 'elysia', script: './contenders/elysia-posts.ts', runtime: 'bun' as const },
+  ];
+  await checkDataAccess(onBun);
+  reportMany(
+    'On Bun: Proceed (app.listen, which serves app.fetch with Bun.serve) vs Hono on Bun.serve (zValidator, hono/jwt) vs Elysia (t schemas, @elysiajs/jwt); no request log; same data calls',
+    'proceed',
+    onBun.map((contender) => contender.name),
+    await compareMany('proceed', onBun, peerScenarios),
+  );
+  const onNode = [
+    { name: 'proceed app.fetch', script: './contenders/proceed-fetch-posts.ts', env: quiet },
+    { name: 'hono', script: './contenders/hono-posts.ts', env: { BENCH_LOGS: 'off' } },
+    { name: 'proceed on Fastify', script: './servers/proceed-posts.ts', env: quiet },
+  ];
+  await checkDataAccess(onNode);
+  reportMany(
+    'On Node through @hono/node-server: Proceed app.fetch vs Hono, both on the same Node-to-Fetch bridge, beside Proceed on its own Node server (Fastify); no request log; same data calls',
+    'proceed app.fetch',
+    onNode.map((contender) => contender.name),
+    await compareMany('proceed app.fetch', onNode, peerScenarios),
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * Hono on Node (`@hono/node-server`), as its users write it: `zValidator` for params, query and
+ * Hono on Node (`@hono/node-server`), or on Bun (`Bun.serve`) when Bun runs it, as its users write it: `zValidator` for params, query and
  * body, `hono/jwt` for the bearer token, the Zod views applied to every answer (`.parse` drops
  * what a view does not list, so nothing above a view leaks), the shared data access. Hono's
  * request log (`hono/logger`) is on unless BENCH_LOGS=off.
@@ -79,7 +79,17 @@ app.post(
 );
 
 const token = await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 15 * 60 }, secret, 'HS256');
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  announce({ address: `http://127.0.0.1:${info.port}`, token });
-});
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
+const { Bun } = globalThis as {
+  Bun?: { serve(options: { port: number; hostname: string; fetch: typeof app.fetch }): { port: number } };
+};
+if (Bun !== undefined) {
+  // On Bun, as Hono's docs show: the app's fetch handed to Bun.serve.
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch });
+  announce({ address: `http://127.0.0.1:${server.port}`, token });
+  process.once('SIGTERM', () => process.exit(0));
+} else {
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+    announce({ address: `http://127.0.0.1:${info.port}`, token });
+  });
+  process.once('SIGTERM', () => server.close(() => process.exit(0)));
+}
