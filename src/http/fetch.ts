@@ -107,17 +107,47 @@ interface ObservedRoute {
   readonly path: string;
 }
 
-/** One request on its way through: what the handler reads, and headers any answer carries. */
-interface Exchange {
+/**
+ * One request on its way through: what the handler reads, and headers any answer carries. The
+ * client's address and the parsed URL are worked out only when something asks for them.
+ */
+class Exchange {
   readonly request: Request;
-  readonly params: Record<string, string | undefined>;
   readonly id: string;
-  readonly url: URL;
-  readonly ip: string;
+  /** The path, as the runtime normalized it, and the query string with its `?` (or ''). */
+  readonly path: string;
+  readonly search: string;
+  params: Record<string, string | undefined> = {};
   /** Served by one of the app's other routes. */
-  readonly other: boolean;
+  other = false;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
-  limitHeaders?: RateLimitHeaders | undefined;
+  limitHeaders: RateLimitHeaders | undefined;
+  readonly #address: () => string;
+  #ip: string | undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request, id: string, address: () => string) {
+    this.request = request;
+    this.id = id;
+    this.#address = address;
+    // A Request's URL is already parsed and serialized: the path starts at the first '/' after
+    // the authority, the query at the first '?' (a fragment is never part of it).
+    const { url } = request;
+    const start = url.indexOf('/', url.indexOf('//') + 2);
+    const query = start === -1 ? -1 : url.indexOf('?', start);
+    this.path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
+    this.search = query === -1 ? '' : url.slice(query);
+  }
+
+  get ip(): string {
+    this.#ip ??= this.#address();
+    return this.#ip;
+  }
+
+  get url(): URL {
+    this.#url ??= new URL(this.request.url);
+    return this.#url;
+  }
 }
 
 interface RouteHandler {
@@ -131,8 +161,8 @@ class FetchRequestInfo implements RequestInfo {
   readonly id: string;
   readonly method: string;
   readonly url: string;
-  readonly ip: string;
   readonly headers: HeaderRecord;
+  readonly #exchange: Exchange;
   readonly params: Readonly<Record<string, string>>;
   readonly #signer: CookieSigner;
   #cookies: RequestCookies | undefined;
@@ -146,11 +176,15 @@ class FetchRequestInfo implements RequestInfo {
   ) {
     this.id = exchange.id;
     this.method = method;
-    this.url = `${exchange.url.pathname}${exchange.url.search}`;
-    this.ip = exchange.ip;
+    this.url = `${exchange.path}${exchange.search}`;
+    this.#exchange = exchange;
     this.headers = headers;
     this.params = params;
     this.#signer = signer;
+  }
+
+  get ip(): string {
+    return this.#exchange.ip;
   }
 
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
@@ -169,10 +203,11 @@ function headerRecord(headers: Headers): HeaderRecord {
 }
 
 /** The query string as Fastify parses it: a repeated key becomes an array. */
-function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
+function queryRecord(search: string): Record<string, string | string[]> {
   // No prototype: `?constructor=a` is a key like any other.
   const query: Record<string, string | string[]> = Object.create(null);
-  for (const [key, value] of search) {
+  if (search === '' || search === '?') return query;
+  for (const [key, value] of new URLSearchParams(search)) {
     const previous = query[key];
     if (previous === undefined) query[key] = value;
     else if (Array.isArray(previous)) previous.push(value);
@@ -186,6 +221,8 @@ async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge();
   if (request.body === null) return new Uint8Array(0);
+  // A declared length frames the body: the runtime reads exactly that much, natively.
+  if (declared >= 0) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -325,11 +362,11 @@ export function createFetchHandler(
     let response: Response;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
-    let exchange: Exchange | undefined;
+    const exchange = new Exchange(request, id, () =>
+      clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for')),
+    );
     try {
-      const url = new URL(request.url);
-      const path = url.pathname;
-      const ip = clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for'));
+      const { path } = exchange;
       const preflight =
         core.cors !== undefined && request.method === 'OPTIONS' && decodes(path)
           ? core.cors.preflight(
@@ -342,7 +379,6 @@ export function createFetchHandler(
           : undefined;
       const found = preflight === undefined ? router.find(request.method as 'GET', path) : null;
       let handler: RouteHandler;
-      let params: Record<string, string | undefined> = {};
       if (preflight !== undefined) {
         handler = {
           observed: { procedure: undefined, path },
@@ -352,21 +388,20 @@ export function createFetchHandler(
         for (const value of Object.values(found.params))
           if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
         handler = found.store as RouteHandler;
-        params = found.params;
+        exchange.params = found.params;
       } else if (decodes(path) && core.otherRoutes.has(request.method, path)) {
         handler = other;
       } else {
         throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
       }
       route = handler === other || preflight !== undefined ? undefined : handler.observed;
-      exchange = { request, params, id, url, ip, other: handler === other };
+      exchange.other = handler === other;
       response = await handler.serve(exchange);
     } catch (error) {
-      ({ response, code: problem } = problemResponse(error, id, head, exchange?.limitHeaders));
+      ({ response, code: problem } = problemResponse(error, id, head, exchange.limitHeaders));
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
-    if (exchange?.other === true)
-      return head && response.body !== null ? new Response(null, response) : response;
+    if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
     if (core.cors !== undefined) {
       // Every answer depends on Origin: caches must keep them apart.
       const vary = response.headers.get('vary');
@@ -391,9 +426,9 @@ export function createFetchHandler(
       core.requestLog?.({
         id,
         method: request.method,
-        url: exchange === undefined ? request.url : `${exchange.url.pathname}${exchange.url.search}`,
-        host: exchange?.url.host,
-        ip: exchange?.ip ?? '',
+        url: `${exchange.path}${exchange.search}`,
+        host: exchange.url.host,
+        ip: exchange.ip,
         status: response.status,
         milliseconds,
       });
@@ -423,7 +458,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const limiter = core.rateLimits.limiterFor(route);
 
   /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
-  const compressed = (body: string, request: Request, answer: Headers): BodyInit | Promise<BodyInit> => {
+  const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
     const { compression } = core;
     if (compression === undefined) return body;
     let size = -1;
@@ -432,25 +467,28 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       return size;
     };
     if (!worthCompressing(body, compression.above, measured)) return body;
-    answer.append('vary', 'accept-encoding');
+    appendVary(answer, 'accept-encoding');
     const coding = compression.codings.of(request.headers.get('accept-encoding'));
     if (coding === undefined) return body;
-    answer.set('content-encoding', coding);
-    const tag = answer.get('etag');
-    if (tag !== null) answer.set('etag', taggedWithCoding(tag, coding));
+    answer['content-encoding'] = coding;
+    const tag = answer.etag;
+    if (tag !== undefined) answer.etag = taggedWithCoding(tag, coding);
     return compression.encode(body, coding, size < 0 ? measured() : size) as BodyInit | Promise<BodyInit>;
   };
 
   return {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
-      const { request, id, url } = exchange;
+      const { request, id } = exchange;
       if (core.closing())
         throw new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
           headers: { 'retry-after': '1' },
         });
       // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
-      if (limiter !== undefined) exchange.limitHeaders = await limiter.check(exchange.ip);
+      if (limiter !== undefined) {
+        const checked = limiter.check(exchange.ip);
+        exchange.limitHeaders = checked instanceof Promise ? await checked : checked;
+      }
       const headers = headerRecord(request.headers);
       const params = exchange.params as Record<string, string>;
       let body: unknown;
@@ -467,7 +505,12 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       }
       // After the body, as on Node: a malformed body is a 400 whoever sent it.
       if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
-        const refusal = crossSiteRefusal(request.method, headers, () => url.origin, core.csrfTrusted);
+        const refusal = crossSiteRefusal(
+          request.method,
+          headers,
+          () => exchange.url.origin,
+          core.csrfTrusted,
+        );
         if (refusal !== undefined) throw crossSiteRequest(refusal);
       }
       const made = core.buildContext(
@@ -478,52 +521,66 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const call = {
         ctx: ctx as BaseContext & { user?: unknown },
         params,
-        query: queryRecord(url.searchParams),
+        query: queryRecord(exchange.search),
         body,
         ifMatch,
       };
-      const result = await procedure.run(call, headers['idempotency-key']);
+      const ran = procedure.run(call, headers['idempotency-key']);
+      const result = ran instanceof Promise ? await ran : ran;
       const tag = procedure.tagOf(result, ifMatch);
 
-      const answer = new Headers(fixedHeaders);
-      if (exchange.limitHeaders !== undefined)
-        for (const [name, value] of Object.entries(exchange.limitHeaders)) answer.set(name, value);
-      if (core.requestIds) answer.set('x-request-id', id);
-      if (result.replayed === true) answer.set('idempotency-replayed', 'true');
-      if (result.location !== undefined) answer.set('location', result.location);
+      const answer: HeaderValues = { ...fixedHeaders };
+      if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
+      if (core.requestIds) answer['x-request-id'] = id;
+      if (result.replayed === true) answer['idempotency-replayed'] = 'true';
+      if (result.location !== undefined) answer.location = result.location;
       const control = result.response;
+      let cookies: string[] = [];
       if (control !== undefined) {
         for (const [name, value] of control.headers ?? []) {
-          if (name === 'vary') answer.append(name, value);
-          else answer.set(name, value);
+          if (name === 'vary') appendVary(answer, value);
+          else answer[name] = value;
         }
-        for (const line of setCookieLines(control.cookies ?? [], core.cookieSigner))
-          answer.append('set-cookie', line);
+        cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
       }
       if (result.status === 204) {
-        answer.delete('content-type');
-        return new Response(null, { status: 204, headers: answer });
+        delete answer['content-type'];
+        return new Response(null, { status: 204, headers: withCookies(answer, cookies) });
       }
       if (!isRead) {
-        if (result.version !== undefined) answer.set('etag', core.entityTag(result.body, result.version));
+        if (result.version !== undefined) answer.etag = core.entityTag(result.body, result.version);
       } else if (tag !== undefined) {
         const held = core.matchingTag(headers['if-none-match'] as string | undefined, tag);
         if (held !== undefined) {
-          answer.set('etag', held);
-          answer.delete('content-type');
+          answer.etag = held;
+          delete answer['content-type'];
           // A 304 says Vary as the 200 would.
           const { compression } = core;
           if (compression !== undefined && utf8.encode(result.body).byteLength >= compression.above)
-            answer.append('vary', 'accept-encoding');
-          return new Response(null, { status: 304, headers: answer });
+            appendVary(answer, 'accept-encoding');
+          return new Response(null, { status: 304, headers: withCookies(answer, cookies) });
         }
-        answer.set('etag', tag);
+        answer.etag = tag;
       }
       const sent = compressed(result.body, request, answer);
       return new Response(sent instanceof Promise ? await sent : sent, {
         status: result.status,
-        headers: answer,
+        headers: withCookies(answer, cookies),
       });
     },
   };
+}
+
+/** Response headers by lower-case name, before they become a `Headers`. */
+type HeaderValues = Record<string, string>;
+
+function appendVary(headers: HeaderValues, value: string): void {
+  const before = headers.vary;
+  headers.vary = before === undefined ? value : `${before}, ${value}`;
+}
+
+/** The headers of an answer: the record as it is, or pairs when `Set-Cookie` repeats. */
+function withCookies(headers: HeaderValues, cookies: readonly string[]): HeadersInit {
+  if (cookies.length === 0) return headers;
+  return [...Object.entries(headers), ...cookies.map((line): [string, string] => ['set-cookie', line])];
 }
