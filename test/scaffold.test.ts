@@ -24,14 +24,19 @@ async function succeed(cwd: string, command: string, args: string[]): Promise<st
   return output;
 }
 
+/** The two tarballs, packed once for every test of the file. */
+type Packed = Awaited<ReturnType<typeof pack>>;
+let packing: Promise<[Packed, Packed]> | undefined;
+const packed = () => {
+  packing ??= Promise.all([pack('.', scratch), pack('packages/create-proceed', scratch)]);
+  return packing;
+};
+
 describe('npm create proceed, from the packed tarballs', () => {
   it('scaffolds an app that installs, builds, passes its test and serves in production', {
     timeout: 300_000,
   }, async () => {
-    const [framework, scaffolder] = await Promise.all([
-      pack('.', scratch),
-      pack('packages/create-proceed', scratch),
-    ]);
+    const [framework, scaffolder] = await packed();
 
     const created = await succeed(scratch, 'npm', [
       'exec',
@@ -60,7 +65,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(existsSync(join(app, 'dist/app.test.js'))).toBe(false);
 
     const tested = await succeed(app, 'npm', ['test']);
-    expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+2 passed/);
+    expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+3 passed/);
 
     await succeed(app, 'npm', ['prune', '--omit=dev', '--no-audit', '--no-fund']);
     for (const dev of ['typescript', 'tsx', 'vitest'])
@@ -96,4 +101,47 @@ describe('npm create proceed, from the packed tarballs', () => {
     process.kill(server.pid, 'SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
   });
+
+  it.each(['bun', 'deno'])(
+    'scaffolds an app for %s that passes its tests there and serves on it',
+    {
+      timeout: 300_000,
+    },
+    async (runtime) => {
+      const [framework, scaffolder] = await packed();
+      const name = `on-${runtime}`;
+      await succeed(scratch, 'npm', [
+        'exec',
+        '--yes',
+        `--package=${scaffolder.tarball}`,
+        '--',
+        'create-proceed',
+        name,
+        '--runtime',
+        runtime,
+        '--proceed',
+        framework.tarball,
+      ]);
+      const app = join(scratch, name);
+      await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+      // Its serve test runs the app on the runtime, from the runtime's npm package.
+      const tested = await succeed(app, 'npm', ['test']);
+      expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+3 passed/);
+      expect(stripVTControlCharacters(tested)).toContain(`listens on ${runtime}, answers over HTTP`);
+
+      await succeed(app, 'npm', ['run', 'build']);
+      const port = await freePort();
+      const server = launch('npm', ['start'], {
+        cwd: app,
+        env: { PORT: String(port), NODE_ENV: 'production' },
+      });
+      await server.waitFor(
+        `Server listening at http://127.0.0.1:${port} (${runtime === 'bun' ? 'Bun' : 'Deno'}, app.fetch)`,
+      );
+      const health = await fetch(`http://127.0.0.1:${port}/api/health`);
+      expect(health.status).toBe(200);
+      process.kill(server.pid, 'SIGTERM');
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+    },
+  );
 });

@@ -20,7 +20,10 @@ export function isTypeScript(file: string): boolean {
   return typescriptExtensions.has(extname(file).toLowerCase());
 }
 
-let loaderPresent = false;
+/** Bun and Deno import TypeScript themselves; Node needs tsx. */
+let loaderPresent =
+  (globalThis as { Bun?: unknown }).Bun !== undefined ||
+  (globalThis as { Deno?: unknown }).Deno !== undefined;
 
 /** Called once by a process that node started with tsx (typescript-main, a worker of a `.ts` app). */
 export function typescriptLoaded(): void {

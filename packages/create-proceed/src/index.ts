@@ -13,12 +13,14 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
   version: string;
 };
 
-const usage = `Usage: npm create proceed@latest [directory] [-- --proceed SPEC --install]
+const usage = `Usage: npm create proceed@latest [directory] [-- --runtime node|bun|deno --proceed SPEC --install]
 
 Writes a new Proceed app into [directory] (new, or empty): src/app.ts with a test, a strict
 tsconfig.json, the scripts dev, build, start and test, a Dockerfile and a README.
 
 Options:
+      --runtime NAME   What the app runs on: node (default), bun or deno; its start and dev
+                       scripts, its Dockerfile and its serve test follow
       --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^${version}),
                        a directory, or a packed tarball (proceedjs-x.y.z.tgz)
       --install        Install the dependencies when done
@@ -58,6 +60,7 @@ async function main(args: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
   const options = {
     proceed: { type: 'string' },
+    runtime: { type: 'string' },
     install: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
@@ -95,6 +98,7 @@ async function main(args: string[]): Promise<number> {
   const app = await scaffold({
     directory: target,
     ...(values.proceed === undefined ? {} : { proceed: values.proceed }),
+    ...(values.runtime === undefined ? {} : { runtime: values.runtime }),
   });
   const shown = relative(process.cwd(), app.directory) || '.';
   process.stdout.write(

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
-import { dependencyVersions, devDependencyVersions } from './versions.js';
+import { dependencyVersions, devDependencyVersions, runtimeVersions } from './versions.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'create-proceed-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -41,6 +41,7 @@ describe('scaffold', () => {
       'package.json',
       'src/app.test.ts',
       'src/app.ts',
+      'src/serve.test.ts',
       'tsconfig.build.json',
       'tsconfig.json',
       'vitest.config.ts',
@@ -131,6 +132,58 @@ describe('scaffold', () => {
   });
 });
 
+describe('scaffold --runtime', () => {
+  it('writes start and dev scripts, the runtime package, a Dockerfile and a serve test for Bun', async () => {
+    const directory = join(scratch, 'on-bun');
+    await scaffold({ directory, platform: 'linux', runtime: 'bun' });
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest & {
+      allowScripts: Record<string, boolean>;
+    };
+    expect(manifest.scripts.start).toBe('exec bun node_modules/proceedjs/bin/proceed.js start dist/app.js');
+    expect(manifest.scripts.dev).toBe(
+      'exec bun --watch node_modules/proceedjs/bin/proceed.js start src/app.ts',
+    );
+    expect(manifest.devDependencies.bun).toBe(runtimeVersions.bun);
+    expect(manifest.allowScripts.bun).toBe(true);
+    const dockerfile = readFileSync(join(directory, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain('FROM oven/bun:1-slim\n');
+    expect(dockerfile).toContain(
+      'CMD ["bun", "node_modules/proceedjs/bin/proceed.js", "start", "dist/app.js"]',
+    );
+    expect(dockerfile).not.toContain('{{');
+    expect(readFileSync(join(directory, 'src/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
+    expect(readFileSync(join(directory, 'README.md'), 'utf8')).toContain(
+      'runs the compiled app on bun: `bun node_modules/proceedjs/bin/proceed.js start dist/app.js`',
+    );
+  });
+
+  it('runs Deno with its permissions, and keeps Node.js the default', async () => {
+    const deno = join(scratch, 'on-deno');
+    await scaffold({ directory: deno, platform: 'linux', runtime: 'deno' });
+    const manifest = JSON.parse(readFileSync(join(deno, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest.scripts.start).toBe(
+      'exec deno run --allow-all node_modules/proceedjs/bin/proceed.js start dist/app.js',
+    );
+    expect(manifest.devDependencies.deno).toBe(runtimeVersions.deno);
+    expect(readFileSync(join(deno, 'Dockerfile'), 'utf8')).toContain('FROM denoland/deno:2\n');
+    const node = join(scratch, 'on-node');
+    await scaffold({ directory: node, platform: 'linux', runtime: 'node' });
+    expect(readFileSync(join(node, 'Dockerfile'), 'utf8')).toContain(
+      'CMD ["node_modules/.bin/proceed", "start", "dist/app.js"]',
+    );
+  });
+
+  it('refuses Workers and unknown runtimes, saying what there is', async () => {
+    await expect(scaffold({ directory: join(scratch, 'on-workers'), runtime: 'workers' })).rejects.toThrow(
+      /--runtime workers is not available yet.*Choose node, bun or deno/,
+    );
+    await expect(scaffold({ directory: join(scratch, 'on-lambda'), runtime: 'lambda' })).rejects.toThrow(
+      ScaffoldError,
+    );
+    expect(existsSync(join(scratch, 'on-workers'))).toBe(false);
+  });
+});
+
 describe('the template', () => {
   it('is the README tour, word for word', () => {
     const tour = read('README.md').match(/```ts\n([\s\S]*?)```/)?.[1];
@@ -144,7 +197,8 @@ describe('the template', () => {
     };
     const own = JSON.parse(read('packages/create-proceed/package.json')) as { version: string };
     expect(own.version).toBe(root.version);
-    for (const [name, version] of Object.entries({ ...dependencyVersions, ...devDependencyVersions })) {
+    const all = { ...dependencyVersions, ...devDependencyVersions, ...runtimeVersions };
+    for (const [name, version] of Object.entries(all)) {
       expect(`${name}@${version}`).toBe(`${name}@${root.devDependencies[name]}`);
     }
   });

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dependencyVersions, devDependencyVersions } from './versions.js';
+import { dependencyVersions, devDependencyVersions, runtimeVersions } from './versions.js';
 
 /** A mistake the person running the scaffolder can fix; printed without a stack. */
 export class ScaffoldError extends Error {
@@ -29,7 +29,31 @@ export interface ScaffoldOptions {
   proceed?: string;
   /** Decides the start script; default this process's platform. */
   platform?: NodeJS.Platform;
+  /** What the app runs on: `node` (default), `bun` or `deno` (docs/deployment.md, "Fetch runtimes"). */
+  runtime?: string;
 }
+
+export const runtimes = ['node', 'bun', 'deno'] as const;
+export type Runtime = (typeof runtimes)[number];
+
+/** The runtime asked for, or a ScaffoldError that says what there is. */
+export function checkRuntime(given: string | undefined): Runtime {
+  if (given === undefined) return 'node';
+  if ((runtimes as readonly string[]).includes(given)) return given as Runtime;
+  if (given === 'workers')
+    throw new ScaffoldError(
+      '--runtime workers is not available yet: an app made by createApp needs Node.js APIs that Cloudflare Workers do not have. Choose node, bun or deno.',
+    );
+  throw new ScaffoldError(`--runtime ${given}: choose node, bun or deno`);
+}
+
+/** How each runtime runs the CLI: `proceed start` on Bun and Deno serves app.fetch natively. */
+const cli = 'node_modules/proceedjs/bin/proceed.js';
+const runs: Record<Runtime, (command: string) => string> = {
+  node: (command) => `proceed ${command}`,
+  bun: (command) => `bun ${cli} ${command}`,
+  deno: (command) => `deno run --allow-all ${cli} ${command}`,
+};
 
 export interface Scaffolded {
   directory: string;
@@ -82,7 +106,7 @@ function templateFiles(directory = templateDirectory, prefix = ''): string[] {
   );
 }
 
-function manifest(name: string, proceed: string, platform: NodeJS.Platform): string {
+function manifest(name: string, proceed: string, platform: NodeJS.Platform, runtime: Runtime): string {
   // exec: the shell npm runs scripts in gives way to node, so a SIGTERM sent to npm reaches the
   // server. Windows' shell has no exec (and no SIGTERM to pass on).
   const exec = platform === 'win32' ? '' : 'exec ';
@@ -95,20 +119,55 @@ function manifest(name: string, proceed: string, platform: NodeJS.Platform): str
       // Proceed runs on Node.js 20; the test runner (Vitest 4, Vite) needs 20.19.
       engines: { node: '>=20.19' },
       scripts: {
-        dev: `${exec}proceed dev`,
+        // Bun and Deno watch the entry themselves; `proceed dev` restarts a Node.js child.
+        dev:
+          runtime === 'node'
+            ? `${exec}proceed dev`
+            : `${exec}${runtime} ${runtime === 'bun' ? '--watch' : 'run --allow-all --watch'} ${cli} start src/app.ts`,
         build: 'tsc -p tsconfig.build.json',
-        start: `${exec}proceed start dist/app.js`,
+        start: `${exec}${runs[runtime]('start dist/app.js')}`,
         test: 'vitest run',
         typecheck: 'tsc --noEmit',
       },
       dependencies: { proceedjs: proceed, ...dependencyVersions },
-      devDependencies: { ...devDependencyVersions },
+      devDependencies: {
+        ...devDependencyVersions,
+        ...(runtime === 'node' ? {} : { [runtime]: runtimeVersions[runtime] }),
+      },
       // esbuild (under tsx) works from its platform package; its postinstall only checks it.
-      allowScripts: { esbuild: false },
+      // Bun and Deno fetch their binary for this platform when they install.
+      allowScripts: { esbuild: false, ...(runtime === 'node' ? {} : { [runtime]: true }) },
     },
     null,
     2,
   )}\n`;
+}
+
+/** The images and commands of the Dockerfile's last stage, per runtime. */
+const images: Record<Runtime, { image: string; user: string; command: string }> = {
+  node: {
+    image: 'node:20-slim',
+    user: 'node',
+    command: '"node_modules/.bin/proceed", "start", "dist/app.js"',
+  },
+  bun: { image: 'oven/bun:1-slim', user: 'bun', command: `"bun", "${cli}", "start", "dist/app.js"` },
+  deno: {
+    image: 'denoland/deno:2',
+    user: 'deno',
+    command: `"deno", "run", "--allow-all", "${cli}", "start", "dist/app.js"`,
+  },
+};
+
+/** A template file with the app's name and runtime filled in. */
+function filled(file: string, text: string, { name, runtime }: { name: string; runtime: Runtime }): string {
+  const { image, user, command } = images[runtime];
+  return text
+    .replaceAll('{{name}}', name)
+    .replaceAll('{{runtime}}', runtime)
+    .replaceAll('{{runtimeImage}}', image)
+    .replaceAll('{{runtimeUser}}', user)
+    .replaceAll('{{startCommand}}', command)
+    .replaceAll('{{start}}', file === 'README.md' ? runs[runtime]('start dist/app.js') : '');
 }
 
 /**
@@ -128,6 +187,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
       throw new ScaffoldError(`${shown} is not empty: choose a new directory for the app`);
     }
   }
+  const runtime = checkRuntime(options.runtime);
   const proceed = proceedDependency(options.proceed);
   const name = packageName(basename(directory));
   const written: string[] = [];
@@ -140,8 +200,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
 
   for (const file of templateFiles()) {
     const text = await readFile(join(templateDirectory, file), 'utf8');
-    await write(renamed[file] ?? file, file === 'README.md' ? text.replaceAll('{{name}}', name) : text);
+    await write(renamed[file] ?? file, filled(file, text, { name, runtime }));
   }
-  await write('package.json', manifest(name, proceed, options.platform ?? process.platform));
+  await write('package.json', manifest(name, proceed, options.platform ?? process.platform, runtime));
   return { directory, name, files: written.sort() };
 }

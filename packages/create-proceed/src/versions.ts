@@ -11,3 +11,6 @@ export const devDependencyVersions = {
   typescript: '^5.9.3',
   vitest: '^4.1.12',
 } as const;
+
+/** The runtimes an app can be scaffolded for besides Node.js, from their npm packages. */
+export const runtimeVersions = { bun: '^1.4.5', deno: '^2.9.6' } as const;

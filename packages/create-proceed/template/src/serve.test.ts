@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The runtime this app was made for (npm create proceed -- --runtime …); the template itself, in
+// Proceed's repository, runs on Node.js.
+const runtime: string = '{{runtime}}'.startsWith('{{') ? 'node' : '{{runtime}}';
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** A file of an installed package, in this app's node_modules or a parent's. */
+function installed(file: string): string {
+  for (let directory = root; ; directory = dirname(directory)) {
+    const candidate = join(directory, 'node_modules', file);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(directory) === directory) throw new Error(`node_modules/${file} is not installed`);
+  }
+}
+
+/** How the runtime runs the app's source: `proceed start` serves it there. */
+function command(): [string, string[]] {
+  const start = [installed('proceedjs/bin/proceed.js'), 'start', 'src/app.ts', '--port', '0'];
+  if (runtime === 'bun') return [installed('.bin/bun'), start];
+  if (runtime === 'deno') return [installed('.bin/deno'), ['run', '--allow-all', ...start]];
+  return [process.execPath, start];
+}
+
+describe(`the app on ${runtime}`, () => {
+  it(`listens on ${runtime}, answers over HTTP, and exits 0 on SIGTERM`, { timeout: 60_000 }, async () => {
+    const [executable, args] = command();
+    const server = spawn(executable, args, {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const origin = await new Promise<string>((resolve, reject) => {
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        const listening = /Server listening at (http:\/\/[\d.:]+)/.exec(output);
+        if (listening?.[1] !== undefined) resolve(listening[1]);
+      };
+      server.stdout.on('data', read);
+      server.stderr.on('data', read);
+      server.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+    });
+    expect((await fetch(`${origin}/api/health`)).status).toBe(200);
+    const created = await fetch(`${origin}/api/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Served', body: `on ${runtime}` }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect(await (await fetch(`${origin}/api/notes/${id}`)).json()).toEqual({ id, title: 'Served' });
+    server.kill('SIGTERM');
+    const [code] = await once(server, 'exit');
+    expect(code).toBe(0);
+  });
+});
