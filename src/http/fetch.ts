@@ -18,6 +18,7 @@ import type { CorsPolicy } from './cors.js';
 import { crossSiteRefusal } from './csrf.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
+import { routeMethods, unmatchedProblem } from './not-found.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
@@ -100,7 +101,6 @@ export interface FetchAnswer {
 const jsonType = 'application/json; charset=utf-8';
 const problemType = 'application/problem+json; charset=utf-8';
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-const knownMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 interface ObservedRoute {
   readonly procedure: string | undefined;
@@ -332,16 +332,12 @@ export function createFetchHandler(
     router.on(['GET', 'HEAD'], `${prefix}/health/live`, noop, liveness);
   }
 
-  const unmatched = (method: string, path: string): ProceedError => {
-    const allowed = knownMethods.filter(
-      (each) => each !== method && (router.find(each, path) !== null || core.otherRoutes.has(each, path)),
+  const unmatched = (method: string, path: string): ProceedError =>
+    unmatchedProblem(
+      method,
+      path,
+      (each) => router.find(each as 'GET', path) !== null || core.otherRoutes.has(each, path),
     );
-    if (allowed.length > 0)
-      return new ProceedError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, {
-        headers: { allow: allowed.join(', ') },
-      });
-    return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${method} ${path}`);
-  };
 
   const other: RouteHandler = {
     observed: { procedure: undefined, path: '' },
@@ -372,7 +368,7 @@ export function createFetchHandler(
           ? core.cors.preflight(
               request.headers.get('origin'),
               request.headers.get('access-control-request-method'),
-              knownMethods.filter(
+              routeMethods.filter(
                 (each) => router.find(each, path) !== null || core.otherRoutes.has(each, path),
               ),
             )

@@ -25,12 +25,13 @@ import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
+import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
-import { encoded, entityTag, entityTagsReady, ifMatchHolds, matchingTag, nodeCodings } from './http-cache.js';
+import { encoded, nodeCodings } from './http-cache.js';
 import {
   closeGracefully,
   drain,

@@ -1,74 +1,14 @@
 /**
- * Validators and compression of a procedure's answers (docs/http-caching.md): a strong `ETag` on
- * every 200 to a GET, `If-None-Match` → 304, and brotli or gzip above a size. Done in the route
+ * Validators and compression of a procedure's answers on Fastify (docs/http-caching.md): the
+ * `ETag` and 304 written on the reply, and the brotli and gzip encoders. What a tag is and when to
+ * compress are decided in src/http/entity-tags.ts and src/http/compression.ts. Done in the route
  * itself, not in per-response hooks: an answer too small to compress costs one comparison.
  */
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import xxhash from 'xxhash-wasm';
-import { listedTags, versionedTag } from '../core/precondition.js';
 import { CodingChoice, taggedWithCoding, worthCompressing } from '../http/compression.js';
-
-/**
- * xxHash64 (WebAssembly, with the string's UTF-8 written straight into its memory): about 2.5
- * times SHA-1's speed on a 20-item page (docs/http-caching.md). A tag only says "the same
- * bytes", as SHA-1 does for other frameworks (a hash with practical collisions too); it is no
- * signature.
- */
-let hashToHex: ((text: string) => string) | undefined;
-
-/**
- * WebAssembly compiles asynchronously, and a top-level await would make this module impossible to
- * `require` (a TypeScript app run as CommonJS does): the hasher loads when this module does, and
- * an app waits for it before it serves (createApp's ready hook).
- */
-const hasherLoaded: Promise<void> = xxhash().then((hasher) => {
-  hashToHex = hasher.h64ToString;
-});
-// Where WebAssembly cannot run, the failure belongs to the app that needs tags (its ready hook
-// rethrows it), not to every process that imports this module.
-hasherLoaded.catch(() => undefined);
-
-/** Resolves once {@link entityTag} can be called. */
-export function entityTagsReady(): Promise<void> {
-  return hasherLoaded;
-}
-
-/**
- * The strong entity tag of a JSON body: a hash of its exact text, so equal bodies share it,
- * after the record's version when the procedure is `.versioned()`.
- */
-export function entityTag(body: string, version?: string): string {
-  if (hashToHex === undefined) throw new Error('entityTag called before entityTagsReady() resolved');
-  return versionedTag(version, hashToHex(body));
-}
-
-/** A compressed answer's tag names its coding: each coding is its own representation. */
-const codingSuffix = /-(?:br|gzip)"$/;
-
-/**
- * The tag in `If-None-Match` that matches `tag` (weak comparison, as RFC 9110 asks for this
- * header; a coding suffix ignored), or undefined. `*` matches any.
- */
-export function matchingTag(ifNoneMatch: string | undefined, tag: string): string | undefined {
-  if (ifNoneMatch === undefined) return undefined;
-  const tags = listedTags(ifNoneMatch);
-  if (tags === '*') return tag;
-  return tags.find(({ opaque }) => sameTag(opaque, tag))?.text;
-}
-
-/** Exact first: a version may hold '-', so a tag itself may end in "-br". */
-const sameTag = (opaque: string, tag: string) => opaque === tag || opaque.replace(codingSuffix, '"') === tag;
-
-/**
- * Whether `If-Match` holds `tag` (strong comparison, as RFC 9110 asks for this header: a weak
- * tag never matches; a coding suffix ignored) or is `*`.
- */
-export function ifMatchHolds(ifMatch: string, tag: string): boolean {
-  const tags = listedTags(ifMatch);
-  return tags === '*' || tags.some(({ weak, opaque }) => !weak && sameTag(opaque, tag));
-}
+import { matchingTag } from '../http/entity-tags.js';
 
 /**
  * Sets the answer's `ETag`; answers 304 (no body) when the client holds it already (the route

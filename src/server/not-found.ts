@@ -5,9 +5,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { ProceedError } from '../core/errors.js';
-
-const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+import type { ProceedError } from '../core/errors.js';
+import { routeMethods, unmatchedProblem } from '../http/not-found.js';
 
 /** Every route of a Fastify instance, by method and path. */
 export class MethodIndex {
@@ -32,7 +31,7 @@ export class MethodIndex {
 
   /** The methods a path takes, in a fixed order. */
   methodsOf(path: string): string[] {
-    return methods.filter((method) => this.#known.find(method, path) !== null);
+    return routeMethods.filter((method) => this.#known.find(method, path) !== null);
   }
 
   /** The problem for a request no route took: 405 with `Allow` when the path exists, else 404. */
@@ -40,14 +39,6 @@ export class MethodIndex {
     const path = request.url.split('?', 1)[0] ?? '/';
     // A route for this very method exists and sent us here (say, a static file that is missing): 404.
     const ownRoute = this.#known.find(request.method as 'GET', path) !== null;
-    const allowed = ownRoute
-      ? []
-      : methods.filter((method) => method !== request.method && this.#known.find(method, path) !== null);
-    if (allowed.length > 0) {
-      return new ProceedError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`, {
-        headers: { allow: allowed.join(', ') },
-      });
-    }
-    return new ProceedError('ROUTE_NOT_FOUND', `No route matches ${request.method} ${path}`);
+    return unmatchedProblem(request.method, path, (method) => !ownRoute && this.allows(method, path));
   }
 }

@@ -14,9 +14,10 @@ import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
+import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
-import { compressed, entityTag, ifMatchHolds, varyOnCoding, withEntityTag } from './http-cache.js';
+import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
