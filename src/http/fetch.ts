@@ -220,9 +220,10 @@ function queryRecord(search: string): Record<string, string | string[]> {
 async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge();
-  if (request.body === null) return new Uint8Array(0);
-  // A declared length frames the body: the runtime reads exactly that much, natively.
+  // A declared length frames the body: the runtime reads exactly that much, natively, without
+  // the stream a bridge such as @hono/node-server builds only when `body` is asked for.
   if (declared >= 0) return new Uint8Array(await request.arrayBuffer());
+  if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -263,6 +264,13 @@ function parseJson(text: string): unknown {
 }
 
 const utf8 = new TextEncoder();
+
+/** Whether a request carries a body: said by its headers, else by the runtime. */
+function sendsBody(headers: HeaderRecord, request: Request): boolean {
+  const length = headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return headers['transfer-encoding'] !== undefined || request.body !== null;
+}
 
 /** The router holds each route's handler in its store; it calls nothing itself. */
 const noop = () => undefined;
@@ -488,7 +496,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const headers = headerRecord(request.headers);
       const params = exchange.params as Record<string, string>;
       let body: unknown;
-      if (readsBody && (request.body !== null || headers['content-type'] !== undefined)) {
+      if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
         if (!isJsonBody(headers)) throw notJsonBody();
         let text: string;
         try {
