@@ -6,11 +6,10 @@
  * `src/http/` and `src/core/`.
  */
 import FindMyWay from 'find-my-way';
-import { ProceedError, toProblem } from '../core/errors.js';
+import { ProceedError } from '../core/errors.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
-import { unavailableProblem } from '../core/unavailable.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
 import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
@@ -19,6 +18,7 @@ import { crossSiteRefusal } from './csrf.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
+import { problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
@@ -99,7 +99,6 @@ export interface FetchAnswer {
 }
 
 const jsonType = 'application/json; charset=utf-8';
-const problemType = 'application/problem+json; charset=utf-8';
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
 interface ObservedRoute {
@@ -295,23 +294,11 @@ export function createFetchHandler(
     head: boolean,
     limitHeaders: RateLimitHeaders | undefined,
   ): { response: Response; code: string } => {
-    let known = error;
-    if (!(error instanceof ProceedError)) {
-      known = unavailableProblem(error) ?? error;
-      if (known !== error) core.log.warn({ err: error }, 'A service this request needs is unreachable');
-    }
-    const problem = toProblem(known, core.exposeErrors);
-    if (problem.unexpected) core.log.error({ err: error }, 'Unexpected error');
-    const headers = new Headers(limitHeaders);
-    for (const [name, value] of Object.entries(problem.headers ?? {})) headers.set(name, value);
-    headers.set('content-type', problemType);
-    headers.set('x-content-type-options', 'nosniff');
-    if (core.requestIds) headers.set('x-request-id', id);
-    const response = new Response(head ? null : JSON.stringify(problem.body), {
-      status: problem.status,
-      headers,
-    });
-    return { response, code: problem.body.code };
+    const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
+    const headers: Record<string, string> = { ...limitHeaders, ...problem.headers };
+    if (core.requestIds) headers['x-request-id'] = id;
+    const response = new Response(head ? null : problem.body, { status: problem.status, headers });
+    return { response, code: problem.code };
   };
 
   for (const route of core.routes) {

@@ -7,8 +7,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
-import { unavailableProblem } from '../core/unavailable.js';
 import { notJsonBody } from '../http/json.js';
+import { problemAnswer } from '../http/problems.js';
 import { malformedUrl, paramTooLong } from '../http/url.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
@@ -55,22 +55,15 @@ export function sendProblem(
   exposeErrors: boolean,
   requestIds = true,
 ): FastifyReply {
-  let known: unknown = error;
-  if (!(error instanceof ProceedError)) {
-    known = fromFastifyError(error as FastifyError) ?? unavailableProblem(error) ?? error;
-    // An outage is logged (once per request) without the alarm of an unexpected error.
-    if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
-      request.log.warn({ err: error }, 'A service this request needs is unreachable');
-  }
-  const problem = toProblem(known, exposeErrors);
-  if (problem.unexpected) request.log.error({ err: error }, 'Unexpected error');
-  answeredCodes.set(reply, problem.body.code);
+  const problem = problemAnswer(error, {
+    exposeErrors,
+    log: request.log,
+    translate: (thrown) => fromFastifyError(thrown as FastifyError),
+  });
+  answeredCodes.set(reply, problem.code);
   reply.code(problem.status).headers(problem.headers);
   if (requestIds) reply.header('x-request-id', request.id);
-  return reply
-    .header('content-type', 'application/problem+json; charset=utf-8')
-    .header('x-content-type-options', 'nosniff')
-    .send(JSON.stringify(problem.body));
+  return reply.send(problem.body);
 }
 
 /** Node's client errors (before any request exists) as Proceed's codes. */

@@ -1,0 +1,45 @@
+/**
+ * What every error becomes on the wire (docs/errors.md), the same on every adapter: anything
+ * thrown leaves as RFC 9457 problem+json, an unreachable service as 503 `UNAVAILABLE` (logged as
+ * a warning), anything unexpected as a 500 without its message unless `exposeErrors` (logged with
+ * its stack). Adapters add the request id and send it.
+ */
+import { ProceedError, toProblem } from '../core/errors.js';
+import { unavailableProblem } from '../core/unavailable.js';
+
+export const problemType = 'application/problem+json; charset=utf-8';
+
+export interface ProblemAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The problem's code, for the request log and the metrics. */
+  code: string;
+}
+
+export interface ProblemOptions {
+  exposeErrors: boolean;
+  log: { warn(object: object, message: string): void; error(object: object, message: string): void };
+  /** The adapter's own errors as Proceed's (Fastify's body and URL errors, say). */
+  translate?: (error: unknown) => ProceedError | undefined;
+}
+
+export function problemAnswer(
+  error: unknown,
+  { exposeErrors, log, translate }: ProblemOptions,
+): ProblemAnswer {
+  let known: unknown = error;
+  if (!(error instanceof ProceedError)) {
+    known = translate?.(error) ?? unavailableProblem(error) ?? error;
+    if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
+      log.warn({ err: error }, 'A service this request needs is unreachable');
+  }
+  const problem = toProblem(known, exposeErrors);
+  if (problem.unexpected) log.error({ err: error }, 'Unexpected error');
+  return {
+    status: problem.status,
+    headers: { ...problem.headers, 'content-type': problemType, 'x-content-type-options': 'nosniff' },
+    body: JSON.stringify(problem.body),
+    code: problem.body.code,
+  };
+}
