@@ -1,7 +1,8 @@
 /**
  * The client's address on a Fetch runtime (docs/deployment.md, "Fetch runtimes"): a `Request`
  * does not carry its peer, so it comes from what the runtime passes beside the request — Bun's
- * server (`requestIP`), Deno's handler info (`remoteAddr`), `{ ip }` from any other host — or, on
+ * server (`requestIP`), Deno's handler info (`remoteAddr`), `@hono/node-server`'s Node request
+ * (`incoming`), `{ ip }` from any other host — or, on
  * Cloudflare Workers, from `CF-Connecting-IP`, which Cloudflare sets and a client cannot. With
  * `trustProxy`, `X-Forwarded-For` is read from the trusted proxies the same way Fastify reads it
  * on Node (both on `proxy-addr`).
@@ -16,6 +17,8 @@ interface RuntimeArgument {
   remoteAddr?: { hostname?: string };
   /** Any other host that knows the peer. */
   ip?: unknown;
+  /** `@hono/node-server`: the Node request. */
+  incoming?: { socket?: { remoteAddress?: unknown } };
 }
 
 const onWorkers =
@@ -28,6 +31,8 @@ export function peerAddressOf(request: Request, runtime: unknown): string {
     if (typeof argument.requestIP === 'function') return argument.requestIP(request)?.address ?? '';
     if (typeof argument.remoteAddr?.hostname === 'string') return argument.remoteAddr.hostname;
     if (typeof argument.ip === 'string') return argument.ip;
+    const remote = argument.incoming?.socket?.remoteAddress;
+    if (typeof remote === 'string') return remote;
   }
   if (onWorkers) return request.headers.get('cf-connecting-ip') ?? '';
   return '';

@@ -219,9 +219,25 @@ function queryRecord(search: string): Record<string, string | string[]> {
 async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) throw tooLarge();
-  // A declared length frames the body: the runtime reads exactly that much, natively, without
-  // the stream a bridge such as @hono/node-server builds only when `body` is asked for.
-  if (declared >= 0) return new Uint8Array(await request.arrayBuffer());
+  try {
+    // A declared length frames the body: the runtime reads exactly that much, natively, without
+    // the stream a bridge such as @hono/node-server builds only when `body` is asked for.
+    if (declared >= 0 && !request.headers.has('transfer-encoding')) {
+      const bytes = new Uint8Array(await request.arrayBuffer());
+      // A Request built in-process is not held to its Content-Length by any wire.
+      if (bytes.byteLength > limit) throw tooLarge();
+      return bytes;
+    }
+    return await readStream(request, limit);
+  } catch (error) {
+    if (error instanceof ProceedError) throw error;
+    // The client went away, or sent a body its framing cannot carry.
+    throw new ProceedError('BAD_REQUEST', 'The request body could not be read');
+  }
+}
+
+/** A body of unknown length, read up to the limit. */
+async function readStream(request: Request, limit: number): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

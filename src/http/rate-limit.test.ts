@@ -8,16 +8,22 @@ describe('clientKey', () => {
     expect(clientKey('::ffff:10.0.0.1')).toBe('10.0.0.1');
     expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe(clientKey('2001:db8:1:2:ffff::1'));
     expect(clientKey('2001:db8:1:2::1')).not.toBe(clientKey('2001:db8:1:3::1'));
-    expect(clientKey('not an address:')).toBe('not an address:');
+    // Junk (a trusted proxy passing on what a client wrote) shares one key: it cannot grow the map.
+    expect(clientKey('not an address:')).toBe('unknown');
+    expect(clientKey('x'.repeat(16_000))).toBe('unknown');
+    expect(clientKey('999.1.1.1')).toBe('unknown');
+    expect(clientKey('')).toBe('unknown');
+    expect(clientKey(undefined)).toBe('unknown');
   });
 });
 
 describe('the client address on a Fetch runtime', () => {
   const request = new Request('http://api.example/');
-  it('comes from Bun’s server, Deno’s handler info or { ip }, else is empty', () => {
+  it('comes from Bun’s server, Deno’s handler info, { ip } or @hono/node-server, else is empty', () => {
     expect(peerAddressOf(request, { requestIP: () => ({ address: '10.0.0.1' }) })).toBe('10.0.0.1');
     expect(peerAddressOf(request, { remoteAddr: { hostname: '10.0.0.2' } })).toBe('10.0.0.2');
     expect(peerAddressOf(request, { ip: '10.0.0.3' })).toBe('10.0.0.3');
+    expect(peerAddressOf(request, { incoming: { socket: { remoteAddress: '10.0.0.4' } } })).toBe('10.0.0.4');
     expect(peerAddressOf(request, undefined)).toBe('');
     // Outside Workers a client could send this header itself: it is not read.
     expect(

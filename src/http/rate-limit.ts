@@ -136,17 +136,25 @@ async function sha1Hex(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
+const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** Where the client's address is not an address (none known, or junk a trusted proxy passed on). */
+const unknownClient = 'unknown';
+
 /**
  * The key part of a client's address: IPv4 as it is, an IPv4-mapped IPv6 address as its IPv4,
- * other IPv6 addresses by their /64 (one host usually holds a whole /64).
+ * other IPv6 addresses by their /64 (one host usually holds a whole /64). Anything else shares
+ * one key, so that made-up addresses cannot grow the counters.
  */
-export function clientKey(ip: string): string {
-  if (!ip.includes(':')) return ip.toLowerCase();
+export function clientKey(ip: string | undefined): string {
+  if (ip === undefined || ip === '') return unknownClient;
+  if (ipv4.test(ip)) return ip;
+  if (!ip.includes(':') || ip.length > 64) return unknownClient;
   let address: Address6;
   try {
     address = new Address6(ip);
   } catch {
-    return ip.toLowerCase();
+    return unknownClient;
   }
   if (address.isMapped4()) return address.to4().correctForm();
   return new Address6(`${address.correctForm()}/64`).startAddress().correctForm();
@@ -157,7 +165,7 @@ export type RateLimitHeaders = Readonly<Record<string, string>>;
 
 /** The limits of one route: the headers to add, or a thrown 429 (or 503). */
 export interface RouteLimiter {
-  check(ip: string): RateLimitHeaders | undefined | Promise<RateLimitHeaders | undefined>;
+  check(ip: string | undefined): RateLimitHeaders | undefined | Promise<RateLimitHeaders | undefined>;
 }
 
 /** What the limits need of the app: its log and its lifecycle hooks. */
@@ -284,7 +292,7 @@ export class RateLimits {
     if (rules.length === 0) return undefined;
     // HEAD requests reach GET routes and count with them: the key names the route, not the request.
     const prefixes = rules.map((rule) => `${rule.name}|${route.method} ${route.path}|`);
-    const checkOne = (index: number, ip: string) => {
+    const checkOne = (index: number, ip: string | undefined) => {
       const rule = rules[index] as RateLimitRule;
       const key = (prefixes[index] as string) + clientKey(ip);
       let counted: Count | Promise<Count>;

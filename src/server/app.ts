@@ -15,7 +15,7 @@ import type {
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
-import { ProceedConfigError } from '../core/errors.js';
+import { ProceedConfigError, toProblem } from '../core/errors.js';
 import { replaysByKey } from '../core/idempotency.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
@@ -27,6 +27,7 @@ import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
+import { problemType } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
@@ -172,6 +173,7 @@ export class App<TCtx extends object = object> {
   readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
+  readonly #keepAlive: number;
   readonly #compressAbove: number | undefined;
   readonly #cookieSigner: CookieSigner;
   /** Origins that may write with cookies; undefined when the app turned the check off. */
@@ -192,6 +194,7 @@ export class App<TCtx extends object = object> {
       ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     });
     this.#drainDelay = settings.drainDelay;
+    this.#keepAlive = settings.timeouts.keepAlive;
     this.server = createServer({
       logger: loggerOptions(options.logger),
       requestIds,
@@ -599,11 +602,25 @@ export class App<TCtx extends object = object> {
   #nativeServer: NativeServer | undefined;
 
   async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
+    if (this.#nativeServer !== undefined) throw new ProceedConfigError('This app is listening already');
     // Readies the app and refuses what app.fetch does not apply, before the port opens.
     await this.#fetchHandlerPromise();
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const server = await serve({ port: options.port ?? 3030, host, fetch: this.fetch });
+    const server = await serve({
+      port: options.port ?? 3030,
+      host,
+      fetch: this.fetch,
+      bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
+      keepAlive: this.#keepAlive,
+      failed: (error) => {
+        this.log.error({ err: error }, 'Unexpected error');
+        return new Response(JSON.stringify(toProblem(new Error('app.fetch failed'), false).body), {
+          status: 500,
+          headers: { 'content-type': problemType, 'x-content-type-options': 'nosniff' },
+        });
+      },
+    });
     this.#nativeServer = server;
     const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
     this.log.info(`Server listening at ${address} (${server.runtime}, app.fetch)`);

@@ -15,7 +15,9 @@ interface BunRuntime {
     port: number;
     hostname: string;
     fetch: FetchHandler;
-    maxRequestBodySize?: number;
+    maxRequestBodySize: number;
+    idleTimeout: number;
+    error: (error: unknown) => Response;
   }): BunServer;
 }
 
@@ -30,7 +32,7 @@ interface DenoRuntime {
       hostname: string;
       signal: AbortSignal;
       onListen: (address: { port: number }) => void;
-      onError?: (error: unknown) => Response;
+      onError: (error: unknown) => Response;
     },
     handler: FetchHandler,
   ): DenoServer;
@@ -44,22 +46,42 @@ export interface NativeServer {
   stop(force: boolean): Promise<void>;
 }
 
-export type NativeServe = (options: {
+export interface NativeServeOptions {
   port: number;
   host: string;
   fetch: FetchHandler;
-}) => Promise<NativeServer>;
+  /** The app's body limit: the runtime refuses much larger bodies before reading them. */
+  bodyLimit: number;
+  /** How long an idle keep-alive connection stays open, in ms (the app's `timeouts.keepAlive`). */
+  keepAlive: number;
+  /** The answer when app.fetch itself fails: a problem+json 500, never the runtime's own page. */
+  failed: (error: unknown) => Response;
+}
+
+export type NativeServe = (options: NativeServeOptions) => Promise<NativeServer>;
+
+/** Bun's own cap on a request body, which it buffers until the handler reads it. */
+const bunBodyCap = 128 * 1024 * 1024;
 
 /** The runtime's own server when this process runs on Bun or Deno; undefined on Node. */
 export function nativeServe(): NativeServe | undefined {
   const runtime = globalThis as { Bun?: BunRuntime; Deno?: DenoRuntime };
   const { Bun, Deno } = runtime;
   if (Bun !== undefined) {
-    return async ({ port, host, fetch }) => {
+    return async ({ port, host, fetch, bodyLimit, keepAlive, failed }) => {
       let server: BunServer;
       try {
-        // The app's own body limit answers 413; Bun's (128 MiB) would cut the connection first.
-        server = Bun.serve({ port, hostname: host, fetch, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+        server = Bun.serve({
+          port,
+          hostname: host,
+          fetch,
+          // The app's limit answers 413 as problem+json; Bun's cap stays for bodies far larger,
+          // which it would otherwise hold in memory unread (a 413 of its own answers them).
+          maxRequestBodySize: Math.max(bodyLimit, bunBodyCap),
+          // Seconds, at most 255: idle keep-alive connections outlive a load balancer's, as on Node.
+          idleTimeout: Math.min(255, Math.ceil(keepAlive / 1000)),
+          error: failed,
+        });
       } catch (error) {
         throw withCode(error);
       }
@@ -73,13 +95,19 @@ export function nativeServe(): NativeServe | undefined {
     };
   }
   if (Deno !== undefined) {
-    return async ({ port, host, fetch }) => {
+    return async ({ port, host, fetch, failed }) => {
       const abort = new AbortController();
       let server: DenoServer | undefined;
       const listening = new Promise<number>((resolve, reject) => {
         try {
           server = Deno.serve(
-            { port, hostname: host, signal: abort.signal, onListen: (address) => resolve(address.port) },
+            {
+              port,
+              hostname: host,
+              signal: abort.signal,
+              onListen: (address) => resolve(address.port),
+              onError: failed,
+            },
             fetch,
           );
         } catch (error) {

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/app.js';
+
+const notes = procedures('notes', {
+  createNote: procedure()
+    .input(z.object({ text: z.string() }))
+    .mutation(({ input }) => ({ id: '1', text: input.text })),
+});
+
+const streamOf = (chunks: Uint8Array[], fail?: Error) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      if (fail === undefined) controller.close();
+      else controller.error(fail);
+    },
+  });
+
+describe('app.fetch bodies a Request built in-process carries', () => {
+  it('answers 413 when the body is longer than its Content-Length says and than the limit', async () => {
+    const app = createApp({ logger: false, bodyLimit: 1024 }).mount([notes]);
+    const body = new TextEncoder().encode(JSON.stringify({ text: 'x'.repeat(4096) }));
+    const request = new Request('http://api.example/api/notes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '20' },
+      body: streamOf([body]),
+      duplex: 'half',
+    } as RequestInit);
+    const answer = await app.fetch(request);
+    expect(answer.status).toBe(413);
+    expect(await answer.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    await app.close();
+  });
+
+  it('answers 400 BAD_REQUEST, not 500, when the body cannot be read', async () => {
+    const app = createApp({ logger: false }).mount([notes]);
+    const request = new Request('http://api.example/api/notes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: streamOf([new TextEncoder().encode('{"text":')], new Error('client went away')),
+      duplex: 'half',
+    } as RequestInit);
+    const answer = await app.fetch(request);
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(await answer.json()).toMatchObject({ code: 'BAD_REQUEST' });
+    await app.close();
+  });
+});
