@@ -40,13 +40,17 @@ export class CodingChoice<C extends string> {
 }
 
 /**
- * Whether a body is large enough to compress: `size` (its UTF-8 byte length) is asked only when
+ * Whether a body is large enough to compress: `byteLength` (its UTF-8 length) is asked only when
  * its length alone cannot tell (a string's UTF-8 length is at least its length and at most three
  * times it).
  */
-export function worthCompressing(body: string, threshold: number, size: () => number): boolean {
+export function worthCompressing(
+  body: string,
+  threshold: number,
+  byteLength: (text: string) => number,
+): boolean {
   if (body.length * 3 < threshold) return false;
-  return body.length >= threshold || size() >= threshold;
+  return body.length >= threshold || byteLength(body) >= threshold;
 }
 
 /** The entity tag of an answer in `coding`: `"abc"` → `"abc-gzip"`. */

@@ -279,6 +279,7 @@ function parseJson(text: string): unknown {
 }
 
 const utf8 = new TextEncoder();
+const utf8Length = (text: string) => utf8.encode(text).byteLength;
 
 /** Whether a request carries a body: said by its headers, else by the runtime. */
 function sendsBody(headers: HeaderRecord, request: Request): boolean {
@@ -468,19 +469,14 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
     const { compression } = core;
     if (compression === undefined) return body;
-    let size = -1;
-    const measured = () => {
-      size = utf8.encode(body).byteLength;
-      return size;
-    };
-    if (!worthCompressing(body, compression.above, measured)) return body;
+    if (!worthCompressing(body, compression.above, utf8Length)) return body;
     appendVary(answer, 'accept-encoding');
     const coding = compression.codings.of(request.headers.get('accept-encoding'));
     if (coding === undefined) return body;
     answer['content-encoding'] = coding;
     const tag = answer.etag;
     if (tag !== undefined) answer.etag = taggedWithCoding(tag, coding);
-    return compression.encode(body, coding, size < 0 ? measured() : size) as BodyInit | Promise<BodyInit>;
+    return compression.encode(body, coding, utf8Length(body)) as BodyInit | Promise<BodyInit>;
   };
 
   return {

@@ -65,21 +65,17 @@ export function compressed(
   body: string,
   threshold: number,
 ): string | Buffer | Promise<Buffer> {
-  let size = -1;
-  const measured = () => {
-    size = Buffer.byteLength(body);
-    return size;
-  };
-  if (!worthCompressing(body, threshold, measured)) return body;
+  if (!worthCompressing(body, threshold, byteLength)) return body;
   varyOnCoding(reply);
   const coding = codings.of(request.headers['accept-encoding']);
   if (coding === undefined) return body;
-  if (size < 0) measured();
   reply.header('content-encoding', coding);
   const tag = reply.getHeader('etag');
   if (typeof tag === 'string') reply.header('etag', taggedWithCoding(tag, coding));
-  return encoded(body, coding, size);
+  return encoded(body, coding, Buffer.byteLength(body));
 }
+
+const byteLength = (text: string) => Buffer.byteLength(text);
 
 /** The codings the Node encoders write, for `Accept-Encoding` to choose among. */
 export const nodeCodings = codings;
