@@ -22,8 +22,10 @@ function installed(file: string): string {
 /** How the runtime runs the app's source: `proceed start` serves it there. */
 function command(): [string, string[]] {
   const start = [installed('proceedjs/bin/proceed.js'), 'start', 'src/app.ts', '--port', '0'];
-  if (runtime === 'bun') return [installed('.bin/bun'), start];
-  if (runtime === 'deno') return [installed('.bin/deno'), ['run', '--allow-all', ...start]];
+  // The runtimes' own executables, which their npm packages put there (no shell shim: Windows too).
+  const exe = process.platform === 'win32' ? '.exe' : '';
+  if (runtime === 'bun') return [installed('bun/bin/bun.exe'), start];
+  if (runtime === 'deno') return [installed(`deno/deno${exe}`), ['run', '--allow-all', ...start]];
   return [process.execPath, start];
 }
 
