@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { MountedRoute } from '../core/route-table.js';
 import { clientAddressResolver, peerAddressOf } from './client-address.js';
-import { clientKey } from './rate-limit.js';
+import { clientKey, RateLimits } from './rate-limit.js';
 
 describe('clientKey', () => {
   it('keeps IPv4, reads an IPv4-mapped IPv6 address as its IPv4, and groups IPv6 by /64', () => {
@@ -39,5 +40,34 @@ describe('the client address on a Fetch runtime', () => {
     expect(loopback('198.51.100.1', '203.0.113.7')).toBe('198.51.100.1');
     expect(clientAddressResolver(['10.0.0.0/8'])('10.1.2.3', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
     expect(loopback('127.0.0.1', null)).toBe('127.0.0.1');
+  });
+});
+
+describe('the in-memory counts', () => {
+  it('keep at most 100,000 clients: past that, the oldest window is forgotten first', () => {
+    const limits = new RateLimits(
+      {
+        log: { error: () => undefined, info: () => undefined },
+        onClose: () => undefined,
+        onReady: () => undefined,
+      },
+      {},
+    );
+    const route = {
+      method: 'POST',
+      path: '/api/auth/login',
+      definition: { rateLimits: [{ name: 'auth', max: 1, window: 60_000 }] },
+    } as unknown as MountedRoute;
+    const limiter = limits.limiterFor(route);
+    if (limiter === undefined) throw new Error('no limiter');
+    const check = (ip: string) => limiter.check(ip) as Record<string, string>;
+    const address = (index: number) => `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+    expect(check('192.0.2.1')['x-ratelimit-remaining']).toBe('0');
+    expect(() => check('192.0.2.1')).toThrow(/Too many requests/);
+    for (let index = 0; index < 100_000; index += 1) check(address(index));
+    // Its window went to make room: counted afresh, so let through.
+    expect(check('192.0.2.1')['x-ratelimit-remaining']).toBe('0');
+    // The newest windows are kept.
+    expect(() => check(address(99_999))).toThrow(/Too many requests/);
   });
 });

@@ -15,7 +15,7 @@ import type {
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
-import { ProceedConfigError, toProblem } from '../core/errors.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { replaysByKey } from '../core/idempotency.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
@@ -27,7 +27,7 @@ import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
-import { problemType } from '../http/problems.js';
+import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
@@ -585,8 +585,13 @@ export class App<TCtx extends object = object> {
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const host = options.host ?? '127.0.0.1';
     const address = await this.server.listen({ port: options.port ?? 3030, host, backlog: 4096 });
+    await this.#listening({ host, port: Number(new URL(address).port) }, options);
+    return address;
+  }
+
+  /** Tells the app's listeners where it listens (closing it if one fails), then takes the signals. */
+  async #listening(listening: Listening, options: ListenOptions): Promise<void> {
     try {
-      const listening = { host, port: Number(new URL(address).port) };
       for (const listener of this.#listeners) await listener(listening);
     } catch (error) {
       await this.close();
@@ -596,7 +601,6 @@ export class App<TCtx extends object = object> {
       this.#signalsInstalled = true;
       exitOnSignals(this.server, () => this.shutdown());
     }
-    return address;
   }
 
   #nativeServer: NativeServer | undefined;
@@ -614,26 +618,17 @@ export class App<TCtx extends object = object> {
       bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
       keepAlive: this.#keepAlive,
       failed: (error) => {
-        this.log.error({ err: error }, 'Unexpected error');
-        return new Response(JSON.stringify(toProblem(new Error('app.fetch failed'), false).body), {
-          status: 500,
-          headers: { 'content-type': problemType, 'x-content-type-options': 'nosniff' },
+        const problem = problemAnswer(error, {
+          exposeErrors: this.#options.exposeErrors ?? false,
+          log: this.log,
         });
+        return new Response(problem.body, { status: problem.status, headers: problem.headers });
       },
     });
     this.#nativeServer = server;
     const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
     this.log.info(`Server listening at ${address} (${server.runtime}, app.fetch)`);
-    try {
-      for (const listener of this.#listeners) await listener({ host, port: server.port });
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
-    if (options.handleSignals !== false && !this.#signalsInstalled) {
-      this.#signalsInstalled = true;
-      exitOnSignals(this.server, () => this.shutdown());
-    }
+    await this.#listening({ host, port: server.port }, options);
     return address;
   }
 

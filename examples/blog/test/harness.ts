@@ -247,99 +247,80 @@ export async function connect(origin: string, knownPasswords: readonly string[] 
  */
 export async function startBlog(engine: Engine, options: Partial<BlogOptions> = {}): Promise<BlogInstance> {
   const database = await engine.open();
-  const mail: BlogInstance['mail'] = [];
-  const mailer: Mailer = {
-    async sendPasswordReset(message) {
-      mail.push(message);
-    },
-  };
   const admin = options.admin ?? {
     email: uniqueEmail('admin'),
     password: `admin-${randomBytes(6).toString('hex')}`,
   };
   const secret = options.jwtSecret ?? testSecret();
-  const runtime = blogRuntime();
-  if (runtime !== undefined) {
-    // The blog opens its own database there: an embedded one in its process, or the server's.
-    await database.database?.close();
-    let started: RuntimeBlog;
-    try {
-      started = await startOnRuntime(runtime, {
-        databaseUrl: database.url,
-        jwtSecret: secret,
-        production: false,
-        authRateLimit: 100_000,
-        admin,
-        ...options,
-      });
-    } catch (error) {
-      await database.drop();
-      throw error;
-    }
-    let connection: Connection;
-    try {
-      connection = await connect(started.origin, [admin.password]);
-    } catch (error) {
-      await started.stop();
-      await database.drop();
-      throw error;
-    }
-    return {
-      ...connection,
-      mail: started.mail,
-      admin,
-      secret,
-      databaseUrl: database.url,
-      async close() {
-        try {
-          await started.stop();
-        } finally {
-          await database.drop();
-        }
-      },
-    };
-  }
-  let app: App<BlogContext>;
+  const settings: Partial<BlogOptions> = {
+    databaseUrl: database.url,
+    jwtSecret: secret,
+    production: false,
+    authRateLimit: 100_000,
+    admin,
+    ...options,
+  };
+  let started: RuntimeBlog;
   try {
-    app = await createBlogApp({
-      databaseUrl: database.url,
-      ...(database.database === undefined ? {} : { database: database.database }),
-      jwtSecret: secret,
-      production: false,
-      authRateLimit: 100_000,
-      logger: false,
-      mailer,
-      admin,
-      ...options,
-    });
+    started = await startServing(database, settings);
   } catch (error) {
     await database.drop();
     throw error;
   }
   let connection: Connection;
   try {
-    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
-    connection = await connect(origin, [admin.password]);
+    connection = await connect(started.origin, [admin.password]);
   } catch (error) {
-    await app.close();
+    await started.stop();
     await database.drop();
     throw error;
   }
-
   return {
     ...connection,
-    mail,
+    mail: started.mail,
     admin,
     secret,
     databaseUrl: database.url,
     async close() {
       try {
-        await app.close();
+        await started.stop();
       } finally {
         await database.drop();
       }
     },
   };
+}
+
+/** The blog listening on a free port: in this process, or on the runtime BLOG_RUNTIME names. */
+async function startServing(
+  database: Awaited<ReturnType<Engine['open']>>,
+  settings: Partial<BlogOptions>,
+): Promise<RuntimeBlog> {
+  const runtime = blogRuntime();
+  if (runtime !== undefined) {
+    // The blog opens its own database there: an embedded one in its process, or the server's.
+    await database.database?.close();
+    return startOnRuntime(runtime, settings);
+  }
+  const mail: RuntimeBlog['mail'] = [];
+  const mailer: Mailer = {
+    async sendPasswordReset(message) {
+      mail.push(message);
+    },
+  };
+  const app: App<BlogContext> = await createBlogApp({
+    ...(database.database === undefined ? {} : { database: database.database }),
+    logger: false,
+    mailer,
+    ...settings,
+  });
+  try {
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    return { origin, mail, stop: () => app.close() };
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
 }
 
 function collectPasswords(value: unknown, into: Set<string>): void {
