@@ -17,15 +17,29 @@ function hasDescription(json: JsonSchema): boolean {
 }
 
 /**
+ * fast-json-stringify's writer for a JSON Schema, or undefined where the runtime refuses to
+ * compile code from strings (Cloudflare Workers, while serving a request).
+ */
+function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefined {
+  try {
+    return fastJson(json as unknown as Parameters<typeof fastJson>[0]);
+  } catch (error) {
+    if (error instanceof EvalError) return undefined;
+    throw error;
+  }
+}
+
+/**
  * Compiles the serializer of an output schema. Schemas that describe themselves as JSON Schema
- * go through fast-json-stringify; others are validated (which strips unknown keys in every
- * common validator) and then written with `JSON.stringify`.
+ * go through fast-json-stringify; others (and every schema where code cannot be compiled) are
+ * validated, which strips undeclared keys in every common validator, and then written with
+ * `JSON.stringify`.
  */
 export function compileSerializer(schema: StandardSchemaV1 | undefined): Serializer {
   if (schema === undefined) return (value) => JSON.stringify(value ?? null);
   const json = toJsonSchema(schema, { io: 'output' });
-  if (hasDescription(json)) {
-    const stringify = fastJson(json as unknown as Parameters<typeof fastJson>[0]);
+  const stringify = hasDescription(json) ? compiledWriter(json) : undefined;
+  if (stringify !== undefined) {
     return (value) => {
       try {
         return stringify(value);

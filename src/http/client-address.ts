@@ -8,6 +8,7 @@
  * on Node (both on `proxy-addr`).
  */
 import proxyAddr from 'proxy-addr';
+import { onWorkers } from './runtime.js';
 
 /** What a runtime may pass as a fetch handler's second argument. */
 interface RuntimeArgument {
@@ -20,9 +21,6 @@ interface RuntimeArgument {
   /** `@hono/node-server`: the Node request. */
   incoming?: { socket?: { remoteAddress?: unknown } };
 }
-
-const onWorkers =
-  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers';
 
 /** The peer's address as the runtime reports it, or '' when it does not. */
 export function peerAddressOf(request: Request, runtime: unknown): string {

@@ -4,6 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp } from '../../test/fixtures/conformance-app.js';
@@ -19,7 +21,14 @@ type Send = (
   init?: { headers?: Record<string, string>; body?: string },
 ) => Promise<Answer>;
 
-const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: () => Promise<void> }> }> = [
+interface Target {
+  name: string;
+  /** Cloudflare Workers: no routes on app.server, and compression is Cloudflare's. */
+  workers?: boolean;
+  start: () => Promise<{ send: Send; close: () => Promise<void> }>;
+}
+
+const targets: Target[] = [
   {
     name: 'Node (Fastify, a real socket)',
     async start() {
@@ -64,20 +73,39 @@ const targets: Array<{ name: string; start: () => Promise<{ send: Send; close: (
   },
 ];
 
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
 /**
- * `app.fetch` served by another runtime (test/runtimes/serve.ts), from the runtime's npm
- * package in node_modules: a real socket, the runtime's own `Request` and `Response`.
+ * `app.fetch` served by another runtime, from the runtime's npm package in node_modules: a real
+ * socket, the runtime's own `Request` and `Response`. The runtime says where it listens in its
+ * output, which `address` reads.
  */
-function onRuntime(name: string, command: string, args: string[]) {
+function onRuntime(
+  name: string,
+  command: string,
+  args: (port: number) => string[],
+  address: RegExp = /\{"address":"([^"]+)"\}/,
+): Target {
   return {
     name,
     async start() {
       const child = spawn(
         fileURLToPath(new URL(`../../node_modules/.bin/${command}`, import.meta.url)),
-        args,
+        args(await freePort()),
         {
           cwd: fileURLToPath(new URL('../..', import.meta.url)),
           stdio: ['ignore', 'pipe', 'pipe'],
+          // Wrangler: no telemetry, no prompts, no update check over a network CI lacks.
+          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_UPDATE_NOTIFIER: '1' },
+          detached: true,
         },
       );
       let output = '';
@@ -88,10 +116,10 @@ function onRuntime(name: string, command: string, args: string[]) {
         );
         const read = (chunk: Buffer) => {
           output += chunk.toString();
-          const address = /\{"address":"([^"]+)"\}/.exec(output)?.[1];
-          if (address !== undefined) {
+          const origin = address.exec(output)?.[1];
+          if (origin !== undefined) {
             clearTimeout(timer);
-            resolve(address);
+            resolve(origin);
           }
         };
         child.stdout.on('data', read);
@@ -102,8 +130,10 @@ function onRuntime(name: string, command: string, args: string[]) {
       return {
         send: overSocket(origin),
         close: async () => {
-          child.kill('SIGTERM');
-          if (child.exitCode === null) await once(child, 'exit');
+          if (child.exitCode !== null) return;
+          // The whole group: wrangler runs workerd as a child of its own.
+          process.kill(-(child.pid as number), 'SIGTERM');
+          await once(child, 'exit');
         },
       };
     },
@@ -122,18 +152,38 @@ function overSocket(origin: string): Send {
 }
 
 targets.push(
-  onRuntime('Bun (app.fetch in Bun.serve)', 'bun', ['run', 'test/runtimes/serve.ts']),
-  onRuntime('Deno (app.fetch in Deno.serve)', 'deno', [
+  onRuntime('Bun (app.fetch in Bun.serve)', 'bun', () => ['run', 'test/runtimes/serve.ts']),
+  onRuntime('Deno (app.fetch in Deno.serve)', 'deno', () => [
     'run',
     '--allow-all',
     '--unstable-sloppy-imports',
     'test/runtimes/serve.ts',
   ]),
+  {
+    ...onRuntime(
+      'Cloudflare workerd (app.fetch as a Worker, wrangler dev)',
+      'wrangler',
+      (port) => [
+        'dev',
+        '--config',
+        'test/runtimes/wrangler.jsonc',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--inspector-port',
+        '0',
+        '--show-interactive-dev-session=false',
+      ],
+      /Ready on (http:\/\/[^\s]+)/,
+    ),
+    workers: true,
+  },
 );
 
 const json = { 'content-type': 'application/json' };
 
-describe.each(targets)('on $name', ({ start }) => {
+describe.each(targets)('on $name', ({ start, workers = false }) => {
   let send: Send;
   let close: () => Promise<void>;
   beforeAll(async () => {
@@ -272,39 +322,71 @@ describe.each(targets)('on $name', ({ start }) => {
     expectProblem(answer, 403, 'FORBIDDEN');
   });
 
-  it('gzips a large answer for a client that takes it, names the coding on its tag, and says Vary', async () => {
-    const gzipped = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'gzip' } });
-    expect(gzipped.status).toBe(200);
-    expect(gzipped.headers.get('content-encoding')).toBe('gzip');
-    expect(gzipped.headers.get('vary')).toBe('Origin, accept-encoding');
-    expect(gzipped.headers.get('etag')).toMatch(/^"[^"]+-gzip"$/);
-    expect(JSON.parse(gzipped.body)).toEqual({ id: 'long', text: 'long '.repeat(400) });
-    const plain = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'identity' } });
-    expect(plain.headers.get('content-encoding')).toBeNull();
-    expect(plain.headers.get('vary')).toBe('Origin, accept-encoding');
-    expect(`${plain.headers.get('etag')?.slice(0, -1)}-gzip"`).toBe(gzipped.headers.get('etag'));
-    const held = await send('GET', '/api/notes/long', {
-      headers: { 'accept-encoding': 'gzip', 'if-none-match': gzipped.headers.get('etag') ?? '' },
-    });
-    expect(held.status).toBe(304);
-    expect(held.headers.get('vary')).toBe('Origin, accept-encoding');
-    // Small answers are sent as they are, varying on Origin (CORS) only.
-    const small = await send('GET', '/api/notes/1', { headers: { 'accept-encoding': 'gzip' } });
-    expect(small.headers.get('content-encoding')).toBeNull();
-    expect(small.headers.get('vary')).toBe('Origin');
-  });
+  it.runIf(workers)(
+    'leaves compression to Cloudflare on Workers, which compresses on the way out',
+    async () => {
+      const answer = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'gzip' } });
+      expect(answer.status).toBe(200);
+      // The app's own answer: its tag names no coding and it varies on Origin alone. workerd then
+      // gzips it for this client, as Cloudflare's edge does.
+      expect(answer.headers.get('etag')).toMatch(/^"[0-9a-f]+"$/);
+      expect(answer.headers.get('vary')).toBe('Origin');
+      expect(answer.headers.get('content-encoding')).toBe('gzip');
+      expect(JSON.parse(answer.body)).toEqual({ id: 'long', text: 'long '.repeat(400) });
+    },
+  );
 
-  it('serves routes added on app.server beside the procedures, with the same request id', async () => {
-    const answer = await send('GET', '/raw/hello', { headers: { 'x-request-id': 'raw-1' } });
-    expect(answer.status).toBe(200);
-    expect(answer.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(answer.body).toBe('hello 127.0.0.1');
-    expect(answer.headers.get('x-request-id')).toBe('raw-1');
-    expect(answer.headers.get('x-seen-id')).toBe('raw-1');
-    const refused = await send('DELETE', '/raw/hello');
-    expectProblem(refused, 405, 'METHOD_NOT_ALLOWED');
-    expect(refused.headers.get('allow')).toBe('GET, HEAD');
-  });
+  it.skipIf(workers)(
+    'gzips a large answer for a client that takes it, names the coding on its tag, and says Vary',
+    async () => {
+      const gzipped = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'gzip' } });
+      expect(gzipped.status).toBe(200);
+      expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+      expect(gzipped.headers.get('vary')).toBe('Origin, accept-encoding');
+      expect(gzipped.headers.get('etag')).toMatch(/^"[^"]+-gzip"$/);
+      expect(JSON.parse(gzipped.body)).toEqual({ id: 'long', text: 'long '.repeat(400) });
+      const plain = await send('GET', '/api/notes/long', { headers: { 'accept-encoding': 'identity' } });
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(plain.headers.get('vary')).toBe('Origin, accept-encoding');
+      expect(`${plain.headers.get('etag')?.slice(0, -1)}-gzip"`).toBe(gzipped.headers.get('etag'));
+      const held = await send('GET', '/api/notes/long', {
+        headers: { 'accept-encoding': 'gzip', 'if-none-match': gzipped.headers.get('etag') ?? '' },
+      });
+      expect(held.status).toBe(304);
+      expect(held.headers.get('vary')).toBe('Origin, accept-encoding');
+      // Small answers are sent as they are, varying on Origin (CORS) only.
+      const small = await send('GET', '/api/notes/1', { headers: { 'accept-encoding': 'gzip' } });
+      expect(small.headers.get('content-encoding')).toBeNull();
+      expect(small.headers.get('vary')).toBe('Origin');
+    },
+  );
+
+  it.runIf(workers)(
+    'refuses routes on app.server and app.listen on Workers, where Fastify cannot run',
+    async () => {
+      const refusals = JSON.parse((await send('GET', '/refusals')).body) as string[];
+      expect(refusals).toEqual([
+        expect.stringMatching(/^The route GET \/raw\/hello on app.server needs the app's Fastify server/),
+        expect.stringMatching(/^app.listen\(\) on Cloudflare Workers/),
+      ]);
+      expectProblem(await send('GET', '/raw/hello'), 404, 'ROUTE_NOT_FOUND');
+    },
+  );
+
+  it.skipIf(workers)(
+    'serves routes added on app.server beside the procedures, with the same request id',
+    async () => {
+      const answer = await send('GET', '/raw/hello', { headers: { 'x-request-id': 'raw-1' } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(answer.body).toBe('hello 127.0.0.1');
+      expect(answer.headers.get('x-request-id')).toBe('raw-1');
+      expect(answer.headers.get('x-seen-id')).toBe('raw-1');
+      const refused = await send('DELETE', '/raw/hello');
+      expectProblem(refused, 405, 'METHOD_NOT_ALLOWED');
+      expect(refused.headers.get('allow')).toBe('GET, HEAD');
+    },
+  );
 
   it('answers a CORS preflight for a method the path takes, and names the allowed origin on answers', async () => {
     const site = 'https://app.example';

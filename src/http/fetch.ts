@@ -5,7 +5,6 @@
  * this module only reads a `Request` and writes a `Response`; the rules live beside it in
  * `src/http/` and `src/core/`.
  */
-import FindMyWay from 'find-my-way';
 import { ProceedError } from '../core/errors.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
@@ -21,6 +20,7 @@ import { routeMethods, unmatchedProblem } from './not-found.js';
 import { problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
+import { Router } from './router.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -288,16 +288,13 @@ function sendsBody(headers: HeaderRecord, request: Request): boolean {
   return headers['transfer-encoding'] !== undefined || request.body !== null;
 }
 
-/** The router holds each route's handler in its store; it calls nothing itself. */
-const noop = () => undefined;
-
 /** Builds the handler once the app is ready; every request then costs a lookup and the route. */
 export function createFetchHandler(
   core: FetchCore,
 ): (request: Request, runtime?: unknown) => Promise<Response> {
   const clientAddress = clientAddressResolver(core.trustProxy);
   // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
-  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
+  const router = new Router<RouteHandler>();
   let count = 0;
   const requestIdOf = (headers: Headers): string => {
     if (!core.requestIds) return String(++count);
@@ -320,8 +317,7 @@ export function createFetchHandler(
 
   for (const route of core.routes) {
     const handler = procedureHandler(core, route);
-    router.on(route.method, route.path, noop, handler);
-    if (route.method === 'GET') router.on('HEAD', route.path, noop, handler);
+    router.on(route.method === 'GET' ? ['GET', 'HEAD'] : route.method, route.path, handler);
   }
   for (const prefix of core.prefixes) {
     const json = { 'content-type': jsonType, 'x-content-type-options': 'nosniff' };
@@ -340,15 +336,15 @@ export function createFetchHandler(
       observed: { procedure: undefined, path: `${prefix}/health/live` },
       serve: async ({ id }) => new Response(healthyBody, { headers: withId(json, id, core.requestIds) }),
     };
-    router.on(['GET', 'HEAD'], `${prefix}/health`, noop, ready);
-    router.on(['GET', 'HEAD'], `${prefix}/health/live`, noop, liveness);
+    router.on(['GET', 'HEAD'], `${prefix}/health`, ready);
+    router.on(['GET', 'HEAD'], `${prefix}/health/live`, liveness);
   }
 
   const unmatched = (method: string, path: string): ProceedError =>
     unmatchedProblem(
       method,
       path,
-      (each) => router.find(each as 'GET', path) !== null || core.otherRoutes.has(each, path),
+      (each) => router.find(each, path) !== null || core.otherRoutes.has(each, path),
     );
 
   const other: RouteHandler = {
@@ -385,7 +381,7 @@ export function createFetchHandler(
               ),
             )
           : undefined;
-      const found = preflight === undefined ? router.find(request.method as 'GET', path) : null;
+      const found = preflight === undefined ? router.find(request.method, path) : null;
       let handler: RouteHandler;
       if (preflight !== undefined) {
         handler = {
@@ -395,7 +391,7 @@ export function createFetchHandler(
       } else if (found !== null) {
         for (const value of Object.values(found.params))
           if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
-        handler = found.store as RouteHandler;
+        handler = found.handler;
         exchange.params = found.params;
       } else if (decodes(path) && core.otherRoutes.has(request.method, path)) {
         handler = other;

@@ -29,6 +29,7 @@ import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/e
 import { createFetchHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
+import { onWorkers } from '../http/runtime.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -138,6 +139,20 @@ function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHa
   ];
 }
 
+/** The refusal of what needs Fastify running, which Cloudflare Workers cannot host. */
+export function fastifyOnWorkers(what: string): ProceedConfigError {
+  return new ProceedConfigError(
+    `${what} needs the app's Fastify server, which does not run on Cloudflare Workers (Workers refuse the code Fastify compiles); there, procedures and health checks serve through app.fetch (docs/deployment.md, "Cloudflare Workers")`,
+  );
+}
+
+/** On Workers, a route added on `app.server` is refused where it is added, not lost. */
+function refuseFastifyRoutes(server: FastifyInstance): void {
+  server.addHook('onRoute', (route) => {
+    throw fastifyOnWorkers(`The route ${String(route.method)} ${route.url} on app.server`);
+  });
+}
+
 const observedRoute = Symbol('proceed.observedRoute');
 
 /** The request's route as observers see it, made once per route. */
@@ -181,6 +196,9 @@ export class App<TCtx extends object = object> {
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
+  /** On Workers, where Fastify never starts, what its onReady and onClose hooks would run. */
+  readonly #workersReady: Array<() => MaybePromise<void>> = [];
+  readonly #workersClose: Array<() => MaybePromise<void>> = [];
 
   constructor(options: AppOptions<TCtx> = {}) {
     checkAppOptions(options);
@@ -205,22 +223,23 @@ export class App<TCtx extends object = object> {
         sendProblem(error, request, reply, exposeErrors, requestIds),
       clientErrorHandler: answerClientError,
     });
+    if (onWorkers) refuseFastifyRoutes(this.server);
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
     if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
     this.#methods = methods;
     this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
-    if (this.#cors !== undefined) registerCors(this.server, this.#cors, methods);
+    if (this.#cors !== undefined && !onWorkers) registerCors(this.server, this.#cors, methods);
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
-    this.#compressAbove = compressionThreshold(options.compression);
+    // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
+    this.#compressAbove = onWorkers ? undefined : compressionThreshold(options.compression);
     this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
     this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
-    const server = this.server;
     this.#rateLimits = new RateLimits(
       {
-        log: server.log,
-        onClose: (task) => server.addHook('onClose', async () => task()),
-        onReady: (task) => server.addHook('onReady', async () => task()),
+        log: this.server.log,
+        onClose: (task) => this.#whenClosed(task),
+        onReady: (task) => this.#whenReady(task),
       },
       options.rateLimit,
     );
@@ -230,25 +249,40 @@ export class App<TCtx extends object = object> {
     this.server.setNotFoundHandler((request, reply) =>
       sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
     );
-    this.server.addHook('onReady', async () => {
-      this.#ready = true;
-      // Tags are hashed on every GET unless turned off; versioned answers keep theirs anyway.
-      if (
-        (this.#options.entityTags ?? true) ||
-        this.routes.some((route) => route.definition.versioning !== undefined)
-      )
-        await entityTagsReady();
-      this.#refuseGuardsWithoutUser();
-      if (this.#idempotency !== undefined) return;
-      const needy = this.routes.filter((route) => route.definition.idempotent);
-      if (needy.length > 0)
-        throw new ProceedConfigError(
-          `${needy.map((route) => `${route.collection}.${route.name}`).join(', ')} ${needy.length === 1 ? 'is' : 'are'} .idempotent(), but the app has no idempotency store: register idempotencyPlugin from proceedjs/idempotency`,
-        );
-    });
-    this.server.addHook('onClose', async () => {
+    this.#whenReady(() => this.#prepare());
+    this.#whenClosed(async () => {
       for (const close of this.#closers.reverse()) await close();
     });
+  }
+
+  /** Runs `task` as the app gets ready: in Fastify's onReady, or on Workers before the first request. */
+  #whenReady(task: () => MaybePromise<void>): void {
+    if (onWorkers) this.#workersReady.push(task);
+    else this.server.addHook('onReady', async () => task());
+  }
+
+  /** Runs `task` as the app closes: in Fastify's onClose, or on Workers in {@link App.close}. */
+  #whenClosed(task: () => MaybePromise<void>): void {
+    if (onWorkers) this.#workersClose.push(task);
+    else this.server.addHook('onClose', async () => task());
+  }
+
+  /** The app's own checks and preparations, once every plugin is loaded. */
+  async #prepare(): Promise<void> {
+    this.#ready = true;
+    // Tags are hashed on every GET unless turned off; versioned answers keep theirs anyway.
+    if (
+      (this.#options.entityTags ?? true) ||
+      this.routes.some((route) => route.definition.versioning !== undefined)
+    )
+      await entityTagsReady();
+    this.#refuseGuardsWithoutUser();
+    if (this.#idempotency !== undefined) return;
+    const needy = this.routes.filter((route) => route.definition.idempotent);
+    if (needy.length > 0)
+      throw new ProceedConfigError(
+        `${needy.map((route) => `${route.collection}.${route.name}`).join(', ')} ${needy.length === 1 ? 'is' : 'are'} .idempotent(), but the app has no idempotency store: register idempotencyPlugin from proceedjs/idempotency`,
+      );
   }
 
   #fetchHandler: Promise<(request: Request, runtime?: unknown) => Promise<Response>> | undefined;
@@ -277,7 +311,8 @@ export class App<TCtx extends object = object> {
   }
 
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
-    await this.server.ready();
+    if (onWorkers) for (const task of this.#workersReady.splice(0)) await task();
+    else await this.server.ready();
     const options = this.#options;
     const observers = this.#observers;
     const log = this.server.log;
@@ -431,6 +466,8 @@ export class App<TCtx extends object = object> {
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
     const hooks = plan.routes.map((route) => rateLimitHooks(this.#rateLimits.limiterFor(route)));
     plan.commit();
+    // On Workers, app.fetch serves the route table alone: Fastify never starts there.
+    if (onWorkers) return this;
     if (plan.newHealth)
       registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
     plan.routes.forEach((route, index) => {
@@ -563,13 +600,15 @@ export class App<TCtx extends object = object> {
     return this;
   }
 
-  /** Waits until every plugin is loaded; `inject` and `listen` call it for you. */
+  /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
-    await this.server.ready();
+    if (onWorkers) await this.#fetchHandlerPromise();
+    else await this.server.ready();
   }
 
-  /** Sends a request without a socket (tests). */
+  /** Sends a request without a socket (tests). On Workers, send a `Request` to `app.fetch`. */
   inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
+    if (onWorkers) return Promise.reject(fastifyOnWorkers('app.inject()'));
     return this.server.inject(request);
   }
 
@@ -579,6 +618,10 @@ export class App<TCtx extends object = object> {
    * "Fetch runtimes").
    */
   async listen(options: ListenOptions = {}): Promise<string> {
+    if (onWorkers)
+      throw new ProceedConfigError(
+        "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
+      );
     const native = nativeServe();
     if (native !== undefined) return this.#listenNatively(native, options);
     await this.server.ready();
@@ -651,6 +694,11 @@ export class App<TCtx extends object = object> {
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
   async close(): Promise<void> {
+    if (onWorkers) {
+      this.#lifecycle.phase = 'closing';
+      for (const task of this.#workersClose.splice(0)) await task();
+      return;
+    }
     const timeout = this.#options.shutdownTimeout ?? 10_000;
     const native = this.#nativeServer;
     if (native !== undefined) {

@@ -1,9 +1,11 @@
 /** The Fastify instance under an app: its options and its one body format, JSON. */
 
+import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { ServerTimeouts } from '../config/server.js';
 import { forbiddenKeyIn } from '../http/json.js';
+import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
@@ -39,8 +41,19 @@ export interface FastifySettings {
  */
 const timeoutCheckInterval = 1000;
 
+/**
+ * workerd's `diagnostics_channel` answers `hasSubscribers` with a method, which is always truthy,
+ * and refuses `publish` in a module's global scope, where a Worker creates its app: Fastify would
+ * announce every new instance there and fail. Nothing on Workers can subscribe to that
+ * announcement before it is made, so it is switched off.
+ */
+function quietInitialization(): void {
+  Object.defineProperty(diagnostics.channel('fastify.initialization'), 'hasSubscribers', { value: false });
+}
+
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
+  if (onWorkers) quietInitialization();
   const requestLog = new OneLinePerRequest();
   const server = Fastify<RawServerDefault>({
     ...settings.logger,
@@ -60,7 +73,10 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Errors before there is a request at all: malformed HTTP, headers too large, timeouts.
     clientErrorHandler: settings.clientErrorHandler,
     forceCloseConnections: 'idle',
-    http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval },
+    // Workers have no sockets (app.fetch serves there) and refuse Node's socket options.
+    ...(onWorkers
+      ? {}
+      : { http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval } }),
     requestTimeout: timeouts.request,
     keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyServerOptions } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
+import { onWorkers } from '../http/runtime.js';
 import { batchedStandardOutput } from './request-log.js';
 
 /** Where and how much to log. */
@@ -62,6 +63,8 @@ function prettyPrinter(): string | undefined {
   return undefined;
 }
 
+const consoleLines = { write: (line: string) => console.log(line.trimEnd()) };
+
 /** Logger options for Fastify: structured JSON in production, readable lines in a terminal. */
 export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyServerOptions, 'logger'> {
   if (setting === false) return { logger: false };
@@ -69,6 +72,8 @@ export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyS
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const serializers = { err: serializeError };
   if (options.stream !== undefined) return { logger: { level, serializers, stream: options.stream } };
+  // Workers have no standard output: a Worker's log is what it passes to console.
+  if (onWorkers) return { logger: { level, serializers, stream: consoleLines } };
   const wanted = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
   const printer = wanted ? prettyPrinter() : undefined;
   if (options.pretty === true && printer === undefined) {

@@ -17,13 +17,8 @@ function mix(half: number, key: number): number {
 /** Six hex digits of a 24-bit number. */
 const hex24 = (value: number) => (0x1000000 + value).toString(16).slice(1);
 
-/**
- * A new request id, unique to this request: a UUID of version 8 ("custom", RFC 9562) made of a
- * random prefix drawn once per process and the process's request count, passed through a keyed
- * permutation of 48 bits (four Feistel rounds), so that ids neither repeat across instances nor
- * step visibly from one request to the next.
- */
-export const newRequestId: () => string = (() => {
+/** The process's generator of ids: random keys drawn once, then a count. */
+function idGenerator(): () => string {
   const random = randomBytes(28);
   const hex = random.toString('hex');
   const variant = (8 | ((random[15] as number) & 3)).toString(16);
@@ -48,4 +43,18 @@ export const newRequestId: () => string = (() => {
     right ^= mix(left, k3);
     return prefix + hex24(left) + hex24(right);
   };
-})();
+}
+
+let next: (() => string) | undefined;
+
+/**
+ * A new request id, unique to this request: a UUID of version 8 ("custom", RFC 9562) made of a
+ * random prefix drawn once per process and the process's request count, passed through a keyed
+ * permutation of 48 bits (four Feistel rounds), so that ids neither repeat across instances nor
+ * step visibly from one request to the next. The randomness is drawn at the first request, not
+ * at import: Cloudflare Workers refuse random values in a module's global scope.
+ */
+export function newRequestId(): string {
+  next ??= idGenerator();
+  return next();
+}

@@ -1,0 +1,93 @@
+import fc from 'fast-check';
+import FindMyWay from 'find-my-way';
+import { describe, expect, it } from 'vitest';
+import { Router } from './router.js';
+
+describe('Router', () => {
+  const router = new Router<string>();
+  router.on(['GET', 'HEAD'], '/api/posts', 'list');
+  router.on('POST', '/api/posts', 'create');
+  router.on(['GET', 'HEAD'], '/api/posts/:id', 'get');
+  router.on(['GET', 'HEAD'], '/api/posts/drafts', 'drafts');
+  router.on('POST', '/api/posts/:id/publish', 'publish');
+  router.on(['GET', 'HEAD'], '/api/posts/drafts/count', 'count');
+  router.on(['GET', 'HEAD'], '/', 'root');
+
+  it('matches literals, methods and parameters', () => {
+    expect(router.find('GET', '/api/posts')).toEqual({ handler: 'list', params: {} });
+    expect(router.find('POST', '/api/posts')?.handler).toBe('create');
+    expect(router.find('HEAD', '/api/posts/7')).toEqual({ handler: 'get', params: { id: '7' } });
+    expect(router.find('DELETE', '/api/posts/7')).toBeNull();
+    expect(router.find('GET', '/')).toEqual({ handler: 'root', params: {} });
+  });
+
+  it('prefers a literal segment, and backs up to a parameter when the literal branch has no route', () => {
+    expect(router.find('GET', '/api/posts/drafts')?.handler).toBe('drafts');
+    expect(router.find('POST', '/api/posts/drafts/publish')).toEqual({
+      handler: 'publish',
+      params: { id: 'drafts' },
+    });
+    expect(router.find('GET', '/api/posts/drafts/count')?.handler).toBe('count');
+  });
+
+  it('ignores one trailing slash; an empty segment matches no literal but is an empty parameter', () => {
+    expect(router.find('GET', '/api/posts/')?.handler).toBe('list');
+    expect(router.find('GET', '/api//posts')).toBeNull();
+    expect(router.find('GET', '/api/posts//')).toEqual({ handler: 'get', params: { id: '' } });
+  });
+
+  it('decodes parameters and literals, and finds nothing where the encoding is broken', () => {
+    expect(router.find('GET', '/api/posts/a%2Fb%20c')?.params).toEqual({ id: 'a/b c' });
+    expect(router.find('GET', '/api/p%6Fsts')?.handler).toBe('list');
+    expect(router.find('GET', '/api/posts/%zz')).toBeNull();
+  });
+
+  it('refuses the same route twice, and two names for one parameter', () => {
+    expect(() => router.on('GET', '/api/posts', 'again')).toThrow('GET /api/posts is routed twice');
+    expect(() => router.on('PUT', '/api/posts/:slug', 'x')).toThrow(':slug is :id');
+  });
+
+  it('matches as find-my-way, which Fastify routes with on Node, does', () => {
+    const literal = fc.constantFrom('a', 'b', 'posts', 'x.y', 'drafts');
+    const pattern = fc.array(fc.oneof(literal, fc.constantFrom(':id', ':other')), {
+      minLength: 1,
+      maxLength: 4,
+    });
+    const requestSegment = fc.oneof(
+      literal,
+      fc.constantFrom('%61', 'p%6Fsts', '7', 'a%2Fb', '%C3%A9', 'x%20y', '', '%25'),
+    );
+    const requestPath = fc
+      .tuple(fc.array(requestSegment, { minLength: 1, maxLength: 5 }), fc.boolean())
+      .map(([segments, slash]) => `/${segments.join('/')}${slash ? '/' : ''}`);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(pattern, { maxLength: 6, selector: (each) => each.join('/') }),
+        requestPath,
+        (patterns, path) => {
+          const ours = new Router<number>();
+          const theirs = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
+          const routed = new Set<string>();
+          patterns.forEach((segments, index) => {
+            // One name per parameter position, as Proceed's paths have; the same shape only once.
+            const named = segments.map((segment, at) => (segment.startsWith(':') ? `:p${at}` : segment));
+            const route = `/${named.join('/')}`;
+            if (routed.has(route)) return;
+            routed.add(route);
+            ours.on('GET', route, index);
+            theirs.on('GET', route, () => undefined, { index });
+          });
+          const expected = theirs.find('GET', path);
+          const found = ours.find('GET', path);
+          if (expected === null) expect(found).toBeNull();
+          else
+            expect(found).toEqual({
+              handler: (expected.store as { index: number }).index,
+              params: { ...expected.params },
+            });
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * The router of `app.fetch`: a tree of path segments. Proceed's paths are made of literal
+ * segments (`[A-Za-z0-9._~-]`) and whole-segment `:params` (src/core/naming.ts), so matching is
+ * a walk down the segments, literals before parameters, backing up when a branch ends without a
+ * route. It matches as Fastify's router does on Node (one trailing slash ignored, an empty
+ * segment matching no literal but binding a parameter to '', parameters percent-decoded) and generates no code: Cloudflare
+ * Workers refuse `new Function`, which find-my-way compiles every route with
+ * (docs/architecture.md, "One HTTP core").
+ */
+
+interface Node<T> {
+  readonly literals: Map<string, Node<T>>;
+  /** The child that takes any segment (an empty one too, as on Node), and the name it binds. */
+  param: { name: string; node: Node<T> } | undefined;
+  readonly handlers: Map<string, T>;
+}
+
+const newNode = <T>(): Node<T> => ({ literals: new Map(), param: undefined, handlers: new Map() });
+
+export interface Match<T> {
+  readonly handler: T;
+  readonly params: Record<string, string>;
+}
+
+/** A segment percent-decoded, or undefined where its encoding is broken. */
+function decoded(segment: string): string | undefined {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export class Router<T> {
+  readonly #root: Node<T> = newNode();
+  /** Routes without parameters by their whole path: most requests are found in one lookup. */
+  readonly #literalPaths = new Map<string, Map<string, T>>();
+
+  /** Adds a route; the same method on the same path twice is a mistake of the caller. */
+  on(methods: string | readonly string[], path: string, handler: T): void {
+    let node = this.#root;
+    for (const segment of path === '/' ? [''] : path.slice(1).split('/')) {
+      if (segment.startsWith(':')) {
+        const name = segment.slice(1);
+        if (node.param !== undefined && node.param.name !== name)
+          throw new Error(`${path}: the parameter :${name} is :${node.param.name} on another route`);
+        node.param ??= { name, node: newNode() };
+        node = node.param.node;
+      } else {
+        let next = node.literals.get(segment);
+        if (next === undefined) {
+          next = newNode();
+          node.literals.set(segment, next);
+        }
+        node = next;
+      }
+    }
+    for (const method of typeof methods === 'string' ? [methods] : methods) {
+      if (node.handlers.has(method)) throw new Error(`${method} ${path} is routed twice`);
+      node.handlers.set(method, handler);
+    }
+    if (!path.includes(':')) this.#literalPaths.set(path, node.handlers);
+  }
+
+  /** The route for a method and a path (without its query), or null. */
+  find(method: string, path: string): Match<T> | null {
+    // One trailing slash is ignored: `/posts/` is `/posts`.
+    const whole = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    if (!whole.includes('%')) {
+      // A route of literals alone wins over parameters, as the walk would find it first.
+      const handler = this.#literalPaths.get(whole)?.get(method);
+      if (handler !== undefined) return { handler, params: {} };
+    }
+    const names: string[] = [];
+    const values: string[] = [];
+    const handler = this.#walk(this.#root, whole, 1, method, names, values);
+    if (handler === undefined) return null;
+    const params: Record<string, string> = {};
+    for (let index = 0; index < names.length; index++)
+      params[names[index] as string] = values[index] as string;
+    return { handler, params };
+  }
+
+  /** The handler below `node` for the rest of `path` from `at` (just past a '/'). */
+  #walk(
+    node: Node<T>,
+    path: string,
+    at: number,
+    method: string,
+    names: string[],
+    values: string[],
+  ): T | undefined {
+    const slash = path.indexOf('/', at);
+    const end = slash === -1 ? path.length : slash;
+    const text = decoded(path.slice(at, end));
+    if (text === undefined) return undefined;
+    const literal = node.literals.get(text);
+    if (literal !== undefined) {
+      const found =
+        slash === -1
+          ? literal.handlers.get(method)
+          : this.#walk(literal, path, end + 1, method, names, values);
+      if (found !== undefined) return found;
+    }
+    const param = node.param;
+    if (param === undefined) return undefined;
+    names.push(param.name);
+    values.push(text);
+    const found =
+      slash === -1
+        ? param.node.handlers.get(method)
+        : this.#walk(param.node, path, end + 1, method, names, values);
+    if (found !== undefined) return found;
+    names.pop();
+    values.pop();
+    return undefined;
+  }
+}
