@@ -32,7 +32,7 @@ const targets: Target[] = [
   {
     name: 'Node (Fastify, a real socket)',
     async start() {
-      const app = buildConformanceApp();
+      const app = await buildConformanceApp();
       const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
       return {
         send: async (method, path, init = {}) => {
@@ -50,7 +50,7 @@ const targets: Target[] = [
   {
     name: 'app.fetch',
     async start() {
-      const app = buildConformanceApp();
+      const app = await buildConformanceApp();
       return {
         send: async (method, path, init = {}) => {
           const request = new Request(`http://api.example${path}`, {
@@ -362,12 +362,16 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
   );
 
   it.runIf(workers)(
-    'refuses routes on app.server and app.listen on Workers, where Fastify cannot run',
+    'refuses routes on app.server, app.listen, the docs UI and the metrics port on Workers',
     async () => {
       const refusals = JSON.parse((await send('GET', '/refusals')).body) as string[];
       expect(refusals).toEqual([
         expect.stringMatching(/^The route GET \/raw\/hello on app.server needs the app's Fastify server/),
         expect.stringMatching(/^app.listen\(\) on Cloudflare Workers/),
+        expect.stringMatching(/^docsPlugin serves the docs UI from the app's Fastify server/),
+        expect.stringMatching(
+          /^metricsPlugin serves \/metrics on a port of its own, which Cloudflare Workers cannot run/,
+        ),
       ]);
       expectProblem(await send('GET', '/raw/hello'), 404, 'ROUTE_NOT_FOUND');
     },
@@ -427,6 +431,76 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
     expectProblem(limited, 429, 'RATE_LIMITED');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('pages with a cursor both ways, each item through the public view', async () => {
+    const first = await send('GET', '/api/entries?limit=2');
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.body)).toEqual({
+      data: [
+        { id: 'e05', title: 'entry e05' },
+        { id: 'e04', title: 'entry e04' },
+      ],
+      nextCursor: 'e04',
+      prevCursor: 'e05',
+    });
+    const next = JSON.parse((await send('GET', '/api/entries?limit=2&cursor=e04')).body);
+    expect(next.data.map((entry: { id: string }) => entry.id)).toEqual(['e03', 'e02']);
+    const back = JSON.parse((await send('GET', '/api/entries?limit=2&cursor=e03&direction=backward')).body);
+    expect(back.data.map((entry: { id: string }) => entry.id)).toEqual(['e05', 'e04']);
+    expectProblem(await send('GET', '/api/entries?limit=1000'), 400, 'VALIDATION_FAILED');
+  });
+
+  it('signs callers in with a bearer token, answers each at its view, and refuses a bad token', async () => {
+    const { accessToken } = JSON.parse(
+      (await send('POST', '/api/session', { headers: json, body: '{"name":"ada"}' })).body,
+    );
+    const anonymous = await send('GET', '/api/entries/e01');
+    expect(JSON.parse(anonymous.body)).toEqual({ id: 'e01', title: 'entry e01' });
+    const signedIn = await send('GET', '/api/entries/e01', {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    expect(JSON.parse(signedIn.body)).toEqual({
+      id: 'e01',
+      title: 'entry e01',
+      note: 'note of e01',
+      author: 'ada',
+    });
+    const forged = await send('GET', '/api/entries/e01', {
+      headers: { authorization: 'Bearer not.a.token' },
+    });
+    expectProblem(forged, 401, 'INVALID_TOKEN');
+    expect(forged.headers.get('www-authenticate')).toBe('Bearer');
+    expectProblem(
+      await send('POST', '/api/entries', { headers: json, body: '{"title":"x"}' }),
+      401,
+      'UNAUTHENTICATED',
+    );
+  });
+
+  it('replays a create sent again with its Idempotency-Key, and refuses the key for another body', async () => {
+    const { accessToken } = JSON.parse(
+      (await send('POST', '/api/session', { headers: json, body: '{"name":"bob"}' })).body,
+    );
+    const headers = {
+      ...json,
+      authorization: `Bearer ${accessToken}`,
+      'idempotency-key': 'conformance-key-1',
+    };
+    const first = await send('POST', '/api/entries', { headers, body: '{"title":"once"}' });
+    expect(first.status).toBe(201);
+    expect(JSON.parse(first.body)).toEqual({ id: 'e06', title: 'once', note: '', author: 'bob' });
+    const again = await send('POST', '/api/entries', { headers, body: '{"title":"once"}' });
+    expect(again.status).toBe(201);
+    expect(again.body).toBe(first.body);
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expectProblem(
+      await send('POST', '/api/entries', { headers, body: '{"title":"twice"}' }),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(JSON.parse((await send('GET', '/api/entries?limit=10')).body).data).toHaveLength(6);
   });
 
   it('serves readiness and liveness under the prefix', async () => {

@@ -29,7 +29,7 @@ import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/e
 import { createFetchHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
-import { onWorkers } from '../http/runtime.js';
+import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -139,12 +139,8 @@ function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHa
   ];
 }
 
-/** The refusal of what needs Fastify running, which Cloudflare Workers cannot host. */
-export function fastifyOnWorkers(what: string): ProceedConfigError {
-  return new ProceedConfigError(
-    `${what} needs the app's Fastify server, which does not run on Cloudflare Workers (Workers refuse the code Fastify compiles); there, procedures and health checks serve through app.fetch (docs/deployment.md, "Cloudflare Workers")`,
-  );
-}
+/** The refusal of what needs Fastify running: Workers refuse the code Fastify compiles. */
+const fastifyOnWorkers = (what: string) => refusedOnWorkers(what, "needs the app's Fastify server");
 
 /** On Workers, a route added on `app.server` is refused where it is added, not lost. */
 function refuseFastifyRoutes(server: FastifyInstance): void {

@@ -13,7 +13,7 @@ interface DenoRuntime {
   serve: unknown;
 }
 
-const app = buildConformanceApp();
+const app = await buildConformanceApp();
 const runtime = globalThis as { Bun?: BunRuntime; Deno?: DenoRuntime };
 const announce = (origin: string) => console.log(JSON.stringify({ address: origin }));
 if (runtime.Bun !== undefined) {
