@@ -102,6 +102,35 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('scaffolds a Cloudflare Worker that passes its tests, serving under wrangler dev, and bundles for deploy', {
+    timeout: 300_000,
+  }, async () => {
+    const [framework, scaffolder] = await packed();
+    await succeed(scratch, 'npm', [
+      'exec',
+      '--yes',
+      `--package=${scaffolder.tarball}`,
+      '--',
+      'create-proceed',
+      'on-workers',
+      '--runtime',
+      'workers',
+      '--proceed',
+      framework.tarball,
+    ]);
+    const app = join(scratch, 'on-workers');
+    const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+    expect(installed).not.toContain('EBADENGINE');
+    // Its serve test runs the Worker on workerd under wrangler dev, over a socket.
+    const tested = stripVTControlCharacters(await succeed(app, 'npm', ['test']));
+    expect(tested).toMatch(/Tests\s+3 passed/);
+    expect(tested).toContain('listens on workers, answers over HTTP');
+    await succeed(app, 'npm', ['run', 'typecheck']);
+    // What `npm run deploy` would upload, bundled without uploading.
+    await succeed(app, 'npm', ['run', 'build']);
+    expect(existsSync(join(app, 'dist/worker.js'))).toBe(true);
+  });
+
   it.each(['bun', 'deno'])(
     'scaffolds an app for %s that passes its tests there and serves on it',
     {

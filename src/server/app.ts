@@ -43,7 +43,7 @@ import {
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
-import { loggerOptions } from './logger.js';
+import { loggerOptions, workersLogger } from './logger.js';
 import { type NativeServe, type NativeServer, nativeServe } from './native-server.js';
 import { MethodIndex } from './not-found.js';
 import {
@@ -192,6 +192,8 @@ export class App<TCtx extends object = object> {
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
+  /** The app's own logger on Workers; Fastify's everywhere else. */
+  readonly #log: FastifyInstance['log'] | undefined;
   /** On Workers, where Fastify never starts, what its onReady and onClose hooks would run. */
   readonly #workersReady: Array<() => MaybePromise<void>> = [];
   readonly #workersClose: Array<() => MaybePromise<void>> = [];
@@ -209,8 +211,10 @@ export class App<TCtx extends object = object> {
     });
     this.#drainDelay = settings.drainDelay;
     this.#keepAlive = settings.timeouts.keepAlive;
+    // On Workers, Fastify never serves: the app logs through a logger of its own.
+    this.#log = onWorkers ? workersLogger(options.logger) : undefined;
     this.server = createServer({
-      logger: loggerOptions(options.logger),
+      logger: onWorkers ? { logger: false } : loggerOptions(options.logger),
       requestIds,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
@@ -220,7 +224,7 @@ export class App<TCtx extends object = object> {
       clientErrorHandler: answerClientError,
     });
     if (onWorkers) refuseFastifyRoutes(this.server);
-    this.#lifecycle.watch(this.server.server, settings.maxConnections, this.server.log);
+    this.#lifecycle.watch(this.server.server, settings.maxConnections, this.log);
     if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
     this.#methods = methods;
@@ -233,7 +237,7 @@ export class App<TCtx extends object = object> {
     this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
     this.#rateLimits = new RateLimits(
       {
-        log: this.server.log,
+        log: this.log,
         onClose: (task) => this.#whenClosed(task),
         onReady: (task) => this.#whenReady(task),
       },
@@ -311,7 +315,7 @@ export class App<TCtx extends object = object> {
     else await this.server.ready();
     const options = this.#options;
     const observers = this.#observers;
-    const log = this.server.log;
+    const log = this.log;
     return createFetchHandler({
       routes: this.routes,
       prefixes: [...new Set(this.mounts.map((mount) => mount.prefix))],
@@ -448,7 +452,7 @@ export class App<TCtx extends object = object> {
 
   /** The shared logger (pino). */
   get log(): FastifyInstance['log'] {
-    return this.server.log;
+    return this.#log ?? this.server.log;
   }
 
   /**
@@ -571,7 +575,7 @@ export class App<TCtx extends object = object> {
       throw new ProceedConfigError('app.observe() after the app is ready: add observers as plugins load');
     if (this.#observers.length === 0) {
       const observers = this.#observers;
-      const log = this.server.log;
+      const log = this.log;
       this.server.addHook('onResponse', (request, reply, done) => {
         const answer: Answer = {
           route: observedRouteOf(request),

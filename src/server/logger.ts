@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { FastifyServerOptions } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
-import { onWorkers } from '../http/runtime.js';
 import { batchedStandardOutput } from './request-log.js';
 
 /** Where and how much to log. */
@@ -63,8 +62,6 @@ function prettyPrinter(): string | undefined {
   return undefined;
 }
 
-const consoleLines = { write: (line: string) => console.log(line.trimEnd()) };
-
 /** Logger options for Fastify: structured JSON in production, readable lines in a terminal. */
 export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyServerOptions, 'logger'> {
   if (setting === false) return { logger: false };
@@ -72,8 +69,6 @@ export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyS
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const serializers = { err: serializeError };
   if (options.stream !== undefined) return { logger: { level, serializers, stream: options.stream } };
-  // Workers have no standard output: a Worker's log is what it passes to console.
-  if (onWorkers) return { logger: { level, serializers, stream: consoleLines } };
   const wanted = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
   const printer = wanted ? prettyPrinter() : undefined;
   if (options.pretty === true && printer === undefined) {
@@ -87,6 +82,33 @@ export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyS
       transport: { target: printer, options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
     },
   };
+}
+
+/** Workers have no standard output: a Worker's log is what it passes to console. */
+const consoleLines = { write: (line: string) => console.log(line.trimEnd()) };
+
+/**
+ * The app's logger on Cloudflare Workers, where Fastify runs without one: Wrangler bundles pino's
+ * browser build (package.json `browser`), which Fastify's logger cannot wrap. The same JSON lines
+ * as on Node, through console; from either build of pino.
+ */
+export function workersLogger(setting: LoggerSetting | undefined): Logger {
+  if (setting === false) return pino({ enabled: false });
+  const options = typeof setting === 'object' ? setting : {};
+  const stream = options.stream ?? consoleLines;
+  return pino(
+    {
+      level: options.level ?? process.env.LOG_LEVEL ?? 'info',
+      serializers: { err: serializeError },
+      // What the browser build reads instead of a stream; Node's build ignores it.
+      browser: {
+        asObject: true,
+        serialize: true,
+        write: (record) => stream.write(`${JSON.stringify(record)}\n`),
+      },
+    },
+    stream,
+  );
 }
 
 /**

@@ -13,14 +13,15 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
   version: string;
 };
 
-const usage = `Usage: npm create proceed@latest [directory] [-- --runtime node|bun|deno --proceed SPEC --install]
+const usage = `Usage: npm create proceed@latest [directory] [-- --runtime node|bun|deno|workers --proceed SPEC --install]
 
 Writes a new Proceed app into [directory] (new, or empty): src/app.ts with a test, a strict
 tsconfig.json, the scripts dev, build, start and test, a Dockerfile and a README.
 
 Options:
-      --runtime NAME   What the app runs on: node (default), bun or deno; its start and dev
-                       scripts, its Dockerfile and its serve test follow
+      --runtime NAME   What the app runs on: node (default), bun, deno or workers (Cloudflare
+                       Workers, through Wrangler); its scripts, its Dockerfile (or
+                       wrangler.jsonc) and its serve test follow
       --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^${version}),
                        a directory, or a packed tarball (proceedjs-x.y.z.tgz)
       --install        Install the dependencies when done

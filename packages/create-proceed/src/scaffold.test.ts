@@ -173,14 +173,38 @@ describe('scaffold --runtime', () => {
     );
   });
 
-  it('refuses Workers and unknown runtimes, saying what there is', async () => {
-    await expect(scaffold({ directory: join(scratch, 'on-workers'), runtime: 'workers' })).rejects.toThrow(
-      /--runtime workers is not available yet.*Choose node, bun or deno/,
-    );
+  it('writes a Worker, its wrangler.jsonc and Wrangler scripts for Workers, and no Dockerfile', async () => {
+    const directory = join(scratch, 'on-workers');
+    const { files } = await scaffold({ directory, platform: 'linux', runtime: 'workers' });
+    expect(files).toContain('src/worker.ts');
+    expect(files).toContain('wrangler.jsonc');
+    expect(files).not.toContain('Dockerfile');
+    expect(files).not.toContain('.dockerignore');
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest & {
+      allowScripts: Record<string, boolean>;
+    };
+    expect(manifest.scripts).toMatchObject({
+      dev: 'exec wrangler dev',
+      build: 'wrangler deploy --dry-run --outdir dist',
+      deploy: 'wrangler deploy',
+    });
+    expect(manifest.scripts.start).toBeUndefined();
+    expect(manifest.devDependencies.wrangler).toBe(runtimeVersions.wrangler);
+    expect(manifest.allowScripts).toEqual({ esbuild: false, workerd: false, sharp: false });
+    const wrangler = readFileSync(join(directory, 'wrangler.jsonc'), 'utf8');
+    expect(wrangler).toContain('"name": "on-workers"');
+    expect(wrangler).toContain('"compatibility_flags": ["nodejs_compat"]');
+    const readme = readFileSync(join(directory, 'README.md'), 'utf8');
+    expect(readme).toContain('| `npm run deploy` | publishes the Worker to Cloudflare');
+    expect(readme).not.toContain('Dockerfile');
+    expect(readme).not.toMatch(/\{\{\w+\}\}/);
+  });
+
+  it('refuses unknown runtimes, saying what there is', async () => {
     await expect(scaffold({ directory: join(scratch, 'on-lambda'), runtime: 'lambda' })).rejects.toThrow(
-      ScaffoldError,
+      '--runtime lambda: choose node, bun, deno or workers',
     );
-    expect(existsSync(join(scratch, 'on-workers'))).toBe(false);
+    expect(existsSync(join(scratch, 'on-lambda'))).toBe(false);
   });
 });
 

@@ -29,30 +29,69 @@ export interface ScaffoldOptions {
   proceed?: string;
   /** Decides the start script; default this process's platform. */
   platform?: NodeJS.Platform;
-  /** What the app runs on: `node` (default), `bun` or `deno` (docs/deployment.md, "Fetch runtimes"). */
+  /**
+   * What the app runs on: `node` (default), `bun`, `deno` or `workers` (Cloudflare Workers;
+   * docs/deployment.md, "Fetch runtimes").
+   */
   runtime?: string;
 }
 
-export const runtimes = ['node', 'bun', 'deno'] as const;
+export const runtimes = ['node', 'bun', 'deno', 'workers'] as const;
 export type Runtime = (typeof runtimes)[number];
 
 /** The runtime asked for, or a ScaffoldError that says what there is. */
 export function checkRuntime(given: string | undefined): Runtime {
   if (given === undefined) return 'node';
   if ((runtimes as readonly string[]).includes(given)) return given as Runtime;
-  if (given === 'workers')
-    throw new ScaffoldError(
-      '--runtime workers is not available yet: an app made by createApp needs Node.js APIs that Cloudflare Workers do not have. Choose node, bun or deno.',
-    );
-  throw new ScaffoldError(`--runtime ${given}: choose node, bun or deno`);
+  throw new ScaffoldError(`--runtime ${given}: choose node, bun, deno or workers`);
 }
+
+/** The npm package each runtime other than Node.js comes from. */
+const runtimePackage = { bun: 'bun', deno: 'deno', workers: 'wrangler' } as const;
+
+/** Template files only some runtimes get: a Worker is deployed by Wrangler, not in a container. */
+const onlyFor: Record<string, readonly Runtime[]> = {
+  Dockerfile: ['node', 'bun', 'deno'],
+  dockerignore: ['node', 'bun', 'deno'],
+  'src/worker.ts': ['workers'],
+  'wrangler.jsonc': ['workers'],
+};
 
 /** How each runtime runs the CLI: `proceed start` on Bun and Deno serves app.fetch natively. */
 const cli = 'node_modules/proceedjs/bin/proceed.js';
-const runs: Record<Runtime, (command: string) => string> = {
+const runs: Record<Exclude<Runtime, 'workers'>, (command: string) => string> = {
   node: (command) => `proceed ${command}`,
   bun: (command) => `bun ${cli} ${command}`,
   deno: (command) => `deno run --allow-all ${cli} ${command}`,
+};
+
+/** The scripts that differ per runtime; a Worker is served by Wrangler, locally and deployed. */
+function runtimeScripts(runtime: Runtime, exec: string): Record<string, string> {
+  if (runtime === 'workers')
+    return {
+      dev: `${exec}wrangler dev`,
+      // What `deploy` would upload, bundled into dist/ without uploading it.
+      build: 'wrangler deploy --dry-run --outdir dist',
+      deploy: 'wrangler deploy',
+    };
+  return {
+    // Bun and Deno watch the entry themselves; `proceed dev` restarts a Node.js child.
+    dev:
+      runtime === 'node'
+        ? `${exec}proceed dev`
+        : `${exec}${runtime} ${runtime === 'bun' ? '--watch' : 'run --allow-all --watch'} ${cli} start src/app.ts`,
+    build: 'tsc -p tsconfig.build.json',
+    start: `${exec}${runs[runtime]('start dist/app.js')}`,
+  };
+}
+
+/** Packages whose install scripts stay off: what they fetch, npm already installed. */
+const quietInstalls: Record<Runtime, Record<string, boolean>> = {
+  node: {},
+  bun: { bun: true },
+  deno: { deno: true },
+  // workerd's binary comes as its platform package; sharp (under miniflare) is not used.
+  workers: { workerd: false, sharp: false },
 };
 
 export interface Scaffolded {
@@ -119,24 +158,20 @@ function manifest(name: string, proceed: string, platform: NodeJS.Platform, runt
       // Proceed runs on Node.js 20; the test runner (Vitest 4, Vite) needs 20.19.
       engines: { node: '>=20.19' },
       scripts: {
-        // Bun and Deno watch the entry themselves; `proceed dev` restarts a Node.js child.
-        dev:
-          runtime === 'node'
-            ? `${exec}proceed dev`
-            : `${exec}${runtime} ${runtime === 'bun' ? '--watch' : 'run --allow-all --watch'} ${cli} start src/app.ts`,
-        build: 'tsc -p tsconfig.build.json',
-        start: `${exec}${runs[runtime]('start dist/app.js')}`,
+        ...runtimeScripts(runtime, exec),
         test: 'vitest run',
         typecheck: 'tsc --noEmit',
       },
       dependencies: { proceedjs: proceed, ...dependencyVersions },
       devDependencies: {
         ...devDependencyVersions,
-        ...(runtime === 'node' ? {} : { [runtime]: runtimeVersions[runtime] }),
+        ...(runtime === 'node'
+          ? {}
+          : { [runtimePackage[runtime]]: runtimeVersions[runtimePackage[runtime]] }),
       },
       // esbuild (under tsx) works from its platform package; its postinstall only checks it.
       // Bun and Deno fetch their binary for this platform when they install.
-      allowScripts: { esbuild: false, ...(runtime === 'node' ? {} : { [runtime]: true }) },
+      allowScripts: { esbuild: false, ...quietInstalls[runtime] },
     },
     null,
     2,
@@ -144,7 +179,7 @@ function manifest(name: string, proceed: string, platform: NodeJS.Platform, runt
 }
 
 /** The images and commands of the Dockerfile's last stage, per runtime. */
-const images: Record<Runtime, { image: string; user: string; command: string }> = {
+const images: Record<Exclude<Runtime, 'workers'>, { image: string; user: string; command: string }> = {
   node: {
     image: 'node:20-slim',
     user: 'node',
@@ -158,16 +193,72 @@ const images: Record<Runtime, { image: string; user: string; command: string }> 
   },
 };
 
+/** The README's commands and production notes, per runtime. */
+function readmeParts(runtime: Runtime): { commands: string; layout: string; production: string } {
+  if (runtime === 'workers')
+    return {
+      layout: [
+        '- `src/worker.ts`: the Worker, which hands every request to `app.fetch`.',
+        '- `wrangler.jsonc`: its name, entry, compatibility date and the `nodejs_compat` flag Proceed needs.',
+      ].join('\n'),
+      commands: [
+        '| `npm run dev` | serves the Worker (`src/worker.ts`) on workerd at http://127.0.0.1:3030, reloading on every change |',
+        '| `npm test` | runs the tests (`src/*.test.ts`, Vitest; `app.inject` needs no socket; `src/serve.test.ts` serves the Worker under `wrangler dev`) |',
+        '| `npm run build` | bundles what `deploy` would upload into `dist/`, without uploading it |',
+        '| `npm run deploy` | publishes the Worker to Cloudflare (`wrangler login` first) |',
+      ].join('\n'),
+      production: [
+        '`npm run deploy` publishes the Worker named in `wrangler.jsonc`. Cloudflare runs it in many',
+        "isolates and compresses its answers at the edge. What the app keeps in memory (this example's",
+        '`Map` of notes, in-memory rate limits) lives in one isolate and is gone when Cloudflare evicts it:',
+        'keep data in a database before going live. Routes on `app.server`, the docs UI and the metrics',
+        'listener need Node.js and are refused on Workers (Proceed\'s docs/deployment.md, "Cloudflare Workers").',
+      ].join('\n'),
+    };
+  const start = runs[runtime]('start dist/app.js');
+  return {
+    layout: [
+      '- `Dockerfile`: the production image. It builds with the dev dependencies, then runs the',
+      '  compiled app with the production dependencies only.',
+    ].join('\n'),
+    commands: [
+      '| `npm run dev` | runs `src/app.ts` on http://127.0.0.1:3030 and restarts it on every change |',
+      '| `npm test` | runs the tests (`src/*.test.ts`, Vitest; `app.inject` needs no socket) |',
+      '| `npm run build` | compiles `src/` to `dist/` |',
+      `| \`npm start\` | runs the compiled app on ${runtime}: \`${start}\` |`,
+    ].join('\n'),
+    production: [
+      '```sh',
+      'npm run build',
+      'NODE_ENV=production HOST=0.0.0.0 npm start',
+      'docker build -t {{name}} . && docker run -p 3030:3030 {{name}}',
+      '```',
+      '',
+      '`PORT` (default 3030) and `HOST` (default 127.0.0.1) say where to listen. SIGTERM or SIGINT',
+      'stops accepting connections, lets the requests in flight finish, and exits 0. Logs are JSON',
+      'lines, and readable ones in a terminal outside production (pino-pretty, a dev dependency).',
+      '',
+      'On Node.js, `npm start -- --workers auto` serves from one process per CPU (on Bun and Deno, run',
+      'one process per core behind a load balancer). Each process has its own memory, so do that once',
+      'the app keeps its data in a database: the notes of this example live in a `Map` of one process,',
+      'and the others would not know them.',
+    ].join('\n'),
+  };
+}
+
 /** A template file with the app's name and runtime filled in. */
-function filled(file: string, text: string, { name, runtime }: { name: string; runtime: Runtime }): string {
-  const { image, user, command } = images[runtime];
+function filled(text: string, { name, runtime }: { name: string; runtime: Runtime }): string {
+  const docker = runtime === 'workers' ? undefined : images[runtime];
+  const readme = readmeParts(runtime);
   return text
+    .replaceAll('{{commands}}', readme.commands)
+    .replaceAll('{{layout}}', readme.layout)
+    .replaceAll('{{production}}', readme.production)
     .replaceAll('{{name}}', name)
     .replaceAll('{{runtime}}', runtime)
-    .replaceAll('{{runtimeImage}}', image)
-    .replaceAll('{{runtimeUser}}', user)
-    .replaceAll('{{startCommand}}', command)
-    .replaceAll('{{start}}', file === 'README.md' ? runs[runtime]('start dist/app.js') : '');
+    .replaceAll('{{runtimeImage}}', docker?.image ?? '')
+    .replaceAll('{{runtimeUser}}', docker?.user ?? '')
+    .replaceAll('{{startCommand}}', docker?.command ?? '');
 }
 
 /**
@@ -199,8 +290,9 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
   };
 
   for (const file of templateFiles()) {
+    if (onlyFor[file]?.includes(runtime) === false) continue;
     const text = await readFile(join(templateDirectory, file), 'utf8');
-    await write(renamed[file] ?? file, filled(file, text, { name, runtime }));
+    await write(renamed[file] ?? file, filled(text, { name, runtime }));
   }
   await write('package.json', manifest(name, proceed, options.platform ?? process.platform, runtime));
   return { directory, name, files: written.sort() };

@@ -12,5 +12,8 @@ export const devDependencyVersions = {
   vitest: '^4.1.12',
 } as const;
 
-/** The runtimes an app can be scaffolded for besides Node.js, from their npm packages. */
-export const runtimeVersions = { bun: '^1.4.5', deno: '^2.9.6' } as const;
+/**
+ * The runtimes an app can be scaffolded for besides Node.js, from their npm packages: Bun, Deno,
+ * and Wrangler for Cloudflare Workers (4.86 is the last release that runs on Node.js 20).
+ */
+export const runtimeVersions = { bun: '^1.4.5', deno: '^2.9.6', wrangler: '4.86.0' } as const;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -19,8 +20,25 @@ function installed(file: string): string {
   }
 }
 
-/** How the runtime runs the app's source: `proceed start` serves it there. */
-function command(): [string, string[]] {
+/** A port nothing listens on now (Wrangler needs one named). */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/** How the runtime runs the app's source: `proceed start` serves it there, Wrangler a Worker. */
+async function command(): Promise<[string, string[]]> {
+  if (runtime === 'workers') {
+    const wrangler = installed('wrangler/bin/wrangler.js');
+    const port = String(await freePort());
+    return [
+      process.execPath,
+      [wrangler, 'dev', '--ip', '127.0.0.1', '--port', port, '--inspector-port', '0'],
+    ];
+  }
   const start = [installed('proceedjs/bin/proceed.js'), 'start', 'src/app.ts', '--port', '0'];
   // The runtimes' own executables, which their npm packages put there (no shell shim: Windows too).
   const exe = process.platform === 'win32' ? '.exe' : '';
@@ -31,17 +49,18 @@ function command(): [string, string[]] {
 
 describe(`the app on ${runtime}`, () => {
   it(`listens on ${runtime}, answers over HTTP, and exits 0 on SIGTERM`, { timeout: 60_000 }, async () => {
-    const [executable, args] = command();
+    const [executable, args] = await command();
     const server = spawn(executable, args, {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      // Wrangler: no usage metrics sent from a test.
+      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production', WRANGLER_SEND_METRICS: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     const origin = await new Promise<string>((resolve, reject) => {
       const read = (chunk: Buffer) => {
         output += chunk.toString();
-        const listening = /Server listening at (http:\/\/[\d.:]+)/.exec(output);
+        const listening = /(?:Server listening at|Ready on) (http:\/\/[\d.:]+)/.exec(output);
         if (listening?.[1] !== undefined) resolve(listening[1]);
       };
       server.stdout.on('data', read);
