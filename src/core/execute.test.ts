@@ -1,7 +1,9 @@
 /** compileRoute on its own: no server, a route planned by planRoutes, calls handed in as data. */
+
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compileRoute } from './execute.js';
+import { compileRoute, unsendableKind } from './execute.js';
 import { guard } from './guards.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
@@ -314,5 +316,59 @@ describe('compileRoute', () => {
         .query(() => []),
     );
     await expect(call(invoke).reply).rejects.toThrow('did not return what next() returned');
+  });
+});
+
+describe('what a JSON answer cannot carry', () => {
+  async function* events() {
+    yield 1;
+  }
+  function* numbers() {
+    yield 1;
+  }
+  const unsendable: Array<[string, () => unknown]> = [
+    ['bytes (Buffer)', () => Buffer.from([0, 1, 2, 255])],
+    ['bytes (Uint8Array)', () => new Uint8Array(2)],
+    ['bytes (ArrayBuffer)', () => new ArrayBuffer(2)],
+    ['a Blob', () => new Blob(['x'])],
+    ['a ReadableStream', () => new ReadableStream()],
+    ['a Node.js stream', () => Readable.from(['x'])],
+    ['an async iterable (an async generator?)', () => events()],
+    ['an iterator (a generator?)', () => numbers()],
+  ];
+
+  it.each(unsendable)('refuses %s with a 500 that names the procedure', async (kind, make) => {
+    const invoke = compile(
+      'getBlob',
+      p().query(() => make() as never),
+    );
+    await expect(call(invoke).reply).rejects.toThrow(
+      `posts.getBlob returned ${kind}, which a JSON answer cannot carry: return plain data`,
+    );
+    // Awaited results are checked as well.
+    const later = compile(
+      'getBlob',
+      p().query(async () => make() as never),
+    );
+    await expect(call(later).reply).rejects.toThrow(`posts.getBlob returned ${kind}`);
+  });
+
+  it('lets plain data through: objects, arrays, dates, null, primitives, class instances', () => {
+    class Row {
+      id = 1;
+    }
+    for (const value of [
+      { a: 1 },
+      Object.create(null),
+      [1, 2],
+      new Date(),
+      null,
+      undefined,
+      'x',
+      3,
+      new Row(),
+    ])
+      expect(unsendableKind(value)).toBeUndefined();
+    expect(unsendableKind(() => 1)).toBe('a function');
   });
 });

@@ -6,7 +6,7 @@
 import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
-import { compileSerializer, type Serializer } from './output.js';
+import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
   parseIfMatch,
   preconditionOf,
@@ -160,6 +160,32 @@ function withResponse(
   return reply;
 }
 
+/**
+ * What a JSON answer cannot carry, named for the log, or undefined for plain data. Serialized,
+ * a Buffer would leave as `{"type":"Buffer","data":[…]}`, a stream as its internals and a
+ * generator as `{}`: a 500 that names the procedure is the honest answer (docs/procedures.md,
+ * "What a handler returns").
+ */
+export function unsendableKind(value: unknown): string | undefined {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value !== 'object' || value === null) return undefined;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype === Object.prototype || prototype === null || Array.isArray(value)) return undefined;
+  if (ArrayBuffer.isView(value)) return `bytes (${value.constructor.name})`;
+  if (value instanceof ArrayBuffer) return 'bytes (ArrayBuffer)';
+  if (typeof Blob === 'function' && value instanceof Blob) return 'a Blob';
+  if (typeof ReadableStream === 'function' && value instanceof ReadableStream) return 'a ReadableStream';
+  const object = value as { pipe?: unknown; on?: unknown; next?: unknown; [Symbol.asyncIterator]?: unknown };
+  if (typeof object.pipe === 'function' && typeof object.on === 'function') return 'a Node.js stream';
+  if (typeof object[Symbol.asyncIterator] === 'function') return 'an async iterable (an async generator?)';
+  if (
+    typeof object.next === 'function' &&
+    typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function'
+  )
+    return 'an iterator (a generator?)';
+  return undefined;
+}
+
 /** Compiles a route once: coercer, validator and serializers are built here, not per request. */
 export function compileRoute(route: RouteEntry, options: CompileOptions = {}): Invoke {
   const { definition, inputMode } = route;
@@ -225,6 +251,11 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     const status = response.chosenStatus ?? route.successStatus;
     // 204 has no body: whatever the handler returned stays on the server (docs/procedures.md).
     if (status === 204) return { status: 204, body: '', location: undefined, version: undefined };
+    const unsendable = unsendableKind(result);
+    if (unsendable !== undefined)
+      throw new OutputMismatchError(
+        `${owner} returned ${unsendable}, which a JSON answer cannot carry: return plain data (docs/procedures.md, "What a handler returns")`,
+      );
     const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
     const location = status === 201 ? locationOf(result) : undefined;
     const body = serialize(result, call.ctx);

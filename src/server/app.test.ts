@@ -374,6 +374,33 @@ describe('problem responses', () => {
     );
   });
 
+  it('500 for bytes where JSON is declared, on Node and through app.fetch, with the procedure named in the log', async () => {
+    const lines: string[] = [];
+    const files = procedures('files', {
+      getFile: procedure()
+        .input(z.object({ id: z.string() }))
+        .query(() => Buffer.from([0, 1, 2, 255]) as never),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([files]);
+    const onNode = await call(app, 'GET', '/api/files/1');
+    const onFetch = await app.fetch(new Request('http://api.example/api/files/1'));
+    for (const [status, body] of [
+      [onNode.status, onNode.json()],
+      [onFetch.status, await onFetch.json()],
+    ]) {
+      expect(status).toBe(500);
+      expect(body).toMatchObject({ code: 'INTERNAL', detail: 'The server could not complete the request' });
+    }
+    const logged = lines
+      .map((line) => JSON.parse(line))
+      .filter((record) => record.msg === 'Unexpected error');
+    expect(logged).toHaveLength(2);
+    for (const record of logged)
+      expect(record.err.message).toBe(
+        'files.getFile returned bytes (Buffer), which a JSON answer cannot carry: return plain data (docs/procedures.md, "What a handler returns")',
+      );
+  });
+
   it('hides thrown errors by default', async () => {
     const boom = procedures('boom', {
       listBoom: procedure().query(() => {
