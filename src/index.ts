@@ -16,6 +16,15 @@ export {
 } from './core/documentation.js';
 export * from './core/errors.js';
 export {
+  type DownloadOutput,
+  download,
+  FileAnswer,
+  type FileAnswerOptions,
+  type FileBody,
+  fileAt,
+  sendFile,
+} from './core/files.js';
+export {
   type Guard,
   type GuardFailure,
   guard,

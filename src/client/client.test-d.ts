@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { notes } from '../../test/fixtures/notes.js';
+import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { type Client, createClient, type Jsonify } from './index.js';
 
@@ -155,5 +156,25 @@ describe('a procedure that chooses among statuses', () => {
     const removed = await typed.bookmarks.deleteBookmark({ id: 'a' });
     if (removed.status === 204) expectTypeOf(removed.data).toEqualTypeOf<undefined>();
     else expectTypeOf(removed.data).toEqualTypeOf<{ id: string }>();
+  });
+});
+
+describe('file answers', () => {
+  it('types a procedure declared with .output(download()) as a Blob', () => {
+    const files = procedures('files', {
+      getFile: procedure()
+        .input(z.object({ id: z.string() }))
+        .output(download())
+        .query(() => sendFile(new Uint8Array(1), { type: 'application/octet-stream' })),
+    });
+    const client = createClient<readonly [typeof files]>({ baseUrl: 'http://x' });
+    expectTypeOf(client.files.getFile).returns.resolves.toEqualTypeOf<Blob>();
+  });
+
+  it('refuses a handler that returns anything but a file where one is declared', () => {
+    procedure()
+      .output(download())
+      // @ts-expect-error: a download's handler returns sendFile(…) or fileAt(…)
+      .query(() => ({ id: '1' }));
   });
 });

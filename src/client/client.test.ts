@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { download, sendFile } from '../core/files.js';
+import { procedure, procedures } from '../core/procedure.js';
 import { type App, createApp } from '../server/app.js';
 import { ClientError, createClient, ProblemError, routeManifest } from './index.js';
 
@@ -338,5 +341,45 @@ describe('errors', () => {
     const client = createClient<typeof api>({ baseUrl: anonymousUrl });
     expect(await Promise.resolve(client)).toBe(client);
     expect(await Promise.resolve(client.notes)).toBe(client.notes);
+  });
+});
+
+describe('a procedure that answers a file', () => {
+  const files = procedures('files', {
+    getFile: procedure()
+      .input(z.object({ id: z.string() }))
+      .output(download({ types: ['text/csv'] }))
+      .query(({ input }) =>
+        sendFile(new TextEncoder().encode(`id\n${input.id}\n`), { type: 'text/csv', name: 'f.csv' }),
+      ),
+  });
+  const app = createApp({ logger: false }).mount([files]);
+  let url: string;
+  beforeAll(async () => {
+    url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+  });
+  afterAll(() => app.close());
+
+  it('resolves to a Blob of the bytes and type sent, with the manifest', async () => {
+    const routes = routeManifest([files]);
+    expect(routes.files?.getFile).toEqual({
+      method: 'GET',
+      path: '/files/:id',
+      inputMode: 'query',
+      download: true,
+    });
+    const client = createClient<readonly [typeof files]>({ baseUrl: url, routes });
+    const blob = await client.files.getFile({ id: '42' });
+    expect(blob).toBeInstanceOf(Blob);
+    expect(blob.type).toBe('text/csv');
+    expect(await blob.text()).toBe('id\n42\n');
+  });
+
+  it('without the manifest, refuses the file with a pointer to it rather than mistype it', async () => {
+    const client = createClient<readonly [typeof files]>({ baseUrl: url });
+    await expect(client.files.getFile({ id: '42' })).rejects.toMatchObject({
+      reason: 'invalid-response',
+      message: expect.stringContaining('a procedure that answers a file needs the route manifest'),
+    });
   });
 });

@@ -123,13 +123,18 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
 
     let response: Response;
     let text: string;
+    let file: Blob | undefined;
     try {
       response = await fetchImpl(url, init);
-      text = await response.text();
+      // A file, where the manifest says the procedure answers one (`.output(download())`).
+      if (route.download === true && response.ok && response.status !== 204) file = await response.blob();
+      text = file === undefined ? await response.text() : '';
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new ClientError('network', `${label} failed: ${reason}`, { cause: error });
     }
+    if (file !== undefined)
+      return route.statuses === undefined ? file : { status: response.status, data: file };
     const contentType = response.headers.get('content-type') ?? '';
     let body: unknown;
     let parsed = false;
@@ -164,7 +169,10 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     if (!parsed) {
       throw new ClientError(
         'invalid-response',
-        `${label}: expected JSON, got ${contentType === '' ? 'no content type' : contentType}`,
+        `${label}: expected JSON, got ${contentType === '' ? 'no content type' : contentType}` +
+          (contentType === ''
+            ? ''
+            : ' (a procedure that answers a file needs the route manifest: createClient({ routes }))'),
         { status: response.status },
       );
     }

@@ -14,6 +14,8 @@ export interface ManifestRoute {
   inputMode: InputMode;
   /** Present when the handler chooses among several statuses: the client answers `{ status, data }`. */
   statuses?: readonly number[];
+  /** Present when the procedure answers a file (`.output(download())`): the client answers a `Blob`. */
+  download?: true;
 }
 
 /** Collection name → procedure name → route. JSON-serializable. */
@@ -28,7 +30,12 @@ export interface MountedRouteLike {
   readonly prefix: string;
   readonly inputMode: InputMode;
   readonly successStatuses?: readonly number[];
+  readonly definition?: { readonly output?: { readonly kind: string } | undefined };
 }
+
+/** Only a file answer says so. */
+const downloadOf = (output: { readonly kind: string } | undefined): { download?: true } =>
+  output?.kind === 'download' ? { download: true } : {};
 
 export interface RouteManifestOptions {
   /**
@@ -85,6 +92,7 @@ export function routeManifest(
         path: route.path.slice(route.prefix.length) || '/',
         inputMode: route.inputMode,
         ...statusesOf(route.successStatuses),
+        ...downloadOf(route.definition?.output),
       });
     }
     return manifest;
@@ -101,7 +109,13 @@ export function routeManifest(
         definition.kind,
         definition.rest,
       );
-      add(manifest, collection.name, name, { method, path, inputMode, ...statusesOf(successStatuses) });
+      add(manifest, collection.name, name, {
+        method,
+        path,
+        inputMode,
+        ...statusesOf(successStatuses),
+        ...downloadOf(definition.output),
+      });
     }
   }
   return manifest;

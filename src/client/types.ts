@@ -2,7 +2,9 @@
  * The client's types: from the server's collections to typed functions. Everything here is
  * erased at compile time, so a browser bundle imports no server code, only these shapes.
  */
+
 import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
+import type { FileAnswer } from '../core/files.js';
 import type { AnyProcedure, Collection, NoContent } from '../core/procedure.js';
 import type { ProblemError } from './errors.js';
 
@@ -114,12 +116,14 @@ export type ProcedureOutput<P, N extends string = string> =
   TypesOf<P> extends { output: infer O }
     ? [O] extends [NoContent]
       ? undefined
-      : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
-        [O] extends [void]
-        ? N extends DeleteName
-          ? { success: true }
-          : null
-        : Jsonify<O>
+      : [O] extends [FileAnswer]
+        ? Blob
+        : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
+          [O] extends [void]
+          ? N extends DeleteName
+            ? { success: true }
+            : null
+          : Jsonify<O>
     : never;
 
 /**

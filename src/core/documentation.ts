@@ -58,6 +58,7 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     ...definition.documentation,
     ...versionDocumentation(route),
     ...(definition.idempotent ? [idempotencyDocumentation()] : []),
+    ...(definition.output?.kind === 'download' ? [fileDocumentation(route)] : []),
     ...added,
   ];
   // The procedure's fixed headers (`.headers()`), as HTTP documents name them: Cache-Control.
@@ -164,9 +165,61 @@ function versionDocumentation(route: RouteEntry): RouteDocumentation[] {
  * `generateOpenApi({ mounts, documentation })`.
  */
 export const entityTagDocumentation: DocumentationSource = (route) =>
-  route.method === 'GET' && route.successStatus === 200 && route.definition.versioning === undefined
+  route.method === 'GET' &&
+  route.successStatus === 200 &&
+  route.definition.versioning === undefined &&
+  route.definition.output?.kind !== 'download'
     ? conditionalRead(etagOfBody)
     : undefined;
+
+/** What a file answer carries and honours (docs/files.md); ranges and 304 on GET only. */
+export function fileDocumentation(route: Pick<RouteEntry, 'method'>): RouteDocumentation {
+  const reads = route.method === 'GET';
+  return {
+    ...(reads ? { problems: ['RANGE_NOT_SATISFIABLE'] as const, notModified: true } : {}),
+    headers: {
+      'Content-Disposition': {
+        description:
+          '`attachment` (or `inline`), with the file name as `filename` and, when it is not plain ASCII, as `filename*` (RFC 6266, RFC 8187)',
+        type: 'string',
+      },
+      ETag: {
+        description:
+          "The file's tag: the handler's own, or its size and modification time, or a hash of its bytes; absent for a stream of unknown age",
+        type: 'string',
+      },
+      'Last-Modified': { description: 'When the file last changed, when known', type: 'string' },
+      'Accept-Ranges': {
+        description: '`bytes` when the file can be read in ranges, else `none`',
+        type: 'string',
+      },
+    },
+    ...(reads
+      ? {
+          requestHeaders: {
+            Range: {
+              description:
+                'One range, `bytes=first-last`, `bytes=first-` or `bytes=-suffixLength`: 206 with that part; 416 when it starts past the end; several ranges get the whole file',
+              type: 'string',
+            },
+            'If-Range': {
+              description:
+                'The `ETag` or `Last-Modified` the client holds part of: the range only while it is current',
+              type: 'string',
+            },
+            'If-None-Match': {
+              description: 'The `ETag` the client holds: 304 with no body while it is current',
+              type: 'string',
+            },
+            'If-Modified-Since': {
+              description: 'The `Last-Modified` the client holds: 304 while the file has not changed since',
+              type: 'string',
+            },
+          },
+        }
+      : {}),
+  };
+}
 
 /**
  * What an idempotent POST answers besides its own: `Idempotency-Key`, a replay's header, 409

@@ -5,6 +5,7 @@
  */
 import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
+import { FileAnswer } from './files.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
@@ -41,6 +42,8 @@ export interface Reply {
   version: string | undefined;
   /** What the handler set with `response.header()` / `response.cookie()`; absent when nothing. */
   response?: ResponseControl<never>;
+  /** A file to send instead of `body`, for a procedure declared with `.output(download())`. */
+  file?: FileAnswer;
 }
 
 /**
@@ -171,6 +174,7 @@ export function unsendableKind(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const prototype = Object.getPrototypeOf(value);
   if (prototype === Object.prototype || prototype === null || Array.isArray(value)) return undefined;
+  if (value instanceof FileAnswer) return 'a file answer (sendFile) without .output(download())';
   if (ArrayBuffer.isView(value)) return `bytes (${value.constructor.name})`;
   if (value instanceof ArrayBuffer) return 'bytes (ArrayBuffer)';
   if (typeof Blob === 'function' && value instanceof Blob) return 'a Blob';
@@ -200,7 +204,9 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   const isWrite = route.method !== 'GET';
 
   let serialize: (value: unknown, ctx: Call['ctx']) => string | Promise<string>;
-  if (output === undefined) {
+  if (output?.kind === 'download') {
+    serialize = () => '';
+  } else if (output === undefined) {
     serialize = isDelete
       ? (value) => (value === undefined ? deleteSuccess : JSON.stringify(value))
       : (value) => JSON.stringify(value ?? null);
@@ -251,6 +257,13 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     const status = response.chosenStatus ?? route.successStatus;
     // 204 has no body: whatever the handler returned stays on the server (docs/procedures.md).
     if (status === 204) return { status: 204, body: '', location: undefined, version: undefined };
+    if (output?.kind === 'download') {
+      if (!(result instanceof FileAnswer))
+        throw new OutputMismatchError(
+          `${owner} is declared .output(download()) and returned ${unsendableKind(result) ?? (typeof result === 'object' && result !== null ? 'plain data' : String(result))}: return sendFile(…) or fileAt(…) (docs/files.md)`,
+        );
+      return { status, body: '', location: undefined, version: undefined, file: result };
+    }
     const unsendable = unsendableKind(result);
     if (unsendable !== undefined)
       throw new OutputMismatchError(

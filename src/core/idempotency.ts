@@ -93,6 +93,8 @@ export function replaysByKey(
   route: Pick<RouteEntry, 'definition' | 'convention'>,
   creates: boolean,
 ): boolean {
+  // A file answer is not kept for a replay (docs/files.md).
+  if (route.definition.output?.kind === 'download') return false;
   return route.definition.idempotent || (creates && route.convention?.prefix === 'create');
 }
 

@@ -4,6 +4,7 @@
  */
 
 import type { ProblemCode } from './errors.js';
+import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
@@ -38,7 +39,9 @@ export interface OutputSelection {
 
 export type OutputDeclaration =
   | { kind: 'fixed'; schema: StandardSchemaV1 }
-  | ({ kind: 'select' } & OutputSelection);
+  | ({ kind: 'select' } & OutputSelection)
+  /** A file: the handler returns a {@link FileAnswer} (docs/files.md). */
+  | { kind: 'download'; types: readonly string[] };
 
 export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl<never> }) => unknown;
 export type AnyMiddleware = Middleware<never, object, never>;
@@ -210,6 +213,9 @@ export class ProcedureBuilder<
    * .output(Post.public)
    * .output({ public: Post.public, admin: Post.admin }, (ctx) => (ctx.user?.role === 'admin' ? 'admin' : 'public'))
    */
+  output(
+    download: DownloadOutput,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, FileAnswer, THasInput, TReturn, TStatus>;
   output<S extends StandardSchemaV1>(
     schema: S,
   ): ProcedureBuilder<
@@ -234,9 +240,11 @@ export class ProcedureBuilder<
     TStatus
   >;
   output(
-    schemaOrChoices: StandardSchemaV1 | Record<string, StandardSchemaV1>,
+    schemaOrChoices: DownloadOutput | StandardSchemaV1 | Record<string, StandardSchemaV1>,
     select?: (ctx: TCtx) => string,
   ): unknown {
+    if (isDownloadOutput(schemaOrChoices))
+      return this.#with({ output: { kind: 'download', types: schemaOrChoices.types } });
     if ('~standard' in schemaOrChoices) {
       return this.#with({ output: { kind: 'fixed', schema: schemaOrChoices as StandardSchemaV1 } });
     }

@@ -83,6 +83,16 @@ export function planRoutes(
           `${owner} answers 204 No Content and is .versioned(): a 204 carries no record and no ETag; answer 200 with the record, or drop .versioned()`,
         );
       }
+      if (definition.output?.kind === 'download' && definition.versioning !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} answers a file and is .versioned(): a file carries its own entity tag (sendFile's etag or lastModified); drop .versioned()`,
+        );
+      }
+      if (definition.output?.kind === 'download' && definition.idempotent) {
+        throw new ProceedConfigError(
+          `${owner} answers a file and is .idempotent(): a file answer is not kept for replays; drop .idempotent()`,
+        );
+      }
       if (definition.idempotent && resolved.method !== 'POST') {
         throw new ProceedConfigError(
           `${owner} is .idempotent() but answers ${resolved.method}: only a POST needs an Idempotency-Key (PUT and DELETE are idempotent already)`,

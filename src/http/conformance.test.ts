@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConformanceApp } from '../../test/fixtures/conformance-app.js';
+import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
 
 interface Answer {
   status: number;
@@ -190,6 +190,9 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
     ({ send, close } = await start());
   });
   afterAll(() => close());
+
+  /** The bytes of an answer's body, as a client receives them. */
+  const bytesOf = (answer: Answer) => Uint8Array.from(answer.body, (char) => char.charCodeAt(0));
 
   const expectProblem = (answer: Answer, status: number, code: string) => {
     expect(answer.status).toBe(status);
@@ -501,6 +504,87 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
       'IDEMPOTENCY_KEY_REUSED',
     );
     expect(JSON.parse((await send('GET', '/api/entries?limit=10')).body).data).toHaveLength(6);
+  });
+
+  it('sends a file whole, with its type, length, name, tag and date, and HEAD the same without a body', async () => {
+    const whole = await send('GET', '/api/documents/report');
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('application/octet-stream');
+    expect(whole.headers.get('content-length')).toBe('100');
+    expect(whole.headers.get('content-disposition')).toBe(
+      `attachment; filename="Gru_e 2026.bin"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%202026.bin`,
+    );
+    expect(whole.headers.get('accept-ranges')).toBe('bytes');
+    expect(whole.headers.get('last-modified')).toBe(new Date(documentModified).toUTCString());
+    expect(whole.headers.get('etag')).toBe(`"64-${documentModified.toString(16)}"`);
+    expect(whole.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(whole.headers.get('x-request-id')).toEqual(expect.any(String));
+    expect(bytesOf(whole)).toEqual(documentBytes);
+    const head = await send('HEAD', '/api/documents/report');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers.get('content-length')).toBe('100');
+    expect(head.headers.get('etag')).toBe(whole.headers.get('etag'));
+    expectProblem(await send('GET', '/api/documents/missing'), 404, 'NOT_FOUND');
+  });
+
+  it('sends one range with 206, the whole file for several, and 416 past the end', async () => {
+    for (const [range, start, end] of [
+      ['bytes=0-9', 0, 9],
+      ['bytes=90-', 90, 99],
+      ['bytes=-5', 95, 99],
+      ['bytes=95-500', 95, 99],
+    ] as const) {
+      const part = await send('GET', '/api/documents/report', { headers: { range } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-range')).toBe(`bytes ${start}-${end}/100`);
+      expect(part.headers.get('content-length')).toBe(String(end - start + 1));
+      expect(bytesOf(part)).toEqual(documentBytes.slice(start, end + 1));
+    }
+    const several = await send('GET', '/api/documents/report', { headers: { range: 'bytes=0-1,5-6' } });
+    expect(several.status).toBe(200);
+    expect(bytesOf(several)).toEqual(documentBytes);
+    const beyond = await send('GET', '/api/documents/report', { headers: { range: 'bytes=100-' } });
+    expectProblem(beyond, 416, 'RANGE_NOT_SATISFIABLE');
+    expect(beyond.headers.get('content-range')).toBe('bytes */100');
+    const blob = await send('GET', '/api/documents/report/blob', { headers: { range: 'bytes=10-19' } });
+    expect(blob.status).toBe(206);
+    expect(blob.headers.get('content-disposition')).toBe('inline; filename="plain.bin"');
+    expect(bytesOf(blob)).toEqual(documentBytes.slice(10, 20));
+  });
+
+  it('answers 304 to a held tag or date, and the whole file when If-Range is stale', async () => {
+    const { headers } = await send('GET', '/api/documents/report');
+    const tag = headers.get('etag') ?? '';
+    const held = await send('GET', '/api/documents/report', { headers: { 'if-none-match': tag } });
+    expect(held.status).toBe(304);
+    expect(held.body).toBe('');
+    expect(held.headers.get('etag')).toBe(tag);
+    const since = await send('GET', '/api/documents/report', {
+      headers: { 'if-modified-since': new Date(documentModified).toUTCString() },
+    });
+    expect(since.status).toBe(304);
+    const stale = await send('GET', '/api/documents/report', {
+      headers: { range: 'bytes=0-9', 'if-range': '"an-older-version"' },
+    });
+    expect(stale.status).toBe(200);
+    expect(bytesOf(stale)).toEqual(documentBytes);
+    const current = await send('GET', '/api/documents/report', {
+      headers: { range: 'bytes=0-9', 'if-range': tag },
+    });
+    expect(current.status).toBe(206);
+  });
+
+  it('streams a file that cannot seek whole, offering no ranges, and refuses a handler that returns no file', async () => {
+    const streamed = await send('GET', '/api/documents/report/stream', { headers: { range: 'bytes=0-9' } });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get('accept-ranges')).toBe('none');
+    // The app names no length it does not know; Bun counts a short stream that ended before the
+    // headers left, which is its right.
+    expect([null, '100']).toContain(streamed.headers.get('content-length'));
+    expect(streamed.headers.get('etag')).toBeNull();
+    expect(bytesOf(streamed)).toEqual(documentBytes);
+    expectProblem(await send('GET', '/api/documents/report/mistake'), 500, 'INTERNAL');
   });
 
   it('serves readiness and liveness under the prefix', async () => {

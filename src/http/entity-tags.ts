@@ -14,6 +14,7 @@ import { listedTags, versionedTag } from '../core/precondition.js';
  * signature.
  */
 let hashToHex: ((text: string) => string) | undefined;
+let hashBytes: ((bytes: Uint8Array) => bigint) | undefined;
 
 /**
  * WebAssembly compiles asynchronously, and a top-level await would make this module impossible to
@@ -22,6 +23,7 @@ let hashToHex: ((text: string) => string) | undefined;
  */
 const hasherLoaded: Promise<void> = xxhash().then((hasher) => {
   hashToHex = hasher.h64ToString;
+  hashBytes = hasher.h64Raw;
 });
 // Where WebAssembly cannot run, the failure belongs to the app that needs tags (its ready hook
 // rethrows it), not to every process that imports this module.
@@ -39,6 +41,12 @@ export function entityTagsReady(): Promise<void> {
 export function entityTag(body: string, version?: string): string {
   if (hashToHex === undefined) throw new Error('entityTag called before entityTagsReady() resolved');
   return versionedTag(version, hashToHex(body));
+}
+
+/** The hash of a file's bytes (a file answer held in memory), as hex: its entity tag's opaque part. */
+export function bytesTag(bytes: Uint8Array): string {
+  if (hashBytes === undefined) throw new Error('bytesTag called before entityTagsReady() resolved');
+  return hashBytes(bytes).toString(16).padStart(16, '0');
 }
 
 /** A compressed answer's tag names its coding: each coding is its own representation. */

@@ -14,6 +14,7 @@ import { type CodingChoice, taggedWithCoding, worthCompressing } from './compres
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import { crossSiteRefusal } from './csrf.js';
+import { fileTag, planFile, webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
@@ -58,6 +59,8 @@ export interface FetchCore {
   readonly cors: CorsPolicy | undefined;
   readonly trustProxy: TrustProxy;
   readonly entityTag: (body: string, version?: string) => string;
+  /** The opaque part of a file's tag, from its bytes in memory (src/http/files.ts). */
+  readonly bytesTag: (bytes: Uint8Array) => string;
   readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
   readonly ifMatchHolds: (ifMatch: string, tag: string) => boolean;
   readonly newRequestId: () => string;
@@ -460,6 +463,8 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   };
   const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
   const limiter = core.rateLimits.limiterFor(route);
+  // A file's own headers (type, length, disposition, tag) join these.
+  const { 'content-type': _json, ...fileHeaders } = fixedHeaders;
 
   /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
   const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
@@ -527,8 +532,24 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const ran = procedure.run(call, headers['idempotency-key']);
       const result = ran instanceof Promise ? await ran : ran;
       const tag = procedure.tagOf(result, ifMatch);
+      const { file } = result;
+      const plan =
+        file === undefined
+          ? undefined
+          : planFile(
+              file,
+              {
+                method: request.method,
+                range: headers.range as string | undefined,
+                ifNoneMatch: headers['if-none-match'] as string | undefined,
+                ifModifiedSince: headers['if-modified-since'] as string | undefined,
+                ifRange: headers['if-range'] as string | undefined,
+              },
+              fileTag(file, core.bytesTag),
+              fileHeaders,
+            );
 
-      const answer: HeaderValues = { ...fixedHeaders };
+      const answer: HeaderValues = plan === undefined ? { ...fixedHeaders } : { ...plan.headers };
       if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
       if (core.requestIds) answer['x-request-id'] = id;
       if (result.replayed === true) answer['idempotency-replayed'] = 'true';
@@ -541,6 +562,10 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           else answer[name] = value;
         }
         cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
+      }
+      if (file !== undefined && plan !== undefined) {
+        const bytes = plan.sendsBody ? (webBody(file.source.read(plan.range)) as BodyInit) : null;
+        return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
       }
       if (result.status === 204) {
         delete answer['content-type'];

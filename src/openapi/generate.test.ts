@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { entityTagDocumentation } from '../core/documentation.js';
 import { defineErrors, errorStatus } from '../core/errors.js';
+import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { RouteTable } from '../core/route-table.js';
@@ -758,5 +759,47 @@ describe('problems declared by plugins and procedures', () => {
     const document = generateOpenApi({ app, info });
     expect(responsesOf(document, '/api/notes', 'get')).toContain('401');
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+  });
+});
+
+describe('generateOpenApi on a file answer', () => {
+  const files = procedures('reports', {
+    getReport: procedure()
+      .input(z.object({ id: z.string() }))
+      .output(download({ types: ['application/pdf', 'text/csv'] }))
+      .query(() => sendFile(new Uint8Array(1), { type: 'application/pdf' })),
+    exportReport: procedure()
+      .rest({ method: 'POST', path: '/reports/:id/export' })
+      .input(z.object({ id: z.string() }))
+      .output(download())
+      .mutation(() => sendFile(new Uint8Array(1), { type: 'application/zip' })),
+  });
+  const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [files] }], info });
+
+  it('is valid OpenAPI 3.1 with binary bodies of the declared types, 206 and 304 on a read, 416 as a problem', async () => {
+    await SwaggerParser.validate(structuredClone(document) as never);
+    const read = operation(document, '/api/reports/{id}', 'get');
+    const ok = read.responses['200'] as { content: Record<string, { schema: JsonSchema }>; headers: object };
+    expect(ok.content).toEqual({
+      'application/pdf': {
+        schema: { type: 'string', format: 'binary', contentMediaType: 'application/pdf' },
+      },
+      'text/csv': { schema: { type: 'string', format: 'binary', contentMediaType: 'text/csv' } },
+    });
+    expect(Object.keys(ok.headers)).toEqual(
+      expect.arrayContaining(['Content-Disposition', 'ETag', 'Last-Modified', 'Accept-Ranges']),
+    );
+    expect(read.responses['206']).toMatchObject({ headers: { 'Content-Range': expect.any(Object) } });
+    expect(read.responses['304']).toBeDefined();
+    expect(read.responses['416']).toBeDefined();
+    expect(read.parameters?.map((each) => each.name)).toEqual(
+      expect.arrayContaining(['Range', 'If-Range', 'If-None-Match', 'If-Modified-Since']),
+    );
+    const write = operation(document, '/api/reports/{id}/export', 'post');
+    expect((write.responses['200'] as { content: object }).content).toEqual({
+      '*/*': { schema: { type: 'string', format: 'binary' } },
+    });
+    expect(write.responses['206']).toBeUndefined();
+    expect(write.responses['416']).toBeUndefined();
   });
 });

@@ -282,6 +282,15 @@ class DocumentBuilder {
       }
       operation.responses[String(status)] = success;
     }
+    const { output } = route.definition;
+    if (output?.kind === 'download' && route.method === 'GET')
+      operation.responses['206'] = {
+        description: 'Part of the file: the one range asked for in `Range`',
+        headers: {
+          'Content-Range': { description: '`bytes first-last/size`', schema: { type: 'string' } },
+        },
+        content: binaryContent(output.types),
+      };
     if (facts.notModified) {
       const etag = facts.headers.ETag;
       operation.responses['304'] = {
@@ -305,6 +314,8 @@ class DocumentBuilder {
 
   #success(route: RouteEntry, status: number, owner: string, hint: string): OpenApiResponse {
     if (status === 204) return { description: 'No content' };
+    const { output } = route.definition;
+    if (output?.kind === 'download') return { description: 'The file', content: binaryContent(output.types) };
     const schema = this.#outputSchema(route, owner, hint);
     const json: OpenApiMediaType = { schema };
     withExample(json, this.components.schemas);
@@ -338,6 +349,7 @@ class DocumentBuilder {
       };
     }
     if (output.kind === 'fixed') return this.convert(output.schema, 'output', owner, `${hint}Output`);
+    if (output.kind === 'download') return { type: 'string', format: 'binary' };
     const choices = new Map<string, JsonSchema>();
     for (const [key, schema] of Object.entries(output.choices)) {
       const json = this.convert(
@@ -599,4 +611,15 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     options.servers === undefined ? [{ ...sameOrigin }] : options.servers.map((server) => ({ ...server }));
   // A fresh tree: tools that dereference in place must not reach the shared constants or views.
   return structuredClone(document);
+}
+
+/** A file's body in OpenAPI 3.1: bytes of each declared media type, or of any. */
+function binaryContent(types: readonly string[]): Record<string, OpenApiMediaType> {
+  const listed = types.length === 0 ? ['*/*'] : types;
+  return Object.fromEntries(
+    listed.map((type) => [
+      type,
+      { schema: { type: 'string', format: 'binary', ...(type === '*/*' ? {} : { contentMediaType: type }) } },
+    ]),
+  );
 }

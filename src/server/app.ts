@@ -25,7 +25,7 @@ import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
-import { entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
+import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
@@ -270,12 +270,11 @@ export class App<TCtx extends object = object> {
   /** The app's own checks and preparations, once every plugin is loaded. */
   async #prepare(): Promise<void> {
     this.#ready = true;
-    // Tags are hashed on every GET unless turned off; versioned answers keep theirs anyway.
-    if (
-      (this.#options.entityTags ?? true) ||
-      this.routes.some((route) => route.definition.versioning !== undefined)
-    )
-      await entityTagsReady();
+    // Tags are hashed on every GET unless turned off; versioned answers and files keep theirs anyway.
+    const tagsAnyway = this.routes.some(
+      ({ definition }) => definition.versioning !== undefined || definition.output?.kind === 'download',
+    );
+    if ((this.#options.entityTags ?? true) || tagsAnyway) await entityTagsReady();
     this.#refuseGuardsWithoutUser();
     if (this.#idempotency !== undefined) return;
     const needy = this.routes.filter((route) => route.definition.idempotent);
@@ -364,6 +363,7 @@ export class App<TCtx extends object = object> {
         serve: (request, exchange) => this.#injected(request, exchange),
       },
       entityTag,
+      bytesTag,
       matchingTag,
       ifMatchHolds,
       newRequestId,

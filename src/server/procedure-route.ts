@@ -14,9 +14,11 @@ import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
-import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
+import { bytesTag, entityTag, ifMatchHolds } from '../http/entity-tags.js';
+import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
+import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -66,6 +68,9 @@ class FastifyRequestInfo implements RequestInfo {
     return { id, method, url, ip, headers, params };
   }
 }
+
+/** A header Node may give as a list (an unknown one, repeated), as one value. */
+const oneValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
 
 /** Refuses, before parsing, a body a procedure cannot take (a route hook of body-reading routes only). */
 const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) => {
@@ -140,8 +145,9 @@ export function registerProcedureRoute(
   // Reads never change anything: only writes are checked for another site's cookies.
   const checksCrossSite = csrfTrusted !== undefined && !isRead;
   const headers = { ...route.definition.headers, ...jsonHeaders };
-  // 204 No Content: the route's headers and nosniff, but no body to type.
+  // 204 No Content: the route's headers and nosniff, but no body to type; a file types its own.
   const { 'content-type': _bodyType, ...noContentHeaders } = headers;
+  const fileHeaders = noContentHeaders;
   server.route({
     method: route.method,
     url: route.path,
@@ -176,6 +182,27 @@ export function registerProcedureRoute(
       const pending = procedure.run(call, request.headers['idempotency-key']);
       const result = pending instanceof Promise ? await pending : pending;
       const tag = procedure.tagOf(result, call.ifMatch);
+      const { file } = result;
+      if (file !== undefined) {
+        const plan = planFile(
+          file,
+          {
+            method: request.method,
+            range: request.headers.range,
+            ifNoneMatch: request.headers['if-none-match'],
+            ifModifiedSince: request.headers['if-modified-since'],
+            ifRange: oneValue(request.headers['if-range']),
+          },
+          fileTag(file, bytesTag),
+          fileHeaders,
+        );
+        reply.code(plan.status).headers(plan.headers);
+        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+        if (requestIds) reply.header('x-request-id', request.id);
+        if (plan.sendsBody) return reply.send(nodeBody(file.source.read(plan.range)));
+        // HEAD keeps the Content-Length of the GET: Fastify sets 0 for an empty payload, not for a stream.
+        return reply.send(plan.status === 304 ? undefined : emptyBody());
+      }
       if (result.status === 204) {
         reply.code(204).headers(noContentHeaders);
         // The handler's own headers win over the procedure's fixed ones of the same name.

@@ -1,0 +1,149 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sendFile } from '../core/files.js';
+import { byteRange, contentDisposition, fileTag, planFile } from './files.js';
+
+const request = {
+  method: 'GET',
+  range: undefined,
+  ifNoneMatch: undefined,
+  ifModifiedSince: undefined,
+  ifRange: undefined,
+};
+
+describe('byteRange', () => {
+  it('reads the three forms of one range, clamped to the size', () => {
+    expect(byteRange('bytes=0-9', 100)).toEqual({ start: 0, end: 9 });
+    expect(byteRange('bytes=90-', 100)).toEqual({ start: 90, end: 99 });
+    expect(byteRange('bytes=-5', 100)).toEqual({ start: 95, end: 99 });
+    expect(byteRange('bytes=-500', 100)).toEqual({ start: 0, end: 99 });
+    expect(byteRange('bytes=95-500', 100)).toEqual({ start: 95, end: 99 });
+    expect(byteRange('BYTES = 1 - 2', 100)).toEqual({ start: 1, end: 2 });
+  });
+
+  it('ignores what it does not honour: several ranges, other units, nonsense, a backwards range', () => {
+    for (const header of ['bytes=0-1,5-6', 'items=0-1', 'bytes=', 'bytes=-', 'bytes=a-b', 'bytes=9-1', '0-9'])
+      expect(byteRange(header, 100)).toBeUndefined();
+  });
+
+  it('refuses a range past the end, and an empty suffix, with 416 naming the size', () => {
+    for (const header of ['bytes=100-', 'bytes=100-200', 'bytes=-0']) {
+      expect(() => byteRange(header, 100)).toThrow(
+        expect.objectContaining({ code: 'RANGE_NOT_SATISFIABLE' }),
+      );
+    }
+    try {
+      byteRange('bytes=100-', 100);
+    } catch (error) {
+      expect((error as { headers?: Record<string, string> }).headers).toEqual({
+        'content-range': 'bytes */100',
+      });
+    }
+  });
+
+  it('always answers a range inside the file, or none', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(10_000),
+        fc.option(fc.nat(20_000)),
+        fc.option(fc.nat(20_000)),
+        (size, first, last) => {
+          const header = `bytes=${first ?? ''}-${last ?? ''}`;
+          let range: ReturnType<typeof byteRange>;
+          try {
+            range = byteRange(header, size);
+          } catch {
+            // 416: only a start at or past the end, or an empty suffix.
+            expect((first !== null && first >= size) || (first === null && last === 0)).toBe(true);
+            return;
+          }
+          if (range === undefined) return;
+          expect(range.start).toBeGreaterThanOrEqual(0);
+          expect(range.end).toBeLessThan(size);
+          expect(range.start).toBeLessThanOrEqual(range.end);
+        },
+      ),
+    );
+  });
+});
+
+describe('contentDisposition', () => {
+  it('names ASCII files plainly and others with filename* too', () => {
+    expect(contentDisposition('attachment', undefined)).toBe('attachment');
+    expect(contentDisposition('inline', 'report.pdf')).toBe('inline; filename="report.pdf"');
+    expect(contentDisposition('attachment', 'Rapport März.pdf')).toBe(
+      `attachment; filename="Rapport Marz.pdf"; filename*=UTF-8''Rapport%20M%C3%A4rz.pdf`,
+    );
+    expect(contentDisposition('attachment', 'a"b\\\\c;d%.txt')).toBe(
+      `attachment; filename="a_b__c_d_.txt"; filename*=UTF-8''a%22b%5C%5Cc%3Bd%25.txt`,
+    );
+    expect(contentDisposition('attachment', '報告.pdf')).toBe(
+      `attachment; filename="__.pdf"; filename*=UTF-8''%E5%A0%B1%E5%91%8A.pdf`,
+    );
+  });
+
+  it('writes a header value that decodes back to the name, whatever the name', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .string({ unit: 'grapheme', minLength: 1 })
+          .filter((name) => ![...name].some((char) => char < ' ' || char === '\u007f')),
+        (name) => {
+          const header = contentDisposition('attachment', name);
+          expect(header).toMatch(/^[\x20-\x7e]+$/);
+          const extended = /filename\*=UTF-8''([^;]+)$/.exec(header)?.[1];
+          const plain = /filename="([^"]*)"/.exec(header)?.[1];
+          expect(extended === undefined ? plain : decodeURIComponent(extended)).toBe(name);
+        },
+      ),
+    );
+  });
+});
+
+describe('planFile', () => {
+  const hash = () => 'cafe';
+  const bytes = new Uint8Array(10);
+
+  it('tags by the handler’s tag, then size and date, then the bytes; none for a stream', () => {
+    expect(fileTag(sendFile(bytes, { type: 'a/b', etag: 'mine' }), hash)).toBe('"mine"');
+    expect(fileTag(sendFile(bytes, { type: 'a/b', lastModified: 4096_000 }), hash)).toBe(
+      `"a-${(4096_000).toString(16)}"`,
+    );
+    expect(fileTag(sendFile(bytes, { type: 'a/b' }), hash)).toBe('"cafe"');
+    expect(fileTag(sendFile(new ReadableStream(), { type: 'a/b' }), hash)).toBeUndefined();
+  });
+
+  it('answers 304 on a held tag only for reads, and If-None-Match before If-Modified-Since', () => {
+    const file = sendFile(bytes, { type: 'a/b', lastModified: Date.UTC(2026, 0, 1) });
+    const tag = fileTag(file, hash);
+    const later = new Date(Date.UTC(2026, 0, 2)).toUTCString();
+    expect(planFile(file, { ...request, ifNoneMatch: `W/${tag}` }, tag, {}).status).toBe(304);
+    expect(planFile(file, { ...request, method: 'POST', ifNoneMatch: tag }, tag, {}).status).toBe(200);
+    expect(planFile(file, { ...request, ifModifiedSince: later }, tag, {}).status).toBe(304);
+    expect(
+      planFile(file, { ...request, ifNoneMatch: '"other"', ifModifiedSince: later }, tag, {}).status,
+    ).toBe(200);
+    expect(planFile(file, { ...request, ifModifiedSince: 'yesterday-ish' }, tag, {}).status).toBe(200);
+  });
+
+  it('refuses the media types, names and tags no header can carry', () => {
+    expect(() => sendFile(bytes, { type: 'pdf' })).toThrow('is not a media type');
+    expect(() => sendFile(bytes)).toThrow('say the media type');
+    expect(() => sendFile(bytes, { type: 'a/b', name: 'evil\r\nSet-Cookie: x=1' })).toThrow(
+      'control characters',
+    );
+    expect(() => sendFile(bytes, { type: 'a/b', etag: 'a"b' })).toThrow('entity tag');
+    expect(() => sendFile(new ReadableStream(), { type: 'a/b', size: -1 })).toThrow('whole number');
+    expect(() => sendFile({} as never, { type: 'a/b' })).toThrow('bytes, a Blob or File, or a stream');
+  });
+
+  it('takes a File’s own type, name and date', () => {
+    const file = sendFile(new File(['hi'], 'notes.txt', { type: 'text/plain', lastModified: 5_000 }));
+    expect([file.type, file.name, file.lastModified, file.source.size]).toEqual([
+      'text/plain',
+      'notes.txt',
+      5_000,
+      2,
+    ]);
+  });
+});
