@@ -1,0 +1,100 @@
+/** File answers on the Node server and through app.fetch: files on disk, and a slow reader. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { download, fileAt, sendFile } from '../core/files.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from './app.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'proceed-files-'));
+const onDisk = join(folder, 'report.csv');
+const content = Array.from({ length: 1000 }, (_, index) => `${index},row ${index}\n`).join('');
+writeFileSync(onDisk, content);
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+/** How many bytes the endless stream has handed out so far. */
+let produced = 0;
+const chunk = new Uint8Array(64 * 1024);
+
+const files = procedures('files', {
+  getFile: procedure()
+    .input(z.object({ id: z.string() }))
+    .output(download({ types: ['text/csv'] }))
+    .query(() => fileAt(onDisk, { type: 'text/csv', name: 'report.csv' })),
+  endlessFile: procedure()
+    .rest({ method: 'GET', path: '/files/:id/endless' })
+    .input(z.object({ id: z.string() }))
+    .output(download())
+    .query(() => {
+      async function* forever() {
+        while (true) {
+          produced += chunk.byteLength;
+          yield chunk;
+        }
+      }
+      return sendFile(forever(), { type: 'application/octet-stream' });
+    }),
+});
+
+describe('a file on disk', () => {
+  const app = createApp({ logger: false }).mount([files]);
+
+  it('is sent whole and in ranges, with its size and date, on Node and through app.fetch', async () => {
+    const node = await app.inject({ method: 'GET', url: '/api/files/1', headers: { range: 'bytes=10-29' } });
+    expect(node.statusCode).toBe(206);
+    expect(node.body).toBe(content.slice(10, 30));
+    expect(node.headers['content-range']).toBe(`bytes 10-29/${content.length}`);
+    const fetched = await app.fetch(new Request('http://x/api/files/1'));
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-length')).toBe(String(content.length));
+    expect(fetched.headers.get('last-modified')).toEqual(expect.any(String));
+    expect(await fetched.text()).toBe(content);
+    const head = await app.inject({ method: 'HEAD', url: '/api/files/1' });
+    expect(head.headers['content-length']).toBe(String(content.length));
+    expect(head.body).toBe('');
+  });
+});
+
+/** Waits until `produced` stops growing from one turn of `wait` to the next (the producer is idle). */
+async function settled(wait: () => Promise<unknown>): Promise<void> {
+  let before = -1;
+  while (produced !== before) {
+    before = produced;
+    await wait();
+  }
+}
+
+describe('a client that reads slowly', () => {
+  const app = createApp({ logger: false }).mount([files]);
+  let port: number;
+  beforeAll(async () => {
+    port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false })).port);
+  });
+  afterAll(() => app.close());
+
+  it('is sent no faster than it reads on Node: the stream stops while the socket is full', async () => {
+    produced = 0;
+    const response = await new Promise<import('node:http').IncomingMessage>((resolve) => {
+      httpRequest({ port, host: '127.0.0.1', path: '/api/files/1/endless' }, resolve).end();
+    });
+    response.pause();
+    // The server runs ahead until the socket's buffers are full, then stops reading the stream.
+    await settled(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(produced).toBeLessThan(16 * 1024 * 1024);
+    response.destroy();
+  });
+
+  it('is pulled no faster than it reads through app.fetch', async () => {
+    produced = 0;
+    const response = await app.fetch(new Request('http://x/api/files/1/endless'));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await settled(() => new Promise((resolve) => setImmediate(resolve)));
+    // One chunk read, at most a couple asked for ahead: nothing piles up in memory.
+    expect(produced).toBeLessThanOrEqual(3 * chunk.byteLength);
+    await reader.cancel();
+  });
+});
