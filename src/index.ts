@@ -16,6 +16,14 @@ export {
 } from './core/documentation.js';
 export * from './core/errors.js';
 export {
+  type EventStreamOf,
+  type EventStreamOptions,
+  type EventStreamOutput,
+  eventStream,
+  ServerEvent,
+  serverEvent,
+} from './core/events.js';
+export {
   type DownloadOutput,
   download,
   FileAnswer,

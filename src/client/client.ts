@@ -5,6 +5,7 @@
  */
 import { conventionOf, normalizePrefix, resolveRoute } from '../core/naming.js';
 import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
+import { reconnectingEvents } from './events.js';
 import type { ManifestRoute, RouteManifest } from './manifest.js';
 import { encodeCall } from './request.js';
 import type { ApiShape, AppErrors, CallOptions, Client } from './types.js';
@@ -120,6 +121,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     if (encoded.body !== undefined) init.body = encoded.body;
     if (callOptions?.signal !== undefined) init.signal = callOptions.signal;
     const label = `${route.method} ${url}`;
+    if (route.events === true) return openEvents(url, label, callOptions);
 
     let response: Response;
     let text: string;
@@ -177,6 +179,54 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
       );
     }
     return route.statuses === undefined ? body : { status: response.status, data: body };
+  };
+
+  /** The problem (or the mistake) of an answer that is not what was asked for. */
+  const refusal = async (response: Response, label: string): Promise<Error> => {
+    const text = await response.text().catch(() => '');
+    const contentType = response.headers.get('content-type') ?? '';
+    if (jsonType.test(contentType) && text !== '') {
+      try {
+        const body: unknown = JSON.parse(text);
+        if (isReceivedProblem(body)) return new ProblemError(body, response.headers);
+      } catch {
+        // not JSON after all: described below
+      }
+    }
+    return new ClientError(
+      'invalid-response',
+      `${label} answered ${response.status} ${response.statusText} without an event stream or problem details`,
+      { status: response.status },
+    );
+  };
+
+  /**
+   * A procedure that answers server-sent events (docs/events.md): resolves once the stream is
+   * open, with its events as an async iterable that reconnects (with `Last-Event-ID` and fresh
+   * headers) until the call's signal aborts; a problem answer rejects, as any call's does.
+   */
+  const openEvents = async (url: string, label: string, callOptions: CallOptions | undefined) => {
+    const connect = async (lastEventId: string | undefined, signal: AbortSignal | undefined) => {
+      const headers = await headersFor(false, callOptions);
+      headers.set('accept', 'text/event-stream, application/problem+json');
+      if (lastEventId !== undefined) headers.set('last-event-id', lastEventId);
+      let response: Response;
+      try {
+        response = await fetchImpl(url, {
+          method: 'GET',
+          headers,
+          ...(signal === undefined ? {} : { signal }),
+        });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ClientError('network', `${label} failed: ${reason}`, { cause: error });
+      }
+      const type = response.headers.get('content-type') ?? '';
+      if (response.ok && response.body !== null && type.startsWith('text/event-stream')) return response.body;
+      throw await refusal(response, label);
+    };
+    const first = await connect(undefined, callOptions?.signal);
+    return reconnectingEvents(first, connect, callOptions?.signal, label);
   };
 
   const collections = new Map<string, object>();

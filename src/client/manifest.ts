@@ -16,6 +16,8 @@ export interface ManifestRoute {
   statuses?: readonly number[];
   /** Present when the procedure answers a file (`.output(download())`): the client answers a `Blob`. */
   download?: true;
+  /** Present when the procedure answers server-sent events: the client answers an async iterable. */
+  events?: true;
 }
 
 /** Collection name → procedure name → route. JSON-serializable. */
@@ -34,8 +36,8 @@ export interface MountedRouteLike {
 }
 
 /** Only a file answer says so. */
-const downloadOf = (output: { readonly kind: string } | undefined): { download?: true } =>
-  output?.kind === 'download' ? { download: true } : {};
+const downloadOf = (output: { readonly kind: string } | undefined): { download?: true; events?: true } =>
+  output?.kind === 'download' ? { download: true } : output?.kind === 'events' ? { events: true } : {};
 
 export interface RouteManifestOptions {
   /**

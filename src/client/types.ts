@@ -4,6 +4,7 @@
  */
 
 import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
+import type { ServerEvent } from '../core/events.js';
 import type { FileAnswer } from '../core/files.js';
 import type { AnyProcedure, Collection, NoContent } from '../core/procedure.js';
 import type { ProblemError } from './errors.js';
@@ -118,12 +119,14 @@ export type ProcedureOutput<P, N extends string = string> =
       ? undefined
       : [O] extends [FileAnswer]
         ? Blob
-        : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
-          [O] extends [void]
-          ? N extends DeleteName
-            ? { success: true }
-            : null
-          : Jsonify<O>
+        : [O] extends [AsyncIterable<infer E>]
+          ? AsyncIterable<Jsonify<Exclude<E, ServerEvent<unknown>>>>
+          : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
+            [O] extends [void]
+            ? N extends DeleteName
+              ? { success: true }
+              : null
+            : Jsonify<O>
     : never;
 
 /**

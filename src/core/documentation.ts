@@ -59,6 +59,7 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     ...versionDocumentation(route),
     ...(definition.idempotent ? [idempotencyDocumentation()] : []),
     ...(definition.output?.kind === 'download' ? [fileDocumentation(route)] : []),
+    ...(definition.output?.kind === 'events' ? [eventStreamDocumentation] : []),
     ...added,
   ];
   // The procedure's fixed headers (`.headers()`), as HTTP documents name them: Cache-Control.
@@ -168,9 +169,21 @@ export const entityTagDocumentation: DocumentationSource = (route) =>
   route.method === 'GET' &&
   route.successStatus === 200 &&
   route.definition.versioning === undefined &&
-  route.definition.output?.kind !== 'download'
+  route.definition.output?.kind !== 'download' &&
+  route.definition.output?.kind !== 'events'
     ? conditionalRead(etagOfBody)
     : undefined;
+
+/** What an event stream honours: the id a reconnecting client resumes after. */
+const eventStreamDocumentation: RouteDocumentation = {
+  requestHeaders: {
+    'Last-Event-ID': {
+      description:
+        'The `id` of the last event the client received, sent when it reconnects: the stream resumes after it',
+      type: 'string',
+    },
+  },
+};
 
 /** What a file answer carries and honours (docs/files.md); ranges and 304 on GET only. */
 export function fileDocumentation(route: Pick<RouteEntry, 'method'>): RouteDocumentation {

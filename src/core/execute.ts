@@ -5,6 +5,7 @@
  */
 import { createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
+import { type EventsAnswer, ServerEvent } from './events.js';
 import { FileAnswer } from './files.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
@@ -44,6 +45,8 @@ export interface Reply {
   response?: ResponseControl<never>;
   /** A file to send instead of `body`, for a procedure declared with `.output(download())`. */
   file?: FileAnswer;
+  /** Events to stream instead of `body`, for a procedure declared with `.output(eventStream())`. */
+  events?: EventsAnswer;
 }
 
 /**
@@ -175,6 +178,7 @@ export function unsendableKind(value: unknown): string | undefined {
   const prototype = Object.getPrototypeOf(value);
   if (prototype === Object.prototype || prototype === null || Array.isArray(value)) return undefined;
   if (value instanceof FileAnswer) return 'a file answer (sendFile) without .output(download())';
+  if (value instanceof ServerEvent) return 'a server event (serverEvent) without .output(eventStream())';
   if (ArrayBuffer.isView(value)) return `bytes (${value.constructor.name})`;
   if (value instanceof ArrayBuffer) return 'bytes (ArrayBuffer)';
   if (typeof Blob === 'function' && value instanceof Blob) return 'a Blob';
@@ -204,7 +208,9 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   const isWrite = route.method !== 'GET';
 
   let serialize: (value: unknown, ctx: Call['ctx']) => string | Promise<string>;
-  if (output?.kind === 'download') {
+  const events = output?.kind === 'events' ? output : undefined;
+  const writeEvent = events === undefined ? undefined : compileSerializer(events.schema);
+  if (output?.kind === 'download' || output?.kind === 'events') {
     serialize = () => '';
   } else if (output === undefined) {
     serialize = isDelete
@@ -277,6 +283,37 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   };
   const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
     const response = new ResponseControl<never>(successStatuses);
+    if (events !== undefined && writeEvent !== undefined) {
+      const controller = new AbortController();
+      const lastEventId = (call.ctx as { request?: { headers?: Record<string, unknown> } }).request
+        ?.headers?.['last-event-id'];
+      const source = handler({
+        input: input as never,
+        ctx: call.ctx as never,
+        response,
+        ...({
+          lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+          signal: controller.signal,
+        } as object),
+      } as never);
+      if (typeof (source as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] !== 'function') {
+        controller.abort();
+        throw new OutputMismatchError(
+          `${owner} is declared .output(eventStream()) and returned ${unsendableKind(source) ?? String(source)}: make the handler an async function* that yields its events (docs/events.md)`,
+        );
+      }
+      const answer: EventsAnswer = {
+        source: source as AsyncIterable<unknown>,
+        serialize: writeEvent,
+        keepAlive: events.keepAlive,
+        signal: controller.signal,
+        abort: () => controller.abort(),
+      };
+      return withResponse(
+        { status: 200, body: '', location: undefined, version: undefined, events: answer },
+        response,
+      );
+    }
     const result = handler({ input: input as never, ctx: call.ctx as never, response });
     return result instanceof Promise
       ? result.then((value) => withResponse(answer(call, value, response), response))

@@ -4,6 +4,12 @@
  */
 
 import type { ProblemCode } from './errors.js';
+import {
+  type EventStreamOf,
+  type EventStreamOptions,
+  type EventStreamOutput,
+  isEventStreamOutput,
+} from './events.js';
 import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
@@ -41,7 +47,9 @@ export type OutputDeclaration =
   | { kind: 'fixed'; schema: StandardSchemaV1 }
   | ({ kind: 'select' } & OutputSelection)
   /** A file: the handler returns a {@link FileAnswer} (docs/files.md). */
-  | { kind: 'download'; types: readonly string[] };
+  | { kind: 'download'; types: readonly string[] }
+  /** Server-sent events: the handler yields them (docs/events.md). */
+  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number };
 
 export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl<never> }) => unknown;
 export type AnyMiddleware = Middleware<never, object, never>;
@@ -164,11 +172,13 @@ type Finished<
 >;
 
 /** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
-type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus> = (options: {
-  input: TInput;
-  ctx: TCtx;
-  response: ResponseControl<TStatus>;
-}) => MaybePromise<TOutput>;
+type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus, TDeclared = unknown> = (
+  options: {
+    input: TInput;
+    ctx: TCtx;
+    response: ResponseControl<TStatus>;
+  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown),
+) => MaybePromise<TOutput>;
 
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<
@@ -217,6 +227,17 @@ export class ProcedureBuilder<
     download: DownloadOutput,
   ): ProcedureBuilder<TCtx, TClientInput, TInput, FileAnswer, THasInput, TReturn, TStatus>;
   output<S extends StandardSchemaV1>(
+    events: EventStreamOutput<S>,
+  ): ProcedureBuilder<
+    TCtx,
+    TClientInput,
+    TInput,
+    EventStreamOf<StandardSchemaV1.InferInput<S>>,
+    THasInput,
+    TReturn,
+    TStatus
+  >;
+  output<S extends StandardSchemaV1>(
     schema: S,
   ): ProcedureBuilder<
     TCtx,
@@ -240,11 +261,15 @@ export class ProcedureBuilder<
     TStatus
   >;
   output(
-    schemaOrChoices: DownloadOutput | StandardSchemaV1 | Record<string, StandardSchemaV1>,
+    schemaOrChoices: DownloadOutput | EventStreamOutput | StandardSchemaV1 | Record<string, StandardSchemaV1>,
     select?: (ctx: TCtx) => string,
   ): unknown {
     if (isDownloadOutput(schemaOrChoices))
       return this.#with({ output: { kind: 'download', types: schemaOrChoices.types } });
+    if (isEventStreamOutput(schemaOrChoices))
+      return this.#with({
+        output: { kind: 'events', schema: schemaOrChoices.schema, keepAlive: schemaOrChoices.keepAlive },
+      });
     if ('~standard' in schemaOrChoices) {
       return this.#with({ output: { kind: 'fixed', schema: schemaOrChoices as StandardSchemaV1 } });
     }
@@ -394,14 +419,14 @@ export class ProcedureBuilder<
 
   /** Finishes a read. */
   query<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
-    handler: Handler<TCtx, TInput, R, TStatus>,
+    handler: Handler<TCtx, TInput, R, TStatus, TOutput>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query', TStatus> {
     return this.#finish('query', handler as unknown as AnyHandler) as never;
   }
 
   /** Finishes a write. */
   mutation<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
-    handler: Handler<TCtx, TInput, R, TStatus>,
+    handler: Handler<TCtx, TInput, R, TStatus, TOutput>,
   ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation', TStatus> {
     return this.#finish('mutation', handler as unknown as AnyHandler) as never;
   }

@@ -83,6 +83,16 @@ export function planRoutes(
           `${owner} answers 204 No Content and is .versioned(): a 204 carries no record and no ETag; answer 200 with the record, or drop .versioned()`,
         );
       }
+      if (definition.output?.kind === 'events' && resolved.method !== 'GET') {
+        throw new ProceedConfigError(
+          `${owner} answers server-sent events and maps to ${resolved.method}: an event stream is a GET (what EventSource sends); make it a query, or .rest({ method: 'GET', path })`,
+        );
+      }
+      if (definition.output?.kind === 'events' && definition.versioning !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} answers server-sent events and is .versioned(): a stream has no version; drop .versioned()`,
+        );
+      }
       if (definition.output?.kind === 'download' && definition.versioning !== undefined) {
         throw new ProceedConfigError(
           `${owner} answers a file and is .versioned(): a file carries its own entity tag (sendFile's etag or lastModified); drop .versioned()`,

@@ -25,8 +25,11 @@ interface Target {
   name: string;
   /** Cloudflare Workers: no routes on app.server, and compression is Cloudflare's. */
   workers?: boolean;
-  start: () => Promise<{ send: Send; close: () => Promise<void> }>;
+  start: () => Promise<{ send: Send; open: Open; close: () => Promise<void> }>;
 }
+
+/** Starts a request and hands back the answer unread: its body is read (and dropped) by the test. */
+type Open = (path: string, signal: AbortSignal) => Promise<Response>;
 
 const targets: Target[] = [
   {
@@ -43,6 +46,7 @@ const targets: Target[] = [
           });
           return { status: response.status, headers: response.headers, body: await response.text() };
         },
+        open: (path, signal) => fetch(`${origin}${path}`, { signal }),
         close: () => app.close(),
       };
     },
@@ -66,6 +70,16 @@ const targets: Target[] = [
               ? await new Response(response.body.pipeThrough(new DecompressionStream('gzip'))).text()
               : await response.text();
           return { status: response.status, headers: response.headers, body };
+        },
+        open: async (path, signal) => {
+          const response = await app.fetch(new Request(`http://api.example${path}`, { signal }), {
+            ip: '127.0.0.1',
+          });
+          // A client that stops reading cancels the body, as a runtime does when the socket closes.
+          signal.addEventListener('abort', () => void response.body?.cancel().catch(() => undefined), {
+            once: true,
+          });
+          return response;
         },
         close: () => app.close(),
       };
@@ -129,6 +143,7 @@ function onRuntime(
       });
       return {
         send: overSocket(origin),
+        open: (path, signal) => fetch(`${origin}${path}`, { signal }),
         close: async () => {
           if (child.exitCode !== null) return;
           // The whole group: wrangler runs workerd as a child of its own.
@@ -185,9 +200,10 @@ const json = { 'content-type': 'application/json' };
 
 describe.each(targets)('on $name', ({ start, workers = false }) => {
   let send: Send;
+  let open: Open;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ send, close } = await start());
+    ({ send, open, close } = await start());
   });
   afterAll(() => close());
 
@@ -585,6 +601,55 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
     expect(streamed.headers.get('etag')).toBeNull();
     expect(bytesOf(streamed)).toEqual(documentBytes);
     expectProblem(await send('GET', '/api/documents/report/mistake'), 500, 'INTERNAL');
+  });
+
+  it('streams events with their ids through the view, and resumes after Last-Event-ID', async () => {
+    const stream = await send('GET', '/api/ticks/stream?count=3');
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers.get('cache-control')).toBe('no-cache, no-transform');
+    expect(stream.headers.get('x-request-id')).toEqual(expect.any(String));
+    expect(stream.body).toBe('id: 1\ndata: {"n":1}\n\nid: 2\ndata: {"n":2}\n\nid: 3\ndata: {"n":3}\n\n');
+    const resumed = await send('GET', '/api/ticks/stream?count=2', { headers: { 'last-event-id': '5' } });
+    expect(resumed.body).toBe('id: 6\ndata: {"n":6}\n\nid: 7\ndata: {"n":7}\n\n');
+    expectProblem(await send('GET', '/api/ticks/stream?count=many'), 400, 'VALIDATION_FAILED');
+  });
+
+  it('answers a failure before the first event as a problem, and one after it as an error event', async () => {
+    expectProblem(await send('GET', '/api/ticks/stream?fail=before'), 404, 'NOT_FOUND');
+    const broken = await send('GET', '/api/ticks/stream?count=3&fail=after');
+    expect(broken.status).toBe(200);
+    const [first, error, ...rest] = broken.body.split('\n\n');
+    expect(first).toBe('id: 1\ndata: {"n":1}');
+    expect(error?.startsWith('event: error\ndata: ')).toBe(true);
+    expect(JSON.parse(error?.slice('event: error\ndata: '.length) ?? '')).toMatchObject({
+      status: 409,
+      code: 'CONFLICT',
+      detail: 'The stream broke',
+    });
+    expect(rest).toEqual(['']);
+  });
+
+  it('sends a keep-alive comment while the stream is quiet', async () => {
+    const quiet = await send('GET', '/api/ticks/stream?count=2&pause=1500');
+    expect(quiet.body).toBe('id: 1\ndata: {"n":1}\n\n: keep-alive\n\nid: 2\ndata: {"n":2}\n\n');
+  });
+
+  it('runs the handler’s finally once the client leaves an open stream', async () => {
+    const before = JSON.parse((await send('GET', '/api/ticks/finallies')).body).finallyRan as number;
+    const leave = new AbortController();
+    const response = await open('/api/ticks/stream?count=1&hold=true', leave.signal);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('id: 1\ndata: {"n":1}\n\n');
+    leave.abort();
+    await reader.cancel().catch(() => undefined);
+    // The server notices the closed connection on its own time: asked until it has, or the test's timeout.
+    let after = before;
+    while (after === before) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = JSON.parse((await send('GET', '/api/ticks/finallies')).body).finallyRan as number;
+    }
+    expect(after).toBe(before + 1);
   });
 
   it('serves readiness and liveness under the prefix', async () => {

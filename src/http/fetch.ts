@@ -14,6 +14,7 @@ import { type CodingChoice, taggedWithCoding, worthCompressing } from './compres
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import { crossSiteRefusal } from './csrf.js';
+import { eventBody, eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile, webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
@@ -49,6 +50,8 @@ export interface FetchCore {
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
+  /** Resolves when the app begins closing: open event streams end with a last event. */
+  readonly closingBegan: Promise<void>;
   /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
   readonly serving: () => boolean;
   /** Closing: a request that arrives now is refused with 503 (draining still serves it). */
@@ -465,6 +468,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const limiter = core.rateLimits.limiterFor(route);
   // A file's own headers (type, length, disposition, tag) join these.
   const { 'content-type': _json, ...fileHeaders } = fixedHeaders;
+  const eventHeaders = { ...fileHeaders, ...eventStreamHeaders };
 
   /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
   const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
@@ -549,7 +553,29 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
               fileHeaders,
             );
 
-      const answer: HeaderValues = plan === undefined ? { ...fixedHeaders } : { ...plan.headers };
+      const { events } = result;
+      let frames: AsyncGenerator<string, void, undefined> | undefined;
+      let first: IteratorResult<string, void> | undefined;
+      if (events !== undefined) {
+        // The client leaving ends the stream at once (runtimes abort the request's signal then).
+        request.signal?.addEventListener('abort', events.abort, { once: true });
+        if (request.method === 'HEAD') events.abort();
+        else {
+          frames = eventFrames(
+            events,
+            core.closingBegan,
+            (error) => problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log }).body,
+          );
+          // An error before the first frame is thrown here: an ordinary problem answer.
+          first = await frames.next();
+        }
+      }
+      const answer: HeaderValues =
+        plan !== undefined
+          ? { ...plan.headers }
+          : events !== undefined
+            ? { ...eventHeaders }
+            : { ...fixedHeaders };
       if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
       if (core.requestIds) answer['x-request-id'] = id;
       if (result.replayed === true) answer['idempotency-replayed'] = 'true';
@@ -562,6 +588,13 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           else answer[name] = value;
         }
         cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
+      }
+      if (events !== undefined) {
+        const body =
+          frames === undefined || first === undefined
+            ? null
+            : eventBody(startingWith(first, frames), events.abort);
+        return new Response(body, { status: 200, headers: withCookies(answer, cookies) });
       }
       if (file !== undefined && plan !== undefined) {
         const bytes = plan.sendsBody ? (webBody(file.source.read(plan.range)) as BodyInit) : null;

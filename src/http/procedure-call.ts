@@ -75,7 +75,8 @@ export function procedureCall(route: MountedRoute, options: ProcedureCallOptions
     },
     tagOf(result, ifMatch) {
       // A file carries a tag of its own (src/http/files.ts).
-      if (!tagged || result.status !== 200 || result.file !== undefined) return undefined;
+      if (!tagged || result.status !== 200 || result.file !== undefined || result.events !== undefined)
+        return undefined;
       const tag = entityTag(result.body, result.version);
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, tag)) throw staleVersion();

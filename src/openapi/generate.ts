@@ -316,6 +316,17 @@ class DocumentBuilder {
     if (status === 204) return { description: 'No content' };
     const { output } = route.definition;
     if (output?.kind === 'download') return { description: 'The file', content: binaryContent(output.types) };
+    if (output?.kind === 'events')
+      return {
+        description:
+          'Server-sent events, open until the client leaves: each `data` is JSON of `x-proceed-event-data`; a keep-alive comment while quiet; an `error` event with a problem when the stream fails after it opened; a `close` event when the server shuts down (reconnect with `Last-Event-ID`)',
+        content: {
+          'text/event-stream': {
+            schema: { type: 'string' },
+            'x-proceed-event-data': this.convert(output.schema, 'output', owner, `${hint}Event`),
+          },
+        },
+      };
     const schema = this.#outputSchema(route, owner, hint);
     const json: OpenApiMediaType = { schema };
     withExample(json, this.components.schemas);
@@ -350,6 +361,7 @@ class DocumentBuilder {
     }
     if (output.kind === 'fixed') return this.convert(output.schema, 'output', owner, `${hint}Output`);
     if (output.kind === 'download') return { type: 'string', format: 'binary' };
+    if (output.kind === 'events') return { type: 'string' };
     const choices = new Map<string, JsonSchema>();
     for (const [key, schema] of Object.entries(output.choices)) {
       const json = this.convert(

@@ -71,6 +71,8 @@ export interface OpenApiParameter {
 export interface OpenApiMediaType {
   schema: JsonSchema;
   example?: unknown;
+  /** On `text/event-stream`: the schema of each event's JSON `data` (OpenAPI 3.1 has no field for it). */
+  'x-proceed-event-data'?: JsonSchema;
 }
 
 /**

@@ -336,6 +336,7 @@ export class App<TCtx extends object = object> {
       csrfTrusted: this.#csrfTrusted,
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
+      closingBegan: this.#lifecycle.closing,
       closing: () => this.#lifecycle.phase === 'closing',
       healthCheck: options.health?.check,
       cors: this.#cors,
@@ -475,6 +476,7 @@ export class App<TCtx extends object = object> {
         entityTags: this.#options.entityTags ?? true,
         requestIds: this.#options.requestIds ?? true,
         compressAbove: this.#compressAbove,
+        exposeErrors: this.#options.exposeErrors ?? false,
         idempotency: () => this.#idempotency,
         userSource: () => this.userSource,
         cookieSigner: this.#cookieSigner,
@@ -695,7 +697,7 @@ export class App<TCtx extends object = object> {
    */
   async close(): Promise<void> {
     if (onWorkers) {
-      this.#lifecycle.phase = 'closing';
+      this.#lifecycle.beginClosing();
       for (const task of this.#workersClose.splice(0)) await task();
       return;
     }
@@ -704,7 +706,7 @@ export class App<TCtx extends object = object> {
     if (native !== undefined) {
       this.#nativeServer = undefined;
       // New requests get a 503 from app.fetch; those in flight finish, up to the timeout.
-      this.#lifecycle.phase = 'closing';
+      this.#lifecycle.beginClosing();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<'late'>((resolve) => {
         timer = setTimeout(() => resolve('late'), timeout);

@@ -57,6 +57,17 @@ const overLimitProblem = () =>
 /** Where an app is in its life; read on every request, so a plain field. */
 export class Lifecycle {
   phase: Phase = 'serving';
+  #closingBegan: () => void = () => undefined;
+  /** Resolves when the app begins closing: open event streams end then (docs/events.md). */
+  readonly closing: Promise<void> = new Promise((resolve) => {
+    this.#closingBegan = resolve;
+  });
+
+  /** Enters `closing` and tells whoever waits for it. */
+  beginClosing(): void {
+    this.phase = 'closing';
+    this.#closingBegan();
+  }
   readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
   /** Open connections, oldest first (a Set keeps insertion order). */
   readonly #connections = new Set<Socket>();
@@ -131,7 +142,7 @@ export class Lifecycle {
    */
   close(server: Server): void {
     if (this.phase === 'closing') return;
-    this.phase = 'closing';
+    this.beginClosing();
     server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
     // Nothing was sent on these, so nothing is lost: the client opens another, elsewhere.
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();

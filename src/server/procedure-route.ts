@@ -1,4 +1,5 @@
 /** One native Fastify route per procedure: context, the compiled call, the reply. */
+import { Readable } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -15,8 +16,10 @@ import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
 import { bytesTag, entityTag, ifMatchHolds } from '../http/entity-tags.js';
+import { eventFrames, eventStreamHeaders, startingWith } from '../http/events.js';
 import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
+import { problemAnswer } from '../http/problems.js';
 import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
@@ -132,6 +135,7 @@ export function registerProcedureRoute(
     entityTags: boolean;
     requestIds: boolean;
     compressAbove: number | undefined;
+    exposeErrors: boolean;
     idempotency: () => IdempotencyRuntime | undefined;
     userSource: () => string | undefined;
     cookieSigner: CookieSigner;
@@ -148,6 +152,7 @@ export function registerProcedureRoute(
   // 204 No Content: the route's headers and nosniff, but no body to type; a file types its own.
   const { 'content-type': _bodyType, ...noContentHeaders } = headers;
   const fileHeaders = noContentHeaders;
+  const eventHeaders = { ...noContentHeaders, ...eventStreamHeaders };
   server.route({
     method: route.method,
     url: route.path,
@@ -182,6 +187,26 @@ export function registerProcedureRoute(
       const pending = procedure.run(call, request.headers['idempotency-key']);
       const result = pending instanceof Promise ? await pending : pending;
       const tag = procedure.tagOf(result, call.ifMatch);
+      const { events } = result;
+      if (events !== undefined) {
+        // The client leaving ends the stream at once, whatever the handler waits for.
+        reply.raw.once('close', events.abort);
+        if (request.method === 'HEAD') {
+          events.abort();
+          return reply.code(200).headers(eventHeaders).send(emptyBody());
+        }
+        const frames = eventFrames(
+          events,
+          lifecycle.closing,
+          (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
+        );
+        // An error before the first frame is thrown here: an ordinary problem answer.
+        const first = await frames.next();
+        reply.code(200).headers(eventHeaders);
+        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+        if (requestIds) reply.header('x-request-id', request.id);
+        return reply.send(Readable.from(startingWith(first, frames), { objectMode: false }));
+      }
       const { file } = result;
       if (file !== undefined) {
         const plan = planFile(

@@ -193,7 +193,7 @@ describe('scaffold --runtime', () => {
     expect(manifest.allowScripts).toEqual({ esbuild: false, workerd: false, sharp: false });
     const wrangler = readFileSync(join(directory, 'wrangler.jsonc'), 'utf8');
     expect(wrangler).toContain('"name": "on-workers"');
-    expect(wrangler).toContain('"compatibility_flags": ["nodejs_compat"]');
+    expect(wrangler).toContain('"compatibility_flags": ["nodejs_compat", "enable_request_signal"]');
     const readme = readFileSync(join(directory, 'README.md'), 'utf8');
     expect(readme).toContain('| `npm run deploy` | publishes the Worker to Cloudflare');
     expect(readme).not.toContain('Dockerfile');

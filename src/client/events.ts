@@ -1,0 +1,142 @@
+/**
+ * Server-sent events in the typed client (docs/events.md): read over `fetch`, so the bearer
+ * token and the app's headers go with every connection, parsed as `text/event-stream`, and
+ * resumed after a dropped connection with `Last-Event-ID` and fresh headers (a token that was
+ * renewed meanwhile), until the caller's `AbortSignal` says stop.
+ */
+import { ClientError, ProblemError } from './errors.js';
+
+/** One parsed event. */
+export interface ParsedEvent {
+  readonly event: string;
+  readonly data: string;
+  readonly id: string | undefined;
+  readonly retry: number | undefined;
+}
+
+/**
+ * Parses a `text/event-stream` body into events, as the HTML standard's EventSource does: fields
+ * per line, `data` lines joined with "\n", comments and empty events skipped.
+ */
+export async function* parseEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ParsedEvent> {
+  const reader = body
+    .pipeThrough(new TextDecoderStream() as ReadableWritablePair<string, Uint8Array>)
+    .getReader();
+  let buffer = '';
+  let data: string[] = [];
+  let event = '';
+  let id: string | undefined;
+  let retry: number | undefined;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let newline = /\r\n|\r|\n/.exec(buffer);
+      while (newline !== null) {
+        const line = buffer.slice(0, newline.index);
+        buffer = buffer.slice(newline.index + newline[0].length);
+        if (line === '') {
+          if (data.length > 0)
+            yield { event: event === '' ? 'message' : event, data: data.join('\n'), id, retry };
+          data = [];
+          event = '';
+          retry = undefined;
+        } else if (!line.startsWith(':')) {
+          const colon = line.indexOf(':');
+          const field = colon === -1 ? line : line.slice(0, colon);
+          const raw = colon === -1 ? '' : line.slice(colon + 1);
+          const text = raw.startsWith(' ') ? raw.slice(1) : raw;
+          if (field === 'data') data.push(text);
+          else if (field === 'event') event = text;
+          else if (field === 'id' && !text.includes('\u0000')) id = text;
+          else if (field === 'retry' && /^\d+$/.test(text)) retry = Number(text);
+        }
+        newline = /\r\n|\r|\n/.exec(buffer);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** Opens one connection: resolves with its body once the answer is a stream, rejects with its problem. */
+export type Connect = (
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+) => Promise<ReadableStream<Uint8Array>>;
+
+/**
+ * The events of a stream, reconnecting when the connection drops (after the server's `retry`,
+ * 1 s by default, at once after the server's `close` event) and resuming after the last id.
+ * An `error` event ends the iteration with its problem; the caller's signal ends it quietly.
+ * Only a dropped connection is retried: a problem answer to a reconnect (the token refused, the
+ * stream gone) ends it with that problem.
+ */
+export async function* reconnectingEvents(
+  first: ReadableStream<Uint8Array>,
+  connect: Connect,
+  signal: AbortSignal | undefined,
+  label: string,
+): AsyncGenerator<unknown> {
+  let body: ReadableStream<Uint8Array> | undefined = first;
+  let lastEventId: string | undefined;
+  let wait = 1000;
+  const own = new AbortController();
+  const stop = () => own.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    while (!own.signal.aborted) {
+      if (body === undefined) {
+        try {
+          body = await connect(lastEventId, own.signal);
+        } catch (error) {
+          // A problem answer (the stream is gone, the token refused) ends it; the network may recover.
+          if (own.signal.aborted) return;
+          if (error instanceof ProblemError) throw error;
+          await pause(wait, own.signal);
+          continue;
+        }
+      }
+      let reconnectAt = wait;
+      try {
+        for await (const event of parseEventStream(body)) {
+          if (event.id !== undefined) lastEventId = event.id;
+          if (event.retry !== undefined) wait = event.retry;
+          if (event.event === 'close') {
+            reconnectAt = 0;
+            break;
+          }
+          if (event.event === 'error') throw new ProblemError(JSON.parse(event.data), new Headers());
+          yield JSON.parse(event.data);
+        }
+      } catch (error) {
+        // The caller's signal ends the iteration quietly, as a loop's break would.
+        if (own.signal.aborted) return;
+        if (error instanceof ProblemError) throw error;
+        if (error instanceof SyntaxError)
+          throw new ClientError('invalid-response', `${label}: an event's data is not valid JSON`, {
+            cause: error,
+          });
+      }
+      body = undefined;
+      await pause(reconnectAt, own.signal);
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    own.abort();
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * Server-sent events on the wire (docs/events.md), the same on every adapter: `text/event-stream`
+ * frames (`id`, `event`, `retry`, `data` split on line breaks), a keep-alive comment whenever the
+ * stream was quiet for the procedure's interval, an `error` event carrying the problem when the
+ * handler fails after the stream opened, and a final `close` event when the app shuts down. The
+ * frames are an async generator that advances the handler's only when its reader asks for the
+ * next frame, so a slow client holds the handler back instead of filling memory; ending it (the
+ * client left, the app closes) aborts the handler's signal and returns its generator.
+ */
+import { type EventsAnswer, ServerEvent } from '../core/events.js';
+
+/** The headers of an event stream: never cached, never buffered by a proxy, never sniffed. */
+export const eventStreamHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+export const keepAliveFrame = ': keep-alive\n\n';
+
+/** One event as `text/event-stream` writes it. */
+export function eventFrame(
+  data: string,
+  fields: { id?: string; event?: string; retry?: number } = {},
+): string {
+  let frame = '';
+  if (fields.event !== undefined) frame += `event: ${fields.event}\n`;
+  if (fields.id !== undefined) frame += `id: ${fields.id}\n`;
+  if (fields.retry !== undefined) frame += `retry: ${fields.retry}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
+  return `${frame}\n`;
+}
+
+/** The last frame of a stream the app closes: the client reconnects (elsewhere) at once. */
+export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close', retry: 0 });
+
+type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
+
+/** Resolves when the signal aborts. */
+const abortedBy = (signal: AbortSignal) =>
+  new Promise<'left'>((resolve) => {
+    if (signal.aborted) resolve('left');
+    else signal.addEventListener('abort', () => resolve('left'), { once: true });
+  });
+
+/**
+ * The frames of an event stream. The first frame is awaited before anything is sent: an error
+ * before it (the handler's checks failing) rejects the first `next()`, and the adapter answers an
+ * ordinary problem; after it, an error becomes an `error` event (the body `problemBody` makes of
+ * it) and the stream ends. `closing` resolves when the app shuts down; the reply's signal aborts
+ * when the client leaves, which ends the frames at once, whatever the handler is waiting for.
+ */
+export async function* eventFrames(
+  events: EventsAnswer,
+  closing: Promise<void>,
+  problemBody: (error: unknown) => string,
+): AsyncGenerator<string, void, undefined> {
+  const iterator = events.source[Symbol.asyncIterator]();
+  let opened = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const quiet = () =>
+    new Promise<'quiet'>((resolve) => {
+      timer = setTimeout(() => resolve('quiet'), events.keepAlive);
+    });
+  const ends = Promise.race([closing.then(() => 'closing' as const), abortedBy(events.signal)]);
+  let pending: Promise<IteratorResult<unknown>> | undefined;
+  try {
+    while (true) {
+      pending ??= iterator.next();
+      let next: Pending;
+      try {
+        next = await Promise.race([pending, quiet(), ends]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next === 'left') return;
+      if (next === 'closing') {
+        yield closingFrame;
+        return;
+      }
+      if (next === 'quiet') {
+        opened = true;
+        yield keepAliveFrame;
+        continue;
+      }
+      pending = undefined;
+      if (next.done === true) return;
+      const { value } = next;
+      const event = value instanceof ServerEvent ? value : undefined;
+      const written = events.serialize(event === undefined ? value : event.data);
+      const data = typeof written === 'string' ? written : await written;
+      opened = true;
+      yield eventFrame(data, {
+        ...(event?.id === undefined ? {} : { id: event.id }),
+        ...(event?.event === undefined ? {} : { event: event.event }),
+        ...(event?.retry === undefined ? {} : { retry: event.retry }),
+      });
+    }
+  } catch (error) {
+    if (!opened) throw error;
+    // The status is sent already: the problem travels as an event (its reason to the log).
+    yield eventFrame(problemBody(error), { event: 'error' });
+  } finally {
+    events.abort();
+    // A next() still out settles when the handler's wait ends (its signal is aborted now).
+    pending?.catch(() => undefined);
+    void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+}
+
+/**
+ * The frames with the first one, already read, in front. Ended early (the client left while it
+ * held the first frame), it ends the rest too, so that the handler's `finally` runs.
+ */
+export async function* startingWith(
+  first: IteratorResult<string, void>,
+  rest: AsyncGenerator<string, void, undefined>,
+): AsyncGenerator<string, void, undefined> {
+  try {
+    if (first.done === true) return;
+    yield first.value;
+    yield* rest;
+  } finally {
+    await rest.return(undefined);
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * The frames as a web `ReadableStream`: each pulled when the runtime can send more, so a slow
+ * client holds the handler back; a client that leaves (`cancel`) aborts the handler's signal.
+ */
+export function eventBody(
+  frames: AsyncGenerator<string, void, undefined>,
+  abort: () => void,
+): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await frames.next();
+        if (next.done === true) controller.close();
+        else controller.enqueue(utf8.encode(next.value));
+      },
+      cancel() {
+        abort();
+        void frames.return(undefined).catch(() => undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
