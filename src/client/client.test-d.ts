@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { notes } from '../../test/fixtures/notes.js';
+import { eventStream, serverEvent } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { type Client, createClient, type Jsonify } from './index.js';
@@ -176,5 +177,36 @@ describe('file answers', () => {
       .output(download())
       // @ts-expect-error: a download's handler returns sendFile(…) or fileAt(…)
       .query(() => ({ id: '1' }));
+  });
+});
+
+describe('event streams', () => {
+  const Tick = z.object({ n: z.number(), at: z.date() });
+  const ticks = procedures('ticks', {
+    tickEvents: procedure()
+      .rest({ method: 'GET', path: '/ticks' })
+      .output(eventStream(Tick))
+      .query(async function* ({ lastEventId, signal }) {
+        expectTypeOf(lastEventId).toEqualTypeOf<string | undefined>();
+        expectTypeOf(signal).toEqualTypeOf<AbortSignal>();
+        yield { n: 1, at: new Date() };
+        yield serverEvent({ n: 2, at: new Date() }, { id: 2 });
+      }),
+  });
+
+  it('types the call as an async iterable of the events’ data, as JSON', () => {
+    const client = createClient<readonly [typeof ticks]>({ baseUrl: 'http://x' });
+    expectTypeOf(client.ticks.tickEvents).returns.resolves.toEqualTypeOf<
+      AsyncIterable<{ n: number; at: string }>
+    >();
+  });
+
+  it('refuses an event the schema does not describe', () => {
+    procedure()
+      .output(eventStream(Tick))
+      // @ts-expect-error: n must be a number
+      .query(async function* () {
+        yield { n: 'one', at: new Date() };
+      });
   });
 });

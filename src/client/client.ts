@@ -114,6 +114,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     const route = routeOf(collection, name);
     const encoded = encodeCall(where, route, input);
     const url = `${base}${prefix}${encoded.path}`;
+    if (route.events === true) return openEvents(url, `${route.method} ${url}`, callOptions);
     const init: RequestInit = {
       method: route.method,
       headers: await headersFor(encoded.body !== undefined, callOptions),
@@ -121,7 +122,6 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     if (encoded.body !== undefined) init.body = encoded.body;
     if (callOptions?.signal !== undefined) init.signal = callOptions.signal;
     const label = `${route.method} ${url}`;
-    if (route.events === true) return openEvents(url, label, callOptions);
 
     let response: Response;
     let text: string;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { entityTagDocumentation } from '../core/documentation.js';
 import { defineErrors, errorStatus } from '../core/errors.js';
+import { eventStream } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -801,5 +802,32 @@ describe('generateOpenApi on a file answer', () => {
     });
     expect(write.responses['206']).toBeUndefined();
     expect(write.responses['416']).toBeUndefined();
+  });
+});
+
+describe('generateOpenApi on an event stream', () => {
+  const Tick = z.object({ n: z.number() });
+  const feed = procedures('ticks', {
+    tickEvents: procedure()
+      .rest({ method: 'GET', path: '/ticks/events' })
+      .output(eventStream(Tick))
+      .query(async function* () {
+        yield { n: 1 };
+      }),
+  });
+  const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [feed] }], info });
+
+  it('documents text/event-stream with the schema of each event’s data, and Last-Event-ID', async () => {
+    await SwaggerParser.validate(structuredClone(document) as never);
+    const read = operation(document, '/api/ticks/events', 'get');
+    const ok = read.responses['200'] as unknown as { content: Record<string, Record<string, unknown>> };
+    expect(Object.keys(ok.content)).toEqual(['text/event-stream']);
+    expect(ok.content['text/event-stream']?.schema).toEqual({ type: 'string' });
+    expect(ok.content['text/event-stream']?.['x-proceed-event-data']).toMatchObject({
+      type: 'object',
+      properties: { n: { type: 'number' } },
+    });
+    expect(param(read, 'Last-Event-ID').in).toBe('header');
+    expect(read.responses['304']).toBeUndefined();
   });
 });

@@ -184,10 +184,15 @@ export async function closeGracefully(
     server.server.closeAllConnections();
   }, timeout);
   timer.unref();
+  // A connection whose answer ends now (an event stream told to close, a request that was
+  // running) would otherwise stay open, idle, until its keep-alive timeout holds up the close.
+  const sweep = setInterval(() => server.server.closeIdleConnections(), 100);
+  sweep.unref();
   try {
     await server.close();
   } finally {
     clearTimeout(timer);
+    clearInterval(sweep);
   }
 }
 
