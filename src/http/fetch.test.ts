@@ -49,3 +49,24 @@ describe('app.fetch bodies a Request built in-process carries', () => {
     await app.close();
   });
 });
+
+describe('app.fetch while the app drains', () => {
+  it('asks keep-alive clients to reconnect elsewhere, and answers as before', async () => {
+    const app = createApp({ logger: false, drainDelay: 1000 }).mount([notes]);
+    const create = () =>
+      app.fetch(
+        new Request('http://api.example/api/notes', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"text":"x"}',
+        }),
+      );
+    expect((await create()).headers.get('connection')).toBeNull();
+    const shutdown = app.shutdown();
+    const draining = await create();
+    expect(draining.status).toBe(201);
+    expect(draining.headers.get('connection')).toBe('close');
+    expect((await app.fetch(new Request('http://api.example/api/health'))).status).toBe(503);
+    await shutdown;
+  });
+});

@@ -412,6 +412,8 @@ export function createFetchHandler(
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
     if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
+    // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
+    if (!core.serving()) response.headers.set('connection', 'close');
     if (core.cors !== undefined) {
       // Every answer depends on Origin: caches must keep them apart.
       const vary = response.headers.get('vary');
