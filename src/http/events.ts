@@ -37,42 +37,54 @@ export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close'
 
 type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
 
-/** Resolves when the signal aborts. */
-const abortedBy = (signal: AbortSignal) =>
-  new Promise<'left'>((resolve) => {
-    if (signal.aborted) resolve('left');
-    else signal.addEventListener('abort', () => resolve('left'), { once: true });
-  });
-
 /**
  * The frames of an event stream. The first frame is awaited before anything is sent: an error
  * before it (the handler's checks failing) rejects the first `next()`, and the adapter answers an
  * ordinary problem; after it, an error becomes an `error` event (the body `problemBody` makes of
- * it) and the stream ends. `closing` resolves when the app shuts down; the reply's signal aborts
+ * it) and the stream ends. `onClosing` tells when the app shuts down; the reply's signal aborts
  * when the client leaves, which ends the frames at once, whatever the handler is waiting for.
+ *
+ * Each wait races fresh promises only: racing a long-lived one (the app's closing, the signal)
+ * on every event would leave a reaction on it per event, which is memory a long stream never
+ * gives back. The listeners are added once and removed when the stream ends.
  */
 export async function* eventFrames(
   events: EventsAnswer,
-  closing: Promise<void>,
+  onClosing: (listener: () => void) => () => void,
   problemBody: (error: unknown) => string,
 ): AsyncGenerator<string, void, undefined> {
   const iterator = events.source[Symbol.asyncIterator]();
   let opened = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const quiet = () =>
-    new Promise<'quiet'>((resolve) => {
-      timer = setTimeout(() => resolve('quiet'), events.keepAlive);
-    });
-  const ends = Promise.race([closing.then(() => 'closing' as const), abortedBy(events.signal)]);
+  let ended: 'closing' | 'left' | undefined;
+  let wake: ((reason: 'closing' | 'left') => void) | undefined;
+  const end = (reason: 'closing' | 'left') => {
+    ended ??= reason;
+    wake?.(reason);
+  };
+  const left = () => end('left');
+  events.signal.addEventListener('abort', left, { once: true });
+  const stopListening = onClosing(() => end('closing'));
+  if (events.signal.aborted) end('left');
   let pending: Promise<IteratorResult<unknown>> | undefined;
   try {
     while (true) {
-      pending ??= iterator.next();
       let next: Pending;
-      try {
-        next = await Promise.race([pending, quiet(), ends]);
-      } finally {
-        clearTimeout(timer);
+      if (ended !== undefined) next = ended;
+      else {
+        pending ??= iterator.next();
+        const interrupted = new Promise<'closing' | 'left'>((resolve) => {
+          wake = resolve;
+        });
+        const quiet = new Promise<'quiet'>((resolve) => {
+          timer = setTimeout(() => resolve('quiet'), events.keepAlive);
+        });
+        try {
+          next = await Promise.race([pending, quiet, interrupted]);
+        } finally {
+          clearTimeout(timer);
+          wake = undefined;
+        }
       }
       if (next === 'left') return;
       if (next === 'closing') {
@@ -102,6 +114,8 @@ export async function* eventFrames(
     // The status is sent already: the problem travels as an event (its reason to the log).
     yield eventFrame(problemBody(error), { event: 'error' });
   } finally {
+    stopListening();
+    events.signal.removeEventListener('abort', left);
     events.abort();
     // A next() still out settles when the handler's wait ends (its signal is aborted now).
     pending?.catch(() => undefined);

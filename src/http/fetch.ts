@@ -50,8 +50,8 @@ export interface FetchCore {
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
-  /** Resolves when the app begins closing: open event streams end with a last event. */
-  readonly closingBegan: Promise<void>;
+  /** Calls the listener when the app begins closing (open event streams end then); returns its removal. */
+  readonly onClosing: (listener: () => void) => () => void;
   /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
   readonly serving: () => boolean;
   /** Closing: a request that arrives now is refused with 503 (draining still serves it). */
@@ -565,7 +565,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         else {
           frames = eventFrames(
             events,
-            core.closingBegan,
+            core.onClosing,
             (error) => problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log }).body,
           );
           // An error before the first frame is thrown here: an ordinary problem answer.

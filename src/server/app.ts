@@ -336,7 +336,7 @@ export class App<TCtx extends object = object> {
       csrfTrusted: this.#csrfTrusted,
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
-      closingBegan: this.#lifecycle.closing,
+      onClosing: this.#lifecycle.onClosing,
       closing: () => this.#lifecycle.phase === 'closing',
       healthCheck: options.health?.check,
       cors: this.#cors,

@@ -57,16 +57,27 @@ const overLimitProblem = () =>
 /** Where an app is in its life; read on every request, so a plain field. */
 export class Lifecycle {
   phase: Phase = 'serving';
-  #closingBegan: () => void = () => undefined;
-  /** Resolves when the app begins closing: open event streams end then (docs/events.md). */
-  readonly closing: Promise<void> = new Promise((resolve) => {
-    this.#closingBegan = resolve;
-  });
+  readonly #closingListeners = new Set<() => void>();
 
-  /** Enters `closing` and tells whoever waits for it. */
+  /**
+   * Calls `listener` when the app begins closing (at once if it has): open event streams end then
+   * (docs/events.md). Returns what removes it, so that a stream that ended leaves nothing behind.
+   */
+  readonly onClosing = (listener: () => void): (() => void) => {
+    if (this.phase === 'closing') {
+      listener();
+      return () => undefined;
+    }
+    this.#closingListeners.add(listener);
+    return () => this.#closingListeners.delete(listener);
+  };
+
+  /** Enters `closing` and tells whoever listens. */
   beginClosing(): void {
+    if (this.phase === 'closing') return;
     this.phase = 'closing';
-    this.#closingBegan();
+    for (const listener of this.#closingListeners) listener();
+    this.#closingListeners.clear();
   }
   readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
   /** Open connections, oldest first (a Set keeps insertion order). */

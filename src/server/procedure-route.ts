@@ -197,7 +197,7 @@ export function registerProcedureRoute(
         }
         const frames = eventFrames(
           events,
-          lifecycle.closing,
+          lifecycle.onClosing,
           (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
         );
         // An error before the first frame is thrown here: an ordinary problem answer.

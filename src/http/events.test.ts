@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { ProceedError } from '../core/errors.js';
+import { type EventsAnswer, serverEvent } from '../core/events.js';
+import { closingFrame, eventFrame, eventFrames, keepAliveFrame } from './events.js';
+
+function answer(
+  source: AsyncIterable<unknown>,
+  keepAlive = 60_000,
+): EventsAnswer & { controller: AbortController } {
+  const controller = new AbortController();
+  return {
+    controller,
+    source,
+    serialize: (data) => JSON.stringify(data),
+    keepAlive,
+    signal: controller.signal,
+    abort: () => controller.abort(),
+  };
+}
+
+/** A closing signal of one's own, that counts who listens. */
+function closingSignal() {
+  const listeners = new Set<() => void>();
+  let subscribed = 0;
+  return {
+    onClosing: (listener: () => void) => {
+      subscribed++;
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => {
+      for (const listener of listeners) listener();
+    },
+    get listening() {
+      return listeners.size;
+    },
+    get subscribed() {
+      return subscribed;
+    },
+  };
+}
+
+const problemBody = (error: unknown) => JSON.stringify({ code: (error as ProceedError).code });
+
+async function collect(frames: AsyncGenerator<string>): Promise<string[]> {
+  const all: string[] = [];
+  for await (const frame of frames) all.push(frame);
+  return all;
+}
+
+describe('eventFrame', () => {
+  it('writes the fields, and data over several lines as several data lines', () => {
+    expect(eventFrame('{"a":1}')).toBe('data: {"a":1}\n\n');
+    expect(eventFrame('one\ntwo\r\nthree', { id: '7', event: 'note', retry: 500 })).toBe(
+      'event: note\nid: 7\nretry: 500\ndata: one\ndata: two\ndata: three\n\n',
+    );
+  });
+
+  it('refuses an id or a name that would break the stream', () => {
+    expect(() => serverEvent(1, { id: 'a\nb' })).toThrow('line break');
+    expect(() => serverEvent(1, { event: 'x\ry' })).toThrow('line breaks');
+    expect(() => serverEvent(1, { retry: -1 })).toThrow('whole number');
+  });
+});
+
+describe('eventFrames', () => {
+  it('listens for the app closing once per stream, however many events, and stops listening at its end', async () => {
+    async function* many() {
+      for (let n = 0; n < 10_000; n++) yield { n };
+    }
+    const closing = closingSignal();
+    const events = answer(many());
+    const frames = await collect(eventFrames(events, closing.onClosing, problemBody));
+    expect(frames).toHaveLength(10_000);
+    expect(closing.subscribed).toBe(1);
+    expect(closing.listening).toBe(0);
+    // The handler's signal is aborted once the stream is over, whatever ended it.
+    expect(events.signal.aborted).toBe(true);
+  });
+
+  it('ends with a close frame when the app closes, and returns the handler', async () => {
+    let returned = false;
+    async function* endless() {
+      try {
+        yield { n: 1 };
+        await new Promise(() => undefined);
+      } finally {
+        returned = true;
+      }
+    }
+    const closing = closingSignal();
+    const frames = eventFrames(answer(endless()), closing.onClosing, problemBody);
+    expect((await frames.next()).value).toBe('data: {"n":1}\n\n');
+    const next = frames.next();
+    closing.close();
+    expect((await next).value).toBe(closingFrame);
+    expect((await frames.next()).done).toBe(true);
+    // The generator waits in an await that never settles: it returns once that wait would end.
+    expect(returned).toBe(false);
+  });
+
+  it('throws a failure before the first frame, and frames one after it as an error event', async () => {
+    async function* early(missing = true) {
+      if (missing) throw new ProceedError('NOT_FOUND', 'gone');
+      yield { n: 1 };
+    }
+    await expect(eventFrames(answer(early()), closingSignal().onClosing, problemBody).next()).rejects.toThrow(
+      'gone',
+    );
+    async function* late() {
+      yield { n: 1 };
+      throw new ProceedError('CONFLICT', 'broke');
+    }
+    expect(await collect(eventFrames(answer(late()), closingSignal().onClosing, problemBody))).toEqual([
+      'data: {"n":1}\n\n',
+      'event: error\ndata: {"code":"CONFLICT"}\n\n',
+    ]);
+  });
+
+  it('sends a keep-alive while the handler is quiet, and ends when the client leaves', async () => {
+    async function* slow() {
+      yield serverEvent({ n: 1 }, { id: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      yield { n: 2 };
+    }
+    const events = answer(slow(), 1000);
+    const frames = eventFrames(events, closingSignal().onClosing, problemBody);
+    expect((await frames.next()).value).toBe('id: 1\ndata: {"n":1}\n\n');
+    expect((await frames.next()).value).toBe(keepAliveFrame);
+    const next = frames.next();
+    events.controller.abort();
+    expect((await next).done).toBe(true);
+  });
+});
