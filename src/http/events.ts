@@ -38,10 +38,18 @@ export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close'
 type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
 
 /**
- * The frames of an event stream. The first frame is awaited before anything is sent: an error
- * before it (the handler's checks failing) rejects the first `next()`, and the adapter answers an
- * ordinary problem; after it, an error becomes an `error` event (the body `problemBody` makes of
- * it) and the stream ends. `onClosing` tells when the app shuts down; the reply's signal aborts
+ * How long a stream waits for its first event before it opens with a comment instead: a handler
+ * that waits for something to happen (a subscription) must not leave its client without an
+ * answer, while one that fails its own checks at once still answers an ordinary problem.
+ */
+export const openWithin = 250;
+
+/**
+ * The frames of an event stream. The first frame (the first event, or a comment after
+ * {@link openWithin} ms without one) is awaited before anything is sent: an error before it (the
+ * handler's checks failing) rejects the first `next()`, and the adapter answers an ordinary
+ * problem; after it, an error becomes an `error` event (the body `problemBody` makes of it) and
+ * the stream ends. `onClosing` tells when the app shuts down; the reply's signal aborts
  * when the client leaves, which ends the frames at once, whatever the handler is waiting for.
  *
  * Each wait races fresh promises only: racing a long-lived one (the app's closing, the signal)
@@ -77,7 +85,10 @@ export async function* eventFrames(
           wake = resolve;
         });
         const quiet = new Promise<'quiet'>((resolve) => {
-          timer = setTimeout(() => resolve('quiet'), events.keepAlive);
+          timer = setTimeout(
+            () => resolve('quiet'),
+            opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
+          );
         });
         try {
           next = await Promise.race([pending, quiet, interrupted]);

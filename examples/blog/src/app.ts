@@ -35,6 +35,7 @@ import {
   signedInUserSql,
   type User,
 } from './db/index.js';
+import { PostFeed } from './feed.js';
 import { logMailer, type Mailer } from './mailer.js';
 import { auth, authRateLimit } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
@@ -187,7 +188,7 @@ async function buildBlogApp(
   const { production, admin, trustProxy } = settings;
 
   // What handlers get; in place before the app listens, so before the first request.
-  let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background'> | undefined;
+  let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background' | 'feed'> | undefined;
   const app: App<BlogContext> = createApp<BlogContext>({
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     health: {
@@ -254,7 +255,10 @@ async function buildBlogApp(
     const mailer: Mailer = options.mailer ?? logMailer(app.log, { production });
 
     if (admin !== undefined) await seedAdmin(repos, tokens, admin);
-    services = { repos, tokens, mailer, background: background.run };
+    const feed = await PostFeed.start(database, app.log);
+    // Registered after the database's, so it runs before it: the listening connection goes first.
+    app.onClose(() => feed.close());
+    services = { repos, tokens, mailer, background: background.run, feed };
     // The user and the token's revocation in one statement: one round trip per signed-in request.
     const userLoader = store.userLoader<User>(signedInUserSql);
     await wire(app, tokens, userLoader, new PostgresIdempotencyStore(database));

@@ -3,12 +3,15 @@ import type { BaseContext, procedure } from 'proceedjs';
 import { procedure as startProcedure } from 'proceedjs';
 import type { AuthContext, TokenService } from 'proceedjs/auth';
 import type { Repositories, User, Visibility } from './db/index.js';
+import type { PostFeed } from './feed.js';
 import type { Mailer } from './mailer.js';
 
 export interface BlogContext extends AuthContext<User>, BaseContext {
   repos: Repositories;
   tokens: TokenService;
   mailer: Mailer;
+  /** The live feed of this instance: events as posts become published (docs/blog.md). */
+  feed: PostFeed;
   /** Runs work after the answer has left (errors are logged; shutdown waits for it). */
   background(task: () => Promise<void>): void;
 }

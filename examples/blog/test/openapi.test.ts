@@ -70,6 +70,7 @@ describe('the blog’s OpenAPI document', () => {
         'PUT /api/users/{id} updateUser users',
         'DELETE /api/users/{id} deleteUser users',
         'GET /api/posts listPosts posts',
+        'GET /api/posts/events postEvents posts',
         'POST /api/posts createPost posts',
         'GET /api/posts/{id} getPost posts',
         'PUT /api/posts/{id} updatePost posts',

@@ -32,6 +32,11 @@ export interface Database {
   prepared?(name: string, sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
   /** Resolves when the database answers; rejects otherwise (health check). */
   ping(): Promise<void>;
+  /**
+   * Calls `onNotify` for every notification on `channel` (PostgreSQL's LISTEN/NOTIFY, from any
+   * connection to this database); resolves once listening, with what stops it.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** The connection pool's state (PostgreSQL; PGlite has no pool), for the metrics. */
   poolStats?: () => { total: number; idle: number; waiting: number };
   /** Closes the pool or the PGlite instance. Safe to call twice. */
@@ -241,6 +246,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       await pool.query('SELECT 1');
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    listen: (channel, onNotify) => listenOnPostgres(pg, url, channel, onNotify),
     close: once(() => pool.end()),
     inTransaction: async (work) => {
       const client = await pool.connect();
@@ -261,6 +267,46 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
         client.release();
       }
     },
+  };
+}
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to queries), opened again a
+ * second after it drops; a reconnect counts as a notification, since one may have been missed.
+ */
+async function listenOnPostgres(
+  pg: typeof import('pg').default,
+  url: string,
+  channel: string,
+  onNotify: () => void,
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: InstanceType<typeof pg.Client> | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  const open = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    const reopen = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      retry = setTimeout(() => {
+        open().then(onNotify, reopen);
+      }, 1000);
+      retry.unref();
+    };
+    next.on('error', reopen);
+    next.on('end', reopen);
+    client = next;
+    await next.connect();
+    await next.query(`LISTEN ${JSON.stringify(channel)}`);
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
   };
 }
 
@@ -314,6 +360,12 @@ async function openPglite(
     },
     ping: async () => {
       await client.query('SELECT 1');
+    },
+    listen: async (channel, onNotify) => {
+      const stop = await client.listen(channel, onNotify);
+      return async () => {
+        if (!client.closed) await stop();
+      };
     },
     close: once(async () => {
       try {

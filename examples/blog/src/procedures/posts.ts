@@ -1,10 +1,12 @@
 /** /api/posts (docs/blog.md): who sees what, transitions, the publish and archive routes. */
 import {
+  eventStream,
   ForbiddenError,
   type MiddlewareNext,
   NotFoundError,
   type Precondition,
   procedures,
+  serverEvent,
   step,
 } from 'proceedjs';
 import { authenticated } from 'proceedjs/auth';
@@ -13,6 +15,7 @@ import { z } from 'zod';
 import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
+import type { FeedEvent } from '../feed.js';
 import { Post, Success } from '../resources.js';
 import { text, updateInput } from '../schemas.js';
 
@@ -83,7 +86,57 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
       found(await ctx.repos.posts.setStatus(ctx.post.id, status, versionToWrite(ctx))),
     );
 
+/** A stream's queue of events not yet sent: past this, it ends and the client resumes from the database. */
+const feedBacklog = 1000;
+
 export const posts = procedures('posts', {
+  postEvents: blogProcedure()
+    .rest({ method: 'GET', path: '/posts/events' })
+    .meta({
+      summary: 'Posts as they are published, live',
+      description:
+        'Server-sent events: one each time a post becomes `published`, on any instance, with its public view as `data` and an `id` that orders them. Reconnect with `Last-Event-ID` to receive the events after it that the feed still keeps (at least the last 100, or 5 minutes), then the live ones. A keep-alive comment every 15 s.',
+    })
+    .output(eventStream(Post.public))
+    .query(async function* ({ ctx, lastEventId, signal }) {
+      const queue: FeedEvent[] = [];
+      let overflowed = false;
+      let wake: (() => void) | undefined;
+      const stopWaiting = () => wake?.();
+      signal.addEventListener('abort', stopWaiting, { once: true });
+      // Subscribed before the replay is read: nothing published in between is lost (ids de-duplicate).
+      const unsubscribe = ctx.feed.subscribe((events) => {
+        if (queue.length + events.length > feedBacklog) overflowed = true;
+        else queue.push(...events);
+        wake?.();
+      });
+      try {
+        let last =
+          lastEventId !== undefined && /^\d{1,18}$/.test(lastEventId) ? BigInt(lastEventId) : undefined;
+        if (last !== undefined)
+          for (const event of await ctx.feed.since(String(last))) {
+            last = BigInt(event.id);
+            yield serverEvent(event.post, { id: event.id });
+          }
+        while (!signal.aborted && !overflowed) {
+          const event = queue.shift();
+          if (event === undefined) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            wake = undefined;
+            continue;
+          }
+          if (last !== undefined && BigInt(event.id) <= last) continue;
+          last = BigInt(event.id);
+          yield serverEvent(event.post, { id: event.id });
+        }
+      } finally {
+        unsubscribe();
+        signal.removeEventListener('abort', stopWaiting);
+      }
+    }),
+
   listPosts: blogProcedure()
     .meta({
       summary: 'Posts, newest first, a cursor page at a time',
