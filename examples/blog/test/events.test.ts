@@ -1,5 +1,7 @@
 /** GET /api/posts/events end to end (docs/blog.md, "The live feed"), on PGlite and PostgreSQL. */
+import { createClient, routeManifest } from 'proceedjs/client';
 import { describe, expect, it } from 'vitest';
+import { api } from '../src/app.js';
 import { engines, startBlog, useBlog } from './harness.js';
 
 interface ReadEvent {
@@ -129,6 +131,65 @@ describe.skipIf(postgres === undefined || postgres.skip)(
         }
       } finally {
         await first.close();
+      }
+    });
+
+    it('keeps a typed client’s feed whole through a rolling restart: it resumes on the other instance', async () => {
+      const engine = postgres as NonNullable<typeof postgres>;
+      // The second instance owns the database (its close drops it): the first one leaves first.
+      const second = await startBlog(engine);
+      const first = await startBlog({
+        ...engine,
+        open: async () => ({ url: second.databaseUrl, drop: async () => undefined }),
+      });
+      let firstClosed = false;
+      try {
+        // The load balancer: the first instance while it serves, the second once it is gone.
+        const balanced: typeof fetch = (input, init) => {
+          const url = new URL(input instanceof Request ? input.url : String(input));
+          url.host = new URL(firstClosed ? second.origin : first.origin).host;
+          return fetch(url, init);
+        };
+        const client = createClient<typeof api>({
+          baseUrl: first.origin,
+          routes: routeManifest(api),
+          fetch: balanced,
+        });
+        const writer = await second.request<{ accessToken: string }>('POST', '/api/auth/register', {
+          json: {
+            email: `rolling.${Date.now()}@example.com`,
+            password: 'a-long-password-1',
+            name: 'Rolling',
+          },
+        });
+        const publish = async (title: string) =>
+          (
+            await second.request<{ id: string }>('POST', '/api/posts', {
+              json: { title, content: 'x', status: 'published' },
+              token: writer.body.accessToken,
+            })
+          ).body.id;
+        const stop = new AbortController();
+        const events = await client.posts.postEvents({}, { signal: stop.signal });
+        const received: string[] = [];
+        const expected = [await publish('Before the restart')];
+        for await (const post of events) {
+          received.push(post.id);
+          if (received.length === 1) {
+            // The first instance shuts down: its stream ends with a close event, and two posts
+            // are published while the client reconnects to the second instance.
+            firstClosed = true;
+            const closing = first.close();
+            expected.push(await publish('During the restart'), await publish('Also during it'));
+            await closing;
+          }
+          if (received.length === 3) expected.push(await publish('After the restart'));
+          if (received.length === 4) stop.abort();
+        }
+        expect(received).toEqual(expected);
+      } finally {
+        await second.close();
+        if (!firstClosed) await first.close();
       }
     });
   },
