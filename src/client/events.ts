@@ -82,6 +82,7 @@ export async function* reconnectingEvents(
   let body: ReadableStream<Uint8Array> | undefined = first;
   let lastEventId: string | undefined;
   let wait = 1000;
+  let failures = 0;
   const own = new AbortController();
   const stop = () => own.abort();
   signal?.addEventListener('abort', stop, { once: true });
@@ -90,11 +91,14 @@ export async function* reconnectingEvents(
       if (body === undefined) {
         try {
           body = await connect(lastEventId, own.signal);
+          failures = 0;
         } catch (error) {
           // A problem answer (the stream is gone, the token refused) ends it; the network may recover.
           if (own.signal.aborted) return;
           if (error instanceof ProblemError) throw error;
-          await pause(wait, own.signal);
+          // No instance answers: wait longer each time, up to 30 s, never less than the server asked.
+          failures++;
+          await pause(Math.min(30_000, Math.max(wait, 250 * 2 ** failures)), own.signal);
           continue;
         }
       }

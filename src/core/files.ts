@@ -42,10 +42,16 @@ export interface ByteSource {
   /** The bytes themselves, when they are in memory (their entity tag hashes them). */
   readonly bytes: Uint8Array | undefined;
   read(range?: ByteRange): Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+  /** Lets go of bytes that will not be sent (HEAD, 304, a failure): a stream is cancelled. */
+  discard(): void;
 }
 
+/** `type/subtype` and parameters, as a header carries them: no line breaks, nothing a header refuses. */
 const mediaTypePattern =
-  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\r\n]*"))*$/;
+  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:[ \t]*;[ \t]*[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[\t\x20\x21\x23-\x7e\x80-\xff]*"))*$/;
+
+/** Whether a string holds no lone surrogate (`String.prototype.isWellFormed`, ES2024). */
+const wellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /** Whether a name holds a control character (C0 or DEL), which no header may carry. */
 const hasControlCharacter = (name: string) =>
@@ -66,7 +72,10 @@ export class FileAnswer {
       throw new TypeError(
         `sendFile: "${options.type}" is not a media type (type/subtype, e.g. application/pdf)`,
       );
-    if (options.name !== undefined && (options.name === '' || hasControlCharacter(options.name)))
+    if (
+      options.name !== undefined &&
+      (options.name === '' || hasControlCharacter(options.name) || !wellFormed(options.name))
+    )
       throw new TypeError('sendFile: name must be a non-empty file name without control characters');
     if (options.etag !== undefined && !/^[!#-~\u0080-\u00ff]+$/.test(options.etag))
       throw new TypeError(
@@ -97,6 +106,7 @@ function bytesSource(bytes: Uint8Array): ByteSource {
     seekable: true,
     bytes,
     read: (range) => (range === undefined ? bytes : bytes.subarray(range.start, range.end + 1)),
+    discard: () => undefined,
   };
 }
 
@@ -106,6 +116,7 @@ function blobSource(blob: Blob): ByteSource {
     seekable: true,
     bytes: undefined,
     read: (range) => (range === undefined ? blob : blob.slice(range.start, range.end + 1)).stream(),
+    discard: () => undefined,
   };
 }
 
@@ -123,6 +134,19 @@ function streamSource(
       if (taken) throw new Error('sendFile: a stream can be sent once; hand each answer a new one');
       taken = true;
       return stream;
+    },
+    discard: () => {
+      if (taken) return;
+      taken = true;
+      // A file's descriptor, an upstream's socket: closed, not left for the garbage collector.
+      if (typeof ReadableStream === 'function' && stream instanceof ReadableStream)
+        void stream.cancel().catch(() => undefined);
+      else if (typeof (stream as { destroy?: unknown }).destroy === 'function')
+        (stream as unknown as { destroy(): void }).destroy();
+      else
+        void Promise.resolve((stream as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]().return?.()).catch(
+          () => undefined,
+        );
     },
   };
 }
@@ -180,10 +204,20 @@ export async function fileAt(
       size,
       seekable: true,
       bytes: undefined,
-      read: (range) =>
-        createReadStream(path, range === undefined ? {} : { start: range.start, end: range.end }),
+      // Never past the size the headers announce: a file that grows meanwhile is sent as it was.
+      read: (range = { start: 0, end: size - 1 }) =>
+        size === 0 ? new Uint8Array(0) : createReadStream(path, { start: range.start, end: range.end }),
+      discard: () => undefined,
     },
-    { ...options, lastModified: options.lastModified ?? found.mtimeMs },
+    {
+      ...options,
+      lastModified: options.lastModified ?? found.mtimeMs,
+      // The modification time to the microsecond, and the inode: a rewrite of the same size within
+      // a second still changes the tag.
+      etag:
+        options.etag ??
+        `${size.toString(16)}-${Math.round(found.mtimeMs * 1000).toString(16)}-${found.ino.toString(16)}`,
+    },
   );
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ProceedError } from '../core/errors.js';
 import { type EventsAnswer, serverEvent } from '../core/events.js';
 import { closingFrame, eventFrame, eventFrames, keepAliveFrame } from './events.js';
@@ -130,5 +130,36 @@ describe('eventFrames', () => {
     const next = frames.next();
     events.controller.abort();
     expect((await next).done).toBe(true);
+  });
+});
+
+describe('eventFrames while the handler is quiet', () => {
+  it('asks the handler once, however many keep-alives pass before it answers', async () => {
+    vi.useFakeTimers();
+    try {
+      let thens = 0;
+      // A handler whose next() never settles, and that counts who waits for it.
+      const quiet: AsyncIterable<unknown> = {
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            ({
+              // biome-ignore lint/suspicious/noThenProperty: a thenable that counts its waiters
+              then: () => {
+                thens++;
+              },
+            }) as unknown as Promise<IteratorResult<unknown>>,
+        }),
+      };
+      const frames = eventFrames(answer(quiet, 1000), closingSignal().onClosing, problemBody);
+      for (let beat = 0; beat < 5; beat++) {
+        const next = frames.next();
+        await vi.advanceTimersByTimeAsync(1000);
+        expect((await next).value).toBe(keepAliveFrame);
+      }
+      expect(thens).toBe(1);
+      await frames.return(undefined);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -32,8 +32,12 @@ export function eventFrame(
   return `${frame}\n`;
 }
 
-/** The last frame of a stream the app closes: the client reconnects (elsewhere) at once. */
-export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close', retry: 0 });
+/**
+ * The last frame of a stream the app closes: the typed client reconnects (elsewhere) at once on
+ * it; `EventSource` after its reconnection time. No `retry: 0`: it would stay the client's delay
+ * for every later reconnect, a tight loop while no instance answers.
+ */
+export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close' });
 
 type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
 
@@ -63,9 +67,9 @@ export async function* eventFrames(
 ): AsyncGenerator<string, void, undefined> {
   const iterator = events.source[Symbol.asyncIterator]();
   let opened = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let ended: 'closing' | 'left' | undefined;
-  let wake: ((reason: 'closing' | 'left') => void) | undefined;
+  /** The one waiter of this turn: what ends it (the handler, a quiet spell, the app, the client). */
+  let wake: ((reason: 'settled' | 'quiet' | 'closing' | 'left') => void) | undefined;
   const end = (reason: 'closing' | 'left') => {
     ended ??= reason;
     wake?.(reason);
@@ -74,27 +78,49 @@ export async function* eventFrames(
   events.signal.addEventListener('abort', left, { once: true });
   const stopListening = onClosing(() => end('closing'));
   if (events.signal.aborted) end('left');
-  let pending: Promise<IteratorResult<unknown>> | undefined;
+  // What the handler's next() gave, once it settles: one reaction per next(), however many
+  // keep-alives pass while it is out.
+  let asked = false;
+  let outcome: { ok: true; value: IteratorResult<unknown> } | { ok: false; error: unknown } | undefined;
+  const ask = () => {
+    asked = true;
+    outcome = undefined;
+    iterator.next().then(
+      (value) => {
+        outcome = { ok: true, value };
+        wake?.('settled');
+      },
+      (error: unknown) => {
+        outcome = { ok: false, error };
+        wake?.('settled');
+      },
+    );
+  };
   try {
     while (true) {
       let next: Pending;
       if (ended !== undefined) next = ended;
       else {
-        pending ??= iterator.next();
-        const interrupted = new Promise<'closing' | 'left'>((resolve) => {
-          wake = resolve;
-        });
-        const quiet = new Promise<'quiet'>((resolve) => {
-          timer = setTimeout(
-            () => resolve('quiet'),
-            opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
-          );
-        });
-        try {
-          next = await Promise.race([pending, quiet, interrupted]);
-        } finally {
+        if (!asked) ask();
+        let reason: 'settled' | 'quiet' | 'closing' | 'left' = 'settled';
+        if (outcome === undefined) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          reason = await new Promise((resolve) => {
+            wake = resolve;
+            timer = setTimeout(
+              () => resolve('quiet'),
+              opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
+            );
+          });
           clearTimeout(timer);
           wake = undefined;
+        }
+        if (reason !== 'settled') next = reason;
+        else {
+          const settled = outcome as NonNullable<typeof outcome>;
+          asked = false;
+          if (!settled.ok) throw settled.error;
+          next = settled.value;
         }
       }
       if (next === 'left') return;
@@ -107,7 +133,6 @@ export async function* eventFrames(
         yield keepAliveFrame;
         continue;
       }
-      pending = undefined;
       if (next.done === true) return;
       const { value } = next;
       const event = value instanceof ServerEvent ? value : undefined;
@@ -128,8 +153,7 @@ export async function* eventFrames(
     stopListening();
     events.signal.removeEventListener('abort', left);
     events.abort();
-    // A next() still out settles when the handler's wait ends (its signal is aborted now).
-    pending?.catch(() => undefined);
+    // A handler still waiting returns once its wait ends (its signal is aborted now).
     void Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
 }

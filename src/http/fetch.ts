@@ -538,94 +538,102 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const ran = procedure.run(call, headers['idempotency-key']);
       const result = ran instanceof Promise ? await ran : ran;
       const tag = procedure.tagOf(result, ifMatch);
-      const { file } = result;
-      const plan =
-        file === undefined
-          ? undefined
-          : planFile(
-              file,
-              {
-                method: request.method,
-                range: headers.range as string | undefined,
-                ifNoneMatch: headers['if-none-match'] as string | undefined,
-                ifModifiedSince: headers['if-modified-since'] as string | undefined,
-                ifRange: headers['if-range'] as string | undefined,
-              },
-              fileTag(file, core.bytesTag),
-              fileHeaders,
-            );
-
-      const { events } = result;
+      const { file, events } = result;
       let frames: AsyncGenerator<string, void, undefined> | undefined;
-      let first: IteratorResult<string, void> | undefined;
-      if (events !== undefined) {
-        // The client leaving ends the stream at once (runtimes abort the request's signal then).
-        request.signal?.addEventListener('abort', events.abort, { once: true });
-        if (request.method === 'HEAD') events.abort();
-        else {
-          frames = eventFrames(
-            events,
-            core.onClosing,
-            (error) => problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log }).body,
-          );
-          // An error before the first frame is thrown here: an ordinary problem answer.
-          first = await frames.next();
+      try {
+        const plan =
+          file === undefined
+            ? undefined
+            : planFile(
+                file,
+                {
+                  method: request.method,
+                  range: headers.range as string | undefined,
+                  ifNoneMatch: headers['if-none-match'] as string | undefined,
+                  ifModifiedSince: headers['if-modified-since'] as string | undefined,
+                  ifRange: headers['if-range'] as string | undefined,
+                },
+                fileTag(file, core.bytesTag),
+                fileHeaders,
+              );
+
+        let first: IteratorResult<string, void> | undefined;
+        if (events !== undefined) {
+          // The client leaving ends the stream at once (runtimes abort the request's signal then).
+          request.signal?.addEventListener('abort', events.abort, { once: true });
+          if (request.method === 'HEAD') events.abort();
+          else {
+            frames = eventFrames(
+              events,
+              core.onClosing,
+              (error) => problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log }).body,
+            );
+            // An error before the first frame is thrown here: an ordinary problem answer.
+            first = await frames.next();
+          }
         }
-      }
-      const answer: HeaderValues =
-        plan !== undefined
-          ? { ...plan.headers }
-          : events !== undefined
-            ? { ...eventHeaders }
-            : { ...fixedHeaders };
-      if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
-      if (core.requestIds) answer['x-request-id'] = id;
-      if (result.replayed === true) answer['idempotency-replayed'] = 'true';
-      if (result.location !== undefined) answer.location = result.location;
-      const control = result.response;
-      let cookies: string[] = [];
-      if (control !== undefined) {
-        for (const [name, value] of control.headers ?? []) {
-          if (name === 'vary') appendVary(answer, value);
-          else answer[name] = value;
+        const answer: HeaderValues =
+          plan !== undefined
+            ? { ...plan.headers }
+            : events !== undefined
+              ? { ...eventHeaders }
+              : { ...fixedHeaders };
+        if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
+        if (core.requestIds) answer['x-request-id'] = id;
+        if (result.replayed === true) answer['idempotency-replayed'] = 'true';
+        if (result.location !== undefined) answer.location = result.location;
+        const control = result.response;
+        let cookies: string[] = [];
+        if (control !== undefined) {
+          for (const [name, value] of control.headers ?? []) {
+            if (name === 'vary') appendVary(answer, value);
+            else answer[name] = value;
+          }
+          cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
         }
-        cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
-      }
-      if (events !== undefined) {
-        const body =
-          frames === undefined || first === undefined
-            ? null
-            : eventBody(startingWith(first, frames), events.abort);
-        return new Response(body, { status: 200, headers: withCookies(answer, cookies) });
-      }
-      if (file !== undefined && plan !== undefined) {
-        const bytes = plan.sendsBody ? (webBody(file.source.read(plan.range)) as BodyInit) : null;
-        return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
-      }
-      if (result.status === 204) {
-        delete answer['content-type'];
-        return new Response(null, { status: 204, headers: withCookies(answer, cookies) });
-      }
-      if (!isRead) {
-        if (result.version !== undefined) answer.etag = core.entityTag(result.body, result.version);
-      } else if (tag !== undefined) {
-        const held = core.matchingTag(headers['if-none-match'] as string | undefined, tag);
-        if (held !== undefined) {
-          answer.etag = held;
+        if (events !== undefined) {
+          const body =
+            frames === undefined || first === undefined
+              ? null
+              : eventBody(startingWith(first, frames), events.abort);
+          return new Response(body, { status: 200, headers: withCookies(answer, cookies) });
+        }
+        if (file !== undefined && plan !== undefined) {
+          if (!plan.sendsBody) file.source.discard();
+          const bytes = plan.sendsBody ? (webBody(file.source.read(plan.range)) as BodyInit) : null;
+          return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
+        }
+        if (result.status === 204) {
           delete answer['content-type'];
-          // A 304 says Vary as the 200 would.
-          const { compression } = core;
-          if (compression !== undefined && utf8.encode(result.body).byteLength >= compression.above)
-            appendVary(answer, 'accept-encoding');
-          return new Response(null, { status: 304, headers: withCookies(answer, cookies) });
+          return new Response(null, { status: 204, headers: withCookies(answer, cookies) });
         }
-        answer.etag = tag;
+        if (!isRead) {
+          if (result.version !== undefined) answer.etag = core.entityTag(result.body, result.version);
+        } else if (tag !== undefined) {
+          const held = core.matchingTag(headers['if-none-match'] as string | undefined, tag);
+          if (held !== undefined) {
+            answer.etag = held;
+            delete answer['content-type'];
+            // A 304 says Vary as the 200 would.
+            const { compression } = core;
+            if (compression !== undefined && utf8.encode(result.body).byteLength >= compression.above)
+              appendVary(answer, 'accept-encoding');
+            return new Response(null, { status: 304, headers: withCookies(answer, cookies) });
+          }
+          answer.etag = tag;
+        }
+        const sent = compressed(result.body, request, answer);
+        return new Response(sent instanceof Promise ? await sent : sent, {
+          status: result.status,
+          headers: withCookies(answer, cookies),
+        });
+      } catch (error) {
+        // Nothing is sent: a file's stream is let go, a stream's handler returned.
+        file?.source.discard();
+        if (frames !== undefined) void frames.return(undefined).catch(() => undefined);
+        else events?.abort();
+        throw error;
       }
-      const sent = compressed(result.body, request, answer);
-      return new Response(sent instanceof Promise ? await sent : sent, {
-        status: result.status,
-        headers: withCookies(answer, cookies),
-      });
     },
   };
 }

@@ -88,9 +88,16 @@ export function byteRange(header: string, size: number): ByteRange | undefined {
   return { start, end };
 }
 
-/** An HTTP date's second, or undefined when it is not one. */
+/** The three forms of an HTTP date (RFC 9110, 5.6.7): IMF-fixdate, RFC 850 and asctime. */
+const httpDateForms = [
+  /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+  /^[A-Z][a-z]+, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT$/,
+  /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/,
+];
+
+/** An HTTP date's time, or undefined when it is not one (whatever else `Date.parse` would take). */
 function httpDate(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || !httpDateForms.some((form) => form.test(value.trim()))) return undefined;
   const time = Date.parse(value);
   return Number.isNaN(time) ? undefined : time;
 }
@@ -152,8 +159,9 @@ export function planFile(
     return { status: 304, headers: kept, range: undefined, sendsBody: false };
   }
   let range: ByteRange | undefined;
+  // Ranges are defined for GET (RFC 9110, 14.2): a HEAD answers as a whole GET would.
   if (
-    readsAll &&
+    request.method === 'GET' &&
     request.range !== undefined &&
     seekable &&
     size !== undefined &&
@@ -179,7 +187,13 @@ function rangeStillValid(ifRange: string | undefined, tag: string | undefined, a
   if (value.startsWith('"') || value.startsWith('W/'))
     return tag !== undefined && !value.startsWith('W/') && value === tag;
   const date = httpDate(value);
-  return date !== undefined && answer.lastModified !== undefined && date === answer.lastModified;
+  // A date validates only when strong: a second or more before now (RFC 9110, 13.1.5).
+  return (
+    date !== undefined &&
+    answer.lastModified !== undefined &&
+    date === answer.lastModified &&
+    answer.lastModified <= Date.now() - 1000
+  );
 }
 
 /**

@@ -310,7 +310,12 @@ export class App<TCtx extends object = object> {
   }
 
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
-    if (onWorkers) for (const task of this.#workersReady.splice(0)) await task();
+    // Each task leaves the list once it succeeded: a start-up that failed runs them again.
+    if (onWorkers)
+      while (this.#workersReady.length > 0) {
+        await this.#workersReady[0]?.();
+        this.#workersReady.shift();
+      }
     else await this.server.ready();
     const options = this.#options;
     const observers = this.#observers;

@@ -79,7 +79,7 @@ describe('event streams on the Node server', () => {
     await app.close();
     await ended;
     expect(text).toBe(
-      'id: 1\nretry: 10\ndata: {"n":1}\n\nid: 2\nretry: 10\ndata: {"n":2}\n\nevent: close\nretry: 0\ndata: {"reason":"shutdown"}\n\n',
+      'id: 1\nretry: 10\ndata: {"n":1}\n\nid: 2\nretry: 10\ndata: {"n":2}\n\nevent: close\ndata: {"reason":"shutdown"}\n\n',
     );
     expect(finallies).toBe(before + 1);
   });

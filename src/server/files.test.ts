@@ -1,5 +1,5 @@
 /** File answers on the Node server and through app.fetch: files on disk, and a slow reader. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,5 +96,70 @@ describe('a client that reads slowly', () => {
     // One chunk read, at most a couple asked for ahead: nothing piles up in memory.
     expect(produced).toBeLessThanOrEqual(3 * chunk.byteLength);
     await reader.cancel();
+  });
+});
+
+describe('bytes that are not sent', () => {
+  let cancelled = 0;
+  const streams = procedures('streams', {
+    getStream: procedure()
+      .input(z.object({ id: z.string() }))
+      .output(download())
+      .query(() =>
+        sendFile(
+          new ReadableStream<Uint8Array>({
+            pull: (controller) => controller.enqueue(new Uint8Array(8)),
+            cancel: () => {
+              cancelled++;
+            },
+          }),
+          { type: 'application/octet-stream', etag: 'fixed' },
+        ),
+      ),
+    growingFile: procedure()
+      .rest({ method: 'GET', path: '/streams/:id/growing' })
+      .input(z.object({ id: z.string() }))
+      .output(download())
+      .query(async () => {
+        const answer = await fileAt(onDisk, { type: 'text/csv' });
+        appendFileSync(onDisk, 'appended after the answer was made\n');
+        return answer;
+      }),
+  });
+  const app = createApp({ logger: false }).mount([streams]);
+
+  it('are let go on HEAD and on 304, on Node and through app.fetch: a stream is cancelled, not left open', async () => {
+    cancelled = 0;
+    await app.inject({ method: 'HEAD', url: '/api/streams/1' });
+    await app.inject({ method: 'GET', url: '/api/streams/1', headers: { 'if-none-match': '"fixed"' } });
+    await app.fetch(new Request('http://x/api/streams/1', { method: 'HEAD' }));
+    const held = await app.fetch(
+      new Request('http://x/api/streams/1', { headers: { 'if-none-match': '"fixed"' } }),
+    );
+    expect(held.status).toBe(304);
+    expect(cancelled).toBe(4);
+  });
+
+  it('of a file that grows meanwhile: what the headers announced is sent, no more', async () => {
+    const before = content.length;
+    const answer = await app.inject({ method: 'GET', url: '/api/streams/1/growing' });
+    expect(answer.headers['content-length']).toBe(String(before));
+    expect(answer.body).toBe(content);
+  });
+
+  it('answers HEAD with a Range as a whole GET would, and ignores a date that is no HTTP date', async () => {
+    const head = await app.inject({
+      method: 'HEAD',
+      url: '/api/streams/1/growing',
+      headers: { range: 'bytes=0-1' },
+    });
+    expect(head.statusCode).toBe(200);
+    // Date.parse('9999') is the year 9999, later than any file: a 304 if it were taken for a date.
+    const odd = await app.inject({
+      method: 'GET',
+      url: '/api/streams/1/growing',
+      headers: { 'if-modified-since': '9999' },
+    });
+    expect(odd.statusCode).toBe(200);
   });
 });

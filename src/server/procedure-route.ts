@@ -193,7 +193,9 @@ export function registerProcedureRoute(
         reply.raw.once('close', events.abort);
         if (request.method === 'HEAD') {
           events.abort();
-          return reply.code(200).headers(eventHeaders).send(emptyBody());
+          reply.code(200).headers(eventHeaders);
+          if (requestIds) reply.header('x-request-id', request.id);
+          return reply.send(emptyBody());
         }
         const frames = eventFrames(
           events,
@@ -202,29 +204,42 @@ export function registerProcedureRoute(
         );
         // An error before the first frame is thrown here: an ordinary problem answer.
         const first = await frames.next();
-        reply.code(200).headers(eventHeaders);
-        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-        if (requestIds) reply.header('x-request-id', request.id);
+        try {
+          reply.code(200).headers(eventHeaders);
+          if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+          if (requestIds) reply.header('x-request-id', request.id);
+        } catch (error) {
+          // Nothing is sent: the handler is returned, its finally runs.
+          await frames.return(undefined);
+          throw error;
+        }
         return reply.send(Readable.from(startingWith(first, frames), { objectMode: false }));
       }
       const { file } = result;
       if (file !== undefined) {
-        const plan = planFile(
-          file,
-          {
-            method: request.method,
-            range: request.headers.range,
-            ifNoneMatch: request.headers['if-none-match'],
-            ifModifiedSince: request.headers['if-modified-since'],
-            ifRange: oneValue(request.headers['if-range']),
-          },
-          fileTag(file, bytesTag),
-          fileHeaders,
-        );
+        let plan: ReturnType<typeof planFile>;
+        try {
+          plan = planFile(
+            file,
+            {
+              method: request.method,
+              range: request.headers.range,
+              ifNoneMatch: request.headers['if-none-match'],
+              ifModifiedSince: request.headers['if-modified-since'],
+              ifRange: oneValue(request.headers['if-range']),
+            },
+            fileTag(file, bytesTag),
+            fileHeaders,
+          );
+        } catch (error) {
+          file.source.discard();
+          throw error;
+        }
         reply.code(plan.status).headers(plan.headers);
         if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
         if (requestIds) reply.header('x-request-id', request.id);
         if (plan.sendsBody) return reply.send(nodeBody(file.source.read(plan.range)));
+        file.source.discard();
         // HEAD keeps the Content-Length of the GET: Fastify sets 0 for an empty payload, not for a stream.
         return reply.send(plan.status === 304 ? undefined : emptyBody());
       }

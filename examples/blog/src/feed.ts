@@ -12,8 +12,8 @@ export interface FeedEvent {
   readonly post: { readonly id: string; readonly title: string; readonly excerpt: string };
 }
 
-/** How many events a reconnecting client is sent at most (the feed keeps at least 100, or 5 minutes). */
-const replayLimit = 1000;
+/** How many events one read returns at most (the feed keeps at least 100, or 5 minutes). */
+export const replayLimit = 1000;
 
 const eventsAfter = `SELECT e.id::text AS event_id, p.id, p.title, p.excerpt
   FROM post_events e JOIN posts p ON p.id = e.post_id
@@ -68,7 +68,7 @@ export class PostFeed {
     return () => this.#subscribers.delete(listener);
   }
 
-  /** The retained events after `id`, oldest first: what a reconnecting client missed. */
+  /** The retained events after `id`, oldest first, {@link replayLimit} at most: what a reconnecting client missed. */
   async since(id: string): Promise<FeedEvent[]> {
     const { rows } = await this.#database.query<EventRow>(eventsAfter, [id]);
     return rows.map(toEvent);

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
-import type { FeedEvent } from '../feed.js';
+import { type FeedEvent, replayLimit } from '../feed.js';
 import { Post, Success } from '../resources.js';
 import { text, updateInput } from '../schemas.js';
 
@@ -113,11 +113,15 @@ export const posts = procedures('posts', {
       try {
         let last =
           lastEventId !== undefined && /^\d{1,18}$/.test(lastEventId) ? BigInt(lastEventId) : undefined;
-        if (last !== undefined)
-          for (const event of await ctx.feed.since(String(last))) {
+        // Every retained event after it, a read at a time, up to the live ones.
+        while (last !== undefined && !signal.aborted) {
+          const missed = await ctx.feed.since(String(last));
+          for (const event of missed) {
             last = BigInt(event.id);
             yield serverEvent(event.post, { id: event.id });
           }
+          if (missed.length < replayLimit) break;
+        }
         while (!signal.aborted && !overflowed) {
           const event = queue.shift();
           if (event === undefined) {
