@@ -15,6 +15,15 @@ export interface ParsedEvent {
 }
 
 /**
+ * Where the first line of `buffer` ends, or null while it may not have: a CR at its very end may
+ * be the first half of a CRLF that the next chunk completes.
+ */
+function lineEnd(buffer: string): RegExpExecArray | null {
+  const found = /\r\n|\r|\n/.exec(buffer);
+  return found !== null && found[0] === '\r' && found.index === buffer.length - 1 ? null : found;
+}
+
+/**
  * Parses a `text/event-stream` body into events, as the HTML standard's EventSource does: fields
  * per line, `data` lines joined with "\n", comments and empty events skipped.
  */
@@ -32,7 +41,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
       const { done, value } = await reader.read();
       if (done) return;
       buffer += value;
-      let newline = /\r\n|\r|\n/.exec(buffer);
+      let newline = lineEnd(buffer);
       while (newline !== null) {
         const line = buffer.slice(0, newline.index);
         buffer = buffer.slice(newline.index + newline[0].length);
@@ -52,7 +61,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
           else if (field === 'id' && !text.includes('\u0000')) id = text;
           else if (field === 'retry' && /^\d+$/.test(text)) retry = Number(text);
         }
-        newline = /\r\n|\r|\n/.exec(buffer);
+        newline = lineEnd(buffer);
       }
     }
   } finally {
