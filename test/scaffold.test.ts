@@ -32,25 +32,34 @@ const packed = () => {
   return packing;
 };
 
+/**
+ * `npm create proceed` as the registry would run it: the scaffolder's tarball, with the
+ * framework's tarball as the app's `proceedjs`. Returns the app's directory and the output.
+ */
+async function create(name: string, ...options: string[]): Promise<{ app: string; output: string }> {
+  const [framework, scaffolder] = await packed();
+  const output = await succeed(scratch, 'npm', [
+    'exec',
+    '--yes',
+    `--package=${scaffolder.tarball}`,
+    '--',
+    'create-proceed',
+    name,
+    ...options,
+    '--proceed',
+    framework.tarball,
+  ]);
+  return { app: join(scratch, name), output };
+}
+
 describe('npm create proceed, from the packed tarballs', () => {
   it('scaffolds an app that installs, builds, passes its test and serves in production', {
     timeout: 300_000,
   }, async () => {
-    const [framework, scaffolder] = await packed();
-
-    const created = await succeed(scratch, 'npm', [
-      'exec',
-      '--yes',
-      `--package=${scaffolder.tarball}`,
-      '--',
-      'create-proceed',
-      'my-app',
-      '--proceed',
-      framework.tarball,
-    ]);
+    const [framework] = await packed();
+    const { app, output: created } = await create('my-app');
     expect(created).toContain('Created my-app in my-app:');
     expect(created).toContain('npm run dev');
-    const app = join(scratch, 'my-app');
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
@@ -105,20 +114,7 @@ describe('npm create proceed, from the packed tarballs', () => {
   it('scaffolds a Cloudflare Worker that passes its tests, serving under wrangler dev, and bundles for deploy', {
     timeout: 300_000,
   }, async () => {
-    const [framework, scaffolder] = await packed();
-    await succeed(scratch, 'npm', [
-      'exec',
-      '--yes',
-      `--package=${scaffolder.tarball}`,
-      '--',
-      'create-proceed',
-      'on-workers',
-      '--runtime',
-      'workers',
-      '--proceed',
-      framework.tarball,
-    ]);
-    const app = join(scratch, 'on-workers');
+    const { app } = await create('on-workers', '--runtime', 'workers');
     const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
     expect(installed).not.toContain('EBADENGINE');
     // Its serve test runs the Worker on workerd under wrangler dev, over a socket.
@@ -137,21 +133,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       timeout: 300_000,
     },
     async (runtime) => {
-      const [framework, scaffolder] = await packed();
-      const name = `on-${runtime}`;
-      await succeed(scratch, 'npm', [
-        'exec',
-        '--yes',
-        `--package=${scaffolder.tarball}`,
-        '--',
-        'create-proceed',
-        name,
-        '--runtime',
-        runtime,
-        '--proceed',
-        framework.tarball,
-      ]);
-      const app = join(scratch, name);
+      const { app } = await create(`on-${runtime}`, '--runtime', runtime);
       await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
       // Its serve test runs the app on the runtime, from the runtime's npm package.
       const tested = await succeed(app, 'npm', ['test']);

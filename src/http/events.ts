@@ -174,29 +174,3 @@ export async function* startingWith(
     await rest.return(undefined);
   }
 }
-
-const utf8 = new TextEncoder();
-
-/**
- * The frames as a web `ReadableStream`: each pulled when the runtime can send more, so a slow
- * client holds the handler back; a client that leaves (`cancel`) aborts the handler's signal.
- */
-export function eventBody(
-  frames: AsyncGenerator<string, void, undefined>,
-  abort: () => void,
-): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const next = await frames.next();
-        if (next.done === true) controller.close();
-        else controller.enqueue(utf8.encode(next.value));
-      },
-      cancel() {
-        abort();
-        void frames.return(undefined).catch(() => undefined);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-}

@@ -14,13 +14,14 @@ import { type CodingChoice, taggedWithCoding, worthCompressing } from './compres
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import { crossSiteRefusal } from './csrf.js';
-import { eventBody, eventFrames, eventStreamHeaders, startingWith } from './events.js';
+import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile, webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import { problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
+import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
@@ -595,7 +596,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           const body =
             frames === undefined || first === undefined
               ? null
-              : eventBody(startingWith(first, frames), events.abort);
+              : pulledStream(startingWith(first, frames), events.abort);
           return new Response(body, { status: 200, headers: withCookies(answer, cookies) });
         }
         if (file !== undefined && plan !== undefined) {

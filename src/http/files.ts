@@ -8,6 +8,7 @@
  */
 import { ProceedError } from '../core/errors.js';
 import type { ByteRange, FileAnswer } from '../core/files.js';
+import { pulledStream } from './pulled-stream.js';
 
 /** The request headers a file answer depends on. */
 export interface FileRequest {
@@ -196,27 +197,9 @@ function rangeStillValid(ifRange: string | undefined, tag: string | undefined, a
   );
 }
 
-/**
- * Bytes as a web `ReadableStream` body. An async iterable (a Node.js `Readable`) is read one chunk
- * per pull, so a slow client is never sent ahead of what it reads, and a client that leaves ends
- * the iteration (its `finally`, the file's descriptor).
- */
+/** Bytes as a web body: in memory as they are, a stream or an async iterable pulled chunk by chunk. */
 export function webBody(
   bytes: Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
 ): Uint8Array | ReadableStream<Uint8Array> {
-  if (bytes instanceof Uint8Array || bytes instanceof ReadableStream) return bytes;
-  const iterator = bytes[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const next = await iterator.next();
-        if (next.done === true) controller.close();
-        else controller.enqueue(next.value instanceof Uint8Array ? next.value : new Uint8Array(next.value));
-      },
-      async cancel() {
-        await iterator.return?.();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  return bytes instanceof Uint8Array || bytes instanceof ReadableStream ? bytes : pulledStream(bytes);
 }

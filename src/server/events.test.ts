@@ -2,6 +2,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { settled } from '../../test/settled.js';
 import { createClient, routeManifest } from '../client/index.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -43,16 +44,6 @@ const ticks = procedures('ticks', {
       }
     }),
 });
-
-/** Waits until `read()` stops changing from one turn of `wait` to the next. */
-async function settled(read: () => number, wait: () => Promise<unknown>): Promise<number> {
-  let before = -1;
-  while (read() !== before) {
-    before = read();
-    await wait();
-  }
-  return before;
-}
 
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {

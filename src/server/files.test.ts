@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { settled } from '../../test/settled.js';
 import { download, fileAt, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './app.js';
@@ -58,15 +59,6 @@ describe('a file on disk', () => {
   });
 });
 
-/** Waits until `produced` stops growing from one turn of `wait` to the next (the producer is idle). */
-async function settled(wait: () => Promise<unknown>): Promise<void> {
-  let before = -1;
-  while (produced !== before) {
-    before = produced;
-    await wait();
-  }
-}
-
 describe('a client that reads slowly', () => {
   const app = createApp({ logger: false }).mount([files]);
   let port: number;
@@ -82,7 +74,10 @@ describe('a client that reads slowly', () => {
     });
     response.pause();
     // The server runs ahead until the socket's buffers are full, then stops reading the stream.
-    await settled(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    await settled(
+      () => produced,
+      () => new Promise((resolve) => setTimeout(resolve, 200)),
+    );
     expect(produced).toBeLessThan(16 * 1024 * 1024);
     response.destroy();
   });
@@ -92,7 +87,10 @@ describe('a client that reads slowly', () => {
     const response = await app.fetch(new Request('http://x/api/files/1/endless'));
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     await reader.read();
-    await settled(() => new Promise((resolve) => setImmediate(resolve)));
+    await settled(
+      () => produced,
+      () => new Promise((resolve) => setImmediate(resolve)),
+    );
     // One chunk read, at most a couple asked for ahead: nothing piles up in memory.
     expect(produced).toBeLessThanOrEqual(3 * chunk.byteLength);
     await reader.cancel();
