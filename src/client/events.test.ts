@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { parseEventStream } from './events.js';
+import { describe, expect, it, vi } from 'vitest';
+import { parseEventStream, reconnectingEvents } from './events.js';
 
 /** A body that arrives in exactly these chunks. */
 const body = (chunks: string[]) =>
@@ -30,5 +30,44 @@ describe('parseEventStream', () => {
     expect(await parsed(['data: a\r', '\ndata: b\r\n\r\n'])).toEqual([
       { event: 'message', data: 'a\nb', id: undefined, retry: undefined },
     ]);
+  });
+});
+
+describe('reconnectingEvents', () => {
+  it('waits longer after each failed reconnect, and resumes with the last id', async () => {
+    vi.useFakeTimers();
+    try {
+      const attempts: Array<string | undefined> = [];
+      const connect = async (lastEventId: string | undefined) => {
+        attempts.push(lastEventId);
+        if (attempts.length < 3) throw new TypeError('connection refused');
+        return body(['id: 2\ndata: {"n":2}\n\n']);
+      };
+      // The server asked for a 10 ms reconnection time.
+      const events = reconnectingEvents(
+        body(['id: 1\nretry: 10\ndata: {"n":1}\n\n']),
+        connect,
+        undefined,
+        'GET /x',
+      );
+      expect((await events.next()).value).toEqual({ n: 1 });
+      const second = events.next();
+      // The stream ended: a reconnect after 10 ms, refused; then not every 10 ms in a loop, but
+      // after 500 ms, refused; then after 1 s.
+      await vi.advanceTimersByTimeAsync(10);
+      expect(attempts).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(attempts).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(attempts).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(attempts).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(attempts).toEqual(['1', '1', '1']);
+      expect((await second).value).toEqual({ n: 2 });
+      await events.return(undefined);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

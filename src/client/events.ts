@@ -111,13 +111,15 @@ export async function* reconnectingEvents(
           continue;
         }
       }
-      let reconnectAt = wait;
+      // At once after the server's close event; else after its reconnection time, as it stands
+      // when the stream ends (a `retry` in this very stream counts).
+      let closed = false;
       try {
         for await (const event of parseEventStream(body)) {
           if (event.id !== undefined) lastEventId = event.id;
           if (event.retry !== undefined) wait = event.retry;
           if (event.event === 'close') {
-            reconnectAt = 0;
+            closed = true;
             break;
           }
           if (event.event === 'error') throw new ProblemError(JSON.parse(event.data), new Headers());
@@ -133,7 +135,7 @@ export async function* reconnectingEvents(
           });
       }
       body = undefined;
-      await pause(reconnectAt, own.signal);
+      await pause(closed ? 0 : wait, own.signal);
     }
   } finally {
     signal?.removeEventListener('abort', stop);
