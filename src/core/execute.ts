@@ -23,6 +23,7 @@ import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
 import { isThenable } from './thenable.js';
+import { DeferredBody } from './uploads.js';
 
 /** One request, as the adapter hands it over. */
 export interface Call {
@@ -232,15 +233,22 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     };
   }
 
-  const assemble = (call: Call): Record<string, unknown> => {
+  const assemble = (call: Call, body: unknown): unknown => {
     if (inputMode === 'query') return coerce({ ...call.query, ...call.params });
     const params = coerce({ ...call.params });
-    if (inputMode === 'update') return reviveDates({ ...params, data: call.body }) as Record<string, unknown>;
-    if (call.body === undefined || call.body === null) return params;
-    if (!isPlainObject(call.body)) {
+    if (inputMode === 'update') return reviveDates({ ...params, data: body }) as Record<string, unknown>;
+    if (body === undefined || body === null) return params;
+    if (!isPlainObject(body)) {
       throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
     }
-    return reviveDates({ ...call.body, ...params }) as Record<string, unknown>;
+    return reviveDates({ ...body, ...params }) as Record<string, unknown>;
+  };
+  // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
+  // files pass as they are. A raw body is the file itself (docs/uploads.md).
+  const assembleUpload = (call: Call, body: unknown): unknown => {
+    if (body instanceof Blob)
+      return inputMode === 'update' ? { ...coerce({ ...call.params }), data: body } : body;
+    return coerce({ ...(body as Record<string, unknown>), ...call.params });
   };
 
   const locationOf = (result: unknown): string | undefined => {
@@ -334,12 +342,17 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     if (!result.ok) throw new ValidationError(result.errors);
     return result.value;
   };
-  const validated = (call: Call): Reply | Promise<Reply> => {
-    const input = assemble(call);
+  const validatedBody = (call: Call, input: unknown): Reply | Promise<Reply> => {
     if (inputSchema === undefined) return afterInput(call, input);
     const pending = validate(inputSchema, input);
     if (pending instanceof Promise) return pending.then((result) => afterInput(call, checkedInput(result)));
     return afterInput(call, checkedInput(pending));
+  };
+  const validated = (call: Call): Reply | Promise<Reply> => {
+    const { body } = call;
+    if (body instanceof DeferredBody)
+      return body.read().then((read) => validatedBody(call, assembleUpload(call, read)));
+    return validatedBody(call, assemble(call, body));
   };
   let execute: (call: Call) => Reply | Promise<Reply> = validated;
   if (middlewares.length > 0) {

@@ -19,6 +19,7 @@ import type { BaseContext } from './request-context.js';
 import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { Middleware, RateLimitRule, RouteDocumentation, Step } from './steps.js';
+import { checkUploadOptions, type UploadOptions } from './uploads.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -75,6 +76,8 @@ export interface ProcedureDefinition {
   readonly versioning: Versioning | undefined;
   /** Set by `.idempotent()`: a POST that replays its answer to a repeated `Idempotency-Key`. */
   readonly idempotent: boolean;
+  /** The procedure's own upload limits (`.uploads()`), over the app's. */
+  readonly uploads: UploadOptions | undefined;
   readonly handler: AnyHandler;
 }
 
@@ -136,6 +139,7 @@ interface BuilderState {
   headers: Readonly<Record<string, string>>;
   versioning: Versioning | undefined;
   idempotent: boolean;
+  uploads: UploadOptions | undefined;
 }
 
 /** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
@@ -411,6 +415,21 @@ export class ProcedureBuilder<
   }
 
   /** Documentation for OpenAPI. */
+  /**
+   * Upload limits of this procedure, over the app's (`createApp({ uploads })`) and the defaults:
+   * `fileSize`, `files`, `fields`, `fieldSize`, `total`, `memory` (docs/uploads.md). Its input
+   * must hold a `z.file()`.
+   *
+   * @example
+   * procedure().input(z.object({ photo: z.file().mime(['image/png']) })).uploads({ fileSize: 2 * 1024 * 1024 })
+   */
+  uploads(
+    limits: UploadOptions,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+    const checked = checkUploadOptions('.uploads()', limits);
+    return this.#with({ uploads: { ...this.#state.uploads, ...checked } }) as never;
+  }
+
   meta(
     meta: ProcedureMeta,
   ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
@@ -462,6 +481,7 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       headers: {},
       versioning: undefined,
       idempotent: false,
+      uploads: undefined,
     }),
   );
 }

@@ -13,6 +13,7 @@ import {
   type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
+import { checkUploadRoute } from './uploads.js';
 
 /** One procedure's place in the API. */
 export interface RouteEntry {
@@ -109,7 +110,7 @@ export function planRoutes(
         );
       }
       taken.set(key, owner);
-      entries.push({
+      const entry: RouteEntry = {
         collection: collection.name,
         name,
         procedure,
@@ -122,7 +123,9 @@ export function planRoutes(
         successStatus: resolved.successStatus,
         successStatuses: resolved.successStatuses,
         convention: resolved.convention,
-      });
+      };
+      checkUploadRoute(entry);
+      entries.push(entry);
     }
   }
   return entries;

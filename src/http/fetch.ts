@@ -9,6 +9,7 @@ import { ProceedError } from '../core/errors.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
 import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
@@ -24,6 +25,8 @@ import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
+import type { Spools } from './spool.js';
+import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -50,6 +53,9 @@ export interface FetchCore {
     | undefined;
   readonly cookieSigner: CookieSigner;
   readonly csrfTrusted: ReadonlySet<string> | undefined;
+  /** The app's upload limits, and where large files wait (undefined on Workers: in memory). */
+  readonly uploads: UploadOptions | undefined;
+  readonly spools: Spools | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
   /** Calls the listener when the app begins closing (open event streams end then); returns its removal. */
   readonly onClosing: (listener: () => void) => () => void;
@@ -128,6 +134,8 @@ class Exchange {
   other = false;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
+  /** An upload body was left unread: the answer closes the connection rather than drain it. */
+  closesConnection = false;
   readonly #address: () => string;
   #ip: string | undefined;
   #url: URL | undefined;
@@ -314,9 +322,11 @@ export function createFetchHandler(
     id: string,
     head: boolean,
     limitHeaders: RateLimitHeaders | undefined,
+    closesConnection = false,
   ): { response: Response; code: string } => {
     const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
     const headers: Record<string, string> = { ...limitHeaders, ...problem.headers };
+    if (closesConnection) headers.connection = 'close';
     if (core.requestIds) headers['x-request-id'] = id;
     const response = new Response(head ? null : problem.body, { status: problem.status, headers });
     return { response, code: problem.code };
@@ -409,7 +419,13 @@ export function createFetchHandler(
       exchange.other = handler === other;
       response = await handler.serve(exchange);
     } catch (error) {
-      ({ response, code: problem } = problemResponse(error, id, head, exchange.limitHeaders));
+      ({ response, code: problem } = problemResponse(
+        error,
+        id,
+        head,
+        exchange.limitHeaders,
+        exchange.closesConnection,
+      ));
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
     if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
@@ -472,6 +488,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   // A file's own headers (type, length, disposition, tag) join these.
   const { 'content-type': _json, ...fileHeaders } = fixedHeaders;
   const eventHeaders = { ...fileHeaders, ...eventStreamHeaders };
+  const upload = uploadPlanOf(route, core.uploads);
 
   /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
   const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
@@ -503,7 +520,17 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       const headers = headerRecord(request.headers);
       const params = exchange.params as Record<string, string>;
       let body: unknown;
-      if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
+      let uploaded: UploadBody | undefined;
+      if (upload !== undefined) {
+        const refusal = uploadRefusal(upload, headers);
+        if (refusal !== undefined) {
+          void request.body?.cancel().catch(() => undefined);
+          throw refusal;
+        }
+        // Read when the call reaches its input, after the guards (src/core/uploads.ts).
+        uploaded = new UploadBody(upload, headers, webBodySource(request), core.spools);
+        body = uploaded;
+      } else if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
         if (!isJsonBody(headers)) throw notJsonBody();
         let text: string;
         try {
@@ -536,8 +563,21 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         body,
         ifMatch,
       };
-      const ran = procedure.run(call, headers['idempotency-key']);
-      const result = ran instanceof Promise ? await ran : ran;
+      let result: Awaited<ReturnType<typeof procedure.run>>;
+      try {
+        const ran = procedure.run(call, headers['idempotency-key']);
+        result = ran instanceof Promise ? await ran : ran;
+      } catch (error) {
+        // A body left unread is not drained: the connection closes.
+        if (uploaded !== undefined) {
+          exchange.closesConnection = true;
+          await uploaded.dispose();
+        }
+        throw error;
+      }
+      // The files of an upload go once the answer is made, or, when it sends a file (which may
+      // be one of them), once that is sent or abandoned.
+      if (uploaded !== undefined && result.file === undefined) await uploaded.dispose();
       const tag = procedure.tagOf(result, ifMatch);
       const { file, events } = result;
       let frames: AsyncGenerator<string, void, undefined> | undefined;
@@ -601,7 +641,14 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         }
         if (file !== undefined && plan !== undefined) {
           if (!plan.sendsBody) file.source.discard();
-          const bytes = plan.sendsBody ? (webBody(file.source.read(plan.range)) as BodyInit) : null;
+          if (uploaded !== undefined && !plan.sendsBody) await uploaded.dispose();
+          const bytes = !plan.sendsBody
+            ? null
+            : uploaded === undefined
+              ? (webBody(file.source.read(plan.range)) as BodyInit)
+              : pulledStream(
+                  disposingAfter(chunksOf(file.source.read(plan.range)), () => uploaded.dispose()),
+                );
           return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
         }
         if (result.status === 204) {
@@ -631,12 +678,24 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       } catch (error) {
         // Nothing is sent: a file's stream is let go, a stream's handler returned.
         file?.source.discard();
+        await uploaded?.dispose();
         if (frames !== undefined) void frames.return(undefined).catch(() => undefined);
         else events?.abort();
         throw error;
       }
     },
   };
+}
+
+/** Bytes in memory, a stream or an iterable, as an iterable. */
+function chunksOf(
+  bytes: Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+): AsyncIterable<Uint8Array> {
+  if (bytes instanceof Uint8Array)
+    return (async function* () {
+      yield bytes;
+    })();
+  return bytes as AsyncIterable<Uint8Array>;
 }
 
 /** Response headers by lower-case name, before they become a `Headers`. */

@@ -30,6 +30,7 @@ import { createFetchHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
+import { Spools } from '../http/spool.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -187,6 +188,8 @@ export class App<TCtx extends object = object> {
   readonly #keepAlive: number;
   readonly #compressAbove: number | undefined;
   readonly #cookieSigner: CookieSigner;
+  /** Where uploads spool their large files; removed at close for requests that never ended. */
+  readonly #spools = new Spools();
   /** Origins that may write with cookies; undefined when the app turned the check off. */
   readonly #csrfTrusted: ReadonlySet<string> | undefined;
   #idempotency: IdempotencyRuntime | undefined;
@@ -252,6 +255,7 @@ export class App<TCtx extends object = object> {
     this.#whenReady(() => this.#prepare());
     this.#whenClosed(async () => {
       for (const close of this.#closers.reverse()) await close();
+      await this.#spools.disposeAll();
     });
   }
 
@@ -339,6 +343,9 @@ export class App<TCtx extends object = object> {
             },
       cookieSigner: this.#cookieSigner,
       csrfTrusted: this.#csrfTrusted,
+      uploads: options.uploads,
+      // Workers have no disk: there an upload's files stay in memory, under its limits.
+      spools: onWorkers ? undefined : this.#spools,
       idempotency: () => this.#idempotency,
       serving: () => this.#lifecycle.phase === 'serving',
       onClosing: this.#lifecycle.onClosing,
@@ -486,6 +493,8 @@ export class App<TCtx extends object = object> {
         userSource: () => this.userSource,
         cookieSigner: this.#cookieSigner,
         csrfTrusted: this.#csrfTrusted,
+        uploads: this.#options.uploads,
+        spools: this.#spools,
       });
     });
     return this;

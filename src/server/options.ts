@@ -5,6 +5,7 @@ import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
+import { checkUploadOptions, type UploadOptions } from '../core/uploads.js';
 import type { CompressionOptions } from '../http/compression.js';
 import type { CsrfOptions } from '../http/csrf.js';
 import type { RateLimitOptions } from '../http/rate-limit.js';
@@ -96,6 +97,13 @@ export interface AppOptions<TCtx extends object> {
    * app where no plugin provides a user is a start-up error (docs/auth.md).
    */
   userFromContext?: boolean;
+  /**
+   * Upload limits of every route that takes files, under each procedure's own `.uploads()`:
+   * `fileSize` (10 MiB), `files` (10), `fields` (100), `fieldSize` (64 KiB), `total`
+   * (`fileSize × files` + 1 MiB) and `memory` (256 KiB; larger files wait on disk).
+   * docs/uploads.md.
+   */
+  uploads?: UploadOptions;
 }
 
 export interface MountOptions {
@@ -122,6 +130,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'cookies',
   'csrf',
   'userFromContext',
+  'uploads',
 );
 const nested: Record<string, readonly string[]> = {
   timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive'),
@@ -146,6 +155,7 @@ export function checkAppOptions(options: unknown): void {
     // `false` turns off compression or csrf, the only non-object values an option here takes.
     if (value !== false) refuseUnknownOptions(`createApp ${key}`, value, known);
   }
+  if (given.uploads !== undefined) checkUploadOptions('createApp uploads', given.uploads);
 }
 
 /** Refuses an unknown key in `mount`'s options. */

@@ -13,6 +13,7 @@ import { ProceedError } from '../core/errors.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { type UploadOptions, type UploadPlan, uploadPlanOf } from '../core/uploads.js';
 import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
 import { crossSiteRefusal } from '../http/csrf.js';
 import { bytesTag, entityTag, ifMatchHolds } from '../http/entity-tags.js';
@@ -21,9 +22,12 @@ import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
+import type { Spools } from '../http/spool.js';
+import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
+import { nodeBodySource } from './uploads.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
 export const jsonHeaders = {
@@ -80,6 +84,31 @@ const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) =
   if (isJsonBody(request.headers)) done(null, payload);
   else done(notJsonBody());
 };
+
+/**
+ * Refuses, before anything reads it, an upload of the wrong media type or with a declared length
+ * over the route's total (src/http/uploads.ts).
+ */
+const uploadsOnly =
+  (plan: UploadPlan): preParsingHookHandler =>
+  (request, _reply, payload, done) => {
+    const refusal = uploadRefusal(plan, request.headers);
+    if (refusal === undefined) done(null, payload);
+    else done(refusal);
+  };
+
+/**
+ * Upload routes live in a context of their own whose one parser leaves the body unread: the
+ * call reads it when it reaches its input. A `@fastify/multipart` of the app's on `app.server`
+ * keeps its own parser.
+ */
+function inUploadContext(server: FastifyInstance, register: (instance: FastifyInstance) => void): void {
+  void server.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    register(uploads);
+  });
+}
 
 /** What the handler set: its headers, then one `Set-Cookie` line per cookie. */
 function writeResponseControl(
@@ -140,6 +169,8 @@ export function registerProcedureRoute(
     userSource: () => string | undefined;
     cookieSigner: CookieSigner;
     csrfTrusted: ReadonlySet<string> | undefined;
+    uploads: UploadOptions | undefined;
+    spools: Spools;
   },
 ): void {
   const procedure = procedureCall(route, { ...options, entityTag, ifMatchHolds });
@@ -153,122 +184,147 @@ export function registerProcedureRoute(
   const { 'content-type': _bodyType, ...noContentHeaders } = headers;
   const fileHeaders = noContentHeaders;
   const eventHeaders = { ...noContentHeaders, ...eventStreamHeaders };
-  server.route({
-    method: route.method,
-    url: route.path,
-    config: { procedure: `${route.collection}.${route.name}` },
-    ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
-    ...(readsBody ? { preParsing: onlyJsonBodies } : {}),
-    handler: async (request, reply) => {
-      if (lifecycle.phase !== 'serving') {
-        if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
-        // Keep-alive clients reconnect, through the load balancer, to another instance.
-        reply.header('connection', 'close');
-      }
-      // Only a request with cookies can be forged by another site: nothing else is looked at.
-      if (checksCrossSite && request.headers.cookie !== undefined) {
-        const refusal = crossSiteRefusal(
-          request.method,
-          request.headers,
-          () => ownOrigin(request),
-          csrfTrusted,
-        );
-        if (refusal !== undefined) throw crossSiteRequest(refusal);
-      }
-      const made = context.build(new FastifyRequestInfo(request, cookieSigner));
-      const ctx = made instanceof Promise ? await made : made;
-      const call = {
-        ctx,
-        params: request.params as Record<string, string>,
-        query: request.query as Record<string, unknown> | undefined,
-        body: request.body,
-        ifMatch: request.headers['if-match'],
-      };
-      const pending = procedure.run(call, request.headers['idempotency-key']);
-      const result = pending instanceof Promise ? await pending : pending;
-      const tag = procedure.tagOf(result, call.ifMatch);
-      const { events } = result;
-      if (events !== undefined) {
-        // The client leaving ends the stream at once, whatever the handler waits for.
-        reply.raw.once('close', events.abort);
-        if (request.method === 'HEAD') {
-          events.abort();
-          reply.code(200).headers(eventHeaders);
-          if (requestIds) reply.header('x-request-id', request.id);
-          return reply.send(emptyBody());
-        }
-        const frames = eventFrames(
-          events,
-          lifecycle.onClosing,
-          (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
-        );
-        // An error before the first frame is thrown here: an ordinary problem answer.
-        const first = await frames.next();
+  const upload = uploadPlanOf(route, options.uploads);
+  const register = (instance: FastifyInstance) =>
+    instance.route({
+      method: route.method,
+      url: route.path,
+      config: { procedure: `${route.collection}.${route.name}` },
+      ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
+      ...(upload !== undefined
+        ? { preParsing: uploadsOnly(upload) }
+        : readsBody
+          ? { preParsing: onlyJsonBodies }
+          : {}),
+      handler: async (request, reply) => {
+        if (upload === undefined) return answer(request, reply, request.body);
+        const body = new UploadBody(upload, request.headers, nodeBodySource(request.raw), options.spools);
+        // Once the answer is sent, or the client left: the spooled files go.
+        reply.raw.once('close', () => {
+          body
+            .dispose()
+            .catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
+        });
         try {
-          reply.code(200).headers(eventHeaders);
-          if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-          if (requestIds) reply.header('x-request-id', request.id);
+          return await answer(request, reply, body);
         } catch (error) {
-          // Nothing is sent: the handler is returned, its finally runs.
-          await frames.return(undefined);
+          // A body left unread (refused first, or midway) is not drained: the connection closes.
+          if (!request.raw.complete) reply.header('connection', 'close');
           throw error;
         }
-        return reply.send(Readable.from(startingWith(first, frames), { objectMode: false }));
+      },
+    });
+  const answer = async (request: FastifyRequest, reply: FastifyReply, body: unknown) => {
+    if (lifecycle.phase !== 'serving') {
+      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
+      // Keep-alive clients reconnect, through the load balancer, to another instance.
+      reply.header('connection', 'close');
+    }
+    // Only a request with cookies can be forged by another site: nothing else is looked at.
+    if (checksCrossSite && request.headers.cookie !== undefined) {
+      const refusal = crossSiteRefusal(
+        request.method,
+        request.headers,
+        () => ownOrigin(request),
+        csrfTrusted,
+      );
+      if (refusal !== undefined) throw crossSiteRequest(refusal);
+    }
+    const made = context.build(new FastifyRequestInfo(request, cookieSigner));
+    const ctx = made instanceof Promise ? await made : made;
+    const call = {
+      ctx,
+      params: request.params as Record<string, string>,
+      query: request.query as Record<string, unknown> | undefined,
+      body,
+      ifMatch: request.headers['if-match'],
+    };
+    const pending = procedure.run(call, request.headers['idempotency-key']);
+    const result = pending instanceof Promise ? await pending : pending;
+    const tag = procedure.tagOf(result, call.ifMatch);
+    const { events } = result;
+    if (events !== undefined) {
+      // The client leaving ends the stream at once, whatever the handler waits for.
+      reply.raw.once('close', events.abort);
+      if (request.method === 'HEAD') {
+        events.abort();
+        reply.code(200).headers(eventHeaders);
+        if (requestIds) reply.header('x-request-id', request.id);
+        return reply.send(emptyBody());
       }
-      const { file } = result;
-      if (file !== undefined) {
-        let plan: ReturnType<typeof planFile>;
-        try {
-          plan = planFile(
-            file,
-            {
-              method: request.method,
-              range: request.headers.range,
-              ifNoneMatch: request.headers['if-none-match'],
-              ifModifiedSince: request.headers['if-modified-since'],
-              ifRange: oneValue(request.headers['if-range']),
-            },
-            fileTag(file, bytesTag),
-            fileHeaders,
-          );
-        } catch (error) {
-          file.source.discard();
-          throw error;
-        }
-        reply.code(plan.status).headers(plan.headers);
+      const frames = eventFrames(
+        events,
+        lifecycle.onClosing,
+        (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
+      );
+      // An error before the first frame is thrown here: an ordinary problem answer.
+      const first = await frames.next();
+      try {
+        reply.code(200).headers(eventHeaders);
         if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
         if (requestIds) reply.header('x-request-id', request.id);
-        if (plan.sendsBody) return reply.send(nodeBody(file.source.read(plan.range)));
+      } catch (error) {
+        // Nothing is sent: the handler is returned, its finally runs.
+        await frames.return(undefined);
+        throw error;
+      }
+      return reply.send(Readable.from(startingWith(first, frames), { objectMode: false }));
+    }
+    const { file } = result;
+    if (file !== undefined) {
+      let plan: ReturnType<typeof planFile>;
+      try {
+        plan = planFile(
+          file,
+          {
+            method: request.method,
+            range: request.headers.range,
+            ifNoneMatch: request.headers['if-none-match'],
+            ifModifiedSince: request.headers['if-modified-since'],
+            ifRange: oneValue(request.headers['if-range']),
+          },
+          fileTag(file, bytesTag),
+          fileHeaders,
+        );
+      } catch (error) {
         file.source.discard();
-        // HEAD keeps the Content-Length of the GET: Fastify sets 0 for an empty payload, not for a stream.
-        return reply.send(plan.status === 304 ? undefined : emptyBody());
+        throw error;
       }
-      if (result.status === 204) {
-        reply.code(204).headers(noContentHeaders);
-        // The handler's own headers win over the procedure's fixed ones of the same name.
-        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-        if (requestIds) reply.header('x-request-id', request.id);
-        if (result.replayed === true) reply.header('idempotency-replayed', 'true');
-        return reply.send();
-      }
-      reply.code(result.status).headers(headers);
+      reply.code(plan.status).headers(plan.headers);
+      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+      if (requestIds) reply.header('x-request-id', request.id);
+      if (plan.sendsBody) return reply.send(nodeBody(file.source.read(plan.range)));
+      file.source.discard();
+      // HEAD keeps the Content-Length of the GET: Fastify sets 0 for an empty payload, not for a stream.
+      return reply.send(plan.status === 304 ? undefined : emptyBody());
+    }
+    if (result.status === 204) {
+      reply.code(204).headers(noContentHeaders);
+      // The handler's own headers win over the procedure's fixed ones of the same name.
       if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
       if (requestIds) reply.header('x-request-id', request.id);
       if (result.replayed === true) reply.header('idempotency-replayed', 'true');
-      if (result.location !== undefined) reply.header('location', result.location);
-      let body: string | undefined = result.body;
-      if (!isRead) {
-        if (result.version !== undefined) reply.header('etag', entityTag(body, result.version));
-      } else if (tag !== undefined) {
-        body = withEntityTag(request, reply, body, tag);
-        if (body === undefined) {
-          reply.removeHeader('content-type');
-          if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)
-            varyOnCoding(reply);
-          return reply.send();
-        }
+      return reply.send();
+    }
+    reply.code(result.status).headers(headers);
+    if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+    if (requestIds) reply.header('x-request-id', request.id);
+    if (result.replayed === true) reply.header('idempotency-replayed', 'true');
+    if (result.location !== undefined) reply.header('location', result.location);
+    let sent: string | undefined = result.body;
+    if (!isRead) {
+      if (result.version !== undefined) reply.header('etag', entityTag(sent, result.version));
+    } else if (tag !== undefined) {
+      sent = withEntityTag(request, reply, sent, tag);
+      if (sent === undefined) {
+        reply.removeHeader('content-type');
+        if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)
+          varyOnCoding(reply);
+        return reply.send();
       }
-      return compressAbove === undefined ? body : compressed(request, reply, body, compressAbove);
-    },
-  });
+    }
+    return compressAbove === undefined ? sent : compressed(request, reply, sent, compressAbove);
+  };
+  if (upload === undefined) register(server);
+  else inUploadContext(server, register);
 }

@@ -1,0 +1,200 @@
+/**
+ * Where an upload's large files wait while the handler runs (docs/uploads.md, "Memory and
+ * disk"): one `proceed-upload-*` directory per request, made when the first file passes the
+ * memory threshold and removed, with everything in it, when the request ends, whatever happened.
+ * Needs `node:fs` (Node.js, Bun, Deno); on Cloudflare Workers files stay in memory.
+ */
+import type { WriteStream } from 'node:fs';
+
+/** An app's spools of requests still running, removed at shutdown if their requests never end. */
+export class Spools {
+  readonly #open = new Set<Spool>();
+
+  create(): Spool {
+    return new Spool(this.#open);
+  }
+
+  /** Removes the directories of every request still holding one (the app's close calls it). */
+  async disposeAll(): Promise<void> {
+    await Promise.all([...this.#open].map((spool) => spool.dispose()));
+  }
+}
+
+const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
+
+/** One file being written to the spool. */
+export interface SpooledWrite {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Ends the file and hands it over as a `File` backed by the disk. */
+  finish(name: string, type: string): Promise<File>;
+}
+
+export class Spool {
+  #directory: Promise<string> | undefined;
+  #disposed: Promise<void> | undefined;
+  readonly #streams = new Set<WriteStream>();
+  #count = 0;
+  readonly #open: Set<Spool>;
+
+  constructor(open: Set<Spool>) {
+    this.#open = open;
+  }
+
+  /** Starts a file of its own in the request's directory (made on first use). */
+  async create(): Promise<SpooledWrite> {
+    if (this.#disposed !== undefined) throw new Error('The upload ended before its file was stored');
+    const [{ mkdtemp }, { createWriteStream }, { tmpdir }, { join }] = await Promise.all([
+      import('node:fs/promises'),
+      import('node:fs'),
+      import('node:os'),
+      import('node:path'),
+    ]);
+    if (this.#directory === undefined) {
+      this.#open.add(this);
+      this.#directory = mkdtemp(join(tmpdir(), 'proceed-upload-'));
+    }
+    const directory = await this.#directory;
+    if (this.#disposed !== undefined) throw new Error('The upload ended before its file was stored');
+    const path = join(directory, String(++this.#count));
+    const stream = createWriteStream(path, { flags: 'wx' });
+    this.#streams.add(stream);
+    // A failure surfaces through the next write or finish; never as an unhandled 'error'.
+    let failure: Error | undefined;
+    stream.on('error', (error) => {
+      failure = error;
+    });
+    let size = 0;
+    return {
+      write: (chunk) => {
+        if (failure !== undefined) return Promise.reject(failure);
+        size += chunk.byteLength;
+        if (stream.write(chunk)) return Promise.resolve();
+        return new Promise<void>((resolve, reject) => {
+          const settle = (error?: Error) => {
+            stream.off('drain', settle);
+            stream.off('close', settle);
+            if (error !== undefined || failure !== undefined) reject(error ?? failure);
+            else resolve();
+          };
+          stream.once('drain', settle);
+          stream.once('close', () => settle(failure ?? new Error('The spooled file was closed')));
+        });
+      },
+      finish: async (name, type) => {
+        await new Promise<void>((resolve, reject) => {
+          stream.end((error?: Error | null) => (error ? reject(error) : resolve()));
+        });
+        this.#streams.delete(stream);
+        if (failure !== undefined) throw failure;
+        return diskFile(path, size, name, type);
+      },
+    };
+  }
+
+  /** Removes the directory and what is in it; safe to call more than once. */
+  dispose(): Promise<void> {
+    this.#disposed ??= this.#remove();
+    return this.#disposed;
+  }
+
+  async #remove(): Promise<void> {
+    for (const stream of this.#streams) stream.destroy();
+    this.#streams.clear();
+    const pending = this.#directory;
+    if (pending === undefined) return;
+    try {
+      const directory = await pending.catch(() => undefined);
+      if (directory === undefined) return;
+      const { rm } = await import('node:fs/promises');
+      // A write stream closes its descriptor asynchronously: retried while the directory is busy.
+      await rm(directory, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+    } finally {
+      this.#open.delete(this);
+    }
+  }
+}
+
+/** A `File` whose bytes stay on disk: Node's and Bun's own, or one of ours on Deno. */
+async function diskFile(path: string, size: number, name: string, type: string): Promise<File> {
+  if (isDeno) return new DenoDiskFile(path, 0, size, name, type);
+  const { openAsBlob } = await import('node:fs');
+  const blob = await openAsBlob(path, { type });
+  return new File([blob], name, { type });
+}
+
+/**
+ * Deno's `openAsBlob` reads the whole file into memory; this `File` reads from disk each time
+ * it is asked for its bytes, and hands out slices that do the same.
+ */
+class DenoDiskFile extends File {
+  readonly #path: string;
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(path: string, start: number, end: number, name: string, type: string) {
+    super([], name, { type });
+    this.#path = path;
+    this.#start = start;
+    this.#end = end;
+  }
+
+  override get size(): number {
+    return this.#end - this.#start;
+  }
+
+  override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    const path = this.#path;
+    const start = this.#start;
+    const end = this.#end;
+    let position = start;
+    let handle: import('node:fs/promises').FileHandle | undefined;
+    return new ReadableStream<Uint8Array<ArrayBuffer>>({
+      async pull(controller) {
+        if (position >= end) {
+          await handle?.close();
+          controller.close();
+          return;
+        }
+        const { open } = await import('node:fs/promises');
+        handle ??= await open(path, 'r');
+        const chunk = new Uint8Array(Math.min(64 * 1024, end - position));
+        const { bytesRead } = await handle.read(chunk, 0, chunk.byteLength, position);
+        if (bytesRead === 0) {
+          await handle.close();
+          controller.error(new Error('The uploaded file is shorter than it was'));
+          return;
+        }
+        position += bytesRead;
+        controller.enqueue(chunk.subarray(0, bytesRead));
+      },
+      async cancel() {
+        await handle?.close();
+      },
+    });
+  }
+
+  override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    const whole = new Uint8Array(this.size);
+    let offset = 0;
+    for await (const chunk of this.stream() as unknown as AsyncIterable<Uint8Array>) {
+      whole.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return whole;
+  }
+
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    return (await this.bytes()).buffer;
+  }
+
+  override async text(): Promise<string> {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  override slice(start = 0, end = this.size, type = ''): Blob {
+    const clamp = (at: number) => Math.max(0, Math.min(this.size, at < 0 ? this.size + at : at));
+    const from = clamp(start);
+    const to = Math.max(from, clamp(end));
+    return new DenoDiskFile(this.#path, this.#start + from, this.#start + to, this.name, type);
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * Upload bodies, for every adapter (docs/uploads.md): what is refused before anything runs (the
+ * media type, a declared length over the limit), and the reading itself, a form through busboy or
+ * a raw body as one file, with each limit checked as the bytes arrive. Files above the memory
+ * threshold go to the request's spool (src/http/spool.ts).
+ */
+import busboy from 'busboy';
+import { ProceedError, ValidationError } from '../core/errors.js';
+import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
+import type { Spool, SpooledWrite, Spools } from './spool.js';
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/** `type/subtype` in lower case, without parameters; '' when there is none. */
+function mediaTypeOf(header: string | undefined): string {
+  if (header === undefined) return '';
+  const semicolon = header.indexOf(';');
+  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+}
+
+export const uploadTooLarge = (detail: string) =>
+  new ProceedError('PAYLOAD_TOO_LARGE', detail, { headers: { connection: 'close' } });
+
+const unsupported = (detail: string) =>
+  new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail, { headers: { connection: 'close' } });
+
+const unreadable = () =>
+  new ProceedError('BAD_REQUEST', 'The request body could not be read', { headers: { connection: 'close' } });
+
+const malformed = (reason: string) =>
+  new ProceedError('BAD_REQUEST', `The form could not be read: ${reason}`, {
+    headers: { connection: 'close' },
+  });
+
+const sizeText = (bytes: number) =>
+  bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0
+    ? `${bytes / (1024 * 1024)} MiB`
+    : bytes >= 1024 && bytes % 1024 === 0
+      ? `${bytes / 1024} KiB`
+      : `${bytes} bytes`;
+
+/** Whether a field takes a part of this media type. */
+function takesType(field: FileField, type: string): boolean {
+  return field.types === undefined || field.types.includes(type);
+}
+
+/**
+ * What is refused before the route runs anything (no context, no guard, no byte read): a body
+ * of the wrong media type (415) and one whose `Content-Length` is over the route's total (413).
+ * Both close the connection, so the body is never read.
+ */
+export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError | undefined {
+  const type = mediaTypeOf(oneHeader(headers['content-type']));
+  if (plan.mode === 'form') {
+    if (type !== 'multipart/form-data')
+      return unsupported(`This route takes multipart/form-data, not ${type === '' ? 'no media type' : type}`);
+  } else {
+    const field = plan.fields.values().next().value as FileField;
+    if (!takesType(field, type === '' ? 'application/octet-stream' : type))
+      return unsupported(
+        `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type || 'none'}`,
+      );
+  }
+  const length = Number(oneHeader(headers['content-length']) ?? Number.NaN);
+  if (length > plan.limits.total)
+    return uploadTooLarge(
+      `The body is ${length} bytes; this route takes at most ${sizeText(plan.limits.total)}`,
+    );
+  return undefined;
+}
+
+/** The bytes of a body, as the adapter hands them over; `cancel` stops reading (a refusal midway). */
+export interface BodySource {
+  readonly chunks: AsyncIterable<Uint8Array>;
+  cancel(): void;
+}
+
+/**
+ * One request's upload body: read when the call reaches its input, disposed of (its spooled
+ * files removed) by the adapter once the answer is sent or the client leaves.
+ */
+export class UploadBody extends DeferredBody {
+  readonly #plan: UploadPlan;
+  readonly #headers: Headers;
+  readonly #source: BodySource;
+  readonly #spool: Spool | undefined;
+  #reading: Promise<unknown> | undefined;
+  #disposed = false;
+
+  /** `spools`: where files past the memory threshold go; undefined keeps them in memory (Workers). */
+  constructor(plan: UploadPlan, headers: Headers, source: BodySource, spools: Spools | undefined) {
+    super();
+    this.#plan = plan;
+    this.#headers = headers;
+    this.#source = source;
+    this.#spool = spools?.create();
+  }
+
+  get started(): boolean {
+    return this.#reading !== undefined;
+  }
+
+  read(): Promise<unknown> {
+    this.#reading ??= this.#plan.mode === 'form' ? this.#readForm() : this.#readRaw();
+    return this.#reading;
+  }
+
+  /** Stops reading and removes what was spooled; the files handed to the handler go with it. */
+  dispose(): Promise<void> {
+    if (!this.#disposed) {
+      this.#disposed = true;
+      if (this.#reading === undefined) this.#source.cancel();
+    }
+    return this.#spool?.dispose() ?? Promise.resolve();
+  }
+
+  /** Holds one file's bytes: in memory up to the threshold, then in the spool. */
+  #part(): { write(chunk: Uint8Array): Promise<void>; finish(name: string, type: string): Promise<File> } {
+    const memory = this.#plan.limits.memory;
+    const spool = this.#spool;
+    let chunks: Uint8Array[] = [];
+    let size = 0;
+    let disk: SpooledWrite | undefined;
+    return {
+      write: async (chunk) => {
+        size += chunk.byteLength;
+        if (disk !== undefined) return disk.write(chunk);
+        // Copied: a runtime may reuse the buffer of a chunk it handed over.
+        chunks.push(chunk.slice());
+        if (spool === undefined || size <= memory) return;
+        disk = await spool.create();
+        const held = chunks;
+        chunks = [];
+        for (const each of held) await disk.write(each);
+      },
+      finish: (name, type) =>
+        disk !== undefined
+          ? disk.finish(name, type)
+          : Promise.resolve(new File(chunks as BlobPart[], name, { type })),
+    };
+  }
+
+  async #readRaw(): Promise<File> {
+    const field = this.#plan.fields.values().next().value as FileField;
+    const limit = Math.min(this.#plan.limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
+    const part = this.#part();
+    let size = 0;
+    try {
+      for await (const chunk of this.#source.chunks) {
+        size += chunk.byteLength;
+        if (size > limit)
+          throw uploadTooLarge(`The file is larger than this route takes (at most ${sizeText(limit)})`);
+        await part.write(chunk);
+      }
+    } catch (error) {
+      this.#source.cancel();
+      throw error instanceof ProceedError ? error : unreadable();
+    }
+    const type = mediaTypeOf(oneHeader(this.#headers['content-type'])) || 'application/octet-stream';
+    return part.finish(fileNameOf(oneHeader(this.#headers['content-disposition'])), type);
+  }
+
+  #readForm(): Promise<Record<string, unknown>> {
+    const { limits, fields } = this.#plan;
+    const contentType = oneHeader(this.#headers['content-type']) ?? '';
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        limits: {
+          files: limits.files,
+          fields: limits.fields,
+          fieldSize: limits.fieldSize,
+          parts: limits.files + limits.fields,
+          fieldNameSize: 200,
+        },
+        // Browsers send file names as raw UTF-8.
+        defParamCharset: 'utf8',
+      });
+    } catch (error) {
+      this.#source.cancel();
+      return Promise.reject(malformed((error as Error).message));
+    }
+    // Null prototype: a part named __proto__ is a key like any other, refused below.
+    const values: Record<string, unknown> = Object.create(null);
+    const parts: Promise<void>[] = [];
+    let failure: ProceedError | undefined;
+    let failed: (error: ProceedError) => void = () => undefined;
+    const failing = new Promise<never>((_resolve, reject) => {
+      failed = reject;
+    });
+    failing.catch(() => undefined);
+    const fail = (error: ProceedError) => {
+      if (failure !== undefined) return;
+      failure = error;
+      failed(error);
+      this.#source.cancel();
+      parser.destroy(error);
+    };
+    const add = (name: string, value: unknown, multiple: boolean) => {
+      if (name === '__proto__' || name === 'constructor' || name === 'prototype')
+        return fail(
+          new ValidationError([{ path: name, message: `The part name "${name}" is not accepted` }]),
+        );
+      const before = values[name];
+      if (before === undefined) values[name] = value;
+      else if (!multiple && value instanceof File)
+        fail(new ValidationError([{ path: name, message: 'Takes one file; the form sent more' }]));
+      else values[name] = Array.isArray(before) ? [...before, value] : [before, value];
+    };
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated)
+        return fail(uploadTooLarge(`The field "${name}" is larger than ${sizeText(limits.fieldSize)}`));
+      if (fields.has(name))
+        return fail(new ValidationError([{ path: name, message: 'Expected a file; the form sent text' }]));
+      add(name, value, true);
+    });
+    parser.on('file', (name, stream, info) => {
+      const field = fields.get(name);
+      const type = info.mimeType.toLowerCase();
+      // Destroyed with the form's failure, which is answered; never an unhandled 'error'.
+      stream.on('error', () => undefined);
+      if (field === undefined) {
+        stream.resume();
+        return fail(new ValidationError([{ path: name, message: 'This field takes no file' }]));
+      }
+      if (!takesType(field, type)) {
+        stream.resume();
+        return fail(unsupported(`The file "${name}" is ${type}; it takes ${(field.types ?? []).join(', ')}`));
+      }
+      const limit = Math.min(limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
+      const part = this.#part();
+      parts.push(
+        (async () => {
+          let size = 0;
+          try {
+            for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+              size += chunk.byteLength;
+              if (size > limit)
+                throw uploadTooLarge(
+                  `The file "${name}" is larger than this route takes (at most ${sizeText(limit)})`,
+                );
+              await part.write(chunk);
+            }
+            if (failure !== undefined) return;
+            add(name, await part.finish(info.filename ?? 'upload', type), field.multiple);
+          } catch (error) {
+            fail(error instanceof ProceedError ? error : unreadable());
+          }
+        })(),
+      );
+    });
+    const over = (what: string, limit: number) => () =>
+      fail(uploadTooLarge(`The form has more ${what} than this route takes (at most ${limit})`));
+    parser.on('filesLimit', over('files', limits.files));
+    parser.on('fieldsLimit', over('fields', limits.fields));
+    parser.on('partsLimit', over('parts', limits.files + limits.fields));
+    const parsed = new Promise<void>((resolve) => {
+      parser.on('close', resolve);
+      parser.on('error', (error: Error) =>
+        fail(error instanceof ProceedError ? error : malformed(error.message.replace(/^Multipart: /, ''))),
+      );
+    });
+    const pump = async () => {
+      let received = 0;
+      try {
+        for await (const chunk of this.#source.chunks) {
+          if (failure !== undefined) return;
+          received += chunk.byteLength;
+          if (received > limits.total)
+            return fail(
+              uploadTooLarge(`The body is larger than this route takes (at most ${sizeText(limits.total)})`),
+            );
+          if (!parser.write(chunk))
+            await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), failing]);
+        }
+      } catch (error) {
+        return fail(error instanceof ProceedError ? error : unreadable());
+      }
+      parser.end();
+    };
+    return Promise.race([
+      (async () => {
+        await pump();
+        await parsed;
+        await Promise.all(parts);
+        if (failure !== undefined) throw failure;
+        return { ...values };
+      })(),
+      failing,
+    ]);
+  }
+}
+
+/**
+ * The file name of a raw upload, from `Content-Disposition` (RFC 6266: `filename*` in UTF-8 wins
+ * over `filename`); `upload` when it names none.
+ */
+export function fileNameOf(header: string | undefined): string {
+  if (header === undefined) return 'upload';
+  const extended = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
+  if (extended?.[2] !== undefined && (extended[1] ?? '').toLowerCase() === 'utf-8') {
+    try {
+      return baseName(decodeURIComponent(extended[2].trim()));
+    } catch {
+      // A malformed escape: fall back to the plain name.
+    }
+  }
+  const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/i.exec(header);
+  const name = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2];
+  return name === undefined || name === '' ? 'upload' : baseName(name);
+}
+
+/** A name without the directories a client may put before it. */
+const baseName = (name: string) =>
+  name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1) || 'upload';
+
+/** A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway. */
+export function webBodySource(request: Request): BodySource {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let cancelled = false;
+  // A client that leaves aborts the request's signal; in-process, nothing else ends its body.
+  const left = new Promise<never>((_resolve, reject) => {
+    const leave = () => reject(new Error('The client closed the request'));
+    if (request.signal?.aborted === true) leave();
+    else request.signal?.addEventListener('abort', leave, { once: true });
+  });
+  left.catch(() => undefined);
+  return {
+    chunks: {
+      async *[Symbol.asyncIterator]() {
+        if (request.body === null || cancelled) return;
+        reader = request.body.getReader();
+        for (;;) {
+          const { done, value } = await Promise.race([reader.read(), left]);
+          if (done) return;
+          yield value;
+        }
+      },
+    },
+    cancel() {
+      if (cancelled) return;
+      cancelled = true;
+      const cancelling = reader !== undefined ? reader.cancel() : request.body?.cancel();
+      void cancelling?.catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * An answer's bytes that remove the upload's files once sent or abandoned: a handler may answer
+ * with a file it was handed (an echo, a conversion streamed back).
+ */
+export async function* disposingAfter(
+  bytes: AsyncIterable<Uint8Array>,
+  dispose: () => Promise<void>,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  try {
+    yield* bytes;
+  } finally {
+    await dispose().catch(() => undefined);
+  }
+}
