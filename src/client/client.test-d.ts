@@ -180,6 +180,35 @@ describe('file answers', () => {
   });
 });
 
+describe('uploads', () => {
+  const uploads = procedures('uploads', {
+    createUpload: procedure()
+      .input(z.object({ title: z.string(), file: z.file(), extras: z.array(z.file()).optional() }))
+      .mutation(({ input }) => {
+        expectTypeOf(input.file).toEqualTypeOf<File>();
+        return { size: input.file.size };
+      }),
+    createRawUpload: procedure()
+      .input(z.file())
+      .mutation(({ input }) => ({ size: input.size })),
+  });
+  const client = createClient<readonly [typeof uploads]>({ baseUrl: 'http://x' });
+
+  it('takes any Blob where the server takes a File, in a field, an array or as the whole input', () => {
+    expectTypeOf(client.uploads.createUpload)
+      .parameter(0)
+      .toEqualTypeOf<{ title: string; file: Blob; extras?: Blob[] | undefined }>();
+    expectTypeOf(client.uploads.createRawUpload).parameter(0).toEqualTypeOf<Blob>();
+  });
+
+  it('refuses what is not a file where a file is due', () => {
+    // @ts-expect-error: a file field takes a Blob, not text
+    void client.uploads.createUpload({ title: 't', file: 'not a file' });
+    // @ts-expect-error: a raw upload takes a Blob
+    void client.uploads.createRawUpload({ size: 1 });
+  });
+});
+
 describe('event streams', () => {
   const Tick = z.object({ n: z.number(), at: z.date() });
   const ticks = procedures('ticks', {

@@ -93,7 +93,11 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     return route;
   };
 
-  const headersFor = async (hasBody: boolean, call: CallOptions | undefined): Promise<Headers> => {
+  const headersFor = async (
+    hasBody: boolean,
+    call: CallOptions | undefined,
+    body?: Record<string, string>,
+  ): Promise<Headers> => {
     const headers = new Headers({ accept: 'application/json, application/problem+json' });
     const shared = typeof options.headers === 'function' ? await options.headers() : options.headers;
     new Headers(shared).forEach((value, name) => {
@@ -103,6 +107,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     if (token !== undefined && token !== null && token !== '')
       headers.set('authorization', `Bearer ${token}`);
     if (hasBody) headers.set('content-type', 'application/json');
+    for (const [name, value] of Object.entries(body ?? {})) headers.set(name, value);
     new Headers(call?.headers).forEach((value, name) => {
       headers.set(name, value);
     });
@@ -117,7 +122,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     if (route.events === true) return openEvents(url, `${route.method} ${url}`, callOptions);
     const init: RequestInit = {
       method: route.method,
-      headers: await headersFor(encoded.body !== undefined, callOptions),
+      headers: await headersFor(typeof encoded.body === 'string', callOptions, encoded.headers),
     };
     if (encoded.body !== undefined) init.body = encoded.body;
     if (callOptions?.signal !== undefined) init.signal = callOptions.signal;

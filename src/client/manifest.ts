@@ -18,6 +18,8 @@ export interface ManifestRoute {
   download?: true;
   /** Present when the procedure answers server-sent events: the client answers an async iterable. */
   events?: true;
+  /** Present when the procedure takes files: a form (`multipart/form-data`) or the raw body (docs/uploads.md). */
+  upload?: 'form' | 'raw';
 }
 
 /** Collection name → procedure name → route. JSON-serializable. */
@@ -33,7 +35,13 @@ export interface MountedRouteLike {
   readonly inputMode: InputMode;
   readonly successStatuses?: readonly number[];
   readonly definition?: { readonly output?: { readonly kind: string } | undefined };
+  /** How the route takes files, when it does. */
+  readonly upload?: 'form' | 'raw' | undefined;
 }
+
+/** Only a route that takes files says so. */
+const uploadOf = (upload: 'form' | 'raw' | undefined): { upload?: 'form' | 'raw' } =>
+  upload === undefined ? {} : { upload };
 
 /** Only a file answer says so. */
 const downloadOf = (output: { readonly kind: string } | undefined): { download?: true; events?: true } =>
@@ -95,6 +103,7 @@ export function routeManifest(
         inputMode: route.inputMode,
         ...statusesOf(route.successStatuses),
         ...downloadOf(route.definition?.output),
+        ...uploadOf(route.upload),
       });
     }
     return manifest;

@@ -7,10 +7,45 @@ import { fillPath, pathParams } from '../core/naming.js';
 import { ClientError } from './errors.js';
 import type { ManifestRoute } from './manifest.js';
 
-/** A call, encoded: the path (with query string) below the prefix, and the JSON body if any. */
+/**
+ * A call, encoded: the path (with query string) below the prefix, and the body if any: JSON
+ * text, a form (its type and boundary are the `fetch`'s to set) or a file as the whole body.
+ */
 export interface EncodedCall {
   path: string;
-  body: string | undefined;
+  body: string | FormData | Blob | undefined;
+  /** The body's headers: `Content-Type`, and a raw file's `Content-Disposition`. */
+  headers?: Record<string, string>;
+}
+
+const isBlob = (value: unknown): value is Blob => typeof Blob === 'function' && value instanceof Blob;
+
+/** Whether an input holds a file at its top level (a Blob, or an array with one). */
+function holdsFile(input: Record<string, unknown>): boolean {
+  return Object.values(input).some((value) => isBlob(value) || (Array.isArray(value) && value.some(isBlob)));
+}
+
+/** A file as the whole body, with its type and (a `File`'s) name, as the server reads them back. */
+function rawFile(path: string, file: Blob): EncodedCall {
+  const headers: Record<string, string> = { 'content-type': file.type || 'application/octet-stream' };
+  const name = (file as Partial<File>).name;
+  if (typeof name === 'string' && name !== '')
+    headers['content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(name)}`;
+  return { path, body: file, headers };
+}
+
+/** Fields as a form: files as file parts, everything else as text, as a query string would carry it. */
+function formOf(where: string, values: Record<string, unknown>): FormData {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined || value === null) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === undefined || item === null) continue;
+      if (isBlob(item)) form.append(key, item, (item as Partial<File>).name ?? 'blob');
+      else form.append(key, queryValue(where, key, item));
+    }
+  }
+  return form;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -71,6 +106,10 @@ export function encodeCall(where: string, route: ManifestRoute, input: unknown):
   if (input === undefined || input === null) {
     return { path: pathOf(where, route, {}), body: undefined };
   }
+  if (isBlob(input)) {
+    if (route.inputMode === 'body' && params.length === 0) return rawFile(pathOf(where, route, {}), input);
+    throw new ClientError('invalid-input', `${where}: this procedure takes an object, not a file`);
+  }
   if (!isPlainObject(input)) {
     if (route.inputMode === 'body' && params.length === 0) {
       return { path: pathOf(where, route, {}), body: JSON.stringify(input) };
@@ -82,9 +121,11 @@ export function encodeCall(where: string, route: ManifestRoute, input: unknown):
     case 'query':
       return { path: `${path}${queryString(where, withoutParams(input, params))}`, body: undefined };
     case 'update':
+      if (isBlob(input.data)) return rawFile(path, input.data);
       return { path, body: input.data === undefined ? undefined : JSON.stringify(input.data) };
     case 'body': {
       const rest = withoutParams(input, params);
+      if (route.upload === 'form' || holdsFile(rest)) return { path, body: formOf(where, rest) };
       return {
         path,
         body: Object.keys(rest).length === 0 && params.length > 0 ? undefined : JSON.stringify(rest),

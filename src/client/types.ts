@@ -103,7 +103,22 @@ type TypesOf<P> = NonNullable<P extends { readonly '~types'?: infer T } ? T : ne
  * @example
  * type In = ProcedureInput<typeof posts.procedures.listPosts>; // { limit?: number; … }
  */
-export type ProcedureInput<P> = TypesOf<P> extends { clientInput: infer I } ? I : never;
+export type ProcedureInput<P> = TypesOf<P> extends { clientInput: infer I } ? SentInput<I> : never;
+
+/** A file field as the client sends it: any `Blob` (a `File` brings its name). */
+type BlobForFile<T> = T extends File ? Blob : T extends readonly File[] ? Blob[] : T;
+
+/** Whether an object input holds a file field (docs/uploads.md). */
+type HasFile<I> = [Extract<I[keyof I], File | readonly File[]>] extends [never] ? false : true;
+
+/** An input with its files as Blobs; other inputs as they are. */
+type SentInput<I> = I extends File
+  ? Blob
+  : I extends object
+    ? HasFile<I> extends true
+      ? { [K in keyof I]: BlobForFile<I[K]> }
+      : I
+    : I;
 
 /**
  * What a procedure's caller receives: the output as JSON (dates as ISO strings). A procedure

@@ -13,7 +13,7 @@ import {
   type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
-import { checkUploadRoute } from './uploads.js';
+import { checkUploadRoute, uploadShapeOf } from './uploads.js';
 
 /** One procedure's place in the API. */
 export interface RouteEntry {
@@ -32,6 +32,8 @@ export interface RouteEntry {
   /** The statuses the handler chooses among (`.rest({ status: [...] })`); `[successStatus]` otherwise. */
   readonly successStatuses: readonly SuccessStatus[];
   readonly convention: Convention | undefined;
+  /** How the route takes files (docs/uploads.md): a form, the raw body, or none. */
+  readonly upload: 'form' | 'raw' | undefined;
 }
 
 /** Two patterns that differ only in parameter names match the same requests. */
@@ -123,6 +125,7 @@ export function planRoutes(
         successStatus: resolved.successStatus,
         successStatuses: resolved.successStatuses,
         convention: resolved.convention,
+        upload: uploadShapeOf(definition, resolved.inputMode)?.mode,
       };
       checkUploadRoute(entry);
       entries.push(entry);

@@ -10,6 +10,7 @@ import type { Collection } from '../core/procedure.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
+import { type FileField, uploadShapeOf } from '../core/uploads.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { exampleFor, hasOwnExample } from './examples.js';
 import { problemReference, problemResponse, problemSchemaWith } from './problems.js';
@@ -498,6 +499,62 @@ function queryParameters(
   return [{ name: 'query', in: 'query', required: false, schema: input, style: 'form', explode: true }];
 }
 
+/**
+ * A file as OpenAPI tools read one: a binary string (Swagger UI offers a file picker for it), its
+ * media type when it takes one, its size limit in words.
+ */
+function fileSchema(field: FileField, description: unknown): JsonSchema {
+  const schema: JsonSchema = { type: 'string', format: 'binary' };
+  if (field.types?.length === 1) schema.contentMediaType = field.types[0];
+  const said = [
+    typeof description === 'string' ? description.replace(/([^.!?])$/, '$1.') : undefined,
+    field.types !== undefined && field.types.length > 1 ? `One of ${field.types.join(', ')}.` : undefined,
+    field.maxSize !== undefined ? `At most ${field.maxSize} bytes.` : undefined,
+  ].filter((text) => text !== undefined);
+  if (said.length > 0) schema.description = said.join(' ');
+  return schema;
+}
+
+/** The body of a route that takes files: a form, or the raw bytes of one file (docs/uploads.md). */
+function uploadBody(
+  route: RouteEntry,
+  properties: Record<string, JsonSchema>,
+  required: ReadonlySet<string>,
+): OpenApiRequestBody | undefined {
+  const shape = uploadShapeOf(route.definition, route.inputMode);
+  if (shape === undefined) return undefined;
+  if (shape.mode === 'raw') {
+    const field = shape.fields.values().next().value as FileField;
+    // Each media type it takes is a content entry of its own.
+    const schema = fileSchema({ ...field, types: undefined }, undefined);
+    const types = field.types ?? ['application/octet-stream'];
+    return {
+      required: true,
+      content: Object.fromEntries(types.map((type) => [type, { schema: { ...schema } }])),
+    };
+  }
+  const formProperties: Record<string, JsonSchema> = {};
+  const encoding: Record<string, { contentType: string }> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (route.params.includes(name)) continue;
+    const field = shape.fields.get(name);
+    if (field === undefined) {
+      formProperties[name] = property;
+      continue;
+    }
+    const file = fileSchema(field, property.description);
+    formProperties[name] = field.multiple ? { type: 'array', items: file } : file;
+    if (field.types !== undefined && field.types.length > 1)
+      encoding[name] = { contentType: field.types.join(', ') };
+  }
+  const schema: JsonSchema = { type: 'object', properties: formProperties };
+  const bodyRequired = [...required].filter((name) => !route.params.includes(name));
+  if (bodyRequired.length > 0) schema.required = bodyRequired;
+  const media: OpenApiMediaType = { schema };
+  if (Object.keys(encoding).length > 0) media.encoding = encoding;
+  return { required: true, content: { 'multipart/form-data': media } };
+}
+
 function requestBody(
   route: RouteEntry,
   input: JsonSchema,
@@ -505,6 +562,8 @@ function requestBody(
   required: ReadonlySet<string>,
 ): OpenApiRequestBody | undefined {
   if (route.inputMode === 'query') return undefined;
+  const upload = uploadBody(route, properties, required);
+  if (upload !== undefined) return upload;
   if (route.inputMode === 'update') {
     return {
       required: required.has('data'),

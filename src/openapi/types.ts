@@ -73,6 +73,8 @@ export interface OpenApiMediaType {
   example?: unknown;
   /** On `text/event-stream`: the schema of each event's JSON `data` (OpenAPI 3.1 has no field for it). */
   'x-proceed-event-data'?: JsonSchema;
+  /** On `multipart/form-data`: the media types a file field takes. */
+  encoding?: Record<string, { contentType: string }>;
 }
 
 /**

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
+import { createClient } from '../client/client.js';
+import { routeManifest } from '../client/manifest.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
@@ -23,74 +25,76 @@ interface Answer {
 
 let handled = 0;
 
+const allowed = guard({
+  name: 'allowed',
+  check: (ctx: { request: { headers: Record<string, unknown> } }) =>
+    ctx.request.headers['x-allowed'] === 'yes',
+});
+
+const filesCollection = procedures('files', {
+  createFile: procedure()
+    .input(
+      z.object({
+        title: z.string(),
+        copies: z.number().int(),
+        draft: z.boolean().optional(),
+        file: z.file(),
+      }),
+    )
+    .mutation(async ({ input }) => {
+      handled += 1;
+      return {
+        id: 'f1',
+        title: input.title,
+        copies: input.copies,
+        draft: input.draft ?? null,
+        name: input.file.name,
+        type: input.file.type,
+        size: input.file.size,
+        text: await input.file.slice(0, 16).text(),
+      };
+    }),
+  createAlbum: procedure()
+    .input(z.object({ photos: z.array(z.file().mime(['image/png', 'image/jpeg']).max(1000)) }))
+    .uploads({ files: 3 })
+    .rest({ method: 'POST', path: '/files/album' })
+    .mutation(({ input }) => {
+      handled += 1;
+      return { count: input.photos.length, names: input.photos.map((photo) => photo.name) };
+    }),
+  createGuarded: procedure()
+    .guard(allowed as never)
+    .input(z.object({ file: z.file() }))
+    .rest({ method: 'POST', path: '/files/guarded' })
+    .mutation(({ input }) => {
+      handled += 1;
+      return { size: input.file.size };
+    }),
+  createRaw: procedure()
+    .input(z.file().mime(['text/plain', 'application/octet-stream']))
+    .uploads({ fileSize: 2048 })
+    .rest({ method: 'POST', path: '/files/raw' })
+    .mutation(async ({ input }) => {
+      handled += 1;
+      return { name: input.name, type: input.type, size: input.size, text: await input.text() };
+    }),
+  echoFile: procedure()
+    .input(z.object({ file: z.file() }))
+    .uploads({ memory: 1024 })
+    .rest({ method: 'POST', path: '/files/echo' })
+    .output(download())
+    .mutation(({ input }) => sendFile(input.file)),
+  updateFile: procedure()
+    .input(z.object({ id: z.string(), data: z.file() }))
+    .mutation(async ({ input }) => ({
+      id: input.id,
+      size: input.data.size,
+      text: await input.data.text(),
+    })),
+});
+
 function buildApp(): App {
-  const allowed = guard({
-    name: 'allowed',
-    check: (ctx: { request: { headers: Record<string, unknown> } }) =>
-      ctx.request.headers['x-allowed'] === 'yes',
-  });
-  const files = procedures('files', {
-    createFile: procedure()
-      .input(
-        z.object({
-          title: z.string(),
-          copies: z.number().int(),
-          draft: z.boolean().optional(),
-          file: z.file(),
-        }),
-      )
-      .mutation(async ({ input }) => {
-        handled += 1;
-        return {
-          id: 'f1',
-          title: input.title,
-          copies: input.copies,
-          draft: input.draft ?? null,
-          name: input.file.name,
-          type: input.file.type,
-          size: input.file.size,
-          text: await input.file.slice(0, 16).text(),
-        };
-      }),
-    createAlbum: procedure()
-      .input(z.object({ photos: z.array(z.file().mime(['image/png', 'image/jpeg']).max(1000)) }))
-      .uploads({ files: 3 })
-      .rest({ method: 'POST', path: '/files/album' })
-      .mutation(({ input }) => {
-        handled += 1;
-        return { count: input.photos.length, names: input.photos.map((photo) => photo.name) };
-      }),
-    createGuarded: procedure()
-      .guard(allowed as never)
-      .input(z.object({ file: z.file() }))
-      .rest({ method: 'POST', path: '/files/guarded' })
-      .mutation(({ input }) => {
-        handled += 1;
-        return { size: input.file.size };
-      }),
-    createRaw: procedure()
-      .input(z.file().mime(['text/plain', 'application/octet-stream']))
-      .uploads({ fileSize: 2048 })
-      .rest({ method: 'POST', path: '/files/raw' })
-      .mutation(async ({ input }) => {
-        handled += 1;
-        return { name: input.name, type: input.type, size: input.size, text: await input.text() };
-      }),
-    echoFile: procedure()
-      .input(z.object({ file: z.file() }))
-      .uploads({ memory: 1024 })
-      .rest({ method: 'POST', path: '/files/echo' })
-      .output(download())
-      .mutation(({ input }) => sendFile(input.file)),
-    updateFile: procedure()
-      .input(z.object({ id: z.string(), data: z.file() }))
-      .mutation(async ({ input }) => ({
-        id: input.id,
-        size: input.data.size,
-        text: await input.data.text(),
-      })),
-  });
-  return createApp({ logger: false, uploads: { memory: 64 * 1024 } }).mount([files]);
+  return createApp({ logger: false, uploads: { memory: 64 * 1024 } }).mount([filesCollection]);
 }
 
 const form = (entries: [string, string | Blob, string?][]) => {
@@ -418,5 +422,39 @@ describe('upload routes that cannot work are refused at start-up', () => {
     expect(() => procedure().uploads({ fileSize: -1 })).toThrow(/at least 1/);
     expect(() => procedure().uploads({ filesize: 1 } as never)).toThrow(/unknown upload limit/);
     expect(() => createApp({ uploads: { total: 0 } })).toThrow(/at least 1/);
+  });
+});
+
+describe('the typed client sends files', () => {
+  let app: App;
+  let origin: string;
+  beforeAll(async () => {
+    app = buildApp();
+    origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+  });
+  afterAll(() => app.close());
+
+  it('builds the form itself from an input that holds Blobs, and sends a Blob as a raw body with its name', async () => {
+    const api = [filesCollection] as const;
+    const client = createClient<typeof api>({ baseUrl: origin, routes: routeManifest(app) });
+    const created = await client.files.createFile({
+      title: 'Report',
+      copies: 2,
+      file: new File(['über'], 'straße.txt', { type: 'text/plain' }),
+    });
+    expect(created).toMatchObject({ title: 'Report', copies: 2, name: 'straße.txt', size: 5, text: 'über' });
+    const album = await client.files.createAlbum({
+      photos: [
+        new Blob([new Uint8Array([1])], { type: 'image/png' }),
+        new Blob([new Uint8Array([2])], { type: 'image/png' }),
+      ],
+    });
+    expect(album).toEqual({ count: 2, names: ['blob', 'blob'] });
+    const raw = await client.files.createRaw(new File(['plain'], 'ünïcode.txt', { type: 'text/plain' }));
+    expect(raw).toEqual({ name: 'ünïcode.txt', type: 'text/plain', size: 5, text: 'plain' });
+    const updated = await client.files.updateFile({ id: 'x', data: new Blob(['new bytes']) });
+    expect(updated).toEqual({ id: 'x', size: 9, text: 'new bytes' });
+    const echoed = await client.files.echoFile({ file: new Blob(['round trip']) });
+    expect(await echoed.text()).toBe('round trip');
   });
 });
