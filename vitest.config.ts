@@ -6,7 +6,7 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
 
 /** The blog's suites that start a blog (the others test its parts in this process). */
 const blogSuitesOnRuntimes =
-  'examples/blog/test/{auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,metrics,openapi-tools,openapi,outage,posts,shared-limits,users}.test.ts';
+  'examples/blog/test/{attachments,auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,metrics,openapi-tools,openapi,outage,posts,shared-limits,users}.test.ts';
 
 export default defineConfig({
   resolve: {

@@ -140,7 +140,7 @@ async function wire(
       tags: {
         auth: 'Accounts and sessions: register, log in, refresh, log out, password resets',
         users: 'People: public profiles, your own account, and user management for admins',
-        posts: 'Posts: drafts, publishing and archiving, readable by anyone once published',
+        posts: 'Posts: drafts, publishing and archiving, attachments, readable by anyone once published',
       },
     },
   });
@@ -242,7 +242,7 @@ async function buildBlogApp(
         ...(database.poolStats === undefined ? {} : { pool: database.poolStats }),
       });
     }
-    const repos = repositories(database.db);
+    const repos = repositories(database.db, { attachments: options.attachments });
     app.onClose(() => database.close());
     const background = backgroundTasks(app.log);
     // Registered after the database's, so it runs first: pending work finishes before the close.

@@ -21,3 +21,11 @@ export const Post = resource('Post', {
 
 /** The answer of every route that ends a session or changes a secret. */
 export const Success = z.object({ success: z.literal(true) });
+
+/** A file uploaded to a post, as the upload answers it (docs/blog.md, "Attachments"). */
+export const Attachment = z.object({
+  id: z.uuid(),
+  name: z.string().meta({ examples: ['report.pdf'] }),
+  mediaType: z.string().meta({ examples: ['application/pdf'] }),
+  size: z.int().nonnegative(),
+});

@@ -14,6 +14,7 @@ import {
   rateLimitFromEnv,
   serverSettingsFromEnv,
 } from 'proceedjs/config';
+import type { AttachmentStore } from './db/attachments.js';
 import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
 import type { Mailer } from './mailer.js';
@@ -31,6 +32,11 @@ export interface BlogOptions {
   authRateLimit?: number;
   /** Where reset links go. Default: the log (the token is logged only outside production). */
   mailer?: Mailer;
+  /**
+   * Where post attachments are kept. Default: the database's `attachments` table. Every instance
+   * must be given the same store (docs/blog.md, "Attachments").
+   */
+  attachments?: AttachmentStore;
   /**
    * A database opened already (tests, an app that embeds the blog), used instead of opening
    * `databaseUrl`'s. The app closes it when it closes.

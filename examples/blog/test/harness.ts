@@ -9,6 +9,7 @@
  * passwords and hashes, so no test can receive an undocumented or leaky response without failing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import pg from 'pg';
 import type { App, Problem } from 'proceedjs';
 import { type Client, createClient, ProblemError, routeManifest } from 'proceedjs/client';
 import { createResponseValidator, type OpenApiDocument, type ResponseValidator } from 'proceedjs/openapi';
@@ -144,6 +145,8 @@ export interface BlogInstance extends Connection {
   secret: string;
   /** Where its database is: another instance may open the same one. */
   databaseUrl: string;
+  /** Runs SQL on its database, to see what requests left there (rows that must be gone, say). */
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
 
@@ -275,12 +278,15 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     await database.drop();
     throw error;
   }
+  // An in-memory PGlite is reachable only through the app's own handle, in this process.
+  const inProcess = blogRuntime() === undefined ? database.database : undefined;
   return {
     ...connection,
     mail: started.mail,
     admin,
     secret,
     databaseUrl: database.url,
+    query: (sql, params) => queryDatabase(database.url, inProcess, sql, params),
     async close() {
       try {
         await started.stop();
@@ -320,6 +326,25 @@ async function startServing(
   } catch (error) {
     await app.close();
     throw error;
+  }
+}
+
+/** SQL on a blog's database: through the handle it was given, or a connection of its own to the server. */
+async function queryDatabase<Row>(
+  url: string,
+  open: Database | undefined,
+  sql: string,
+  params: unknown[] = [],
+): Promise<Row[]> {
+  if (open !== undefined) return (await open.query<Row>(sql, params)).rows;
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new Error(`The database at ${url} cannot be reached from the test`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as Row[];
+  } finally {
+    await client.end();
   }
 }
 
@@ -423,6 +448,11 @@ export class Blog {
 
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>> {
     return this.instance.request<T>(method, path, options);
+  }
+
+  /** SQL on the blog's database (see {@link BlogInstance.query}). */
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]> {
+    return this.instance.query<Row>(sql, params);
   }
 
   get<T = unknown>(path: string, token?: string): Promise<Reply<T>> {

@@ -32,6 +32,7 @@ const guarded = [
   'deletePost',
   'publishPost',
   'archivePost',
+  'uploadAttachment',
 ];
 
 describe('the blog’s OpenAPI document', () => {
@@ -77,6 +78,8 @@ describe('the blog’s OpenAPI document', () => {
         'DELETE /api/posts/{id} deletePost posts',
         'POST /api/posts/{id}/publish publishPost posts',
         'POST /api/posts/{id}/archive archivePost posts',
+        'POST /api/posts/{id}/attachments uploadAttachment posts',
+        'GET /api/posts/{id}/attachments/{attachmentId} getAttachment posts',
       ].sort(),
     );
   });
@@ -160,6 +163,30 @@ describe('the blog’s OpenAPI document', () => {
     expect(op('/api/posts/{id}', 'put').requestBody?.content['application/json']?.example).not.toHaveProperty(
       'id',
     );
+  });
+
+  it('documents attachments: a form of one file part, and a file answer with its range and 304 answers', () => {
+    type Operation = {
+      requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
+      responses: Record<string, { content?: Record<string, unknown> }>;
+    };
+    const paths = document().paths as Record<string, Record<string, Operation>>;
+    const upload = paths['/api/posts/{id}/attachments']?.post;
+    expect(Object.keys(upload?.requestBody?.content ?? {})).toEqual(['multipart/form-data']);
+    const form = upload?.requestBody?.content['multipart/form-data']?.schema;
+    expect(form).toMatchObject({
+      properties: { file: { type: 'string', format: 'binary', description: 'At most 10485760 bytes.' } },
+      required: ['file'],
+    });
+    expect(Object.keys((form?.properties as object | undefined) ?? {})).toEqual(['file']);
+    expect(Object.keys(upload?.responses ?? {})).toEqual(
+      expect.arrayContaining(['201', '403', '404', '413', '415']),
+    );
+    const download = paths['/api/posts/{id}/attachments/{attachmentId}']?.get;
+    expect(Object.keys(download?.responses ?? {})).toEqual(
+      expect.arrayContaining(['200', '206', '304', '404', '416']),
+    );
+    expect(Object.keys(download?.responses['200']?.content ?? {})).toEqual(['*/*']);
   });
 
   it('has a validator that catches an answer above its view (the harness can fail)', () => {

@@ -25,9 +25,9 @@ const repository = fileURLToPath(new URL('../../..', import.meta.url));
 /** The environment that says what `options` say, as an operator would write it. */
 function environmentOf(options: Partial<BlogOptions>): Record<string, string> {
   const env: Record<string, string> = {};
-  const unsupported = (['database', 'mailer', 'logger', 'workers', 'clustered', 'inspect'] as const).filter(
-    (key) => key !== 'database' && options[key] !== undefined,
-  );
+  const unsupported = (
+    ['database', 'mailer', 'attachments', 'logger', 'workers', 'clustered', 'inspect'] as const
+  ).filter((key) => key !== 'database' && options[key] !== undefined);
   if (unsupported.length > 0)
     throw new Error(
       `A blog on another runtime is configured by its environment only: ${unsupported.join(', ')}`,

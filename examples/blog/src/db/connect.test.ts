@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPostgresDatabase, testEngines } from '../../test/databases.js';
 import { openDatabase } from './connect.js';
 import { migrationsDirectory, readMigrations } from './migrate.js';
-import { passwordResets, posts, users } from './schema.js';
+import { attachments, passwordResets, posts, users } from './schema.js';
 import { usersRepository } from './users.js';
 
 /** The versions of the blog's own migrations, as `schema_migrations` lists them. */
@@ -239,6 +239,7 @@ for (const engine of testEngines(postgresUrl)) {
       ['users', users],
       ['posts', posts],
       ['password_resets', passwordResets],
+      ['attachments', attachments],
     ] as [string, PgTable][])('matches the migrated table %s', async (_, table) => {
       const config = getTableConfig(table);
       const { rows } = await opened.database.query<{

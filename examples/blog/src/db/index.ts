@@ -3,13 +3,15 @@
  *
  * @example
  * const database = await openDatabase();
- * const { users, posts, passwordResets } = repositories(database.db);
+ * const { users, posts, passwordResets, attachments } = repositories(database.db);
  */
+import { type AttachmentStore, attachmentsRepository } from './attachments.js';
 import type { Db } from './connect.js';
 import { type PasswordResetsRepository, passwordResetsRepository } from './password-resets.js';
 import { type PostsRepository, postsRepository } from './posts.js';
 import { type UsersRepository, usersRepository } from './users.js';
 
+export * from './attachments.js';
 export * from './connect.js';
 export { isUniqueViolation, sqlState } from './errors.js';
 export * from './location.js';
@@ -22,13 +24,22 @@ export interface Repositories {
   users: UsersRepository;
   posts: PostsRepository;
   passwordResets: PasswordResetsRepository;
+  /** Post attachments: in the database unless another store is given (docs/blog.md, "Attachments"). */
+  attachments: AttachmentStore;
 }
 
-/** Every repository over one database. */
-export function repositories(db: Db): Repositories {
+/**
+ * Every repository over one database; `stores.attachments` keeps the files elsewhere (an object
+ * store) instead of in the `attachments` table.
+ */
+export function repositories(
+  db: Db,
+  stores: { attachments?: AttachmentStore | undefined } = {},
+): Repositories {
   return {
     users: usersRepository(db),
     posts: postsRepository(db),
     passwordResets: passwordResetsRepository(db),
+    attachments: stores.attachments ?? attachmentsRepository(db),
   };
 }

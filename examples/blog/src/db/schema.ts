@@ -3,7 +3,17 @@
  * columns (schema.test.ts compares the two on a migrated database).
  */
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  customType,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 export const roles = ['admin', 'user', 'guest'] as const;
 export type Role = (typeof roles)[number];
@@ -69,5 +79,32 @@ export const passwordResets = pgTable(
   (table) => [index('password_resets_user_id_idx').on(table.userId)],
 );
 
+/**
+ * PostgreSQL's `bytea`: bytes in, bytes out. node-postgres answers a `Buffer` and PGlite a
+ * `Uint8Array`, both `Uint8Array`s; node-postgres is handed a `Buffer`, which both take.
+ */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  toDriver: (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+});
+
+export const attachments = pgTable(
+  'attachments',
+  {
+    id: uuid('id').primaryKey(),
+    postId: uuid('post_id')
+      .notNull()
+      .references(() => posts.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    mediaType: text('media_type').notNull(),
+    size: integer('size').notNull(),
+    /** The SHA-256 of the bytes in lower-case hex: the file's ETag. */
+    sha256: text('sha256').notNull(),
+    bytes: bytea('bytes').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('attachments_post_id_idx').on(table.postId)],
+);
+
 /** Every table, for `drizzle(..., { schema })`. */
-export const schema = { users, posts, passwordResets };
+export const schema = { users, posts, passwordResets, attachments };

@@ -1,13 +1,19 @@
-/** /api/posts (docs/blog.md): who sees what, transitions, the publish and archive routes. */
+/**
+ * /api/posts (docs/blog.md): who sees what, transitions, the publish and archive routes, the live
+ * feed, and the posts' attachments.
+ */
 import {
+  download,
   eventStream,
   ForbiddenError,
   type MiddlewareNext,
   NotFoundError,
   type Precondition,
   procedures,
+  sendFile,
   serverEvent,
   step,
+  ValidationError,
 } from 'proceedjs';
 import { authenticated } from 'proceedjs/auth';
 import { cursorInput, cursorPage } from 'proceedjs/pagination';
@@ -16,7 +22,7 @@ import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
-import { Post, Success } from '../resources.js';
+import { Attachment, Post, Success } from '../resources.js';
 import { text, updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
@@ -38,21 +44,46 @@ async function visiblePost(ctx: BlogContext, id: string): Promise<PostRecord> {
 }
 
 /**
+ * The post `id` names, if the caller is its author or an admin. A post the caller may not see is
+ * a 404, never a 403 that would reveal it; the 403 keeps the wording of the guard it replaced.
+ */
+async function ownPost(ctx: BlogContext, id: string): Promise<PostRecord> {
+  const user = ctx.user;
+  if (user === undefined) throw new ForbiddenError('Guard "author or admin" denied access');
+  const post = await visiblePost(ctx, id);
+  if (user.role !== 'admin' && post.authorId !== user.id)
+    throw new ForbiddenError('Guard "author or admin" denied access');
+  return post;
+}
+
+/**
  * Loads the post the path names, once, and lets only its author or an admin on; the handler
  * finds it on `ctx.post`. It runs after the input is validated (the id is a UUID), so it is a
- * step rather than a guard. A post the caller may not see is a 404, never a 403 that would reveal
- * it; the 403 keeps the wording of the guard it replaced.
+ * step rather than a guard.
  */
 const authorOrAdmin = step({
   name: 'author or admin',
   documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
-  run: async ({ ctx, input, next }: { ctx: BlogContext; input: { id: string }; next: MiddlewareNext }) => {
-    const user = ctx.user;
-    if (user === undefined) throw new ForbiddenError('Guard "author or admin" denied access');
-    const post = await visiblePost(ctx, input.id);
-    if (user.role !== 'admin' && post.authorId !== user.id)
-      throw new ForbiddenError('Guard "author or admin" denied access');
-    return next({ post });
+  run: async ({ ctx, input, next }: { ctx: BlogContext; input: { id: string }; next: MiddlewareNext }) =>
+    next({ post: await ownPost(ctx, input.id) }),
+});
+
+const postId = z.uuid();
+
+/**
+ * The same check placed before `.input()`, for the routes that take a file: it runs before the
+ * body is read, so nothing is read (or stored) for anyone but the post's author or an admin. The
+ * input is not validated yet, so it checks the path's id itself, as the input would (400 naming
+ * `id`).
+ */
+const authorOrAdminBeforeBody = step({
+  name: 'author or admin',
+  documents: { problems: ['VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN'] },
+  run: async ({ ctx, next }: { ctx: BlogContext; next: MiddlewareNext }) => {
+    const id = postId.safeParse(ctx.request.params.id);
+    if (!id.success)
+      throw new ValidationError(id.error.issues.map((issue) => ({ path: 'id', message: issue.message })));
+    return next({ post: await ownPost(ctx, id.data) });
   },
 });
 
@@ -85,6 +116,11 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
     .mutation(async ({ ctx }) =>
       found(await ctx.repos.posts.setStatus(ctx.post.id, status, versionToWrite(ctx))),
     );
+
+/** The largest attachment: 10 MiB (docs/blog.md, "Attachments"). */
+export const attachmentMaxSize = 10 * 1024 * 1024;
+/** The longest attachment file name, in characters. */
+const attachmentNameLength = 255;
 
 /** A stream's queue of events not yet sent: past this, it ends and the client resumes from the database. */
 const feedBacklog = 1000;
@@ -215,4 +251,58 @@ export const posts = procedures('posts', {
 
   publishPost: moveTo('published', '/posts/:id/publish', 'Publish a post (author or admin)'),
   archivePost: moveTo('archived', '/posts/:id/archive', 'Archive a post (author or admin)'),
+
+  uploadAttachment: blogProcedure()
+    .rest({ method: 'POST', path: '/posts/:id/attachments', status: 201 })
+    .meta({
+      summary: 'Attach a file to a post (author or admin)',
+      description:
+        "A `multipart/form-data` body with one file part named `file`, of any media type, at most 10 MiB (413 `PAYLOAD_TOO_LARGE` otherwise, before anything is read when `Content-Length` says so). Nothing is read unless you are the post's author or an admin. Download it from `/api/posts/{id}/attachments/{attachmentId}`.",
+    })
+    .guard(authenticated)
+    // Before .input(): the body is read only once the caller may write to this post.
+    .use(authorOrAdminBeforeBody)
+    .input(z.object({ id: z.uuid(), file: z.file().max(attachmentMaxSize) }))
+    .uploads({ fileSize: attachmentMaxSize, files: 1 })
+    .output(Attachment)
+    .mutation(async ({ input, ctx }) => {
+      const { file } = input;
+      // A name that was only directories (`reports/`) arrives empty.
+      const name = file.name === '' ? 'upload' : file.name;
+      if (Array.from(name).length > attachmentNameLength)
+        throw new ValidationError([
+          { path: 'file', message: `The file name is longer than ${attachmentNameLength} characters` },
+        ]);
+      // Read here: the upload's file lasts only until the answer is sent.
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      const saved = await ctx.repos.attachments.save({
+        postId: ctx.post.id,
+        name,
+        mediaType: file.type,
+        bytes,
+      });
+      return { id: saved.id, name: saved.name, mediaType: saved.mediaType, size: saved.size };
+    }),
+
+  getAttachment: blogProcedure()
+    .rest({ method: 'GET', path: '/posts/:id/attachments/:attachmentId' })
+    .meta({
+      summary: 'Download a file attached to a post',
+      description:
+        'Whoever may see the post (a draft: its author and admins; otherwise 404). The file as it was uploaded, to save (`Content-Disposition: attachment`); its `ETag` is the SHA-256 of its bytes. Takes `Range` (one range), `If-None-Match` and `HEAD`.',
+    })
+    .input(z.object({ id: z.uuid(), attachmentId: z.uuid() }))
+    .output(download())
+    .query(async ({ input, ctx }) => {
+      found(await ctx.repos.posts.findShownById(input.id, visibilityOf(ctx.user)));
+      const file = await ctx.repos.attachments.find(input.id, input.attachmentId);
+      if (file === undefined) throw new NotFoundError('No attachment with this id');
+      return sendFile(file.bytes, {
+        type: file.mediaType,
+        name: file.name,
+        etag: file.sha256,
+        lastModified: file.createdAt,
+        disposition: 'attachment',
+      });
+    }),
 });
