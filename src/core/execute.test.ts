@@ -83,6 +83,32 @@ describe('compileRoute', () => {
     });
   });
 
+  it('puts a nested create’s Location under its own path when a GET reads records there, else under the collection', async () => {
+    const [attach, , copy] = planRoutes([
+      procedures('posts', {
+        createAttachment: p()
+          .rest({ method: 'POST', path: '/posts/:id/attachments' })
+          .input(z.object({ id: z.string() }))
+          .mutation(() => ({ id: 'a 1' })),
+        getAttachment: p()
+          .rest({ method: 'GET', path: '/posts/:postId/attachments/:attachmentId' })
+          .query(() => null),
+        createCopy: p()
+          .rest({ method: 'POST', path: '/posts/:id/copy' })
+          .input(z.object({ id: z.string() }))
+          .mutation(() => ({ id: 'c1' })),
+      }),
+    ]);
+    if (attach === undefined || copy === undefined) throw new Error('not planned');
+    await expect(call(compileRoute(attach), { params: { id: 'p/7' } }).reply).resolves.toMatchObject({
+      status: 201,
+      location: '/api/posts/p%2F7/attachments/a%201',
+    });
+    await expect(call(compileRoute(copy), { params: { id: 'p7' } }).reply).resolves.toMatchObject({
+      location: '/api/posts/c1',
+    });
+  });
+
   it('refuses invalid input and a body that is not an object with 400, before the handler', async () => {
     let ran = false;
     const invoke = compile(

@@ -8,6 +8,7 @@ import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js
 import { type EventsAnswer, ServerEvent } from './events.js';
 import { FileAnswer } from './files.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
+import { fillPath } from './naming.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
   parseIfMatch,
@@ -251,12 +252,13 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     return coerce({ ...(body as Record<string, unknown>), ...call.params });
   };
 
-  const locationOf = (result: unknown): string | undefined => {
+  const recordsUnderParams = route.recordsPath !== route.collectionPath;
+  const locationOf = (result: unknown, params: Record<string, string>): string | undefined => {
     if (!isCreate || !isPlainObject(result)) return undefined;
     const id = result.id;
-    return typeof id === 'string' || typeof id === 'number'
-      ? `${route.collectionPath}/${encodeURIComponent(String(id))}`
-      : undefined;
+    if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+    const records = recordsUnderParams ? fillPath(route.recordsPath, params) : route.collectionPath;
+    return `${records}/${encodeURIComponent(String(id))}`;
   };
 
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
@@ -284,7 +286,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
         `${owner} returned ${unsendable}, which a JSON answer cannot carry: return plain data (docs/procedures.md, "What a handler returns")`,
       );
     const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
-    const location = status === 201 ? locationOf(result) : undefined;
+    const location = status === 201 ? locationOf(result, call.params) : undefined;
     const body = serialize(result, call.ctx);
     if (body instanceof Promise) return body.then((text) => ({ status, body: text, location, version }));
     return { status, body, location, version };

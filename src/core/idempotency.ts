@@ -90,11 +90,12 @@ export function idempotencyKeyOf(header: string): string {
  * both the run time and the OpenAPI document follow.
  */
 export function replaysByKey(
-  route: Pick<RouteEntry, 'definition' | 'convention'>,
+  route: Pick<RouteEntry, 'definition' | 'convention' | 'upload'>,
   creates: boolean,
 ): boolean {
-  // A file answer is not kept for a replay (docs/files.md).
-  if (route.definition.output?.kind === 'download') return false;
+  // A file answer is not kept for a replay (docs/files.md); nor is an upload, whose files a
+  // key alone cannot tell apart (docs/uploads.md).
+  if (route.definition.output?.kind === 'download' || route.upload !== undefined) return false;
   return route.definition.idempotent || (creates && route.convention?.prefix === 'create');
 }
 

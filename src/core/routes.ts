@@ -34,6 +34,12 @@ export interface RouteEntry {
   readonly convention: Convention | undefined;
   /** How the route takes files (docs/uploads.md): a form, the raw body, or none. */
   readonly upload: 'form' | 'raw' | undefined;
+  /**
+   * Where a `create*`'s record lives, as a pattern its `Location` fills with the call's path
+   * parameters and the new id: the collection's path, or the route's own when a GET reads single
+   * records under it (`POST /posts/:id/attachments` → `/posts/:id/attachments/{id}`).
+   */
+  readonly recordsPath: string;
 }
 
 /** Two patterns that differ only in parameter names match the same requests. */
@@ -126,10 +132,16 @@ export function planRoutes(
         successStatuses: resolved.successStatuses,
         convention: resolved.convention,
         upload: uploadShapeOf(definition, resolved.inputMode)?.mode,
+        recordsPath: `${base}/${collection.name}`,
       };
       checkUploadRoute(entry);
       entries.push(entry);
     }
   }
-  return entries;
+  return entries.map((entry) => {
+    if (entry.convention?.prefix !== 'create' || entry.path === entry.recordsPath) return entry;
+    const below = routeKey('GET', `${entry.path}/:record`);
+    const read = entries.some((other) => other.method === 'GET' && routeKey('GET', other.path) === below);
+    return read ? { ...entry, recordsPath: entry.path } : entry;
+  });
 }

@@ -18,7 +18,7 @@ interface Answer {
 type Send = (
   method: string,
   path: string,
-  init?: { headers?: Record<string, string>; body?: string },
+  init?: { headers?: Record<string, string>; body?: string | FormData | Blob },
 ) => Promise<Answer>;
 
 interface Target {
@@ -650,6 +650,49 @@ describe.each(targets)('on $name', ({ start, workers = false }) => {
       after = JSON.parse((await send('GET', '/api/ticks/finallies')).body).finallyRan as number;
     }
     expect(after).toBe(before + 1);
+  });
+
+  it('takes a form with a file (spooled past memory), a raw body, and refuses what breaks a limit', async () => {
+    const bytes = new Uint8Array(200 * 1024).map((_, index) => (index * 7) % 256);
+    const expected = Buffer.from(await crypto.subtle.digest('SHA-256', bytes)).toString('hex');
+    const form = new FormData();
+    form.append('note', 'quarterly');
+    form.append('copies', '2');
+    form.append('file', new Blob([bytes], { type: 'application/pdf' }), 'rapport № 7.pdf');
+    const created = await send('POST', '/api/uploads', { body: form });
+    expect(created.status).toBe(201);
+    expect(JSON.parse(created.body)).toEqual({
+      id: 'u1',
+      note: 'quarterly',
+      copies: 2,
+      name: 'rapport № 7.pdf',
+      type: 'application/pdf',
+      size: bytes.byteLength,
+      sha256: expected,
+    });
+    const text = await send('PUT', '/api/uploads/text', {
+      headers: {
+        'content-type': 'text/plain',
+        'content-disposition': "attachment; filename*=UTF-8''%C3%A9t%C3%A9.txt",
+      },
+      body: 'summer',
+    });
+    expect(JSON.parse(text.body)).toEqual({ name: 'été.txt', size: 6, text: 'summer' });
+    const png = await send('PUT', '/api/uploads/text', {
+      headers: { 'content-type': 'image/png' },
+      body: new Blob([new Uint8Array([137, 80])]),
+    });
+    expect(png.status).toBe(415);
+    const large = new FormData();
+    large.append('note', 'too large');
+    large.append('copies', '1');
+    large.append('file', new Blob([new Uint8Array(300 * 1024)]), 'large.bin');
+    const tooLarge = await send('POST', '/api/uploads', { body: large });
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.get('content-type')).toContain('application/problem+json');
+    expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
+    const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
+    expect(refused.status).toBe(415);
   });
 
   it('serves readiness and liveness under the prefix', async () => {

@@ -25,6 +25,7 @@ import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
+import { onWorkers } from './runtime.js';
 import type { Spools } from './spool.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
@@ -327,6 +328,8 @@ export function createFetchHandler(
     const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
     const headers: Record<string, string> = { ...limitHeaders, ...problem.headers };
     if (closesConnection) headers.connection = 'close';
+    // Cloudflare's edge owns the connection; a Worker's Connection header only confuses a proxy.
+    if (onWorkers) delete headers.connection;
     if (core.requestIds) headers['x-request-id'] = id;
     const response = new Response(head ? null : problem.body, { status: problem.status, headers });
     return { response, code: problem.code };
@@ -522,13 +525,14 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       let body: unknown;
       let uploaded: UploadBody | undefined;
       if (upload !== undefined) {
+        const source = webBodySource(request);
         const refusal = uploadRefusal(upload, headers);
         if (refusal !== undefined) {
-          void request.body?.cancel().catch(() => undefined);
+          await source.cancel();
           throw refusal;
         }
         // Read when the call reaches its input, after the guards (src/core/uploads.ts).
-        uploaded = new UploadBody(upload, headers, webBodySource(request), core.spools);
+        uploaded = new UploadBody(upload, headers, source, core.spools);
         body = uploaded;
       } else if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
         if (!isJsonBody(headers)) throw notJsonBody();

@@ -70,14 +70,16 @@ export class Spool {
         size += chunk.byteLength;
         if (stream.write(chunk)) return Promise.resolve();
         return new Promise<void>((resolve, reject) => {
-          const settle = (error?: Error) => {
-            stream.off('drain', settle);
-            stream.off('close', settle);
+          const drained = () => settle(undefined);
+          const closed = () => settle(failure ?? new Error('The spooled file was closed'));
+          const settle = (error: Error | undefined) => {
+            stream.off('drain', drained);
+            stream.off('close', closed);
             if (error !== undefined || failure !== undefined) reject(error ?? failure);
             else resolve();
           };
-          stream.once('drain', settle);
-          stream.once('close', () => settle(failure ?? new Error('The spooled file was closed')));
+          stream.once('drain', drained);
+          stream.once('close', closed);
         });
       },
       finish: async (name, type) => {

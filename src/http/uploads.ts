@@ -7,6 +7,7 @@
 import busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
+import { onWorkers } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
@@ -71,10 +72,13 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
   return undefined;
 }
 
-/** The bytes of a body, as the adapter hands them over; `cancel` stops reading (a refusal midway). */
+/**
+ * The bytes of a body, as the adapter hands them over; `cancel` stops reading (a refusal
+ * midway), settling once the request may be answered.
+ */
 export interface BodySource {
   readonly chunks: AsyncIterable<Uint8Array>;
-  cancel(): void;
+  cancel(): Promise<void>;
 }
 
 /**
@@ -87,6 +91,7 @@ export class UploadBody extends DeferredBody {
   readonly #source: BodySource;
   readonly #spool: Spool | undefined;
   #reading: Promise<unknown> | undefined;
+  #cancelling: Promise<void> | undefined;
   #disposed = false;
 
   /** `spools`: where files past the memory threshold go; undefined keeps them in memory (Workers). */
@@ -103,17 +108,28 @@ export class UploadBody extends DeferredBody {
   }
 
   read(): Promise<unknown> {
-    this.#reading ??= this.#plan.mode === 'form' ? this.#readForm() : this.#readRaw();
+    this.#reading ??= (this.#plan.mode === 'form' ? this.#readForm() : this.#readRaw()).catch(
+      async (error: unknown) => {
+        // A refusal is answered once the source lets it be (webBodySource, on Workers).
+        await this.#cancel();
+        throw error;
+      },
+    );
     return this.#reading;
   }
 
+  #cancel(): Promise<void> {
+    this.#cancelling ??= this.#source.cancel().catch(() => undefined);
+    return this.#cancelling;
+  }
+
   /** Stops reading and removes what was spooled; the files handed to the handler go with it. */
-  dispose(): Promise<void> {
+  async dispose(): Promise<void> {
     if (!this.#disposed) {
       this.#disposed = true;
-      if (this.#reading === undefined) this.#source.cancel();
+      if (this.#reading === undefined) await this.#cancel();
     }
-    return this.#spool?.dispose() ?? Promise.resolve();
+    await this.#spool?.dispose();
   }
 
   /** Holds one file's bytes: in memory up to the threshold, then in the spool. */
@@ -135,10 +151,11 @@ export class UploadBody extends DeferredBody {
         chunks = [];
         for (const each of held) await disk.write(each);
       },
-      finish: (name, type) =>
-        disk !== undefined
-          ? disk.finish(name, type)
-          : Promise.resolve(new File(chunks as BlobPart[], name, { type })),
+      finish: async (name, type) =>
+        keepingType(
+          disk !== undefined ? await disk.finish(name, type) : new File(chunks as BlobPart[], name, { type }),
+          type,
+        ),
     };
   }
 
@@ -155,7 +172,7 @@ export class UploadBody extends DeferredBody {
         await part.write(chunk);
       }
     } catch (error) {
-      this.#source.cancel();
+      void this.#cancel();
       throw error instanceof ProceedError ? error : unreadable();
     }
     const type = mediaTypeOf(oneHeader(this.#headers['content-type'])) || 'application/octet-stream';
@@ -180,7 +197,7 @@ export class UploadBody extends DeferredBody {
         defParamCharset: 'utf8',
       });
     } catch (error) {
-      this.#source.cancel();
+      void this.#cancel();
       return Promise.reject(malformed((error as Error).message));
     }
     // Null prototype: a part named __proto__ is a key like any other, refused below.
@@ -196,7 +213,7 @@ export class UploadBody extends DeferredBody {
       if (failure !== undefined) return;
       failure = error;
       failed(error);
-      this.#source.cancel();
+      void this.#cancel();
       parser.destroy(error);
     };
     const add = (name: string, value: unknown, multiple: boolean) => {
@@ -245,7 +262,7 @@ export class UploadBody extends DeferredBody {
               await part.write(chunk);
             }
             if (failure !== undefined) return;
-            add(name, await part.finish(info.filename ?? 'upload', type), field.multiple);
+            add(name, await part.finish(info.filename || 'upload', type), field.multiple);
           } catch (error) {
             fail(error instanceof ProceedError ? error : unreadable());
           }
@@ -295,6 +312,15 @@ export class UploadBody extends DeferredBody {
 }
 
 /**
+ * The file with the media type the client sent: Bun appends `;charset=utf-8` to text types,
+ * which a schema's `.mime(['text/plain'])` would then refuse.
+ */
+function keepingType(file: File, type: string): File {
+  if (file.type !== type) Object.defineProperty(file, 'type', { value: type });
+  return file;
+}
+
+/**
  * The file name of a raw upload, from `Content-Disposition` (RFC 6266: `filename*` in UTF-8 wins
  * over `filename`); `upload` when it names none.
  */
@@ -320,6 +346,8 @@ const baseName = (name: string) =>
 /** A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway. */
 export function webBodySource(request: Request): BodySource {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  // The read in flight: workerd allows one at a time, so draining waits for it first.
+  let pending: Promise<unknown> | undefined;
   let cancelled = false;
   // A client that leaves aborts the request's signal; in-process, nothing else ends its body.
   const left = new Promise<never>((_resolve, reject) => {
@@ -334,19 +362,68 @@ export function webBodySource(request: Request): BodySource {
         if (request.body === null || cancelled) return;
         reader = request.body.getReader();
         for (;;) {
-          const { done, value } = await Promise.race([reader.read(), left]);
+          const read = reader.read();
+          pending = read.catch(() => undefined);
+          const { done, value } = await Promise.race([read, left]);
           if (done) return;
           yield value;
         }
       },
     },
-    cancel() {
+    async cancel() {
       if (cancelled) return;
       cancelled = true;
-      const cancelling = reader !== undefined ? reader.cancel() : request.body?.cancel();
-      void cancelling?.catch(() => undefined);
+      if (request.body === null) return;
+      const body = reader ?? request.body.getReader();
+      // A client that left ends the wait for a read that will never come.
+      await Promise.race([pending, left.catch(() => undefined)]);
+      if (request.signal?.aborted === true) {
+        void body.cancel().catch(() => undefined);
+        return;
+      }
+      // On Workers the edge owns the connection, and answering before the body is read breaks
+      // it: the rest is read (and dropped) first, within the platform's own request limit.
+      if (onWorkers) return drain(body, Number.POSITIVE_INFINITY, undefined);
+      const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+      if (declared > lingering.bytes) {
+        void body.cancel().catch(() => undefined);
+        return;
+      }
+      void drain(body, lingering.bytes, lingering.milliseconds);
     },
   };
+}
+
+/**
+ * How much of a refused body is still read, and for how long, so that a client still writing it
+ * reads the answer instead of failing on a closed socket (a server's lingering close): on a Fetch
+ * runtime the runtime, not the app, owns the socket.
+ */
+const lingering = { bytes: 4 * 1024 * 1024, milliseconds: 2000 };
+
+/** Reads and drops up to `bytes` (for up to `milliseconds`), then cancels the rest. */
+async function drain(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  bytes: number,
+  milliseconds: number | undefined,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    if (milliseconds !== undefined) timer = setTimeout(() => resolve('late'), milliseconds);
+  });
+  let read = 0;
+  try {
+    while (read <= bytes) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === 'late' || next.done) break;
+      read += next.value.byteLength;
+    }
+  } catch {
+    // The client left: nothing more to read.
+  } finally {
+    clearTimeout(timer);
+    void reader.cancel().catch(() => undefined);
+  }
 }
 
 /**

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { type NotesContext, notesApp } from '../../test/fixtures/notes.js';
+import { download, sendFile } from '../core/files.js';
+import { procedure, procedures } from '../core/procedure.js';
 import { createResponseValidator } from './conformance.js';
 import { generateOpenApi } from './generate.js';
 import type { OpenApiDocument } from './types.js';
@@ -201,6 +204,38 @@ describe('createResponseValidator on the notes fixture', () => {
     expect(literalCheck('POST', '/api/notes/latest/pin?x=1', 204, undefined, '')).toEqual([]);
     expect(literalCheck('POST', '/api/notes/latest/pin', 204, undefined, '{}')).toEqual([
       'POST /api/notes/latest/pin: status 204 is documented without a body',
+    ]);
+  });
+});
+
+describe('createResponseValidator on file answers', () => {
+  const files = procedures('files', {
+    getFile: procedure()
+      .input(z.object({ id: z.string() }))
+      .output(download())
+      .query(() => sendFile(new Uint8Array(1), { type: 'image/png' })),
+    getScan: procedure()
+      .rest({ method: 'GET', path: '/files/:id/scan' })
+      .input(z.object({ id: z.string() }))
+      .output(download({ types: ['application/pdf'] }))
+      .query(() => sendFile(new Uint8Array(1), { type: 'application/pdf' })),
+  });
+  const check = createResponseValidator(
+    generateOpenApi({ mounts: [{ prefix: '/api', collections: [files] }], info }),
+  );
+
+  it('takes any media type where the file answer documents */*, only the listed ones otherwise', () => {
+    expect(check('GET', '/api/files/1', 200, 'image/png', new Uint8Array([1]))).toEqual([]);
+    expect(check('GET', '/api/files/1/scan', 200, 'application/pdf', new Uint8Array([1]))).toEqual([]);
+    expect(check('GET', '/api/files/1/scan', 200, 'image/png', new Uint8Array([1]))).toEqual([
+      'GET /api/files/1/scan: content type image/png is not documented for 200 (documented: application/pdf)',
+    ]);
+  });
+
+  it('checks HEAD as the GET it mirrors, with no body', () => {
+    expect(check('HEAD', '/api/files/1', 200, 'image/png', '')).toEqual([]);
+    expect(check('HEAD', '/api/files/1', 200, 'image/png', 'bytes')).toEqual([
+      'HEAD /api/files/1: HEAD answered with a body',
     ]);
   });
 });

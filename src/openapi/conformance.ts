@@ -125,8 +125,10 @@ export function createResponseValidator(document: OpenApiDocument): ResponseVali
     const where = `${method.toUpperCase()} ${path}`;
     const template = findPath(path);
     if (template === undefined) return [`${where}: no documented path matches`];
-    const operation: OpenApiOperation | undefined = methods.has(lower)
-      ? document.paths[template]?.[lower as OpenApiMethod]
+    // HEAD answers as GET does, without a body.
+    const documentedMethod = lower === 'head' ? 'get' : lower;
+    const operation: OpenApiOperation | undefined = methods.has(documentedMethod)
+      ? document.paths[template]?.[documentedMethod as OpenApiMethod]
       : undefined;
     if (operation === undefined) return [`${where}: ${method.toUpperCase()} ${template} is not documented`];
     const documented =
@@ -143,14 +145,23 @@ export function createResponseValidator(document: OpenApiDocument): ResponseVali
     if (response.content === undefined) {
       return isEmptyBody(body) ? [] : [`${where}: status ${status} is documented without a body`];
     }
+    if (lower === 'head') return isEmptyBody(body) ? [] : [`${where}: HEAD answered with a body`];
     const mediaType = mediaTypeOf(contentType);
-    const media = mediaType === undefined ? undefined : response.content[mediaType];
+    // The most specific documented range: `image/png`, then `image/*`, then `*/*`.
+    const media =
+      mediaType === undefined
+        ? undefined
+        : (response.content[mediaType] ??
+          response.content[`${mediaType.split('/', 1)[0]}/*`] ??
+          response.content['*/*']);
     if (mediaType === undefined || media === undefined) {
       const known = Object.keys(response.content).join(', ');
       return [
         `${where}: content type ${contentType ?? '(none)'} is not documented for ${status} (documented: ${known})`,
       ];
     }
+    // Bytes (a file answer) have nothing a JSON Schema can check beyond being there.
+    if (media.schema.format === 'binary') return [];
     let value = body;
     if (typeof body === 'string' && mediaType.endsWith('json')) {
       try {

@@ -15,6 +15,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { idempotencyPlugin, MemoryIdempotencyStore } from '../idempotency/index.js';
 import { type App, createApp } from './app.js';
 
 interface Answer {
@@ -456,5 +457,33 @@ describe('the typed client sends files', () => {
     expect(updated).toEqual({ id: 'x', size: 9, text: 'new bytes' });
     const echoed = await client.files.echoFile({ file: new Blob(['round trip']) });
     expect(await echoed.text()).toBe('round trip');
+  });
+});
+
+describe('uploads and Idempotency-Key', () => {
+  it('refuses a key on a create that takes files: a key alone cannot tell two uploads apart', async () => {
+    const app = createApp({ logger: false }).mount([filesCollection]);
+    await app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), creates: true });
+    try {
+      const send = (key?: string) => {
+        const body = new FormData();
+        body.append('title', 'T');
+        body.append('copies', '1');
+        body.append('file', new Blob(['x']), 'x.txt');
+        return app.fetch(
+          new Request('http://api.example/api/files', {
+            method: 'POST',
+            headers: key === undefined ? {} : { 'idempotency-key': key },
+            body,
+          }),
+        );
+      };
+      const keyed = await send('upload-1');
+      expect(keyed.status).toBe(400);
+      expect(await keyed.text()).toContain('Idempotency-Key');
+      expect((await send()).status).toBe(201);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -41,7 +41,7 @@ export function nodeBodySource(stream: Readable): BodySource {
         }
       },
     },
-    cancel() {
+    async cancel() {
       cancelled = true;
       stream.pause();
     },
