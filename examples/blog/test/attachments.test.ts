@@ -193,9 +193,7 @@ for (const engine of engines()) {
         expect(new TextDecoder().decode(file.bytes)).toBe('Hello, attachment.');
       });
 
-      // CONTRACT §8 asks for it; Proceed cannot send it yet (reported): the automatic Location of a
-      // create* is `/api/posts/{id of the result}`, and response.header() refuses `location`.
-      it.fails('answers Location: the download URL of the new attachment', async () => {
+      it('answers Location: the download URL of the new attachment', async () => {
         const reply = await upload(
           blog.instance,
           published,
@@ -213,23 +211,20 @@ for (const engine of engines()) {
         expect(reply.body).toMatchObject({ name: 'data', mediaType: 'application/octet-stream', size: 1000 });
       });
 
-      // Bun's File constructor turns text/plain into text/plain;charset=utf-8 (reported): the File
-      // an upload hands the handler there does not carry the part's media type.
-      (blogRuntime() === 'bun' ? it.fails : it)(
-        'keeps a text file’s media type as the part sent it',
-        async () => {
-          const reply = await upload(
-            blog.instance,
-            published,
-            { bytes: 'plain', name: 'plain.txt', type: 'text/plain' },
-            author.accessToken,
-          );
-          expect(reply.status, reply.text).toBe(201);
-          expect(reply.body.mediaType).toBe('text/plain');
-          const file = await fetchFile(blog.origin, attachmentPath(published, reply.body.id));
-          expect(file.headers.get('content-type')).toBe('text/plain');
-        },
-      );
+      // Bun's File constructor turns text/plain into text/plain;charset=utf-8; the upload keeps
+      // the type the part was sent with on every runtime.
+      it('keeps a text file’s media type as the part sent it', async () => {
+        const reply = await upload(
+          blog.instance,
+          published,
+          { bytes: 'plain', name: 'plain.txt', type: 'text/plain' },
+          author.accessToken,
+        );
+        expect(reply.status, reply.text).toBe(201);
+        expect(reply.body.mediaType).toBe('text/plain');
+        const file = await fetchFile(blog.origin, attachmentPath(published, reply.body.id));
+        expect(file.headers.get('content-type')).toBe('text/plain');
+      });
 
       it('keeps the name the client sent without its directories, up to 255 characters', async () => {
         const named = async (name: string) =>
@@ -463,7 +458,7 @@ for (const engine of engines()) {
       it('hides a draft’s attachments from all but its author and admins, as the draft itself', async () => {
         const draft = (await blog.createPost(author.accessToken)).id;
         // The typed client builds the form from a File.
-        const stored = await blog.client(author.accessToken).posts.uploadAttachment({
+        const stored = await blog.client(author.accessToken).posts.createAttachment({
           id: draft,
           file: new File(['draft notes'], 'draft.md', { type: 'text/markdown' }),
         });
@@ -504,7 +499,7 @@ for (const engine of engines()) {
       it('removes a post’s attachments with the post', async () => {
         const post = (await blog.createPost(author.accessToken, { status: 'published' })).id;
         const posts = blog.client(author.accessToken).posts;
-        const stored = await posts.uploadAttachment({
+        const stored = await posts.createAttachment({
           id: post,
           file: new File(['short-lived'], 'gone.txt'),
         });

@@ -32,7 +32,7 @@ const guarded = [
   'deletePost',
   'publishPost',
   'archivePost',
-  'uploadAttachment',
+  'createAttachment',
 ];
 
 describe('the blog’s OpenAPI document', () => {
@@ -78,7 +78,7 @@ describe('the blog’s OpenAPI document', () => {
         'DELETE /api/posts/{id} deletePost posts',
         'POST /api/posts/{id}/publish publishPost posts',
         'POST /api/posts/{id}/archive archivePost posts',
-        'POST /api/posts/{id}/attachments uploadAttachment posts',
+        'POST /api/posts/{id}/attachments createAttachment posts',
         'GET /api/posts/{id}/attachments/{attachmentId} getAttachment posts',
       ].sort(),
     );

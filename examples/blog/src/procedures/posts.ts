@@ -252,8 +252,8 @@ export const posts = procedures('posts', {
   publishPost: moveTo('published', '/posts/:id/publish', 'Publish a post (author or admin)'),
   archivePost: moveTo('archived', '/posts/:id/archive', 'Archive a post (author or admin)'),
 
-  uploadAttachment: blogProcedure()
-    .rest({ method: 'POST', path: '/posts/:id/attachments', status: 201 })
+  createAttachment: blogProcedure()
+    .rest({ method: 'POST', path: '/posts/:id/attachments' })
     .meta({
       summary: 'Attach a file to a post (author or admin)',
       description:
@@ -267,8 +267,7 @@ export const posts = procedures('posts', {
     .output(Attachment)
     .mutation(async ({ input, ctx }) => {
       const { file } = input;
-      // A name that was only directories (`reports/`) arrives empty.
-      const name = file.name === '' ? 'upload' : file.name;
+      const { name } = file;
       if (Array.from(name).length > attachmentNameLength)
         throw new ValidationError([
           { path: 'file', message: `The file name is longer than ${attachmentNameLength} characters` },
