@@ -89,6 +89,7 @@ export {
   step,
 } from './core/steps.js';
 export { UnavailableError, unavailableProblem } from './core/unavailable.js';
+export type { UploadLimits, UploadOptions } from './core/uploads.js';
 export type { CompressionOptions } from './http/compression.js';
 export type { CorsOptions } from './http/cors.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './http/rate-limit.js';

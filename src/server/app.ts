@@ -21,6 +21,7 @@ import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
+import { uploadPlanOf } from '../core/uploads.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
@@ -674,7 +675,11 @@ export class App<TCtx extends object = object> {
       port: options.port ?? 3030,
       host,
       fetch: this.fetch,
-      bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
+      // The runtime's own cap must let the largest upload through to the app's limits.
+      bodyLimit: Math.max(
+        this.#options.bodyLimit ?? 1024 * 1024,
+        ...this.routes.map((route) => uploadPlanOf(route, this.#options.uploads)?.limits.total ?? 0),
+      ),
       keepAlive: this.#keepAlive,
       failed: (error) => {
         const problem = problemAnswer(error, {

@@ -21,7 +21,6 @@ import {
   startBlog,
   useBlog,
 } from './harness.js';
-import { blogRuntime } from './runtimes.js';
 
 interface AttachmentView {
   id: string;
