@@ -3,7 +3,9 @@
  * blog on a real socket, and "Try it out" on GET /api/posts must reach the API and show 200. The
  * page keeps to its same-origin Content-Security-Policy, shows the blog's title, and puts a
  * padlock on the routes that require a token only; after Authorize, the token also reaches the
- * routes where it is optional (an author reads their own draft).
+ * routes where it is optional (an author reads their own draft). An author uploads a file through
+ * the picker Swagger UI draws for POST /api/posts/{id}/attachments, and the blog stores its bytes
+ * and name.
  * Skipped on a machine without /usr/bin/chromium; under CI=true a missing Chromium fails.
  */
 import { mkdirSync } from 'node:fs';
@@ -62,6 +64,11 @@ async function tryItOut(
     await operation.locator(`tr[data-param-name="${name}"] input`).fill(value);
   }
   await operation.locator('button.execute').click();
+  return liveAnswer(operation);
+}
+
+/** The status and JSON body Swagger UI shows under an operation once "Execute" has answered. */
+async function liveAnswer(operation: Locator): Promise<{ status: string; body: unknown }> {
   const status = operation.locator('.live-responses-table .response .response-col_status').first();
   await status.waitFor({ timeout: 20_000 });
   const body = await operation
@@ -197,6 +204,84 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       expect((await sent).headers().authorization).toBe(`Bearer ${writer.accessToken}`);
       expect(answer.status).toBe('200');
       expect(answer.body).toMatchObject({ id: draft.id, title: 'Only its author sees it' });
+
+      expect(pageErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
+      expect(cspViolations).toEqual([]);
+      expect(
+        requested.filter((url) => !url.startsWith(`${blog.origin}/`) && !url.startsWith('data:')),
+      ).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('uploads a file with a non-ASCII name through the picker on POST /api/posts/{id}/attachments', {
+    timeout: 60_000,
+  }, async () => {
+    const writer = await blog.register();
+    const post = await blog.createPost(writer.accessToken, { title: 'With a file', status: 'published' });
+    const name = 'Grüße – résumé.txt';
+    // Every byte value, so that a text round trip of the upload would show.
+    const bytes = Buffer.from([
+      ...Buffer.from('Grüße, résumé – ', 'utf8'),
+      ...Array.from({ length: 256 }, (_, index) => index),
+    ]);
+
+    // What makes Swagger UI draw a file picker: a multipart body whose `file` is a binary string.
+    const upload = blog.instance.document.paths['/api/posts/{id}/attachments']?.post;
+    expect(upload?.requestBody).toMatchObject({
+      content: {
+        'multipart/form-data': {
+          schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } },
+        },
+      },
+    });
+
+    const browser = await launchChromium();
+    try {
+      const { page, requested, pageErrors, consoleErrors, cspViolations } = await watchedPage(browser);
+      await page.goto(`${blog.origin}/api/docs`);
+      const operation = page.locator('#operations-posts-createAttachment');
+      await operation.waitFor({ timeout: 20_000 });
+      await authorize(page, writer.accessToken);
+
+      await operation.locator('.opblock-summary').first().click();
+      await operation.locator('button.try-out__btn').click();
+      await operation.locator('tr[data-param-name="id"] input').fill(post.id);
+      const picker = operation.locator('tr[data-property-name="file"] input[type="file"]');
+      await expect(picker.count()).resolves.toBe(1);
+      await picker.setInputFiles({ name, mimeType: 'text/plain', buffer: bytes });
+
+      const sent = page.waitForRequest(
+        (request) =>
+          request.method() === 'POST' && request.url() === `${blog.origin}/api/posts/${post.id}/attachments`,
+      );
+      await operation.locator('button.execute').click();
+      const request = await sent;
+      expect(request.headers().authorization).toBe(`Bearer ${writer.accessToken}`);
+      expect(request.headers()['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+
+      const answer = await liveAnswer(operation);
+      expect(answer.status).toBe('201');
+      const stored = answer.body as { id: string; name: string; mediaType: string; size: number };
+      expect(stored).toEqual({
+        id: expect.any(String),
+        name,
+        mediaType: 'text/plain',
+        size: bytes.byteLength,
+      });
+      const downloadPath = `/api/posts/${post.id}/attachments/${stored.id}`;
+      expect((await request.response())?.headers().location).toBe(downloadPath);
+
+      // The download, outside the browser: the very bytes, and the name as filename* (RFC 8187).
+      const download = await fetch(`${blog.origin}${downloadPath}`);
+      expect(download.status).toBe(200);
+      expect(Buffer.from(await download.arrayBuffer())).toEqual(bytes);
+      const disposition = download.headers.get('content-disposition') ?? '';
+      expect(disposition).toMatch(/^attachment; /);
+      const extended = /filename\*=UTF-8''([^;\s]+)/.exec(disposition)?.[1];
+      expect(decodeURIComponent(extended ?? '')).toBe(name);
 
       expect(pageErrors).toEqual([]);
       expect(consoleErrors).toEqual([]);
