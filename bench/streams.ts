@@ -10,9 +10,12 @@
  * 4. Those clients leaving: how long until each stream's `finally` ran.
  * 5. A stream faster than its reader for BENCH_STREAM_SECONDS (60): the server's heap, before and
  *    after.
+ * 6. A 1 GiB upload (a form with one file, spooled to disk and read through by the handler) on
+ *    Node (Fastify), Bun and Deno (app.fetch in their own servers): the server's resident memory,
+ *    before and at its peak.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   closeSync,
@@ -24,6 +27,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +210,112 @@ async function fastStream(address: string): Promise<void> {
   );
 }
 
+/** One 1 GiB form sent as fast as the server takes it; the server's RSS sampled meanwhile. */
+async function bigUpload(runtime: string, address: string, pid: number | undefined): Promise<void> {
+  const size = 1024 * mib;
+  const boundary = 'proceed-bench-boundary';
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const chunk = Buffer.alloc(mib, 7);
+  const before = rssOf(pid);
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid));
+  }, 25);
+  const started = performance.now();
+  const answer = await new Promise<string>((resolve, reject) => {
+    const { hostname, port } = new URL(address);
+    const sending = request(
+      {
+        host: hostname,
+        port,
+        method: 'POST',
+        path: '/api/uploads',
+        headers: {
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': String(head.length + size + tail.length),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (part: string) => {
+          text += part;
+        });
+        response.on('end', () => resolve(`${response.statusCode} ${text}`));
+      },
+    );
+    sending.on('error', reject);
+    let sent = 0;
+    sending.write(head);
+    const more = () => {
+      while (sent < size) {
+        sent += chunk.length;
+        if (!sending.write(chunk)) return void sending.once('drain', more);
+      }
+      sending.end(tail);
+    };
+    more();
+  });
+  clearInterval(sampler);
+  const seconds = (performance.now() - started) / 1000;
+  if (!answer.startsWith('201') || !answer.includes(`"size":${size}`))
+    throw new Error(`${runtime}: the upload was answered ${answer}`);
+  console.log(
+    `1 GiB upload on ${runtime}, spooled and read through by the handler: ${seconds.toFixed(1)} s; server RSS ${before.toFixed(1)} MiB before, ${peak.toFixed(1)} MiB at its peak (+${(peak - before).toFixed(1)} MiB)`,
+  );
+}
+
+/** The streams server on Deno, from its npm package: it prints where it listens. */
+async function startOnDeno(env: Record<string, string>): Promise<{ address: string; child: ChildProcess }> {
+  const child = spawn(
+    fileURLToPath(new URL('../node_modules/deno/deno', import.meta.url)),
+    [
+      'run',
+      '--allow-all',
+      '--unstable-sloppy-imports',
+      fileURLToPath(new URL('./servers/proceed-streams.ts', import.meta.url)),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production', ...env } },
+  );
+  let output = '';
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (part: Buffer) => {
+      output += part.toString();
+      const found = /\{"address":"([^"]+)"\}/.exec(output)?.[1];
+      if (found !== undefined) resolve(found);
+    });
+    child.once('exit', (code) => reject(new Error(`Deno exited (${code}) before it listened: ${output}`)));
+  });
+  return { address, child };
+}
+
+async function uploads(env: Record<string, string>): Promise<void> {
+  for (const runtime of ['Node (Fastify)', 'Bun (app.fetch)'] as const) {
+    const server = await startServer(
+      {
+        name: runtime,
+        script: './servers/proceed-streams.ts',
+        ...(runtime.startsWith('Bun') ? { runtime: 'bun' as const } : {}),
+      },
+      env,
+    );
+    try {
+      await bigUpload(runtime, server.info.address, server.child.pid);
+    } finally {
+      await stop(server.child);
+    }
+  }
+  const deno = await startOnDeno(env);
+  try {
+    await bigUpload('Deno (app.fetch)', deno.address, deno.child.pid);
+  } finally {
+    await stop(deno.child);
+  }
+}
+
 installContenders();
 const directory = mkdtempSync(join(tmpdir(), 'proceed-streams-'));
 try {
@@ -236,6 +346,7 @@ try {
   } finally {
     await stop(proceed.child);
   }
+  await uploads(env);
 } finally {
   rmSync(directory, { recursive: true, force: true });
 }

@@ -1,7 +1,9 @@
 /**
  * Proceed's file answers and event streams for `npm run bench:streams` (bench/streams.ts): files
  * from BENCH_FILES_DIR, an idle stream that holds until its client leaves, a stream faster than
- * any reader, and two routes of the bench's own (memory, when each idle stream's finally ran).
+ * any reader, an upload that takes a form with a file of up to 2 GiB and reads it through, and
+ * routes of the bench's own (memory, when each idle stream's finally ran). Runs on Node, and on
+ * Bun and Deno (app.fetch in their own servers).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +40,17 @@ const api = procedures('bench', {
     .output(eventStream(Tick))
     .query(async function* () {
       for (let n = 0; ; n++) yield { n, text: line };
+    }),
+  createUpload: procedure()
+    .rest({ method: 'POST', path: '/uploads' })
+    .input(z.object({ file: z.file() }))
+    .uploads({ fileSize: 2 * 1024 * 1024 * 1024, files: 1 })
+    .mutation(async ({ input }) => {
+      // Read through, as a handler that stores the file elsewhere would.
+      let size = 0;
+      for await (const chunk of input.file.stream() as unknown as AsyncIterable<Uint8Array>)
+        size += chunk.byteLength;
+      return { size };
     }),
   memory: procedure()
     .rest({ method: 'GET', path: '/memory' })

@@ -338,9 +338,14 @@ class DocumentBuilder {
     // Only create* answers carry a Location (the new record's path), when the result has an `id`.
     if (status === 201 && route.convention?.prefix === 'create') {
       const always = requiresId(schema, this.components.schemas);
+      // Under a nested path, `{id}` may already name a parameter of the path itself.
+      const where =
+        route.recordsPath === route.collectionPath
+          ? `${route.collectionPath}/{id}`
+          : `${openApiPath(route.recordsPath)}/{the new record's id}`;
       response.headers = {
         Location: {
-          description: `Where the new record lives: \`${route.collectionPath}/{id}\`${always ? '' : ' (sent when the result has an `id`)'}`,
+          description: `Where the new record lives: \`${where}\`${always ? '' : ' (sent when the result has an `id`)'}`,
           ...(always ? { required: true } : {}),
           schema: { type: 'string', format: 'uri-reference' },
         },

@@ -79,3 +79,27 @@ describe('routes that take files, in OpenAPI', () => {
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
   });
 });
+
+describe('the Location of a nested create', () => {
+  it('names the path the record is read under', () => {
+    const notes = procedures('notes', {
+      createFile: procedure()
+        .rest({ method: 'POST', path: '/notes/:id/files' })
+        .input(z.object({ id: z.string(), file: z.file() }))
+        .mutation(() => ({ id: 'f1' })),
+      getFile: procedure()
+        .rest({ method: 'GET', path: '/notes/:id/files/:fileId' })
+        .query(() => null),
+    });
+    const nested = generateOpenApi({
+      mounts: [{ prefix: '/api', collections: [notes] }],
+      info: { title: 'N', version: '1' },
+    });
+    const created = nested.paths['/api/notes/{id}/files']?.post?.responses['201'];
+    expect(
+      created !== undefined && 'headers' in created ? created.headers?.Location : undefined,
+    ).toMatchObject({
+      description: expect.stringContaining("Where the new record lives: `/api/notes/{id}/files/{the new record's id}`"),
+    });
+  });
+});

@@ -360,7 +360,7 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
 
   it('leaves no temporary file behind after uploads whose clients leave midway', async () => {
     const bytes = new Uint8Array(512 * 1024);
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 100; round++) {
       const controller = new AbortController();
       const body = new ReadableStream<Uint8Array>({
         start(stream) {
