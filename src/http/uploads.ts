@@ -4,6 +4,7 @@
  * a raw body as one file, with each limit checked as the bytes arrive. Files above the memory
  * threshold go to the request's spool (src/http/spool.ts).
  */
+import type { Writable } from 'node:stream';
 import busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
@@ -290,8 +291,7 @@ export class UploadBody extends DeferredBody {
             return fail(
               uploadTooLarge(`The body is larger than this route takes (at most ${sizeText(limits.total)})`),
             );
-          if (!parser.write(chunk))
-            await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), failing]);
+          if (!parser.write(chunk)) await drainedOrClosed(parser);
         }
       } catch (error) {
         return fail(error instanceof ProceedError ? error : unreadable());
@@ -309,6 +309,19 @@ export class UploadBody extends DeferredBody {
       failing,
     ]);
   }
+}
+
+/** Waits for a writable to take more, or to close (a failure destroys it): one listener each, removed after. */
+function drainedOrClosed(writable: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      writable.off('drain', settle);
+      writable.off('close', settle);
+      resolve();
+    };
+    writable.once('drain', settle);
+    writable.once('close', settle);
+  });
 }
 
 /**
@@ -349,35 +362,44 @@ export function webBodySource(request: Request): BodySource {
   // The read in flight: workerd allows one at a time, so draining waits for it first.
   let pending: Promise<unknown> | undefined;
   let cancelled = false;
-  // A client that leaves aborts the request's signal; in-process, nothing else ends its body.
-  const left = new Promise<never>((_resolve, reject) => {
-    const leave = () => reject(new Error('The client closed the request'));
-    if (request.signal?.aborted === true) leave();
-    else request.signal?.addEventListener('abort', leave, { once: true });
-  });
-  left.catch(() => undefined);
+  // A client that leaves aborts the request's signal; in-process, nothing else ends its body, so
+  // the reader is cancelled, which settles the read in flight. (A promise raced against every
+  // read would keep a reaction, and with it the chunk read, per read: the whole body.)
+  let left = request.signal?.aborted === true;
+  request.signal?.addEventListener(
+    'abort',
+    () => {
+      left = true;
+      void reader?.cancel().catch(() => undefined);
+    },
+    { once: true },
+  );
+  const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
   return {
     chunks: {
-      async *[Symbol.asyncIterator]() {
-        if (request.body === null || cancelled) return;
-        reader = request.body.getReader();
-        for (;;) {
-          const read = reader.read();
-          pending = read.catch(() => undefined);
-          const { done, value } = await Promise.race([read, left]);
-          if (done) return;
-          yield value;
-        }
-      },
+      // The reader's own results, one promise a chunk: nothing in between to allocate.
+      [Symbol.asyncIterator]: () => ({
+        next(): Promise<IteratorResult<Uint8Array>> {
+          if (left) return Promise.reject(new Error('The client closed the request'));
+          if (request.body === null || cancelled) return Promise.resolve(ended);
+          reader ??= request.body.getReader();
+          const read = reader.read().then((result) => {
+            if (left) throw new Error('The client closed the request');
+            return result as IteratorResult<Uint8Array>;
+          });
+          pending = read;
+          return read;
+        },
+        return: () => Promise.resolve(ended),
+      }),
     },
     async cancel() {
       if (cancelled) return;
       cancelled = true;
       if (request.body === null) return;
       const body = reader ?? request.body.getReader();
-      // A client that left ends the wait for a read that will never come.
-      await Promise.race([pending, left.catch(() => undefined)]);
-      if (request.signal?.aborted === true) {
+      await pending?.catch(() => undefined);
+      if (left) {
         void body.cancel().catch(() => undefined);
         return;
       }

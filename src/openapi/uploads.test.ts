@@ -99,7 +99,9 @@ describe('the Location of a nested create', () => {
     expect(
       created !== undefined && 'headers' in created ? created.headers?.Location : undefined,
     ).toMatchObject({
-      description: expect.stringContaining("Where the new record lives: `/api/notes/{id}/files/{the new record's id}`"),
+      description: expect.stringContaining(
+        "Where the new record lives: `/api/notes/{id}/files/{the new record's id}`",
+      ),
     });
   });
 });
