@@ -135,8 +135,11 @@ class Exchange {
   other = false;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
-  /** An upload body was left unread: the answer closes the connection rather than drain it. */
-  closesConnection = false;
+  /**
+   * For a refused upload: `close` when its body is left unread (the answer closes the
+   * connection), `keep` when the rest is read and dropped (the connection may stay open).
+   */
+  connection: 'close' | 'keep' | undefined;
   readonly #address: () => string;
   #ip: string | undefined;
   #url: URL | undefined;
@@ -323,11 +326,13 @@ export function createFetchHandler(
     id: string,
     head: boolean,
     limitHeaders: RateLimitHeaders | undefined,
-    closesConnection = false,
+    connection: 'close' | 'keep' | undefined,
   ): { response: Response; code: string } => {
     const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
     const headers: Record<string, string> = { ...limitHeaders, ...problem.headers };
-    if (closesConnection) headers.connection = 'close';
+    if (connection === 'close') headers.connection = 'close';
+    // The rest of the body is read: a client still writing it reads the answer, then goes on.
+    else if (connection === 'keep') delete headers.connection;
     // Cloudflare's edge owns the connection; a Worker's Connection header only confuses a proxy.
     if (onWorkers) delete headers.connection;
     if (core.requestIds) headers['x-request-id'] = id;
@@ -427,7 +432,7 @@ export function createFetchHandler(
         id,
         head,
         exchange.limitHeaders,
-        exchange.closesConnection,
+        exchange.connection,
       ));
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
@@ -528,6 +533,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         const source = webBodySource(request);
         const refusal = uploadRefusal(upload, headers);
         if (refusal !== undefined) {
+          exchange.connection = source.readsRest ? 'keep' : 'close';
           await source.cancel();
           throw refusal;
         }
@@ -572,9 +578,9 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         const ran = procedure.run(call, headers['idempotency-key']);
         result = ran instanceof Promise ? await ran : ran;
       } catch (error) {
-        // A body left unread is not drained: the connection closes.
+        // A body left unread closes the connection; one read to its end (and dropped) need not.
         if (uploaded !== undefined) {
-          exchange.closesConnection = true;
+          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
           await uploaded.dispose();
         }
         throw error;

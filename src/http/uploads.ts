@@ -79,6 +79,11 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
  */
 export interface BodySource {
   readonly chunks: AsyncIterable<Uint8Array>;
+  /**
+   * Whether, once refused, the rest of the body is read (and dropped) rather than left: the
+   * connection may then stay open. Otherwise the answer closes it.
+   */
+  readonly readsRest: boolean;
   cancel(): Promise<void>;
 }
 
@@ -106,6 +111,11 @@ export class UploadBody extends DeferredBody {
 
   get started(): boolean {
     return this.#reading !== undefined;
+  }
+
+  /** Whether a refusal leaves the connection open (the source reads the rest of the body). */
+  get readsRest(): boolean {
+    return this.#source.readsRest;
   }
 
   read(): Promise<unknown> {
@@ -375,7 +385,9 @@ export function webBodySource(request: Request): BodySource {
     { once: true },
   );
   const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   return {
+    readsRest: onWorkers || declared <= lingering.bytes,
     chunks: {
       // The reader's own results, one promise a chunk: nothing in between to allocate.
       [Symbol.asyncIterator]: () => ({
@@ -406,8 +418,7 @@ export function webBodySource(request: Request): BodySource {
       // On Workers the edge owns the connection, and answering before the body is read breaks
       // it: the rest is read (and dropped) first, within the platform's own request limit.
       if (onWorkers) return drain(body, Number.POSITIVE_INFINITY, undefined);
-      const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-      if (declared > lingering.bytes) {
+      if (!(declared <= lingering.bytes)) {
         void body.cancel().catch(() => undefined);
         return;
       }

@@ -9,6 +9,8 @@ import type { BodySource } from '../http/uploads.js';
 export function nodeBodySource(stream: Readable): BodySource {
   let cancelled = false;
   return {
+    // Node's server closes the connection of a refused upload (Connection: close).
+    readsRest: false,
     chunks: {
       async *[Symbol.asyncIterator]() {
         for (;;) {
