@@ -277,6 +277,28 @@ describe('uuidv7', () => {
     expect(early).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(early < late).toBe(true);
   });
+
+  it('makes ids that sort in the order they were made, within a millisecond too', () => {
+    const ids = Array.from({ length: 20_000 }, () => uuidv7());
+    const outOfOrder = ids.findIndex((id, index) => index > 0 && (ids[index - 1] as string) >= id);
+    expect(outOfOrder).toBe(-1);
+    const shape = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(ids.filter((id) => !shape.test(id))).toEqual([]);
+  });
+
+  it('keeps counting when the clock steps back', () => {
+    const clock = vi.spyOn(Date, 'now');
+    try {
+      clock.mockReturnValue(2_000_000_000_000);
+      const before = uuidv7();
+      clock.mockReturnValue(1_999_999_999_000);
+      const after = uuidv7();
+      expect(before < after).toBe(true);
+      expect(after.slice(0, 13)).toBe(before.slice(0, 13));
+    } finally {
+      clock.mockRestore();
+    }
+  });
 });
 
 describe('token lifecycle over HTTP', () => {
