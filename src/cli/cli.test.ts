@@ -510,34 +510,44 @@ describe('proceed start --workers', slow, () => {
 
 describe('proceed dev', slow, () => {
   const appSource = (word: string) => `
+import { createHash } from 'node:crypto';
 import { createApp, procedure, procedures } from 'proceedjs';
+// Which secret the app signs with, without showing it.
+const secret = createHash('sha256').update(process.env.JWT_SECRET ?? '').digest('hex').slice(0, 8);
 const greetings = procedures('greetings', {
-  listGreetings: procedure().query(() => ({ text: '${word}' })),
+  listGreetings: procedure().query(() => ({ text: '${word}', secret })),
 });
 export default async () => createApp().mount([greetings]);
 `;
 
-  it('restarts on change, survives a broken edit, and exits 0 on SIGTERM', { timeout: 90_000 }, async () => {
+  const greeting = async (url: string) => {
+    const text = await fetchText(url);
+    return text === undefined ? undefined : (JSON.parse(text) as { text: string; secret: string });
+  };
+
+  it('restarts on change with one secret for the session, survives a broken edit, and exits 0 on SIGTERM', {
+    timeout: 90_000,
+  }, async () => {
     const directory = project('dev', {
       'src/app.ts': appSource('hello'),
       'src/util/words.ts': 'export {};\n',
     });
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api/greetings`;
-    const dev = launchCli(['dev', '--port', String(port)], { cwd: directory });
+    const dev = launchCli(['dev', '--port', String(port)], { cwd: directory, env: { JWT_SECRET: '' } });
     await dev.waitFor(`Server listening at http://127.0.0.1:${port}`, 30_000);
     expect(dev.output()).toContain('[proceed dev] watching src');
+    expect(dev.output()).toContain('[proceed dev] JWT_SECRET is not set: one random secret for this session');
     expect(dev.output()).toMatch(
       /METHOD\s+PATH\s+PROCEDURE\s+GUARDS\nGET\s+\/api\/greetings\s+greetings\.listGreetings/,
     );
-    expect(await fetchText(url)).toBe('{"text":"hello"}');
+    const first = await greeting(url);
+    expect(first?.text).toBe('hello');
 
     writeFileSync(join(directory, 'src/app.ts'), appSource('bonjour'));
-    await eventually(
-      async () => (await fetchText(url)) === '{"text":"bonjour"}',
-      30_000,
-      'the edited app serves',
-    );
+    await eventually(async () => (await greeting(url))?.text === 'bonjour', 30_000, 'the edited app serves');
+    // A new process, the same secret: tokens signed before the restart still verify.
+    expect((await greeting(url))?.secret).toBe(first?.secret);
     expect(dev.output()).toContain('[proceed dev] src/app.ts changed: restarting');
 
     writeFileSync(join(directory, 'src/app.ts'), 'export default (;\n');
@@ -545,11 +555,7 @@ export default async () => createApp().mount([greetings]);
     // A change in a nested directory counts too.
     writeFileSync(join(directory, 'src/app.ts'), appSource('hallo'));
     writeFileSync(join(directory, 'src/util/words.ts'), 'export const words = 1;\n');
-    await eventually(
-      async () => (await fetchText(url)) === '{"text":"hallo"}',
-      30_000,
-      'the fixed app serves',
-    );
+    await eventually(async () => (await greeting(url))?.text === 'hallo', 30_000, 'the fixed app serves');
 
     dev.child.kill('SIGTERM');
     expect(await dev.exited).toEqual({ code: 0, signal: null });

@@ -4,6 +4,7 @@
  * connection of the old app; the old child is gone before the new one binds the port.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { displayPath } from './display.js';
@@ -57,6 +58,16 @@ export async function devCommand(args: readonly string[]): Promise<void> {
     String(port),
     host,
   ];
+  // One secret for the whole session when none is set: tokens signed before a restart on save
+  // still verify after it (docs/cli.md, "proceed dev").
+  const configuredSecret = process.env.JWT_SECRET !== undefined && process.env.JWT_SECRET !== '';
+  const env = configuredSecret
+    ? process.env
+    : { ...process.env, JWT_SECRET: randomBytes(48).toString('base64url') };
+  if (!configuredSecret)
+    say(
+      'JWT_SECRET is not set: one random secret for this session, so tokens outlive restarts on save (not a restart of proceed dev)',
+    );
   let child: ChildProcess | undefined;
   let restartPending = false;
   let stopping = false;
@@ -65,7 +76,7 @@ export async function devCommand(args: readonly string[]): Promise<void> {
   const launch = () => {
     const started = spawn(process.execPath, runArgs, {
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: process.env,
+      env,
     });
     child = started;
     started.on('exit', (code, signal) => {
