@@ -109,6 +109,32 @@ describe('compileRoute', () => {
     });
   });
 
+  it('refuses a query parameter the input does not name, suggesting the one meant; a loose input takes any', async () => {
+    const strict = compile(
+      'listPosts',
+      p()
+        .input(z.object({ tag: z.string().optional(), limit: z.number().int().optional() }))
+        .query(() => []),
+    );
+    await expect(call(strict, { query: { tags: 'ts', limit: '5', utm: 'x' } }).reply).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [
+        { path: 'tags', message: 'Unknown query parameter; did you mean "tag"?' },
+        { path: 'utm', message: 'Unknown query parameter' },
+      ],
+    });
+    await expect(call(strict, { query: { tag: 'ts' } }).reply).resolves.toMatchObject({ status: 200 });
+    const loose = compile(
+      'listPosts',
+      p()
+        .input(z.looseObject({ tag: z.string().optional() }))
+        .query(() => []),
+    );
+    await expect(call(loose, { query: { tag: 'ts', _: '1700000000' } }).reply).resolves.toMatchObject({
+      status: 200,
+    });
+  });
+
   it('refuses invalid input and a body that is not an object with 400, before the handler', async () => {
     let ran = false;
     const invoke = compile(

@@ -3,12 +3,14 @@
  * coercion, validation, the handler and serialization. Adapters only translate requests in and
  * replies out.
  */
-import { createBodyDateCoercer, createCoercer } from './coerce.js';
+import { createBodyDateCoercer, createCoercer, knownQueryKeys } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { type EventsAnswer, ServerEvent } from './events.js';
 import { FileAnswer } from './files.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
 import { fillPath } from './naming.js';
+import { refuseNul } from './nul.js';
+import { closestName } from './options.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
   parseIfMatch,
@@ -234,8 +236,29 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     };
   }
 
+  // A misspelt parameter (`?tags=` for `?tag=`) would otherwise be dropped, and the answer be for
+  // no filter at all: a 400 naming it (docs/procedures.md, "Query-string coercion").
+  const known = inputMode === 'query' && inputSchema !== undefined ? knownQueryKeys(inputSchema) : undefined;
+  const knownNames = known === undefined ? [] : [...known];
+  const refuseUnknown = (query: Record<string, unknown> | undefined) => {
+    if (known === undefined || query === undefined) return;
+    const unknown = Object.keys(query).filter((key) => !known.has(key) && !route.params.includes(key));
+    if (unknown.length === 0) return;
+    throw new ValidationError(
+      unknown.map((key) => {
+        const meant = closestName(key, knownNames);
+        return {
+          path: key,
+          message: `Unknown query parameter${meant === undefined ? '' : `; did you mean "${meant}"?`}`,
+        };
+      }),
+    );
+  };
   const assemble = (call: Call, body: unknown): unknown => {
-    if (inputMode === 'query') return coerce({ ...call.query, ...call.params });
+    if (inputMode === 'query') {
+      refuseUnknown(call.query);
+      return coerce({ ...call.query, ...call.params });
+    }
     const params = coerce({ ...call.params });
     if (inputMode === 'update') return reviveDates({ ...params, data: body }) as Record<string, unknown>;
     if (body === undefined || body === null) return params;
@@ -345,6 +368,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     return result.value;
   };
   const validatedBody = (call: Call, input: unknown): Reply | Promise<Reply> => {
+    refuseNul(input);
     if (inputSchema === undefined) return afterInput(call, input);
     const pending = validate(inputSchema, input);
     if (pending instanceof Promise) return pending.then((result) => afterInput(call, checkedInput(result)));

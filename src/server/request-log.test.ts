@@ -27,7 +27,7 @@ describe('the request line', () => {
     const lines: string[] = [];
     const things = procedures('things', {
       getThing: procedure()
-        .input(z.object({ id: z.string() }))
+        .input(z.object({ id: z.string(), q: z.string().optional() }))
         .query(({ input }) => {
           if (input.id === 'broken') throw new Error('broken');
           return { id: input.id };
@@ -80,7 +80,7 @@ describe('the request line of app.fetch', () => {
     const lines: string[] = [];
     const things = procedures('things', {
       getThing: procedure()
-        .input(z.object({ id: z.string() }))
+        .input(z.object({ id: z.string(), q: z.string().optional() }))
         .query(({ input }) => ({ id: input.id })),
     });
     const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);

@@ -2,13 +2,6 @@
 import { z } from 'zod';
 
 /**
- * A string PostgreSQL can store: `text` cannot hold NUL characters, so they are refused here,
- * with the field named, instead of failing at the database.
- */
-export const text = (): z.ZodString =>
-  z.string().refine((value) => !value.includes('\u0000'), 'Must not contain NUL characters');
-
-/**
  * The input of an `update*` procedure: `id` from the path, `data` the body. `data` needs at least
  * one field, refuses unknown ones, and ignores an `id`, so a client may send back what it read.
  */

@@ -28,7 +28,8 @@ describe.each(engines())('hostile input on $name', (engine) => {
       ['POST', '/api/auth/login', { email: `a${nul}@example.com`, password: 'x' }, undefined, 400],
       ['POST', '/api/auth/forgot-password', { email: `a${nul}b@example.com` }, undefined, 400],
       ['POST', '/api/auth/reset-password', { token: `a${nul}`, password: 'password123' }, undefined, 400],
-      ['POST', '/api/auth/refresh', { refreshToken: nul }, undefined, 401],
+      // A NUL is refused where the input is assembled, before the token is looked at.
+      ['POST', '/api/auth/refresh', { refreshToken: nul }, undefined, 400],
       ['POST', '/api/posts', { title: `t${nul}`, content: 'c' }, user.accessToken, 400],
       ['POST', '/api/posts', { title: 't', content: 'c', excerpt: nul }, user.accessToken, 400],
       ['PUT', `/api/users/${user.user.id}`, { name: `x${nul}` }, user.accessToken, 400],
@@ -43,7 +44,8 @@ describe.each(engines())('hostile input on $name', (engine) => {
       ['GET', '/api/posts?limit=1e400', undefined, undefined, 400],
       ['GET', `/api/posts/${'f'.repeat(501)}`, undefined, undefined, 400],
       ['GET', '/api/posts/%E0%A4%A', undefined, undefined, 400],
-      ['GET', '/api/posts?__proto__=1&constructor=2', undefined, undefined, 200],
+      // Parameters the input does not name are refused, these as any other.
+      ['GET', '/api/posts?__proto__=1&constructor=2', undefined, undefined, 400],
       ['POST', '/api/posts', { title: 'x', content: 'y', status: 'archived' }, user.accessToken, 400],
       ['POST', '/api/posts', { title: ['x'], content: { $gt: '' } }, user.accessToken, 400],
     ];

@@ -12,7 +12,6 @@ import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import type { User as UserRecord } from '../db/index.js';
 import { Success, User } from '../resources.js';
-import { text } from '../schemas.js';
 
 /** Long enough for passphrases, short enough that hashing cannot be used to burn CPU. */
 const password = z.string().min(8, 'Use at least 8 characters').max(256);
@@ -61,7 +60,7 @@ export const auth = procedures('auth', {
       description:
         'Creates a user with the `user` role and answers with the user and a token pair. An email that is taken, in any case, is 409. Rate-limited per client IP.',
     })
-    .input(z.object({ email, password, name: text().trim().min(1).max(100) }))
+    .input(z.object({ email, password, name: z.string().trim().min(1).max(100) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       const user = await ctx.repos.users.create({
@@ -83,7 +82,7 @@ export const auth = procedures('auth', {
         'Answers a token pair. A wrong email and a wrong password get the same 401, in the same time; a deactivated account gets 403. Rate-limited per client IP.',
       errors: ['UNAUTHENTICATED', 'FORBIDDEN'],
     })
-    .input(z.object({ email: text().min(1).max(254), password: z.string().min(1).max(256) }))
+    .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       // The user's revocation generation is read before the password hash that is checked: a

@@ -23,12 +23,12 @@ import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
 import { Attachment, Post, Success } from '../resources.js';
-import { text, updateInput } from '../schemas.js';
+import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
-const title = text().trim().min(1).max(200);
-const content = text().min(1).max(50_000);
-const excerpt = text().max(500);
+const title = z.string().trim().min(1).max(200);
+const content = z.string().min(1).max(50_000);
+const excerpt = z.string().max(500);
 const initialStatus = z.enum(['draft', 'published']);
 
 const noSuchPost = () => new NotFoundError('No post with this id');

@@ -7,7 +7,7 @@ import { type BlogContext, blogProcedure } from '../context.js';
 import { roles, type User as UserRecord, userSortColumns } from '../db/index.js';
 import { selfOrAdmin } from '../guards.js';
 import { Success, User } from '../resources.js';
-import { text, updateInput } from '../schemas.js';
+import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
 
@@ -43,7 +43,7 @@ export const users = procedures('users', {
       offsetInput({
         sortBy: userSortColumns,
         filters: {
-          search: text().max(200).optional().describe('Case-insensitive part of the name or email'),
+          search: z.string().max(200).optional().describe('Case-insensitive part of the name or email'),
           role: z.enum(roles).optional(),
           isActive: z.boolean().optional(),
           createdAfter: z
@@ -84,7 +84,7 @@ export const users = procedures('users', {
     .input(
       z.object({
         email: z.email().max(254),
-        name: text().trim().min(1).max(100),
+        name: z.string().trim().min(1).max(100),
         password: z.string().min(8).max(256),
         role: z.enum(roles).optional(),
       }),
@@ -104,7 +104,7 @@ export const users = procedures('users', {
     .guard(authenticated, selfOrAdmin)
     .input(
       updateInput({
-        name: text().trim().min(1).max(100).optional(),
+        name: z.string().trim().min(1).max(100).optional(),
         role: z.enum(roles).optional(),
         isActive: z.boolean().optional(),
       }),
