@@ -365,6 +365,23 @@ describe('proceed start', slow, () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('stops with npx: npm exec passes no signal to the shell it runs the command in', async () => {
+    const directory = project('npx', { 'package.json': '{ "type": "module" }\n', 'app.js': thingsApp });
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/api/things`;
+    const npx = launch('npx', ['--no-install', 'proceed', 'start', 'app.js', '--port', String(port)], {
+      cwd: directory,
+    });
+    await npx.waitFor(`Server listening at http://127.0.0.1:${port}`);
+    const [server] = listeningPids(npx);
+    expect(server).not.toBe(npx.pid);
+    expect(await fetchText(url)).toBe('{"data":[]}');
+    // npx alone, as a process manager or a terminal's kill would: not its process group.
+    process.kill(npx.pid as number, 'SIGTERM');
+    await eventually(async () => (await fetchText(url)) === undefined, 15_000, 'the server stops');
+    await eventually(async () => !isRunning(server as number), 15_000, 'the server process exits');
+  });
+
   it('takes the port from PORT and the host from HOST when no flag is given', async () => {
     const port = await freePort();
     const server = launchCli(['start', minimalEntry], { env: { PORT: String(port), HOST: '127.0.0.1' } });
@@ -562,3 +579,13 @@ export default async () => createApp().mount([greetings]);
     expect(await fetchText(url)).toBeUndefined();
   });
 });
+
+/** Whether a process with this pid is still there. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

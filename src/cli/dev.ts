@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { displayPath } from './display.js';
 import { resolveEntry } from './entry.js';
-import { exitCodeOf, forwardSignals } from './signals.js';
+import { exitCodeOf, forwardSignals, stopWhenOrphanedUnderNpx } from './signals.js';
 import { isTypeScript, sibling, typescriptLoaderArgs } from './typescript.js';
 import { commands, listenAddress, parseCommand } from './usage.js';
 import { watchTrees } from './watch.js';
@@ -125,6 +125,7 @@ export async function devCommand(args: readonly string[]): Promise<void> {
       }
     },
   );
+  stopWhenOrphanedUnderNpx();
 
   say(`watching ${roots.map((root) => relative(cwd, root) || '.').join(', ')}`);
   launch();

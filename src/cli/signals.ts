@@ -37,6 +37,27 @@ export function absorbRepeatedSignals(): void {
 }
 
 /**
+ * Under `npx` (npm exec), the command runs in a shell that npm ends on SIGTERM without passing
+ * the signal on, so the server would go on running with no parent (docs/cli.md, "Signals").
+ * There, the parent going away is a SIGTERM. Only under npm exec: a server started with `nohup`
+ * or `&` from a shell that then exits is meant to outlive it.
+ *
+ * @example
+ * await app.listen({ port });
+ * stopWhenOrphanedUnderNpx();
+ */
+export function stopWhenOrphanedUnderNpx(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.npm_command !== 'exec') return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.kill(process.pid, 'SIGTERM');
+  }, 250);
+  watch.unref();
+}
+
+/**
  * Forwards SIGINT, SIGTERM and SIGHUP to a child, each signal at most once per
  * {@link repeatWindowMs}. Returns a function that stops forwarding.
  *

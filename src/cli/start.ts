@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import type { App } from '../server/app.js';
 import { loadApp, resolveEntry } from './entry.js';
 import { CliError } from './errors.js';
-import { absorbRepeatedSignals } from './signals.js';
+import { absorbRepeatedSignals, stopWhenOrphanedUnderNpx } from './signals.js';
 import { commands, listenAddress, parseCommand, parseWorkers } from './usage.js';
 
 /**
@@ -99,9 +99,11 @@ export async function startCommand(args: readonly string[]): Promise<number | un
         `--workers runs on Node.js (node:cluster); on ${runtime} start one process per core behind a load balancer (docs/deployment.md, "Fetch runtimes").`,
       );
     const { runWorkers } = await import('./workers.js');
+    stopWhenOrphanedUnderNpx();
     return runWorkers({ entry: file, ...address, count: workers, cwd });
   }
   const app = await loadApp(file, { command: 'start', serve: true, workers: 1, clustered: false });
   await serve(app, address);
+  stopWhenOrphanedUnderNpx();
   return undefined;
 }

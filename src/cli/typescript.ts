@@ -11,7 +11,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { displayPath } from './display.js';
 import { CliError } from './errors.js';
-import { exitCodeOf, forwardSignals } from './signals.js';
+import { exitCodeOf, forwardSignals, stopWhenOrphanedUnderNpx } from './signals.js';
 
 const typescriptExtensions = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
@@ -86,6 +86,7 @@ export async function runWithTypeScript(args: readonly string[], entry: string):
     { stdio: 'inherit' },
   );
   const stopForwarding = forwardSignals(() => child);
+  stopWhenOrphanedUnderNpx();
   try {
     return await new Promise<number>((resolve, reject) => {
       child.once('error', reject);
