@@ -9,7 +9,7 @@ describe('nulPathIn', () => {
   it('names the first string holding NUL, at any depth, keys included, and nothing else', () => {
     expect(nulPathIn({ a: 'fine', b: { c: ['x', 'y\u0000z'] } })).toBe('b.c.1');
     expect(nulPathIn('a\u0000')).toBe('');
-    expect(nulPathIn({ ['k\u0000']: 1 })).toBe('k\u0000');
+    expect(nulPathIn({ 'k\u0000': 1 })).toBe('k\u0000');
     expect(nulPathIn({ a: 'fine', n: 1, d: new Date(0), f: new Blob(['\u0000']) })).toBeUndefined();
   });
 
