@@ -200,6 +200,22 @@ describe('proceed routes', slow, () => {
     expect(existsSync(join(directory, '.data'))).toBe(false);
   });
 
+  it('finds the entry package.json names, as in the blog, and says so when it is missing', async () => {
+    const blog = fileURLToPath(new URL('../../examples/blog', import.meta.url));
+    const result = await runCli(['routes'], { cwd: blog, env: { NODE_ENV: 'production' } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('POST    /api/posts/:id/attachments');
+    const directory = project('named-entry', {
+      'package.json': '{ "type": "module", "proceed": { "entry": "server/entry.ts" } }\n',
+      'src/app.ts': 'export {};\n',
+    });
+    const missing = await runCli(['routes'], { cwd: directory });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      'App entry not found: server/entry.ts, which package.json names as proceed.entry',
+    );
+  });
+
   it('prints the route table of the default entry', async () => {
     const result = await runCli(['routes'], { cwd: minimalDirectory });
     expect(result.code).toBe(0);

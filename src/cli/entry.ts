@@ -2,7 +2,7 @@
  * Finding and loading an app entry: a module whose default export is an App (from `createApp`)
  * or a function, sync or async, that returns one.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from '../server/app.js';
@@ -15,8 +15,32 @@ import { assertImportable } from './typescript.js';
 export const defaultEntries = ['src/app.ts', 'app.ts', 'src/index.ts'] as const;
 
 /**
- * The absolute path of the entry: the one given (relative to `cwd`), or the first default that
- * exists. A missing file is a {@link CliError} with exit code 2 that names what was tried.
+ * The entry `package.json` names for the CLI (`"proceed": { "entry": "src/main.ts" }`), for an
+ * app whose entry is not at a default place; undefined when it names none.
+ */
+function packageEntry(cwd: string): string | undefined {
+  const file = join(cwd, 'package.json');
+  if (!existsSync(file)) return undefined;
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const entry = (manifest as { proceed?: { entry?: unknown } } | null)?.proceed?.entry;
+  if (entry === undefined) return undefined;
+  if (typeof entry !== 'string' || entry === '')
+    throw new CliError(
+      'package.json: "proceed.entry" must be the path of the app entry, e.g. "src/main.ts"',
+      2,
+    );
+  return entry;
+}
+
+/**
+ * The absolute path of the entry: the one given (relative to `cwd`), the one `package.json`
+ * names (`proceed.entry`), or the first default that exists. A missing file is a
+ * {@link CliError} with exit code 2 that names what was tried.
  *
  * @example
  * resolveEntry('/project')            // '/project/src/app.ts'
@@ -30,13 +54,23 @@ export function resolveEntry(cwd: string, given?: string): string {
     }
     return file;
   }
+  const named = packageEntry(cwd);
+  if (named !== undefined) {
+    const file = resolve(cwd, named);
+    if (!existsSync(file) || !statSync(file).isFile())
+      throw new CliError(
+        `App entry not found: ${named}, which package.json names as proceed.entry (looked for ${file})`,
+        2,
+      );
+    return file;
+  }
   for (const candidate of defaultEntries) {
     const file = join(cwd, candidate);
     if (existsSync(file) && statSync(file).isFile()) return file;
   }
   throw new CliError(
     `No app entry found in ${cwd}: tried ${defaultEntries.join(', ')}.\n` +
-      'Pass the entry explicitly, e.g. `proceed start path/to/app.ts`.',
+      'Pass the entry explicitly, e.g. `proceed start path/to/app.ts`, or name it in package.json: "proceed": { "entry": "src/main.ts" }.',
     2,
   );
 }
