@@ -438,7 +438,9 @@ export function createFetchHandler(
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
     if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
-    if (!core.serving()) response.headers.set('connection', 'close');
+    // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
+    if (!core.serving() || (exchange.connection === 'close' && !onWorkers && problem === undefined))
+      response.headers.set('connection', 'close');
     if (core.cors !== undefined) {
       // Every answer depends on Origin: caches must keep them apart.
       const vary = response.headers.get('vary');
@@ -551,30 +553,30 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         }
         body = parseJson(text);
       }
-      // After the body, as on Node: a malformed body is a 400 whoever sent it.
-      if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
-        const refusal = crossSiteRefusal(
-          request.method,
-          headers,
-          () => exchange.url.origin,
-          core.csrfTrusted,
-        );
-        if (refusal !== undefined) throw crossSiteRequest(refusal);
-      }
-      const made = core.buildContext(
-        new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
-      );
-      const ctx = made instanceof Promise ? await made : made;
       const ifMatch = headers['if-match'] as string | undefined;
-      const call = {
-        ctx: ctx as BaseContext & { user?: unknown },
-        params,
-        query: queryRecord(exchange.search),
-        body,
-        ifMatch,
-      };
       let result: Awaited<ReturnType<typeof procedure.run>>;
       try {
+        // After the body, as on Node: a malformed body is a 400 whoever sent it.
+        if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
+          const refusal = crossSiteRefusal(
+            request.method,
+            headers,
+            () => exchange.url.origin,
+            core.csrfTrusted,
+          );
+          if (refusal !== undefined) throw crossSiteRequest(refusal);
+        }
+        const made = core.buildContext(
+          new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
+        );
+        const ctx = made instanceof Promise ? await made : made;
+        const call = {
+          ctx: ctx as BaseContext & { user?: unknown },
+          params,
+          query: queryRecord(exchange.search),
+          body,
+          ifMatch,
+        };
         const ran = procedure.run(call, headers['idempotency-key']);
         result = ran instanceof Promise ? await ran : ran;
       } catch (error) {
@@ -585,6 +587,9 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         }
         throw error;
       }
+      // An answer made without the input (a step that answered itself) left the body unread.
+      if (uploaded !== undefined && !uploaded.started)
+        exchange.connection = uploaded.readsRest ? 'keep' : 'close';
       // The files of an upload go once the answer is made, or, when it sends a file (which may
       // be one of them), once that is sent or abandoned.
       if (uploaded !== undefined && result.file === undefined) await uploaded.dispose();
@@ -656,8 +661,10 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
             ? null
             : uploaded === undefined
               ? (webBody(file.source.read(plan.range)) as BodyInit)
-              : pulledStream(
+              : // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
+                pulledStream(
                   disposingAfter(chunksOf(file.source.read(plan.range)), () => uploaded.dispose()),
+                  () => void uploaded.dispose().catch(() => undefined),
                 );
           return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
         }

@@ -22,6 +22,31 @@ export class Spools {
 
 const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
 
+/** `node:fs` and its kin, loaded on the first spool (never on Workers, which have no disk). */
+let loaded:
+  | Promise<{
+      mkdtemp: typeof import('node:fs/promises').mkdtemp;
+      createWriteStream: typeof import('node:fs').createWriteStream;
+      tmpdir: typeof import('node:os').tmpdir;
+      join: typeof import('node:path').join;
+    }>
+  | undefined;
+
+function fileSystem(): NonNullable<typeof loaded> {
+  loaded ??= Promise.all([
+    import('node:fs/promises'),
+    import('node:fs'),
+    import('node:os'),
+    import('node:path'),
+  ]).then(([promises, fs, os, path]) => ({
+    mkdtemp: promises.mkdtemp,
+    createWriteStream: fs.createWriteStream,
+    tmpdir: os.tmpdir,
+    join: path.join,
+  }));
+  return loaded;
+}
+
 /** One file being written to the spool. */
 export interface SpooledWrite {
   write(chunk: Uint8Array): Promise<void>;
@@ -43,12 +68,9 @@ export class Spool {
   /** Starts a file of its own in the request's directory (made on first use). */
   async create(): Promise<SpooledWrite> {
     if (this.#disposed !== undefined) throw new Error('The upload ended before its file was stored');
-    const [{ mkdtemp }, { createWriteStream }, { tmpdir }, { join }] = await Promise.all([
-      import('node:fs/promises'),
-      import('node:fs'),
-      import('node:os'),
-      import('node:path'),
-    ]);
+    const { mkdtemp, createWriteStream, tmpdir, join } = await fileSystem();
+    // Disposed while the modules loaded: no directory may be made now, nothing would remove it.
+    if (this.#disposed !== undefined) throw new Error('The upload ended before its file was stored');
     if (this.#directory === undefined) {
       this.#open.add(this);
       this.#directory = mkdtemp(join(tmpdir(), 'proceed-upload-'));

@@ -172,7 +172,12 @@ export class UploadBody extends DeferredBody {
 
   async #readRaw(): Promise<File> {
     const field = this.#plan.fields.values().next().value as FileField;
-    const limit = Math.min(this.#plan.limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
+    // The whole body is the file: `total` bounds it as much as `fileSize` does.
+    const limit = Math.min(
+      this.#plan.limits.fileSize,
+      this.#plan.limits.total,
+      field.maxSize ?? Number.POSITIVE_INFINITY,
+    );
     const part = this.#part();
     let size = 0;
     try {
@@ -273,7 +278,7 @@ export class UploadBody extends DeferredBody {
               await part.write(chunk);
             }
             if (failure !== undefined) return;
-            add(name, await part.finish(info.filename || 'upload', type), field.multiple);
+            add(name, await part.finish(cleanFileName(info.filename ?? ''), type), field.multiple);
           } catch (error) {
             fail(error instanceof ProceedError ? error : unreadable());
           }
@@ -352,19 +357,26 @@ export function fileNameOf(header: string | undefined): string {
   const extended = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
   if (extended?.[2] !== undefined && (extended[1] ?? '').toLowerCase() === 'utf-8') {
     try {
-      return baseName(decodeURIComponent(extended[2].trim()));
+      return cleanFileName(decodeURIComponent(extended[2].trim()));
     } catch {
       // A malformed escape: fall back to the plain name.
     }
   }
   const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/i.exec(header);
-  const name = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2];
-  return name === undefined || name === '' ? 'upload' : baseName(name);
+  return cleanFileName(plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2] ?? '');
 }
 
-/** A name without the directories a client may put before it. */
-const baseName = (name: string) =>
-  name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1) || 'upload';
+/**
+ * A file name as the handler gets it, from a form part or a raw body alike: without the
+ * directories a client may put before it, without control characters (NUL, CR, LF: a database
+ * or a header would refuse them), and `upload` when nothing is left or only `.` or `..`.
+ */
+export function cleanFileName(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const clean = name.replace(/[\u0000-\u001f\u007f]/g, '');
+  const base = clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
+  return base === '' || base === '.' || base === '..' ? 'upload' : base;
+}
 
 /** A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway. */
 export function webBodySource(request: Request): BodySource {
@@ -440,15 +452,17 @@ async function drain(
   bytes: number,
   milliseconds: number | undefined,
 ): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    if (milliseconds !== undefined) timer = setTimeout(() => resolve('late'), milliseconds);
-  });
+  // Cancelling settles the read in flight (done): no promise raced against each read, whose
+  // reactions would keep every chunk read until the race's other side settles.
+  const timer =
+    milliseconds === undefined
+      ? undefined
+      : setTimeout(() => void reader.cancel().catch(() => undefined), milliseconds);
   let read = 0;
   try {
     while (read <= bytes) {
-      const next = await Promise.race([reader.read(), late]);
-      if (next === 'late' || next.done) break;
+      const next = await reader.read();
+      if (next.done) break;
       read += next.value.byteLength;
     }
   } catch {

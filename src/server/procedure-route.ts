@@ -5,6 +5,7 @@ import type {
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
+  onSendHookHandler,
   preParsingHookHandler,
 } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
@@ -96,6 +97,15 @@ const uploadsOnly =
     if (refusal === undefined) done(null, payload);
     else done(refusal);
   };
+
+/**
+ * An upload's body left unread, whatever the answer (refused first or midway, or answered by a
+ * step without its input), is not drained by Node: the connection closes instead.
+ */
+const closeUnlessRead: onSendHookHandler = (request, reply, payload, done) => {
+  if (!request.raw.complete) reply.header('connection', 'close');
+  done(null, payload);
+};
 
 /**
  * Upload routes live in a context of their own whose one parser leaves the body unread: the
@@ -192,7 +202,7 @@ export function registerProcedureRoute(
       config: { procedure: `${route.collection}.${route.name}` },
       ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
       ...(upload !== undefined
-        ? { preParsing: uploadsOnly(upload) }
+        ? { preParsing: uploadsOnly(upload), onSend: closeUnlessRead }
         : readsBody
           ? { preParsing: onlyJsonBodies }
           : {}),
@@ -205,13 +215,7 @@ export function registerProcedureRoute(
             .dispose()
             .catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
         });
-        try {
-          return await answer(request, reply, body);
-        } catch (error) {
-          // A body left unread (refused first, or midway) is not drained: the connection closes.
-          if (!request.raw.complete) reply.header('connection', 'close');
-          throw error;
-        }
+        return answer(request, reply, body);
       },
     });
   const answer = async (request: FastifyRequest, reply: FastifyReply, body: unknown) => {

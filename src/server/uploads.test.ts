@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { createClient } from '../client/client.js';
 import { routeManifest } from '../client/manifest.js';
-import { ProceedConfigError } from '../core/errors.js';
+import { ForbiddenError, ProceedConfigError } from '../core/errors.js';
 import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -92,6 +92,22 @@ const filesCollection = procedures('files', {
       size: input.data.size,
       text: await input.data.text(),
     })),
+  createPair: procedure()
+    .input(z.object({ small: z.file().max(10), large: z.file() }))
+    .uploads({ memory: 1024 })
+    .rest({ method: 'POST', path: '/files/pair' })
+    .mutation(() => {
+      handled += 1;
+      return null;
+    }),
+  createCapped: procedure()
+    .input(z.file())
+    .uploads({ total: 1000 })
+    .rest({ method: 'POST', path: '/files/capped' })
+    .mutation(({ input }) => {
+      handled += 1;
+      return { size: input.size };
+    }),
 });
 
 function buildApp(): App {
@@ -319,6 +335,60 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
     await eventually(async () => (await spooled()) === 0, 10_000, 'the spooled file removed');
   });
 
+  it('leaves no directory when one part is refused while another is being spooled', async () => {
+    for (let round = 0; round < 20; round++) {
+      const answer = await send('/api/files/pair', {
+        body: form([
+          ['small', new Blob([new Uint8Array(100)]), 'small.bin'],
+          ['large', new Blob([new Uint8Array(5000)]), 'large.bin'],
+        ]),
+      });
+      expect(answer.status).toBe(413);
+    }
+    await eventually(async () => (await spooled()) === 0, 10_000, 'every spooled file removed');
+  });
+
+  it('holds a raw body of unknown length to the route total', async () => {
+    const before = handled;
+    const answer = await send('/api/files/capped', {
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new ReadableStream<Uint8Array>({
+        start(stream) {
+          stream.enqueue(new Uint8Array(600));
+          stream.enqueue(new Uint8Array(600));
+          stream.close();
+        },
+      }),
+      ...({ duplex: 'half' } as object),
+    });
+    expect(answer.status).toBe(413);
+    expect(handled).toBe(before);
+  });
+
+  it('hands over file names without control characters or directories', async () => {
+    const part = (name: string, value: string, disposition = '') =>
+      `--b\r\ncontent-disposition: form-data; name="${name}"${disposition}\r\n\r\n${value}\r\n`;
+    const named = await send('/api/files', {
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+      body: `${part('title', 'T')}${part('copies', '1')}${part('file', 'x', "; filename*=utf-8''a%00b%0d%0ac.txt")}--b--\r\n`,
+    });
+    expect(named.json, JSON.stringify(named.json)).toMatchObject({ name: 'abc.txt' });
+    const dots = await send('/api/files/raw', {
+      headers: { 'content-type': 'text/plain', 'content-disposition': "attachment; filename*=UTF-8''..%00" },
+      body: 'x',
+    });
+    expect(dots.json.name).toBe('upload');
+  });
+
+  it.runIf(name === 'app.fetch')('removes an echoed upload when its answer is cancelled unread', async () => {
+    const answer = await send('/api/files/echo', {
+      body: form([['file', new Blob([new Uint8Array(100_000)]), 'echo.bin']]),
+    });
+    expect(answer.status).toBe(200);
+    await answer.raw.body?.cancel();
+    await eventually(async () => (await spooled()) === 0, 10_000, 'the echoed file removed');
+  });
+
   it.runIf(name.startsWith('Node'))(
     'answers 413 before the handler for a declared length over the total, and midway for a body that lies',
     async () => {
@@ -457,6 +527,39 @@ describe('the typed client sends files', () => {
     expect(updated).toEqual({ id: 'x', size: 9, text: 'new bytes' });
     const echoed = await client.files.echoFile({ file: new Blob(['round trip']) });
     expect(await echoed.text()).toBe('round trip');
+  });
+});
+
+describe('an upload refused by the app context on app.fetch', () => {
+  it('is answered with its problem, closes the connection and reads nothing', async () => {
+    const app = createApp({
+      logger: false,
+      context: (request) => {
+        if (request.headers['x-deny'] !== undefined) throw new ForbiddenError('Denied by the context');
+        return {};
+      },
+    }).mount([filesCollection]);
+    try {
+      const before = handled;
+      const answer = await app.fetch(
+        new Request('http://api.example/api/files/guarded', {
+          method: 'POST',
+          headers: { 'x-deny': '1', 'content-type': 'multipart/form-data; boundary=b' },
+          body: new ReadableStream<Uint8Array>({
+            start(stream) {
+              stream.enqueue(new TextEncoder().encode('--b\r\ncontent-disposition: form-data; name="file"'));
+              // Never ends: a body that would hang whoever waits for it.
+            },
+          }),
+          ...({ duplex: 'half' } as object),
+        }),
+      );
+      expect(answer.status).toBe(403);
+      expect(answer.headers.get('connection')).toBe('close');
+      expect(handled).toBe(before);
+    } finally {
+      await app.close();
+    }
   });
 });
 
