@@ -42,7 +42,7 @@ function formOf(where: string, values: Record<string, unknown>): FormData {
     for (const item of Array.isArray(value) ? value : [value]) {
       if (item === undefined || item === null) continue;
       if (isBlob(item)) form.append(key, item, (item as Partial<File>).name ?? 'blob');
-      else form.append(key, queryValue(where, key, item));
+      else form.append(key, queryValue(where, key, item, 'a form'));
     }
   }
   return form;
@@ -52,14 +52,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
-function queryValue(where: string, key: string, value: unknown): string {
+function queryValue(where: string, key: string, value: unknown, carrier = 'a query string'): string {
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
     return String(value);
   throw new ClientError(
     'invalid-input',
-    `${where}: "${key}" cannot be sent in a query string (only strings, numbers, booleans, dates and arrays of them can)`,
+    `${where}: "${key}" cannot be sent in ${carrier} (only strings, numbers, booleans, dates and arrays of them can)`,
   );
 }
 
