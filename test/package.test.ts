@@ -48,6 +48,19 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
     expect(Object.values(manifest.bin)).toEqual(['./bin/proceed.js']);
   });
 
+  it("ships a package.json without this repository's scripts, dev dependencies and workspaces", async () => {
+    const { stdout } = await run('tar', ['-xOzf', packed.tarball, 'package/package.json']);
+    const shipped = JSON.parse(stdout) as Record<string, unknown>;
+    // `prepare` would be flagged as an install script on every install of the tarball.
+    for (const key of ['scripts', 'devDependencies', 'workspaces', 'allowScripts'])
+      expect(shipped, key).not.toHaveProperty(key);
+    expect(shipped.exports).toEqual(manifest.exports);
+    expect(shipped.dependencies).toEqual(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: unknown })
+        .dependencies,
+    );
+  });
+
   it('has JavaScript, declarations and a source map with its sources for every subpath export', () => {
     const entries = Object.entries(manifest.exports).filter(([subpath]) => subpath !== './package.json');
     expect(entries.map(([subpath]) => subpath)).toEqual([

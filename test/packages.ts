@@ -1,6 +1,7 @@
 /**
- * Packing the repository's packages as `npm publish` would, from what `npm test`'s build made
- * (`npm pack` by a person runs the `prepare` build first; here scripts are skipped).
+ * Packing the repository's packages as they are published, from what `npm test`'s build made:
+ * the framework with scripts/pack.mjs (what `npm run pack` runs after its build), create-proceed
+ * with `npm pack` (its `prepack` build skipped here).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -18,11 +19,20 @@ export interface Packed {
 
 /** `npm pack` of the package at `directory` (relative to the repository) into `destination`. */
 export async function pack(directory: string, destination: string): Promise<Packed> {
-  const { stdout } = await run(
-    'npm',
-    ['pack', '--ignore-scripts', '--json', '--pack-destination', destination],
-    { cwd: join(root, directory), env: childEnv() },
-  );
+  const { stdout } =
+    directory === '.'
+      ? await run(
+          process.execPath,
+          [join(root, 'scripts/pack.mjs'), '--json', '--pack-destination', destination],
+          {
+            cwd: root,
+            env: childEnv(),
+          },
+        )
+      : await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
+          cwd: join(root, directory),
+          env: childEnv(),
+        });
   const [result] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
   return { tarball: join(destination, result.filename), files: result.files.map((file) => file.path).sort() };
 }
