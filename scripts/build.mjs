@@ -6,8 +6,8 @@
  *   node scripts/build.mjs [--no-check] [project ...]    (default: all three)
  *
  * --no-check emits without type checking (TypeScript's --noCheck, same output). `npm test` uses
- * it right after type checking every file; `npm run build` and `prepare` (which `npm install`,
- * `npm pack` and `npm publish` run) check.
+ * it right after type checking every file; `npm run build`, `prepare` (which `npm install` runs)
+ * and `npm run pack` check.
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
