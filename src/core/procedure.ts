@@ -414,7 +414,6 @@ export class ProcedureBuilder<
     return this.#with({ idempotent: true }) as never;
   }
 
-  /** Documentation for OpenAPI. */
   /**
    * Upload limits of this procedure, over the app's (`createApp({ uploads })`) and the defaults:
    * `fileSize`, `files`, `fields`, `fieldSize`, `total`, `memory` (docs/uploads.md). Its input
@@ -430,6 +429,7 @@ export class ProcedureBuilder<
     return this.#with({ uploads: { ...this.#state.uploads, ...checked } }) as never;
   }
 
+  /** Documentation for OpenAPI. */
   meta(
     meta: ProcedureMeta,
   ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
