@@ -18,8 +18,8 @@ import {
   expectProblem,
   type Reply,
   type Session,
-  startBlog,
   useBlog,
+  withTwoInstances,
 } from './harness.js';
 
 interface AttachmentView {
@@ -517,34 +517,21 @@ describe.skipIf(postgres === undefined || postgres.skip)(
   'attachments across two instances on PostgreSQL',
   () => {
     it('serves a file uploaded through one instance from the other', async () => {
-      const engine = postgres as NonNullable<typeof postgres>;
-      const first = await startBlog(engine);
-      try {
-        // A second instance on the same database, as a rolling deployment runs them.
-        const second = await startBlog({
-          ...engine,
-          open: async () => ({ url: first.databaseUrl, drop: async () => undefined }),
+      await withTwoInstances(postgres as NonNullable<typeof postgres>, async (first, second) => {
+        const register = await first.request<{ accessToken: string }>('POST', '/api/auth/register', {
+          json: { email: `files.${Date.now()}@example.com`, password: 'a-long-password-1', name: 'Across' },
         });
-        try {
-          const register = await first.request<{ accessToken: string }>('POST', '/api/auth/register', {
-            json: { email: `files.${Date.now()}@example.com`, password: 'a-long-password-1', name: 'Across' },
-          });
-          const token = register.body.accessToken;
-          const post = await first.request<{ id: string }>('POST', '/api/posts', {
-            json: { title: 'Across instances', content: 'Hello', status: 'published' },
-            token,
-          });
-          const stored = await upload(first, post.body.id, { bytes: binary, name: 'shared.bin' }, token);
-          expect(stored.status, stored.text).toBe(201);
-          const served = await fetchFile(second.origin, attachmentPath(post.body.id, stored.body.id));
-          expect(served.status).toBe(200);
-          expect(served.bytes).toEqual(binary);
-        } finally {
-          await second.close();
-        }
-      } finally {
-        await first.close();
-      }
+        const token = register.body.accessToken;
+        const post = await first.request<{ id: string }>('POST', '/api/posts', {
+          json: { title: 'Across instances', content: 'Hello', status: 'published' },
+          token,
+        });
+        const stored = await upload(first, post.body.id, { bytes: binary, name: 'shared.bin' }, token);
+        expect(stored.status, stored.text).toBe(201);
+        const served = await fetchFile(second.origin, attachmentPath(post.body.id, stored.body.id));
+        expect(served.status).toBe(200);
+        expect(served.bytes).toEqual(binary);
+      });
     });
   },
 );

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { inCi } from '../../../test/ci.js';
 
 const chromiumPath = '/usr/bin/chromium';
@@ -31,6 +32,19 @@ export interface WatchedPage {
   pageErrors: string[];
   consoleErrors: string[];
   cspViolations: string[];
+}
+
+/**
+ * What a page showing the docs must not have done: a script error, a console error, a CSP
+ * violation, or a request anywhere but the blog itself (no CDN).
+ */
+export function expectQuietPage(watched: Omit<WatchedPage, 'page'>, origin: string): void {
+  expect(watched.pageErrors).toEqual([]);
+  expect(watched.consoleErrors).toEqual([]);
+  expect(watched.cspViolations).toEqual([]);
+  expect(
+    watched.requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')),
+  ).toEqual([]);
 }
 
 /** A new page that records every URL it requests, every error it logs and every CSP violation. */

@@ -14,6 +14,7 @@ import type { OpenApiDocument } from 'proceedjs/openapi';
 import { describe, expect, it } from 'vitest';
 import {
   authorize,
+  expectQuietPage,
   launchChromium,
   padlocks,
   policyDirectives,
@@ -113,13 +114,8 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       mkdirSync('test-results', { recursive: true });
       await page.screenshot({ path: 'test-results/blog-docs.png', fullPage: true });
 
-      expect(pageErrors).toEqual([]);
-      expect(consoleErrors).toEqual([]);
-      expect(cspViolations).toEqual([]);
-      // Every script, stylesheet and call came from the blog itself: no CDN.
-      expect(
-        requested.filter((url) => !url.startsWith(`${blog.origin}/`) && !url.startsWith('data:')),
-      ).toEqual([]);
+      // No error, no CSP violation, and every script, stylesheet and call from the blog itself.
+      expectQuietPage({ requested, pageErrors, consoleErrors, cspViolations }, blog.origin);
       expect(requested.some((url) => url.startsWith(`${blog.origin}/api/posts`))).toBe(true);
     } finally {
       await browser.close();
@@ -151,12 +147,8 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       expect(await topbar.locator('img, a, input').count()).toBe(0);
       expect(requested.filter((url) => /favicon-\d+x\d+\.png|logo\.svg/.test(url))).toEqual([]);
 
-      expect(pageErrors).toEqual([]);
-      expect(consoleErrors).toEqual([]);
-      expect(cspViolations).toEqual([]);
-      expect(
-        requested.filter((url) => !url.startsWith(`${blog.origin}/`) && !url.startsWith('data:')),
-      ).toEqual([]);
+      // No error, no CSP violation, and every script, stylesheet and call from the blog itself.
+      expectQuietPage({ requested, pageErrors, consoleErrors, cspViolations }, blog.origin);
     } finally {
       await browser.close();
     }
@@ -205,12 +197,8 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       expect(answer.status).toBe('200');
       expect(answer.body).toMatchObject({ id: draft.id, title: 'Only its author sees it' });
 
-      expect(pageErrors).toEqual([]);
-      expect(consoleErrors).toEqual([]);
-      expect(cspViolations).toEqual([]);
-      expect(
-        requested.filter((url) => !url.startsWith(`${blog.origin}/`) && !url.startsWith('data:')),
-      ).toEqual([]);
+      // No error, no CSP violation, and every script, stylesheet and call from the blog itself.
+      expectQuietPage({ requested, pageErrors, consoleErrors, cspViolations }, blog.origin);
     } finally {
       await browser.close();
     }
@@ -283,12 +271,8 @@ describe.skipIf(skipBrowserSuite('the blog docs browser test'))('the blog’s do
       const extended = /filename\*=UTF-8''([^;\s]+)/.exec(disposition)?.[1];
       expect(decodeURIComponent(extended ?? '')).toBe(name);
 
-      expect(pageErrors).toEqual([]);
-      expect(consoleErrors).toEqual([]);
-      expect(cspViolations).toEqual([]);
-      expect(
-        requested.filter((url) => !url.startsWith(`${blog.origin}/`) && !url.startsWith('data:')),
-      ).toEqual([]);
+      // No error, no CSP violation, and every script, stylesheet and call from the blog itself.
+      expectQuietPage({ requested, pageErrors, consoleErrors, cspViolations }, blog.origin);
     } finally {
       await browser.close();
     }

@@ -2,7 +2,7 @@
 import { createClient, routeManifest } from 'proceedjs/client';
 import { describe, expect, it } from 'vitest';
 import { api } from '../src/app.js';
-import { engines, startBlog, useBlog } from './harness.js';
+import { engines, startBlog, useBlog, withTwoInstances } from './harness.js';
 
 interface ReadEvent {
   id: string;
@@ -99,39 +99,26 @@ describe.skipIf(postgres === undefined || postgres.skip)(
   'the live feed across two instances on PostgreSQL',
   () => {
     it('delivers a post published through one instance to the subscribers of the other', async () => {
-      const engine = postgres as NonNullable<typeof postgres>;
-      const first = await startBlog(engine);
-      try {
-        // A second instance on the same database, as a rolling deployment runs them.
-        const second = await startBlog({
-          ...engine,
-          open: async () => ({ url: first.databaseUrl, drop: async () => undefined }),
-        });
+      await withTwoInstances(postgres as NonNullable<typeof postgres>, async (first, second) => {
+        const feed = await openFeed(second.origin);
         try {
-          const feed = await openFeed(second.origin);
-          try {
-            const register = await first.request<{ accessToken: string }>('POST', '/api/auth/register', {
-              json: {
-                email: `feed.${Date.now()}@example.com`,
-                password: 'a-long-password-1',
-                name: 'Across',
-              },
-            });
-            const created = await first.request<{ id: string }>('POST', '/api/posts', {
-              json: { title: 'Across instances', content: 'Hello', status: 'published' },
-              token: register.body.accessToken,
-            });
-            expect(created.status).toBe(201);
-            expect((await feed.next()).data.id).toBe(created.body.id);
-          } finally {
-            feed.close();
-          }
+          const register = await first.request<{ accessToken: string }>('POST', '/api/auth/register', {
+            json: {
+              email: `feed.${Date.now()}@example.com`,
+              password: 'a-long-password-1',
+              name: 'Across',
+            },
+          });
+          const created = await first.request<{ id: string }>('POST', '/api/posts', {
+            json: { title: 'Across instances', content: 'Hello', status: 'published' },
+            token: register.body.accessToken,
+          });
+          expect(created.status).toBe(201);
+          expect((await feed.next()).data.id).toBe(created.body.id);
         } finally {
-          await second.close();
+          feed.close();
         }
-      } finally {
-        await first.close();
-      }
+      });
     });
 
     it('keeps a typed client’s feed whole through a rolling restart: it resumes on the other instance', async () => {

@@ -244,6 +244,30 @@ export async function connect(origin: string, knownPasswords: readonly string[] 
 }
 
 /**
+ * Two instances of the blog on one database, as a rolling deployment runs them: the first owns
+ * the database (its close drops it), the second shares it. Both are closed after `run`.
+ */
+export async function withTwoInstances(
+  engine: Engine,
+  run: (first: BlogInstance, second: BlogInstance) => Promise<void>,
+): Promise<void> {
+  const first = await startBlog(engine);
+  try {
+    const second = await startBlog({
+      ...engine,
+      open: async () => ({ url: first.databaseUrl, drop: async () => undefined }),
+    });
+    try {
+      await run(first, second);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await first.close();
+  }
+}
+
+/**
  * Starts the blog on a new database of `engine`, listening on 127.0.0.1 on a free port.
  * Auth routes get a high rate limit unless `options.authRateLimit` says otherwise: the whole
  * suite comes from one IP.
