@@ -6,6 +6,13 @@ import { ProceedError } from '../core/errors.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
+/** `type/subtype` of a `Content-Type`, lower case, without parameters; '' when there is none. */
+export function mediaTypeOf(header: string | readonly string[] | undefined): string {
+  const text = Array.isArray(header) ? (header[0] ?? '') : ((header as string | undefined) ?? '');
+  const semicolon = text.indexOf(';');
+  return (semicolon < 0 ? text : text.slice(0, semicolon)).trim().toLowerCase();
+}
+
 /**
  * Whether a request to a procedure that reads a body may have its body parsed: a JSON media
  * type, or no media type and no body.
@@ -16,9 +23,7 @@ export function isJsonBody(headers: Headers): boolean {
     const length = headers['content-length'];
     return (length === undefined || length === '0') && headers['transfer-encoding'] === undefined;
   }
-  const text = Array.isArray(type) ? (type[0] ?? '') : type;
-  const semicolon = text.indexOf(';');
-  return (semicolon < 0 ? text : text.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
+  return mediaTypeOf(type) === 'application/json';
 }
 
 /** A body a procedure cannot take: JSON only (415). */

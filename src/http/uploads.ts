@@ -8,19 +8,13 @@ import type { Writable } from 'node:stream';
 import busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
+import { mediaTypeOf } from './json.js';
 import { onWorkers } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-/** `type/subtype` in lower case, without parameters; '' when there is none. */
-function mediaTypeOf(header: string | undefined): string {
-  if (header === undefined) return '';
-  const semicolon = header.indexOf(';');
-  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
-}
 
 export const uploadTooLarge = (detail: string) =>
   new ProceedError('PAYLOAD_TOO_LARGE', detail, { headers: { connection: 'close' } });
@@ -54,7 +48,7 @@ function takesType(field: FileField, type: string): boolean {
  * Both close the connection, so the body is never read.
  */
 export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError | undefined {
-  const type = mediaTypeOf(oneHeader(headers['content-type']));
+  const type = mediaTypeOf(headers['content-type']);
   if (plan.mode === 'form') {
     if (type !== 'multipart/form-data')
       return unsupported(`This route takes multipart/form-data, not ${type === '' ? 'no media type' : type}`);
@@ -191,7 +185,7 @@ export class UploadBody extends DeferredBody {
       void this.#cancel();
       throw error instanceof ProceedError ? error : unreadable();
     }
-    const type = mediaTypeOf(oneHeader(this.#headers['content-type'])) || 'application/octet-stream';
+    const type = mediaTypeOf(this.#headers['content-type']) || 'application/octet-stream';
     return part.finish(fileNameOf(oneHeader(this.#headers['content-disposition'])), type);
   }
 
