@@ -8,7 +8,8 @@
  *
  * DUEL="a=./servers/proceed-posts.ts;b=./servers/fastify-posts.ts" (a contender is
  * name=script, optionally ?ENV=value&… for its environment and @/path/to/checkout to run the
- * script from another checkout, old against new); DUEL_SCENARIOS=get,list,post; DUEL_PAIRS
+ * script from another checkout, old against new); DUEL_SCENARIOS=get,list,post (the posts
+ * servers) or feed,post-by-id,me (the blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
@@ -44,7 +45,13 @@ const scenarios = {
   get: { name: 'get', method: 'GET', path: getPath, expectStatus: 200 },
   list: { name: 'list', method: 'GET', path: listPath, expectStatus: 200 },
   post: { name: 'post', method: 'POST', path: '/api/posts', body: createBody, expectStatus: 201 },
+  // The blog's routes (bench/servers/blog.ts), as `npm run bench`'s by-hand section reads them.
+  feed: { name: 'feed', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
+  'post-by-id': { name: 'post-by-id', method: 'GET', path: '/api/posts/', expectStatus: 200 },
+  me: { name: 'me', method: 'GET', path: '/api/auth/me', expectStatus: 200 },
 } satisfies Record<string, Scenario>;
+/** Scenarios sent with the server's bearer token. */
+const signedIn = new Set<string>(['post', 'me']);
 type ScenarioName = keyof typeof scenarios;
 
 const entries = (process.env.DUEL ?? '').split(';').filter(Boolean);
@@ -72,11 +79,11 @@ for (let pair = 0; pair < pairs; pair++) {
       const scenario: Scenario = scenarios[name];
       const run = (server: typeof a) =>
         measureWithWrk(
-          `${server.info.address}${scenario.path}`,
+          `${server.info.address}${scenario.path}${name === 'post-by-id' ? (server.info.postId ?? '') : ''}`,
           scenario,
           {
             'content-type': 'application/json',
-            ...(name === 'post' ? { authorization: `Bearer ${server.info.token}` } : {}),
+            ...(signedIn.has(name) ? { authorization: `Bearer ${server.info.token}` } : {}),
           },
           seconds,
           name,

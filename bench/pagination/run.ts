@@ -75,7 +75,7 @@ async function load(database: Database): Promise<string[]> {
 }
 
 function casesFor(database: Database, newestFirst: string[]): Case[] {
-  const repository = postsRepository(database.db);
+  const repository = postsRepository(database);
   const cases: Case[] = [];
   for (const depth of depths) {
     const offset = (depth - 1) * limit;

@@ -6,6 +6,8 @@
 export interface ServerInfo {
   address: string;
   token?: string;
+  /** A record to read, where the server seeds its own (the blog). */
+  postId?: string;
 }
 
 export function announce(info: ServerInfo): void {

@@ -242,7 +242,7 @@ async function buildBlogApp(
         ...(database.poolStats === undefined ? {} : { pool: database.poolStats }),
       });
     }
-    const repos = repositories(database.db, { attachments: options.attachments });
+    const repos = repositories(database, { attachments: options.attachments });
     app.onClose(() => database.close());
     const background = backgroundTasks(app.log);
     // Registered after the database's, so it runs first: pending work finishes before the close.

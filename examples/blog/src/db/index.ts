@@ -3,10 +3,10 @@
  *
  * @example
  * const database = await openDatabase();
- * const { users, posts, passwordResets, attachments } = repositories(database.db);
+ * const { users, posts, passwordResets, attachments } = repositories(database);
  */
 import { type AttachmentStore, attachmentsRepository } from './attachments.js';
-import type { Db } from './connect.js';
+import type { Database } from './connect.js';
 import { type PasswordResetsRepository, passwordResetsRepository } from './password-resets.js';
 import { type PostsRepository, postsRepository } from './posts.js';
 import { type UsersRepository, usersRepository } from './users.js';
@@ -33,12 +33,13 @@ export interface Repositories {
  * store) instead of in the `attachments` table.
  */
 export function repositories(
-  db: Db,
+  database: Pick<Database, 'db' | 'query' | 'prepared'>,
   stores: { attachments?: AttachmentStore | undefined } = {},
 ): Repositories {
+  const { db } = database;
   return {
     users: usersRepository(db),
-    posts: postsRepository(db),
+    posts: postsRepository(database),
     passwordResets: passwordResetsRepository(db),
     attachments: stores.attachments ?? attachmentsRepository(db),
   };

@@ -69,7 +69,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
     beforeAll(async () => {
       opened = await engine.open();
       database = opened.database;
-      posts = postsRepository(database.db);
+      posts = postsRepository(database);
     });
     afterAll(async () => {
       await opened?.dispose();

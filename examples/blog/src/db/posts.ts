@@ -7,10 +7,11 @@ import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-
 import { NotFoundError, PreconditionFailedError, ProceedError } from 'proceedjs';
 import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
 import { blogErrors } from '../errors.js';
-import type { Db } from './connect.js';
+import type { Database } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
 import { type PostStatus, postStatuses, posts } from './schema.js';
+import { directSelect } from './statements.js';
 
 /** A post as stored: the row type of the Drizzle schema. */
 export type Post = typeof posts.$inferSelect;
@@ -165,52 +166,47 @@ function changesOf(current: Post, patch: PostPatch): Partial<Post> {
  * The posts repository over a Drizzle database (PGlite or PostgreSQL).
  *
  * @example
- * const posts = postsRepository(database.db);
+ * const posts = postsRepository(database);
  * const post = await posts.create({ authorId: user.id, title: 'Hello', content: 'First post' });
  * const page = await posts.listCursor({ limit: 20, direction: 'forward', visibility: { kind: 'anonymous' } });
  */
-export function postsRepository(db: Db): PostsRepository {
-  // The anonymous reads, the most frequent requests, as prepared statements: built and planned
-  // once per connection instead of per request (docs/performance.md, "The blog by hand").
-  const publishedShownById = db
-    .select(shownColumns)
-    .from(posts)
-    .where(and(eq(posts.id, sql.placeholder('id')), eq(posts.status, 'published')))
-    .prepare('posts_published_shown_by_id');
-  // A signed-in reader's post and an admin's: built per request, they took a signed-in read three
-  // times as long as an anonymous one (docs/performance.md, "The blog by hand").
-  const userShownById = db
-    .select(shownColumns)
-    .from(posts)
-    .where(
-      and(
-        eq(posts.id, sql.placeholder('id')),
-        or(eq(posts.status, 'published'), eq(posts.authorId, sql.placeholder('userId'))),
-      ),
-    )
-    .prepare('posts_user_shown_by_id');
-  const anyShownById = db
-    .select(shownColumns)
-    .from(posts)
-    .where(eq(posts.id, sql.placeholder('id')))
-    .prepare('posts_any_shown_by_id');
+export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepared'>): PostsRepository {
+  const { db } = database;
+  // The reads of a post and of the feed, the most frequent requests: prepared once per connection
+  // instead of built per request, and run by the driver (docs/performance.md, "The blog by hand").
+  const shownWhere = (name: string, where: SQL | undefined) =>
+    directSelect<ShownPost>(database, name, shownColumns, db.select(shownColumns).from(posts).where(where));
+  const publishedShownById = shownWhere(
+    'posts_published_shown_by_id',
+    and(eq(posts.id, sql.placeholder('id')), eq(posts.status, 'published')),
+  );
+  const userShownById = shownWhere(
+    'posts_user_shown_by_id',
+    and(
+      eq(posts.id, sql.placeholder('id')),
+      or(eq(posts.status, 'published'), eq(posts.authorId, sql.placeholder('userId'))),
+    ),
+  );
+  const anyShownById = shownWhere('posts_any_shown_by_id', eq(posts.id, sql.placeholder('id')));
   /** The unfiltered feed of what `visible` lets a reader see: its first page, and a page before a cursor. */
-  const feedOf = (name: string, visible: SQL | undefined) => ({
-    first: db
-      .select(summaryColumns)
-      .from(posts)
-      .where(visible)
-      .orderBy(desc(posts.id))
-      .limit(sql.placeholder('limit'))
-      .prepare(`posts_${name}_feed`),
-    before: db
-      .select(summaryColumns)
-      .from(posts)
-      .where(and(visible, lt(posts.id, sql.placeholder('cursor'))))
-      .orderBy(desc(posts.id))
-      .limit(sql.placeholder('limit'))
-      .prepare(`posts_${name}_feed_before`),
-  });
+  const feedOf = (name: string, visible: SQL | undefined) => {
+    const page = (suffix: string, where: SQL | undefined) =>
+      directSelect<PostSummary>(
+        database,
+        `posts_${name}_${suffix}`,
+        summaryColumns,
+        db
+          .select(summaryColumns)
+          .from(posts)
+          .where(where)
+          .orderBy(desc(posts.id))
+          .limit(sql.placeholder('limit')),
+      );
+    return {
+      first: page('feed', visible),
+      before: page('feed_before', and(visible, lt(posts.id, sql.placeholder('cursor')))),
+    };
+  };
   const publishedFeed = feedOf('published', eq(posts.status, 'published'));
   // A signed-in reader's feed: published posts and their own.
   const userFeed = feedOf(
@@ -260,11 +256,11 @@ export function postsRepository(db: Db): PostsRepository {
     async findShownById(id, visibility) {
       switch (visibility.kind) {
         case 'anonymous':
-          return (await publishedShownById.execute({ id }))[0];
+          return (await publishedShownById({ id }))[0];
         case 'user':
-          return (await userShownById.execute({ id, userId: visibility.userId }))[0];
+          return (await userShownById({ id, userId: visibility.userId }))[0];
         case 'admin':
-          return (await anyShownById.execute({ id }))[0];
+          return (await anyShownById({ id }))[0];
       }
     },
 
@@ -285,14 +281,14 @@ export function postsRepository(db: Db): PostsRepository {
             const { cursor, limit } = query;
             if (visibility.kind === 'anonymous') {
               return cursor === undefined
-                ? publishedFeed.first.execute({ limit })
-                : publishedFeed.before.execute({ cursor, limit });
+                ? publishedFeed.first({ limit })
+                : publishedFeed.before({ cursor, limit });
             }
             if (visibility.kind === 'user') {
               const { userId } = visibility;
               return cursor === undefined
-                ? userFeed.first.execute({ userId, limit })
-                : userFeed.before.execute({ userId, cursor, limit });
+                ? userFeed.first({ userId, limit })
+                : userFeed.before({ userId, cursor, limit });
             }
           }
           const keyset = keysetClauses(operators, posts.id, query);

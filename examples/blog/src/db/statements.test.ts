@@ -1,0 +1,82 @@
+import { desc, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
+import type { Database } from './connect.js';
+import { posts } from './schema.js';
+import { directSelect } from './statements.js';
+import { usersRepository } from './users.js';
+
+for (const engine of testEngines(inject('postgresUrl'))) {
+  describe.skipIf(engine.skip)(`directSelect on ${engine.name}`, () => {
+    let opened: TestDatabase;
+    let database: Database;
+
+    beforeAll(async () => {
+      opened = await engine.open();
+      database = opened.database;
+      await truncateAll(database);
+      const author = await usersRepository(database.db).create({
+        email: 'ada@example.com',
+        name: 'Ada',
+        passwordHash: 'x',
+      });
+      await database.db.insert(posts).values(
+        ['draft', 'published', 'published'].map((status, index) => ({
+          id: `01900000-0000-7000-8000-00000000000${index}`,
+          authorId: author.id,
+          title: `Post ${index}`,
+          content: 'Body',
+          excerpt: `Excerpt ${index}`,
+          status: status as 'draft' | 'published',
+        })),
+      );
+    });
+    afterAll(async () => {
+      await opened?.dispose();
+    });
+
+    const columns = { id: posts.id, title: posts.title, version: posts.version };
+
+    it("answers what Drizzle's own statement answers, fixed values and placeholders filled", async () => {
+      const query = database.db
+        .select(columns)
+        .from(posts)
+        .where(eq(posts.status, 'published'))
+        .orderBy(desc(posts.id))
+        .limit(sql.placeholder('limit'));
+      const direct = directSelect(database, 'test_published', columns, query);
+      expect(await direct({ limit: 5 })).toEqual(
+        await query.prepare('test_published_drizzle').execute({ limit: 5 }),
+      );
+      expect(await direct({ limit: 1 })).toEqual([
+        { id: '01900000-0000-7000-8000-000000000002', title: 'Post 2', version: 1 },
+      ]);
+      // Run again: a statement prepared once per connection is reused.
+      expect(await direct({ limit: 1 })).toHaveLength(1);
+    });
+
+    it('refuses a run without a value for a placeholder', async () => {
+      const direct = directSelect(
+        database,
+        'test_by_id',
+        columns,
+        database.db
+          .select(columns)
+          .from(posts)
+          .where(eq(posts.id, sql.placeholder('id'))),
+      );
+      await expect(direct({})).rejects.toThrow('test_by_id: no value for "id"');
+    });
+
+    it('refuses, when built, a column Drizzle would map or rename', () => {
+      const timestamped = { id: posts.id, createdAt: posts.createdAt };
+      expect(() =>
+        directSelect(database, 'test_dates', timestamped, database.db.select(timestamped).from(posts)),
+      ).toThrow('test_dates: column "created_at" (PgTimestamp) needs Drizzle\'s mapping');
+      const renamed = { id: posts.id, authorId: posts.authorId };
+      expect(() =>
+        directSelect(database, 'test_renamed', renamed, database.db.select(renamed).from(posts)),
+      ).toThrow('test_renamed: "authorId" would come back as "author_id"');
+    });
+  });
+}
