@@ -4,6 +4,8 @@ import { notes } from '../../test/fixtures/notes.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { cursorPage } from '../pagination/cursor.js';
+import { resource } from '../resource/index.js';
 import { type Client, createClient, type Jsonify } from './index.js';
 
 const api = [notes] as const;
@@ -237,5 +239,38 @@ describe('event streams', () => {
       .query(async function* () {
         yield { n: 'one', at: new Date() };
       });
+  });
+});
+
+describe('views chosen per record', () => {
+  interface Ctx {
+    user?: { id: string };
+  }
+  const Note = resource(
+    'Note',
+    {
+      public: { id: z.string(), title: z.string() },
+      owner: { body: z.string() },
+      admin: { createdAt: z.date() },
+    },
+    { owner: (note: { ownerId: string }, ctx: Ctx) => note.ownerId === ctx.user?.id },
+  );
+  const notesApi = procedures('notes', {
+    listNotes: procedure<Ctx>()
+      .output(cursorPage(Note.perRecord))
+      .query(() => ({ data: [], nextCursor: null, prevCursor: null })),
+  });
+
+  it('types each item as one of the views it may come in, to narrow on', async () => {
+    const client = createClient<readonly [typeof notesApi]>({ baseUrl: 'http://x' });
+    type Item = Awaited<ReturnType<typeof client.notes.listNotes>>['data'][number];
+    expectTypeOf<Item>().toEqualTypeOf<
+      | { id: string; title: string }
+      | { id: string; title: string; body: string }
+      | { id: string; title: string; body: string; createdAt: string }
+    >();
+    const page = await client.notes.listNotes();
+    const first = page.data[0];
+    if (first !== undefined && 'body' in first) expectTypeOf(first.body).toEqualTypeOf<string>();
   });
 });

@@ -222,7 +222,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       : (value) => JSON.stringify(value ?? null);
   } else if (output.kind === 'fixed') {
     const serializer = compileSerializer(output.schema);
-    serialize = (value) => serializer(value);
+    serialize = (value, ctx) => serializer(value, ctx);
   } else {
     const serializers = new Map<string, Serializer>(
       Object.entries(output.choices).map(([key, schema]) => [key, compileSerializer(schema)]),
@@ -232,7 +232,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       const serializer = serializers.get(key);
       if (serializer === undefined)
         throw new Error(`${route.collection}.${route.name}: output choice "${key}" does not exist`);
-      return serializer(value);
+      return serializer(value, ctx);
     };
   }
 
@@ -337,7 +337,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       }
       const answer: EventsAnswer = {
         source: source as AsyncIterable<unknown>,
-        serialize: writeEvent,
+        serialize: (value: unknown) => writeEvent(value, call.ctx),
         keepAlive: events.keepAlive,
         signal: controller.signal,
         abort: () => controller.abort(),

@@ -3,9 +3,11 @@
  * writes in one step: fields the schema does not declare are never written.
  */
 import fastJson from 'fast-json-stringify';
+import { everyViewField, recordCutter } from './record-views.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema, validate } from './schema.js';
 
-export type Serializer = (value: unknown) => string | Promise<string>;
+/** Writes an answer; `ctx`, the request's context, chooses the view of each per-record view's record. */
+export type Serializer = (value: unknown, ctx?: unknown) => string | Promise<string>;
 
 /** Thrown when a handler's result does not fit its declared output: a server bug, answered with a 500. */
 export class OutputMismatchError extends Error {
@@ -37,12 +39,19 @@ function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefi
  */
 export function compileSerializer(schema: StandardSchemaV1 | undefined): Serializer {
   if (schema === undefined) return (value) => JSON.stringify(value ?? null);
-  const json = toJsonSchema(schema, { io: 'output' });
+  // Records shown per record are cut to their views first (src/core/record-views.ts).
+  const cut = recordCutter(schema);
+  const json = toJsonSchema(schema, {
+    io: 'output',
+    ...(cut === undefined ? {} : { override: everyViewField }),
+  });
   const stringify = hasDescription(json) ? compiledWriter(json) : undefined;
   if (stringify !== undefined) {
-    return (value) => {
+    const write =
+      cut === undefined ? stringify : (value: unknown, ctx: unknown) => stringify(cut(value, ctx));
+    return (value, ctx) => {
       try {
-        return stringify(value);
+        return write(value, ctx);
       } catch (error) {
         throw new OutputMismatchError(`Output does not match its schema: ${(error as Error).message}`, {
           cause: error,
@@ -50,8 +59,15 @@ export function compileSerializer(schema: StandardSchemaV1 | undefined): Seriali
       }
     };
   }
-  return async (value) => {
-    const result = await validate(schema, value);
+  return async (value, ctx) => {
+    let result: Awaited<ReturnType<typeof validate>>;
+    try {
+      result = await validate(schema, cut === undefined ? value : cut(value, ctx));
+    } catch (error) {
+      throw new OutputMismatchError(`Output does not match its schema: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
     if (!result.ok) {
       const reasons = result.errors.map((error) => `${error.path || '(root)'}: ${error.message}`).join('; ');
       throw new OutputMismatchError(`Output does not match its schema: ${reasons}`);

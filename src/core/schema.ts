@@ -89,6 +89,8 @@ export interface JsonSchemaOptions {
    * components). Off: everything is inlined.
    */
   named?: boolean;
+  /** Rewrites the JSON Schema of one Zod schema once converted (after dates are described). */
+  override?: (zodSchema: unknown, jsonSchema: JsonSchema) => void;
 }
 
 /**
@@ -103,7 +105,10 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
       io: options.io,
       target: 'draft-2020-12',
       unrepresentable: 'any',
-      override: describeDates,
+      override: (ctx: { zodSchema: unknown; jsonSchema: JsonSchema }) => {
+        describeDates(ctx);
+        options.override?.(ctx.zodSchema, ctx.jsonSchema);
+      },
       ...(options.named === true ? {} : { metadata: withoutIds, reused: 'inline' as const }),
     }) as JsonSchema;
     delete result.$schema;

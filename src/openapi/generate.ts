@@ -7,6 +7,7 @@ import { distinctProblems, routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import type { HttpMethod } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
+import { lowestViewFirst } from '../core/record-views.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
@@ -210,7 +211,7 @@ class DocumentBuilder {
   convert(schema: StandardSchemaV1, io: 'input' | 'output', owner: string, hint: string): JsonSchema {
     let json: JsonSchema;
     try {
-      json = toJsonSchema(schema, io === 'input' ? { io } : { io, named: true });
+      json = toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst });
     } catch (error) {
       throw new ProceedConfigError(
         `${owner}: its ${io} schema cannot be described: ${(error as Error).message}`,

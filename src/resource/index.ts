@@ -1,40 +1,89 @@
 /**
- * Resources and their views (docs/views.md). A resource declares each field at one of
- * three cumulative levels; each level yields a view, a Zod object that holds exactly the fields
+ * Resources and their views (docs/views.md). A resource declares each field at one of four
+ * cumulative levels; each level yields a view, a Zod object that holds exactly the fields
  * of that level and below. Outputs declared with a view are serialized by a compiled serializer
- * that writes only declared fields, so nothing undeclared can reach the wire.
+ * that writes only declared fields, so nothing undeclared can reach the wire. A resource that
+ * says who owns a record also has a view chosen per record (`perRecord`).
  *
  * @module proceed/resource
  */
 import { z } from 'zod';
+import { recordViewSchema } from '../core/record-views.js';
 
 /** Visibility levels, lowest first: each includes the ones before it. */
-export const levels = ['public', 'authenticated', 'admin'] as const;
+export const levels = ['public', 'authenticated', 'owner', 'admin'] as const;
 export type Level = (typeof levels)[number];
 
 type Shape = z.ZodRawShape;
 
-export interface ResourceFields<P extends Shape, A extends Shape, D extends Shape> {
+export interface ResourceFields<P extends Shape, A extends Shape, O extends Shape, D extends Shape> {
   public: P;
   authenticated?: A;
+  /** Shown to the record's owner (as `owner` in the options says) and to admins. */
+  owner?: O;
   admin?: D;
 }
 
-export interface Resource<N extends string, P extends Shape, A extends Shape, D extends Shape> {
+/**
+ * Who sees which view of a record, for {@link Resource.perRecord}: admins the admin view, the
+ * record's owner the owner view, other signed-in callers (`ctx.user` set) the authenticated
+ * view, everyone else the public view.
+ */
+export interface ResourceOptions<R, C> {
+  /** Whether the caller owns `record`, the record as the handler returned it (every column). */
+  owner?: (record: R, ctx: C) => boolean;
+  /** Whether the caller sees every field of every record. Default: nobody. */
+  admin?: (ctx: C) => boolean;
+}
+
+export interface Resource<
+  N extends string,
+  P extends Shape,
+  A extends Shape,
+  O extends Shape,
+  D extends Shape,
+  R = Record<string, unknown>,
+  C = unknown,
+> {
   readonly name: N;
   /** The public view: `public` fields. */
   readonly public: z.ZodObject<P>;
   /** The authenticated view: `public` and `authenticated` fields. */
   readonly authenticated: z.ZodObject<P & A>;
+  /** The owner's view: the authenticated view and `owner` fields. */
+  readonly owner: z.ZodObject<P & A & O>;
   /** The admin view: every field. */
-  readonly admin: z.ZodObject<P & A & D>;
+  readonly admin: z.ZodObject<P & A & O & D>;
+  /**
+   * Each record in the view its caller may see of it (see {@link ResourceOptions}), chosen per
+   * record: at the top of an output, in an object's field or in an array, so per item in lists
+   * (`cursorPage(Note.perRecord)`). OpenAPI documents it as `anyOf` the views; the typed client
+   * types it as their union.
+   */
+  readonly perRecord: z.ZodType<
+    | z.output<z.ZodObject<P>>
+    | z.output<z.ZodObject<P & A>>
+    | z.output<z.ZodObject<P & A & O>>
+    | z.output<z.ZodObject<P & A & O & D>>,
+    | z.input<z.ZodObject<P>>
+    | z.input<z.ZodObject<P & A>>
+    | z.input<z.ZodObject<P & A & O>>
+    | z.input<z.ZodObject<P & A & O & D>>
+  >;
   /** The view of a level. */
-  view(level: Level): z.ZodObject<P> | z.ZodObject<P & A> | z.ZodObject<P & A & D>;
+  view(
+    level: Level,
+  ): z.ZodObject<P> | z.ZodObject<P & A> | z.ZodObject<P & A & O> | z.ZodObject<P & A & O & D>;
   /** The level each field is declared at. */
   readonly fieldLevels: Readonly<Record<string, Level>>;
+  /** The level `ctx`'s caller sees `record` at, as {@link Resource.perRecord} chooses it. */
+  levelOf(record: R, ctx: C): Level;
 }
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+const signedIn = (ctx: unknown) =>
+  typeof ctx === 'object' && ctx !== null && (ctx as { user?: unknown }).user !== undefined;
 
 /**
  * Declares a resource. Each view is registered under `{Name}{Level}` (e.g. `PostPublic`), the
@@ -44,16 +93,28 @@ const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
  * const Post = resource('Post', {
  *   public: { id: z.uuid(), title: z.string() },
  *   authenticated: { content: z.string() },
+ *   owner: { notes: z.string() },
  *   admin: { createdAt: z.date() },
+ * }, {
+ *   owner: (post: PostRow, ctx: Ctx) => post.authorId === ctx.user?.id,
+ *   admin: (ctx: Ctx) => ctx.user?.role === 'admin',
  * });
  * procedure().output(Post.public).query(() => loadPost());
+ * procedure<Ctx>().output(cursorPage(Post.perRecord)).query(listPosts); // each post in its caller's view
  */
 export function resource<
   N extends string,
   P extends Shape,
   A extends Shape = Record<never, never>,
+  O extends Shape = Record<never, never>,
   D extends Shape = Record<never, never>,
->(name: N, fields: ResourceFields<P, A, D>): Resource<N, P, A, D> {
+  R = Record<string, unknown>,
+  C = unknown,
+>(
+  name: N,
+  fields: ResourceFields<P, A, O, D>,
+  options: ResourceOptions<R, C> = {},
+): Resource<N, P, A, O, D, R, C> {
   const fieldLevels: Record<string, Level> = {};
   for (const level of levels) {
     for (const key of Object.keys(fields[level] ?? {})) {
@@ -65,20 +126,49 @@ export function resource<
       fieldLevels[key] = level;
     }
   }
+  const ownerFields = Object.keys(fields.owner ?? {});
+  if (ownerFields.length > 0 && options.owner === undefined)
+    throw new TypeError(
+      `Resource ${name}: owner fields (${ownerFields.join(', ')}) need an owner: resource(name, fields, { owner: (record, ctx) => … })`,
+    );
   const base = capitalize(name);
   const publicShape = fields.public;
   const authenticatedShape = { ...publicShape, ...fields.authenticated } as P & A;
-  const adminShape = { ...authenticatedShape, ...fields.admin } as P & A & D;
+  const ownerShape = { ...authenticatedShape, ...fields.owner } as P & A & O;
+  const adminShape = { ...ownerShape, ...fields.admin } as P & A & O & D;
   const views = {
     public: z.object(publicShape).meta({ id: `${base}Public` }),
     authenticated: z.object(authenticatedShape).meta({ id: `${base}Authenticated` }),
+    owner: z.object(ownerShape).meta({ id: `${base}Owner` }),
     admin: z.object(adminShape).meta({ id: `${base}Admin` }),
   };
+  const { owner, admin } = options;
+  const levelOf = (record: R, ctx: C): Level => {
+    if (admin?.(ctx) === true) return 'admin';
+    if (owner?.(record, ctx) === true) return 'owner';
+    return signedIn(ctx) ? 'authenticated' : 'public';
+  };
+  // A level that adds no field shows what the level below it shows: one view for both.
+  const distinct = levels.filter(
+    (level) => level === 'public' || Object.keys(fields[level] ?? {}).length > 0,
+  );
+  const shownAt = (level: Level): Level =>
+    distinct.filter((candidate) => levelIncludes(level, candidate)).at(-1) ?? 'public';
+  let perRecord: Resource<N, P, A, O, D, R, C>['perRecord'] | undefined;
   return {
     name,
     ...views,
+    // Built on first use: most resources never choose per record.
+    get perRecord() {
+      perRecord ??= recordViewSchema(
+        distinct.map((level) => ({ name: level, schema: views[level] })) as never,
+        (record, ctx) => shownAt(levelOf(record as R, ctx as C)),
+      ) as never;
+      return perRecord as Resource<N, P, A, O, D, R, C>['perRecord'];
+    },
     view: (level) => views[level],
     fieldLevels,
+    levelOf,
   };
 }
 
