@@ -19,7 +19,10 @@ export interface BlogContext extends AuthContext<User>, BaseContext {
 /** Starts a blog procedure. */
 export const blogProcedure = (): ReturnType<typeof procedure<BlogContext>> => startProcedure<BlogContext>();
 
-/** Which posts the caller may see (docs/blog.md). */
+/**
+ * Which posts the caller may see (docs/blog.md), as the database filters them: published posts,
+ * and every post whose owner (`Post`'s rule in resources.ts: its author) or admin the caller is.
+ */
 export function visibilityOf(user: User | undefined): Visibility {
   if (user === undefined) return { kind: 'anonymous' };
   return user.role === 'admin' ? { kind: 'admin' } : { kind: 'user', userId: user.id };

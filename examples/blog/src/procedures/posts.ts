@@ -22,7 +22,7 @@ import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
-import { Attachment, Post, Success } from '../resources.js';
+import { Attachment, mayChange, Post, Success } from '../resources.js';
 import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
@@ -51,8 +51,7 @@ async function ownPost(ctx: BlogContext, id: string): Promise<PostRecord> {
   const user = ctx.user;
   if (user === undefined) throw new ForbiddenError('Guard "author or admin" denied access');
   const post = await visiblePost(ctx, id);
-  if (user.role !== 'admin' && post.authorId !== user.id)
-    throw new ForbiddenError('Guard "author or admin" denied access');
+  if (!mayChange(post, ctx)) throw new ForbiddenError('Guard "author or admin" denied access');
   return post;
 }
 
