@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventStream } from '../core/events.js';
 import { compileSerializer } from '../core/output.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
@@ -58,6 +59,12 @@ const notes = procedures('notes', {
   listNotes: p()
     .output(cursorPage(Note.perRecord))
     .query(() => ({ data: rows, nextCursor: null, prevCursor: '1' })),
+  noteEvents: p()
+    .rest({ method: 'GET', path: '/notes/events' })
+    .output(eventStream(Note.perRecord))
+    .query(async function* () {
+      yield* rows;
+    }),
   getNote: p()
     .input(z.object({ id: z.string() }))
     .output(Note.perRecord)
@@ -130,6 +137,19 @@ describe('views chosen per record', () => {
     const other = await app.inject({ url: '/api/notes/2', headers: { 'x-user': 'ada' } });
     expect(other.json()).toEqual(authenticatedView(rows[1] as NoteRow));
     expect(other.body).not.toContain('never shown');
+  });
+
+  it('chooses per event in a stream of records', async () => {
+    const response = await app.inject({ url: '/api/notes/events', headers: { 'x-user': 'ada' } });
+    const data = response.body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)));
+    expect(data).toEqual([
+      ownerView(rows[0] as NoteRow),
+      authenticatedView(rows[1] as NoteRow),
+      ownerView(rows[2] as NoteRow),
+    ]);
   });
 
   it('answers 500, not a thinner view, when a record lacks a field its view requires', async () => {
