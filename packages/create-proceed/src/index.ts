@@ -13,15 +13,18 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
   version: string;
 };
 
-const usage = `Usage: npm create proceed@latest [directory] [-- --runtime node|bun|deno|workers --proceed SPEC --install]
+const usage = `Usage: npm create proceed@latest [directory] [-- --template app|minimal --runtime node|bun|deno|workers --proceed SPEC --install]
 
-Writes a new Proceed app into [directory] (new, or empty): src/app.ts with a test, a strict
+Writes a new Proceed app into [directory] (new, or empty), with its tests, a strict
 tsconfig.json, the scripts dev, build, start and test, a Dockerfile and a README.
 
 Options:
+      --template NAME  app (default): notes with owners, register/login/refresh/logout/me, on
+                       PostgreSQL or an embedded PGlite through Drizzle, with migrations, a seed
+                       and tests on both databases. minimal: one file, notes in memory
       --runtime NAME   What the app runs on: node (default), bun, deno or workers (Cloudflare
-                       Workers, through Wrangler); its scripts, its Dockerfile (or
-                       wrangler.jsonc) and its serve test follow
+                       Workers, through Wrangler, with --template minimal); its scripts, its
+                       Dockerfile (or wrangler.jsonc) and its serve test follow
       --proceed SPEC   The proceedjs dependency: a version, range or tag (default: ^${version}),
                        a directory, or a packed tarball (proceedjs-x.y.z.tgz)
       --install        Install the dependencies when done
@@ -62,6 +65,7 @@ async function main(args: string[]): Promise<number> {
   const options = {
     proceed: { type: 'string' },
     runtime: { type: 'string' },
+    template: { type: 'string' },
     install: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
@@ -100,6 +104,7 @@ async function main(args: string[]): Promise<number> {
     directory: target,
     ...(values.proceed === undefined ? {} : { proceed: values.proceed }),
     ...(values.runtime === undefined ? {} : { runtime: values.runtime }),
+    ...(values.template === undefined ? {} : { template: values.template }),
   });
   const shown = relative(process.cwd(), app.directory) || '.';
   process.stdout.write(
@@ -118,6 +123,9 @@ async function main(args: string[]): Promise<number> {
     ...(shown === '.' ? [] : [`cd ${quoted}`]),
     ...(values.install === true ? [] : [`${manager} install`]),
     `${run('dev')}      # http://127.0.0.1:3030/api/notes, restarts on every change`,
+    ...(app.template === 'app'
+      ? [`${run('test')}     # on PGlite; TEST_DATABASE_URL=postgres://… for PostgreSQL too`]
+      : []),
   ];
   process.stdout.write(`\nNext:\n${steps.map((step) => `  ${step}`).join('\n')}\n\n`);
   return 0;

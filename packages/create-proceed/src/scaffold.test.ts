@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
-import { dependencyVersions, devDependencyVersions, runtimeVersions } from './versions.js';
+import {
+  appDependencyVersions,
+  appDevDependencyVersions,
+  dependencyVersions,
+  devDependencyVersions,
+  runtimeVersions,
+} from './versions.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'create-proceed-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -29,10 +35,92 @@ interface Manifest {
 }
 
 describe('scaffold', () => {
-  it('writes the app, its test, strict TypeScript settings, a Dockerfile and a README', async () => {
+  it('writes the app template by default: the notes API on a database, its migrations, tests, seed and README', async () => {
     const directory = join(scratch, 'My Notes API');
     const app = await scaffold({ directory, platform: 'linux' });
-    expect(app.name).toBe('my-notes-api');
+    expect(app).toMatchObject({ name: 'my-notes-api', template: 'app' });
+    expect(app.files).toEqual([
+      '.dockerignore',
+      '.gitignore',
+      'Dockerfile',
+      'README.md',
+      'drizzle.config.ts',
+      'drizzle/0000_init.sql',
+      'drizzle/meta/0000_snapshot.json',
+      'drizzle/meta/_journal.json',
+      'package.json',
+      'src/app.ts',
+      'src/auth.ts',
+      'src/context.ts',
+      'src/db.ts',
+      'src/notes.ts',
+      'src/schema.ts',
+      'src/seed.ts',
+      'test/auth.test.ts',
+      'test/client.ts',
+      'test/databases.ts',
+      'test/migrations.test.ts',
+      'test/notes.test.ts',
+      'test/serve.test.ts',
+      'tsconfig.build.json',
+      'tsconfig.json',
+      'vitest.config.ts',
+    ]);
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest).toMatchObject({ name: 'my-notes-api', private: true, type: 'module' });
+    expect(manifest.scripts).toEqual({
+      dev: 'exec proceed dev',
+      build: 'tsc -p tsconfig.build.json',
+      start: 'exec proceed start dist/app.js',
+      test: 'vitest run',
+      typecheck: 'tsc --noEmit',
+      'db:generate': 'drizzle-kit generate',
+      seed: 'tsx src/seed.ts',
+    });
+    expect(manifest.dependencies).toEqual({
+      '@electric-sql/pglite': appDependencyVersions['@electric-sql/pglite'],
+      'drizzle-orm': appDependencyVersions['drizzle-orm'],
+      pg: appDependencyVersions.pg,
+      proceedjs: '^0.1.0',
+      zod: dependencyVersions.zod,
+    });
+    expect(Object.keys(manifest.devDependencies)).toEqual([
+      '@types/node',
+      '@types/pg',
+      'drizzle-kit',
+      'pino-pretty',
+      'tsx',
+      'typescript',
+      'vitest',
+    ]);
+    const tsconfig = JSON.parse(readFileSync(join(directory, 'tsconfig.json'), 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+      include: string[];
+    };
+    expect(tsconfig.compilerOptions).toMatchObject({
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+    });
+    expect(tsconfig.include).toEqual(['src', 'test', 'vitest.config.ts', 'drizzle.config.ts']);
+    const readme = readFileSync(join(directory, 'README.md'), 'utf8');
+    expect(readme).toMatch(/^# my-notes-api\n/);
+    expect(readme).toContain('| `npm start` | runs the compiled app: `proceed start dist/app.js` |');
+    expect(readme).not.toMatch(/\{\{\w+\}\}/);
+    expect(readFileSync(join(directory, '.gitignore'), 'utf8')).toContain('.data/');
+    // The image holds the migrations the app applies at start, and a directory PGlite may write.
+    const dockerfile = readFileSync(join(directory, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(
+      'COPY --from=build /app/drizzle ./drizzle\nRUN mkdir .data && chown node .data\nUSER node\n',
+    );
+    for (const file of app.files)
+      expect(readFileSync(join(directory, file), 'utf8'), file).not.toMatch(/\{\{(?!runtime)\w+\}\}/);
+  });
+
+  it('writes the minimal template: the README tour as src/app.ts, its test, and nothing of a database', async () => {
+    const directory = join(scratch, 'minimal-app');
+    const app = await scaffold({ directory, platform: 'linux', template: 'minimal' });
+    expect(app).toMatchObject({ name: 'minimal-app', template: 'minimal' });
     expect(app.files).toEqual([
       '.dockerignore',
       '.gitignore',
@@ -47,7 +135,6 @@ describe('scaffold', () => {
       'vitest.config.ts',
     ]);
     const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
-    expect(manifest).toMatchObject({ name: 'my-notes-api', private: true, type: 'module' });
     expect(manifest.scripts).toEqual({
       dev: 'exec proceed dev',
       build: 'tsc -p tsconfig.build.json',
@@ -56,14 +143,13 @@ describe('scaffold', () => {
       typecheck: 'tsc --noEmit',
     });
     expect(manifest.dependencies).toEqual({ proceedjs: '^0.1.0', zod: dependencyVersions.zod });
-    expect(Object.keys(manifest.devDependencies).sort()).toEqual([
+    expect(Object.keys(manifest.devDependencies)).toEqual([
       '@types/node',
       'pino-pretty',
       'tsx',
       'typescript',
       'vitest',
     ]);
-
     const tsconfig = JSON.parse(readFileSync(join(directory, 'tsconfig.json'), 'utf8')) as {
       compilerOptions: Record<string, unknown>;
     };
@@ -74,11 +160,26 @@ describe('scaffold', () => {
       module: 'NodeNext',
       outDir: 'dist',
     });
-    expect(readFileSync(join(directory, 'README.md'), 'utf8')).toMatch(/^# my-notes-api\n/);
-    expect(readFileSync(join(directory, '.gitignore'), 'utf8')).toContain('node_modules/');
-    expect(readFileSync(join(directory, 'Dockerfile'), 'utf8')).toContain(
-      'CMD ["node_modules/.bin/proceed", "start", "dist/app.js"]',
+    expect(readFileSync(join(directory, 'src/app.ts'), 'utf8')).toBe(
+      read('packages/create-proceed/template/src/app.ts'),
     );
+    expect(readFileSync(join(directory, 'README.md'), 'utf8')).toMatch(/^# minimal-app\n/);
+    expect(readFileSync(join(directory, '.gitignore'), 'utf8')).toContain('node_modules/');
+    const dockerfile = readFileSync(join(directory, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain('COPY --from=build /app/dist ./dist\nUSER node\n');
+    expect(dockerfile).toContain('CMD ["node_modules/.bin/proceed", "start", "dist/app.js"]');
+    // The same template asked for by name.
+    const named = await scaffold({ directory: join(scratch, 'named-app'), template: 'app' });
+    expect(named.template).toBe('app');
+  });
+
+  it('refuses an unknown template, naming the two there are, without writing anything', async () => {
+    const directory = join(scratch, 'on-rails');
+    await expect(scaffold({ directory, template: 'rails' })).rejects.toThrow(ScaffoldError);
+    await expect(scaffold({ directory, template: 'rails' })).rejects.toThrow(
+      '--template rails: choose app (notes with auth on a database, the default) or minimal (one file, in memory)',
+    );
+    expect(existsSync(directory)).toBe(false);
   });
 
   it('starts without exec on Windows, whose shell has none', async () => {
@@ -151,8 +252,14 @@ describe('scaffold --runtime', () => {
       'CMD ["bun", "node_modules/proceedjs/bin/proceed.js", "start", "dist/app.js"]',
     );
     expect(dockerfile).not.toContain('{{');
-    expect(readFileSync(join(directory, 'src/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
+    expect(readFileSync(join(directory, 'test/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
     expect(readFileSync(join(directory, 'README.md'), 'utf8')).toContain(
+      'runs the compiled app: `bun node_modules/proceedjs/bin/proceed.js start dist/app.js`',
+    );
+    const minimal = join(scratch, 'minimal-on-bun');
+    await scaffold({ directory: minimal, platform: 'linux', runtime: 'bun', template: 'minimal' });
+    expect(readFileSync(join(minimal, 'src/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
+    expect(readFileSync(join(minimal, 'README.md'), 'utf8')).toContain(
       'runs the compiled app on bun: `bun node_modules/proceedjs/bin/proceed.js start dist/app.js`',
     );
   });
@@ -175,7 +282,12 @@ describe('scaffold --runtime', () => {
 
   it('writes a Worker, its wrangler.jsonc and Wrangler scripts for Workers, and no Dockerfile', async () => {
     const directory = join(scratch, 'on-workers');
-    const { files } = await scaffold({ directory, platform: 'linux', runtime: 'workers' });
+    const { files } = await scaffold({
+      directory,
+      platform: 'linux',
+      runtime: 'workers',
+      template: 'minimal',
+    });
     expect(files).toContain('src/worker.ts');
     expect(files).toContain('wrangler.jsonc');
     expect(files).not.toContain('Dockerfile');
@@ -206,6 +318,14 @@ describe('scaffold --runtime', () => {
     );
     expect(existsSync(join(scratch, 'on-lambda'))).toBe(false);
   });
+
+  it('refuses a Worker of the app template, which needs a database a Worker cannot open', async () => {
+    const directory = join(scratch, 'app-on-workers');
+    await expect(scaffold({ directory, runtime: 'workers' })).rejects.toThrow(
+      '--runtime workers: the app template keeps its data in PostgreSQL or an embedded PGlite, which a Worker cannot open; add --template minimal for a Worker',
+    );
+    expect(existsSync(directory)).toBe(false);
+  });
 });
 
 describe('the template', () => {
@@ -225,5 +345,24 @@ describe('the template', () => {
     for (const [name, version] of Object.entries(all)) {
       expect(`${name}@${version}`).toBe(`${name}@${root.devDependencies[name]}`);
     }
+    // The app template's database packages are the blog's; its types of pg, the repository's.
+    const blog = JSON.parse(read('examples/blog/package.json')) as { dependencies: Record<string, string> };
+    for (const [name, version] of Object.entries(appDependencyVersions))
+      expect(`${name}@${version}`).toBe(`${name}@${blog.dependencies[name]}`);
+    expect(appDevDependencyVersions['@types/pg']).toBe(root.devDependencies['@types/pg']);
+  });
+
+  it('has the migrations drizzle-kit made from its schema, one journal entry per SQL file', () => {
+    const journal = JSON.parse(read('packages/create-proceed/template/app/drizzle/meta/_journal.json')) as {
+      entries: { tag: string }[];
+    };
+    const sql = readdirSync(new URL('packages/create-proceed/template/app/drizzle/', repository))
+      .filter((file) => file.endsWith('.sql'))
+      .sort();
+    expect(journal.entries.map((entry) => `${entry.tag}.sql`)).toEqual(sql);
+    for (const table of ['users', 'notes'])
+      expect(read(`packages/create-proceed/template/app/drizzle/${sql[0]}`)).toContain(
+        `CREATE TABLE "${table}"`,
+      );
   });
 });

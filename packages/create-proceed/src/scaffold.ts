@@ -1,13 +1,23 @@
 /**
- * Writes a new Proceed app into a directory: the files of `template/` (with `gitignore` and
- * `dockerignore` renamed to their dotted names, which npm would drop from a package), a README
- * naming the app, and a package.json with its scripts and dependencies.
+ * Writes a new Proceed app into a directory from one of two templates, and a package.json with
+ * its scripts and dependencies:
+ * - `app` (the default): notes with an owner, auth, PostgreSQL or PGlite through Drizzle,
+ *   migrations and tests; its own files are in `template/app/`;
+ * - `minimal`: the README's in-memory tour; its own files are in `template/` itself.
+ * Both take the rest of `template/` (the tsconfig, the Dockerfile, …), with `gitignore` and
+ * `dockerignore` renamed to their dotted names, which npm would drop from a package.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dependencyVersions, devDependencyVersions, runtimeVersions } from './versions.js';
+import {
+  appDependencyVersions,
+  appDevDependencyVersions,
+  dependencyVersions,
+  devDependencyVersions,
+  runtimeVersions,
+} from './versions.js';
 
 /** A mistake the person running the scaffolder can fix; printed without a stack. */
 export class ScaffoldError extends Error {
@@ -34,17 +44,44 @@ export interface ScaffoldOptions {
    * docs/deployment.md, "Fetch runtimes").
    */
   runtime?: string;
+  /** `app` (default): the notes API on a database; `minimal`: the in-memory tour. */
+  template?: string;
 }
+
+export const templates = ['app', 'minimal'] as const;
+export type Template = (typeof templates)[number];
 
 export const runtimes = ['node', 'bun', 'deno', 'workers'] as const;
 export type Runtime = (typeof runtimes)[number];
 
-/** The runtime asked for, or a ScaffoldError that says what there is. */
-export function checkRuntime(given: string | undefined): Runtime {
-  if (given === undefined) return 'node';
-  if ((runtimes as readonly string[]).includes(given)) return given as Runtime;
-  throw new ScaffoldError(`--runtime ${given}: choose node, bun, deno or workers`);
+/** The template asked for, or a ScaffoldError that says what there is. */
+export function checkTemplate(given: string | undefined): Template {
+  if (given === undefined) return 'app';
+  if ((templates as readonly string[]).includes(given)) return given as Template;
+  throw new ScaffoldError(
+    `--template ${given}: choose app (notes with auth on a database, the default) or minimal (one file, in memory)`,
+  );
 }
+
+/** The runtime asked for, or a ScaffoldError that says what there is. */
+export function checkRuntime(given: string | undefined, template: Template = 'minimal'): Runtime {
+  if (given === undefined) return 'node';
+  if (!(runtimes as readonly string[]).includes(given))
+    throw new ScaffoldError(`--runtime ${given}: choose node, bun, deno or workers`);
+  if (given === 'workers' && template === 'app')
+    throw new ScaffoldError(
+      '--runtime workers: the app template keeps its data in PostgreSQL or an embedded PGlite, which a Worker cannot open; add --template minimal for a Worker',
+    );
+  return given as Runtime;
+}
+
+/**
+ * Whether a file of `template/` is the minimal template's own; the app template has its own
+ * `src/`, README and so on in `template/app/`, and takes the rest (a file of the same name there
+ * wins).
+ */
+const minimalOwn = (file: string) =>
+  file.startsWith('src/') || file === 'README.md' || file === 'wrangler.jsonc';
 
 /** The npm package each runtime other than Node.js comes from. */
 const runtimePackage = { bun: 'bun', deno: 'deno', workers: 'wrangler' } as const;
@@ -96,6 +133,7 @@ const quietInstalls: Record<Runtime, Record<string, boolean>> = {
 
 export interface Scaffolded {
   directory: string;
+  template: Template;
   /** The package name, from the directory's name. */
   name: string;
   /** The files written, relative to `directory`. */
@@ -145,10 +183,35 @@ function templateFiles(directory = templateDirectory, prefix = ''): string[] {
   );
 }
 
-function manifest(name: string, proceed: string, platform: NodeJS.Platform, runtime: Runtime): string {
+/** The object with its keys in order, as npm writes dependencies. */
+const sorted = (versions: Record<string, string>) =>
+  Object.fromEntries(Object.entries(versions).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+/** The files of a template: where each is read from in `template/`, and where it goes in the app. */
+function filesOf(template: Template): { from: string; to: string }[] {
+  const all = templateFiles();
+  if (template === 'minimal')
+    return all.filter((file) => !file.startsWith('app/')).map((file) => ({ from: file, to: file }));
+  const own = all.filter((file) => file.startsWith('app/')).map((file) => file.slice('app/'.length));
+  return [
+    ...all
+      .filter((file) => !file.startsWith('app/') && !minimalOwn(file) && !own.includes(file))
+      .map((file) => ({ from: file, to: file })),
+    ...own.map((file) => ({ from: `app/${file}`, to: file })),
+  ];
+}
+
+function manifest(
+  name: string,
+  proceed: string,
+  platform: NodeJS.Platform,
+  runtime: Runtime,
+  template: Template,
+): string {
   // exec: the shell npm runs scripts in gives way to node, so a SIGTERM sent to npm reaches the
   // server. Windows' shell has no exec (and no SIGTERM to pass on).
   const exec = platform === 'win32' ? '' : 'exec ';
+  const app = template === 'app';
   return `${JSON.stringify(
     {
       name,
@@ -161,14 +224,21 @@ function manifest(name: string, proceed: string, platform: NodeJS.Platform, runt
         ...runtimeScripts(runtime, exec),
         test: 'vitest run',
         typecheck: 'tsc --noEmit',
+        // The SQL migration of what changed in src/schema.ts, into drizzle/.
+        ...(app ? { 'db:generate': 'drizzle-kit generate', seed: 'tsx src/seed.ts' } : {}),
       },
-      dependencies: { proceedjs: proceed, ...dependencyVersions },
-      devDependencies: {
+      dependencies: sorted({
+        proceedjs: proceed,
+        ...dependencyVersions,
+        ...(app ? appDependencyVersions : {}),
+      }),
+      devDependencies: sorted({
         ...devDependencyVersions,
+        ...(app ? appDevDependencyVersions : {}),
         ...(runtime === 'node'
           ? {}
           : { [runtimePackage[runtime]]: runtimeVersions[runtimePackage[runtime]] }),
-      },
+      }),
       // esbuild (under tsx) works from its platform package; its postinstall only checks it.
       // Bun and Deno fetch their binary for this platform when they install.
       allowScripts: { esbuild: false, ...quietInstalls[runtime] },
@@ -246,11 +316,26 @@ function readmeParts(runtime: Runtime): { commands: string; layout: string; prod
   };
 }
 
-/** A template file with the app's name and runtime filled in. */
-function filled(text: string, { name, runtime }: { name: string; runtime: Runtime }): string {
+/**
+ * What the app template's image has besides the compiled app: its migrations, and a directory for
+ * the embedded database that the server's user may write to.
+ */
+const appImageFiles = (user: string) =>
+  ['COPY --from=build /app/drizzle ./drizzle', `RUN mkdir .data && chown ${user} .data`, ''].join('\n');
+
+/** A template file with the app's name, runtime and template filled in. */
+function filled(
+  text: string,
+  { name, runtime, template }: { name: string; runtime: Runtime; template: Template },
+): string {
   const docker = runtime === 'workers' ? undefined : images[runtime];
   const readme = readmeParts(runtime);
   return text
+    .replaceAll(
+      '{{appImageFiles}}',
+      template === 'app' && docker !== undefined ? appImageFiles(docker.user) : '',
+    )
+    .replaceAll('{{start}}', runtime === 'workers' ? '' : runs[runtime]('start dist/app.js'))
     .replaceAll('{{commands}}', readme.commands)
     .replaceAll('{{layout}}', readme.layout)
     .replaceAll('{{production}}', readme.production)
@@ -278,7 +363,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
       throw new ScaffoldError(`${shown} is not empty: choose a new directory for the app`);
     }
   }
-  const runtime = checkRuntime(options.runtime);
+  const template = checkTemplate(options.template);
+  const runtime = checkRuntime(options.runtime, template);
   const proceed = proceedDependency(options.proceed);
   const name = packageName(basename(directory));
   const written: string[] = [];
@@ -289,11 +375,14 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
     written.push(file);
   };
 
-  for (const file of templateFiles()) {
-    if (onlyFor[file]?.includes(runtime) === false) continue;
-    const text = await readFile(join(templateDirectory, file), 'utf8');
-    await write(renamed[file] ?? file, filled(text, { name, runtime }));
+  for (const { from, to } of filesOf(template)) {
+    if (onlyFor[to]?.includes(runtime) === false) continue;
+    const text = await readFile(join(templateDirectory, from), 'utf8');
+    await write(renamed[to] ?? to, filled(text, { name, runtime, template }));
   }
-  await write('package.json', manifest(name, proceed, options.platform ?? process.platform, runtime));
-  return { directory, name, files: written.sort() };
+  await write(
+    'package.json',
+    manifest(name, proceed, options.platform ?? process.platform, runtime, template),
+  );
+  return { directory, template, name, files: written.sort() };
 }

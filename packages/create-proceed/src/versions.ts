@@ -1,6 +1,6 @@
 /**
  * The versions a new app starts with: those Proceed itself is built and tested with. A test in
- * the Proceed repository keeps them in step with its own package.json.
+ * the Proceed repository keeps them in step with its own package.json (and the blog example's).
  */
 export const dependencyVersions = { zod: '^4.6.7' } as const;
 
@@ -11,6 +11,19 @@ export const devDependencyVersions = {
   typescript: '^5.9.3',
   vitest: '^4.1.12',
 } as const;
+
+/** What the app template (the default) adds: its database, as the blog example has it. */
+export const appDependencyVersions = {
+  '@electric-sql/pglite': '^0.5.16',
+  'drizzle-orm': '^0.45.4',
+  pg: '^8.23.1',
+} as const;
+
+/**
+ * The app template's development tools. drizzle-kit writes migrations from the schema; Proceed's
+ * repository does not use it, so its version is the one the template's migrations were made with.
+ */
+export const appDevDependencyVersions = { '@types/pg': '^8.23.1', 'drizzle-kit': '^0.31.11' } as const;
 
 /**
  * The runtimes an app can be scaffolded for besides Node.js, from their npm packages: Bun, Deno,

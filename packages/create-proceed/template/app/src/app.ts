@@ -1,0 +1,100 @@
+/**
+ * The app. `npm run dev`, `npm start` and the CLI's `routes`, `openapi` and `manifest` call this
+ * module's default export; the tests call {@link buildApp}.
+ */
+import { randomBytes } from 'node:crypto';
+import { type App, createApp, type EntryContext, ProceedConfigError } from 'proceedjs';
+import {
+  authPlugin,
+  MemoryRevocationStore,
+  PostgresRevocationStore,
+  rateLimitFromEnv,
+  resolveSecret,
+  TokenService,
+} from 'proceedjs/auth';
+import { docsPlugin } from 'proceedjs/openapi';
+import { z } from 'zod';
+import { auth, authRateLimit } from './auth.js';
+import type { AppContext, SignedInUser } from './context.js';
+import { type Database, isPostgres, openDatabase } from './db.js';
+import { notesProcedures } from './notes.js';
+
+/** Every collection the app serves: the typed client's `typeof api` (proceedjs/client). */
+export const api = [auth, notesProcedures] as const;
+
+export interface AppOptions {
+  /** Default: `DATABASE_URL`, else PGlite in `.data/db` (src/db.ts). */
+  databaseUrl?: string;
+  /** A database opened by the caller (the tests), who closes it; instead of `databaseUrl`. */
+  database?: Database;
+  /** Only read the app (routes, OpenAPI): open no database, sign nothing. */
+  inspect?: boolean;
+  /** How many processes serve the app (`proceed start --workers N`). */
+  workers?: number;
+}
+
+export default function main(entry?: EntryContext): Promise<App<AppContext>> {
+  return buildApp({ inspect: entry?.serve === false, workers: entry?.workers ?? 1 });
+}
+
+/**
+ * Builds the app: opens and migrates the database, then wires auth, the routes and the docs.
+ *
+ * @example
+ * const app = await buildApp({ databaseUrl: 'memory://' });
+ */
+export async function buildApp(options: AppOptions = {}): Promise<App<AppContext>> {
+  let database: Database | undefined;
+  let services: Pick<AppContext, 'db' | 'tokens'> | undefined;
+  const app = createApp<AppContext>({
+    // AUTH_RATE_LIMIT changes how many sign-in attempts a client may make a minute (default 10).
+    rateLimit: { limits: { [authRateLimit.name]: { max: rateLimitFromEnv() } } },
+    // GET /api/health answers 503 while the database does not.
+    health: { check: async () => (await database?.sql.query('SELECT 1')) !== undefined },
+    context: () => {
+      if (services === undefined) throw new Error('This app was built to be read, not to serve');
+      return services;
+    },
+  });
+  app.mount(api);
+  await app.register(docsPlugin, {
+    routePrefix: '/api/docs',
+    openapi: { info: { title: 'Notes API', version: '0.1.0' } },
+  });
+
+  if (options.inspect === true) {
+    // proceed routes / openapi / manifest: no database, no secret; this app serves nothing.
+    const tokens = new TokenService({
+      secret: randomBytes(32).toString('hex'),
+      store: new MemoryRevocationStore(),
+    });
+    await app.register(authPlugin, { tokens, userLoader: () => undefined });
+    return app;
+  }
+
+  const workers = options.workers ?? 1;
+  if (
+    workers > 1 &&
+    options.database === undefined &&
+    !isPostgres(options.databaseUrl ?? process.env.DATABASE_URL)
+  )
+    throw new ProceedConfigError(
+      '--workers needs PostgreSQL (DATABASE_URL=postgres://…): PGlite is one process',
+    );
+  // JWT_SECRET: required in production; in development a random one, with a warning.
+  const secret = resolveSecret({ workers, logger: app.log });
+  const opened = options.database ?? (await openDatabase(options.databaseUrl));
+  database = opened;
+  if (options.database === undefined) app.onClose(() => opened.close());
+  // Logouts and used refresh tokens, kept in the same database (table proceed_revocations).
+  const store = new PostgresRevocationStore(opened.sql);
+  await store.ensureSchema();
+  const tokens = new TokenService({ secret, store, userId: z.uuid() });
+  services = { db: opened.db, tokens };
+  await app.register(authPlugin, {
+    tokens,
+    // The signed-in user and whether the token was revoked, in one query per request.
+    userLoader: store.userLoader<SignedInUser>('SELECT id, email, name, role FROM users WHERE id = $1'),
+  });
+  return app;
+}
