@@ -73,6 +73,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
       './config',
       './metrics',
       './idempotency',
+      './tanstack-query',
     ]);
     for (const [, target] of entries) {
       if (typeof target === 'string') throw new Error(`${target}: every export has types and default`);
