@@ -1,27 +1,56 @@
 /**
  * A new user's first ten minutes, from packed tarballs as the registry would serve them:
  * `npm create proceed` (here `npm exec` of the create-proceed tarball), `npm install`,
- * `npm run build`, `npm test`, then production: dev dependencies pruned (no TypeScript, no tsx),
- * `npm start`, the health route and the first procedure over HTTP, SIGTERM, exit 0.
+ * `npm test`, `npm run build`, then production: dev dependencies pruned (no TypeScript, no tsx),
+ * `npm start`, the API over HTTP, SIGTERM, exit 0. The default template (notes on a database)
+ * also runs its tests on PostgreSQL, is read by the CLI with no database, is driven through the
+ * typed client, and starts twice on one PostgreSQL. Each step's time is printed.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createClient, type RouteManifest } from 'proceedjs/client';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { api } from '../packages/create-proceed/template/app/src/app.js';
 import { pack } from './packages.js';
+import { createScratchDatabase } from './postgres.js';
 import { freePort, launch, runToEnd } from './processes.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-scaffold-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs a command in the app and fails with its output unless it exits 0. */
-async function succeed(cwd: string, command: string, args: string[]): Promise<string> {
-  const result = await runToEnd(command, args, { cwd });
+async function succeed(
+  cwd: string,
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
+  const result = await runToEnd(command, args, { cwd, env });
   const output = `${result.stdout}\n${result.stderr}`;
   if (result.code !== 0)
     throw new Error(`${command} ${args.join(' ')} exited with ${result.code}:\n${output}`);
   return output;
+}
+
+/** How long each step takes, printed once the test has measured them all. */
+function stopwatch() {
+  const times: [string, number][] = [];
+  return {
+    async time<T>(step: string, work: () => Promise<T>): Promise<T> {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        times.push([step, (performance.now() - started) / 1000]);
+      }
+    },
+    print(what: string): void {
+      console.log(`${what}:\n${times.map(([step, s]) => `  ${step}: ${s.toFixed(1)} s`).join('\n')}`);
+    },
+  };
 }
 
 /** The two tarballs, packed once for every test of the file. */
@@ -52,28 +81,219 @@ async function create(name: string, ...options: string[]): Promise<{ app: string
   return { app: join(scratch, name), output };
 }
 
+/** A JWT secret long enough for production. */
+const secret = { JWT_SECRET: 'a-secret-of-at-least-32-bytes-for-the-tests' };
+
 describe('npm create proceed, from the packed tarballs', () => {
-  it('scaffolds an app that installs, builds, passes its test and serves in production', {
-    timeout: 300_000,
+  it('scaffolds the app template: it installs, passes its tests on PGlite and PostgreSQL, is read with no database, serves in production, and two instances on one PostgreSQL migrate once', {
+    timeout: 900_000,
   }, async () => {
-    const [framework] = await packed();
-    const { app, output: created } = await create('my-app');
-    expect(created).toContain('Created my-app in my-app:');
-    expect(created).toContain('npm run dev');
+    const postgresUrl = inject('postgresUrl');
+    const clock = stopwatch();
+    const [framework] = await clock.time('pack both tarballs', () => packed());
+    const { app, output: created } = await clock.time('scaffold', () => create('my-api'));
+    expect(created).toContain('Created my-api in my-api:');
+    expect(created).toContain('src/notes.ts');
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
     expect(manifest.dependencies.proceedjs).toBe(`file:${framework.tarball}`);
 
-    const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+    const installed = await clock.time('npm install', () =>
+      succeed(app, 'npm', ['install', '--no-audit', '--no-fund']),
+    );
     // Every package it pulled in supports the Node.js Proceed supports.
     expect(installed).not.toContain('EBADENGINE');
 
-    await succeed(app, 'npm', ['run', 'build']);
+    // Its tests on PGlite alone (the PostgreSQL ones skipped, saying why), then on both.
+    const onPglite = stripVTControlCharacters(
+      await clock.time('npm test (PGlite)', () => succeed(app, 'npm', ['test'], { TEST_DATABASE_URL: '' })),
+    );
+    expect(onPglite).toMatch(/Tests\s+\d+ passed \| \d+ skipped/);
+    if (postgresUrl !== null) {
+      const onBoth = stripVTControlCharacters(
+        await clock.time('npm test (PGlite and PostgreSQL)', () =>
+          succeed(app, 'npm', ['test'], { TEST_DATABASE_URL: postgresUrl, CI: 'true' }),
+        ),
+      );
+      expect(onBoth).toMatch(/Tests\s+\d+ passed \(\d+\)/);
+      expect(onBoth).not.toContain('skipped');
+      expect(onBoth).toContain('are applied once when two instances start at the same time');
+    }
+    await clock.time('npm run typecheck', () => succeed(app, 'npm', ['run', 'typecheck']));
+
+    // The CLI reads the app in production with no database to reach and no secret.
+    const nothing = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing', NODE_ENV: 'production' };
+    const routes = await clock.time('npx proceed routes', () =>
+      succeed(app, 'npx', ['proceed', 'routes'], nothing),
+    );
+    for (const route of [
+      'POST /api/auth/register',
+      'GET /api/auth/me',
+      'GET /api/notes',
+      'DELETE /api/notes/:id',
+    ])
+      expect(routes).toMatch(new RegExp(route.replace(' ', '\\s+')));
+    const openapi = JSON.parse(await succeed(app, 'npx', ['proceed', 'openapi'], nothing)) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(openapi.paths)).toContain('/api/notes/{id}');
+    const routeManifest = JSON.parse(
+      await succeed(app, 'npx', ['proceed', 'manifest'], nothing),
+    ) as RouteManifest;
+    expect(existsSync(join(app, '.data'))).toBe(false);
+
+    // The seed, into the embedded database in .data/db; a second run changes nothing.
+    const seeded = await clock.time('npm run seed', () =>
+      succeed(app, 'npm', ['run', 'seed'], { SEED_PASSWORD: 'seeded password' }),
+    );
+    expect(seeded).toContain(
+      'Sign in as admin@example.com or ada@example.com with the password seeded password',
+    );
+    expect(await succeed(app, 'npm', ['run', 'seed'])).toContain('The database is seeded already');
+
+    await clock.time('npm run build', () => succeed(app, 'npm', ['run', 'build']));
+    expect(existsSync(join(app, 'dist/app.js'))).toBe(true);
+    await succeed(app, 'npm', ['prune', '--omit=dev', '--no-audit', '--no-fund']);
+    for (const dev of ['typescript', 'tsx', 'vitest', 'drizzle-kit'])
+      expect(existsSync(join(app, 'node_modules', dev))).toBe(false);
+
+    // npm start as a new user would: the embedded database the seed filled.
+    const port = await freePort();
+    const server = launch('npm', ['start'], {
+      cwd: app,
+      env: { PORT: String(port), NODE_ENV: 'production', ...secret },
+    });
+    await clock.time('npm start (until listening)', () =>
+      server.waitFor(`Server listening at http://127.0.0.1:${port}`),
+    );
+    const origin = `http://127.0.0.1:${port}`;
+    expect(await (await fetch(`${origin}/api/health`)).json()).toEqual({ status: 'ok' });
+    const client = (token?: string) =>
+      createClient<typeof api>({
+        baseUrl: origin,
+        routes: routeManifest,
+        ...(token === undefined ? {} : { token }),
+      });
+
+    const session = await client().auth.register({
+      email: 'grace@example.com',
+      password: 'correct horse',
+      name: 'Grace',
+    });
+    const login = await client().auth.login({ email: 'grace@example.com', password: 'correct horse' });
+    expect(login.user).toEqual(session.user);
+    const grace = client(login.accessToken);
+    expect(await grace.auth.me()).toEqual(session.user);
+    const note = await grace.notes.createNote({
+      title: 'From a tarball',
+      body: 'It works.',
+      isPrivate: true,
+    });
+    expect(await grace.notes.getNote({ id: note.id })).toMatchObject({
+      title: 'From a tarball',
+      isPrivate: true,
+    });
+    expect(await grace.notes.updateNote({ id: note.id, data: { isPrivate: false } })).toMatchObject({
+      isPrivate: false,
+    });
+    // Grace's note and the seed's public one, newest first; not the seed's private one.
+    const titles = async (token?: string) =>
+      (await client(token).notes.listNotes()).data.map((listed) => listed.title);
+    expect(await titles()).toEqual(['From a tarball', 'Welcome']);
+    const admin = await client().auth.login({ email: 'admin@example.com', password: 'seeded password' });
+    expect(await titles(admin.accessToken)).toEqual(['From a tarball', 'Diary', 'Welcome']);
+    expect(await grace.notes.deleteNote({ id: note.id })).toEqual({ success: true });
+    const refreshed = await client().auth.refresh({ refreshToken: login.refreshToken });
+    await client(refreshed.accessToken).auth.logout();
+    await expect(client(refreshed.accessToken).auth.me()).rejects.toMatchObject({ status: 401 });
+
+    process.kill(server.pid, 'SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    if (postgresUrl !== null) {
+      // Two instances started together on one new database: one applies the migrations while
+      // the other waits for its lock, and both serve the same accounts.
+      const database = await createScratchDatabase(postgresUrl, 'scaffold_app');
+      try {
+        const ports = [await freePort(), await freePort()];
+        const instances = ports.map((instancePort) =>
+          launch('npm', ['start'], {
+            cwd: app,
+            env: {
+              PORT: String(instancePort),
+              NODE_ENV: 'production',
+              DATABASE_URL: database.url,
+              ...secret,
+            },
+          }),
+        );
+        await clock.time('two instances on one PostgreSQL (until both listen)', () =>
+          Promise.all(
+            instances.map((instance, i) =>
+              instance.waitFor(`Server listening at http://127.0.0.1:${ports[i]}`),
+            ),
+          ),
+        );
+        const journal = JSON.parse(readFileSync(join(app, 'drizzle/meta/_journal.json'), 'utf8')) as {
+          entries: unknown[];
+        };
+        const sql = new pg.Client({ connectionString: database.url });
+        await sql.connect();
+        try {
+          const applied = await sql.query('SELECT hash FROM drizzle.__drizzle_migrations');
+          expect(applied.rowCount).toBe(journal.entries.length);
+        } finally {
+          await sql.end();
+        }
+        const [first, second] = ports.map((instancePort) => `http://127.0.0.1:${instancePort}`);
+        const signedUp = await createClient<typeof api>({
+          baseUrl: `${first}`,
+          routes: routeManifest,
+        }).auth.register({ email: 'twice@example.com', password: 'correct horse', name: 'Twice' });
+        const elsewhere = createClient<typeof api>({
+          baseUrl: `${second}`,
+          routes: routeManifest,
+          token: signedUp.accessToken,
+        });
+        expect((await elsewhere.auth.me()).id).toBe(signedUp.user.id);
+        for (const instance of instances) process.kill(instance.pid, 'SIGTERM');
+        for (const instance of instances) expect(await instance.exited).toEqual({ code: 0, signal: null });
+      } finally {
+        await database.drop();
+      }
+    }
+    clock.print('npm create proceed my-api (the app template)');
+  });
+
+  it('scaffolds the minimal template, which installs, builds, passes its test and serves in production', {
+    timeout: 300_000,
+  }, async () => {
+    const clock = stopwatch();
+    const [framework] = await packed();
+    const { app, output: created } = await clock.time('scaffold', () =>
+      create('my-app', '--template', 'minimal'),
+    );
+    expect(created).toContain('Created my-app in my-app:');
+    expect(created).toContain('npm run dev');
+    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies).toEqual({
+      proceedjs: `file:${framework.tarball}`,
+      zod: expect.any(String),
+    });
+
+    const installed = await clock.time('npm install', () =>
+      succeed(app, 'npm', ['install', '--no-audit', '--no-fund']),
+    );
+    expect(installed).not.toContain('EBADENGINE');
+
+    await clock.time('npm run build', () => succeed(app, 'npm', ['run', 'build']));
     expect(existsSync(join(app, 'dist/app.js'))).toBe(true);
     expect(existsSync(join(app, 'dist/app.test.js'))).toBe(false);
 
-    const tested = await succeed(app, 'npm', ['test']);
+    const tested = await clock.time('npm test', () => succeed(app, 'npm', ['test']));
     expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+3 passed/);
 
     await succeed(app, 'npm', ['prune', '--omit=dev', '--no-audit', '--no-fund']);
@@ -91,7 +311,9 @@ describe('npm create proceed, from the packed tarballs', () => {
       cwd: app,
       env: { PORT: String(port), NODE_ENV: 'production' },
     });
-    await server.waitFor(`Server listening at http://127.0.0.1:${port}`);
+    await clock.time('npm start (until listening)', () =>
+      server.waitFor(`Server listening at http://127.0.0.1:${port}`),
+    );
     const origin = `http://127.0.0.1:${port}`;
     const health = await fetch(`${origin}/api/health`);
     expect(health.status).toBe(200);
@@ -109,12 +331,13 @@ describe('npm create proceed, from the packed tarballs', () => {
 
     process.kill(server.pid, 'SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
+    clock.print('npm create proceed my-app -- --template minimal');
   });
 
-  it('scaffolds a Cloudflare Worker that passes its tests, serving under wrangler dev, and bundles for deploy', {
+  it('scaffolds a Cloudflare Worker (minimal template) that passes its tests, serving under wrangler dev, and bundles for deploy', {
     timeout: 300_000,
   }, async () => {
-    const { app } = await create('on-workers', '--runtime', 'workers');
+    const { app } = await create('on-workers', '--runtime', 'workers', '--template', 'minimal');
     const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
     expect(installed).not.toContain('EBADENGINE');
     // Its serve test runs the Worker on workerd under wrangler dev, over a socket.
@@ -127,24 +350,43 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(existsSync(join(app, 'dist/worker.js'))).toBe(true);
   });
 
+  it('refuses a Worker of the app template, saying to add --template minimal', {
+    timeout: 120_000,
+  }, async () => {
+    const [framework, scaffolder] = await packed();
+    const refused = await runToEnd(
+      'npm',
+      ['exec', '--yes', `--package=${scaffolder.tarball}`, '--', 'create-proceed', 'app-on-workers'].concat([
+        '--runtime',
+        'workers',
+        '--proceed',
+        framework.tarball,
+      ]),
+      { cwd: scratch },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('add --template minimal for a Worker');
+    expect(existsSync(join(scratch, 'app-on-workers'))).toBe(false);
+  });
+
   it.each(['bun', 'deno'])(
-    'scaffolds an app for %s that passes its tests there and serves on it',
+    'scaffolds the app template for %s, which passes its tests there and serves on it',
     {
-      timeout: 300_000,
+      timeout: 600_000,
     },
     async (runtime) => {
       const { app } = await create(`on-${runtime}`, '--runtime', runtime);
       await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
       // Its serve test runs the app on the runtime, from the runtime's npm package.
-      const tested = await succeed(app, 'npm', ['test']);
-      expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+3 passed/);
-      expect(stripVTControlCharacters(tested)).toContain(`listens on ${runtime}, answers over HTTP`);
+      const tested = stripVTControlCharacters(await succeed(app, 'npm', ['test'], { TEST_DATABASE_URL: '' }));
+      expect(tested).toMatch(/Tests\s+\d+ passed/);
+      expect(tested).toContain(`the app on ${runtime}`);
 
       await succeed(app, 'npm', ['run', 'build']);
       const port = await freePort();
       const server = launch('npm', ['start'], {
         cwd: app,
-        env: { PORT: String(port), NODE_ENV: 'production' },
+        env: { PORT: String(port), NODE_ENV: 'production', DATABASE_URL: 'memory://', ...secret },
       });
       await server.waitFor(
         `Server listening at http://127.0.0.1:${port} (${runtime === 'bun' ? 'Bun' : 'Deno'}, app.fetch)`,
