@@ -136,8 +136,13 @@ describe('npm create proceed, from the packed tarballs', () => {
       expect(routes).toMatch(new RegExp(route.replace(' ', '\\s+')));
     const openapi = JSON.parse(await succeed(app, 'npx', ['proceed', 'openapi'], nothing)) as {
       paths: Record<string, unknown>;
+      components: { schemas: Record<string, unknown> };
     };
     expect(Object.keys(openapi.paths)).toContain('/api/notes/{id}');
+    // A note's answer is one of its views, chosen per record.
+    expect(Object.keys(openapi.components.schemas)).toEqual(
+      expect.arrayContaining(['NotePublic', 'NoteOwner', 'NoteAdmin', 'UserAuthenticated']),
+    );
     const routeManifest = JSON.parse(
       await succeed(app, 'npx', ['proceed', 'manifest'], nothing),
     ) as RouteManifest;

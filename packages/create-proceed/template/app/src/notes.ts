@@ -1,6 +1,7 @@
 /**
  * /api/notes: anyone reads the public notes, a signed-in user also their own private ones, an
- * admin every note. Only a note's owner or an admin may change or delete it.
+ * admin every note. Only a note's owner or an admin may change or delete it. Each note is shown
+ * in the view its caller may see of it: more fields to its owner, every field to an admin.
  */
 import { and, asc, desc, eq, gt, lt, or, type SQL } from 'drizzle-orm';
 import { ForbiddenError, type MiddlewareNext, NotFoundError, procedures, step } from 'proceedjs';
@@ -9,23 +10,32 @@ import { cursorInput, cursorPage, keysetClauses, paginateKeyset } from 'proceedj
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { type AppContext, p, type SignedInUser } from './context.js';
-import { notes } from './schema.js';
+import { type Note as NoteRow, notes } from './schema.js';
 
-export const Note = resource('Note', {
-  public: { id: z.uuid(), title: z.string(), body: z.string() },
-  authenticated: { isPrivate: z.boolean(), updatedAt: z.date() },
-  admin: { ownerId: z.uuid(), createdAt: z.date() },
-});
-
-const views = { public: Note.public, authenticated: Note.authenticated, admin: Note.admin };
-const viewOf = (ctx: AppContext) =>
-  ctx.user === undefined ? 'public' : ctx.user.role === 'admin' ? 'admin' : 'authenticated';
+export const Note = resource(
+  'Note',
+  {
+    // Anyone who may read the note.
+    public: { id: z.uuid(), title: z.string(), body: z.string() },
+    // Its owner (and admins).
+    owner: { isPrivate: z.boolean(), updatedAt: z.date() },
+    // Admins only.
+    admin: { ownerId: z.uuid(), createdAt: z.date() },
+  },
+  {
+    owner: (note: NoteRow, ctx: AppContext) => note.ownerId === ctx.user?.id,
+    admin: (ctx: AppContext) => ctx.user?.role === 'admin',
+  },
+);
 
 const title = z.string().trim().min(1).max(200);
 const body = z.string().max(10_000);
 const id = z.object({ id: z.uuid() });
 
-/** The notes a caller may read: the public ones, their own, and every note for an admin. */
+/**
+ * The notes a caller may read: the public ones, their own, and every note for an admin. The same
+ * rule as the `Note` resource's owner and admin, as SQL.
+ */
 function readableBy(user: SignedInUser | undefined): SQL | undefined {
   if (user?.role === 'admin') return undefined;
   const open = eq(notes.isPrivate, false);
@@ -56,7 +66,9 @@ const ownerOrAdmin = step({
   documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
   run: async ({ ctx, input, next }: { ctx: AppContext; input: { id: string }; next: MiddlewareNext }) => {
     const note = await findNote(ctx, input.id);
-    if (ctx.user?.role !== 'admin' && note.ownerId !== ctx.user?.id)
+    // The resource says who owns a note: one rule for what a caller sees and what they may change.
+    const level = Note.levelOf(note, ctx);
+    if (level !== 'owner' && level !== 'admin')
       throw new ForbiddenError("Only the note's owner or an admin may change it");
     return next({ note });
   },
@@ -66,7 +78,7 @@ export const notesProcedures = procedures('notes', {
   // GET /api/notes?limit=20&cursor=…: newest first; follow nextCursor for older ones.
   listNotes: p()
     .input(cursorInput({ cursor: z.uuid() }))
-    .output(cursorPage(Note.public))
+    .output(cursorPage(Note.perRecord))
     .query(({ input, ctx }) =>
       paginateKeyset(
         input,
@@ -86,14 +98,14 @@ export const notesProcedures = procedures('notes', {
   // GET /api/notes/:id
   getNote: p()
     .input(id)
-    .output(views, viewOf)
+    .output(Note.perRecord)
     .query(({ input, ctx }) => findNote(ctx, input.id)),
 
   // POST /api/notes: 201, with Location: /api/notes/{id}
   createNote: p()
     .guard(authenticated)
     .input(z.object({ title, body, isPrivate: z.boolean().default(false) }))
-    .output(views, viewOf)
+    .output(Note.perRecord)
     .mutation(async ({ input, ctx }) =>
       found(
         await ctx.db
@@ -108,7 +120,7 @@ export const notesProcedures = procedures('notes', {
     .guard(authenticated)
     .input(z.object({ id: z.uuid(), data: z.object({ title, body, isPrivate: z.boolean() }).partial() }))
     .use(ownerOrAdmin)
-    .output(views, viewOf)
+    .output(Note.perRecord)
     .mutation(async ({ input, ctx }) =>
       found(
         await ctx.db

@@ -28,6 +28,41 @@ describe.each(engines)('notes on $name', (engine) => {
     await served.database.db.update(users).set({ role: 'admin' }).where(eq(users.id, admin.id));
   });
 
+  it('shows each note in the view its caller may see of it, per item in lists too', async () => {
+    const adas = await ada.api.notes.createNote({ title: "Ada's", body: 'by Ada' });
+    const bobs = await bob.api.notes.createNote({ title: "Bob's", body: 'by Bob' });
+    // Its owner's view: what everyone sees, and whether it is private, and when it changed.
+    expect(Object.keys(adas).sort()).toEqual(['body', 'id', 'isPrivate', 'title', 'updatedAt']);
+    const seenByAll = { id: adas.id, title: "Ada's", body: 'by Ada' };
+    expect(await anonymous().notes.getNote({ id: adas.id })).toEqual(seenByAll);
+    expect(await bob.api.notes.getNote({ id: adas.id })).toEqual(seenByAll);
+    expect(await ada.api.notes.getNote({ id: adas.id })).toEqual(adas);
+    // An admin's view: every field.
+    expect(await admin.api.notes.getNote({ id: adas.id })).toEqual({
+      ...adas,
+      ownerId: ada.id,
+      createdAt: expect.any(String),
+    });
+
+    // One page, two views: Ada's own note in the owner's view, Bob's in everyone's.
+    const listedBy = async (api: ReturnType<typeof anonymous>) => {
+      const { data } = await api.notes.listNotes({ limit: 100 });
+      return { ada: data.find((note) => note.id === adas.id), bob: data.find((note) => note.id === bobs.id) };
+    };
+    expect(await listedBy(ada.api)).toEqual({
+      ada: adas,
+      bob: { id: bobs.id, title: "Bob's", body: 'by Bob' },
+    });
+    expect(await listedBy(bob.api)).toEqual({ ada: seenByAll, bob: bobs });
+    expect(await listedBy(anonymous())).toEqual({
+      ada: seenByAll,
+      bob: { id: bobs.id, title: "Bob's", body: 'by Bob' },
+    });
+    const byAdmin = await listedBy(admin.api);
+    expect(byAdmin.ada).toMatchObject({ ...adas, ownerId: ada.id });
+    expect(byAdmin.bob).toMatchObject({ ...bobs, ownerId: bob.id });
+  });
+
   it('creates, reads, updates and deletes a note, its owner or an admin only', async () => {
     const note = await ada.api.notes.createNote({ title: 'Groceries', body: 'Milk' });
     expect(note).toMatchObject({ title: 'Groceries', body: 'Milk', isPrivate: false });
