@@ -26,6 +26,7 @@ const handlers: Record<CommandName, (args: readonly string[]) => Promise<number 
     await (await import('./manifest.js')).manifestCommand(args);
     return 0;
   },
+  generate: async (args) => (await import('./generate/command.js')).generateCommand(args),
 };
 
 function asksForHelp(args: readonly string[]): boolean {

@@ -122,11 +122,38 @@ Options:
 ${entryNote}`,
     options: { ...help, out: { type: 'string', short: 'o' }, prefix: { type: 'string' } },
   },
+  generate: {
+    name: 'generate',
+    summary: 'Add a resource to an app made by npm create proceed',
+    usage: `Usage: proceed generate resource <name> <field:type>... [--singular S]
+
+Run in an app made by npm create proceed. For a plural collection name (bookmarks) it adds:
+  src/schema.ts          the table: id, owner_id (a user), the fields, created_at, updated_at
+  drizzle/               its SQL migration, by the app's drizzle-kit (npm run db:generate)
+  src/<name>.ts          the resource (Bookmark) with public, owner and admin views per record,
+                         and listBookmarks (cursor pages), getBookmark, createBookmark,
+                         updateBookmark, deleteBookmark (the owner or an admin writes)
+  src/app.ts             the procedures added to api (the typed client's type)
+  test/<name>.test.ts    the CRUD through the typed client, on PGlite and PostgreSQL
+
+Field types: string (up to 255 characters), text, integer, number, boolean, date (YYYY-MM-DD),
+datetime (ISO 8601 with an offset), uuid. name:type? makes a field optional (nullable).
+Nothing is written when anything is wrong; a failure midway puts every file back.
+
+Options:
+      --singular S   The resource's singular, when the name does not end in s (people: person)
+  -h, --help         Show this help
+
+Example:
+  proceed generate resource bookmarks url:string title:string notes:text?`,
+    options: { ...help, singular: { type: 'string' } },
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof commands;
 
 export const mainUsage = `Usage: proceed <command> [entry] [options]
+       proceed generate resource <name> <field:type>...
 
 Commands:
 ${Object.values(commands)

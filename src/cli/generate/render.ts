@@ -1,0 +1,355 @@
+/**
+ * The text `proceed generate resource` writes: the table added to src/schema.ts, the resource
+ * module, the test, and the collection added to src/app.ts. Pure functions of the names, the
+ * fields and the app's current files; nothing here touches the disk.
+ */
+import { type Field, fieldTypes, GenerateError, type ResourceNames } from './fields.js';
+
+const pgCore = /import \{([^}]*)\} from 'drizzle-orm\/pg-core';/;
+const apiList = /export const api = \[([^\]]*)\] as const;/;
+
+const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
+
+/** A field's first or second test value, as TypeScript. */
+function sample(field: Field, which: 0 | 1): string {
+  if (field.type === 'string' || field.type === 'text') return `'${words(field.name)} ${which + 1}'`;
+  return fieldTypes[field.type].samples[which];
+}
+
+const column = (field: Field) => {
+  const type = fieldTypes[field.type];
+  const options = 'columnOptions' in type ? `, ${type.columnOptions}` : '';
+  return `${type.builder}('${field.column}'${options})${field.optional ? '' : '.notNull()'}`;
+};
+
+/**
+ * src/schema.ts with the collection's table appended, and the builders it uses imported.
+ * Refuses a schema that is not the template's shape, or that declares the names already.
+ */
+export function addTable(schema: string, names: ResourceNames, fields: readonly Field[]): string {
+  const imported = pgCore.exec(schema);
+  if (imported === null || !/^export const users = pgTable\(/m.test(schema))
+    throw new GenerateError(
+      "src/schema.ts is not the template's: it needs import { … } from 'drizzle-orm/pg-core' and export const users = pgTable(…)",
+    );
+  const taken = new RegExp(
+    `\\b(?:const|let|var|function|class|type|interface)\\s+(${names.collection}|${names.resource})\\b|pgTable\\(\\s*'${names.table}'`,
+  ).exec(schema);
+  if (taken !== null)
+    throw new GenerateError(`src/schema.ts already declares ${taken[1] ?? `the table ${names.table}`}`);
+  const builders = new Set(
+    (imported[1] ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== ''),
+  );
+  for (const builder of [
+    'index',
+    'pgTable',
+    'timestamp',
+    'uuid',
+    ...fields.map((f) => fieldTypes[f.type].builder),
+  ])
+    builders.add(builder);
+  const importLine = `import { ${[...builders].sort().join(', ')} } from 'drizzle-orm/pg-core';`;
+  const table = `
+export const ${names.collection} = pgTable(
+  '${names.table}',
+  {
+    // UUIDv7 (uuidv7() from proceedjs/auth): the list's cursor is the id, newest first.
+    id: uuid('id').primaryKey(),
+    ownerId: uuid('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+${fields.map((field) => `    ${field.name}: ${column(field)},`).join('\n')}
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('${names.table}_owner_id_idx').on(table.ownerId)],
+);
+
+export type ${names.resource} = typeof ${names.collection}.$inferSelect;
+`;
+  return `${schema.replace(pgCore, () => importLine).trimEnd()}\n${table}`;
+}
+
+/** src/app.ts with the collection's procedures imported and added to `api`. */
+export function addToApi(app: string, names: ResourceNames): string {
+  const list = apiList.exec(app);
+  if (list === null)
+    throw new GenerateError("src/app.ts is not the template's: it needs export const api = [ … ] as const;");
+  const exported = `${names.collection}Procedures`;
+  if (new RegExp(`\\b${exported}\\b|'\\./${names.collection}\\.js'`).test(app))
+    throw new GenerateError(`src/app.ts already imports ${exported} or ./${names.collection}.js`);
+  const members = (list[1] ?? '')
+    .split(',')
+    .map((member) => member.trim())
+    .filter((member) => member !== '');
+  const withApi = app.replace(
+    apiList,
+    () => `export const api = [${[...members, exported].join(', ')}] as const;`,
+  );
+  // After the last import: the end of a line that closes an import statement.
+  const imports = [...withApi.matchAll(/^(?:import [^\n]*|\}) from '[^']+';$/gm)];
+  const last = imports.at(-1);
+  if (last === undefined) throw new GenerateError('src/app.ts has no imports to add one after');
+  const at = last.index + last[0].length;
+  return `${withApi.slice(0, at)}\nimport { ${exported} } from './${names.collection}.js';${withApi.slice(at)}`;
+}
+
+const lower = (name: string) => name.charAt(0).toLowerCase() + name.slice(1);
+
+/** src/<collection>.ts: the resource, its views and the five procedures. */
+export function resourceModule(names: ResourceNames, fields: readonly Field[]): string {
+  const { collection, resource, plural } = names;
+  const one = lower(resource);
+  const label = words(one).trim();
+  const view = (field: Field) =>
+    `${field.name}: ${fieldTypes[field.type].output}${field.optional ? '.nullable()' : ''}`;
+  const input = (field: Field) =>
+    `  ${field.name}: ${fieldTypes[field.type].input}${field.optional ? '.nullable().optional()' : ''},`;
+  return `/**
+ * /api/${collection}: anyone reads them, a signed-in user creates them, and only a ${label}'s owner
+ * or an admin changes or deletes it. Written by \`proceed generate resource\`: yours to change.
+ */
+import { asc, desc, eq, gt, lt } from 'drizzle-orm';
+import { ForbiddenError, type MiddlewareNext, NotFoundError, procedures, step } from 'proceedjs';
+import { authenticated, uuidv7 } from 'proceedjs/auth';
+import { cursorInput, cursorPage, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
+import { resource } from 'proceedjs/resource';
+import { z } from 'zod';
+import { type AppContext, p } from './context.js';
+import { ${collection} } from './schema.js';
+
+/**
+ * Each ${label} is shown per record (\`${resource}.perRecord\`): everyone sees its fields, its
+ * owner also when it was made and changed, an admin also whose it is.
+ */
+export const ${resource} = resource(
+  '${resource}',
+  {
+    public: { id: z.uuid(), ${fields.map(view).join(', ')} },
+    owner: { createdAt: z.date(), updatedAt: z.date() },
+    admin: { ownerId: z.uuid() },
+  },
+  {
+    owner: (${one}: { ownerId: string }, ctx: AppContext) => ${one}.ownerId === ctx.user?.id,
+    admin: (ctx: AppContext) => ctx.user?.role === 'admin',
+  },
+);
+
+/** What a client writes; optional fields may be left out, or null. */
+const fields = {
+${fields.map(input).join('\n')}
+};
+const id = z.object({ id: z.uuid() });
+
+/** The one row a query found; a 404 when there is none (one deleted meanwhile, too). */
+function found<Row>([row]: Row[]): Row {
+  if (row === undefined) throw new NotFoundError('No ${label} with this id');
+  return row;
+}
+
+const find${resource} = async (ctx: AppContext, ${one}Id: string) =>
+  found(await ctx.db.select().from(${collection}).where(eq(${collection}.id, ${one}Id)));
+
+/**
+ * Loads the ${label} the input names, once, and lets only its owner or an admin on (the rule of
+ * the owner and admin views: \`${resource}.levelOf\`); the handler finds it on \`ctx.${one}\`.
+ */
+const ownerOrAdmin = step({
+  name: 'owner or admin',
+  documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
+  run: async ({ ctx, input, next }: { ctx: AppContext; input: { id: string }; next: MiddlewareNext }) => {
+    const ${one} = await find${resource}(ctx, input.id);
+    const level = ${resource}.levelOf(${one}, ctx);
+    if (level !== 'owner' && level !== 'admin')
+      throw new ForbiddenError("Only the ${label}'s owner or an admin may change it");
+    return next({ ${one} });
+  },
+});
+
+export const ${collection}Procedures = procedures('${collection}', {
+  // GET /api/${collection}?limit=20&cursor=…: newest first; follow nextCursor for older ones.
+  list${plural}: p()
+    .input(cursorInput({ cursor: z.uuid() }))
+    .output(cursorPage(${resource}.perRecord))
+    .query(({ input, ctx }) =>
+      paginateKeyset(
+        input,
+        (query) => {
+          const keyset = keysetClauses({ lt, gt, asc, desc }, ${collection}.id, query);
+          return ctx.db
+            .select()
+            .from(${collection})
+            .where(keyset.where)
+            .orderBy(keyset.orderBy)
+            .limit(keyset.limit);
+        },
+        { key: 'id' },
+      ),
+    ),
+
+  // GET /api/${collection}/:id
+  get${resource}: p()
+    .input(id)
+    .output(${resource}.perRecord)
+    .query(({ input, ctx }) => find${resource}(ctx, input.id)),
+
+  // POST /api/${collection}: 201, with Location: /api/${collection}/{id}
+  create${resource}: p()
+    .guard(authenticated)
+    .input(z.object(fields))
+    .output(${resource}.perRecord)
+    .mutation(async ({ input, ctx }) =>
+      found(
+        await ctx.db
+          .insert(${collection})
+          .values({ id: uuidv7(), ownerId: ctx.user.id, ...input })
+          .returning(),
+      ),
+    ),
+
+  // PUT /api/${collection}/:id with the fields to change as the body
+  update${resource}: p()
+    .guard(authenticated)
+    .input(z.object({ id: z.uuid(), data: z.object(fields).partial() }))
+    .use(ownerOrAdmin)
+    .output(${resource}.perRecord)
+    .mutation(async ({ input, ctx }) =>
+      found(
+        await ctx.db
+          .update(${collection})
+          .set({ ...input.data, updatedAt: new Date() })
+          .where(eq(${collection}.id, ctx.${one}.id))
+          .returning(),
+      ),
+    ),
+
+  // DELETE /api/${collection}/:id: { success: true }
+  delete${resource}: p()
+    .guard(authenticated)
+    .input(id)
+    .use(ownerOrAdmin)
+    .mutation(async ({ ctx }) => {
+      await ctx.db.delete(${collection}).where(eq(${collection}.id, ctx.${one}.id));
+    }),
+});
+`;
+}
+
+/** An object literal of every field's first or second sample. */
+export function sampleObject(fields: readonly Field[], which: 0 | 1): string {
+  return `{ ${fields.map((field) => `${field.name}: ${sample(field, which)}`).join(', ')} }`;
+}
+
+/** test/<collection>.test.ts: the CRUD through the typed client, on each database engine. */
+export function testModule(names: ResourceNames, fields: readonly Field[]): string {
+  const { collection, resource, plural } = names;
+  const label = words(lower(resource)).trim();
+  const first = sampleObject(fields, 0);
+  const second = sampleObject(fields, 1);
+  const required = fields.find((field) => !field.optional);
+  const head = fields[0];
+  if (head === undefined) throw new GenerateError('No fields given');
+  const moderation = `{ ${head.name}: ${sample(head, 0)} }`;
+  const missing =
+    required === undefined
+      ? ''
+      : `
+  it('answers 400 to a ${label} without its ${required.name}', async () => {
+    const { ${required.name}: _left, ...rest } = ${first};
+    // @ts-expect-error: ${required.name} is required, by the types and by the server.
+    await expect(ada.api.${collection}.create${resource}(rest)).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      errors: [expect.objectContaining({ path: '${required.name}' })],
+    });
+  });
+`;
+  return `import { eq } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { users } from '../src/schema.js';
+import { client } from './client.js';
+import { engines, useApp } from './databases.js';
+
+describe.each(engines)('${collection} on $name', (engine) => {
+  if (engine.skip) {
+    it.skip('needs TEST_DATABASE_URL', () => {});
+    return;
+  }
+  const served = useApp(engine);
+  const anonymous = () => client(served.origin);
+  const signUp = async (name: string) => {
+    const { accessToken, user } = await anonymous().auth.register({
+      email: \`\${name}@example.com\`,
+      password: 'correct horse',
+      name,
+    });
+    return { id: user.id, api: client(served.origin, accessToken) };
+  };
+  let ada: Awaited<ReturnType<typeof signUp>>;
+  let bob: Awaited<ReturnType<typeof signUp>>;
+  let admin: Awaited<ReturnType<typeof signUp>>;
+  beforeAll(async () => {
+    [ada, bob, admin] = [await signUp('ada'), await signUp('bob'), await signUp('admin')];
+    // No route makes an admin: the database does.
+    await served.database.db.update(users).set({ role: 'admin' }).where(eq(users.id, admin.id));
+  });
+
+  it('creates, reads, updates and deletes a ${label}, its owner or an admin only', async () => {
+    const created = await ada.api.${collection}.create${resource}(${first});
+    expect(created).toMatchObject(${first});
+    const { id } = created;
+    // Each caller sees the ${label} in their view of it: the fields, and more for its owner and admins.
+    expect(await anonymous().${collection}.get${resource}({ id })).toEqual({ id, ...${first} });
+    expect(await bob.api.${collection}.get${resource}({ id })).toEqual({ id, ...${first} });
+    const owned = await ada.api.${collection}.get${resource}({ id });
+    expect(owned).toMatchObject({ createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(owned).not.toHaveProperty('ownerId');
+    expect(await admin.api.${collection}.get${resource}({ id })).toMatchObject({ ownerId: ada.id });
+
+    await expect(bob.api.${collection}.update${resource}({ id, data: ${second} })).rejects.toMatchObject({
+      status: 403,
+      code: 'FORBIDDEN',
+    });
+    await expect(anonymous().${collection}.update${resource}({ id, data: ${second} })).rejects.toMatchObject({
+      status: 401,
+      code: 'UNAUTHENTICATED',
+    });
+    expect(await ada.api.${collection}.update${resource}({ id, data: ${second} })).toMatchObject({ id, ...${second} });
+    const moderated = await admin.api.${collection}.update${resource}({ id, data: ${moderation} });
+    expect(moderated).toMatchObject({ id, ...${second}, ...${moderation} });
+
+    await expect(bob.api.${collection}.delete${resource}({ id })).rejects.toMatchObject({ status: 403 });
+    expect(await ada.api.${collection}.delete${resource}({ id })).toEqual({ success: true });
+    await expect(anonymous().${collection}.get${resource}({ id })).rejects.toMatchObject({
+      status: 404,
+      code: 'NOT_FOUND',
+    });
+    await expect(ada.api.${collection}.delete${resource}({ id })).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('lists newest first, a cursor page at a time, each ${label} in its caller\\'s view', async () => {
+    const made: string[] = [];
+    for (let count = 0; count < 5; count++)
+      made.unshift((await bob.api.${collection}.create${resource}(${first})).id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await bob.api.${collection}.list${plural}({ limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((${lower(resource)}) => ${lower(resource)}.id));
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.slice(0, 5)).toEqual(made);
+    // Bob's own ${collection} in his view, with their dates; ada sees them without.
+    const [newest] = (await ada.api.${collection}.list${plural}({ limit: 1 })).data;
+    expect(newest).toEqual({ id: made[0], ...${first} });
+    expect((await bob.api.${collection}.list${plural}({ limit: 1 })).data[0]).toHaveProperty('createdAt');
+  });
+${missing}});
+`;
+}
