@@ -8,6 +8,17 @@ import { type Field, fieldTypes, GenerateError, type ResourceNames } from './fie
 const pgCore = /import \{([^}]*)\} from 'drizzle-orm\/pg-core';/;
 const apiList = /export const api = \[([^\]]*)\] as const;/;
 
+/**
+ * `open a, b, c close` on one line when it fits in 100 characters, else one item a line,
+ * indented by `indent` spaces under the line that opens it.
+ */
+function listed(open: string, items: readonly string[], close: string, indent = 0): string {
+  const line = `${open}${items.join(', ')}${close}`;
+  if (indent + line.length <= 100) return line;
+  const pad = ' '.repeat(indent + 2);
+  return `${open.trimEnd()}\n${items.map((item) => `${pad}${item},`).join('\n')}\n${' '.repeat(indent)}${close.trimStart()}`;
+}
+
 const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
 
 /** A field's first or second test value, as TypeScript. */
@@ -51,7 +62,7 @@ export function addTable(schema: string, names: ResourceNames, fields: readonly 
     ...fields.map((f) => fieldTypes[f.type].builder),
   ])
     builders.add(builder);
-  const importLine = `import { ${[...builders].sort().join(', ')} } from 'drizzle-orm/pg-core';`;
+  const importLine = listed('import { ', [...builders].sort(), " } from 'drizzle-orm/pg-core';");
   const table = `
 export const ${names.collection} = pgTable(
   '${names.table}',
@@ -85,9 +96,8 @@ export function addToApi(app: string, names: ResourceNames): string {
     .split(',')
     .map((member) => member.trim())
     .filter((member) => member !== '');
-  const withApi = app.replace(
-    apiList,
-    () => `export const api = [${[...members, exported].join(', ')}] as const;`,
+  const withApi = app.replace(apiList, () =>
+    listed('export const api = [', [...members, exported], '] as const;'),
   );
   // After the last import: the end of a line that closes an import statement.
   const imports = [...withApi.matchAll(/^(?:import [^\n]*|\}) from '[^']+';$/gm)];
@@ -128,7 +138,7 @@ import { ${collection} } from './schema.js';
 export const ${resource} = resource(
   '${resource}',
   {
-    public: { id: z.uuid(), ${fields.map(view).join(', ')} },
+    ${listed('public: { ', ['id: z.uuid()', ...fields.map(view)], ' },', 4)}
     owner: { createdAt: z.date(), updatedAt: z.date() },
     admin: { ownerId: z.uuid() },
   },

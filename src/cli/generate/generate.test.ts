@@ -1,0 +1,286 @@
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { root } from '../../../test/processes.js';
+import { CliError } from '../errors.js';
+import { generateCommand, planResource, writeResource } from './command.js';
+import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
+import { addTable, addToApi } from './render.js';
+
+const template = join(root, 'packages/create-proceed/template/app');
+const scratch = mkdtempSync(join(tmpdir(), 'proceed-generate-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let apps = 0;
+/** A copy of the app template with the package.json npm create proceed writes (the parts read). */
+function app(): string {
+  const directory = join(scratch, `app-${++apps}`);
+  cpSync(template, directory, { recursive: true });
+  writeFileSync(
+    join(directory, 'package.json'),
+    JSON.stringify({
+      dependencies: { proceedjs: '^1.0.0' },
+      scripts: { 'db:generate': 'drizzle-kit generate' },
+    }),
+  );
+  return directory;
+}
+
+/** Every file under `directory` with its text: what a refused command must leave as it was. */
+function snapshot(directory: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(directory, { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) {
+      const path = join(entry.parentPath, entry.name);
+      files[path.slice(directory.length + 1)] = readFileSync(path, 'utf8');
+    }
+  return files;
+}
+
+/** What drizzle-kit does, without drizzle-kit: a new SQL file, a snapshot, the journal rewritten. */
+const fakeMigrate = async (directory: string, name: string) => {
+  writeFileSync(join(directory, `drizzle/0001_${name}.sql`), 'CREATE TABLE x ();');
+  writeFileSync(join(directory, 'drizzle/meta/0001_snapshot.json'), '{}');
+  writeFileSync(join(directory, 'drizzle/meta/_journal.json'), '{"changed":true}');
+};
+
+describe('names', () => {
+  it('makes the resource, the table and the procedure names from the plural', () => {
+    expect(resourceNames('bookmarks')).toEqual({
+      collection: 'bookmarks',
+      table: 'bookmarks',
+      resource: 'Bookmark',
+      plural: 'Bookmarks',
+    });
+    expect(resourceNames('readingLists')).toMatchObject({ table: 'reading_lists', resource: 'ReadingList' });
+    expect(resourceNames('people', 'person')).toMatchObject({ resource: 'Person', plural: 'People' });
+    expect([
+      singularOf('categories'),
+      singularOf('addresses'),
+      singularOf('boxes'),
+      singularOf('keys'),
+    ]).toEqual(['category', 'address', 'box', 'key']);
+  });
+
+  it.each([
+    ['Bookmarks', 'is not a collection name'],
+    ['book-marks', 'is not a collection name'],
+    ['2things', 'is not a collection name'],
+    ['users', 'is taken by the app itself'],
+    ['people', 'does not end in s'],
+    ['glass', 'does not end in s'],
+  ])('refuses %s', (name, why) => {
+    expect(() => resourceNames(name)).toThrow(GenerateError);
+    expect(() => resourceNames(name)).toThrow(why);
+  });
+});
+
+describe('fields', () => {
+  it('parses name:type, and name:type? as optional, with the column in snake_case', () => {
+    expect(parseFields(['url:string', 'dueAt:datetime?', 'count:integer'])).toEqual([
+      { name: 'url', column: 'url', type: 'string', optional: false },
+      { name: 'dueAt', column: 'due_at', type: 'datetime', optional: true },
+      { name: 'count', column: 'count', type: 'integer', optional: false },
+    ]);
+  });
+
+  it.each([
+    [[], 'No fields given'],
+    [['url'], 'is not a field'],
+    [['url:strings'], '"strings" is not a field type'],
+    [['url:'], '"" is not a field type'],
+    [['Url:string'], 'is not a field name'],
+    [['ownerId:uuid'], 'is a column every resource has'],
+    [['createdAt:datetime'], 'is a column every resource has'],
+    [['id:uuid'], 'is a column every resource has'],
+    [['url:string', 'url:text'], 'The field "url" is given twice'],
+  ])('refuses %j', (words, why) => {
+    expect(() => parseFields(words)).toThrow(why);
+  });
+});
+
+describe('the generated text', () => {
+  const directory = app();
+  const plan = planResource(directory, 'bookmarks', ['url:string', 'notes:text?', 'visits:integer']);
+  const [schema, appModule] = plan.changed;
+  const [resourceFile, testFile] = plan.created;
+
+  it('adds the table to src/schema.ts with its columns, and imports what it uses', () => {
+    expect(schema?.path).toBe('src/schema.ts');
+    const text = schema?.after ?? '';
+    const imported = /import \{([^}]*)\} from 'drizzle-orm\/pg-core';/.exec(text)?.[1] ?? '';
+    expect(
+      imported
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ).toEqual(['boolean', 'index', 'integer', 'pgTable', 'text', 'timestamp', 'uuid', 'varchar']);
+    expect(text).toContain("export const bookmarks = pgTable(\n  'bookmarks',");
+    expect(text).toContain(".references(() => users.id, { onDelete: 'cascade' })");
+    expect(text).toContain("url: varchar('url', { length: 255 }).notNull(),");
+    expect(text).toContain("notes: text('notes'),\n");
+    expect(text).toContain("visits: integer('visits').notNull(),");
+    expect(text).toContain('export type Bookmark = typeof bookmarks.$inferSelect;');
+    // Everything that was there stays.
+    expect(text).toContain((schema?.before ?? '').split('\n').slice(6).join('\n').trimEnd());
+  });
+
+  it('adds the collection to api in src/app.ts, and its import', () => {
+    const text = appModule?.after ?? '';
+    expect(text).toMatch(/export const api = \[auth, notesProcedures, bookmarksProcedures\] as const;/);
+    expect(text).toContain("import { bookmarksProcedures } from './bookmarks.js';");
+    expect(text.split('\n').length).toBe((appModule?.before ?? '').split('\n').length + 1);
+  });
+
+  it('writes the resource with per-record views and the five procedures', () => {
+    expect(resourceFile?.path).toBe('src/bookmarks.ts');
+    const text = resourceFile?.text ?? '';
+    expect(text).toContain("export const Bookmark = resource(\n  'Bookmark',");
+    expect(text).toContain(
+      'public: { id: z.uuid(), url: z.string(), notes: z.string().nullable(), visits: z.number() },',
+    );
+    expect(text).toContain('notes: z.string().max(10_000).nullable().optional(),');
+    for (const name of ['listBookmarks', 'getBookmark', 'createBookmark', 'updateBookmark', 'deleteBookmark'])
+      expect(text).toContain(`  ${name}: p()`);
+    expect(text).toContain('.output(cursorPage(Bookmark.perRecord))');
+    expect(text).toContain('Bookmark.levelOf(bookmark, ctx)');
+    expect(text.match(/\.use\(ownerOrAdmin\)/g)).toHaveLength(2);
+  });
+
+  it('writes the test through the typed client', () => {
+    expect(testFile?.path).toBe('test/bookmarks.test.ts');
+    const text = testFile?.text ?? '';
+    expect(text).toContain("describe.each(engines)('bookmarks on $name'");
+    expect(text).toContain(
+      "ada.api.bookmarks.createBookmark({ url: 'url 1', notes: 'notes 1', visits: 42 })",
+    );
+    expect(text).toContain('// @ts-expect-error: url is required');
+  });
+
+  it('wraps a long list one item a line', () => {
+    const many = parseFields([
+      'a:uuid',
+      'b:date',
+      'c:number',
+      'd:boolean',
+      'e:text',
+      'f:datetime',
+      'g:string',
+    ]);
+    const text = addTable(schema?.before ?? '', resourceNames('things'), many);
+    expect(text).toContain('import {\n  boolean,\n  date,\n  doublePrecision,\n');
+    expect(text).toContain("  varchar,\n} from 'drizzle-orm/pg-core';");
+  });
+
+  it('refuses a schema or an app module not in the template shape', () => {
+    const names = resourceNames('bookmarks');
+    const fields = parseFields(['url:string']);
+    expect(() => addTable('export const users = 1;', names, fields)).toThrow(
+      "src/schema.ts is not the template's",
+    );
+    expect(() => addTable(schema?.before ?? '', resourceNames('notes'), fields)).toThrow(
+      'src/schema.ts already declares notes',
+    );
+    expect(() => addToApi('export const api = [auth];', names)).toThrow("src/app.ts is not the template's");
+  });
+});
+
+describe('proceed generate resource', () => {
+  const refused = async (directory: string, args: string[], why: string) => {
+    const before = snapshot(directory);
+    const failure = await generateCommand(args, directory).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CliError);
+    expect((failure as CliError).exitCode).toBe(2);
+    expect((failure as CliError).message).toContain(why);
+    expect((failure as CliError).message).not.toContain('\n');
+    expect(snapshot(directory)).toEqual(before);
+  };
+
+  it('refuses, writing nothing, outside an app, on a bad name or field, and over a file that exists', async () => {
+    const empty = mkdtempSync(join(scratch, 'empty-'));
+    await refused(empty, ['resource', 'bookmarks', 'url:string'], 'No package.json here');
+    writeFileSync(join(empty, 'package.json'), '{"dependencies":{"zod":"^4"}}');
+    await refused(
+      empty,
+      ['resource', 'bookmarks', 'url:string'],
+      'package.json does not depend on proceedjs',
+    );
+
+    const directory = app();
+    await refused(directory, ['resource', 'Bookmarks', 'url:string'], 'is not a collection name');
+    await refused(directory, ['resource', 'bookmarks', 'url:link'], '"link" is not a field type');
+    await refused(
+      directory,
+      ['resource', 'bookmarks', 'updatedAt:datetime'],
+      'is a column every resource has',
+    );
+    await refused(directory, ['resource', 'bookmarks', 'url:string', 'url:text'], 'given twice');
+    await refused(directory, ['resource', 'notes', 'url:string'], 'src/notes.ts exists already');
+    await refused(directory, ['resource', 'roles', 'url:string'], 'src/schema.ts already declares roles');
+    writeFileSync(join(directory, 'test/bookmarks.test.ts'), '// mine');
+    await refused(
+      directory,
+      ['resource', 'bookmarks', 'url:string'],
+      'test/bookmarks.test.ts exists already',
+    );
+    rmSync(join(directory, 'src/schema.ts'));
+    await refused(directory, ['resource', 'links', 'url:string'], 'No src/schema.ts here');
+  });
+
+  it('refuses what is not a resource with its usage', async () => {
+    await expect(generateCommand(['model', 'x'], app())).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'Unknown generator "model": proceed generate resource',
+    });
+    await expect(generateCommand(['resource', 'x', '--force'], app())).rejects.toMatchObject({ exitCode: 2 });
+  });
+
+  it('writes every file after the migration, and returns the migration', async () => {
+    const directory = app();
+    const plan = planResource(directory, 'bookmarks', ['url:string']);
+    expect(await writeResource(directory, plan, fakeMigrate)).toEqual([
+      'drizzle/0001_bookmarks.sql',
+      'drizzle/meta/0001_snapshot.json',
+    ]);
+    for (const { path, after } of plan.changed)
+      expect(readFileSync(join(directory, path), 'utf8')).toBe(after);
+    for (const { path, text } of plan.created) expect(readFileSync(join(directory, path), 'utf8')).toBe(text);
+  });
+
+  it('puts every file back when drizzle-kit fails', async () => {
+    const directory = app();
+    const before = snapshot(directory);
+    const plan = planResource(directory, 'bookmarks', ['url:string']);
+    const failing = async (at: string, name: string) => {
+      await fakeMigrate(at, name);
+      throw new CliError('npm run db:generate failed');
+    };
+    await expect(writeResource(directory, plan, failing)).rejects.toThrow('npm run db:generate failed');
+    expect(snapshot(directory)).toEqual(before);
+  });
+
+  it('puts every file back when a file appears meanwhile, and leaves that file alone', async () => {
+    const directory = app();
+    const before = snapshot(directory);
+    const plan = planResource(directory, 'bookmarks', ['url:string']);
+    const racing = async (at: string, name: string) => {
+      await fakeMigrate(at, name);
+      writeFileSync(join(at, 'test/bookmarks.test.ts'), '// written by someone else meanwhile');
+    };
+    await expect(writeResource(directory, plan, racing)).rejects.toThrow('EEXIST');
+    expect(snapshot(directory)).toEqual({
+      ...before,
+      'test/bookmarks.test.ts': '// written by someone else meanwhile',
+    });
+    expect(existsSync(join(directory, 'src/bookmarks.ts'))).toBe(false);
+  });
+
+  it('refuses a migration step that writes no SQL', async () => {
+    const directory = app();
+    const before = snapshot(directory);
+    const plan = planResource(directory, 'bookmarks', ['url:string']);
+    await expect(writeResource(directory, plan, async () => {})).rejects.toThrow('wrote no migration');
+    expect(snapshot(directory)).toEqual(before);
+  });
+});
