@@ -109,7 +109,25 @@ export const builtInColumns = ['id', 'ownerId', 'createdAt', 'updatedAt'] as con
 const identifier = /^[a-z][a-zA-Z0-9]*$/;
 
 /** Names the app or the template already gives a meaning to, in src/ or the API. */
-const takenNames = new Set(['auth', 'users', 'schema', 'app', 'context', 'db', 'seed', 'api']);
+const takenNames = new Set([
+  'auth',
+  'users',
+  'schema',
+  'app',
+  'context',
+  'db',
+  'seed',
+  'api',
+  'fields',
+  'procedures',
+]);
+
+/** Words a generated variable cannot be named: the singular names one (`const bookmark = …`). */
+const reservedWords = new Set(
+  'arguments await break case catch class const continue debugger default delete do else enum eval export extends false finally for function if implements import in instanceof interface let new null package private protected public return static super switch this throw true try typeof var void while with yield'.split(
+    ' ',
+  ),
+);
 
 export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 const capitalize = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
@@ -148,6 +166,10 @@ export function resourceNames(collection: string, singular?: string): ResourceNa
     );
   if (!identifier.test(one) && !/^[A-Z][a-zA-Z0-9]*$/.test(one))
     throw new GenerateError(`"${one}" is not a singular name: use letters and digits from a letter`);
+  if (reservedWords.has(one.toLowerCase()) || reservedWords.has(collection))
+    throw new GenerateError(
+      `"${one}" is a JavaScript word the generated code cannot name a variable: choose another name`,
+    );
   const resource = capitalize(one);
   if (resource === capitalize(collection))
     throw new GenerateError(

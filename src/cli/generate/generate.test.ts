@@ -70,6 +70,8 @@ describe('names', () => {
     ['users', 'is taken by the app itself'],
     ['people', 'does not end in s'],
     ['glass', 'does not end in s'],
+    ['classes', 'is a JavaScript word'],
+    ['fields', 'is taken by the app itself'],
   ])('refuses %s', (name, why) => {
     expect(() => resourceNames(name)).toThrow(GenerateError);
     expect(() => resourceNames(name)).toThrow(why);
