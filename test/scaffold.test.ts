@@ -385,7 +385,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       // Its serve test runs the app on the runtime, from the runtime's npm package.
       const tested = stripVTControlCharacters(await succeed(app, 'npm', ['test'], { TEST_DATABASE_URL: '' }));
       expect(tested).toMatch(/Tests\s+\d+ passed/);
-      expect(tested).toContain(`the app on ${runtime}`);
+      expect(tested).toContain(`serves over HTTP on ${runtime} in production`);
 
       await succeed(app, 'npm', ['run', 'build']);
       const port = await freePort();

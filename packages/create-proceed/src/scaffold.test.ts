@@ -271,6 +271,10 @@ describe('scaffold --runtime', () => {
     expect(manifest.scripts.start).toBe(
       'exec deno run --allow-all node_modules/proceedjs/bin/proceed.js start dist/app.js',
     );
+    // The app's TypeScript imports its modules as ./x.js, which Deno reads as ./x.ts only so.
+    expect(manifest.scripts.dev).toBe(
+      'exec deno run --allow-all --sloppy-imports --watch node_modules/proceedjs/bin/proceed.js start src/app.ts',
+    );
     expect(manifest.devDependencies.deno).toBe(runtimeVersions.deno);
     expect(readFileSync(join(deno, 'Dockerfile'), 'utf8')).toContain('FROM denoland/deno:2\n');
     const node = join(scratch, 'on-node');

@@ -112,11 +112,12 @@ function runtimeScripts(runtime: Runtime, exec: string): Record<string, string> 
       deploy: 'wrangler deploy',
     };
   return {
-    // Bun and Deno watch the entry themselves; `proceed dev` restarts a Node.js child.
+    // Bun and Deno watch the entry themselves; `proceed dev` restarts a Node.js child. Deno
+    // reads `./x.js` in a TypeScript import as `./x.ts` only with --sloppy-imports.
     dev:
       runtime === 'node'
         ? `${exec}proceed dev`
-        : `${exec}${runtime} ${runtime === 'bun' ? '--watch' : 'run --allow-all --watch'} ${cli} start src/app.ts`,
+        : `${exec}${runtime} ${runtime === 'bun' ? '--watch' : 'run --allow-all --sloppy-imports --watch'} ${cli} start src/app.ts`,
     build: 'tsc -p tsconfig.build.json',
     start: `${exec}${runs[runtime]('start dist/app.js')}`,
   };

@@ -31,7 +31,8 @@ function proceed(args: string[], env: Record<string, string>): ChildProcess {
     runtime === 'bun'
       ? [installed('bun/bin/bun.exe'), cli]
       : runtime === 'deno'
-        ? [installed(`deno/deno${exe}`), ['run', '--allow-all', ...cli]]
+        ? // Deno reads `./x.js` in a TypeScript import as `./x.ts` only with --sloppy-imports.
+          [installed(`deno/deno${exe}`), ['run', '--allow-all', '--sloppy-imports', ...cli]]
         : [process.execPath, cli];
   const { DATABASE_URL: _, JWT_SECRET: __, ...inherited } = process.env;
   return spawn(executable, argv, {
@@ -53,7 +54,9 @@ function output(child: ChildProcess): { text(): string } {
 }
 
 describe(`the app on ${runtime}`, () => {
-  it('serves over HTTP in production, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
+  it(`serves over HTTP on ${runtime} in production, and exits 0 on SIGTERM`, {
+    timeout: 60_000,
+  }, async () => {
     const server = proceed(['start', 'src/app.ts', '--port', '0'], {
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
