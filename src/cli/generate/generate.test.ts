@@ -6,7 +6,7 @@ import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
 import { generateCommand, planResource, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
-import { addTable, addToApi } from './render.js';
+import { addTable, addToApi, testModule } from './render.js';
 
 const template = join(root, 'packages/create-proceed/template/app');
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-generate-'));
@@ -158,6 +158,10 @@ describe('the generated text', () => {
       "ada.api.bookmarks.createBookmark({ url: 'url 1', notes: 'notes 1', visits: 42 })",
     );
     expect(text).toContain('// @ts-expect-error: url is required');
+    expect(text).toContain('deletes a bookmark, its owner');
+    expect(testModule(resourceNames('events'), parseFields(['name:string']))).toContain(
+      'deletes an event, its owner',
+    );
   });
 
   it('wraps a long list one item a line', () => {

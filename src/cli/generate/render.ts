@@ -19,6 +19,9 @@ function listed(open: string, items: readonly string[], close: string, indent = 
   return `${open.trimEnd()}\n${items.map((item) => `${pad}${item},`).join('\n')}\n${' '.repeat(indent)}${close.trimStart()}`;
 }
 
+/** `a bookmark`, `an event`. */
+const a = (label: string) => `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
+
 const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
 
 /** A field's first or second test value, as TypeScript. */
@@ -119,7 +122,7 @@ export function resourceModule(names: ResourceNames, fields: readonly Field[]): 
   const input = (field: Field) =>
     `  ${field.name}: ${fieldTypes[field.type].input}${field.optional ? '.nullable().optional()' : ''},`;
   return `/**
- * /api/${collection}: anyone reads them, a signed-in user creates them, and only a ${label}'s owner
+ * /api/${collection}: anyone reads them, a signed-in user creates them, and only ${a(label)}'s owner
  * or an admin changes or deletes it. Written by \`proceed generate resource\`: yours to change.
  */
 import { asc, desc, eq, gt, lt } from 'drizzle-orm';
@@ -267,7 +270,7 @@ export function testModule(names: ResourceNames, fields: readonly Field[]): stri
     required === undefined
       ? ''
       : `
-  it('answers 400 to a ${label} without its ${required.name}', async () => {
+  it('answers 400 to ${a(label)} without its ${required.name}', async () => {
     const { ${required.name}: _left, ...rest } = ${first};
     // @ts-expect-error: ${required.name} is required, by the types and by the server.
     await expect(ada.api.${collection}.create${resource}(rest)).rejects.toMatchObject({
@@ -307,7 +310,7 @@ describe.each(engines)('${collection} on $name', (engine) => {
     await served.database.db.update(users).set({ role: 'admin' }).where(eq(users.id, admin.id));
   });
 
-  it('creates, reads, updates and deletes a ${label}, its owner or an admin only', async () => {
+  it('creates, reads, updates and deletes ${a(label)}, its owner or an admin only', async () => {
     const created = await ada.api.${collection}.create${resource}(${first});
     expect(created).toMatchObject(${first});
     const { id } = created;
