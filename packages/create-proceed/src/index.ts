@@ -124,7 +124,10 @@ async function main(args: string[]): Promise<number> {
     ...(values.install === true ? [] : [`${manager} install`]),
     `${run('dev')}      # http://127.0.0.1:3030/api/notes, restarts on every change`,
     ...(app.template === 'app'
-      ? [`${run('test')}     # on PGlite; TEST_DATABASE_URL=postgres://… for PostgreSQL too`]
+      ? [
+          // `bun test` would be Bun's own test runner, not the script.
+          `${manager === 'bun' ? 'bun run test' : `${manager} test`}         # on PGlite; with TEST_DATABASE_URL=postgres://… on PostgreSQL too`,
+        ]
       : []),
   ];
   process.stdout.write(`\nNext:\n${steps.map((step) => `  ${step}`).join('\n')}\n\n`);

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SqlClient } from 'proceedjs/auth';
+import { ProceedConfigError } from 'proceedjs/config';
 import * as schema from './schema.js';
 
 /** Drizzle, whichever driver is underneath. */
@@ -42,7 +43,7 @@ export async function openDatabase(
   if (isPostgres(url)) return openPostgres(url);
   // A typo such as postgre://… is refused, not taken for a directory (and printed, password and all).
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^memory:\/\//i.test(url))
-    throw new Error('DATABASE_URL must be postgres://…, memory:// or a directory');
+    throw new ProceedConfigError('DATABASE_URL must be postgres://…, memory:// or a directory');
   return openPglite(/^memory:\/\//i.test(url) ? undefined : resolve(url));
 }
 
@@ -105,9 +106,9 @@ async function openPglite(directory: string | undefined): Promise<Database> {
  * gone is taken over. To share a database between processes, use PostgreSQL.
  */
 async function lockDirectory(directory: string): Promise<() => Promise<void>> {
-  const inUse = () =>
-    new Error(
-      `The database in ${directory} is open in another process: stop it first, or use PostgreSQL (DATABASE_URL=postgres://…)`,
+  const inUse = (pid?: number) =>
+    new ProceedConfigError(
+      `The database in ${directory} is open in another process${pid === undefined ? '' : ` (pid ${pid})`}: stop it first, or use PostgreSQL (DATABASE_URL=postgres://…)`,
     );
   if (openHere.has(directory)) throw inUse();
   await mkdir(directory, { recursive: true });
@@ -123,7 +124,7 @@ async function lockDirectory(directory: string): Promise<() => Promise<void>> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(await readFile(file, 'utf8').catch(() => ''));
-      if (attempt > 0 || isRunning(holder)) throw inUse();
+      if (attempt > 0 || isRunning(holder)) throw inUse(holder);
       await rm(file, { force: true });
     }
   }

@@ -9,7 +9,10 @@ import { openDatabase } from './db.js';
 import { notes, users } from './schema.js';
 
 const password = process.env.SEED_PASSWORD || randomBytes(9).toString('base64url');
-const { db, close } = await openDatabase();
+const { db, close } = await openDatabase().catch((error: Error) => {
+  console.error(`seed: ${error.message}`);
+  process.exit(1);
+});
 try {
   const passwordHash = await hashPassword(password);
   const accounts = await db
@@ -21,9 +24,7 @@ try {
     .onConflictDoNothing()
     .returning();
   const ada = accounts.find((account) => account.email === 'ada@example.com');
-  if (ada === undefined) {
-    console.log('The database is seeded already: nothing changed.');
-  } else {
+  if (ada !== undefined)
     await db.insert(notes).values([
       { id: uuidv7(), ownerId: ada.id, title: 'Welcome', body: 'A public note: anyone can read it.' },
       {
@@ -34,8 +35,12 @@ try {
         isPrivate: true,
       },
     ]);
-    console.log(`Seeded. Sign in as admin@example.com or ada@example.com with the password ${password}`);
-  }
+  // An account that was there already keeps its password and notes.
+  console.log(
+    accounts.length === 0
+      ? 'The database is seeded already: nothing changed.'
+      : `Seeded. Sign in as ${accounts.map((account) => account.email).join(' or ')} with the password ${password}`,
+  );
 } finally {
   await close();
 }
