@@ -120,6 +120,13 @@ describe('npm create proceed, from the packed tarballs', () => {
       expect(onBoth).not.toContain('skipped');
       expect(onBoth).toContain('are applied once when two instances start at the same time');
     }
+    // A PostgreSQL that TEST_DATABASE_URL names and nothing answers at fails the run, never skips.
+    const unreachable = await runToEnd('npm', ['test', '--', 'test/migrations.test.ts'], {
+      cwd: app,
+      env: { TEST_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/postgres', CI: 'true' },
+    });
+    expect(unreachable.code).not.toBe(0);
+    expect(stripVTControlCharacters(unreachable.stdout)).toMatch(/Tests\s+2 failed/);
     await clock.time('npm run typecheck', () => succeed(app, 'npm', ['run', 'typecheck']));
 
     // The CLI reads the app in production with no database to reach and no secret.

@@ -50,7 +50,12 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
     // AUTH_RATE_LIMIT changes how many sign-in attempts a client may make a minute (default 10).
     rateLimit: { limits: { [authRateLimit.name]: { max: rateLimitFromEnv() } } },
     // GET /api/health answers 503 while the database does not.
-    health: { check: async () => (await database?.sql.query('SELECT 1')) !== undefined },
+    health: {
+      check: async () => {
+        await database?.sql.query('SELECT 1');
+        return true;
+      },
+    },
     context: () => {
       if (services === undefined) throw new Error('This app was built to be read, not to serve');
       return services;

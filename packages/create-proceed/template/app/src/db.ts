@@ -60,7 +60,10 @@ async function openPostgres(url: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000 });
   pool.on('error', (error) => console.error(`PostgreSQL: ${error.message}`));
   try {
-    const client = await pool.connect();
+    const client = await pool.connect().catch((error: Error) => {
+      // A server that is down or refuses us: one line saying so, not a stack.
+      throw new ProceedConfigError(`Cannot use the PostgreSQL database of DATABASE_URL: ${error.message}`);
+    });
     try {
       // Instances that start together migrate one at a time: the first applies the migrations,
       // the others wait here, then find nothing left to do.
