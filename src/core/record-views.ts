@@ -5,7 +5,7 @@
  * view chosen for it, so the serializer compiled from the schema writes only those.
  */
 import { z } from 'zod';
-import { isZodSchema, type JsonSchema } from './schema.js';
+import { isZodSchema, type JsonSchema, wrapperTypes } from './schema.js';
 
 /** Picks, for one record and the request's context, which of the views it is shown in. */
 export type ChooseView = (record: Record<string, unknown>, ctx: unknown) => string;
@@ -72,16 +72,6 @@ type Def = {
   rest?: z.ZodType | null;
 };
 
-const passThrough = new Set([
-  'optional',
-  'nullable',
-  'default',
-  'prefault',
-  'catch',
-  'readonly',
-  'nonoptional',
-]);
-
 /** Every schema directly inside `schema`, to find per-record views where they cannot be cut. */
 function childrenOf(def: Def): z.ZodType[] {
   const children: (z.ZodType | null | undefined)[] = [
@@ -117,7 +107,7 @@ function placeOf(schema: z.ZodType, where: string): Place | undefined {
   const views = recordViews.get(schema);
   if (views !== undefined) return { kind: 'record', views };
   const def = schema._zod.def as Def;
-  if (passThrough.has(def.type) && def.innerType !== undefined) return placeOf(def.innerType, where);
+  if (wrapperTypes.has(def.type) && def.innerType !== undefined) return placeOf(def.innerType, where);
   if (def.type === 'pipe' && def.out !== undefined) return placeOf(def.out, where);
   if (def.type === 'object' && def.shape !== undefined) {
     const fields = new Map<string, Place>();

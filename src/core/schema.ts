@@ -136,7 +136,8 @@ const withoutIds = {
   has: (schema: z.core.$ZodType) => z.globalRegistry.has(schema),
 } as unknown as z.core.$ZodRegistry<{ id?: string }>;
 
-const wrapperTypes = new Set([
+/** Zod types that wrap one inner schema and check nothing of its shape themselves. */
+export const wrapperTypes: ReadonlySet<string> = new Set([
   'optional',
   'nullable',
   'default',
