@@ -13,7 +13,7 @@ export default defineConfig({
     // The same mapping as tsconfig.json's `paths`: tests run against the sources, not dist/.
     alias: [
       { find: /^proceedjs$/, replacement: source('index.ts') },
-      { find: /^proceedjs\/([a-z]+)$/, replacement: source('$1/index.ts') },
+      { find: /^proceedjs\/([a-z-]+)$/, replacement: source('$1/index.ts') },
     ],
   },
   test: {
