@@ -74,6 +74,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
       './metrics',
       './idempotency',
       './tanstack-query',
+      './opentelemetry',
     ]);
     for (const [, target] of entries) {
       if (typeof target === 'string') throw new Error(`${target}: every export has types and default`);

@@ -26,6 +26,7 @@ import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
 import { isThenable } from './thenable.js';
+import type { StepTracer } from './tracing.js';
 import { DeferredBody } from './uploads.js';
 
 /** One request, as the adapter hands it over. */
@@ -36,6 +37,8 @@ export interface Call {
   body: unknown;
   /** The `If-Match` header, as sent. */
   ifMatch?: string | undefined;
+  /** Times each step in a span of its own; set by the adapter only for a request being traced. */
+  trace?: StepTracer | undefined;
 }
 
 /** What the adapter writes back. `body` is JSON text. */
@@ -91,6 +94,7 @@ function runGuards(
   ctx: Call['ctx'],
   owner: string,
   options: CompileOptions,
+  tracer: StepTracer | undefined,
   from = 0,
 ): void | Promise<void> {
   try {
@@ -100,12 +104,15 @@ function runGuards(
       if (guard.requiresUser === true && !signedIn) throw new UnauthenticatedError();
       const missing = signedIn ? missingUserField(guard, ctx.user) : undefined;
       if (missing !== undefined) throw new MissingUserFieldError(guard.name, missing);
-      const checked = guard.check(ctx as never);
+      const checked =
+        tracer === undefined
+          ? guard.check(ctx as never)
+          : tracer.step('guard', guard.name, () => guard.check(ctx as never));
       // Any thenable is awaited, a native promise or not: a check still pending is no pass.
       if (isThenable(checked))
         return Promise.resolve(checked).then((allowed) => {
           refuseUnless(allowed, guard, signedIn);
-          return runGuards(guards, ctx, owner, options, index + 1);
+          return runGuards(guards, ctx, owner, options, tracer, index + 1);
         }, rethrow);
       refuseUnless(checked, guard, signedIn);
     }
@@ -125,6 +132,15 @@ function refuseUnless(allowed: unknown, guard: Guard<never>, signedIn: boolean):
 }
 
 type Step<T> = (call: Call, input: T) => Reply | Promise<Reply>;
+
+/**
+ * A validated input, boxed: an input may itself be anything, a promise-like value included, and
+ * must not be mistaken for a validation still under way.
+ */
+class Checked {
+  constructor(readonly value: unknown) {}
+}
+const boxed = (_call: Call, value: unknown) => new Checked(value);
 
 /**
  * Composes the middlewares once; each call then walks the chain with its own context. Every
@@ -310,7 +326,10 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       );
     const version = readVersion === undefined ? undefined : versionOf(readVersion(result), owner);
     const location = status === 201 ? locationOf(result, call.params) : undefined;
-    const body = serialize(result, call.ctx);
+    const body =
+      call.trace === undefined
+        ? serialize(result, call.ctx)
+        : call.trace.step('serialization', owner, () => serialize(result, call.ctx));
     if (body instanceof Promise) return body.then((text) => ({ status, body: text, location, version }));
     return { status, body, location, version };
   };
@@ -320,15 +339,18 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       const controller = new AbortController();
       const lastEventId = (call.ctx as { request?: { headers?: Record<string, unknown> } }).request
         ?.headers?.['last-event-id'];
-      const source = handler({
-        input: input as never,
-        ctx: call.ctx as never,
-        response,
-        ...({
-          lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
-          signal: controller.signal,
-        } as object),
-      } as never);
+      const start = () =>
+        handler({
+          input: input as never,
+          ctx: call.ctx as never,
+          response,
+          ...({
+            lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+            signal: controller.signal,
+          } as object),
+        } as never);
+      const { trace } = call;
+      const source = trace === undefined ? start() : trace.step('handler', owner, start);
       if (typeof (source as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] !== 'function') {
         controller.abort();
         throw new OutputMismatchError(
@@ -337,7 +359,10 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       }
       const answer: EventsAnswer = {
         source: source as AsyncIterable<unknown>,
-        serialize: (value: unknown) => writeEvent(value, call.ctx),
+        serialize:
+          trace === undefined
+            ? (value: unknown) => writeEvent(value, call.ctx)
+            : (value: unknown) => trace.step('event', owner, () => writeEvent(value, call.ctx)),
         keepAlive: events.keepAlive,
         signal: controller.signal,
         abort: () => controller.abort(),
@@ -347,7 +372,12 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
         response,
       );
     }
-    const result = handler({ input: input as never, ctx: call.ctx as never, response });
+    const result =
+      call.trace === undefined
+        ? handler({ input: input as never, ctx: call.ctx as never, response })
+        : call.trace.step('handler', owner, () =>
+            handler({ input: input as never, ctx: call.ctx as never, response }),
+          );
     return result instanceof Promise
       ? result.then((value) => withResponse(answer(call, value, response), response))
       : withResponse(answer(call, result, response), response);
@@ -367,18 +397,35 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     if (!result.ok) throw new ValidationError(result.errors);
     return result.value;
   };
-  const validatedBody = (call: Call, input: unknown): Reply | Promise<Reply> => {
+  /**
+   * Assembles and validates the input, then hands it to `then`; synchronous unless reading the
+   * body or validating waits. `then` takes the call rather than closing over it: no function is
+   * made per request.
+   */
+  const checkInput = <R>(
+    call: Call,
+    input: unknown,
+    then: (call: Call, value: unknown) => R,
+  ): R | Promise<R> => {
     refuseNul(input);
-    if (inputSchema === undefined) return afterInput(call, input);
+    if (inputSchema === undefined) return then(call, input);
     const pending = validate(inputSchema, input);
-    if (pending instanceof Promise) return pending.then((result) => afterInput(call, checkedInput(result)));
-    return afterInput(call, checkedInput(pending));
+    if (pending instanceof Promise) return pending.then((result) => then(call, checkedInput(result)));
+    return then(call, checkedInput(pending));
   };
-  const validated = (call: Call): Reply | Promise<Reply> => {
+  const readInput = <R>(call: Call, then: (call: Call, value: unknown) => R): R | Promise<R> => {
     const { body } = call;
     if (body instanceof DeferredBody)
-      return body.read().then((read) => validatedBody(call, assembleUpload(call, read)));
-    return validatedBody(call, assemble(call, body));
+      return body.read().then((read) => checkInput(call, assembleUpload(call, read), then));
+    return checkInput(call, assemble(call, body), then);
+  };
+  const validated = (call: Call): Reply | Promise<Reply> => {
+    const { trace } = call;
+    if (trace === undefined) return readInput(call, afterInput) as Reply | Promise<Reply>;
+    // Traced, the validation's span ends before the handler's begins.
+    const input = trace.step('validation', owner, () => readInput(call, boxed));
+    if (input instanceof Checked) return afterInput(call, input.value);
+    return input.then((checked) => afterInput(call, checked.value));
   };
   let execute: (call: Call) => Reply | Promise<Reply> = validated;
   if (middlewares.length > 0) {
@@ -388,7 +435,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   let guarded = execute;
   if (guards.length > 0) {
     guarded = (call) => {
-      const passing = runGuards(guards, call.ctx, owner, options);
+      const passing = runGuards(guards, call.ctx, owner, options, call.trace);
       return passing instanceof Promise ? passing.then(() => execute(call)) : execute(call);
     };
   }

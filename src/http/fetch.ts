@@ -27,6 +27,7 @@ import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
 import { onWorkers } from './runtime.js';
 import type { Spools } from './spool.js';
+import { type RequestTrace, type RequestTracing, routeTemplate, type TracedRequest } from './tracing.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
@@ -58,6 +59,8 @@ export interface FetchCore {
   readonly uploads: UploadOptions | undefined;
   readonly spools: Spools | undefined;
   readonly idempotency: () => { settings: IdempotencySettings; creates: boolean } | undefined;
+  /** Traces each request; undefined: nothing is traced (docs/observability.md). */
+  readonly tracing: RequestTracing | undefined;
   /** Calls the listener when the app begins closing (open event streams end then); returns its removal. */
   readonly onClosing: (listener: () => void) => () => void;
   /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
@@ -133,6 +136,10 @@ class Exchange {
   params: Record<string, string | undefined> = {};
   /** Served by one of the app's other routes. */
   other = false;
+  /** The request's trace, when the app traces. */
+  trace: RequestTrace | undefined;
+  /** Its answer streams: the trace ends with the stream, not with the headers. */
+  streaming = false;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
   /**
@@ -383,7 +390,11 @@ export function createFetchHandler(
     },
   };
 
-  return async (request: Request, runtime?: unknown): Promise<Response> => {
+  const handle = async (
+    request: Request,
+    runtime: unknown,
+    trace: RequestTrace | undefined,
+  ): Promise<Response> => {
     const timed = core.observe !== undefined || core.requestLog !== undefined;
     const started = timed ? performance.now() : 0;
     const id = requestIdOf(request.headers);
@@ -394,6 +405,7 @@ export function createFetchHandler(
     const exchange = new Exchange(request, id, () =>
       clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for')),
     );
+    exchange.trace = trace;
     try {
       const { path } = exchange;
       const preflight =
@@ -425,6 +437,8 @@ export function createFetchHandler(
       }
       route = handler === other || preflight !== undefined ? undefined : handler.observed;
       exchange.other = handler === other;
+      if (trace !== undefined && route !== undefined)
+        trace.routed(routeTemplate(route.path), route.procedure, id);
       response = await handler.serve(exchange);
     } catch (error) {
       ({ response, code: problem } = problemResponse(
@@ -434,6 +448,7 @@ export function createFetchHandler(
         exchange.limitHeaders,
         exchange.connection,
       ));
+      if (response.status >= 500) trace?.failed(error);
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
     if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
@@ -472,8 +487,36 @@ export function createFetchHandler(
         milliseconds,
       });
     }
+    if (trace !== undefined && !exchange.streaming) trace.end(response.status);
     return response;
   };
+
+  const { tracing } = core;
+  if (tracing === undefined) return (request, runtime) => handle(request, runtime, undefined);
+  return (request, runtime) => {
+    const trace = tracing.begin(new FetchTracedRequest(request));
+    return trace.run(() => handle(request, runtime, trace));
+  };
+}
+
+/** A Fetch request as the tracer reads it. */
+class FetchTracedRequest implements TracedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly scheme: string;
+  readonly #headers: Headers;
+
+  constructor(request: Request) {
+    this.method = request.method;
+    this.#headers = request.headers;
+    const url = new URL(request.url);
+    this.path = url.pathname;
+    this.scheme = url.protocol === 'https:' ? 'https' : 'http';
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers.get(name) ?? undefined;
+  }
 }
 
 function withId(headers: Record<string, string>, id: string, requestIds: boolean): Headers {
@@ -576,6 +619,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           query: queryRecord(exchange.search),
           body,
           ifMatch,
+          trace: exchange.trace?.steps,
         };
         const ran = procedure.run(call, headers['idempotency-key']);
         result = ran instanceof Promise ? await ran : ran;
@@ -648,11 +692,19 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
         }
         if (events !== undefined) {
-          const body =
-            frames === undefined || first === undefined
-              ? null
-              : pulledStream(startingWith(first, frames), events.abort);
-          return new Response(body, { status: 200, headers: withCookies(answer, cookies) });
+          if (frames === undefined || first === undefined)
+            return new Response(null, { status: 200, headers: withCookies(answer, cookies) });
+          const { trace } = exchange;
+          const sent =
+            trace === undefined
+              ? pulledStream(startingWith(first, frames), events.abort)
+              : pulledStream(endingTrace(startingWith(first, frames), trace), () => {
+                  events.abort();
+                  // Cancelled before its first read, a generator never runs its finally.
+                  trace.end(200);
+                });
+          exchange.streaming = trace !== undefined;
+          return new Response(sent, { status: 200, headers: withCookies(answer, cookies) });
         }
         if (file !== undefined && plan !== undefined) {
           if (!plan.sendsBody) file.source.discard();
@@ -702,6 +754,15 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       }
     },
   };
+}
+
+/** A stream's frames, ending the request's trace when they end, however they end. */
+async function* endingTrace(frames: AsyncIterable<string>, trace: RequestTrace): AsyncGenerator<string> {
+  try {
+    yield* frames;
+  } finally {
+    trace.end(200);
+  }
 }
 
 /** Bytes in memory, a stream or an iterable, as an iterable. */

@@ -58,6 +58,7 @@ import {
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import { type IdempotencyRuntime, procedureOf, registerProcedureRoute } from './procedure-route.js';
 import { newRequestId } from './request-id.js';
+import { traceRequests } from './tracing.js';
 
 export type { AppOptions } from './options.js';
 
@@ -216,9 +217,10 @@ export class App<TCtx extends object = object> {
     this.#drainDelay = settings.drainDelay;
     this.#keepAlive = settings.timeouts.keepAlive;
     // On Workers, Fastify never serves: the app logs through a logger of its own.
-    this.#log = onWorkers ? workersLogger(options.logger) : undefined;
+    const traceFields = options.tracing?.logFields;
+    this.#log = onWorkers ? workersLogger(options.logger, traceFields) : undefined;
     this.server = createServer({
-      logger: onWorkers ? { logger: false } : loggerOptions(options.logger),
+      logger: onWorkers ? { logger: false } : loggerOptions(options.logger, traceFields),
       requestIds,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
@@ -226,8 +228,10 @@ export class App<TCtx extends object = object> {
       frameworkErrors: (error, request, reply) =>
         sendProblem(error, request, reply, exposeErrors, requestIds),
       clientErrorHandler: answerClientError,
+      traceFields,
     });
     if (onWorkers) refuseFastifyRoutes(this.server);
+    else if (options.tracing !== undefined) traceRequests(this.server, this.server.server, options.tracing);
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.log);
     if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
@@ -348,6 +352,7 @@ export class App<TCtx extends object = object> {
       // Workers have no disk: there an upload's files stay in memory, under its limits.
       spools: onWorkers ? undefined : this.#spools,
       idempotency: () => this.#idempotency,
+      tracing: options.tracing,
       serving: () => this.#lifecycle.phase === 'serving',
       onClosing: this.#lifecycle.onClosing,
       closing: () => this.#lifecycle.phase === 'closing',
@@ -496,6 +501,7 @@ export class App<TCtx extends object = object> {
         csrfTrusted: this.#csrfTrusted,
         uploads: this.#options.uploads,
         spools: this.#spools,
+        traced: this.#options.tracing !== undefined,
       });
     });
     return this;

@@ -7,6 +7,7 @@ import type { ServerTimeouts } from '../config/server.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
+import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
 
@@ -33,6 +34,8 @@ export interface FastifySettings {
   timeouts: ServerTimeouts;
   frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']>;
   clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']>;
+  /** The trace ids a request's log line carries, when the app traces. */
+  traceFields: TraceFields | undefined;
 }
 
 /**
@@ -54,7 +57,7 @@ function quietInitialization(): void {
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
   if (onWorkers) quietInitialization();
-  const requestLog = new OneLinePerRequest();
+  const requestLog = new OneLinePerRequest(settings.traceFields);
   const server = Fastify<RawServerDefault>({
     ...settings.logger,
     bodyLimit: settings.bodyLimit,

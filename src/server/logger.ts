@@ -62,23 +62,43 @@ function prettyPrinter(): string | undefined {
   return undefined;
 }
 
+/**
+ * Fields every line logged inside a traced request carries: `trace_id`, `span_id`
+ * (docs/observability.md, "Logs").
+ */
+export type TraceFields = () => Record<string, string> | undefined;
+
+/** pino's mixin for those fields; none when the app traces nothing. */
+function traceMixin(traceFields: TraceFields | undefined): { mixin?: () => object } {
+  if (traceFields === undefined) return {};
+  const none = {};
+  return { mixin: () => traceFields() ?? none };
+}
+
 /** Logger options for Fastify: structured JSON in production, readable lines in a terminal. */
-export function loggerOptions(setting: LoggerSetting | undefined): Pick<FastifyServerOptions, 'logger'> {
+export function loggerOptions(
+  setting: LoggerSetting | undefined,
+  traceFields?: TraceFields,
+): Pick<FastifyServerOptions, 'logger'> {
   if (setting === false) return { logger: false };
   const options = typeof setting === 'object' ? setting : {};
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const serializers = { err: serializeError };
-  if (options.stream !== undefined) return { logger: { level, serializers, stream: options.stream } };
+  const mixin = traceMixin(traceFields);
+  if (options.stream !== undefined)
+    return { logger: { level, serializers, ...mixin, stream: options.stream } };
   const wanted = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
   const printer = wanted ? prettyPrinter() : undefined;
   if (options.pretty === true && printer === undefined) {
     throw new ProceedConfigError('logger.pretty needs pino-pretty: npm install pino-pretty');
   }
-  if (printer === undefined) return { logger: { level, serializers, stream: batchedStandardOutput() } };
+  if (printer === undefined)
+    return { logger: { level, serializers, ...mixin, stream: batchedStandardOutput() } };
   return {
     logger: {
       level,
       serializers,
+      ...mixin,
       transport: { target: printer, options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
     },
   };
@@ -92,7 +112,7 @@ const consoleLines = { write: (line: string) => console.log(line.trimEnd()) };
  * browser build (package.json `browser`), which Fastify's logger cannot wrap. The same JSON lines
  * as on Node, through console; from either build of pino.
  */
-export function workersLogger(setting: LoggerSetting | undefined): Logger {
+export function workersLogger(setting: LoggerSetting | undefined, traceFields?: TraceFields): Logger {
   if (setting === false) return pino({ enabled: false });
   const options = typeof setting === 'object' ? setting : {};
   const stream = options.stream ?? consoleLines;
@@ -100,6 +120,7 @@ export function workersLogger(setting: LoggerSetting | undefined): Logger {
     {
       level: options.level ?? process.env.LOG_LEVEL ?? 'info',
       serializers: { err: serializeError },
+      ...traceMixin(traceFields),
       // What the browser build reads instead of a stream; Node's build ignores it.
       browser: {
         asObject: true,

@@ -3,12 +3,14 @@
  */
 import type { CorsOptions as CorsSettings } from '../config/cors.js';
 import type { ServerTimeouts } from '../config/server.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { checkUploadOptions, type UploadOptions } from '../core/uploads.js';
 import type { CompressionOptions } from '../http/compression.js';
 import type { CsrfOptions } from '../http/csrf.js';
 import type { RateLimitOptions } from '../http/rate-limit.js';
+import type { RequestTracing } from '../http/tracing.js';
 import type { CorsOptions } from './cors.js';
 import type { HealthOptions } from './health.js';
 import type { LoggerSetting } from './logger.js';
@@ -104,6 +106,11 @@ export interface AppOptions<TCtx extends object> {
    * docs/uploads.md.
    */
   uploads?: UploadOptions;
+  /**
+   * Traces every request (docs/observability.md): `openTelemetry()` from
+   * `proceedjs/opentelemetry`. Without it nothing is traced, and nothing is spent per request.
+   */
+  tracing?: RequestTracing;
 }
 
 export interface MountOptions {
@@ -131,6 +138,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'csrf',
   'userFromContext',
   'uploads',
+  'tracing',
 );
 const nested: Record<string, readonly string[]> = {
   timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive'),
@@ -156,6 +164,14 @@ export function checkAppOptions(options: unknown): void {
     if (value !== false) refuseUnknownOptions(`createApp ${key}`, value, known);
   }
   if (given.uploads !== undefined) checkUploadOptions('createApp uploads', given.uploads);
+  const { tracing } = given as { tracing?: Partial<RequestTracing> };
+  if (
+    tracing !== undefined &&
+    (typeof tracing?.begin !== 'function' || typeof tracing.logFields !== 'function')
+  )
+    throw new ProceedConfigError(
+      'createApp tracing takes what openTelemetry() from proceedjs/opentelemetry returns (docs/observability.md)',
+    );
 }
 
 /** Refuses an unknown key in `mount`'s options. */

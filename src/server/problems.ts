@@ -10,6 +10,7 @@ import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js
 import { notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { malformedUrl, paramTooLong } from '../http/url.js';
+import { traceOf } from './tracing.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {
@@ -61,6 +62,7 @@ export function sendProblem(
     translate: (thrown) => fromFastifyError(thrown as FastifyError),
   });
   answeredCodes.set(reply, problem.code);
+  if (problem.status >= 500) traceOf(request.raw)?.failed(error);
   reply.code(problem.status).headers(problem.headers);
   if (requestIds) reply.header('x-request-id', request.id);
   return reply.send(problem.body);

@@ -28,6 +28,7 @@ import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
+import { traceOf } from './tracing.js';
 import { nodeBodySource } from './uploads.js';
 
 /** On every answer: JSON, and never sniffed as anything else. */
@@ -181,12 +182,14 @@ export function registerProcedureRoute(
     csrfTrusted: ReadonlySet<string> | undefined;
     uploads: UploadOptions | undefined;
     spools: Spools;
+    /** The app traces requests: each call carries its trace's step tracer. */
+    traced: boolean;
   },
 ): void {
   const procedure = procedureCall(route, { ...options, entityTag, ifMatchHolds });
   const isRead = route.method === 'GET';
   const readsBody = takesBody(route);
-  const { compressAbove, requestIds, cookieSigner, csrfTrusted } = options;
+  const { compressAbove, requestIds, cookieSigner, csrfTrusted, traced } = options;
   // Reads never change anything: only writes are checked for another site's cookies.
   const checksCrossSite = csrfTrusted !== undefined && !isRead;
   const headers = { ...route.definition.headers, ...jsonHeaders };
@@ -242,6 +245,7 @@ export function registerProcedureRoute(
       query: request.query as Record<string, unknown> | undefined,
       body,
       ifMatch: request.headers['if-match'],
+      trace: traced ? traceOf(request.raw)?.steps : undefined,
     };
     const pending = procedure.run(call, request.headers['idempotency-key']);
     const result = pending instanceof Promise ? await pending : pending;

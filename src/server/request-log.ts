@@ -9,6 +9,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
 import { type Logger, pino } from 'pino';
+import type { TraceFields } from './logger.js';
 
 type LogMethod = (...args: unknown[]) => void;
 const methods = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -103,6 +104,13 @@ export class OneLinePerRequest extends LogController {
   #logger: Logger | undefined;
   /** `,"pid":…,"hostname":"…"`: the logger's own bindings, as pino writes them into a line. */
   #base = '';
+  /** The trace ids of the request's span, written as pino's mixin would (docs/observability.md). */
+  readonly #traceFields: TraceFields | undefined;
+
+  constructor(traceFields?: TraceFields) {
+    super();
+    this.#traceFields = traceFields;
+  }
 
   /** Takes the logger Fastify made from the app's options. */
   attach(logger: FastifyBaseLogger): void {
@@ -133,8 +141,16 @@ export class OneLinePerRequest extends LogController {
       `,"req":{"method":${json(request.method)}${field('url', request.url)}` +
       `${field('version', request.headers['accept-version'])}${field('host', request.host)}` +
       `${field('remoteAddress', request.ip)}${field('remotePort', request.socket?.remotePort)}}` +
-      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":${json(message)}}\n`
+      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime}${this.#traced()},"msg":${json(message)}}\n`
     );
+  }
+
+  #traced(): string {
+    const fields = this.#traceFields?.();
+    if (fields === undefined) return '';
+    let text = '';
+    for (const name in fields) text += field(name, fields[name]);
+    return text;
   }
 
   override requestCompleted(

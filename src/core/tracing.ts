@@ -1,0 +1,19 @@
+/**
+ * What the core tells a tracer of one call (docs/observability.md): each step it runs, so that
+ * the tracer can time it in a span of its own. The core knows no tracing library; an adapter puts
+ * a `StepTracer` on the call only when the request is being recorded, so an untraced call pays
+ * one property read per step.
+ */
+
+/** The steps of a call that get a span each. */
+export type StepKind = 'guard' | 'validation' | 'handler' | 'serialization' | 'event';
+
+export interface StepTracer {
+  /**
+   * Runs one step inside a span named for `kind` and `name` (a guard's name, the procedure's):
+   * returns what `run` returns, a promise included, ending the span when it settles. A step that
+   * runs the app's code (a guard, the handler) runs with its span as the active one, so that the
+   * spans of a database driver nest under it.
+   */
+  step<T>(kind: StepKind, name: string, run: () => T): T;
+}

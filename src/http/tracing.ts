@@ -1,0 +1,49 @@
+/**
+ * What adapters tell a tracer of each request (docs/observability.md): its arrival, the route it
+ * took, its answer. The app holds a `RequestTracing` only when one was given
+ * (`createApp({ tracing: openTelemetry() })`); without it, adapters make no call here and
+ * nothing is allocated per request.
+ */
+import type { StepTracer } from '../core/tracing.js';
+
+/** A request as a tracer reads it, before it is routed. */
+export interface TracedRequest {
+  readonly method: string;
+  /** The path, without the query string. */
+  readonly path: string;
+  /** `http` or `https`. */
+  readonly scheme: string;
+  /** A request header by lower-case name (`traceparent`, `host`, `user-agent`). */
+  header(name: string): string | undefined;
+}
+
+/** One request's trace, from its arrival to its answer. */
+export interface RequestTrace {
+  /** Set while the request is recorded (sampled): the core's steps get spans of their own. */
+  readonly steps: StepTracer | undefined;
+  /** Runs `work` with the request's span active: what the app calls inside nests under it. */
+  run<T>(work: () => T): T;
+  /**
+   * Keeps the request's span active in an emitter's listeners (Node's request and response,
+   * whose events arrive from outside `run`).
+   */
+  bind<T extends object>(emitter: T): T;
+  /** The route the request took: its template (`/api/posts/{id}`), procedure and request id. */
+  routed(route: string, procedure: string | undefined, requestId: string): void;
+  /** The error behind a 5xx answer, recorded on the request's span when it ends. */
+  failed(error: unknown): void;
+  /** Ends the request's span with the answer's status (a span another instrumentation made is left to it). */
+  end(status: number): void;
+}
+
+export interface RequestTracing {
+  /** A new request has arrived. */
+  begin(request: TracedRequest): RequestTrace;
+  /** `trace_id` and `span_id` of the active span, for log lines; undefined outside any trace. */
+  logFields(): Record<string, string> | undefined;
+}
+
+/** An Express-style route (`/api/posts/:id`) as a tracer names it: `/api/posts/{id}`. */
+export function routeTemplate(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}

@@ -1,0 +1,232 @@
+/**
+ * OpenTelemetry tracing for an app (docs/observability.md): `createApp({ tracing: openTelemetry() })`.
+ * A SERVER span per request, named for its route and carrying the HTTP semantic conventions and
+ * the procedure; a child span per guard, for the input's validation, the handler, the
+ * serialization and each streamed event; `traceparent` honoured through the registered
+ * propagator; and, where `@opentelemetry/instrumentation-http` made the request's span already,
+ * that span named and completed instead of a second one.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  createContextKey,
+  isSpanContextValid,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { ProceedConfigError, ProceedError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
+import { isThenable } from '../core/thenable.js';
+import type { StepKind, StepTracer } from '../core/tracing.js';
+import type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
+
+export type { RequestTracing } from '../http/tracing.js';
+
+export interface OpenTelemetryOptions {
+  /** Default: the global provider, which the OpenTelemetry SDK registers when it starts. */
+  tracerProvider?: TracerProvider;
+}
+
+/**
+ * Where `@opentelemetry/instrumentation-http` keeps, in the request's context, the span it made
+ * and the route a framework found (the key `@opentelemetry/core` defines, made the same way).
+ */
+const rpcMetadataKey = createContextKey('OpenTelemetry SDK Context Key RPC_METADATA');
+
+interface RpcMetadata {
+  type: string;
+  span?: Span;
+  route?: string;
+}
+
+const headerGetter: TextMapGetter<TracedRequest> = {
+  keys: () => [],
+  get: (request, name) => request.header(name),
+};
+
+/** The methods the HTTP conventions name; any other is `_OTHER` (with the original kept). */
+const knownMethods = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'CONNECT',
+  'TRACE',
+]);
+
+const stepNames: { readonly [K in StepKind]: (name: string) => string } = {
+  guard: (name) => `guard ${name}`,
+  validation: () => 'validate input',
+  handler: (name) => `handler ${name}`,
+  serialization: () => 'serialize output',
+  event: () => 'event',
+};
+
+/** A client's mistake (a 4xx) is no error of the server's: only other failures mark a span. */
+function isServerFailure(error: unknown): boolean {
+  return !(error instanceof ProceedError) || error.status >= 500;
+}
+
+function markFailed(span: Span, error: unknown): void {
+  if (!isServerFailure(error)) return;
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** Runs a step in a span that is a child of `parent`, ending it when the step settles. */
+function stepTracer(tracer: Tracer, parent: Context): StepTracer {
+  return {
+    step<T>(kind: StepKind, name: string, run: () => T): T {
+      const span = tracer.startSpan(stepNames[kind](name), { attributes: { 'proceed.step': kind } }, parent);
+      let result: T;
+      try {
+        result = context.with(trace.setSpan(parent, span), run);
+      } catch (error) {
+        markFailed(span, error);
+        span.end();
+        throw error;
+      }
+      if (!isThenable(result)) {
+        span.end();
+        return result;
+      }
+      return Promise.resolve(result).then(
+        (value) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          markFailed(span, error);
+          span.end();
+          throw error;
+        },
+      ) as T;
+    },
+  };
+}
+
+/** A request under its own SERVER span, or under the one an HTTP instrumentation made. */
+class OpenTelemetryTrace implements RequestTrace {
+  readonly steps: StepTracer | undefined;
+  readonly #span: Span;
+  readonly #context: Context;
+  readonly #method: string;
+  /** Set when another instrumentation owns the span: it names and ends it. */
+  readonly #metadata: RpcMetadata | undefined;
+  #error: unknown;
+  #ended = false;
+
+  constructor(tracer: Tracer, request: TracedRequest) {
+    const active = context.active();
+    const metadata = active.getValue(rpcMetadataKey) as RpcMetadata | undefined;
+    const method = request.method.toUpperCase();
+    this.#method = knownMethods.has(method) ? method : 'HTTP';
+    if (metadata?.type === 'http' && metadata.span !== undefined) {
+      this.#metadata = metadata;
+      this.#span = metadata.span;
+      this.#context = active;
+    } else {
+      const parent = propagation.extract(active, request, headerGetter);
+      const attributes: Attributes = {
+        'http.request.method': knownMethods.has(method) ? method : '_OTHER',
+        'url.path': request.path,
+        'url.scheme': request.scheme,
+      };
+      if (!knownMethods.has(method)) attributes['http.request.method_original'] = request.method;
+      const host = request.header('host');
+      if (host !== undefined) {
+        const colon = host.lastIndexOf(':');
+        const bracket = host.lastIndexOf(']');
+        if (colon > bracket) {
+          attributes['server.address'] = host.slice(0, colon);
+          const port = Number(host.slice(colon + 1));
+          if (Number.isInteger(port)) attributes['server.port'] = port;
+        } else attributes['server.address'] = host;
+      }
+      const agent = request.header('user-agent');
+      if (agent !== undefined) attributes['user_agent.original'] = agent;
+      this.#span = tracer.startSpan(this.#method, { kind: SpanKind.SERVER, attributes }, parent);
+      this.#context = trace.setSpan(parent, this.#span);
+    }
+    this.steps = this.#span.isRecording() ? stepTracer(tracer, this.#context) : undefined;
+  }
+
+  run<T>(work: () => T): T {
+    return context.with(this.#context, work);
+  }
+
+  bind<T extends object>(emitter: T): T {
+    return context.bind(this.#context, emitter);
+  }
+
+  routed(route: string, procedure: string | undefined, requestId: string): void {
+    // instrumentation-http names its span from the route at the answer, and sets http.route.
+    if (this.#metadata !== undefined) this.#metadata.route = route;
+    if (!this.#span.isRecording()) return;
+    this.#span.updateName(`${this.#method} ${route}`);
+    this.#span.setAttribute('http.route', route);
+    if (procedure !== undefined) this.#span.setAttribute('proceed.procedure', procedure);
+    this.#span.setAttribute('proceed.request_id', requestId);
+  }
+
+  failed(error: unknown): void {
+    this.#error = error;
+  }
+
+  end(status: number): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const span = this.#span;
+    if (status >= 500 && span.isRecording()) {
+      const error = this.#error;
+      if (error !== undefined) span.recordException(error instanceof Error ? error : String(error));
+      // instrumentation-http sets the status of its own span from the answer.
+      if (this.#metadata === undefined) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', error instanceof Error ? error.name : String(status));
+      }
+    }
+    if (this.#metadata !== undefined) return;
+    span.setAttribute('http.response.status_code', status);
+    span.end();
+  }
+}
+
+/**
+ * Traces every request of the app with OpenTelemetry: pass it as `createApp({ tracing })`.
+ * Spans go to the global tracer provider unless another is given; with no SDK started, they
+ * are the API's no-op spans and no step is timed.
+ *
+ * @example
+ * import { openTelemetry } from 'proceedjs/opentelemetry';
+ * const app = createApp({ tracing: openTelemetry() });
+ */
+export function openTelemetry(options: OpenTelemetryOptions = {}): RequestTracing {
+  refuseUnknownOptions('openTelemetry', options, optionKeys<OpenTelemetryOptions>()('tracerProvider'));
+  const provider = options.tracerProvider ?? trace.getTracerProvider();
+  if (typeof provider?.getTracer !== 'function')
+    throw new ProceedConfigError('openTelemetry: tracerProvider must be an OpenTelemetry TracerProvider');
+  const tracer = provider.getTracer('proceedjs');
+  return {
+    begin: (request) => new OpenTelemetryTrace(tracer, request),
+    logFields() {
+      const span = trace.getSpan(context.active());
+      if (span === undefined) return undefined;
+      const spanContext = span.spanContext();
+      // The API's no-op spans (no SDK started) carry no ids worth writing.
+      if (!isSpanContextValid(spanContext)) return undefined;
+      const { traceId, spanId, traceFlags } = spanContext;
+      return { trace_id: traceId, span_id: spanId, trace_flags: traceFlags.toString(16).padStart(2, '0') };
+    },
+  };
+}

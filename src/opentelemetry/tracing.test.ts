@@ -1,0 +1,269 @@
+/**
+ * The spans of a traced app, seen by an in-memory exporter, on the Node server (over a socket)
+ * and through app.fetch alike: the tree of a guarded POST, the route template, the statuses of a
+ * 404 and a 500, the client's traceparent as parent, and the trace ids in the log lines.
+ */
+import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { eventStream } from '../core/events.js';
+import { guard } from '../core/guards.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/app.js';
+import { openTelemetry } from './index.js';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const contextManager = new AsyncLocalStorageContextManager().enable();
+context.setGlobalContextManager(contextManager);
+propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+afterAll(() => {
+  context.disable();
+  propagation.disable();
+});
+afterEach(() => exporter.reset());
+
+/** What a database driver's instrumentation does: a span under whatever span is active. */
+const database = provider.getTracer('a-database-driver');
+const query = <T>(statement: string, result: T): Promise<T> =>
+  database.startActiveSpan(statement, { kind: SpanKind.CLIENT }, async (span) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    span.end();
+    return result;
+  });
+
+const withKey = guard({
+  name: 'hasKey',
+  check: async (ctx: { request: { headers: Record<string, unknown> } }) => {
+    await query('SELECT key', null);
+    return ctx.request.headers['x-key'] === 'open sesame';
+  },
+});
+
+const Thing = z.object({ id: z.string(), name: z.string() });
+const things = procedures('things', {
+  createThing: procedure()
+    .guard(withKey)
+    .input(z.object({ name: z.string().min(1) }))
+    .output(Thing)
+    .mutation(({ input }) => query('INSERT INTO things', { id: 't1', name: input.name })),
+  getThing: procedure()
+    .input(z.object({ id: z.string() }))
+    .output(Thing)
+    .query(({ input }) => {
+      if (input.id === 'broken') throw new Error('The disk is on fire');
+      return { id: input.id, name: 'A thing' };
+    }),
+  thingEvents: procedure()
+    .rest({ method: 'GET', path: '/things/events' })
+    .output(eventStream(z.object({ n: z.number() })))
+    .query(async function* () {
+      yield { n: 1 };
+      yield { n: 2 };
+    }),
+});
+
+/** The spans exported so far, as a tree of names under the server span. */
+interface Node {
+  name: string;
+  children: Node[];
+}
+function treeOf(spans: readonly ReadableSpan[], root: ReadableSpan): Node {
+  const children = spans
+    .filter((span) => span.parentSpanContext?.spanId === root.spanContext().spanId)
+    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+  return { name: root.name, children: children.map((child) => treeOf(spans, child)) };
+}
+
+/** The one SERVER span exported, once the request's span has ended. */
+async function serverSpan(): Promise<ReadableSpan> {
+  await expect
+    .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER))
+    .toHaveLength(1);
+  const [span] = exporter.getFinishedSpans().filter((each) => each.kind === SpanKind.SERVER);
+  if (span === undefined) throw new Error('No server span');
+  return span;
+}
+
+const logLines: Record<string, unknown>[] = [];
+const logger = {
+  stream: { write: (line: string) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
+};
+
+type Send = (path: string, init?: RequestInit) => Promise<Response>;
+
+const app = createApp({ logger, tracing: openTelemetry({ tracerProvider: provider }) }).mount([things]);
+let origin = '';
+beforeAll(async () => {
+  origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+});
+afterAll(() => app.close());
+
+const adapters: [string, Send][] = [
+  ['the Node server', (path, init) => fetch(`${origin}${path}`, init)],
+  ['app.fetch', (path, init) => app.fetch(new Request(`http://api.example${path}`, init))],
+];
+
+describe.each(adapters)('tracing on %s', (_adapter, send) => {
+  it('makes the tree of a guarded POST: server span, guard, validation, handler (with the database span), serialization', async () => {
+    const response = await send('/api/things', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-key': 'open sesame' },
+      body: JSON.stringify({ name: 'Lamp' }),
+    });
+    expect(response.status).toBe(201);
+    const server = await serverSpan();
+    expect(server.name).toBe('POST /api/things');
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/api/things',
+      'url.path': '/api/things',
+      'url.scheme': 'http',
+      'http.response.status_code': 201,
+      'proceed.procedure': 'things.createThing',
+    });
+    expect(server.attributes['proceed.request_id']).toBe(response.headers.get('x-request-id'));
+    expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    expect(treeOf(exporter.getFinishedSpans(), server)).toEqual({
+      name: 'POST /api/things',
+      children: [
+        { name: 'guard hasKey', children: [{ name: 'SELECT key', children: [] }] },
+        { name: 'validate input', children: [] },
+        { name: 'handler things.createThing', children: [{ name: 'INSERT INTO things', children: [] }] },
+        { name: 'serialize output', children: [] },
+      ],
+    });
+  });
+
+  it('names the span for the route template, and takes the client traceparent as its parent', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parentId = '00f067aa0ba902b7';
+    const response = await send('/api/things/t9', {
+      headers: { traceparent: `00-${traceId}-${parentId}-01` },
+    });
+    expect(response.status).toBe(200);
+    const server = await serverSpan();
+    expect(server.name).toBe('GET /api/things/{id}');
+    expect(server.attributes['http.route']).toBe('/api/things/{id}');
+    expect(server.attributes['url.path']).toBe('/api/things/t9');
+    expect(server.spanContext().traceId).toBe(traceId);
+    expect(server.parentSpanContext?.spanId).toBe(parentId);
+    expect(server.parentSpanContext?.isRemote).toBe(true);
+  });
+
+  it('leaves the status unset on a 4xx: a refused guard, an invalid input, a route that does not exist', async () => {
+    const refused = await send('/api/things', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Lamp' }),
+    });
+    expect(refused.status).toBe(401);
+    let server = await serverSpan();
+    expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    expect(server.attributes['http.response.status_code']).toBe(401);
+    // The guard said no: no validation, no handler.
+    expect(treeOf(exporter.getFinishedSpans(), server).children.map((child) => child.name)).toEqual([
+      'guard hasKey',
+    ]);
+    exporter.reset();
+
+    const invalid = await send('/api/things', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-key': 'open sesame' },
+      body: JSON.stringify({ name: '' }),
+    });
+    expect(invalid.status).toBe(400);
+    server = await serverSpan();
+    expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    const validation = exporter.getFinishedSpans().find((span) => span.name === 'validate input');
+    expect(validation?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(validation?.events).toEqual([]);
+    exporter.reset();
+
+    const missing = await send('/api/nothing/here');
+    expect(missing.status).toBe(404);
+    server = await serverSpan();
+    // No route was matched: the span is named for the method alone, and has no http.route.
+    expect(server.name).toBe('GET');
+    expect(server.attributes['http.route']).toBeUndefined();
+    expect(server.attributes['http.response.status_code']).toBe(404);
+    expect(server.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it('sets ERROR and records the exception on a 500, on the server span and the handler span', async () => {
+    const response = await send('/api/things/broken');
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain('fire');
+    const server = await serverSpan();
+    expect(server.status.code).toBe(SpanStatusCode.ERROR);
+    expect(server.attributes).toMatchObject({ 'http.response.status_code': 500, 'error.type': 'Error' });
+    expect(server.events.map((event) => [event.name, event.attributes?.['exception.message']])).toEqual([
+      ['exception', 'The disk is on fire'],
+    ]);
+    const handler = exporter.getFinishedSpans().find((span) => span.name === 'handler things.getThing');
+    expect(handler?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(handler?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+
+  it('gives each streamed event a span, and ends the server span with the stream', async () => {
+    const response = await send('/api/things/events');
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(await response.text()).toContain('"n":2');
+    const server = await serverSpan();
+    expect(server.name).toBe('GET /api/things/events');
+    const events = exporter
+      .getFinishedSpans()
+      .filter(
+        (span) => span.name === 'event' && span.parentSpanContext?.spanId === server.spanContext().spanId,
+      );
+    expect(events).toHaveLength(2);
+    // The server span covers the stream: it ends after its last event.
+    for (const event of events) expect(hrtimeAtOrBefore(event.endTime, server.endTime)).toBe(true);
+  });
+
+  it('writes trace_id and span_id on the log lines of a traced request', async () => {
+    logLines.length = 0;
+    const response = await send('/api/things/t1');
+    const server = await serverSpan();
+    const id = response.headers.get('x-request-id');
+    await expect
+      .poll(() => logLines.filter((line) => line.msg === 'request completed' && line.reqId === id))
+      .toHaveLength(1);
+    const line = logLines.find((each) => each.msg === 'request completed' && each.reqId === id);
+    expect(line).toMatchObject({
+      trace_id: server.spanContext().traceId,
+      span_id: server.spanContext().spanId,
+    });
+  });
+});
+
+function hrtimeAtOrBefore(a: [number, number], b: [number, number]): boolean {
+  return a[0] < b[0] || (a[0] === b[0] && a[1] <= b[1]);
+}
+
+describe('an app without tracing', () => {
+  it('makes no span, even with a tracer provider registered and a traceparent sent', async () => {
+    const untraced = createApp({ logger: false }).mount([things]);
+    const parent: Context = trace.setSpan(context.active(), provider.getTracer('test').startSpan('outside'));
+    const response = await context.with(parent, () =>
+      untraced.fetch(new Request('http://api.example/api/things/t1')),
+    );
+    expect(response.status).toBe(200);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('refuses a tracing option that is not a tracer', () => {
+    expect(() => createApp({ tracing: {} as never })).toThrow(
+      'createApp tracing takes what openTelemetry() from proceedjs/opentelemetry returns',
+    );
+    expect(() => openTelemetry({ tracer: provider } as never)).toThrow('tracer');
+  });
+});
