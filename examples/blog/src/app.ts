@@ -191,6 +191,10 @@ async function buildBlogApp(
   let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background' | 'feed'> | undefined;
   const app: App<BlogContext> = createApp<BlogContext>({
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    // Loaded only when traced: an untraced blog loads no OpenTelemetry.
+    ...(options.tracing === true
+      ? { tracing: (await import('proceedjs/opentelemetry')).openTelemetry() }
+      : {}),
     health: {
       check: async () => {
         await database.ping();

@@ -6,6 +6,7 @@
 import type { App, EntryContext } from 'proceedjs';
 import type { BlogContext } from './context.js';
 import { type BlogOptions, readSettings } from './settings.js';
+import { startTelemetry, telemetryWanted } from './telemetry.js';
 
 export default async function blog(entry?: EntryContext): Promise<App<BlogContext>> {
   // routes, openapi and manifest only read the app: no database is opened for them.
@@ -15,6 +16,12 @@ export default async function blog(entry?: EntryContext): Promise<App<BlogContex
     clustered: entry?.clustered ?? false,
   };
   readSettings(options);
+  // Before the app's modules: the driver's instrumentation must see it loaded.
+  const telemetry =
+    options.inspect !== true && telemetryWanted(process.env) ? await startTelemetry() : undefined;
   const { createBlogApp } = await import('./app.js');
-  return createBlogApp(options);
+  const app = await createBlogApp({ ...options, tracing: telemetry !== undefined });
+  // Last registered, first run: the spans of the closing requests are flushed after them.
+  if (telemetry !== undefined) app.onClose(() => telemetry.shutdown());
+  return app;
 }

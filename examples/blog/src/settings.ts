@@ -65,6 +65,11 @@ export interface BlogOptions {
    * (comma-separated, or `*`); unset: no CORS headers.
    */
   corsOrigins?: readonly string[] | '*';
+  /**
+   * Trace every request with OpenTelemetry (docs/observability.md); the SDK must be started
+   * (src/telemetry.ts, which the entry runs when `OTEL_*` asks for it). Default false.
+   */
+  tracing?: boolean;
   /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
   /**
