@@ -203,3 +203,11 @@ export function fillPath(path: string, values: Record<string, unknown>): string 
     return encodeURIComponent(String(value));
   });
 }
+
+/**
+ * A route's path as a template, its parameters in braces (`/api/posts/:id` → `/api/posts/{id}`):
+ * the form of the OpenAPI document's paths and of a trace's route.
+ */
+export function pathTemplate(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}

@@ -7,6 +7,7 @@
  */
 import { ProceedError } from '../core/errors.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
+import { pathTemplate } from '../core/naming.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
@@ -27,7 +28,7 @@ import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
 import { onWorkers } from './runtime.js';
 import type { Spools } from './spool.js';
-import { type RequestTrace, type RequestTracing, routeTemplate, type TracedRequest } from './tracing.js';
+import type { RequestTrace, RequestTracing, TracedRequest } from './tracing.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
@@ -438,7 +439,7 @@ export function createFetchHandler(
       route = handler === other || preflight !== undefined ? undefined : handler.observed;
       exchange.other = handler === other;
       if (trace !== undefined && route !== undefined)
-        trace.routed(routeTemplate(route.path), route.procedure, id);
+        trace.routed(pathTemplate(route.path), route.procedure, id);
       response = await handler.serve(exchange);
     } catch (error) {
       ({ response, code: problem } = problemResponse(
@@ -756,12 +757,29 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   };
 }
 
-/** A stream's frames, ending the request's trace when they end, however they end. */
-async function* endingTrace(frames: AsyncIterable<string>, trace: RequestTrace): AsyncGenerator<string> {
+/**
+ * A stream's frames, ending the request's trace when they end, however they end. Each is pulled
+ * with the request's span active: a runtime pulls a body in a context of its own (Deno's server,
+ * whoever called app.fetch), where the spans the handler starts between events would begin
+ * traces of their own.
+ */
+async function* endingTrace(
+  frames: AsyncGenerator<string, void, undefined>,
+  trace: RequestTrace,
+): AsyncGenerator<string> {
   try {
-    yield* frames;
+    while (true) {
+      const next = await trace.run(() => frames.next());
+      if (next.done === true) return;
+      yield next.value;
+    }
   } finally {
-    trace.end(200);
+    try {
+      // Cancelled, the frames end too, so that the handler's finally runs.
+      await trace.run(() => frames.return(undefined));
+    } finally {
+      trace.end(200);
+    }
   }
 }
 

@@ -42,8 +42,3 @@ export interface RequestTracing {
   /** `trace_id` and `span_id` of the active span, for log lines; undefined outside any trace. */
   logFields(): Record<string, string> | undefined;
 }
-
-/** An Express-style route (`/api/posts/:id`) as a tracer names it: `/api/posts/{id}`. */
-export function routeTemplate(path: string): string {
-  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
-}

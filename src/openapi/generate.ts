@@ -5,7 +5,7 @@
  */
 import { distinctProblems, routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
-import type { HttpMethod } from '../core/naming.js';
+import { type HttpMethod, pathTemplate } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import { lowestViewFirst } from '../core/record-views.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
@@ -105,10 +105,6 @@ const isBuiltIn = (code: string) => Object.hasOwn(errorStatus, code);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function openApiPath(path: string): string {
-  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
 function lowerMethod(method: HttpMethod): OpenApiMethod {
@@ -343,7 +339,7 @@ class DocumentBuilder {
       const where =
         route.recordsPath === route.collectionPath
           ? `${route.collectionPath}/{id}`
-          : `${openApiPath(route.recordsPath)}/{the new record's id}`;
+          : `${pathTemplate(route.recordsPath)}/{the new record's id}`;
       response.headers = {
         Location: {
           description: `Where the new record lives: \`${where}\`${always ? '' : ' (sent when the result has an `id`)'}`,
@@ -627,9 +623,9 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const tags: OpenApiTag[] = [];
   const addOperation = (method: HttpMethod, path: string, operation: OpenApiOperation) => {
-    const item = paths[openApiPath(path)] ?? {};
+    const item = paths[pathTemplate(path)] ?? {};
     item[lowerMethod(method)] = operation;
-    paths[openApiPath(path)] = item;
+    paths[pathTemplate(path)] = item;
     for (const tag of operation.tags) {
       if (tags.some((known) => known.name === tag)) continue;
       const description = options.tags?.[tag] ?? (tag === healthTag ? healthTagDescription : undefined);

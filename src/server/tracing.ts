@@ -5,12 +5,8 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  type RequestTrace,
-  type RequestTracing,
-  routeTemplate,
-  type TracedRequest,
-} from '../http/tracing.js';
+import { pathTemplate } from '../core/naming.js';
+import type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
 
 const traceKey = Symbol('proceed.trace');
 
@@ -51,7 +47,7 @@ function templateOf(request: FastifyRequest): string | undefined {
   if (url === undefined) return undefined;
   let template = templates.get(routeOptions.config);
   if (template === undefined) {
-    template = routeTemplate(url);
+    template = pathTemplate(url);
     templates.set(routeOptions.config, template);
   }
   return template;
