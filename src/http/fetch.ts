@@ -695,7 +695,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (events !== undefined) {
           if (frames === undefined || first === undefined)
             return new Response(null, { status: 200, headers: withCookies(answer, cookies) });
-          const { trace } = exchange;
+          const trace = exchange.trace?.recording === true ? exchange.trace : undefined;
           const sent =
             trace === undefined
               ? pulledStream(startingWith(first, frames), events.abort)

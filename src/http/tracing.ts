@@ -19,7 +19,12 @@ export interface TracedRequest {
 
 /** One request's trace, from its arrival to its answer. */
 export interface RequestTrace {
-  /** Set while the request is recorded (sampled): the core's steps get spans of their own. */
+  /**
+   * Whether the request's span records (is sampled). One that does not needs no route, status or
+   * steps: adapters then only run the request in its context, which carries its trace onward.
+   */
+  readonly recording: boolean;
+  /** Set while the request is recorded: the core's steps get spans of their own. */
   readonly steps: StepTracer | undefined;
   /** Runs `work` with the request's span active: what the app calls inside nests under it. */
   run<T>(work: () => T): T;

@@ -115,8 +115,27 @@ function stepTracer(tracer: Tracer, parent: Context): StepTracer {
   };
 }
 
+/** The server's address and the client's software, as the HTTP conventions name them. */
+function requestDetails(request: TracedRequest): Attributes {
+  const details: Attributes = {};
+  const host = request.header('host');
+  if (host !== undefined) {
+    const colon = host.lastIndexOf(':');
+    const bracket = host.lastIndexOf(']');
+    if (colon > bracket) {
+      details['server.address'] = host.slice(0, colon);
+      const port = Number(host.slice(colon + 1));
+      if (Number.isInteger(port)) details['server.port'] = port;
+    } else details['server.address'] = host;
+  }
+  const agent = request.header('user-agent');
+  if (agent !== undefined) details['user_agent.original'] = agent;
+  return details;
+}
+
 /** A request under its own SERVER span, or under the one an HTTP instrumentation made. */
 class OpenTelemetryTrace implements RequestTrace {
+  readonly recording: boolean;
   readonly steps: StepTracer | undefined;
   readonly #span: Span;
   readonly #context: Context;
@@ -143,22 +162,13 @@ class OpenTelemetryTrace implements RequestTrace {
         'url.scheme': request.scheme,
       };
       if (!knownMethods.has(method)) attributes['http.request.method_original'] = request.method;
-      const host = request.header('host');
-      if (host !== undefined) {
-        const colon = host.lastIndexOf(':');
-        const bracket = host.lastIndexOf(']');
-        if (colon > bracket) {
-          attributes['server.address'] = host.slice(0, colon);
-          const port = Number(host.slice(colon + 1));
-          if (Number.isInteger(port)) attributes['server.port'] = port;
-        } else attributes['server.address'] = host;
-      }
-      const agent = request.header('user-agent');
-      if (agent !== undefined) attributes['user_agent.original'] = agent;
       this.#span = tracer.startSpan(this.#method, { kind: SpanKind.SERVER, attributes }, parent);
       this.#context = trace.setSpan(parent, this.#span);
+      // What a sampler does not need is read only for a span that records.
+      if (this.#span.isRecording()) this.#span.setAttributes(requestDetails(request));
     }
-    this.steps = this.#span.isRecording() ? stepTracer(tracer, this.#context) : undefined;
+    this.recording = this.#span.isRecording();
+    this.steps = this.recording ? stepTracer(tracer, this.#context) : undefined;
   }
 
   run<T>(work: () => T): T {

@@ -7,6 +7,7 @@ import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } f
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -248,6 +249,41 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
 function hrtimeAtOrBefore(a: [number, number], b: [number, number]): boolean {
   return a[0] < b[0] || (a[0] === b[0] && a[1] <= b[1]);
 }
+
+describe('a request the sampler leaves out', () => {
+  it('makes no span at all, and is answered as any other', async () => {
+    const unsampled = new BasicTracerProvider({
+      sampler: new AlwaysOffSampler(),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const sampledOut = createApp({
+      logger: false,
+      tracing: openTelemetry({ tracerProvider: unsampled }),
+    }).mount([things]);
+    const origin = await sampledOut.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    try {
+      for (const send of [
+        (path: string, init?: RequestInit) => fetch(`${origin}${path}`, init),
+        (path: string, init?: RequestInit) =>
+          sampledOut.fetch(new Request(`http://api.example${path}`, init)),
+      ]) {
+        const created = await send('/api/things', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': 'open sesame' },
+          body: JSON.stringify({ name: 'Lamp' }),
+        });
+        expect(created.status).toBe(201);
+        expect((await send('/api/things/broken')).status).toBe(500);
+        expect(await (await send('/api/things/events')).text()).toContain('"n":2');
+      }
+      // Nor does the driver, whose spans follow their parent's decision: the request's context,
+      // unsampled, was still the active one.
+      expect(exporter.getFinishedSpans()).toEqual([]);
+    } finally {
+      await sampledOut.close();
+    }
+  });
+});
 
 describe('an app without tracing', () => {
   it('makes no span, even with a tracer provider registered and a traceparent sent', async () => {

@@ -65,6 +65,10 @@ export function traceRequests(fastify: FastifyInstance, server: Server, tracing:
   for (const listener of listeners) {
     server.on('request', (request: TracedMessage, response: ServerResponse) => {
       const trace = tracing.begin(new NodeTracedRequest(request));
+      if (!trace.recording) {
+        trace.run(() => listener.call(server, request, response));
+        return;
+      }
       request[traceKey] = trace;
       trace.bind(request);
       trace.bind(response);
