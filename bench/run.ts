@@ -5,7 +5,7 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand, runtimes; default all), BENCH_BASELINE (a built checkout whose blog runs
+ * workers, embedded, by-hand, runtimes, tracing; default all), BENCH_BASELINE (a built checkout whose blog runs
  * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
  */
 import { spawnSync } from 'node:child_process';
@@ -92,6 +92,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('embedded')) await embeddedComparison();
   if (runs('by-hand')) await handWrittenComparison();
   if (runs('runtimes')) await runtimesSection();
+  if (runs('tracing')) await tracingSection();
 }
 
 /**
@@ -171,6 +172,34 @@ async function peersSection(): Promise<void> {
     'defaults',
     variants.map((variant) => variant.name),
     await compareMany('defaults', variants, peerScenarios),
+  );
+}
+
+/**
+ * What tracing costs (docs/observability.md, "Cost"): the peers' app without a tracing option,
+ * with `openTelemetry()` and no SDK started, and with the SDK recording every request into an
+ * exporter that drops them; with BENCH_BASELINE, also that checkout's build (one from before the
+ * integration) beside them, for what the integration costs an app that does not trace.
+ */
+async function tracingSection(): Promise<void> {
+  const proceed = (name: string, tracing: string, checkout?: string) => ({
+    name,
+    script: './servers/proceed-posts.ts',
+    env: { BENCH_TRACING: tracing },
+    ...(checkout === undefined ? {} : { checkout }),
+  });
+  const baseline = process.env.BENCH_BASELINE;
+  const variants = [
+    proceed('untraced', ''),
+    ...(baseline === undefined ? [] : [proceed('baseline build', '', baseline)]),
+    proceed('no SDK', 'api'),
+    proceed('traced', 'sdk'),
+  ];
+  reportMany(
+    `Tracing: the same app without a tracing option${baseline === undefined ? '' : `, the build at ${baseline}`}, with openTelemetry() and no SDK, and with the SDK recording every request into an exporter that drops it (the ratio is untraced ÷ the best other)`,
+    'untraced',
+    variants.map((variant) => variant.name),
+    await compareMany('untraced', variants, peerScenarios),
   );
 }
 

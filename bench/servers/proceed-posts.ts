@@ -63,6 +63,7 @@ const postsApi = procedures('posts', {
 const off = new Set((process.env.BENCH_OFF ?? '').split(',').filter(Boolean));
 const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
 export const app = createApp<Ctx>({
+  ...(await tracingOf(process.env.BENCH_TRACING)),
   ...(off.has('entity-tags') ? { entityTags: false } : {}),
   ...(off.has('request-log') ? { logger: false } : {}),
   ...(off.has('request-ids') ? { requestIds: false } : {}),
@@ -70,6 +71,40 @@ export const app = createApp<Ctx>({
 await app.register(authPlugin, { tokens, userLoader: (id) => postsData.findUser(id) });
 app.mount([postsApi]);
 export const { accessToken } = await tokens.issuePair(userId);
+
+/**
+ * BENCH_TRACING: `api`, `tracing: openTelemetry()` with no SDK started (the API's no-op spans);
+ * `sdk`, the SDK as an app starts it (a tracer provider sampling every request, a batch processor,
+ * the async-hooks context manager, W3C propagation) exporting to nowhere, so that what is timed
+ * is the spans' making, not a collector. Unset: no tracing option at all.
+ */
+async function tracingOf(mode: string | undefined) {
+  if (mode === undefined || mode === '') return {};
+  const { openTelemetry } = await import('proceedjs/opentelemetry');
+  if (mode === 'sdk') {
+    const [
+      { context, propagation, trace },
+      { AsyncLocalStorageContextManager },
+      { W3CTraceContextPropagator },
+      sdk,
+    ] = await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/sdk-trace-base'),
+    ]);
+    const nowhere = {
+      export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
+      shutdown: async () => {},
+    };
+    trace.setGlobalTracerProvider(
+      new sdk.BasicTracerProvider({ spanProcessors: [new sdk.BatchSpanProcessor(nowhere)] }),
+    );
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  } else if (mode !== 'api') throw new Error(`BENCH_TRACING is api or sdk, not ${mode}`);
+  return { tracing: openTelemetry() };
+}
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const address = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
