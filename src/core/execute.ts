@@ -350,7 +350,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
           } as object),
         } as never);
       const { trace } = call;
-      const source = trace === undefined ? start() : trace.step('handler', owner, start);
+      const source = trace === undefined ? start() : trace.stream('handler', owner, start);
       if (typeof (source as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] !== 'function') {
         controller.abort();
         throw new OutputMismatchError(

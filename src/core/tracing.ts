@@ -16,4 +16,11 @@ export interface StepTracer {
    * spans of a database driver nest under it.
    */
   step<T>(kind: StepKind, name: string, run: () => T): T;
+  /**
+   * Runs a step that answers with an async iterable (an event stream's handler): its span stays
+   * open, and active at each pull, until the iterable ends, fails or is returned, so that what the
+   * handler does between events nests under it. Anything else `start` returns is handed back as
+   * it is, its span ended.
+   */
+  stream(kind: StepKind, name: string, start: () => unknown): unknown;
 }

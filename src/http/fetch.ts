@@ -28,7 +28,7 @@ import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
 import { onWorkers } from './runtime.js';
 import type { Spools } from './spool.js';
-import type { RequestTrace, RequestTracing, TracedRequest } from './tracing.js';
+import { framesInTrace, type RequestTrace, type RequestTracing, type TracedRequest } from './tracing.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
 import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
@@ -695,16 +695,24 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (events !== undefined) {
           if (frames === undefined || first === undefined)
             return new Response(null, { status: 200, headers: withCookies(answer, cookies) });
-          const trace = exchange.trace?.recording === true ? exchange.trace : undefined;
+          const { trace } = exchange;
+          const recording = trace?.recording === true;
           const sent =
             trace === undefined
               ? pulledStream(startingWith(first, frames), events.abort)
-              : pulledStream(endingTrace(startingWith(first, frames), trace), () => {
-                  events.abort();
-                  // Cancelled before its first read, a generator never runs its finally.
-                  trace.end(200);
-                });
-          exchange.streaming = trace !== undefined;
+              : pulledStream(
+                  framesInTrace(
+                    startingWith(first, frames),
+                    trace,
+                    recording ? () => trace.end(200) : undefined,
+                  ),
+                  () => {
+                    events.abort();
+                    // Cancelled before its first read, a generator never runs its finally.
+                    if (recording) trace.end(200);
+                  },
+                );
+          exchange.streaming = recording;
           return new Response(sent, { status: 200, headers: withCookies(answer, cookies) });
         }
         if (file !== undefined && plan !== undefined) {
@@ -755,32 +763,6 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       }
     },
   };
-}
-
-/**
- * A stream's frames, ending the request's trace when they end, however they end. Each is pulled
- * with the request's span active: a runtime pulls a body in a context of its own (Deno's server,
- * whoever called app.fetch), where the spans the handler starts between events would begin
- * traces of their own.
- */
-async function* endingTrace(
-  frames: AsyncGenerator<string, void, undefined>,
-  trace: RequestTrace,
-): AsyncGenerator<string> {
-  try {
-    while (true) {
-      const next = await trace.run(() => frames.next());
-      if (next.done === true) return;
-      yield next.value;
-    }
-  } finally {
-    try {
-      // Cancelled, the frames end too, so that the handler's finally runs.
-      await trace.run(() => frames.return(undefined));
-    } finally {
-      trace.end(200);
-    }
-  }
 }
 
 /** Bytes in memory, a stream or an iterable, as an iterable. */

@@ -41,6 +41,33 @@ export interface RequestTrace {
   end(status: number): void;
 }
 
+/**
+ * A stream's frames, each pulled with the request's context active, then `ended` once they end,
+ * however they end. A runtime pulls a body in a context of its own (Deno's server, Node's
+ * stream, whoever called app.fetch), where the spans a handler starts between events would begin
+ * traces of their own, or ignore the request's sampling.
+ */
+export async function* framesInTrace(
+  frames: AsyncGenerator<string, void, undefined>,
+  trace: RequestTrace,
+  ended?: () => void,
+): AsyncGenerator<string> {
+  try {
+    while (true) {
+      const next = await trace.run(() => frames.next());
+      if (next.done === true) return;
+      yield next.value;
+    }
+  } finally {
+    try {
+      // Cancelled, the frames end too, so that the handler's finally runs.
+      await trace.run(() => frames.return(undefined));
+    } finally {
+      ended?.();
+    }
+  }
+}
+
 export interface RequestTracing {
   /** A new request has arrived. */
   begin(request: TracedRequest): RequestTrace;

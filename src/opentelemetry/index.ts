@@ -83,9 +83,76 @@ function markFailed(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
+/**
+ * An async iterable whose every pull runs in `active` (where the producer's spans nest), calling
+ * `ended` once, with the error if any, when it is done, fails or is returned.
+ */
+function tracedIterable<T>(
+  source: AsyncIterable<T>,
+  active: Context,
+  ended: (error?: unknown) => void,
+): AsyncIterable<T> {
+  const iterator = context.with(active, () => source[Symbol.asyncIterator]());
+  let open = true;
+  const finish = (error?: unknown) => {
+    if (!open) return;
+    open = false;
+    ended(error);
+  };
+  const pull = (advance: () => Promise<IteratorResult<T>>): Promise<IteratorResult<T>> =>
+    context.with(active, advance).then(
+      (result) => {
+        if (result.done === true) finish();
+        return result;
+      },
+      (error: unknown) => {
+        finish(error);
+        throw error;
+      },
+    );
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => pull(() => iterator.next()),
+      return: (value?: unknown) => {
+        // The reader left: the step is over now, whatever the handler's finally still does (on
+        // workerd, what a request leaves pending once it has ended may never run).
+        const returning = pull(() =>
+          iterator.return === undefined
+            ? Promise.resolve({ done: true, value } as IteratorResult<T>)
+            : iterator.return(value),
+        );
+        finish();
+        return returning;
+      },
+      throw: (error?: unknown) =>
+        pull(() => (iterator.throw === undefined ? Promise.reject(error) : iterator.throw(error))),
+    }),
+  };
+}
+
 /** Runs a step in a span that is a child of `parent`, ending it when the step settles. */
 function stepTracer(tracer: Tracer, parent: Context): StepTracer {
   return {
+    stream(kind: StepKind, name: string, start: () => unknown): unknown {
+      const span = tracer.startSpan(stepNames[kind](name), { attributes: { 'proceed.step': kind } }, parent);
+      const active = trace.setSpan(parent, span);
+      let source: unknown;
+      try {
+        source = context.with(active, start);
+      } catch (error) {
+        markFailed(span, error);
+        span.end();
+        throw error;
+      }
+      if (typeof (source as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] !== 'function') {
+        span.end();
+        return source;
+      }
+      return tracedIterable(source as AsyncIterable<unknown>, active, (error) => {
+        if (error !== undefined) markFailed(span, error);
+        span.end();
+      });
+    },
     step<T>(kind: StepKind, name: string, run: () => T): T {
       const span = tracer.startSpan(stepNames[kind](name), { attributes: { 'proceed.step': kind } }, parent);
       let result: T;

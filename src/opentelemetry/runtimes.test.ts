@@ -254,18 +254,22 @@ describe.each(runtimes)('tracing on $name', (runtime) => {
     const { server, all } = await finished();
     expect(server.name).toBe('GET /api/things/events');
     expect(server.status).toBe(SpanStatusCode.UNSET);
-    // The handler's span ends once it has returned its generator, before the generator's body
-    // runs: the queries made between events nest under the request's span, not the handler's.
+    // The handler's span lasts as long as its generator: the queries made between events nest
+    // under it, each event's span beside it.
     expect(treeOf(all, server)).toEqual({
       name: 'GET /api/things/events',
       children: [
         { name: 'validate input', children: [] },
-        { name: 'handler things.thingEvents', children: [] },
-        { name: 'SELECT 1', children: [] },
+        {
+          name: 'handler things.thingEvents',
+          children: [
+            { name: 'SELECT 1', children: [] },
+            { name: 'SELECT 2', children: [] },
+            { name: 'SELECT 3', children: [] },
+          ],
+        },
         { name: 'event', children: [] },
-        { name: 'SELECT 2', children: [] },
         { name: 'event', children: [] },
-        { name: 'SELECT 3', children: [] },
         { name: 'event', children: [] },
       ],
     });
@@ -306,10 +310,13 @@ describe.each(runtimes)('tracing on $name', (runtime) => {
     const server = all.find((span) => span.kind === SpanKind.SERVER);
     expect(server?.attributes['http.response.status_code']).toBe(200);
     expect(server?.status).toBe(SpanStatusCode.UNSET);
+    // The handler's finally runs as its generator is returned: under the handler's span.
+    const handler = all.find((span) => span.name === 'handler things.heldEvents');
+    expect(handler?.parentSpanId).toBe(server?.spanId);
     for (const name of expected.slice(1)) {
       const span = all.find((each) => each.name === name);
       expect(span?.traceId).toBe(server?.traceId);
-      expect(span?.parentSpanId).toBe(server?.spanId);
+      expect(span?.parentSpanId).toBe(handler?.spanId);
     }
   });
 });

@@ -67,8 +67,8 @@ const things = procedures('things', {
     .rest({ method: 'GET', path: '/things/events' })
     .output(eventStream(z.object({ n: z.number() })))
     .query(async function* () {
-      yield { n: 1 };
-      yield { n: 2 };
+      yield { n: await query('SELECT 1', 1) };
+      yield { n: await query('SELECT 2', 2) };
     }),
 });
 
@@ -214,20 +214,31 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(handler?.events.map((event) => event.name)).toEqual(['exception']);
   });
 
-  it('gives each streamed event a span, and ends the server span with the stream', async () => {
+  it('keeps the handler span of a stream open while it runs, gives each event a span, and ends the server span last', async () => {
     const response = await send('/api/things/events');
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(await response.text()).toContain('"n":2');
     const server = await serverSpan();
     expect(server.name).toBe('GET /api/things/events');
-    const events = exporter
-      .getFinishedSpans()
-      .filter(
-        (span) => span.name === 'event' && span.parentSpanContext?.spanId === server.spanContext().spanId,
-      );
-    expect(events).toHaveLength(2);
-    // The server span covers the stream: it ends after its last event.
-    for (const event of events) expect(hrtimeAtOrBefore(event.endTime, server.endTime)).toBe(true);
+    const spans = exporter.getFinishedSpans();
+    // The queries between events nest under the handler, which spans the whole stream.
+    const tree = treeOf(spans, server);
+    expect(tree.children.map((child) => child.name).sort()).toEqual([
+      'event',
+      'event',
+      'handler things.thingEvents',
+      'validate input',
+    ]);
+    expect(tree.children.find((child) => child.name === 'handler things.thingEvents')).toEqual({
+      name: 'handler things.thingEvents',
+      children: [
+        { name: 'SELECT 1', children: [] },
+        { name: 'SELECT 2', children: [] },
+      ],
+    });
+    // Exported as they end: the server span after every other span of its trace.
+    const ofTrace = spans.filter((span) => span.spanContext().traceId === server.spanContext().traceId);
+    expect(ofTrace.at(-1)).toBe(server);
   });
 
   it('writes trace_id and span_id on the log lines of a traced request', async () => {
@@ -245,10 +256,6 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     });
   });
 });
-
-function hrtimeAtOrBefore(a: [number, number], b: [number, number]): boolean {
-  return a[0] < b[0] || (a[0] === b[0] && a[1] <= b[1]);
-}
 
 describe('a request the sampler leaves out', () => {
   it('makes no span at all, and is answered as any other', async () => {

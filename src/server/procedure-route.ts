@@ -24,6 +24,7 @@ import { isJsonBody, notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
 import type { Spools } from '../http/spool.js';
+import { framesInTrace } from '../http/tracing.js';
 import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
@@ -237,6 +238,7 @@ export function registerProcedureRoute(
       );
       if (refusal !== undefined) throw crossSiteRequest(refusal);
     }
+    const requestTrace = traced ? traceOf(request.raw) : undefined;
     const made = context.build(new FastifyRequestInfo(request, cookieSigner));
     const ctx = made instanceof Promise ? await made : made;
     const call = {
@@ -245,7 +247,7 @@ export function registerProcedureRoute(
       query: request.query as Record<string, unknown> | undefined,
       body,
       ifMatch: request.headers['if-match'],
-      trace: traced ? traceOf(request.raw)?.steps : undefined,
+      trace: requestTrace?.steps,
     };
     const pending = procedure.run(call, request.headers['idempotency-key']);
     const result = pending instanceof Promise ? await pending : pending;
@@ -276,7 +278,12 @@ export function registerProcedureRoute(
         await frames.return(undefined);
         throw error;
       }
-      return reply.send(Readable.from(startingWith(first, frames), { objectMode: false }));
+      const sent = startingWith(first, frames);
+      return reply.send(
+        Readable.from(requestTrace === undefined ? sent : framesInTrace(sent, requestTrace), {
+          objectMode: false,
+        }),
+      );
     }
     const { file } = result;
     if (file !== undefined) {

@@ -65,21 +65,21 @@ export function traceRequests(fastify: FastifyInstance, server: Server, tracing:
   for (const listener of listeners) {
     server.on('request', (request: TracedMessage, response: ServerResponse) => {
       const trace = tracing.begin(new NodeTracedRequest(request));
-      if (!trace.recording) {
-        trace.run(() => listener.call(server, request, response));
-        return;
-      }
       request[traceKey] = trace;
-      trace.bind(request);
-      trace.bind(response);
-      response.once('close', () => trace.end(response.statusCode));
+      // One its sampler left out is only run in its context, which carries that decision on.
+      if (trace.recording) {
+        trace.bind(request);
+        trace.bind(response);
+        response.once('close', () => trace.end(response.statusCode));
+      }
       trace.run(() => listener.call(server, request, response));
     });
   }
   fastify.addHook('onRequest', (request, _reply, done) => {
     const template = templateOf(request);
-    if (template !== undefined)
-      traceOf(request.raw)?.routed(template, request.routeOptions.config.procedure, request.id);
+    const trace = traceOf(request.raw);
+    if (template !== undefined && trace?.recording === true)
+      trace.routed(template, request.routeOptions.config.procedure, request.id);
     done();
   });
 }
