@@ -339,18 +339,20 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
       const controller = new AbortController();
       const lastEventId = (call.ctx as { request?: { headers?: Record<string, unknown> } }).request
         ?.headers?.['last-event-id'];
-      const start = () =>
-        handler({
-          input: input as never,
-          ctx: call.ctx as never,
-          response,
-          ...({
-            lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
-            signal: controller.signal,
-          } as object),
-        } as never);
+      const options = {
+        input: input as never,
+        ctx: call.ctx as never,
+        response,
+        ...({
+          lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+          signal: controller.signal,
+        } as object),
+      } as never;
       const { trace } = call;
-      const source = trace === undefined ? start() : trace.stream('handler', owner, start);
+      const source =
+        trace === undefined
+          ? handler(options)
+          : trace.stream('handler', owner, () => handler(options), controller.signal);
       if (typeof (source as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] !== 'function') {
         controller.abort();
         throw new OutputMismatchError(

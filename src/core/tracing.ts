@@ -19,8 +19,8 @@ export interface StepTracer {
   /**
    * Runs a step that answers with an async iterable (an event stream's handler): its span stays
    * open, and active at each pull, until the iterable ends, fails or is returned, so that what the
-   * handler does between events nests under it. Anything else `start` returns is handed back as
-   * it is, its span ended.
+   * handler does between events nests under it; or until `stopped` aborts (the reader left, or
+   * a HEAD never reads it). Anything else `start` returns is handed back as it is, its span ended.
    */
-  stream(kind: StepKind, name: string, start: () => unknown): unknown;
+  stream(kind: StepKind, name: string, start: () => unknown, stopped: AbortSignal): unknown;
 }

@@ -156,10 +156,8 @@ class Exchange {
     this.request = request;
     this.id = id;
     this.#address = address;
-    // A Request's URL is already parsed and serialized: the path starts at the first '/' after
-    // the authority, the query at the first '?' (a fragment is never part of it).
     const { url } = request;
-    const start = url.indexOf('/', url.indexOf('//') + 2);
+    const start = pathStart(url);
     const query = start === -1 ? -1 : url.indexOf('?', start);
     this.path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
     this.search = query === -1 ? '' : url.slice(query);
@@ -452,7 +450,10 @@ export function createFetchHandler(
       if (response.status >= 500) trace?.failed(error);
     }
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
-    if (exchange.other) return head && response.body !== null ? new Response(null, response) : response;
+    if (exchange.other) {
+      if (trace?.recording === true) trace.end(response.status);
+      return head && response.body !== null ? new Response(null, response) : response;
+    }
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
     if (!core.serving() || (exchange.connection === 'close' && !onWorkers && problem === undefined))
@@ -500,6 +501,15 @@ export function createFetchHandler(
   };
 }
 
+/**
+ * Where the path of a `Request`'s URL starts (-1: it has none). The URL is already parsed and
+ * serialized: the path starts at the first '/' after the authority, its query at the first '?'
+ * after that (a fragment is never part of it).
+ */
+function pathStart(url: string): number {
+  return url.indexOf('/', url.indexOf('//') + 2);
+}
+
 /** A Fetch request as the tracer reads it. */
 class FetchTracedRequest implements TracedRequest {
   readonly method: string;
@@ -510,9 +520,11 @@ class FetchTracedRequest implements TracedRequest {
   constructor(request: Request) {
     this.method = request.method;
     this.#headers = request.headers;
-    const url = new URL(request.url);
-    this.path = url.pathname;
-    this.scheme = url.protocol === 'https:' ? 'https' : 'http';
+    const { url } = request;
+    const start = pathStart(url);
+    const query = start === -1 ? -1 : url.indexOf('?', start);
+    this.path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
+    this.scheme = request.url.startsWith('https:') ? 'https' : 'http';
   }
 
   header(name: string): string | undefined {

@@ -37,8 +37,11 @@ export interface RequestTrace {
   routed(route: string, procedure: string | undefined, requestId: string): void;
   /** The error behind a 5xx answer, recorded on the request's span when it ends. */
   failed(error: unknown): void;
-  /** Ends the request's span with the answer's status (a span another instrumentation made is left to it). */
-  end(status: number): void;
+  /**
+   * Ends the request's span with the answer's status, or none when the client left before an
+   * answer was sent (a span another instrumentation made is left to it).
+   */
+  end(status: number | undefined): void;
 }
 
 /**

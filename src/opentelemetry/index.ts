@@ -23,11 +23,12 @@ import {
 } from '@opentelemetry/api';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import { isThenable } from '../core/thenable.js';
 import type { StepKind, StepTracer } from '../core/tracing.js';
 import type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
 
-export type { RequestTracing } from '../http/tracing.js';
+// What another tracer implements to be given as `createApp({ tracing })`.
+export type { StepKind, StepTracer } from '../core/tracing.js';
+export type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
 
 export interface OpenTelemetryOptions {
   /** Default: the global provider, which the OpenTelemetry SDK registers when it starts. */
@@ -90,6 +91,7 @@ function markFailed(span: Span, error: unknown): void {
 function tracedIterable<T>(
   source: AsyncIterable<T>,
   active: Context,
+  stopped: AbortSignal,
   ended: (error?: unknown) => void,
 ): AsyncIterable<T> {
   const iterator = context.with(active, () => source[Symbol.asyncIterator]());
@@ -97,8 +99,13 @@ function tracedIterable<T>(
   const finish = (error?: unknown) => {
     if (!open) return;
     open = false;
+    stopped.removeEventListener('abort', onStop);
     ended(error);
   };
+  // A HEAD never reads the stream, a reader that leaves stops reading it: either is its end.
+  const onStop = () => finish();
+  if (stopped.aborted) finish();
+  else stopped.addEventListener('abort', onStop, { once: true });
   const pull = (advance: () => Promise<IteratorResult<T>>): Promise<IteratorResult<T>> =>
     context.with(active, advance).then(
       (result) => {
@@ -133,7 +140,7 @@ function tracedIterable<T>(
 /** Runs a step in a span that is a child of `parent`, ending it when the step settles. */
 function stepTracer(tracer: Tracer, parent: Context): StepTracer {
   return {
-    stream(kind: StepKind, name: string, start: () => unknown): unknown {
+    stream(kind: StepKind, name: string, start: () => unknown, stopped: AbortSignal): unknown {
       const span = tracer.startSpan(stepNames[kind](name), { attributes: { 'proceed.step': kind } }, parent);
       const active = trace.setSpan(parent, span);
       let source: unknown;
@@ -148,7 +155,7 @@ function stepTracer(tracer: Tracer, parent: Context): StepTracer {
         span.end();
         return source;
       }
-      return tracedIterable(source as AsyncIterable<unknown>, active, (error) => {
+      return tracedIterable(source as AsyncIterable<unknown>, active, stopped, (error) => {
         if (error !== undefined) markFailed(span, error);
         span.end();
       });
@@ -163,11 +170,13 @@ function stepTracer(tracer: Tracer, parent: Context): StepTracer {
         span.end();
         throw error;
       }
-      if (!isThenable(result)) {
+      // A native promise is what the core itself waits for: anything else, a thenable included, is
+      // handed back as it is, so that a traced call does what an untraced one does.
+      if (!(result instanceof Promise)) {
         span.end();
         return result;
       }
-      return Promise.resolve(result).then(
+      return result.then(
         (value) => {
           span.end();
           return value;
@@ -258,22 +267,25 @@ class OpenTelemetryTrace implements RequestTrace {
 
   failed(error: unknown): void {
     this.#error = error;
+    // Now, not at the end: a span instrumentation-http made may have ended by then.
+    if (this.#span.isRecording()) this.#span.recordException(error instanceof Error ? error : String(error));
   }
 
-  end(status: number): void {
+  end(status: number | undefined): void {
     if (this.#ended) return;
     this.#ended = true;
-    const span = this.#span;
-    if (status >= 500 && span.isRecording()) {
-      const error = this.#error;
-      if (error !== undefined) span.recordException(error instanceof Error ? error : String(error));
-      // instrumentation-http sets the status of its own span from the answer.
-      if (this.#metadata === undefined) {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.setAttribute('error.type', error instanceof Error ? error.name : String(status));
-      }
-    }
+    // instrumentation-http names, completes and ends a span it made itself.
     if (this.#metadata !== undefined) return;
+    const span = this.#span;
+    if (status === undefined) {
+      span.end();
+      return;
+    }
+    if (status >= 500) {
+      const error = this.#error;
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute('error.type', error instanceof Error ? error.name : String(status));
+    }
     span.setAttribute('http.response.status_code', status);
     span.end();
   }

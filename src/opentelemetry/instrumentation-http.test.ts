@@ -4,7 +4,7 @@
  * under it.
  */
 import { createRequire } from 'node:module';
-import { context, propagation, SpanKind } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -40,7 +40,10 @@ afterAll(() => {
 const notes = procedures('notes', {
   createNote: procedure()
     .input(z.object({ title: z.string() }))
-    .mutation(({ input }) => ({ id: 'n1', title: input.title })),
+    .mutation(({ input }) => {
+      if (input.title === 'fire') throw new Error('The disk is on fire');
+      return { id: 'n1', title: input.title };
+    }),
 });
 
 it('names the instrumentation’s SERVER span for the route, makes no second one, and nests its steps under it', async () => {
@@ -72,6 +75,24 @@ it('names the instrumentation’s SERVER span for the route, makes no second one
       'handler notes.createNote',
       'serialize output',
       'validate input',
+    ]);
+    exporter.reset();
+
+    // A 5xx: the instrumentation's span, which it ends before Proceed hears of the close,
+    // carries the exception.
+    const failed = await fetch(`${origin}/api/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'fire' }),
+    });
+    expect(failed.status).toBe(500);
+    await expect
+      .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER))
+      .toHaveLength(1);
+    const [failedServer] = exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER);
+    expect(failedServer?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(failedServer?.events.map((event) => event.attributes?.['exception.message'])).toEqual([
+      'The disk is on fire',
     ]);
   } finally {
     await app.close();

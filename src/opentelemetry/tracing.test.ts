@@ -63,6 +63,17 @@ const things = procedures('things', {
       if (input.id === 'broken') throw new Error('The disk is on fire');
       return { id: input.id, name: 'A thing' };
     }),
+  // A thenable that is no promise (a query builder's, say) is data to the core, traced or not.
+  thenableThing: procedure()
+    .rest({ method: 'GET', path: '/things/thenable' })
+    .query(
+      () =>
+        ({
+          // biome-ignore lint/suspicious/noThenProperty: the point of the test
+          then: (resolve: (value: string) => void) => resolve('what awaiting it gives'),
+          name: 'plain data',
+        }) as unknown as { name: string },
+    ),
   thingEvents: procedure()
     .rest({ method: 'GET', path: '/things/events' })
     .output(eventStream(z.object({ n: z.number() })))
@@ -102,6 +113,8 @@ const logger = {
 type Send = (path: string, init?: RequestInit) => Promise<Response>;
 
 const app = createApp({ logger, tracing: openTelemetry({ tracerProvider: provider }) }).mount([things]);
+// A route of the app's own beside its procedures.
+app.server.get('/raw/hello', async () => 'hello');
 let origin = '';
 beforeAll(async () => {
   origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
@@ -239,6 +252,30 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     // Exported as they end: the server span after every other span of its trace.
     const ofTrace = spans.filter((span) => span.spanContext().traceId === server.spanContext().traceId);
     expect(ofTrace.at(-1)).toBe(server);
+  });
+
+  it('traces a route added on app.server too', async () => {
+    const response = await send('/raw/hello');
+    expect(await response.text()).toBe('hello');
+    const server = await serverSpan();
+    expect(server.attributes['http.response.status_code']).toBe(200);
+    expect(server.attributes['proceed.procedure']).toBeUndefined();
+  });
+
+  it('ends the handler span of a stream that a HEAD never reads', async () => {
+    const response = await send('/api/things/events', { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    const server = await serverSpan();
+    await expect
+      .poll(() => exporter.getFinishedSpans().map((span) => span.name))
+      .toContain('handler things.thingEvents');
+    expect(server.name).toBe('HEAD /api/things/events');
+  });
+
+  it('answers what a handler returns as an untraced call does', async () => {
+    const response = await send('/api/things/thenable');
+    expect(await response.json()).toEqual({ name: 'plain data' });
+    expect((await serverSpan()).name).toBe('GET /api/things/thenable');
   });
 
   it('writes trace_id and span_id on the log lines of a traced request', async () => {

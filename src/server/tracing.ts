@@ -62,19 +62,22 @@ export function traceRequests(fastify: FastifyInstance, server: Server, tracing:
     (request: IncomingMessage, response: ServerResponse) => void
   >;
   server.removeAllListeners('request');
-  for (const listener of listeners) {
-    server.on('request', (request: TracedMessage, response: ServerResponse) => {
-      const trace = tracing.begin(new NodeTracedRequest(request));
-      request[traceKey] = trace;
-      // One its sampler left out is only run in its context, which carries that decision on.
-      if (trace.recording) {
-        trace.bind(request);
-        trace.bind(response);
-        response.once('close', () => trace.end(response.statusCode));
-      }
-      trace.run(() => listener.call(server, request, response));
+  server.on('request', (request: TracedMessage, response: ServerResponse) => {
+    const trace = tracing.begin(new NodeTracedRequest(request));
+    request[traceKey] = trace;
+    // The body's events come from the socket, outside `run`: bound, Fastify's parser calls the
+    // route in the request's context, which carries its sampling decision on whether it records
+    // or not (with no SDK started, binding is free).
+    trace.bind(request);
+    if (trace.recording) {
+      trace.bind(response);
+      // No answer was begun when the client left first: the span says so by having no status.
+      response.once('close', () => trace.end(response.headersSent ? response.statusCode : undefined));
+    }
+    trace.run(() => {
+      for (const listener of listeners) listener.call(server, request, response);
     });
-  }
+  });
   fastify.addHook('onRequest', (request, _reply, done) => {
     const template = templateOf(request);
     const trace = traceOf(request.raw);

@@ -192,9 +192,9 @@ async function buildBlogApp(
   const app: App<BlogContext> = createApp<BlogContext>({
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     // Loaded only when traced: an untraced blog loads no OpenTelemetry.
-    ...(options.tracing === true
-      ? { tracing: (await import('proceedjs/opentelemetry')).openTelemetry() }
-      : {}),
+    ...(options.telemetry === undefined
+      ? {}
+      : { tracing: (await import('proceedjs/opentelemetry')).openTelemetry() }),
     health: {
       check: async () => {
         await database.ping();
@@ -214,6 +214,9 @@ async function buildBlogApp(
       return services;
     },
   });
+  // Registered first, so it runs last: the spans of everything that closes after are sent too.
+  const { telemetry } = options;
+  if (telemetry !== undefined) app.onClose(() => telemetry.shutdown());
   if (options.inspect === true) {
     // It signs nothing: a throwaway secret, and no warning about the missing one.
     const tokens = new TokenService({

@@ -20,8 +20,5 @@ export default async function blog(entry?: EntryContext): Promise<App<BlogContex
   const telemetry =
     options.inspect !== true && telemetryWanted(process.env) ? await startTelemetry() : undefined;
   const { createBlogApp } = await import('./app.js');
-  const app = await createBlogApp({ ...options, tracing: telemetry !== undefined });
-  // Last registered, first run: the spans of the closing requests are flushed after them.
-  if (telemetry !== undefined) app.onClose(() => telemetry.shutdown());
-  return app;
+  return createBlogApp({ ...options, ...(telemetry === undefined ? {} : { telemetry }) });
 }

@@ -18,6 +18,7 @@ import type { AttachmentStore } from './db/attachments.js';
 import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
 import type { Mailer } from './mailer.js';
+import type { Telemetry } from './telemetry.js';
 
 export interface BlogOptions {
   /** Default `DATABASE_URL`, else `./.data/db`. */
@@ -66,10 +67,11 @@ export interface BlogOptions {
    */
   corsOrigins?: readonly string[] | '*';
   /**
-   * Trace every request with OpenTelemetry (docs/observability.md); the SDK must be started
-   * (src/telemetry.ts, which the entry runs when `OTEL_*` asks for it). Default false.
+   * The OpenTelemetry SDK this process started (src/telemetry.ts, which the entry runs when
+   * `OTEL_*` asks for it): every request is traced (docs/observability.md), and the SDK is shut
+   * down, its last spans sent, once everything else of the app has closed. Default: none.
    */
-  tracing?: boolean;
+  telemetry?: Telemetry;
   /** How many processes serve this app at once (`proceed start --workers N`). Default 1. */
   workers?: number;
   /**

@@ -7,14 +7,23 @@
  * the database driver is loaded, so that its instrumentation sees every query.
  */
 
-/** Whether the environment asks for traces. */
+/**
+ * Whether the environment asks for traces: an exporter named in `OTEL_TRACES_EXPORTER`, or an
+ * OTLP endpoint, unless the SDK is disabled or the traces' exporter is `none` (metrics or logs
+ * alone). Read case-insensitively, as the SDK reads them.
+ */
 export function telemetryWanted(env: NodeJS.ProcessEnv): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '');
+  if (exporters.includes('none')) return false;
   const named = (value: string | undefined) => value !== undefined && value.trim() !== '';
   return (
+    exporters.length > 0 ||
     named(env.OTEL_EXPORTER_OTLP_ENDPOINT) ||
-    named(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ||
-    (named(env.OTEL_TRACES_EXPORTER) && env.OTEL_TRACES_EXPORTER?.trim() !== 'none')
+    named(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   );
 }
 
