@@ -32,8 +32,8 @@ import {
   openDatabase,
   type Repositories,
   repositories,
+  type SignedInUser,
   signedInUserSql,
-  type User,
 } from './db/index.js';
 import { PostFeed } from './feed.js';
 import { logMailer, type Mailer } from './mailer.js';
@@ -119,7 +119,7 @@ function describeDatabase(location: DatabaseLocation | undefined, database: Data
 async function wire(
   app: App<BlogContext>,
   tokens: TokenService,
-  userLoader: UserLoader<User>,
+  userLoader: UserLoader<SignedInUser>,
   idempotencyKeys: IdempotencyStore,
 ): Promise<void> {
   await app.register(authPlugin, { tokens, userLoader });
@@ -267,7 +267,7 @@ async function buildBlogApp(
     app.onClose(() => feed.close());
     services = { repos, tokens, mailer, background: background.run, feed };
     // The user and the token's revocation in one statement: one round trip per signed-in request.
-    const userLoader = store.userLoader<User>(signedInUserSql);
+    const userLoader = store.userLoader<SignedInUser>(signedInUserSql);
     await wire(app, tokens, userLoader, new PostgresIdempotencyStore(database));
     return app;
   } catch (error) {

@@ -2,11 +2,11 @@
 import type { BaseContext, procedure } from 'proceedjs';
 import { procedure as startProcedure } from 'proceedjs';
 import type { AuthContext, TokenService } from 'proceedjs/auth';
-import type { Repositories, User, Visibility } from './db/index.js';
+import type { Repositories, SignedInUser, Visibility } from './db/index.js';
 import type { PostFeed } from './feed.js';
 import type { Mailer } from './mailer.js';
 
-export interface BlogContext extends AuthContext<User>, BaseContext {
+export interface BlogContext extends AuthContext<SignedInUser>, BaseContext {
   repos: Repositories;
   tokens: TokenService;
   mailer: Mailer;
@@ -23,7 +23,7 @@ export const blogProcedure = (): ReturnType<typeof procedure<BlogContext>> => st
  * Which posts the caller may see (docs/blog.md), as the database filters them: published posts,
  * and every post whose owner (`Post`'s rule in resources.ts: its author) or admin the caller is.
  */
-export function visibilityOf(user: User | undefined): Visibility {
+export function visibilityOf(user: SignedInUser | undefined): Visibility {
   if (user === undefined) return { kind: 'anonymous' };
   return user.role === 'admin' ? { kind: 'admin' } : { kind: 'user', userId: user.id };
 }

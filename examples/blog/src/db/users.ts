@@ -21,11 +21,18 @@ export type User = Omit<UserWithPassword, 'passwordHash'>;
  * The signed-in user by id (`$1`) in plain SQL, each column named as a {@link User} field: the
  * auth plugin loads it in the statement that checks the token's revocation, one round trip per
  * signed-in request (app.ts; docs/auth.md, "One round trip"). The test beside this file checks
- * that it reads what {@link UsersRepository.findById} does.
+ * that it reads what {@link UsersRepository.findById} does, less the timestamps
+ * ({@link SignedInUser}).
  */
-export const signedInUserSql = `SELECT id, email, name, role, is_active AS "isActive",
-    created_at AS "createdAt", updated_at AS "updatedAt", version
+export const signedInUserSql = `SELECT id, email, name, role, is_active AS "isActive", version
   FROM users WHERE id = $1`;
+
+/**
+ * The signed-in user, as `ctx.user` holds it: what guards, views of `me` and a user's own write
+ * read. Its timestamps are left out: no signed-in request reads them, and parsing two dates
+ * was a measurable part of every signed-in request (docs/performance.md, "The blog by hand").
+ */
+export type SignedInUser = Omit<User, 'createdAt' | 'updatedAt'>;
 
 export interface NewUser {
   email: string;
