@@ -2,14 +2,16 @@
  * One behaviour, every adapter: the same requests to the same app on the Node server (a real
  * socket) and through `app.fetch` (a Fetch `Request`), and the same answers.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
+import {
+  announcedAddress,
+  type RuntimeCommand,
+  startOnRuntime,
+  wranglerDev,
+  wranglerReady,
+} from '../../test/runtimes/start.js';
 
 interface Answer {
   status: number;
@@ -89,70 +91,20 @@ const targets: Target[] = [
   },
 ];
 
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /**
  * `app.fetch` served by another runtime, from the runtime's npm package in node_modules: a real
- * socket, the runtime's own `Request` and `Response`. The runtime says where it listens in its
- * output, which `address` reads.
+ * socket, the runtime's own `Request` and `Response` (test/runtimes/start.ts).
  */
-function onRuntime(
-  name: string,
-  command: string,
-  args: (port: number) => string[],
-  address: RegExp = /\{"address":"([^"]+)"\}/,
-): Target {
+function onRuntime(command: RuntimeCommand): Target {
   return {
-    name,
+    name: command.name,
     async start() {
-      const child = spawn(
-        fileURLToPath(new URL(`../../node_modules/.bin/${command}`, import.meta.url)),
-        args(await freePort()),
-        {
-          cwd: fileURLToPath(new URL('../..', import.meta.url)),
-          stdio: ['ignore', 'pipe', 'pipe'],
-          // Wrangler: no telemetry, no prompts, no update check over a network CI lacks.
-          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_UPDATE_NOTIFIER: '1' },
-          detached: true,
-        },
-      );
-      let output = '';
-      const origin = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`${name} did not listen in 60 s:\n${output}`)),
-          60_000,
-        );
-        const read = (chunk: Buffer) => {
-          output += chunk.toString();
-          const origin = address.exec(output)?.[1];
-          if (origin !== undefined) {
-            clearTimeout(timer);
-            resolve(origin);
-          }
-        };
-        child.stdout.on('data', read);
-        child.stderr.on('data', read);
-        child.once('error', reject);
-        child.once('exit', (code) => reject(new Error(`${name} exited (${code}):\n${output}`)));
-      });
+      const { origin, close } = await startOnRuntime(command);
       return {
         origin,
         send: overSocket(origin),
         open: (path, signal) => fetch(`${origin}${path}`, { signal }),
-        close: async () => {
-          if (child.exitCode !== null) return;
-          // The whole group: wrangler runs workerd as a child of its own.
-          process.kill(-(child.pid as number), 'SIGTERM');
-          await once(child, 'exit');
-        },
+        close,
       };
     },
   };
@@ -170,31 +122,25 @@ function overSocket(origin: string): Send {
 }
 
 targets.push(
-  onRuntime('Bun (app.fetch in Bun.serve)', 'bun', () => ['run', 'test/runtimes/serve.ts']),
-  onRuntime('Deno (app.fetch in Deno.serve)', 'deno', () => [
-    'run',
-    '--allow-all',
-    '--unstable-sloppy-imports',
-    'test/runtimes/serve.ts',
-  ]),
+  onRuntime({
+    name: 'Bun (app.fetch in Bun.serve)',
+    command: 'bun',
+    args: () => ['run', 'test/runtimes/serve.ts'],
+    address: announcedAddress,
+  }),
+  onRuntime({
+    name: 'Deno (app.fetch in Deno.serve)',
+    command: 'deno',
+    args: () => ['run', '--allow-all', '--unstable-sloppy-imports', 'test/runtimes/serve.ts'],
+    address: announcedAddress,
+  }),
   {
-    ...onRuntime(
-      'Cloudflare workerd (app.fetch as a Worker, wrangler dev)',
-      'wrangler',
-      (port) => [
-        'dev',
-        '--config',
-        'test/runtimes/wrangler.jsonc',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--inspector-port',
-        '0',
-        '--show-interactive-dev-session=false',
-      ],
-      /Ready on (http:\/\/[^\s]+)/,
-    ),
+    ...onRuntime({
+      name: 'Cloudflare workerd (app.fetch as a Worker, wrangler dev)',
+      command: 'wrangler',
+      args: wranglerDev('test/runtimes/wrangler.jsonc'),
+      address: wranglerReady,
+    }),
     workers: true,
   },
 );

@@ -29,13 +29,13 @@ export interface RequestTrace {
   /** Runs `work` with the request's span active: what the app calls inside nests under it. */
   run<T>(work: () => T): T;
   /**
-   * Keeps the request's span active in an emitter's listeners (Node's request and response,
+   * Keeps the request's context active in an emitter's listeners (Node's request and response,
    * whose events arrive from outside `run`).
    */
   bind<T extends object>(emitter: T): T;
   /** The route the request took: its template (`/api/posts/{id}`), procedure and request id. */
   routed(route: string, procedure: string | undefined, requestId: string): void;
-  /** The error behind a 5xx answer, recorded on the request's span when it ends. */
+  /** The error behind a 5xx answer, recorded on the request's span (its status is set at the end). */
   failed(error: unknown): void;
   /**
    * Ends the request's span with the answer's status, or none when the client left before an

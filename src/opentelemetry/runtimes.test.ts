@@ -6,21 +6,18 @@
  * Deno imports the framework's dist/ (`node scripts/build.mjs --no-check` first: a stale one is
  * what it tests); Bun and wrangler's bundler follow tsconfig.json's paths to src/.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SpanRecord } from '../../test/fixtures/traced-app.js';
+import {
+  announcedAddress,
+  type RuntimeCommand,
+  startOnRuntime,
+  wranglerDev,
+  wranglerReady,
+} from '../../test/runtimes/start.js';
 
-interface Runtime {
-  name: string;
-  command: string;
-  args: (port: number) => string[];
-  /** Where the runtime says it listens, in its output. */
-  address: RegExp;
+interface Runtime extends RuntimeCommand {
   workers?: boolean;
 }
 
@@ -29,103 +26,22 @@ const runtimes: Runtime[] = [
     name: 'Bun (Bun.serve)',
     command: 'bun',
     args: () => ['run', 'test/runtimes/traced-serve.ts'],
-    address: /\{"address":"([^"]+)"\}/,
+    address: announcedAddress,
   },
   {
     name: 'Deno (Deno.serve)',
     command: 'deno',
     args: () => ['run', '--allow-all', '--unstable-sloppy-imports', 'test/runtimes/traced-serve.ts'],
-    address: /\{"address":"([^"]+)"\}/,
+    address: announcedAddress,
   },
   {
     name: 'Cloudflare workerd (wrangler dev)',
     command: 'wrangler',
-    args: (port) => [
-      'dev',
-      '--config',
-      'test/runtimes/traced-wrangler.jsonc',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--inspector-port',
-      '0',
-      '--show-interactive-dev-session=false',
-    ],
-    address: /Ready on (http:\/\/[^\s]+)/,
+    args: wranglerDev('test/runtimes/traced-wrangler.jsonc'),
+    address: wranglerReady,
     workers: true,
   },
 ];
-
-/** A port nothing listens on now (wrangler takes no port 0). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/**
- * Starts the runtime from node_modules/.bin. A runtime that is missing or does not start fails
- * the suite, everywhere: they are dev dependencies, so a skip would only hide a broken install.
- */
-async function serve({
-  name,
-  command,
-  args,
-  address,
-}: Runtime): Promise<{ origin: string; close: () => Promise<void> }> {
-  const child = spawn(
-    fileURLToPath(new URL(`../../node_modules/.bin/${command}`, import.meta.url)),
-    args(await freePort()),
-    {
-      cwd: fileURLToPath(new URL('../..', import.meta.url)),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Wrangler: no telemetry, no prompts, no update check over a network CI lacks.
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_UPDATE_NOTIFIER: '1' },
-      detached: true,
-    },
-  );
-  const stop = async () => {
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    // The whole group: wrangler runs workerd as a child of its own.
-    process.kill(-child.pid, 'SIGTERM');
-    await exited;
-  };
-  let output = '';
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not listen in 60 s:\n${output}`)), 60_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = address.exec(output)?.[1];
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(
-        new Error(`${name}: ${error.message} (bun, deno and wrangler are dev dependencies: npm install)`),
-      );
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code}):\n${output}`));
-    });
-  });
-  try {
-    return { origin: await listening, close: stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
 
 /** The spans under `root`, as a tree of names in the order they started. */
 interface Tree {
@@ -143,7 +59,7 @@ describe.each(runtimes)('tracing on $name', (runtime) => {
   let origin = '';
   let close = async () => {};
   beforeAll(async () => {
-    ({ origin, close } = await serve(runtime));
+    ({ origin, close } = await startOnRuntime(runtime));
   });
   afterAll(() => close());
 
