@@ -5,7 +5,7 @@
  * blog (bench/workers.ts compares them byte for byte before timing).
  */
 import { randomBytes } from 'node:crypto';
-import { createVerifier } from 'fast-jwt';
+import { createSigner, createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { announce } from './announce.js';
@@ -231,5 +231,25 @@ app.post(
 );
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
-announce({ address });
+announce({ address, ...(await duelDetails()) });
 process.once('SIGTERM', () => void app.close().then(() => pool.end().then(() => process.exit(0))));
+
+/**
+ * For `npm run bench:duel` beside bench/servers/blog.ts, which seeds the database first: a token
+ * of its author, signed with the same JWT_SECRET, and the newest published post's id. Nothing on
+ * a database not seeded that way (the by-hand section passes its own).
+ */
+async function duelDetails(): Promise<{ token?: string; postId?: string }> {
+  const author = await pool.query("SELECT id FROM users WHERE email = 'bench@example.com'");
+  const newest = await pool.query("SELECT id FROM posts WHERE status = 'published' ORDER BY id DESC LIMIT 1");
+  const userId = (author.rows[0] as { id: string } | undefined)?.id;
+  const postId = (newest.rows[0] as { id: string } | undefined)?.id;
+  if (userId === undefined || postId === undefined) return {};
+  const sign = createSigner({
+    key: process.env.JWT_SECRET ?? '',
+    algorithm: 'HS256',
+    expiresIn: 15 * 60_000,
+  });
+  const family = uuidv7();
+  return { token: sign({ sub: userId, jti: family, type: 'access', fam: family, gen: 0 }), postId };
+}
