@@ -489,7 +489,7 @@ export function createFetchHandler(
         milliseconds,
       });
     }
-    if (trace !== undefined && !exchange.streaming) trace.end(response.status);
+    if (trace?.recording === true && !exchange.streaming) trace.end(response.status);
     return response;
   };
 

@@ -20,6 +20,8 @@ import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/app.js';
 import { openTelemetry } from './index.js';
 
+/** A span ends as its response closes: on a busy machine, a while after the client has it. */
+const settling = { timeout: 10_000 };
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -59,7 +61,7 @@ it('names the instrumentation’s SERVER span for the route, makes no second one
     });
     expect(response.status).toBe(201);
     await expect
-      .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER))
+      .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER), settling)
       .toHaveLength(1);
     const spans = exporter.getFinishedSpans();
     const [server] = spans.filter((span) => span.kind === SpanKind.SERVER);
@@ -87,7 +89,7 @@ it('names the instrumentation’s SERVER span for the route, makes no second one
     });
     expect(failed.status).toBe(500);
     await expect
-      .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER))
+      .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER), settling)
       .toHaveLength(1);
     const [failedServer] = exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER);
     expect(failedServer?.status.code).toBe(SpanStatusCode.ERROR);

@@ -21,6 +21,8 @@ import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/app.js';
 import { openTelemetry } from './index.js';
 
+/** A span ends as its response closes: on a busy machine, a while after the client has it. */
+const settling = { timeout: 10_000 };
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -98,7 +100,7 @@ function treeOf(spans: readonly ReadableSpan[], root: ReadableSpan): Node {
 /** The one SERVER span exported, once the request's span has ended. */
 async function serverSpan(): Promise<ReadableSpan> {
   await expect
-    .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER))
+    .poll(() => exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER), settling)
     .toHaveLength(1);
   const [span] = exporter.getFinishedSpans().filter((each) => each.kind === SpanKind.SERVER);
   if (span === undefined) throw new Error('No server span');
@@ -267,7 +269,7 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(response.status).toBe(200);
     const server = await serverSpan();
     await expect
-      .poll(() => exporter.getFinishedSpans().map((span) => span.name))
+      .poll(() => exporter.getFinishedSpans().map((span) => span.name), settling)
       .toContain('handler things.thingEvents');
     expect(server.name).toBe('HEAD /api/things/events');
   });
@@ -284,7 +286,7 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     const server = await serverSpan();
     const id = response.headers.get('x-request-id');
     await expect
-      .poll(() => logLines.filter((line) => line.msg === 'request completed' && line.reqId === id))
+      .poll(() => logLines.filter((line) => line.msg === 'request completed' && line.reqId === id), settling)
       .toHaveLength(1);
     const line = logLines.find((each) => each.msg === 'request completed' && each.reqId === id);
     expect(line).toMatchObject({
