@@ -10,6 +10,7 @@ import { FileAnswer } from './files.js';
 import { canForbid, type Guard, MissingUserFieldError, missingUserField } from './guards.js';
 import { fillPath } from './naming.js';
 import { refuseNul } from './nul.js';
+import { assignOwn } from './objects.js';
 import { closestName } from './options.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
@@ -66,6 +67,13 @@ const deleteSuccess = '{"success":true}';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An update's input: its path parameters and, under `data`, its body. */
+function withData(params: unknown, body: unknown): Record<string, unknown> {
+  const input: Record<string, unknown> = assignOwn({}, params as object);
+  input.data = body;
+  return input;
 }
 
 /** How a route is compiled beside its definition: what the app knows. */
@@ -181,7 +189,11 @@ function withResponse(
   response: ResponseControl<never>,
 ): Reply | Promise<Reply> {
   if (response.headers === undefined && response.cookies === undefined) return reply;
-  if (reply instanceof Promise) return reply.then((settled) => ({ ...settled, response }));
+  if (reply instanceof Promise)
+    return reply.then((settled) => {
+      settled.response = response;
+      return settled;
+    });
   reply.response = response;
   return reply;
 }
@@ -273,22 +285,22 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   const assemble = (call: Call, body: unknown): unknown => {
     if (inputMode === 'query') {
       refuseUnknown(call.query);
-      return coerce({ ...call.query, ...call.params });
+      return coerce(assignOwn(assignOwn({}, call.query), call.params));
     }
     const params = coerce({ ...call.params });
-    if (inputMode === 'update') return reviveDates({ ...params, data: body }) as Record<string, unknown>;
+    if (inputMode === 'update') return reviveDates(withData(params, body));
     if (body === undefined || body === null) return params;
     if (!isPlainObject(body)) {
       throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
     }
-    return reviveDates({ ...body, ...params }) as Record<string, unknown>;
+    return reviveDates(assignOwn(assignOwn({}, body), params));
   };
   // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
   // files pass as they are. A raw body is the file itself (docs/uploads.md).
   const assembleUpload = (call: Call, body: unknown): unknown => {
     if (body instanceof Blob)
-      return inputMode === 'update' ? { ...coerce({ ...call.params }), data: body } : body;
-    return coerce({ ...(body as Record<string, unknown>), ...call.params });
+      return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
+    return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
   };
 
   const recordsUnderParams = route.recordsPath !== route.collectionPath;

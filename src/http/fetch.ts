@@ -8,6 +8,7 @@
 import { ProceedError } from '../core/errors.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
 import { pathTemplate } from '../core/naming.js';
+import { assignOwn } from '../core/objects.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
@@ -685,12 +686,11 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
             first = await frames.next();
           }
         }
-        const answer: HeaderValues =
-          plan !== undefined
-            ? { ...plan.headers }
-            : events !== undefined
-              ? { ...eventHeaders }
-              : { ...fixedHeaders };
+        // Copied key by key: keys are added to it below (src/core/objects.ts).
+        const answer: HeaderValues = assignOwn(
+          {},
+          plan !== undefined ? plan.headers : events !== undefined ? eventHeaders : fixedHeaders,
+        );
         if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
         if (core.requestIds) answer['x-request-id'] = id;
         if (result.replayed === true) answer['idempotency-replayed'] = 'true';
