@@ -99,14 +99,8 @@ function casesFor(database: Database, newestFirst: string[]): Case[] {
       pattern: 'cursor',
       depth,
       run: async () =>
-        (
-          await repository.listCursor({
-            cursor,
-            limit,
-            direction: 'forward',
-            visibility: { kind: 'anonymous' },
-          })
-        ).data.length,
+        (await repository.listCursor({ cursor, limit, direction: 'forward' }, { kind: 'anonymous' })).data
+          .length,
     });
   }
   return cases;

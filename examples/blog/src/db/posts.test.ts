@@ -140,7 +140,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         await write(bob, 'bob published');
       });
       const list = (visibility: Visibility, extra: { authorId?: string; status?: PostStatus } = {}) =>
-        posts.listCursor({ limit: 20, direction: 'forward', visibility, ...extra });
+        posts.listCursor({ limit: 20, direction: 'forward', ...extra }, visibility);
 
       it('shows anonymous callers published posts only', async () => {
         expect(titles(await list(anonymous))).toEqual(['bob published', 'alice published']);
@@ -187,22 +187,26 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       it('walks forward and back over the feed with the pagination rules', async () => {
         for (let index = 1; index <= 7; index++)
           await write(alice, `p${index}`, index % 2 === 0 ? 'draft' : 'published');
-        const first = await posts.listCursor({ limit: 2, direction: 'forward', visibility: anonymous });
+        const first = await posts.listCursor({ limit: 2, direction: 'forward' }, anonymous);
         expect(titles(first)).toEqual(['p7', 'p5']);
-        const second = await posts.listCursor({
-          limit: 2,
-          direction: 'forward',
-          cursor: first.nextCursor as string,
-          visibility: anonymous,
-        });
+        const second = await posts.listCursor(
+          {
+            limit: 2,
+            direction: 'forward',
+            cursor: first.nextCursor as string,
+          },
+          anonymous,
+        );
         expect(titles(second)).toEqual(['p3', 'p1']);
         expect(second.nextCursor).toBeNull();
-        const back = await posts.listCursor({
-          limit: 2,
-          direction: 'backward',
-          cursor: second.prevCursor as string,
-          visibility: anonymous,
-        });
+        const back = await posts.listCursor(
+          {
+            limit: 2,
+            direction: 'backward',
+            cursor: second.prevCursor as string,
+          },
+          anonymous,
+        );
         expect(back).toEqual(first);
       });
 
@@ -211,12 +215,14 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         for (let index = 1; index <= 5; index++) made.push(await write(alice, `p${index}`));
         const cursor = made[2]?.id as string;
         await posts.delete(cursor);
-        const page = await posts.listCursor({
-          limit: 10,
-          direction: 'forward',
-          cursor,
-          visibility: anonymous,
-        });
+        const page = await posts.listCursor(
+          {
+            limit: 10,
+            direction: 'forward',
+            cursor,
+          },
+          anonymous,
+        );
         expect(titles(page)).toEqual(['p2', 'p1']);
       });
     });

@@ -36,7 +36,6 @@ export type Visibility = { kind: 'anonymous' } | { kind: 'user'; userId: string 
 export interface ListPostsParams extends CursorParams {
   authorId?: string | undefined;
   status?: PostStatus | undefined;
-  visibility: Visibility;
 }
 
 export interface PostsRepository {
@@ -53,7 +52,7 @@ export interface PostsRepository {
    * One cursor page, newest first, of the posts `visibility` may see (rules: proceed/pagination):
    * their public fields only, all a listing shows (reading `content` too cost a third of a page).
    */
-  listCursor(params: ListPostsParams): Promise<CursorPage<PostSummary>>;
+  listCursor(params: ListPostsParams, visibility: Visibility): Promise<CursorPage<PostSummary>>;
   /**
    * Changes the given fields; `undefined` when there is no such post. A changed `status` must be
    * an allowed transition (else `INVALID_TRANSITION`); the same status is no change. When
@@ -168,7 +167,7 @@ function changesOf(current: Post, patch: PostPatch): Partial<Post> {
  * @example
  * const posts = postsRepository(database);
  * const post = await posts.create({ authorId: user.id, title: 'Hello', content: 'First post' });
- * const page = await posts.listCursor({ limit: 20, direction: 'forward', visibility: { kind: 'anonymous' } });
+ * const page = await posts.listCursor({ limit: 20, direction: 'forward' }, { kind: 'anonymous' });
  */
 export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepared'>): PostsRepository {
   const { db } = database;
@@ -264,8 +263,8 @@ export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepa
       }
     },
 
-    async listCursor(params) {
-      const { authorId, visibility } = params;
+    async listCursor(params, visibility) {
+      const { authorId } = params;
       const unfiltered = authorId === undefined && params.status === undefined;
       // Built only when used: the plain feed's prepared statements need none.
       const filters = () =>

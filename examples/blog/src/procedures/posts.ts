@@ -189,7 +189,7 @@ export const posts = procedures('posts', {
       }),
     )
     .output(cursorPage(Post.public))
-    .query(({ input, ctx }) => ctx.repos.posts.listCursor({ ...input, visibility: visibilityOf(ctx.user) })),
+    .query(({ input, ctx }) => ctx.repos.posts.listCursor(input, visibilityOf(ctx.user))),
 
   getPost: blogProcedure()
     .meta({
