@@ -210,17 +210,25 @@ export function registerProcedureRoute(
         : readsBody
           ? { preParsing: onlyJsonBodies }
           : {}),
-      handler: async (request, reply) => {
-        if (upload === undefined) return answer(request, reply, request.body);
-        const body = new UploadBody(upload, request.headers, nodeBodySource(request.raw), options.spools);
-        // Once the answer is sent, or the client left: the spooled files go.
-        reply.raw.once('close', () => {
-          body
-            .dispose()
-            .catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
-        });
-        return answer(request, reply, body);
-      },
+      // The answer's own promise, not an async function's wrapping it: two microtasks less.
+      handler:
+        upload === undefined
+          ? (request, reply) => answer(request, reply, request.body)
+          : (request, reply) => {
+              const body = new UploadBody(
+                upload,
+                request.headers,
+                nodeBodySource(request.raw),
+                options.spools,
+              );
+              // Once the answer is sent, or the client left: the spooled files go.
+              reply.raw.once('close', () => {
+                body
+                  .dispose()
+                  .catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
+              });
+              return answer(request, reply, body);
+            },
     });
   const answer = async (request: FastifyRequest, reply: FastifyReply, body: unknown) => {
     if (lifecycle.phase !== 'serving') {
