@@ -11,6 +11,8 @@ import type {
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
 import { ProceedError } from '../core/errors.js';
+import type { EventsAnswer } from '../core/events.js';
+import type { Call } from '../core/execute.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
@@ -22,9 +24,14 @@ import { eventFrames, eventStreamHeaders, startingWith } from '../http/events.js
 import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
-import { crossSiteRequest, type IdempotencyRuntime, procedureCall } from '../http/procedure-call.js';
+import {
+  type Answered,
+  crossSiteRequest,
+  type IdempotencyRuntime,
+  procedureCall,
+} from '../http/procedure-call.js';
 import type { Spools } from '../http/spool.js';
-import { framesInTrace } from '../http/tracing.js';
+import { framesInTrace, type RequestTrace } from '../http/tracing.js';
 import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
@@ -230,7 +237,9 @@ export function registerProcedureRoute(
               return answer(request, reply, body);
             },
     });
-  const answer = async (request: FastifyRequest, reply: FastifyReply, body: unknown) => {
+  // Synchronous while every step is, then continued with `then`: no async function's promise
+  // and resumption per request where nothing waits (docs/architecture.md, "A request").
+  const answer = (request: FastifyRequest, reply: FastifyReply, body: unknown): unknown => {
     if (lifecycle.phase !== 'serving') {
       if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
       // Keep-alive clients reconnect, through the load balancer, to another instance.
@@ -248,8 +257,18 @@ export function registerProcedureRoute(
     }
     const requestTrace = traced ? traceOf(request.raw) : undefined;
     const made = context.build(new FastifyRequestInfo(request, cookieSigner));
-    const ctx = made instanceof Promise ? await made : made;
-    const call = {
+    return made instanceof Promise
+      ? made.then((ctx) => run(request, reply, body, ctx, requestTrace))
+      : run(request, reply, body, made, requestTrace);
+  };
+  const run = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: unknown,
+    ctx: Call['ctx'],
+    requestTrace: RequestTrace | undefined,
+  ): unknown => {
+    const call: Call = {
       ctx,
       params: request.params as Record<string, string>,
       query: request.query as Record<string, unknown> | undefined,
@@ -258,41 +277,58 @@ export function registerProcedureRoute(
       trace: requestTrace?.steps,
     };
     const pending = procedure.run(call, request.headers['idempotency-key']);
-    const result = pending instanceof Promise ? await pending : pending;
+    return pending instanceof Promise
+      ? pending.then((result) => send(request, reply, call, result, requestTrace))
+      : send(request, reply, call, pending, requestTrace);
+  };
+  const sendEvents = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: Answered,
+    events: EventsAnswer,
+    requestTrace: RequestTrace | undefined,
+  ): Promise<unknown> => {
+    // The client leaving ends the stream at once, whatever the handler waits for.
+    reply.raw.once('close', events.abort);
+    if (request.method === 'HEAD') {
+      events.abort();
+      reply.code(200).headers(eventHeaders);
+      if (requestIds) reply.header('x-request-id', request.id);
+      return reply.send(emptyBody());
+    }
+    const frames = eventFrames(
+      events,
+      lifecycle.onClosing,
+      (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
+    );
+    // An error before the first frame is thrown here: an ordinary problem answer.
+    const first = await frames.next();
+    try {
+      reply.code(200).headers(eventHeaders);
+      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
+      if (requestIds) reply.header('x-request-id', request.id);
+    } catch (error) {
+      // Nothing is sent: the handler is returned, its finally runs.
+      await frames.return(undefined);
+      throw error;
+    }
+    const sent = startingWith(first, frames);
+    return reply.send(
+      Readable.from(requestTrace === undefined ? sent : framesInTrace(sent, requestTrace), {
+        objectMode: false,
+      }),
+    );
+  };
+  const send = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    call: Call,
+    result: Answered,
+    requestTrace: RequestTrace | undefined,
+  ): unknown => {
     const tag = procedure.tagOf(result, call.ifMatch);
     const { events } = result;
-    if (events !== undefined) {
-      // The client leaving ends the stream at once, whatever the handler waits for.
-      reply.raw.once('close', events.abort);
-      if (request.method === 'HEAD') {
-        events.abort();
-        reply.code(200).headers(eventHeaders);
-        if (requestIds) reply.header('x-request-id', request.id);
-        return reply.send(emptyBody());
-      }
-      const frames = eventFrames(
-        events,
-        lifecycle.onClosing,
-        (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
-      );
-      // An error before the first frame is thrown here: an ordinary problem answer.
-      const first = await frames.next();
-      try {
-        reply.code(200).headers(eventHeaders);
-        if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-        if (requestIds) reply.header('x-request-id', request.id);
-      } catch (error) {
-        // Nothing is sent: the handler is returned, its finally runs.
-        await frames.return(undefined);
-        throw error;
-      }
-      const sent = startingWith(first, frames);
-      return reply.send(
-        Readable.from(requestTrace === undefined ? sent : framesInTrace(sent, requestTrace), {
-          objectMode: false,
-        }),
-      );
-    }
+    if (events !== undefined) return sendEvents(request, reply, result, events, requestTrace);
     const { file } = result;
     if (file !== undefined) {
       let plan: ReturnType<typeof planFile>;
