@@ -238,9 +238,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       return { rows: (await pool.query(sql, params)).rows as Row[] };
     },
     // The token store's per-request check, prepared once per connection.
-    prepared: async (name: string, sql: string, params: unknown[]) => {
+    // The driver's own result, which has the rows: no promise or object of ours per query.
+    prepared: (name: string, sql: string, params: unknown[]) => {
       options.logQuery?.(sql, params);
-      return { rows: (await pool.query({ name, text: sql, values: params })).rows };
+      return pool.query({ name, text: sql, values: params });
     },
     ping: async () => {
       await pool.query('SELECT 1');

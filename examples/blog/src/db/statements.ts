@@ -6,6 +6,8 @@ import { is, Placeholder, type SQLWrapper } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Database } from './connect.js';
 
+const rowsOf = (result: { rows: unknown[] }) => result.rows;
+
 /** Columns the drivers already read as their TypeScript values: nothing left to map. */
 const readAsIs = new Set(['PgUUID', 'PgText', 'PgVarchar', 'PgInteger', 'PgBoolean']);
 
@@ -47,12 +49,15 @@ export function directSelect<Row>(
   );
   const run =
     database.prepared ?? ((_name: string, text: string, values: unknown[]) => database.query(text, values));
-  return async (values) => {
-    const { rows } = await run(
-      name,
-      sql,
-      fill.map((value) => value(values)),
-    );
-    return rows as Row[];
+  // Not an async function: no promise and resumption of its own per run (a missing value still
+  // rejects, as it did).
+  return (values) => {
+    let params: unknown[];
+    try {
+      params = fill.map((value) => value(values));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run(name, sql, params).then(rowsOf) as Promise<Row[]>;
   };
 }
