@@ -218,8 +218,12 @@ export async function measureWithWrk(
     run.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    await once(run, 'exit');
-    const summary = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as {
+    // 'close', not 'exit': wrk can exit before its last line has been read from the pipe.
+    const [code] = (await once(run, 'close')) as [number | null];
+    const last = output.trim().split('\n').at(-1) ?? '';
+    if (!last.startsWith('{'))
+      throw new Error(`${contender} ${scenario.name}: wrk exited (${code}) without its summary: ${output.trim()}`);
+    const summary = JSON.parse(last) as {
       requests: number;
       micros: number;
       errors: number;
