@@ -222,7 +222,9 @@ export async function measureWithWrk(
     const [code] = (await once(run, 'close')) as [number | null];
     const last = output.trim().split('\n').at(-1) ?? '';
     if (!last.startsWith('{'))
-      throw new Error(`${contender} ${scenario.name}: wrk exited (${code}) without its summary: ${output.trim()}`);
+      throw new Error(
+        `${contender} ${scenario.name}: wrk exited (${code}) without its summary: ${output.trim()}`,
+      );
     const summary = JSON.parse(last) as {
       requests: number;
       micros: number;
