@@ -45,7 +45,7 @@ import {
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
-import { loggerOptions, workersLogger } from './logger.js';
+import { appLogger, workersLogger } from './logger.js';
 import { type NativeServe, type NativeServer, nativeServe } from './native-server.js';
 import { MethodIndex } from './not-found.js';
 import {
@@ -220,7 +220,7 @@ export class App<TCtx extends object = object> {
     const traceFields = options.tracing?.logFields;
     this.#log = onWorkers ? workersLogger(options.logger, traceFields) : undefined;
     this.server = createServer({
-      logger: onWorkers ? { logger: false } : loggerOptions(options.logger, traceFields),
+      logger: onWorkers ? undefined : appLogger(options.logger, traceFields),
       requestIds,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,

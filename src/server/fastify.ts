@@ -2,14 +2,20 @@
 
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type RawServerDefault,
+} from 'fastify';
+import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
-import { lazyChildLogger, OneLinePerRequest } from './request-log.js';
+import { lazyChildLoggers, OneLinePerRequest } from './request-log.js';
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -26,7 +32,8 @@ function countRequests(): () => string {
 }
 
 export interface FastifySettings {
-  logger: Pick<FastifyServerOptions, 'logger'>;
+  /** The app's logger (src/server/logger.ts), or undefined when the app logs nothing. */
+  logger: Logger | undefined;
   /** Whether request ids come from `X-Request-Id` or a UUID (true), or are a counter (false). */
   requestIds: boolean;
   bodyLimit: number;
@@ -57,15 +64,19 @@ function quietInitialization(): void {
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
   if (onWorkers) quietInitialization();
+  const { logger } = settings;
   const requestLog = new OneLinePerRequest(settings.traceFields);
   const server = Fastify<RawServerDefault>({
-    ...settings.logger,
+    // Fastify is given no logger of its own, or it would time every request and listen for the
+    // end of every answer: the app's logger reaches requests through the child logger factory
+    // (docs/deployment.md, "Logs").
+    logger: false,
     bodyLimit: settings.bodyLimit,
     genReqId: settings.requestIds ? requestIdOf : countRequests(),
     logController: requestLog,
     // Without a logger Fastify hands every request the null logger itself; with one, a request's
     // child logger is made only when something logs through it.
-    ...(settings.logger.logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
+    ...(logger === undefined ? {} : { childLoggerFactory: lazyChildLoggers(logger) }),
     trustProxy: settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength },
     // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),
@@ -83,7 +94,11 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     requestTimeout: timeouts.request,
     keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;
-  if (settings.logger.logger !== false) requestLog.attach(server.log);
+  if (logger !== undefined) {
+    // Fastify, its plugins and the app's own code log through `server.log`.
+    (server as { log: FastifyBaseLogger }).log = logger as unknown as FastifyBaseLogger;
+    requestLog.attach(logger);
+  }
   // JSON is the only body format; Fastify's default text/plain parser would let text through.
   server.removeContentTypeParser('text/plain');
   // Many clients send `Content-Type: application/json` on every request: an empty body with it

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { FastifyServerOptions } from 'fastify';
-import { type Logger, pino } from 'pino';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Logger, type LoggerOptions as PinoOptions, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
 import { batchedStandardOutput } from './request-log.js';
 
@@ -75,33 +75,64 @@ function traceMixin(traceFields: TraceFields | undefined): { mixin?: () => objec
   return { mixin: () => traceFields() ?? none };
 }
 
-/** Logger options for Fastify: structured JSON in production, readable lines in a terminal. */
-export function loggerOptions(
+/**
+ * What a line logged with `{ req }` or `{ res }` holds of a request and its answer: the fields of
+ * Fastify's own serializers, which the app's logger replaces (the request line of
+ * src/server/request-log.ts writes the same, in the same order).
+ */
+const requestSerializers = {
+  req: (request: FastifyRequest) => ({
+    method: request.method,
+    url: request.url,
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }),
+  res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+};
+
+/** pino's options and destination for a logger setting: JSON in production, readable lines in a terminal. */
+function pinoSettings(
   setting: LoggerSetting | undefined,
   traceFields?: TraceFields,
-): Pick<FastifyServerOptions, 'logger'> {
-  if (setting === false) return { logger: false };
+): { options: LoggerOptionsOfPino; destination: { write(line: string): void } | undefined } {
   const options = typeof setting === 'object' ? setting : {};
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
-  const serializers = { err: serializeError };
+  const serializers = { ...requestSerializers, err: serializeError };
   const mixin = traceMixin(traceFields);
   if (options.stream !== undefined)
-    return { logger: { level, serializers, ...mixin, stream: options.stream } };
+    return { options: { level, serializers, ...mixin }, destination: options.stream };
   const wanted = options.pretty ?? (process.env.NODE_ENV !== 'production' && process.stdout.isTTY === true);
   const printer = wanted ? prettyPrinter() : undefined;
   if (options.pretty === true && printer === undefined) {
     throw new ProceedConfigError('logger.pretty needs pino-pretty: npm install pino-pretty');
   }
   if (printer === undefined)
-    return { logger: { level, serializers, ...mixin, stream: batchedStandardOutput() } };
+    return { options: { level, serializers, ...mixin }, destination: batchedStandardOutput() };
   return {
-    logger: {
+    options: {
       level,
       serializers,
       ...mixin,
       transport: { target: printer, options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
     },
+    destination: undefined,
   };
+}
+
+type LoggerOptionsOfPino = PinoOptions<never>;
+
+/**
+ * The app's logger on Node, or undefined when `logger: false` silences it. The app makes it, not
+ * Fastify: a Fastify given a logger times every request and listens for the end of every answer
+ * (two listeners added and removed per request, about 5 % of a small read's CPU), which the
+ * request log only needs at `info` (docs/deployment.md, "Logs").
+ */
+export function appLogger(setting: LoggerSetting | undefined, traceFields?: TraceFields): Logger | undefined {
+  if (setting === false) return undefined;
+  const { options, destination } = pinoSettings(setting, traceFields);
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 /** Workers have no standard output: a Worker's log is what it passes to console. */
@@ -141,11 +172,5 @@ export function workersLogger(setting: LoggerSetting | undefined, traceFields?: 
  * log.info('3 workers serving http://127.0.0.1:3030');
  */
 export function createLogger(setting?: LoggerSetting): Logger {
-  const { logger } = loggerOptions(setting);
-  if (logger === false || logger === undefined || logger === true) return pino({ enabled: logger !== false });
-  const { stream, ...options } = logger as { stream?: { write(line: string): void } } & Record<
-    string,
-    unknown
-  >;
-  return stream === undefined ? pino(options) : pino(options, stream);
+  return appLogger(setting) ?? pino({ enabled: false });
 }

@@ -112,3 +112,85 @@ describe('the request line of app.fetch', () => {
     });
   });
 });
+
+describe('the app logger on Node', () => {
+  const collect = () => {
+    const lines: string[] = [];
+    return { lines, stream: { write: (line: string) => lines.push(line) } };
+  };
+  const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('adds no listener to an answer above info: the same as an app that logs nothing', async () => {
+    const counts = async (logger: false | { level: string; stream: { write(line: string): void } }) => {
+      const app = createApp({ logger });
+      let seen: number[] = [];
+      app.server.get('/listeners', (_request, reply) => {
+        seen = ['finish', 'close', 'error'].map((event) => reply.raw.listenerCount(event));
+        return 'ok';
+      });
+      const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+      await (await fetch(`${url}/listeners`)).text();
+      await app.close();
+      return seen;
+    };
+    const silent = await counts(false);
+    const [finish, close, error] = await counts({ level: 'warn', ...collect() });
+    // The one listener it adds is the error listener below, and only that.
+    expect([finish, close, error]).toEqual([silent[0], silent[1], (silent[2] ?? 0) + 1]);
+  });
+
+  it('times the request line itself, and logs an answer written after its end without crashing', async () => {
+    const { lines, stream } = collect();
+    const app = createApp({ logger: { level: 'info', stream } });
+    app.server.get('/slow', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return 'ok';
+    });
+    app.server.get('/late-write', (request, reply) => {
+      reply.hijack();
+      reply.raw.end('done');
+      reply.raw.write('too late');
+      request.log.info('wrote after the end');
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    await (await fetch(`${url}/slow`, { headers: { 'x-request-id': 'slow-1' } })).text();
+    await (await fetch(`${url}/late-write`, { headers: { 'x-request-id': 'late-1' } })).text();
+    await eventually(() => parsed(lines).some((line) => line.msg === 'request errored'));
+    await app.close();
+    const slow = parsed(lines).find((line) => line.reqId === 'slow-1' && line.msg === 'request completed');
+    expect(slow?.responseTime).toBeGreaterThanOrEqual(25);
+    const errored = parsed(lines).find((line) => line.msg === 'request errored');
+    expect(errored).toMatchObject({
+      level: 50,
+      reqId: 'late-1',
+      err: { code: 'ERR_STREAM_WRITE_AFTER_END' },
+      req: { method: 'GET', url: '/late-write' },
+    });
+  });
+
+  it("writes a route's own lower level, though the app logs above it", async () => {
+    const { lines, stream } = collect();
+    const app = createApp({ logger: { level: 'info', stream } });
+    app.server.get('/deep', { logLevel: 'debug' }, (request) => {
+      request.log.debug('a debug line of a debug route');
+      return 'ok';
+    });
+    app.server.get('/shallow', (request) => {
+      request.log.debug('a debug line of an info route');
+      return 'ok';
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    await (await fetch(`${url}/deep`)).text();
+    await (await fetch(`${url}/shallow`)).text();
+    await app.close();
+    const messages = parsed(lines).map((line) => line.msg);
+    expect(messages).toContain('a debug line of a debug route');
+    expect(messages).not.toContain('a debug line of an info route');
+  });
+});
+
+async function eventually(check: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 500 && !check(); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!check()) throw new Error('never happened');
+}

@@ -22,16 +22,19 @@ class LazyChild {
   readonly #parent: Logger;
   readonly #bindings: Record<string, unknown>;
   readonly #options: object;
+  /** A route's own `logLevel`: the parent's level says nothing of what this child writes. */
+  readonly #ownLevel: boolean;
   #child: FastifyBaseLogger | undefined;
 
-  constructor(parent: Logger, bindings: Record<string, unknown>, options: object) {
+  constructor(parent: Logger, bindings: Record<string, unknown>, options: { level?: string }) {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
+    this.#ownLevel = options.level !== undefined;
   }
 
   get level(): string {
-    return (this.#child ?? this.#parent).level;
+    return this.#ownLevel ? this.#real().level : (this.#child ?? this.#parent).level;
   }
 
   set level(level: string) {
@@ -39,7 +42,9 @@ class LazyChild {
   }
 
   isLevelEnabled(level: string): boolean {
-    return ((this.#child ?? this.#parent) as unknown as Logger).isLevelEnabled(level);
+    return (
+      (this.#ownLevel ? this.#real() : (this.#child ?? this.#parent)) as unknown as Logger
+    ).isLevelEnabled(level);
   }
 
   bindings(): Record<string, unknown> {
@@ -61,7 +66,7 @@ class LazyChild {
       Object.defineProperty(LazyChild.prototype, level, {
         value(this: LazyChild, ...args: unknown[]) {
           // A disabled level makes no child: `debug` on every request costs one comparison.
-          if (this.#child === undefined && !this.#parent.isLevelEnabled(level)) return;
+          if (this.#child === undefined && !this.#ownLevel && !this.#parent.isLevelEnabled(level)) return;
           (this.#real()[level] as LogMethod)(...args);
         },
       });
@@ -69,14 +74,15 @@ class LazyChild {
   }
 }
 
-/** Fastify's `childLoggerFactory`: a {@link LazyChild} for every request. */
-export function lazyChildLogger(
-  this: unknown,
-  logger: FastifyBaseLogger,
-  bindings: Record<string, unknown>,
-  options: object,
-): FastifyBaseLogger {
-  return new LazyChild(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger;
+/**
+ * Fastify's `childLoggerFactory` for an app whose logger Fastify does not hold
+ * (src/server/fastify.ts): a {@link LazyChild} of `logger` for every request.
+ */
+export function lazyChildLoggers(
+  logger: Logger,
+): (this: unknown, parent: unknown, bindings: Record<string, unknown>, options: object) => FastifyBaseLogger {
+  return (_parent, bindings, options) =>
+    new LazyChild(logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
 /** A request whose answer was already logged (as errored). */
@@ -112,36 +118,46 @@ export class OneLinePerRequest extends LogController {
     this.#traceFields = traceFields;
   }
 
-  /** Takes the logger Fastify made from the app's options. */
-  attach(logger: FastifyBaseLogger): void {
-    this.#logger = logger as unknown as Logger;
+  /** Takes the app's logger. */
+  attach(logger: Logger): void {
+    this.#logger = logger;
     const chindings = (logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
     this.#base = typeof chindings === 'string' ? chindings : '';
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    if (this.isLogDisabled(request)) return;
-    request.log.debug({ req: request }, 'incoming request');
     const logger = this.#logger;
+    if (logger === undefined || this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+    // An answer written after its end (a bug of the route) emits 'error': logged with its
+    // request, never left to crash the process as an unheard 'error'.
+    reply.raw.on('error', (error: Error) => this.#errored(error, request, reply));
     // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
-    if (logger === undefined || !logger.isLevelEnabled('info')) return;
+    if (!logger.isLevelEnabled('info')) return;
+    const started = performance.now();
     reply.raw.once('close', () => {
       if (logged.has(reply)) return;
       const message = reply.raw.writableEnded
         ? 'request completed'
         : 'request aborted: the client left before the answer was sent';
-      streamOf(logger)?.write(this.#line(request, reply, message));
+      streamOf(logger)?.write(this.#line(request, reply, message, performance.now() - started));
     });
   }
 
+  #errored(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    if (logged.has(reply)) return;
+    logged.add(reply);
+    reply.log.error({ req: request, res: reply, err: error }, 'request errored');
+  }
+
   /** The line pino would write for `{ req, res, responseTime }` and `message`, at info. */
-  #line(request: FastifyRequest, reply: FastifyReply, message: string): string {
+  #line(request: FastifyRequest, reply: FastifyReply, message: string, responseTime: number): string {
     return (
       `{"level":30,"time":${Date.now()}${this.#base}${field('reqId', request.id)}` +
       `,"req":{"method":${json(request.method)}${field('url', request.url)}` +
       `${field('version', request.headers['accept-version'])}${field('host', request.host)}` +
       `${field('remoteAddress', request.ip)}${field('remotePort', request.socket?.remotePort)}}` +
-      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime}${this.#traced()},"msg":${json(message)}}\n`
+      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${responseTime}${this.#traced()},"msg":${json(message)}}\n`
     );
   }
 
@@ -159,11 +175,7 @@ export class OneLinePerRequest extends LogController {
     reply: FastifyReply,
   ): void {
     if (!error || this.isLogDisabled(request)) return;
-    logged.add(reply);
-    reply.log.error(
-      { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
-      'request errored',
-    );
+    this.#errored(error, request, reply);
   }
 }
 
