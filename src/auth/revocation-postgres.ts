@@ -162,17 +162,24 @@ export class PostgresRevocationStore implements RevocationStore {
 ${userSql}
 ) AS s LIMIT 1) AS u ON true`;
     const name = statementName('proceed_user', sql);
-    const load = async (userId: string, claims: AccessClaims): Promise<User | undefined> => {
-      if (claims?.sub !== userId) {
-        throw new TypeError(
-          'PostgresRevocationStore.userLoader: call it with the user id and the claims of its token',
-        );
-      }
-      await this.ensureSchema();
-      const { rows } = await this.#run(name, sql, [userId, ...revokedParams(revocationCheckOf(claims))]);
+    const userOf = ({ rows }: { rows: unknown[] }): User | undefined => {
       const { proceed_revoked: revoked, proceed_found: found, ...user } = (rows[0] ?? {}) as UserRow;
       if (revoked !== false) throw new TokenRevokedError();
       return found === true ? toUser(user) : undefined;
+    };
+    // Runs on every signed-in request: the driver's promise continued once, without waiting on
+    // the table's creation once it is known to exist (docs/performance.md, "The blog by hand").
+    const load = (userId: string, claims: AccessClaims): Promise<User | undefined> => {
+      if (claims?.sub !== userId) {
+        return Promise.reject(
+          new TypeError(
+            'PostgresRevocationStore.userLoader: call it with the user id and the claims of its token',
+          ),
+        );
+      }
+      const read = () =>
+        this.#run(name, sql, [userId, ...revokedParams(revocationCheckOf(claims))]).then(userOf);
+      return this.#schema.created ? read() : this.ensureSchema().then(read);
     };
     loadersCheckingRevocation.set(load, this);
     return load;

@@ -270,8 +270,15 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   const knownNames = known === undefined ? [] : [...known];
   const refuseUnknown = (query: Record<string, unknown> | undefined) => {
     if (known === undefined || query === undefined) return;
-    const unknown = Object.keys(query).filter((key) => !known.has(key) && !route.params.includes(key));
-    if (unknown.length === 0) return;
+    // A loop, not keys().filter(): a request with no unknown key allocates nothing here.
+    let unknown: string[] | undefined;
+    for (const key in query) {
+      if (Object.hasOwn(query, key) && !known.has(key) && !route.params.includes(key)) {
+        unknown ??= [];
+        unknown.push(key);
+      }
+    }
+    if (unknown === undefined) return;
     throw new ValidationError(
       unknown.map((key) => {
         const meant = closestName(key, knownNames);

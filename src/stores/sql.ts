@@ -62,6 +62,8 @@ export class ExpiringTable {
   readonly #client: SqlClient;
   readonly #statements: readonly string[];
   #ready: Promise<void> | undefined;
+  /** Once the table is known to exist: a request's query need not wait on anything first. */
+  #created = false;
 
   /** `columns`: the column definitions, `expires_at bigint NOT NULL` among them. */
   constructor(client: SqlClient, table: string, columns: string) {
@@ -75,11 +77,21 @@ export class ExpiringTable {
   }
 
   ensure(): Promise<void> {
-    this.#ready ??= this.#create().catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
+    this.#ready ??= this.#create().then(
+      () => {
+        this.#created = true;
+      },
+      (error: unknown) => {
+        this.#ready = undefined;
+        throw error;
+      },
+    );
     return this.#ready;
+  }
+
+  /** Whether {@link ensure} has succeeded: then calling it again only waits a turn for nothing. */
+  get created(): boolean {
+    return this.#created;
   }
 
   async #create(): Promise<void> {
