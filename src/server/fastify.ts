@@ -10,6 +10,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
@@ -61,6 +62,33 @@ function quietInitialization(): void {
   Object.defineProperty(diagnostics.channel('fastify.initialization'), 'hasSubscribers', { value: false });
 }
 
+/**
+ * What Fastify checks and passes when it holds the logger, kept now that the app holds it: a
+ * route's or plugin's `logLevel` must be one of the logger's levels (else the route is refused
+ * when it is added, not at its first request), and a child logger factory set on the server or a
+ * plugin receives the app's logger as the parent of a request's logger.
+ */
+function holdLoggerRules(server: FastifyInstance, logger: Logger): void {
+  server.addHook('onRoute', (route) => {
+    // An empty level means "the plugin's", as in Fastify.
+    const level: string | undefined = route.logLevel;
+    if (level !== undefined && level !== '' && logger.levels.values[level] === undefined) {
+      throw new ProceedConfigError(
+        `Log level for '${String(route.method)}:${route.url}' route must be a valid logger level (one of ${Object.keys(logger.levels.values).join(', ')})`,
+      );
+    }
+  });
+  const setFactory = server.setChildLoggerFactory;
+  server.setChildLoggerFactory = function setChildLoggerFactory(this: FastifyInstance, factory) {
+    return setFactory.call(
+      this,
+      function childOfAppLogger(this: FastifyInstance, _parent, bindings, options, request) {
+        return factory.call(this, logger as unknown as FastifyBaseLogger, bindings, options, request);
+      },
+    );
+  };
+}
+
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
   if (onWorkers) quietInitialization();
@@ -98,6 +126,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Fastify, its plugins and the app's own code log through `server.log`.
     (server as { log: FastifyBaseLogger }).log = logger as unknown as FastifyBaseLogger;
     requestLog.attach(logger);
+    holdLoggerRules(server, logger);
   }
   // JSON is the only body format; Fastify's default text/plain parser would let text through.
   server.removeContentTypeParser('text/plain');

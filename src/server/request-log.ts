@@ -21,20 +21,23 @@ const methods = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 class LazyChild {
   readonly #parent: Logger;
   readonly #bindings: Record<string, unknown>;
-  readonly #options: object;
-  /** A route's own `logLevel`: the parent's level says nothing of what this child writes. */
-  readonly #ownLevel: boolean;
+  readonly #options: { level?: string };
+  /**
+   * The value of a route's own `logLevel` (checked when the route was added), or undefined: the
+   * parent's level says nothing of what such a child writes.
+   */
+  readonly #ownLevel: number | undefined;
   #child: FastifyBaseLogger | undefined;
 
   constructor(parent: Logger, bindings: Record<string, unknown>, options: { level?: string }) {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
-    this.#ownLevel = options.level !== undefined;
+    this.#ownLevel = options.level === undefined ? undefined : parent.levels.values[options.level];
   }
 
   get level(): string {
-    return this.#ownLevel ? this.#real().level : (this.#child ?? this.#parent).level;
+    return this.#child?.level ?? this.#options.level ?? this.#parent.level;
   }
 
   set level(level: string) {
@@ -42,9 +45,16 @@ class LazyChild {
   }
 
   isLevelEnabled(level: string): boolean {
-    return (
-      (this.#ownLevel ? this.#real() : (this.#child ?? this.#parent)) as unknown as Logger
-    ).isLevelEnabled(level);
+    if (this.#child !== undefined) return (this.#child as unknown as Logger).isLevelEnabled(level);
+    return this.#enabled(level);
+  }
+
+  /** Whether this child, made or not, writes `level`: decided without making it. */
+  #enabled(level: string): boolean {
+    const own = this.#ownLevel;
+    if (own === undefined) return this.#parent.isLevelEnabled(level);
+    const value = this.#parent.levels.values[level];
+    return value !== undefined && value >= own;
   }
 
   bindings(): Record<string, unknown> {
@@ -66,7 +76,7 @@ class LazyChild {
       Object.defineProperty(LazyChild.prototype, level, {
         value(this: LazyChild, ...args: unknown[]) {
           // A disabled level makes no child: `debug` on every request costs one comparison.
-          if (this.#child === undefined && !this.#ownLevel && !this.#parent.isLevelEnabled(level)) return;
+          if (this.#child === undefined && !this.#enabled(level)) return;
           (this.#real()[level] as LogMethod)(...args);
         },
       });
@@ -126,15 +136,15 @@ export class OneLinePerRequest extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    const started = performance.now();
+    // An answer written after its end (a bug of the route) emits 'error': logged with its
+    // request, never left to crash the process as an unheard 'error', whatever the level.
+    reply.raw.on('error', (error: Error) => this.#errored(error, request, reply, started));
     const logger = this.#logger;
     if (logger === undefined || this.isLogDisabled(request)) return;
     request.log.debug({ req: request }, 'incoming request');
-    // An answer written after its end (a bug of the route) emits 'error': logged with its
-    // request, never left to crash the process as an unheard 'error'.
-    reply.raw.on('error', (error: Error) => this.#errored(error, request, reply));
     // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
     if (!logger.isLevelEnabled('info')) return;
-    const started = performance.now();
     reply.raw.once('close', () => {
       if (logged.has(reply)) return;
       const message = reply.raw.writableEnded
@@ -144,10 +154,12 @@ export class OneLinePerRequest extends LogController {
     });
   }
 
-  #errored(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+  #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
     if (logged.has(reply)) return;
     logged.add(reply);
-    reply.log.error({ req: request, res: reply, err: error }, 'request errored');
+    if (this.#logger === undefined || this.isLogDisabled(request)) return;
+    const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
+    reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
   }
 
   /** The line pino would write for `{ req, res, responseTime }` and `message`, at info. */
@@ -174,7 +186,7 @@ export class OneLinePerRequest extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    if (!error || this.isLogDisabled(request)) return;
+    if (!error) return;
     this.#errored(error, request, reply);
   }
 }
