@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ContextPipeline } from './context.js';
-import type { RequestInfo } from './request-context.js';
+import { requestInfo } from './fixtures/request.js';
 
-const request = {
-  id: 'r1',
-  method: 'GET',
-  url: '/',
-  ip: '127.0.0.1',
-  headers: {},
-  params: {},
-  cookie: () => undefined,
-} satisfies RequestInfo;
+const request = requestInfo();
 
 describe('ContextPipeline', () => {
   it("holds the app's context and the request, synchronously when every step is", () => {

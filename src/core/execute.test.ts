@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compileRoute, unsendableKind } from './execute.js';
+import { requestInfo } from './fixtures/request.js';
 import { guard } from './guards.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
@@ -11,15 +12,7 @@ import type { MiddlewareNext } from './steps.js';
 
 type Ctx = { user?: { id: string; role: string }; order: string[] };
 const p = () => procedure<Ctx>();
-const request = {
-  id: 'r1',
-  method: 'GET',
-  url: '/',
-  ip: '127.0.0.1',
-  headers: {},
-  params: {},
-  cookie: () => undefined,
-};
+const request = requestInfo();
 
 function compile(name: string, built: Procedure) {
   const [route] = planRoutes([procedures('posts', { [name]: built })]);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProceedError } from './errors.js';
 import { type Call, compileRoute } from './execute.js';
+import { requestInfo } from './fixtures/request.js';
 import { admits, listedTags, parseIfMatch, versionedTag, versionOf } from './precondition.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
@@ -18,15 +19,7 @@ function compile(name: string, built: Procedure) {
   return (call: Call) => Promise.resolve(invoke(call));
 }
 
-const request = {
-  id: 'r1',
-  method: 'PUT',
-  url: '/',
-  ip: '127.0.0.1',
-  headers: {},
-  params: {},
-  cookie: () => undefined,
-};
+const request = requestInfo({ method: 'PUT' });
 
 /** A one-row store whose update applies only to the version it is given. */
 function store() {
