@@ -91,6 +91,18 @@ function userLoaderSuite(name: string, open: () => Promise<Engine>, skip = false
       expect(await load(nobody, accessClaims({ sub: nobody }))).toBeUndefined();
     });
 
+    it('creates its table first when the loader is its first use, then reads without waiting on it', async () => {
+      const fresh = new PostgresRevocationStore(client, { table: `fresh_${randomBytes(4).toString('hex')}` });
+      const load = fresh.userLoader(memberSql, toMember);
+      const [first, second] = await Promise.all([
+        load(ada.id, accessClaims({ sub: ada.id })),
+        load(ada.id, accessClaims({ sub: ada.id })),
+      ]);
+      expect(first).toEqual(ada);
+      expect(second).toEqual(ada);
+      expect(await load(ada.id, accessClaims({ sub: ada.id }))).toEqual(ada);
+    });
+
     it('refuses every revoked token, as the store’s own check does', async () => {
       const load = store.userLoader(memberSql, toMember);
       const refused = (claims: AccessClaims) =>
