@@ -119,6 +119,31 @@ describe('paginateKeyset', () => {
     expect(page).toEqual({ data: [{ id: 'o' }, { id: 'n' }], nextCursor: null, prevCursor: 'o' });
   });
 
+  it.each(['forward', 'backward'] as const)(
+    'rejects the page, not throws, when the source throws (%s)',
+    async (direction) => {
+      const failure = new Error('no connection');
+      const read = () => {
+        throw failure;
+      };
+      let page: Promise<unknown> | undefined;
+      expect(() => {
+        page = paginateKeyset({ cursor: 'm', limit: 2, direction }, read, { key: 'id' });
+      }).not.toThrow();
+      await expect(page).rejects.toBe(failure);
+    },
+  );
+
+  it('takes a source that answers with any thenable', async () => {
+    const thenable = { then: (resolve: (rows: { id: string }[]) => void) => resolve([{ id: 'a' }]) };
+    const page = await paginateKeyset(
+      { limit: 2, direction: 'forward' },
+      () => thenable as unknown as Promise<{ id: string }[]>,
+      { key: 'id' },
+    );
+    expect(page).toEqual({ data: [{ id: 'a' }], nextCursor: null, prevCursor: 'a' });
+  });
+
   it('does not ask about older items for the oldest page (backward without a cursor)', () => {
     const steps = cursorSteps<{ id: string }>({ limit: 2, direction: 'backward' }, (item) => item.id);
     expect(steps.next().value).toEqual({ cursor: undefined, towards: 'newer', limit: 2 });

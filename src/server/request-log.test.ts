@@ -186,6 +186,49 @@ describe('the app logger on Node', () => {
     expect(messages).toContain('a debug line of a debug route');
     expect(messages).not.toContain('a debug line of an info route');
   });
+
+  it('writes "incoming request" wherever debug is on, and only there', async () => {
+    const incoming = async (level: string, routeLevel?: string) => {
+      const { lines, stream } = collect();
+      const app = createApp({ logger: { level, stream } });
+      app.server.get(
+        '/seen',
+        routeLevel === undefined ? {} : { logLevel: routeLevel as 'debug' },
+        () => 'ok',
+      );
+      const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+      await (await fetch(`${url}/seen`)).text();
+      await app.close();
+      return parsed(lines).filter((line) => line.msg === 'incoming request').length;
+    };
+    expect(await incoming('debug')).toBe(1);
+    expect(await incoming('info', 'debug')).toBe(1);
+    expect(await incoming('info')).toBe(0);
+  });
+
+  it('writes "incoming request" through a child logger of a factory that cannot say its level', async () => {
+    const debugLines: unknown[][] = [];
+    const app = createApp({ logger: { level: 'info', stream: { write: () => undefined } } });
+    app.server.setChildLoggerFactory((parent) => {
+      const bare = {
+        fatal: () => undefined,
+        error: () => undefined,
+        warn: () => undefined,
+        info: () => undefined,
+        trace: () => undefined,
+        debug: (...args: unknown[]) => debugLines.push(args),
+        child: () => bare,
+        level: parent.level,
+        silent: () => undefined,
+      };
+      return bare;
+    });
+    app.server.get('/bare', () => 'ok');
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    await (await fetch(`${url}/bare`)).text();
+    await app.close();
+    expect(debugLines.map((args) => args[1])).toEqual(['incoming request']);
+  });
 });
 
 describe('what Fastify checked and passed when it held the logger', () => {

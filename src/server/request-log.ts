@@ -142,10 +142,15 @@ export class OneLinePerRequest extends LogController {
     reply.raw.on('error', (error: Error) => this.#errored(error, request, reply, started));
     const logger = this.#logger;
     if (logger === undefined || this.isLogDisabled(request)) return;
-    request.log.debug({ req: request }, 'incoming request');
+    // Asked first: a disabled debug line then costs no object, no call with its arguments.
+    // A child logger factory of the app's may make loggers without `isLevelEnabled`.
+    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
+    if (log.isLevelEnabled === undefined || log.isLevelEnabled('debug'))
+      log.debug({ req: request }, 'incoming request');
     // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
     if (!logger.isLevelEnabled('info')) return;
-    reply.raw.once('close', () => {
+    // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
+    reply.raw.on('close', () => {
       if (logged.has(reply)) return;
       const message = reply.raw.writableEnded
         ? 'request completed'
