@@ -135,7 +135,10 @@ describe('paginateKeyset', () => {
   );
 
   it('takes a source that answers with any thenable', async () => {
-    const thenable = { then: (resolve: (rows: { id: string }[]) => void) => resolve([{ id: 'a' }]) };
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: a driver's result that is not a native promise
+      then: (resolve: (rows: { id: string }[]) => void) => resolve([{ id: 'a' }]),
+    };
     const page = await paginateKeyset(
       { limit: 2, direction: 'forward' },
       () => thenable as unknown as Promise<{ id: string }[]>,
