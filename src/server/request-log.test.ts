@@ -187,6 +187,31 @@ describe('the app logger on Node', () => {
     expect(messages).not.toContain('a debug line of an info route');
   });
 
+  it("writes a request's line at the route's own level: none for a silent route, one for a debug route of a warn app", async () => {
+    const completed = async (level: string, routeLevel: string) => {
+      const { lines, stream } = collect();
+      const app = createApp({ logger: { level, stream } });
+      app.server.get('/health', { logLevel: routeLevel as 'info' }, () => 'ok');
+      // A route that always logs, asked after: once its line is there, the first one's would be.
+      app.server.get('/after', { logLevel: 'trace' }, () => 'ok');
+      const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+      await (await fetch(`${url}/health`)).text();
+      await (await fetch(`${url}/after`)).text();
+      const completedAt = (path: string) =>
+        parsed(lines).filter(
+          (line) =>
+            line.msg === 'request completed' && (line.req as { url?: string } | undefined)?.url === path,
+        ).length;
+      await eventually(() => completedAt('/after') === 1);
+      await app.close();
+      return completedAt('/health');
+    };
+    expect(await completed('info', 'silent')).toBe(0);
+    expect(await completed('info', 'warn')).toBe(0);
+    expect(await completed('warn', 'debug')).toBe(1);
+    expect(await completed('info', 'info')).toBe(1);
+  });
+
   it('writes "incoming request" wherever debug is on, and only there', async () => {
     const incoming = async (level: string, routeLevel?: string) => {
       const { lines, stream } = collect();

@@ -147,8 +147,9 @@ export class OneLinePerRequest extends LogController {
     const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
     if (log.isLevelEnabled === undefined || log.isLevelEnabled('debug'))
       log.debug({ req: request }, 'incoming request');
-    // Above info (LOG_LEVEL=warn) there is no line to write: nothing to wait for either.
-    if (!logger.isLevelEnabled('info')) return;
+    // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
+    // would be) there is no line to write: nothing to wait for either.
+    if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
     // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
     reply.raw.on('close', () => {
       if (logged.has(reply)) return;
