@@ -288,6 +288,54 @@ export const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/**
+ * Two contenders side by side on the same cores at the same time, each loaded by its own wrk, so
+ * whatever the machine does hits both at once: the ratio of their throughputs is then the inverse
+ * ratio of their CPU per request, steadier than alternating rounds on a noisy machine (an A/A
+ * duel gives 0.99 ± 0.02, docs/performance.md). Each of `pairs` fresh process pairs (started in
+ * alternating order: a process started second finds a warmer machine) runs every scenario once to
+ * warm up, then `rounds` times; the result is `first ÷ second` of each round, per scenario. Needs
+ * wrk and taskset.
+ */
+export async function duel(
+  first: Contender,
+  second: Contender,
+  scenarios: Scenario[],
+  { pairs = 4, rounds: duelRounds = 3, seconds: duelSeconds = 3 } = {},
+): Promise<Map<string, number[]>> {
+  if (loadGenerator !== 'wrk' || pinning === undefined)
+    throw new Error('a duel needs wrk and taskset (util-linux), and two cores or more');
+  const ratios = new Map<string, number[]>(scenarios.map((scenario) => [scenario.name, []]));
+  for (let pair = 0; pair < pairs; pair++) {
+    const order = pair % 2 === 0 ? [first, second] : [second, first];
+    const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
+    try {
+      // Both on the cores the load generator leaves (core 1 of two): `startServer` pins them.
+      for (const contender of order) started.set(contender.name, await startServer(contender));
+      const a = started.get(first.name)!;
+      const b = started.get(second.name)!;
+      for (const scenario of scenarios) {
+        const both = () =>
+          Promise.all([
+            measure(a.info, scenario, first.name, duelSeconds),
+            measure(b.info, scenario, second.name, duelSeconds),
+          ]);
+        await both(); // warm-up
+        for (let round = 0; round < duelRounds; round++) {
+          const [sampleA, sampleB] = await both();
+          ratios.get(scenario.name)!.push(sampleA.requests / sampleB.requests);
+        }
+      }
+    } finally {
+      for (const { child } of started.values()) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
+  }
+  return ratios;
+}
+
 /** Runs scenarios against two contenders, alternating; returns median req/s and p99 per pair. */
 export async function compare(baseline: Contender, candidate: Contender, scenarios: Scenario[]) {
   const servers = await Promise.all([startServer(baseline), startServer(candidate)]);

@@ -13,16 +13,7 @@
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
-import { once } from 'node:events';
-import {
-  type Contender,
-  loadGenerator,
-  measureWithWrk,
-  median,
-  pinning,
-  type Scenario,
-  startServer,
-} from './compare.js';
+import { type Contender, duel, median, type Scenario } from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
 function contenderOf(entry: string): Contender {
@@ -41,68 +32,50 @@ function contenderOf(entry: string): Contender {
   };
 }
 
+const bearer = (_contender: string, server: { token?: string }) => ({
+  headers: { authorization: `Bearer ${server.token}` },
+});
 const scenarios = {
   get: { name: 'get', method: 'GET', path: getPath, expectStatus: 200 },
   list: { name: 'list', method: 'GET', path: listPath, expectStatus: 200 },
-  post: { name: 'post', method: 'POST', path: '/api/posts', body: createBody, expectStatus: 201 },
+  post: {
+    name: 'post',
+    method: 'POST',
+    path: '/api/posts',
+    body: createBody,
+    expectStatus: 201,
+    vary: bearer,
+  },
   // The blog's routes (bench/servers/blog.ts), as `npm run bench`'s by-hand section reads them.
   feed: { name: 'feed', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
-  'post-by-id': { name: 'post-by-id', method: 'GET', path: '/api/posts/', expectStatus: 200 },
-  me: { name: 'me', method: 'GET', path: '/api/auth/me', expectStatus: 200 },
+  'post-by-id': {
+    name: 'post-by-id',
+    method: 'GET',
+    path: '/api/posts/',
+    expectStatus: 200,
+    vary: (_contender, server) => ({ path: `/api/posts/${server.postId ?? ''}` }),
+  },
+  me: { name: 'me', method: 'GET', path: '/api/auth/me', expectStatus: 200, vary: bearer },
 } satisfies Record<string, Scenario>;
-/** Scenarios sent with the server's bearer token. */
-const signedIn = new Set<string>(['post', 'me']);
 type ScenarioName = keyof typeof scenarios;
 
 const entries = (process.env.DUEL ?? '').split(';').filter(Boolean);
 if (entries.length !== 2) throw new Error('DUEL names two contenders: DUEL="a=script;b=script"');
-// Both servers must share the cores the load generator leaves, each under its own wrk.
-if (loadGenerator !== 'wrk' || pinning === undefined)
-  throw new Error('bench:duel needs wrk and taskset (util-linux), and two cores or more');
 const [first, second] = entries.map(contenderOf) as [Contender, Contender];
 const names = (process.env.DUEL_SCENARIOS ?? 'get,list,post').split(',') as ScenarioName[];
-const pairs = Number(process.env.DUEL_PAIRS ?? 4);
-const rounds = Number(process.env.DUEL_ROUNDS ?? 3);
-const seconds = Number(process.env.DUEL_SECONDS ?? 3);
-const ratios = new Map<ScenarioName, number[]>(names.map((name) => [name, []]));
-for (let pair = 0; pair < pairs; pair++) {
-  // Which one starts first alternates: a process started second finds a warmer machine.
-  const order = pair % 2 === 0 ? [first, second] : [second, first];
-  const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
-  // Both on the cores the load generator leaves (core 1 of two): `startServer` pins them.
-  for (const contender of order) started.set(contender.name, await startServer(contender));
-  try {
-    const a = started.get(first.name);
-    const b = started.get(second.name);
-    if (a === undefined || b === undefined) throw new Error('a contender did not start');
-    for (const name of names) {
-      const scenario: Scenario = scenarios[name];
-      const run = (server: typeof a) =>
-        measureWithWrk(
-          `${server.info.address}${scenario.path}${name === 'post-by-id' ? (server.info.postId ?? '') : ''}`,
-          scenario,
-          {
-            'content-type': 'application/json',
-            ...(signedIn.has(name) ? { authorization: `Bearer ${server.info.token}` } : {}),
-          },
-          seconds,
-          name,
-        );
-      await Promise.all([run(a), run(b)]); // warm-up
-      for (let round = 0; round < rounds; round++) {
-        const [sampleA, sampleB] = await Promise.all([run(a), run(b)]);
-        ratios.get(name)?.push(sampleA.requests / sampleB.requests);
-      }
-    }
-  } finally {
-    for (const { child } of started.values()) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  }
-}
+const options = {
+  pairs: Number(process.env.DUEL_PAIRS ?? 4),
+  rounds: Number(process.env.DUEL_ROUNDS ?? 3),
+  seconds: Number(process.env.DUEL_SECONDS ?? 3),
+};
+const ratios = await duel(
+  first,
+  second,
+  names.map((name) => scenarios[name]),
+  options,
+);
 console.log(
-  `${first.name} ÷ ${second.name}, on one core at once (${pairs} process pairs × ${rounds} rounds × ${seconds} s)`,
+  `${first.name} ÷ ${second.name}, on one core at once (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds} s)`,
 );
 for (const name of names) {
   const values = ratios.get(name) ?? [];

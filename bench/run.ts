@@ -19,6 +19,10 @@ import {
   type Contender,
   compare,
   compareMany,
+  duel,
+  loadGenerator,
+  median,
+  pinning,
   report,
   reportMany,
   type Scenario,
@@ -153,6 +157,7 @@ async function peersSection(): Promise<void> {
     contenders.map((contender) => contender.name),
     await compareMany('proceed', contenders, peerScenarios),
   );
+  await duelsWithPeers(contenders[0]!, peers().slice(0, 2));
   const quiet = [proceed('proceed', 'request-log'), ...peers({ BENCH_LOGS: 'off' })];
   reportMany(
     'The same without any request log: Proceed with every other default on',
@@ -173,6 +178,38 @@ async function peersSection(): Promise<void> {
     variants.map((variant) => variant.name),
     await compareMany('defaults', variants, peerScenarios),
   );
+}
+
+/**
+ * The same contenders side by side on one core at once (`duel` in compare.ts): Proceed against
+ * each of `peers` in turn, every scenario, and against the best of them, the lowest of its ratios.
+ * Alternating rounds move by ±20 % on a noisy VM; a duel moves by ±2 %, as an A/A duel shows.
+ */
+async function duelsWithPeers(proceed: Contender, peers: Contender[]): Promise<void> {
+  if (loadGenerator !== 'wrk' || pinning === undefined) {
+    console.log('\nDuels skipped: they need wrk and taskset, and two cores or more');
+    return;
+  }
+  const options = { pairs: Number(process.env.DUEL_PAIRS ?? 4), rounds: 3, seconds: 3 };
+  const results = new Map<string, Map<string, number[]>>();
+  for (const peer of peers) results.set(peer.name, await duel(proceed, peer, peerScenarios, options));
+  console.log(
+    `\nThe same, side by side on one core at once, each with its request log: ${proceed.name} ÷ each other, each under its own wrk (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
+  );
+  const names = peers.map((peer) => peer.name);
+  console.log(`| scenario | ${names.map((name) => `÷ ${name}`).join(' | ')} | ÷ the best other |`);
+  console.log(`|---|${names.map(() => '---:').join('|')}|---:|`);
+  for (const scenario of peerScenarios) {
+    const medians = names.map((name) => median(results.get(name)!.get(scenario.name)!));
+    const cells = names.map((name, index) => {
+      const ratios = results.get(name)!.get(scenario.name)!;
+      return `${medians[index]!.toFixed(3)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+    });
+    const lowest = Math.min(...medians);
+    console.log(
+      `| ${scenario.name} | ${cells.join(' | ')} | **${lowest.toFixed(3)}** (vs ${names[medians.indexOf(lowest)]}) |`,
+    );
+  }
 }
 
 /**
