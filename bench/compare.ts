@@ -211,9 +211,13 @@ export async function measureWithWrk(
   try {
     const script = join(directory, 'scenario.lua');
     writeFileSync(script, wrkScript(scenario.method, scenario.body, headers));
-    const run = spawn('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '-s', script, url], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const run = spawn(
+      'wrk',
+      ['-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '-s', script, url],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let output = '';
     run.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -288,24 +292,33 @@ export const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** Per round of a duel, first ÷ second: requests per second, and CPU per request (second's ÷ first's). */
+export interface DuelRatios {
+  throughput: number[];
+  cpu: number[];
+}
+
 /**
  * Two contenders side by side on the same cores at the same time, each loaded by its own wrk, so
  * whatever the machine does hits both at once: the ratio of their throughputs is then the inverse
  * ratio of their CPU per request, steadier than alternating rounds on a noisy machine (an A/A
  * duel gives 0.99 ± 0.02, docs/performance.md). Each of `pairs` fresh process pairs (started in
  * alternating order: a process started second finds a warmer machine) runs every scenario once to
- * warm up, then `rounds` times; the result is `first ÷ second` of each round, per scenario. Needs
- * wrk and taskset.
+ * warm up, then `rounds` times; the result is `first ÷ second` of each round, per scenario, in
+ * throughput and in CPU per request (each server's own, from /proc: a scheduler that gives one
+ * of the two more of the core moves the first, not the second). Needs wrk and taskset.
  */
 export async function duel(
   first: Contender,
   second: Contender,
   scenarios: Scenario[],
   { pairs = 4, rounds: duelRounds = 3, seconds: duelSeconds = 3 } = {},
-): Promise<Map<string, number[]>> {
+): Promise<Map<string, DuelRatios>> {
   if (loadGenerator !== 'wrk' || pinning === undefined)
     throw new Error('a duel needs wrk and taskset (util-linux), and two cores or more');
-  const ratios = new Map<string, number[]>(scenarios.map((scenario) => [scenario.name, []]));
+  const ratios = new Map<string, DuelRatios>(
+    scenarios.map((scenario) => [scenario.name, { throughput: [], cpu: [] }]),
+  );
   for (let pair = 0; pair < pairs; pair++) {
     const order = pair % 2 === 0 ? [first, second] : [second, first];
     const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
@@ -322,8 +335,13 @@ export async function duel(
           ]);
         await both(); // warm-up
         for (let round = 0; round < duelRounds; round++) {
+          const before = [treeCpuTime(a.child.pid), treeCpuTime(b.child.pid)] as const;
           const [sampleA, sampleB] = await both();
-          ratios.get(scenario.name)!.push(sampleA.requests / sampleB.requests);
+          const cpuA = (treeCpuTime(a.child.pid) - before[0]) / (sampleA.total ?? sampleA.requests);
+          const cpuB = (treeCpuTime(b.child.pid) - before[1]) / (sampleB.total ?? sampleB.requests);
+          const taken = ratios.get(scenario.name)!;
+          taken.throughput.push(sampleA.requests / sampleB.requests);
+          taken.cpu.push(cpuB / cpuA);
         }
       }
     } finally {

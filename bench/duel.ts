@@ -77,9 +77,9 @@ const ratios = await duel(
 console.log(
   `${first.name} ÷ ${second.name}, on one core at once (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds} s)`,
 );
+const spread = (values: number[]) =>
+  `${median(values).toFixed(3)} (rounds ${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)})`;
 for (const name of names) {
-  const values = ratios.get(name) ?? [];
-  console.log(
-    `${name.padEnd(5)} median ${median(values).toFixed(3)}, rounds ${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}`,
-  );
+  const { throughput, cpu } = ratios.get(name) ?? { throughput: [], cpu: [] };
+  console.log(`${name.padEnd(5)} req/s ${spread(throughput)}, CPU per request ${spread(cpu)}`);
 }

@@ -19,6 +19,7 @@ import {
   type Contender,
   compare,
   compareMany,
+  type DuelRatios,
   duel,
   loadGenerator,
   median,
@@ -157,7 +158,16 @@ async function peersSection(): Promise<void> {
     contenders.map((contender) => contender.name),
     await compareMany('proceed', contenders, peerScenarios),
   );
-  await duelsWithPeers(contenders[0]!, peers().slice(0, 2));
+  // The same app against itself, both ways: how far apart identical code lands on this machine,
+  // in this run, is what tells a difference between contenders from noise.
+  const again = [proceed('proceed', ''), proceed('proceed again', '')];
+  reportMany(
+    'Calibration, alternating rounds: Proceed against itself (the same app in two processes), each with its request log',
+    'proceed',
+    again.map((contender) => contender.name),
+    await compareMany('proceed', again, peerScenarios),
+  );
+  await duelsWithPeers(contenders[0]!, [...peers().slice(0, 2), again[1]!]);
   const quiet = [proceed('proceed', 'request-log'), ...peers({ BENCH_LOGS: 'off' })];
   reportMany(
     'The same without any request log: Proceed with every other default on',
@@ -182,32 +192,42 @@ async function peersSection(): Promise<void> {
 
 /**
  * The same contenders side by side on one core at once (`duel` in compare.ts): Proceed against
- * each of `peers` in turn, every scenario, and against the best of them, the lowest of its ratios.
- * Alternating rounds move by ±20 % on a noisy VM; a duel moves by ±2 %, as an A/A duel shows.
+ * each of `peers` in turn, every scenario, and against the best of them, the lowest of its ratios
+ * (a peer named "proceed again" is the calibration: Proceed against itself, not a contender).
+ * Alternating rounds move by ±20 % on a noisy VM; a duel moves by a few percent.
  */
 async function duelsWithPeers(proceed: Contender, peers: Contender[]): Promise<void> {
   if (loadGenerator !== 'wrk' || pinning === undefined) {
     console.log('\nDuels skipped: they need wrk and taskset, and two cores or more');
     return;
   }
-  const options = { pairs: Number(process.env.DUEL_PAIRS ?? 4), rounds: 3, seconds: 3 };
-  const results = new Map<string, Map<string, number[]>>();
+  const options = {
+    pairs: Number(process.env.DUEL_PAIRS ?? 4),
+    rounds: Number(process.env.DUEL_ROUNDS ?? 3),
+    seconds: Number(process.env.DUEL_SECONDS ?? 3),
+  };
+  const results = new Map<string, Map<string, DuelRatios>>();
   for (const peer of peers) results.set(peer.name, await duel(proceed, peer, peerScenarios, options));
   console.log(
-    `\nThe same, side by side on one core at once, each with its request log: ${proceed.name} ÷ each other, each under its own wrk (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
+    `\nThe same, side by side on one core at once, each with its request log: ${proceed.name} ÷ each other in requests per second, each under its own wrk, and the other's CPU per request ÷ ${proceed.name}'s (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
   );
   const names = peers.map((peer) => peer.name);
-  console.log(`| scenario | ${names.map((name) => `÷ ${name}`).join(' | ')} | ÷ the best other |`);
-  console.log(`|---|${names.map(() => '---:').join('|')}|---:|`);
+  const spread = (values: number[]) =>
+    `${median(values).toFixed(3)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
+  console.log(
+    `| scenario | ${names.map((name) => `req/s ÷ ${name}`).join(' | ')} | ${names.map((name) => `CPU: ${name} ÷ ${proceed.name}`).join(' | ')} | ÷ the best other (req/s / CPU) |`,
+  );
+  console.log(`|---|${names.map(() => '---:|---:').join('|')}|---:|`);
   for (const scenario of peerScenarios) {
-    const medians = names.map((name) => median(results.get(name)!.get(scenario.name)!));
-    const cells = names.map((name, index) => {
-      const ratios = results.get(name)!.get(scenario.name)!;
-      return `${medians[index]!.toFixed(3)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-    });
-    const lowest = Math.min(...medians);
+    const of = (name: string) => results.get(name)!.get(scenario.name)!;
+    const contenders = names.filter((name) => name !== 'proceed again');
+    const lowest = (kind: keyof DuelRatios) => {
+      const medians = contenders.map((name) => median(of(name)[kind]));
+      const least = Math.min(...medians);
+      return `${least.toFixed(3)} (vs ${contenders[medians.indexOf(least)]})`;
+    };
     console.log(
-      `| ${scenario.name} | ${cells.join(' | ')} | **${lowest.toFixed(3)}** (vs ${names[medians.indexOf(lowest)]}) |`,
+      `| ${scenario.name} | ${names.map((name) => spread(of(name).throughput)).join(' | ')} | ${names.map((name) => spread(of(name).cpu)).join(' | ')} | **${lowest('throughput')}** / **${lowest('cpu')}** |`,
     );
   }
 }
