@@ -151,7 +151,7 @@ export async function fetchText(url: string): Promise<string | undefined> {
 
 /** Polls `check` every 100 ms until it is true, or fails after `timeoutMs`. */
 export async function eventually(
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
 ): Promise<void> {

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './app.js';
 import { serializeError } from './logger.js';
@@ -47,19 +48,13 @@ describe('logged errors', () => {
   });
 });
 
-async function eventually(check: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 1000 && !check(); attempt++)
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!check()) throw new Error('never happened');
-}
-
 /** The lines logged for the request with this id. */
 const linesOf = (lines: string[], reqId: string) =>
   lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === reqId);
 
 /** The first line logged for the request with this id, once it is there. */
 async function lineOf(lines: string[], reqId: string): Promise<Record<string, unknown>> {
-  await eventually(() => linesOf(lines, reqId).length > 0);
+  await eventually(() => linesOf(lines, reqId).length > 0, 10_000, 'the log line');
   return linesOf(lines, reqId)[0] as Record<string, unknown>;
 }
 
@@ -115,7 +110,7 @@ describe('request logs', () => {
       // The client sends a request and leaves before the answer.
       const socket = connect(Number(port), '127.0.0.1');
       socket.write('GET /api/slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n');
-      await eventually(() => arrived);
+      await eventually(() => arrived, 10_000, 'the request to arrive');
       socket.destroy();
       const left = await lineOf(lines, 'left-early');
       release();

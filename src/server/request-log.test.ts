@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './app.js';
 import { batched } from './request-log.js';
@@ -154,7 +155,11 @@ describe('the app logger on Node', () => {
     const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
     await (await fetch(`${url}/slow`, { headers: { 'x-request-id': 'slow-1' } })).text();
     await (await fetch(`${url}/late-write`, { headers: { 'x-request-id': 'late-1' } })).text();
-    await eventually(() => parsed(lines).some((line) => line.msg === 'request errored'));
+    await eventually(
+      () => parsed(lines).some((line) => line.msg === 'request errored'),
+      10_000,
+      'the "request errored" line',
+    );
     await app.close();
     const slow = parsed(lines).find((line) => line.reqId === 'slow-1' && line.msg === 'request completed');
     expect(slow?.responseTime).toBeGreaterThanOrEqual(25);
@@ -202,7 +207,7 @@ describe('the app logger on Node', () => {
           (line) =>
             line.msg === 'request completed' && (line.req as { url?: string } | undefined)?.url === path,
         ).length;
-      await eventually(() => completedAt('/after') === 1);
+      await eventually(() => completedAt('/after') === 1, 10_000, 'the line of /after');
       await app.close();
       return completedAt('/health');
     };
@@ -308,9 +313,3 @@ describe('what Fastify checked and passed when it held the logger', () => {
     await app.close();
   });
 });
-
-async function eventually(check: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 500 && !check(); attempt++)
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!check()) throw new Error('never happened');
-}
