@@ -61,6 +61,7 @@ describe('scaffold', () => {
       'test/databases.ts',
       'test/migrations.test.ts',
       'test/notes.test.ts',
+      'test/outage.test.ts',
       'test/serve.test.ts',
       'tsconfig.build.json',
       'tsconfig.json',
