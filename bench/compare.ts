@@ -40,15 +40,13 @@ function pinLoadGenerator(): { serverCores: string; allCores: string } | undefin
  * without pinning).
  */
 export function onCores(
-  cores: 'server' | 'all',
+  cores: 'server' | 'all' | { list: string },
   args: string[],
   executable = process.execPath,
 ): [string, string[]] {
   if (pinning === undefined) return [executable, args];
-  return [
-    'taskset',
-    ['-c', cores === 'server' ? pinning.serverCores : pinning.allCores, executable, ...args],
-  ];
+  const list = cores === 'server' ? pinning.serverCores : cores === 'all' ? pinning.allCores : cores.list;
+  return ['taskset', ['-c', list, executable, ...args]];
 }
 
 /** Bun, from its npm package (a dev dependency of this repository). */
@@ -149,6 +147,7 @@ function treeRss(pid: number | undefined): number {
 export async function startServer(
   contender: Contender,
   extraEnv: Record<string, string> = {},
+  cores: 'server' | { list: string } = 'server',
 ): Promise<{ info: ServerInfo; child: ChildProcess }> {
   if (contender.start !== undefined) return contender.start();
   if (contender.script === undefined) throw new Error(`${contender.name}: a script or a start`);
@@ -158,8 +157,8 @@ export async function startServer(
   const script = checkout === undefined ? here : join(checkout, relative(root, here));
   const [command, args] =
     contender.runtime === 'bun'
-      ? onCores('server', [script], bunExecutable)
-      : onCores('server', ['--import', 'tsx', script]);
+      ? onCores(cores, [script], bunExecutable)
+      : onCores(cores, ['--import', 'tsx', script]);
   const child = spawn(command, args, {
     cwd: checkout ?? root,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -286,6 +285,17 @@ async function measure(
   return { requests: result.requests.average, total: result.requests.total, p99: result.latency.p99 };
 }
 
+/**
+ * Stops a server and waits for it to be gone; one that has already exited (a crash that made a
+ * measurement throw) is not waited for, or the run would hang instead of reporting the error.
+ */
+export async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
 export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -299,14 +309,15 @@ export interface DuelRatios {
 }
 
 /**
- * Two contenders side by side on the same cores at the same time, each loaded by its own wrk, so
+ * Two contenders side by side on one core at the same time, each loaded by its own wrk, so
  * whatever the machine does hits both at once: the ratio of their throughputs is then the inverse
  * ratio of their CPU per request, steadier than alternating rounds on a noisy machine (an A/A
  * duel gives 0.99 ± 0.02, docs/performance.md). Each of `pairs` fresh process pairs (started in
  * alternating order: a process started second finds a warmer machine) runs every scenario once to
  * warm up, then `rounds` times; the result is `first ÷ second` of each round, per scenario, in
  * throughput and in CPU per request (each server's own, from /proc: a scheduler that gives one
- * of the two more of the core moves the first, not the second). Needs wrk and taskset.
+ * of the two more of the core moves the first, not the second; /proc counts 10 ms ticks, so one
+ * round's CPU ratio is good to about 1 %). Needs wrk and taskset.
  */
 export async function duel(
   first: Contender,
@@ -316,6 +327,10 @@ export async function duel(
 ): Promise<Map<string, DuelRatios>> {
   if (loadGenerator !== 'wrk' || pinning === undefined)
     throw new Error('a duel needs wrk and taskset (util-linux), and two cores or more');
+  if (first.name === second.name) throw new Error(`a duel needs two names, not ${first.name} twice`);
+  // Both servers on the first core the load generator leaves, whatever the machine has: sharing
+  // one core is what makes the ratio that of their CPU per request.
+  const core = { list: pinning.serverCores.split(/[-,]/)[0] ?? '1' };
   const ratios = new Map<string, DuelRatios>(
     scenarios.map((scenario) => [scenario.name, { throughput: [], cpu: [] }]),
   );
@@ -323,8 +338,7 @@ export async function duel(
     const order = pair % 2 === 0 ? [first, second] : [second, first];
     const started = new Map<string, Awaited<ReturnType<typeof startServer>>>();
     try {
-      // Both on the cores the load generator leaves (core 1 of two): `startServer` pins them.
-      for (const contender of order) started.set(contender.name, await startServer(contender));
+      for (const contender of order) started.set(contender.name, await startServer(contender, {}, core));
       const a = started.get(first.name)!;
       const b = started.get(second.name)!;
       for (const scenario of scenarios) {
@@ -345,10 +359,7 @@ export async function duel(
         }
       }
     } finally {
-      for (const { child } of started.values()) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
+      for (const { child } of started.values()) await stopServer(child);
     }
   }
   return ratios;
@@ -401,10 +412,7 @@ export async function compare(baseline: Contender, candidate: Contender, scenari
       });
     }
   } finally {
-    for (const { child } of servers) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
+    for (const { child } of servers) await stopServer(child);
   }
   return rows;
 }
@@ -500,10 +508,7 @@ export async function compareMany(
       }
       if (generation === generations - 1) for (const name of names) rss.set(name, treeRss(pids.get(name)));
     } finally {
-      for (const { child } of servers) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
+      for (const { child } of servers) await stopServer(child);
     }
   }
   const rows: ManyRow[] = scenarios.map((scenario, index) => {

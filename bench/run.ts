@@ -9,7 +9,6 @@
  * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
  */
 import { spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +27,7 @@ import {
   reportMany,
   type Scenario,
   startServer,
+  stopServer,
 } from './compare.js';
 import { createBody, expectedCalls, getPath, listPath } from './servers/posts.js';
 import { embeddedComparison, handWrittenComparison, workersComparison } from './workers.js';
@@ -122,8 +122,7 @@ async function checkDataAccess(contenders: Contender[]): Promise<void> {
         }
       }
     } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      await stopServer(child);
       rmSync(trace, { force: true });
     }
   }
