@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
@@ -73,6 +74,47 @@ describe('the request line', () => {
     const failed = parsed.filter((each) => each.reqId === 'line-8');
     expect(failed.map((each) => each.msg)).toContain('Unexpected error');
     expect(failed.find((each) => each.msg === 'Unexpected error')).toMatchObject({ level: 50 });
+  });
+});
+
+describe('the request line, escaped', () => {
+  it('writes a host and a URL that need escaping as JSON does: the line still parses, the values intact', async () => {
+    const lines: string[] = [];
+    const things = procedures('things', {
+      getThing: procedure()
+        .input(z.object({ id: z.string(), q: z.string().optional() }))
+        .query(({ input }) => ({ id: input.id })),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+    const url = new URL(
+      await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false }),
+    );
+    // fetch would normalise both: the request goes over a socket as a client could send it.
+    const host = 'quote"back\\slash\ttab';
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), '127.0.0.1', () => {
+        socket.write(
+          `GET /api/things/7?q=a\\b HTTP/1.1\r\nHost: ${host}\r\nX-Request-Id: escaped-1\r\nConnection: close\r\n\r\n`,
+        );
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    await eventually(
+      () => lines.some((line) => line.includes('"escaped-1"')),
+      10_000,
+      'the line of escaped-1',
+    );
+    await app.close();
+    const line = lines.find((each) => each.includes('"escaped-1"')) ?? '';
+    const parsed = JSON.parse(line) as { req: { url: string; host: string } };
+    expect(parsed.req).toMatchObject({ url: '/api/things/7?q=a\\b', host });
+    expect(line).toContain(JSON.stringify(host));
   });
 });
 

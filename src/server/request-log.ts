@@ -104,9 +104,18 @@ const streamOf = (logger: Logger) =>
 
 const json = JSON.stringify;
 
+/** Text that JSON writes as it is between its quotes: printable ASCII but `"` and `\`. */
+const plain = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * A string in JSON, as `JSON.stringify` writes it. A line's values (a URL, a host, an address)
+ * almost never need escaping, and testing that is cheaper than a call to the serializer.
+ */
+const quoted = (text: string): string => (plain.test(text) ? `"${text}"` : json(text));
+
 /** `,"name":value` in JSON, or nothing for undefined: what pino leaves out. */
 const field = (name: string, value: unknown): string =>
-  value === undefined ? '' : `,"${name}":${json(value)}`;
+  value === undefined ? '' : `,"${name}":${typeof value === 'string' ? quoted(value) : json(value)}`;
 
 /**
  * One log line per request at `info`, when its connection is done with it: "request completed"
@@ -172,10 +181,10 @@ export class OneLinePerRequest extends LogController {
   #line(request: FastifyRequest, reply: FastifyReply, message: string, responseTime: number): string {
     return (
       `{"level":30,"time":${Date.now()}${this.#base}${field('reqId', request.id)}` +
-      `,"req":{"method":${json(request.method)}${field('url', request.url)}` +
+      `,"req":{"method":${quoted(request.method)}${field('url', request.url)}` +
       `${field('version', request.headers['accept-version'])}${field('host', request.host)}` +
       `${field('remoteAddress', request.ip)}${field('remotePort', request.socket?.remotePort)}}` +
-      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${responseTime}${this.#traced()},"msg":${json(message)}}\n`
+      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${responseTime}${this.#traced()},"msg":${quoted(message)}}\n`
     );
   }
 
