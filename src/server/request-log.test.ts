@@ -77,15 +77,21 @@ describe('the request line', () => {
   });
 });
 
+/** An app of one read, `GET /api/things/:id?q=`, whose log lines land in `lines`. */
+function thingsLoggingTo() {
+  const lines: string[] = [];
+  const things = procedures('things', {
+    getThing: procedure()
+      .input(z.object({ id: z.string(), q: z.string().optional() }))
+      .query(({ input }) => ({ id: input.id })),
+  });
+  const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+  return { app, lines };
+}
+
 describe('the request line, escaped', () => {
   it('writes a host and a URL that need escaping as JSON does: the line still parses, the values intact', async () => {
-    const lines: string[] = [];
-    const things = procedures('things', {
-      getThing: procedure()
-        .input(z.object({ id: z.string(), q: z.string().optional() }))
-        .query(({ input }) => ({ id: input.id })),
-    });
-    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+    const { app, lines } = thingsLoggingTo();
     const url = new URL(
       await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false }),
     );
@@ -120,13 +126,7 @@ describe('the request line, escaped', () => {
 
 describe('the request line of app.fetch', () => {
   it('has the fields and order of the Node line, the client address from the runtime included', async () => {
-    const lines: string[] = [];
-    const things = procedures('things', {
-      getThing: procedure()
-        .input(z.object({ id: z.string(), q: z.string().optional() }))
-        .query(({ input }) => ({ id: input.id })),
-    });
-    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+    const { app, lines } = thingsLoggingTo();
     const request = new Request('http://api.example/api/things/7?q=%22', {
       headers: { 'x-request-id': 'fetch-7' },
     });
