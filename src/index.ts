@@ -88,7 +88,12 @@ export {
   type Step,
   step,
 } from './core/steps.js';
-export { UnavailableError, unavailableProblem } from './core/unavailable.js';
+export {
+  type ConnectingPool,
+  UnavailableError,
+  unavailableProblem,
+  unavailableWhenConnectFails,
+} from './core/unavailable.js';
 export type { UploadLimits, UploadOptions } from './core/uploads.js';
 export type { CompressionOptions } from './http/compression.js';
 export type { CorsOptions } from './http/cors.js';

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { UnavailableError, unavailableProblem } from './unavailable.js';
+import { createServer } from 'node:net';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { UnavailableError, unavailableProblem, unavailableWhenConnectFails } from './unavailable.js';
+
+const postgresUrl = inject('postgresUrl');
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -58,5 +62,93 @@ describe('UnavailableError', () => {
     expect(thrown.message).not.toContain('blog');
     const wrapped = new Error('Failed query: select 1', { cause: thrown });
     expect(unavailableProblem(wrapped)).toMatchObject({ status: 503, code: 'UNAVAILABLE', cause: wrapped });
+  });
+});
+
+/** A port on 127.0.0.1 where nothing listens: connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** What the callback form of `connect` hands over. */
+const connectByCallback = (pool: pg.Pool) =>
+  new Promise<{ error: Error | undefined; client: pg.PoolClient | undefined }>((resolve) =>
+    pool.connect((error, client, done) => {
+      done();
+      resolve({ error, client });
+    }),
+  );
+
+describe('unavailableWhenConnectFails', () => {
+  const pools: pg.Pool[] = [];
+  const poolOf = (connectionString: string) => {
+    const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 5000 });
+    pool.on('error', () => undefined);
+    pools.push(pool);
+    return pool;
+  };
+  afterAll(() => Promise.all(pools.map((pool) => pool.end())));
+
+  it('makes a refused connection an outage in both forms of connect, and so in pool.query', async () => {
+    const pool = unavailableWhenConnectFails(
+      poolOf(`postgres://postgres@127.0.0.1:${await closedPort()}/none`),
+    );
+    const byPromise = await pool.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(byPromise).toBeInstanceOf(UnavailableError);
+    expect((byPromise as UnavailableError).cause).toMatchObject({ code: 'ECONNREFUSED' });
+    const { error, client } = await connectByCallback(pool);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(client).toBeUndefined();
+    // pool.query connects through the callback form: Drizzle's and the token store's queries.
+    await expect(pool.query('SELECT 1')).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('wraps a pool once, however often it is given', async () => {
+    const pool = poolOf(`postgres://postgres@127.0.0.1:${await closedPort()}/none`);
+    expect(unavailableWhenConnectFails(unavailableWhenConnectFails(pool))).toBe(pool);
+    const error = await pool.connect().then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as UnavailableError).cause).not.toBeInstanceOf(UnavailableError);
+  });
+
+  describe.skipIf(postgresUrl === null)('on PostgreSQL', () => {
+    const elsewhere = (database: string) => {
+      const url = new URL(postgresUrl as string);
+      url.pathname = `/${database}`;
+      return url.href;
+    };
+
+    it('makes any refusal an outage, codes no list holds included, and leaves query errors alone', async () => {
+      // A database that does not exist: SQLSTATE 3D000, which alone would be a 500.
+      const missing = unavailableWhenConnectFails(poolOf(elsewhere(`proceed_missing_${process.pid}`)));
+      const refusal = await missing.query('SELECT 1').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refusal).toBeInstanceOf(UnavailableError);
+      expect((refusal as UnavailableError).cause).toMatchObject({ code: '3D000' });
+      expect(unavailableProblem((refusal as UnavailableError).cause)).toBeUndefined();
+
+      const pool = unavailableWhenConnectFails(poolOf(postgresUrl as string));
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      const syntax = await pool.query('SELEC 1').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(syntax).toMatchObject({ code: '42601' });
+      expect(syntax).not.toBeInstanceOf(UnavailableError);
+      const client = await pool.connect();
+      client.release();
+    });
   });
 });

@@ -43,7 +43,7 @@ const outageDetail = 'A service this request needs is unreachable; try again sho
  * `cause`) wherever a connection is obtained, and the request is answered 503 `UNAVAILABLE` with
  * `Retry-After`, through any wrapping (an ORM's query error, say). Whatever refused the
  * connection (a database closed to connections, too many clients, a password rotated under a
- * running server), the request was fine and may succeed shortly (docs/errors.md, "Outages").
+ * running server), the request was fine and may succeed shortly (docs/deployment.md, "Database outages").
  *
  * @example
  * const client = await pool.connect().catch((error) => { throw new UnavailableError(error); });
@@ -78,4 +78,52 @@ export function unavailableProblem(error: unknown): ProceedError | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** A pool that hands out connections as node-postgres' does: `connect()` or `connect(callback)`. */
+export interface ConnectingPool {
+  connect(...args: never[]): unknown;
+}
+
+type Connect = (callback?: (error: unknown, ...rest: unknown[]) => void) => unknown;
+
+const outageOf = (error: unknown) =>
+  error instanceof UnavailableError ? error : new UnavailableError(error);
+
+/** The pools whose `connect` already answers failures as outages. */
+const guardedPools = new WeakSet<object>();
+
+/**
+ * Makes every failure of `pool` to hand out a connection an {@link UnavailableError} (503
+ * `UNAVAILABLE` with `Retry-After`), whatever refused it: a server that is down, a database closed
+ * to connections, too many clients, a rotated password, a connect timeout. No list of codes can
+ * be complete; where the failure happened says it is an outage. Both forms of `connect` are
+ * covered: the promise, and the callback through which node-postgres' `pool.query` (so Drizzle's
+ * and the token store's queries) connects. Errors of a query on a connection the pool did hand
+ * out (a constraint, a syntax error) stay as they are. Returns the same pool
+ * (docs/deployment.md, "Database outages").
+ *
+ * @example
+ * const pool = unavailableWhenConnectFails(new pg.Pool({ connectionString, connectionTimeoutMillis: 5000 }));
+ */
+export function unavailableWhenConnectFails<P extends ConnectingPool>(pool: P): P {
+  if (guardedPools.has(pool)) return pool;
+  const connect = pool.connect as unknown as Connect;
+  const guarded: Connect = function connectOrOutage(this: unknown, callback) {
+    if (typeof callback === 'function') {
+      return connect.call(this, (error, ...rest) =>
+        callback(error === undefined || error === null ? error : outageOf(error), ...rest),
+      );
+    }
+    const pending = connect.call(this);
+    // Any promise library's: node-postgres lets the app choose one (`Promise` in its options).
+    return typeof (pending as PromiseLike<unknown> | undefined)?.then === 'function'
+      ? (pending as PromiseLike<unknown>).then(undefined, (error: unknown) => {
+          throw outageOf(error);
+        })
+      : pending;
+  };
+  (pool as unknown as { connect: Connect }).connect = guarded;
+  guardedPools.add(pool);
+  return pool;
 }

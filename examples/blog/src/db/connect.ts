@@ -9,8 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type { PoolClient } from 'pg';
-import { UnavailableError } from 'proceedjs';
+import { UnavailableError, unavailableWhenConnectFails } from 'proceedjs';
 import { ProceedConfigError } from 'proceedjs/config';
 import { lockDirectory } from './directory-lock.js';
 import { type DatabaseLocation, databaseLocation } from './location.js';
@@ -192,40 +191,15 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // to connections, too many clients, a timeout): 503 UNAVAILABLE with Retry-After, never 500.
   // Errors of a query on a connection it did hand out (a constraint, a syntax error) stay as
   // they are.
-  class Pool extends pg.Pool {
-    override connect(): Promise<PoolClient>;
-    override connect(
-      callback: (
-        error: Error | undefined,
-        client: PoolClient | undefined,
-        done: (release?: unknown) => void,
-      ) => void,
-    ): void;
-    override connect(
-      callback?: (
-        error: Error | undefined,
-        client: PoolClient | undefined,
-        done: (release?: unknown) => void,
-      ) => void,
-    ): Promise<PoolClient> | undefined {
-      if (callback === undefined) {
-        return super.connect().catch((error: unknown) => {
-          throw new UnavailableError(error);
-        });
-      }
-      super.connect((error, client, done) =>
-        callback(error === undefined || error === null ? error : new UnavailableError(error), client, done),
-      );
-      return undefined;
-    }
-  }
-  const pool = new Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    // A server that does not answer (not refusing, just silent) fails a request in 5 s as 503
-    // UNAVAILABLE, instead of holding it until the client gives up.
-    connectionTimeoutMillis: 5000,
-  });
+  const pool = unavailableWhenConnectFails(
+    new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      // A server that does not answer (not refusing, just silent) fails a request in 5 s as 503
+      // UNAVAILABLE, instead of holding it until the client gives up.
+      connectionTimeoutMillis: 5000,
+    }),
+  );
   pool.on(
     'error',
     options.onPoolError ?? ((error) => console.error(`PostgreSQL connection error: ${error.message}`)),

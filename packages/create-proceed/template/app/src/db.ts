@@ -10,8 +10,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type { PoolClient } from 'pg';
-import { UnavailableError } from 'proceedjs';
+import { UnavailableError, unavailableWhenConnectFails } from 'proceedjs';
 import type { SqlClient } from 'proceedjs/auth';
 import { ProceedConfigError } from 'proceedjs/config';
 import * as schema from './schema.js';
@@ -63,35 +62,9 @@ async function openPostgres(url: string): Promise<Database> {
   // down, a database closed to connections during maintenance, too many clients, a changed
   // password, no answer within 5 s): 503 UNAVAILABLE with Retry-After, never 500. Errors of a
   // query on a connection it did hand out (a constraint, a syntax error) stay as they are.
-  class Pool extends pg.Pool {
-    override connect(): Promise<PoolClient>;
-    override connect(
-      callback: (
-        error: Error | undefined,
-        client: PoolClient | undefined,
-        done: (release?: unknown) => void,
-      ) => void,
-    ): void;
-    override connect(
-      callback?: (
-        error: Error | undefined,
-        client: PoolClient | undefined,
-        done: (release?: unknown) => void,
-      ) => void,
-    ): Promise<PoolClient> | undefined {
-      if (callback === undefined) {
-        return super.connect().catch((error: unknown) => {
-          throw new UnavailableError(error);
-        });
-      }
-      // `pool.query`, which Drizzle and the token store use, connects through this form.
-      super.connect((error, client, done) =>
-        callback(error === undefined || error === null ? error : new UnavailableError(error), client, done),
-      );
-      return undefined;
-    }
-  }
-  const pool = new Pool({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const pool = unavailableWhenConnectFails(
+    new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000 }),
+  );
   pool.on('error', (error) => console.error(`PostgreSQL: ${error.message}`));
   try {
     const client = await pool.connect().catch((failure: unknown) => {
