@@ -66,7 +66,23 @@ describe('app.fetch while the app drains', () => {
     const draining = await create();
     expect(draining.status).toBe(201);
     expect(draining.headers.get('connection')).toBe('close');
-    expect((await app.fetch(new Request('http://api.example/api/health'))).status).toBe(503);
+    const readiness = await app.fetch(new Request('http://api.example/api/health'));
+    expect(readiness.status).toBe(503);
+    expect(readiness.headers.get('retry-after')).toBe('1');
     await shutdown;
+  });
+});
+
+describe('app.fetch readiness', () => {
+  it('answers 503 UNAVAILABLE with Retry-After: 5 while the check fails, 200 once it passes', async () => {
+    let healthy = false;
+    const app = createApp({ logger: false, health: { check: () => healthy } }).mount([]);
+    const unready = await app.fetch(new Request('http://api.example/api/health'));
+    expect(unready.status).toBe(503);
+    expect(unready.headers.get('retry-after')).toBe('5');
+    expect(await unready.json()).toMatchObject({ code: 'UNAVAILABLE', detail: 'The service is not ready' });
+    healthy = true;
+    expect((await app.fetch(new Request('http://api.example/api/health'))).status).toBe(200);
+    await app.close();
   });
 });

@@ -2,12 +2,14 @@
  * The health answers of a prefix, the same on every adapter (docs/deployment.md, "Health
  * probes"):
  * - readiness, `GET {prefix}/health`: 200 `{"status":"ok"}` while the app's check passes and the
- *   app is not shutting down, else 503 `UNAVAILABLE`. With a shared rate-limit store it also
+ *   app is not shutting down, else 503 `UNAVAILABLE` with `Retry-After` (1 s while shutting
+ *   down, as a request to a closing server gets; 5 s when a check fails, as for an outage). With a shared rate-limit store it also
  *   reports the store (`checks.rateLimitStore`): unreachable, the app is `degraded` (still 200)
  *   unless it refuses limited routes without it (then 503);
  * - liveness, `GET {prefix}/health/live`: 200 while the process can answer at all.
  */
 import { ProceedError } from '../core/errors.js';
+import { UnavailableError } from '../core/unavailable.js';
 import type { RateLimits } from './rate-limit.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -29,7 +31,10 @@ export interface Readiness {
 
 /** The readiness body, or a thrown 503 problem. */
 export async function readinessBody({ serving, rateLimits, check, log }: Readiness): Promise<string> {
-  if (!serving()) throw new ProceedError('UNAVAILABLE', 'The service is shutting down');
+  if (!serving())
+    throw new ProceedError('UNAVAILABLE', 'The service is shutting down', {
+      headers: { 'retry-after': '1' },
+    });
   let healthy = true;
   try {
     healthy = check === undefined || (await check()) !== false;
@@ -37,12 +42,12 @@ export async function readinessBody({ serving, rateLimits, check, log }: Readine
     log.warn({ err: error }, 'Health check failed');
     healthy = false;
   }
-  if (!healthy) throw new ProceedError('UNAVAILABLE', 'The service is not ready');
+  if (!healthy) throw new UnavailableError(undefined, 'The service is not ready');
   if (!rateLimits.shared) return healthyBody;
   // With `allow` an instance without its store still serves everything: ready, but degraded.
   // With `refuse` it does not (docs/deployment.md, "Shared rate limits").
   const store = await rateLimits.storeState();
   if (store !== 'ok' && rateLimits.refusesWithoutStore)
-    throw new ProceedError('UNAVAILABLE', 'The rate-limit store (Redis) is unreachable');
+    throw new UnavailableError(undefined, 'The rate-limit store (Redis) is unreachable');
   return JSON.stringify({ status: store === 'ok' ? 'ok' : 'degraded', checks: { rateLimitStore: store } });
 }

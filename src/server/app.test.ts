@@ -454,10 +454,10 @@ describe('context, health and request ids', () => {
     const app = createApp({ logger: false, health: { check: () => healthy } }).mount([]);
     expect((await call(app, 'GET', '/api/health')).status).toBe(200);
     healthy = false;
-    expect((await call(app, 'GET', '/api/health')).json()).toMatchObject({
-      status: 503,
-      code: 'UNAVAILABLE',
-    });
+    const unready = await call(app, 'GET', '/api/health');
+    expect(unready.json()).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
+    // A client polling readiness learns when to ask again, as after any outage.
+    expect(unready.headers['retry-after']).toBe('5');
   });
 
   it('echoes a well-formed X-Request-Id and makes one otherwise', async () => {

@@ -283,6 +283,7 @@ describe('shutdown', () => {
     const readiness = await fetch(`${base}/api/health`);
     expect(readiness.status).toBe(503);
     expect(readiness.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(readiness.headers.get('retry-after')).toBe('1');
     expect(await readiness.json()).toMatchObject({
       code: 'UNAVAILABLE',
       detail: 'The service is shutting down',
