@@ -100,8 +100,11 @@ const guardedPools = new WeakSet<object>();
  * be complete; where the failure happened says it is an outage. Both forms of `connect` are
  * covered: the promise, and the callback through which node-postgres' `pool.query` (so Drizzle's
  * and the token store's queries) connects. Errors of a query on a connection the pool did hand
- * out (a constraint, a syntax error) stay as they are. Returns the same pool
- * (docs/deployment.md, "Database outages").
+ * out (a constraint, a syntax error) stay as they are. So does a synchronous throw of `connect`
+ * (a connection string it cannot parse): a configuration error, a 500. A failure the pool reports
+ * is an outage whatever its source, a pool's own `verify` hook included, and a pool after `end()`
+ * (a request that arrives as the app closes). Returns the same pool (docs/deployment.md,
+ * "Database outages").
  *
  * @example
  * const pool = unavailableWhenConnectFails(new pg.Pool({ connectionString, connectionTimeoutMillis: 5000 }));

@@ -3,9 +3,10 @@
  * probes"):
  * - readiness, `GET {prefix}/health`: 200 `{"status":"ok"}` while the app's check passes and the
  *   app is not shutting down, else 503 `UNAVAILABLE` with `Retry-After` (1 s while shutting
- *   down, as a request to a closing server gets; 5 s when a check fails, as for an outage). With a shared rate-limit store it also
- *   reports the store (`checks.rateLimitStore`): unreachable, the app is `degraded` (still 200)
- *   unless it refuses limited routes without it (then 503);
+ *   down, as a request to a closing server gets; 5 s when a check fails, as for an outage).
+ *   With a shared rate-limit store it also reports the store (`checks.rateLimitStore`):
+ *   unreachable, the app is `degraded` (still 200) unless it refuses limited routes without it
+ *   (then 503, `Retry-After: 5`);
  * - liveness, `GET {prefix}/health/live`: 200 while the process can answer at all.
  */
 import { ProceedError } from '../core/errors.js';

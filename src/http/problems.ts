@@ -5,7 +5,7 @@
  * its stack). Adapters add the request id and send it.
  */
 import { ProceedError, toProblem } from '../core/errors.js';
-import { unavailableProblem } from '../core/unavailable.js';
+import { UnavailableError, unavailableProblem } from '../core/unavailable.js';
 
 export const problemType = 'application/problem+json; charset=utf-8';
 
@@ -33,6 +33,10 @@ export function problemAnswer(
     known = translate?.(error) ?? unavailableProblem(error) ?? error;
     if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
       log.warn({ err: error }, 'A service this request needs is unreachable');
+  } else if (error instanceof UnavailableError && error.cause !== undefined) {
+    // Thrown where a connection failed (a wrapped pool's `pool.query`, say): the answer says
+    // nothing of the cause, so the log must.
+    log.warn({ err: error }, 'A service this request needs is unreachable');
   }
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) log.error({ err: error }, 'Unexpected error');

@@ -689,6 +689,9 @@ describe('generateOpenApi on small fixtures', () => {
     const health = operation(document, '/health', 'get');
     expect(successSchema(health)).toMatchObject({ properties: { status: { enum: ['ok', 'degraded'] } } });
     expect((health.responses['503'] as Reference).$ref).toBe('#/components/responses/ServiceUnavailable');
+    expect(document.components?.responses?.ServiceUnavailable).toMatchObject({
+      headers: { 'Retry-After': { schema: { type: 'integer', minimum: 0 } } },
+    });
     expect(successSchema(operation(document, '/health/live', 'get'))).toMatchObject({
       properties: { status: { type: 'string', const: 'ok' } },
     });

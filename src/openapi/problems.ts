@@ -154,7 +154,13 @@ const specs: Record<number, ProblemResponseSpec> = {
   503: {
     name: 'ServiceUnavailable',
     example: 'The service is not ready',
-    description: 'The service is not ready (its health check failed)',
+    description: 'The service is not ready (its health check failed) or is shutting down',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before asking again',
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
   },
 };
 

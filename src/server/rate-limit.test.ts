@@ -203,6 +203,7 @@ describe('rateLimit() with a Redis store that cannot be reached', () => {
         const health = await app.inject({ method: 'GET', url: '/api/health' });
         expect(health.statusCode).toBe(healthStatus);
         if (healthBody !== undefined) expect(health.json()).toEqual(healthBody);
+        else expect(health.headers['retry-after']).toBe('5');
         const outages = lines.filter((line) => line.includes('Rate-limit store (Redis) unreachable'));
         expect(outages).toHaveLength(1);
       } finally {
