@@ -96,6 +96,20 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
     expect(await check('publint', ['run', packed.tarball, '--strict'])).toContain('All good');
     await check('attw', [packed.tarball, '--profile', 'esm-only', '--no-color']);
   });
+
+  it('refuses plain npm pack and npm publish with the way to pack, and lets npm run pack through', async () => {
+    const npm = (...args: string[]) =>
+      run('npm', args, { cwd: root, env: childEnv() }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    for (const refused of [await npm('pack', '--dry-run'), await npm('publish', '--dry-run')]) {
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('Pack the framework with `npm run pack`');
+    }
+    // What `npm run pack` runs first, as npm runs it there: the script's own `pre` step.
+    expect(await npm('run', 'prepack')).toEqual({ code: 0, stderr: '' });
+  });
 });
 
 describe('the create-proceed package', { timeout: 120_000 }, () => {

@@ -238,7 +238,12 @@ async function buildBlogApp(
     // Registered first, so it runs last: after the database and the pending work.
     app.onClose(() => redis.disconnect());
   }
-  const database = options.database ?? (await openDatabase(settings.database));
+  const database =
+    options.database ??
+    (await openDatabase(settings.database, {
+      // One JSON line in the app's log, not a line of plain text among them.
+      onPoolError: (error) => app.log.warn({ err: error }, 'PostgreSQL connection error'),
+    }));
   app.log.info(
     `Database: ${describeDatabase(options.database === undefined ? settings.database : undefined, database)}`,
   );

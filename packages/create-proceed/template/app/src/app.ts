@@ -88,7 +88,12 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
     );
   // JWT_SECRET: required in production; in development a random one, with a warning.
   const secret = resolveSecret({ workers, logger: app.log });
-  const opened = options.database ?? (await openDatabase(options.databaseUrl));
+  const opened =
+    options.database ??
+    (await openDatabase(options.databaseUrl, {
+      // One JSON line in the app's log, not a line of plain text among them.
+      onPoolError: (error) => app.log.warn({ err: error }, 'PostgreSQL connection error'),
+    }));
   database = opened;
   if (options.database === undefined) app.onClose(() => opened.close());
   // Logouts and used refresh tokens, kept in the same database (table proceed_revocations).

@@ -33,15 +33,18 @@ const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 export const migrationLock = 720_461_113;
 
 /**
- * Opens the database and brings its tables up to date.
+ * Opens the database and brings its tables up to date. `onPoolError` hears the errors of idle
+ * PostgreSQL connections (a server restarted under the pool, which makes new ones): the app logs
+ * them; without it they go to stderr.
  *
  * @example
  * const { db, close } = await openDatabase('memory://');
  */
 export async function openDatabase(
   url: string = process.env.DATABASE_URL || defaultDatabaseUrl,
+  { onPoolError = (error: Error) => console.error(`PostgreSQL: ${error.message}`) } = {},
 ): Promise<Database> {
-  if (isPostgres(url)) return openPostgres(url);
+  if (isPostgres(url)) return openPostgres(url, onPoolError);
   // A typo such as postgre://… is refused, not taken for a directory (and printed, password and all).
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^memory:\/\//i.test(url))
     throw new ProceedConfigError('DATABASE_URL must be postgres://…, memory:// or a directory');
@@ -52,7 +55,7 @@ export async function openDatabase(
 export const isPostgres = (url: string | undefined) => /^postgres(ql)?:\/\//i.test(url ?? '');
 
 // Each driver is loaded only when it is used: on PostgreSQL, PGlite is never loaded.
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, onPoolError: (error: Error) => void): Promise<Database> {
   const [{ default: pg }, { drizzle }, { migrate }] = await Promise.all([
     import('pg'),
     import('drizzle-orm/node-postgres'),
@@ -65,7 +68,7 @@ async function openPostgres(url: string): Promise<Database> {
   const pool = unavailableWhenConnectFails(
     new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000 }),
   );
-  pool.on('error', (error) => console.error(`PostgreSQL: ${error.message}`));
+  pool.on('error', onPoolError);
   try {
     const client = await pool.connect().catch((failure: unknown) => {
       const error = failure instanceof UnavailableError ? failure.cause : failure;

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/**
+ * `prepack`, which npm runs before `npm pack` and `npm publish` here, and before the `pack`
+ * script too (`npm run pack` runs `prepack` first, as any script's `pre` script). Plain `npm pack`
+ * or `npm publish` would ship this repository's package.json, scripts and dev dependencies
+ * included: refused, with the way to pack. `npm run pack` (scripts/pack.mjs) is let through, and
+ * so is any other command npm packs for (a git dependency's install).
+ */
+const command = process.env.npm_command;
+if (command === 'pack' || command === 'publish') {
+  process.stderr.write(
+    'Pack the framework with `npm run pack` (scripts/pack.mjs): its package.json leaves out what only this repository uses\n',
+  );
+  process.exit(1);
+}
