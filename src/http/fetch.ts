@@ -144,8 +144,6 @@ class Exchange {
   streaming = false;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
-  /** Takes back the rate-limit count of this request, when its answer is a 503 (as on Node). */
-  releaseLimit: (() => Promise<void>) | undefined;
   /**
    * For a refused upload: `close` when its body is left unread (the answer closes the
    * connection), `keep` when the rest is read and dropped (the connection may stay open).
@@ -452,8 +450,6 @@ export function createFetchHandler(
       ));
       if (response.status >= 500) trace?.failed(error);
     }
-    // An answer 503 did nothing for the client (src/http/rate-limit.ts, `release`).
-    if (response.status === 503 && exchange.releaseLimit !== undefined) void exchange.releaseLimit();
     // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
     if (exchange.other) {
       if (trace?.recording === true) trace.end(response.status);
@@ -587,8 +583,6 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       if (limiter !== undefined) {
         const checked = limiter.check(exchange.ip);
         exchange.limitHeaders = checked instanceof Promise ? await checked : checked;
-        // No headers: the store could not count, so nothing to take back.
-        if (exchange.limitHeaders !== undefined) exchange.releaseLimit = () => limiter.release(exchange.ip);
       }
       const headers = headerRecord(request.headers);
       const params = exchange.params as Record<string, string>;

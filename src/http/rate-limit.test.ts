@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MountedRoute } from '../core/route-table.js';
 import { clientAddressResolver, peerAddressOf } from './client-address.js';
 import { clientKey, RateLimits } from './rate-limit.js';
@@ -42,74 +40,6 @@ describe('the client address on a Fetch runtime', () => {
     expect(loopback('198.51.100.1', '203.0.113.7')).toBe('198.51.100.1');
     expect(clientAddressResolver(['10.0.0.0/8'])('10.1.2.3', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
     expect(loopback('127.0.0.1', null)).toBe('127.0.0.1');
-  });
-});
-
-const quietHost = {
-  log: { error: () => undefined, info: () => undefined },
-  onClose: () => undefined,
-  onReady: () => undefined,
-};
-
-/** A route limited to `max` a window, at a path of its own (Redis keys name the path). */
-const limitedRoute = (max: number, window = 60_000) =>
-  ({
-    method: 'POST',
-    path: `/api/limited-${randomBytes(6).toString('hex')}`,
-    definition: { rateLimits: [{ name: 'auth', max, window }] },
-  }) as unknown as MountedRoute;
-
-const redisUrl = inject('redisUrl');
-
-describe.each([
-  { store: 'memory', skip: false },
-  { store: 'Redis', skip: redisUrl === null },
-])('taking a count back, in $store', ({ store, skip }) => {
-  const redis =
-    store === 'Redis' && !skip
-      ? new Redis(redisUrl as string, {
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 1,
-          lazyConnect: true,
-        })
-      : undefined;
-  afterAll(() => redis?.disconnect());
-  const limiterOf = async (route: MountedRoute) => {
-    if (redis !== undefined && redis.status === 'wait') await redis.connect();
-    const limiter = new RateLimits(quietHost, redis === undefined ? {} : { redis }).limiterFor(route);
-    if (limiter === undefined) throw new Error('no limiter');
-    return limiter;
-  };
-  const remaining = async (checked: unknown) =>
-    ((await checked) as Record<string, string>)['x-ratelimit-remaining'];
-
-  it.skipIf(skip)('gives one hit back, never below zero', async () => {
-    const limiter = await limiterOf(limitedRoute(2));
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('1');
-    await limiter.release('192.0.2.1');
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('1');
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('0');
-    await expect(Promise.resolve().then(() => limiter.check('192.0.2.1'))).rejects.toThrow(
-      /Too many requests/,
-    );
-    // Three hits counted, three taken back, a fourth taken back from nothing.
-    for (let index = 0; index < 4; index += 1) await limiter.release('192.0.2.1');
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('1');
-    // Another client's count is its own.
-    await limiter.release('192.0.2.2');
-    expect(await remaining(limiter.check('192.0.2.2'))).toBe('1');
-  });
-
-  it.skipIf(skip)('does not bring back a window that ended', async () => {
-    const limiter = await limiterOf(limitedRoute(1, 50));
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('0');
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    await limiter.release('192.0.2.1');
-    // A fresh window, counted from one: not a window left at zero or below by the release.
-    expect(await remaining(limiter.check('192.0.2.1'))).toBe('0');
-    await expect(Promise.resolve().then(() => limiter.check('192.0.2.1'))).rejects.toThrow(
-      /Too many requests/,
-    );
   });
 });
 

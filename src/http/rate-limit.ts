@@ -53,8 +53,6 @@ interface Count {
 /** Counts hits per key in fixed windows. */
 interface Counter {
   hit(key: string, window: number): Count | Promise<Count>;
-  /** Takes one hit back from the key's current window, if it has any. */
-  release(key: string): void | Promise<void>;
 }
 
 /**
@@ -81,11 +79,6 @@ class MemoryCounter implements Counter {
     return { count: entry.count, resetIn: entry.endsAt - now };
   }
 
-  release(key: string): void {
-    const entry = this.#windows.get(key);
-    if (entry !== undefined && entry.endsAt > Date.now() && entry.count > 0) entry.count -= 1;
-  }
-
   #sweep(now: number): void {
     for (const [key, entry] of this.#windows) if (entry.endsAt <= now) this.#windows.delete(key);
     this.#nextSweep = now + 60_000;
@@ -108,13 +101,6 @@ if ttl < 0 then
   ttl = tonumber(ARGV[1])
 end
 return {count, ttl}`;
-
-/** One hit taken back, never below zero, and never recreating a window that ended. */
-const releaseScript = `local count = tonumber(redis.call('GET', KEYS[1]))
-if count ~= nil and count > 0 then
-  return redis.call('DECR', KEYS[1])
-end
-return 0`;
 
 /** Counts in Redis: every instance sees the same windows. */
 class RedisCounter implements Counter {
@@ -142,10 +128,6 @@ class RedisCounter implements Counter {
     }
     const [count, resetIn] = reply as [number, number];
     return { count: Number(count), resetIn: Number(resetIn) };
-  }
-
-  async release(key: string): Promise<void> {
-    await this.#redis.eval(releaseScript, 1, `proceed:rate-limit:${key}`);
   }
 }
 
@@ -184,12 +166,6 @@ export type RateLimitHeaders = Readonly<Record<string, string>>;
 /** The limits of one route: the headers to add, or a thrown 429 (or 503). */
 export interface RouteLimiter {
   check(ip: string | undefined): RateLimitHeaders | undefined | Promise<RateLimitHeaders | undefined>;
-  /**
-   * Takes back what `check` counted, when the answer was a 503: an outage or a closing server
-   * did nothing for the client, which may retry without using its limit up (docs/auth.md,
-   * "Rate limiting"). Never throws: a store that cannot take it back leaves the hit counted.
-   */
-  release(ip: string | undefined): Promise<void>;
 }
 
 /** What the limits need of the app: its log and its lifecycle hooks. */
@@ -332,24 +308,13 @@ export class RateLimits {
           )
         : this.#verdict(rule, counted);
     };
-    const release = async (ip: string | undefined) => {
-      const key = clientKey(ip);
-      for (const prefix of prefixes) {
-        try {
-          await this.#counter.release(prefix + key);
-        } catch (error) {
-          this.#storeFailed(error as Error);
-        }
-      }
-    };
-    if (rules.length === 1) return { check: (ip) => checkOne(0, ip), release };
+    if (rules.length === 1) return { check: (ip) => checkOne(0, ip) };
     return {
       async check(ip) {
         let headers: RateLimitHeaders | undefined;
         for (let index = 0; index < rules.length; index += 1) headers = await checkOne(index, ip);
         return headers;
       },
-      release,
     };
   }
 

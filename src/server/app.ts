@@ -130,22 +130,14 @@ function tagOtherRoutesWithRequestId(server: FastifyInstance): void {
   });
 }
 
-/**
- * A limited route's `onRequest` hook: counted before anything else of the route runs, and taken
- * back once a 503 is sent (src/http/rate-limit.ts, `release`).
- */
+/** A limited route's `onRequest` hook: counted before anything else of the route runs. */
 function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHandler[] {
   if (limiter === undefined) return [];
   return [
     async (request, reply) => {
       const pending = limiter.check(request.ip);
       const headers = pending instanceof Promise ? await pending : pending;
-      // No headers: the store could not count (its outage is logged), so nothing to take back.
-      if (headers === undefined) return;
-      reply.headers(headers);
-      reply.raw.once('finish', () => {
-        if (reply.statusCode === 503) void limiter.release(request.ip);
-      });
+      if (headers !== undefined) reply.headers(headers);
     },
   ];
 }
