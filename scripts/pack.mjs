@@ -23,7 +23,10 @@ const destination = resolve(at >= 0 ? (args[at + 1] ?? '.') : root);
 const json = args.includes('--json');
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-for (const key of ['scripts', 'devDependencies', 'workspaces', 'allowScripts']) delete manifest[key];
+// `private` keeps every client (npm, yarn, pnpm, bun) from publishing this repository's own
+// package.json, with or without its scripts; the packed one is the one to publish.
+for (const key of ['private', 'scripts', 'devDependencies', 'workspaces', 'allowScripts'])
+  delete manifest[key];
 
 if (!existsSync(join(root, 'dist', 'index.js'))) {
   process.stderr.write('pack: dist/ is missing; run `npm run build` first (npm run pack does)\n');

@@ -51,8 +51,12 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
   it("ships a package.json without this repository's scripts, dev dependencies and workspaces", async () => {
     const { stdout } = await run('tar', ['-xOzf', packed.tarball, 'package/package.json']);
     const shipped = JSON.parse(stdout) as Record<string, unknown>;
+    // No client publishes the repository's own package.json; the packed one is not private.
+    expect(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { private?: boolean }).private,
+    ).toBe(true);
     // `prepare` would be flagged as an install script on every install of the tarball.
-    for (const key of ['scripts', 'devDependencies', 'workspaces', 'allowScripts'])
+    for (const key of ['private', 'scripts', 'devDependencies', 'workspaces', 'allowScripts'])
       expect(shipped, key).not.toHaveProperty(key);
     expect(shipped.exports).toEqual(manifest.exports);
     expect(shipped.dependencies).toEqual(
