@@ -51,4 +51,5 @@ const noteProcedures = procedures('notes', {
 });
 
 // 4. An app: one native Fastify route per procedure, problem+json errors, health, shutdown.
-export default createApp<Ctx>({ context: () => ({ notes }) }).mount([noteProcedures]);
+export const api = [noteProcedures] as const; // a typed client is made from it: createClient<typeof api>
+export default createApp<Ctx>({ context: () => ({ notes }) }).mount(api);
