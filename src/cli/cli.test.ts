@@ -570,7 +570,9 @@ export default async () => createApp().mount([greetings]);
     const dev = launchCli(['dev', '--port', String(port)], { cwd: directory, env: { JWT_SECRET: '' } });
     await dev.waitFor(`Server listening at http://127.0.0.1:${port}`, 30_000);
     expect(dev.output()).toContain('[proceed dev] watching src');
-    expect(dev.output()).toContain('[proceed dev] JWT_SECRET is not set: one random secret for this session');
+    expect(dev.output()).toContain(
+      '[proceed dev] JWT_SECRET is not set: an app that signs tokens gets one random secret for this session',
+    );
     expect(dev.output()).toMatch(
       /METHOD\s+PATH\s+PROCEDURE\s+GUARDS\nGET\s+\/api\/greetings\s+greetings\.listGreetings/,
     );

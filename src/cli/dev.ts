@@ -66,7 +66,7 @@ export async function devCommand(args: readonly string[]): Promise<void> {
     : { ...process.env, JWT_SECRET: randomBytes(48).toString('base64url') };
   if (!configuredSecret)
     say(
-      'JWT_SECRET is not set: one random secret for this session, so tokens outlive restarts on save (not a restart of proceed dev)',
+      'JWT_SECRET is not set: an app that signs tokens gets one random secret for this session, so they outlive restarts on save (not a restart of proceed dev)',
     );
   let child: ChildProcess | undefined;
   let restartPending = false;
