@@ -43,7 +43,8 @@ const outageDetail = 'A service this request needs is unreachable; try again sho
  * `cause`) wherever a connection is obtained, and the request is answered 503 `UNAVAILABLE` with
  * `Retry-After`, through any wrapping (an ORM's query error, say). Whatever refused the
  * connection (a database closed to connections, too many clients, a password rotated under a
- * running server), the request was fine and may succeed shortly (docs/deployment.md, "Database outages").
+ * running server), the request was fine and may succeed shortly (docs/deployment.md, "Database
+ * outages").
  *
  * @example
  * const client = await pool.connect().catch((error) => { throw new UnavailableError(error); });
