@@ -126,6 +126,11 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Fastify, its plugins and the app's own code log through `server.log`.
     (server as { log: FastifyBaseLogger }).log = logger as unknown as FastifyBaseLogger;
     requestLog.attach(logger);
+    // The last requests' lines are written before `close()` resolves, not a turn after it.
+    server.addHook('onClose', (_instance, done) => {
+      requestLog.writeHeld();
+      done();
+    });
     holdLoggerRules(server, logger);
   }
   // JSON is the only body format; Fastify's default text/plain parser would let text through.

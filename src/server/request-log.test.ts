@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
@@ -25,6 +28,19 @@ describe('batched', () => {
 });
 
 describe('the request line', () => {
+  it('is written when the process exits in the same turn as the answer', async () => {
+    const script = fileURLToPath(new URL('./fixtures/exit-on-close.ts', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info' },
+      timeout: 30_000,
+    });
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { reqId?: string; msg: string });
+    expect(lines.find((line) => line.reqId === 'exit-1')?.msg).toBe('request completed');
+  });
+
   it('holds what pino would write, in its order; errors go through a child logger with the request id', async () => {
     const lines: string[] = [];
     const things = procedures('things', {

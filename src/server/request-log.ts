@@ -3,8 +3,8 @@
  * as a line can be. Three things make a log line cost: a pino child logger made for every request,
  * pino's generic serialization of the request and reply, and a write system call per line. Here a
  * request's child logger is made only when something logs through it; the one line is composed
- * directly, with exactly the fields and order pino would give it; and lines to stdout are
- * gathered within one turn of the event loop and written with one call.
+ * directly, with exactly the fields and order pino would give it, for all requests done within
+ * one turn of the event loop at its end; and lines to stdout are written with one call per turn.
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
@@ -117,12 +117,29 @@ const quoted = (text: string): string => (plain.test(text) ? `"${text}"` : json(
 const field = (name: string, value: unknown): string =>
   value === undefined ? '' : `,"${name}":${typeof value === 'string' ? quoted(value) : json(value)}`;
 
+/** How many values a held request line has (`#hold`). */
+const heldFields = 12;
+const completed = '"request completed"';
+const aborted = '"request aborted: the client left before the answer was sent"';
+
+/** Request logs holding lines: written when the process exits, before standard output's last write. */
+const waiting = new Set<OneLinePerRequest>();
+let writesOnExit = false;
+
+function writeWaitingOnExit(): void {
+  if (writesOnExit) return;
+  writesOnExit = true;
+  process.prependListener('exit', () => {
+    for (const log of waiting) log.writeHeld();
+  });
+}
+
 /**
  * One log line per request at `info`, when its connection is done with it: "request completed"
  * (method, URL, client address, status, time, request id), or "request aborted" when the client
  * left before the answer was sent. Fastify's default writes a second line on arrival; here that
- * one is `debug`. The line is written on the response's `close`, which every request has, those
- * the router refuses before any route (a malformed URL) included.
+ * one is `debug`. The line's values are taken on the response's `close`, which every request
+ * has, those the router refuses before any route (a malformed URL) included.
  */
 export class OneLinePerRequest extends LogController {
   /** The app's logger, once Fastify made it (`attach`). */
@@ -131,6 +148,8 @@ export class OneLinePerRequest extends LogController {
   #base = '';
   /** The trace ids of the request's span, written as pino's mixin would (docs/observability.md). */
   readonly #traceFields: TraceFields | undefined;
+  /** The values of the lines not written yet, {@link heldFields} per request. */
+  #held: unknown[] = [];
 
   constructor(traceFields?: TraceFields) {
     super();
@@ -140,6 +159,7 @@ export class OneLinePerRequest extends LogController {
   /** Takes the app's logger. */
   attach(logger: Logger): void {
     this.#logger = logger;
+    writeWaitingOnExit();
     const chindings = (logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
     this.#base = typeof chindings === 'string' ? chindings : '';
   }
@@ -162,12 +182,54 @@ export class OneLinePerRequest extends LogController {
     // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
     reply.raw.on('close', () => {
       if (logged.has(reply)) return;
-      const message = reply.raw.writableEnded
-        ? 'request completed'
-        : 'request aborted: the client left before the answer was sent';
-      streamOf(logger)?.write(this.#line(request, reply, message, performance.now() - started));
+      this.#hold(request, reply, performance.now() - started);
     });
   }
+
+  /**
+   * Keeps a finished request's values for its line: lines are composed together, once per turn
+   * of the event loop, where composing each in its own `close` cost a cursor page several
+   * percent more (docs/performance.md, "What the cursor page pays").
+   */
+  #hold(request: FastifyRequest, reply: FastifyReply, responseTime: number): void {
+    this.#held.push(
+      Date.now(),
+      request.id,
+      request.method,
+      request.url,
+      request.headers['accept-version'],
+      request.host,
+      request.ip,
+      request.socket?.remotePort,
+      reply.statusCode,
+      responseTime,
+      // The trace ids of the request's own context, read now: later there is none.
+      this.#traced(),
+      reply.raw.writableEnded,
+    );
+    if (this.#held.length > heldFields) return;
+    waiting.add(this);
+    setImmediate(this.writeHeld);
+  }
+
+  /** Writes the lines of the requests held so far: at the end of their turn, on close and on exit. */
+  readonly writeHeld = (): void => {
+    waiting.delete(this);
+    const held = this.#held;
+    if (held.length === 0) return;
+    this.#held = [];
+    const stream = this.#logger === undefined ? undefined : streamOf(this.#logger);
+    if (stream === undefined) return;
+    // Standard output takes the turn's lines as one text; another stream, as pino would, a line a write.
+    const together = stream === standardOutput;
+    let text = '';
+    for (let at = 0; at < held.length; at += heldFields) {
+      const line = this.#line(held, at);
+      if (together) text += line;
+      else stream.write(line);
+    }
+    if (together) stream.write(text);
+  };
 
   #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
     if (logged.has(reply)) return;
@@ -177,14 +239,15 @@ export class OneLinePerRequest extends LogController {
     reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
   }
 
-  /** The line pino would write for `{ req, res, responseTime }` and `message`, at info. */
-  #line(request: FastifyRequest, reply: FastifyReply, message: string, responseTime: number): string {
+  /** The line pino would write for `{ req, res, responseTime }` at info, from the values held at `at`. */
+  #line(held: unknown[], at: number): string {
     return (
-      `{"level":30,"time":${Date.now()}${this.#base}${field('reqId', request.id)}` +
-      `,"req":{"method":${quoted(request.method)}${field('url', request.url)}` +
-      `${field('version', request.headers['accept-version'])}${field('host', request.host)}` +
-      `${field('remoteAddress', request.ip)}${field('remotePort', request.socket?.remotePort)}}` +
-      `,"res":{"statusCode":${reply.statusCode}},"responseTime":${responseTime}${this.#traced()},"msg":${quoted(message)}}\n`
+      `{"level":30,"time":${held[at] as number}${this.#base}${field('reqId', held[at + 1])}` +
+      `,"req":{"method":${quoted(held[at + 2] as string)}${field('url', held[at + 3])}` +
+      `${field('version', held[at + 4])}${field('host', held[at + 5])}` +
+      `${field('remoteAddress', held[at + 6])}${field('remotePort', held[at + 7])}}` +
+      `,"res":{"statusCode":${held[at + 8] as number}},"responseTime":${held[at + 9] as number}${held[at + 10] as string}` +
+      `,"msg":${held[at + 11] === true ? completed : aborted}}\n`
     );
   }
 
