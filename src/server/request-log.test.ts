@@ -25,6 +25,18 @@ describe('batched', () => {
     output.flush();
     expect(writes.at(-1)).toBe('d\n');
   });
+
+  it('writes what is held for the end of the turn in the same write', async () => {
+    const writes: string[] = [];
+    let held = ['request line\n'];
+    const output = batched({ write: (text: string) => writes.push(text) }, () => {
+      for (const line of held) output.write(line);
+      held = [];
+    });
+    output.write('error line\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['error line\nrequest line\n']);
+  });
 });
 
 describe('the request line', () => {

@@ -129,10 +129,25 @@ let writesOnExit = false;
 function writeWaitingOnExit(): void {
   if (writesOnExit) return;
   writesOnExit = true;
-  process.prependListener('exit', () => {
-    for (const log of waiting) log.writeHeld();
-  });
+  process.prependListener('exit', writeWaiting);
 }
+
+/**
+ * Writes the lines every request log holds. A stream that throws costs its own lines, never the
+ * other logs' or standard output's last write.
+ */
+function writeWaiting(): void {
+  for (const log of waiting) {
+    try {
+      log.writeHeld();
+    } catch {
+      // nowhere left to report it
+    }
+  }
+}
+
+/** The real `setImmediate`, kept when a test's fake timers replace the global one. */
+const atTurnEnd = setImmediate;
 
 /**
  * One log line per request at `info`, when its connection is done with it: "request completed"
@@ -209,7 +224,8 @@ export class OneLinePerRequest extends LogController {
     );
     if (this.#held.length > heldFields) return;
     waiting.add(this);
-    setImmediate(this.writeHeld);
+    // Standard output's own end of turn takes them first when it is due (`batched`).
+    atTurnEnd(this.writeHeld);
   }
 
   /** Writes the lines of the requests held so far: at the end of their turn, on close and on exit. */
@@ -272,9 +288,13 @@ export class OneLinePerRequest extends LogController {
 /**
  * Lines to `destination` in one write per turn of the event loop: the lines logged while the
  * server handles a burst of requests go out together. A turn that logs more than 64 KiB writes
- * at once; `flush()` writes what is pending now.
+ * at once; `flush()` writes what is pending now, after what `beforeWrite` adds (the request
+ * lines held for the end of the turn).
  */
-export function batched(destination: { write(text: string): unknown }): {
+export function batched(
+  destination: { write(text: string): unknown },
+  beforeWrite?: () => void,
+): {
   write(line: string): void;
   flush(): void;
 } {
@@ -282,6 +302,7 @@ export function batched(destination: { write(text: string): unknown }): {
   let size = 0;
   let scheduled = false;
   const flush = () => {
+    beforeWrite?.();
     scheduled = false;
     if (pending.length === 0) return;
     const text = pending.length === 1 ? (pending[0] as string) : pending.join('');
@@ -296,7 +317,7 @@ export function batched(destination: { write(text: string): unknown }): {
       if (size >= 64 * 1024) flush();
       else if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        atTurnEnd(flush);
       }
     },
     flush,
@@ -306,13 +327,15 @@ export function batched(destination: { write(text: string): unknown }): {
 let standardOutput: { write(line: string): void } | undefined;
 
 /**
- * Standard output for a JSON log, {@link batched}. Whatever is pending is written when the
- * process exits, a crash included; only a SIGKILL can cost the lines of the turn it lands in.
- * One for the whole process: every app of it writes to the same standard output.
+ * Standard output for a JSON log, {@link batched}, with the request lines held for the end of
+ * the turn: one write for all. Whatever is pending is written when the process exits, a crash
+ * included; a signal the process does not handle (SIGKILL, or SIGTERM without `handleSignals`)
+ * or an abort can cost the lines of the turn it lands in. One for the whole process: every app
+ * of it writes to the same standard output.
  */
 export function batchedStandardOutput(): { write(line: string): void } {
   if (standardOutput !== undefined) return standardOutput;
-  const output = batched(pino.destination({ dest: 1, sync: true }));
+  const output = batched(pino.destination({ dest: 1, sync: true }), writeWaiting);
   process.once('exit', output.flush);
   standardOutput = output;
   return output;
