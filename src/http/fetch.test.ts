@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped-outage.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { UnavailableError } from '../core/unavailable.js';
 import { createApp } from '../server/app.js';
 
 const notes = procedures('notes', {
@@ -91,22 +91,12 @@ describe('app.fetch readiness', () => {
 describe('app.fetch outages', () => {
   it('logs the cause of an UnavailableError thrown unwrapped at warn, and answers 503 without it', async () => {
     const lines: string[] = [];
-    const outage = procedures('outage', {
-      listOutage: procedure().query(async () => {
-        const refused = Object.assign(new Error('password authentication failed for user "blog"'), {
-          code: '28P01',
-        });
-        throw new UnavailableError(refused);
-      }),
-    });
-    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([outage]);
+    const app = unwrappedOutageApp(lines);
     const answer = await app.fetch(new Request('http://api.example/api/outage'));
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');
     expect(await answer.text()).not.toContain('password');
-    const warned = lines
-      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: unknown })
-      .find((record) => record.msg === 'A service this request needs is unreachable');
+    const warned = outageWarning(lines);
     expect(warned?.level).toBe(40);
     expect(JSON.stringify(warned?.err)).toContain('password authentication failed');
     await app.close();

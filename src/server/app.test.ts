@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped-outage.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { UnavailableError } from '../core/unavailable.js';
 import { resource } from '../resource/index.js';
 import type { Answer } from './app.js';
 import { type App, createApp } from './app.js';
@@ -433,23 +433,12 @@ describe('problem responses', () => {
 
   it('logs the cause of an UnavailableError thrown unwrapped, which its answer does not name', async () => {
     const lines: string[] = [];
-    const outage = procedures('outage', {
-      listOutage: procedure().query(async () => {
-        // What a wrapped pool's `pool.query` rejects with when the password was rotated.
-        const refused = Object.assign(new Error('password authentication failed for user "blog"'), {
-          code: '28P01',
-        });
-        throw new UnavailableError(refused);
-      }),
-    });
-    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([outage]);
+    const app = unwrappedOutageApp(lines);
     const response = await call(app, 'GET', '/api/outage');
     expect(response.status).toBe(503);
     expect(response.headers['retry-after']).toBe('5');
     expect(response.body).not.toContain('password');
-    const warned = lines
-      .map((line) => JSON.parse(line))
-      .find((record) => record.msg === 'A service this request needs is unreachable');
+    const warned = outageWarning(lines);
     expect(warned?.level).toBe(40);
     expect(JSON.stringify(warned?.err)).toContain('password authentication failed');
   });
