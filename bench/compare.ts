@@ -1,7 +1,7 @@
 /**
  * Side-by-side comparison of two server processes: the load alternates between them, round after
  * round, and the report gives medians and ratios. Traffic goes to 127.0.0.1 only and stops by
- * itself. Environment: BENCH_ROUNDS (default 5), BENCH_SECONDS per measurement (default 3),
+ * itself. Environment: BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3),
  * BENCH_CONNECTIONS (default 50).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -459,6 +459,8 @@ export interface ManyRow {
   /** Per round: the candidate over the best other of that round; lowest and highest. */
   ratioRange: [number, number];
   best: string;
+  /** How many times each contender's server was started (its rounds taken in each). */
+  processes: number;
 }
 
 /**
@@ -542,6 +544,7 @@ export async function compareMany(
       ratio: medians.get(candidate)!.requests / medians.get(best)!.requests,
       ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)] as [number, number],
       best,
+      processes: generations,
     };
   });
   return Object.assign(rows, { rss });
@@ -571,8 +574,9 @@ async function checkAnswers(
 }
 
 export function reportMany(title: string, candidate: string, names: string[], rows: ManyRow[]) {
+  const started = rows[0]?.processes ?? processes;
   console.log(
-    `\n${title} (${processes} processes × ${rounds} rounds × ${seconds}s each, ${connections} connections, medians${placement()})`,
+    `\n${title} (${started} ${started === 1 ? 'process' : 'processes'} × ${rounds} rounds × ${seconds}s each, ${connections} connections, medians${placement()})`,
   );
   // Where a contender's database runs in other processes, the CPU column says how much was theirs.
   const outside = rows.some((row) => names.some((name) => row.samples.get(name)!.extraCpu !== undefined));
