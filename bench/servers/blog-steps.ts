@@ -8,7 +8,9 @@
  * - `auth`: that with `authPlugin` and the blog's one-statement user loader;
  * - `plugins`: that with the health check, rate limit, idempotency and docs plugins and every
  *   collection of the blog.
- * The blog itself is bench/servers/blog.ts.
+ * The blog itself is bench/servers/blog.ts. BENCH_OFF turns defaults off, as in
+ * bench/servers/proceed-posts.ts: `entity-tags`, `request-log`, `request-ids`, `compression`
+ * (comma-separated).
  */
 import pg from 'pg';
 import { type App, createApp, procedure, procedures } from 'proceedjs';
@@ -45,7 +47,13 @@ if (databaseUrl === undefined) throw new Error('bench/servers/blog-steps.ts runs
 const step = process.env.BLOG_STEP ?? 'minimal';
 const steps = ['minimal', 'repositories', 'auth', 'plugins'];
 if (!steps.includes(step)) throw new Error(`BLOG_STEP is one of ${steps.join(', ')}, not ${step}`);
-const logger = { level: 'warn' };
+const off = new Set((process.env.BENCH_OFF ?? '').split(',').filter(Boolean));
+const logger = off.has('request-log') ? false : { level: 'warn' };
+const defaultsOff = {
+  ...(off.has('entity-tags') ? { entityTags: false } : {}),
+  ...(off.has('request-ids') ? { requestIds: false } : {}),
+  ...(off.has('compression') ? { compression: false } : {}),
+} as const;
 const statuses = ['draft', 'published', 'archived'] as const;
 
 /** The blog's feed, written as a small app writes it: a pool, one statement per direction. */
@@ -77,7 +85,7 @@ function minimalApp(): App {
       .output(cursorPage(Post.public))
       .query(({ input }) => paginateKeyset(input, read, { key: 'id' })),
   });
-  return createApp({ logger }).mount([feed]);
+  return createApp({ logger, ...defaultsOff }).mount([feed]);
 }
 
 async function blogStep(): Promise<App> {
@@ -88,6 +96,7 @@ async function blogStep(): Promise<App> {
   const withPlugins = step === 'plugins';
   const app = createApp({
     logger,
+    ...defaultsOff,
     context: () => services,
     ...(step === 'repositories' ? { userFromContext: true } : {}),
     ...(withPlugins
