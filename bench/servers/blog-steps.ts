@@ -50,10 +50,10 @@ if (!steps.includes(step)) throw new Error(`BLOG_STEP is one of ${steps.join(', 
 const off = new Set((process.env.BENCH_OFF ?? '').split(',').filter(Boolean));
 const logger = off.has('request-log') ? false : { level: 'warn' };
 const defaultsOff = {
-  ...(off.has('entity-tags') ? { entityTags: false } : {}),
-  ...(off.has('request-ids') ? { requestIds: false } : {}),
-  ...(off.has('compression') ? { compression: false } : {}),
-} as const;
+  ...(off.has('entity-tags') ? { entityTags: false as const } : {}),
+  ...(off.has('request-ids') ? { requestIds: false as const } : {}),
+  ...(off.has('compression') ? { compression: false as const } : {}),
+};
 const statuses = ['draft', 'published', 'archived'] as const;
 
 /** The blog's feed, written as a small app writes it: a pool, one statement per direction. */

@@ -65,7 +65,11 @@ const tokens = new TokenService({ secret, store: new MemoryRevocationStore() });
 export const app = createApp<Ctx>({
   ...(await tracingOf(process.env.BENCH_TRACING)),
   ...(off.has('entity-tags') ? { entityTags: false } : {}),
-  ...(off.has('request-log') ? { logger: false } : {}),
+  ...(off.has('request-log')
+    ? { logger: false }
+    : process.env.BENCH_LOG_LEVEL === undefined
+      ? {}
+      : { logger: { level: process.env.BENCH_LOG_LEVEL } }),
   ...(off.has('request-ids') ? { requestIds: false } : {}),
 });
 await app.register(authPlugin, { tokens, userLoader: (id) => postsData.findUser(id) });

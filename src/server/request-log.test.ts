@@ -152,6 +152,58 @@ describe('the request line, escaped', () => {
   });
 });
 
+describe('the request lines of one connection', () => {
+  it("write each request's own host and client address, and the connection's port", async () => {
+    const lines: string[] = [];
+    const things = procedures('things', {
+      getThing: procedure()
+        .input(z.object({ id: z.string() }))
+        .query(({ input }) => ({ id: input.id })),
+    });
+    const app = createApp({
+      trustProxy: true,
+      logger: { stream: { write: (line) => lines.push(line) } },
+    }).mount([things]);
+    const url = new URL(
+      await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false }),
+    );
+    // One keep-alive connection, as a proxy in front sends many clients' requests.
+    const requests = [
+      { id: 'peer-1', host: 'one.example', client: '203.0.113.1' },
+      { id: 'peer-2', host: 'one.example', client: '203.0.113.1' },
+      { id: 'peer-3', host: 'two.example', client: '203.0.113.1' },
+      { id: 'peer-4', host: 'two.example', client: '203.0.113.2' },
+    ];
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(url.port), '127.0.0.1');
+      let answered = 0;
+      const send = () => {
+        const { id, host, client } = requests[answered] as (typeof requests)[number];
+        socket.write(
+          `GET /api/things/${id} HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-For: ${client}\r\nX-Request-Id: ${id}\r\n\r\n`,
+        );
+      };
+      socket.on('connect', send);
+      socket.on('data', (chunk: Buffer) => {
+        answered += chunk.toString().match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+        if (answered < requests.length) send();
+        else socket.end(resolve);
+      });
+      socket.on('error', reject);
+    });
+    await eventually(() => lines.some((line) => line.includes('"peer-4"')), 10_000, 'the line of peer-4');
+    await app.close();
+    const logged = requests.map(({ id }) => {
+      const line = lines.find((each) => each.includes(`"reqId":"${id}"`)) ?? '{}';
+      return (JSON.parse(line) as { req?: { host: string; remoteAddress: string; remotePort: number } }).req;
+    });
+    expect(logged.map((req) => [req?.host, req?.remoteAddress])).toEqual(
+      requests.map(({ host, client }) => [host, client]),
+    );
+    expect(new Set(logged.map((req) => req?.remotePort)).size).toBe(1);
+  });
+});
+
 describe('the request line of app.fetch', () => {
   it('has the fields and order of the Node line, the client address from the runtime included', async () => {
     const { app, lines } = thingsLoggingTo();

@@ -117,8 +117,36 @@ const quoted = (text: string): string => (plain.test(text) ? `"${text}"` : json(
 const field = (name: string, value: unknown): string =>
   value === undefined ? '' : `,"${name}":${typeof value === 'string' ? quoted(value) : json(value)}`;
 
+/** A connection's `host`, `remoteAddress` and `remotePort` fields, as last written, with the values they were written from. */
+interface PeerFields {
+  host: string | undefined;
+  address: string | undefined;
+  port: number | undefined;
+  text: string;
+}
+
+const peerFieldsKey = Symbol('proceed.peerFields');
+
+/**
+ * `,"host":…,"remoteAddress":…,"remotePort":…` of a request's line. A keep-alive connection's
+ * requests share them, so they are written once per connection and kept on its socket; a request
+ * whose values differ (another `Host`, another client behind a trusted proxy) writes its own.
+ */
+function peerFields(request: FastifyRequest): string {
+  const host = request.host;
+  const address = request.ip;
+  const socket = request.socket as (typeof request.socket & { [peerFieldsKey]?: PeerFields }) | undefined;
+  const port = socket?.remotePort;
+  const kept = socket?.[peerFieldsKey];
+  if (kept !== undefined && kept.host === host && kept.address === address && kept.port === port)
+    return kept.text;
+  const text = `${field('host', host)}${field('remoteAddress', address)}${field('remotePort', port)}`;
+  if (socket !== undefined) socket[peerFieldsKey] = { host, address, port, text };
+  return text;
+}
+
 /** How many values a held request line has (`#hold`). */
-const heldFields = 12;
+const heldFields = 10;
 const completed = '"request completed"';
 const aborted = '"request aborted: the client left before the answer was sent"';
 
@@ -213,9 +241,7 @@ export class OneLinePerRequest extends LogController {
       request.method,
       request.url,
       request.headers['accept-version'],
-      request.host,
-      request.ip,
-      request.socket?.remotePort,
+      peerFields(request),
       reply.statusCode,
       responseTime,
       // The trace ids of the request's own context, read now: later there is none.
@@ -260,10 +286,9 @@ export class OneLinePerRequest extends LogController {
     return (
       `{"level":30,"time":${held[at] as number}${this.#base}${field('reqId', held[at + 1])}` +
       `,"req":{"method":${quoted(held[at + 2] as string)}${field('url', held[at + 3])}` +
-      `${field('version', held[at + 4])}${field('host', held[at + 5])}` +
-      `${field('remoteAddress', held[at + 6])}${field('remotePort', held[at + 7])}}` +
-      `,"res":{"statusCode":${held[at + 8] as number}},"responseTime":${held[at + 9] as number}${held[at + 10] as string}` +
-      `,"msg":${held[at + 11] === true ? completed : aborted}}\n`
+      `${field('version', held[at + 4])}${held[at + 5] as string}}` +
+      `,"res":{"statusCode":${held[at + 6] as number}},"responseTime":${held[at + 7] as number}${held[at + 8] as string}` +
+      `,"msg":${held[at + 9] === true ? completed : aborted}}\n`
     );
   }
 
