@@ -9,10 +9,11 @@
  * DUEL="a=./servers/proceed-posts.ts;b=./servers/fastify-posts.ts" (a contender is
  * name=script, optionally ?ENV=value&… for its environment and @/path/to/checkout to run the
  * script from another checkout, old against new); DUEL_SCENARIOS=get,list,post (the posts
- * servers) or feed,post-by-id,me (the blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
+ * servers) or feed,post-by-id,me,create (the blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
+import { blogScenarios } from './blog-scenarios.js';
 import { type Contender, duel, median, type Scenario } from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
@@ -47,15 +48,7 @@ const scenarios = {
     vary: bearer,
   },
   // The blog's routes (bench/servers/blog.ts), as `npm run bench`'s by-hand section reads them.
-  feed: { name: 'feed', method: 'GET', path: '/api/posts?limit=20', expectStatus: 200 },
-  'post-by-id': {
-    name: 'post-by-id',
-    method: 'GET',
-    path: '/api/posts/',
-    expectStatus: 200,
-    vary: (_contender, server) => ({ path: `/api/posts/${server.postId ?? ''}` }),
-  },
-  me: { name: 'me', method: 'GET', path: '/api/auth/me', expectStatus: 200, vary: bearer },
+  ...blogScenarios,
 } satisfies Record<string, Scenario>;
 type ScenarioName = keyof typeof scenarios;
 

@@ -13,12 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createScratchDatabase } from '../test/postgres.js';
+import { blogScenarios } from './blog-scenarios.js';
 import {
   type Contender,
   compare,
   compareMany,
   cpuTimeOf,
+  duel,
+  loadGenerator,
+  median,
   onCores,
+  pinning,
   report,
   reportMany,
   type ServerInfo,
@@ -141,6 +146,42 @@ function postgresCpuTime(): number {
 }
 
 const seeded = new Map<string, { token: string; id: string }>();
+
+/**
+ * The blog against the same routes by hand side by side on one core at once (`duel` in
+ * compare.ts), on the database the alternating rounds used: the steadier figure on a noisy VM,
+ * as in the peers' duels. The blog runs as bench/servers/blog.ts runs it (`createBlogApp`, what
+ * `proceed start` serves, at LOG_LEVEL warn as above), each server with its own token.
+ */
+async function blogDuel(env: Record<string, string>, byHand: Contender): Promise<void> {
+  if (loadGenerator !== 'wrk' || pinning === undefined) {
+    console.log('\nThe blog’s duel skipped: it needs wrk and taskset, and two cores or more');
+    return;
+  }
+  const options = {
+    pairs: Number(process.env.DUEL_PAIRS ?? 4),
+    rounds: Number(process.env.DUEL_ROUNDS ?? 3),
+    seconds: Number(process.env.DUEL_SECONDS ?? 3),
+  };
+  const blog: Contender = {
+    name: 'blog',
+    script: './servers/blog.ts',
+    env: { ...env, BENCH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
+  };
+  const scenarios = Object.values(blogScenarios);
+  const ratios = await duel(blog, byHand, scenarios, options);
+  console.log(
+    `\nThe same, side by side on one core at once: blog ÷ by hand in requests per second, each under its own wrk, and by hand's CPU per request ÷ the blog's (the server's own, without PostgreSQL's; ${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
+  );
+  const spread = (values: number[]) =>
+    `${median(values).toFixed(3)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
+  console.log('| scenario | req/s: blog ÷ by hand | CPU: by hand ÷ blog |');
+  console.log('|---|---:|---:|');
+  for (const scenario of scenarios) {
+    const { throughput, cpu } = ratios.get(scenario.name) ?? { throughput: [], cpu: [] };
+    console.log(`| ${scenario.name} | **${spread(throughput)}** | ${spread(cpu)} |`);
+  }
+}
 
 /** Seeds a freshly started blog (60 posts by one author) and returns that author's token. */
 async function seedToken(address: string): Promise<string> {
@@ -335,6 +376,8 @@ export async function handWrittenComparison(): Promise<void> {
       contenders.map((contender) => contender.name),
       rows,
     );
+    // compareMany stopped both servers: the duel starts its own pairs on the same database.
+    await blogDuel(env, byHand);
   } finally {
     await database.drop();
   }
