@@ -185,7 +185,12 @@ describe('the request lines of one connection', () => {
       };
       socket.on('connect', send);
       socket.on('data', (chunk: Buffer) => {
-        answered += chunk.toString().match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+        const statuses = chunk.toString().match(/HTTP\/1\.1 \d{3} /g) ?? [];
+        if (statuses.some((status) => status !== 'HTTP/1.1 200 '))
+          reject(new Error(`answered ${statuses.join()}`));
+        // The next request once the last one's answer began: a chunk without one sends nothing.
+        answered += statuses.length;
+        if (statuses.length === 0) return;
         if (answered < requests.length) send();
         else socket.end(resolve);
       });
@@ -200,6 +205,8 @@ describe('the request lines of one connection', () => {
     expect(logged.map((req) => [req?.host, req?.remoteAddress])).toEqual(
       requests.map(({ host, client }) => [host, client]),
     );
+    // One connection: one client port in every line.
+    expect(logged.every((req) => typeof req?.remotePort === 'number')).toBe(true);
     expect(new Set(logged.map((req) => req?.remotePort)).size).toBe(1);
   });
 });
