@@ -302,6 +302,15 @@ export const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** A duel's size from DUEL_PAIRS, DUEL_ROUNDS and DUEL_SECONDS (default 4 pairs × 3 rounds × 3 s). */
+export function duelOptions(): { pairs: number; rounds: number; seconds: number } {
+  return {
+    pairs: Number(process.env.DUEL_PAIRS ?? 4),
+    rounds: Number(process.env.DUEL_ROUNDS ?? 3),
+    seconds: Number(process.env.DUEL_SECONDS ?? 3),
+  };
+}
+
 /** Per round of a duel, first ÷ second: requests per second, and CPU per request (second's ÷ first's). */
 export interface DuelRatios {
   throughput: number[];

@@ -14,7 +14,7 @@
  * DUEL_SECONDS (default 3).
  */
 import { blogScenarios } from './blog-scenarios.js';
-import { type Contender, duel, median, type Scenario } from './compare.js';
+import { type Contender, duel, duelOptions, median, type Scenario } from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
 function contenderOf(entry: string): Contender {
@@ -56,11 +56,7 @@ const entries = (process.env.DUEL ?? '').split(';').filter(Boolean);
 if (entries.length !== 2) throw new Error('DUEL names two contenders: DUEL="a=script;b=script"');
 const [first, second] = entries.map(contenderOf) as [Contender, Contender];
 const names = (process.env.DUEL_SCENARIOS ?? 'get,list,post').split(',') as ScenarioName[];
-const options = {
-  pairs: Number(process.env.DUEL_PAIRS ?? 4),
-  rounds: Number(process.env.DUEL_ROUNDS ?? 3),
-  seconds: Number(process.env.DUEL_SECONDS ?? 3),
-};
+const options = duelOptions();
 const ratios = await duel(
   first,
   second,

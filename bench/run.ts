@@ -20,6 +20,7 @@ import {
   compareMany,
   type DuelRatios,
   duel,
+  duelOptions,
   loadGenerator,
   median,
   pinning,
@@ -200,11 +201,7 @@ async function duelsWithPeers(proceed: Contender, peers: Contender[]): Promise<v
     console.log('\nDuels skipped: they need wrk and taskset, and two cores or more');
     return;
   }
-  const options = {
-    pairs: Number(process.env.DUEL_PAIRS ?? 4),
-    rounds: Number(process.env.DUEL_ROUNDS ?? 3),
-    seconds: Number(process.env.DUEL_SECONDS ?? 3),
-  };
+  const options = duelOptions();
   const results = new Map<string, Map<string, DuelRatios>>();
   for (const peer of peers) results.set(peer.name, await duel(proceed, peer, peerScenarios, options));
   console.log(

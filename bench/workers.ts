@@ -20,6 +20,7 @@ import {
   compareMany,
   cpuTimeOf,
   duel,
+  duelOptions,
   loadGenerator,
   median,
   onCores,
@@ -158,11 +159,7 @@ async function blogDuel(env: Record<string, string>, byHand: Contender): Promise
     console.log('\nThe blog’s duel skipped: it needs wrk and taskset, and two cores or more');
     return;
   }
-  const options = {
-    pairs: Number(process.env.DUEL_PAIRS ?? 4),
-    rounds: Number(process.env.DUEL_ROUNDS ?? 3),
-    seconds: Number(process.env.DUEL_SECONDS ?? 3),
-  };
+  const options = duelOptions();
   const blog: Contender = {
     name: 'blog',
     script: './servers/blog.ts',
@@ -354,11 +351,7 @@ export async function handWrittenComparison(): Promise<void> {
           name: 'POST /api/posts (bearer)',
           method: 'POST',
           path: '/api/posts',
-          body: JSON.stringify({
-            title: 'Measured',
-            content: 'A post written by the bench.',
-            excerpt: 'By the bench.',
-          }),
+          body: blogScenarios.create.body,
           expectStatus: 201,
           vary: bearer,
           // Each answer names the post it made: the same but for that id.
