@@ -6,7 +6,8 @@
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
  * workers, embedded, by-hand, runtimes, tracing; default all), BENCH_BASELINE (a built checkout whose blog runs
- * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn).
+ * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
+ * DUEL_ROUNDS and DUEL_SECONDS (the size of the peers' and the blog's duels, compare.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
