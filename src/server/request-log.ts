@@ -117,7 +117,7 @@ const quoted = (text: string): string => (plain.test(text) ? `"${text}"` : json(
 const field = (name: string, value: unknown): string =>
   value === undefined ? '' : `,"${name}":${typeof value === 'string' ? quoted(value) : json(value)}`;
 
-/** A connection's `host`, `remoteAddress` and `remotePort` fields, as last written, with the values they were written from. */
+/** A connection's `host`, `remoteAddress` and `remotePort` fields as last written, and their values. */
 interface PeerFields {
   host: string | undefined;
   address: string | undefined;
