@@ -5,7 +5,8 @@
  */
 import type { Scenario, ServerInfo } from './compare.js';
 
-const bearer = (_contender: string, server: ServerInfo) => ({
+/** The server's own token as a bearer token (each server of a duel signs its own). */
+export const bearer = (_contender: string, server: ServerInfo) => ({
   headers: { authorization: `Bearer ${server.token ?? ''}` },
 });
 

@@ -13,7 +13,7 @@
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
-import { blogScenarios } from './blog-scenarios.js';
+import { bearer, blogScenarios } from './blog-scenarios.js';
 import { type Contender, duel, duelOptions, median, type Scenario } from './compare.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
@@ -33,9 +33,6 @@ function contenderOf(entry: string): Contender {
   };
 }
 
-const bearer = (_contender: string, server: { token?: string }) => ({
-  headers: { authorization: `Bearer ${server.token}` },
-});
 const scenarios = {
   get: { name: 'get', method: 'GET', path: getPath, expectStatus: 200 },
   list: { name: 'list', method: 'GET', path: listPath, expectStatus: 200 },
