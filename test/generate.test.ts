@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { pack } from './packages.js';
+import { installArgs, pack } from './packages.js';
 import { runToEnd } from './processes.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-generate-'));
@@ -54,7 +54,7 @@ describe('proceed generate resource, in an app from the packed tarballs', () => 
         ]),
       );
       const app = join(scratch, 'my-api');
-      await time('npm install', () => succeed(app, 'npm', ['install', '--no-audit', '--no-fund']));
+      await time('npm install', () => succeed(app, 'npm', installArgs));
 
       const generate = [
         'proceed',

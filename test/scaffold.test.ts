@@ -14,7 +14,7 @@ import pg from 'pg';
 import { createClient, type RouteManifest } from 'proceedjs/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { api } from '../packages/create-proceed/template/app/src/app.js';
-import { pack } from './packages.js';
+import { installArgs, pack } from './packages.js';
 import { createScratchDatabase } from './postgres.js';
 import { freePort, launch, runToEnd } from './processes.js';
 
@@ -99,9 +99,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     };
     expect(manifest.dependencies.proceedjs).toBe(`file:${framework.tarball}`);
 
-    const installed = await clock.time('npm install', () =>
-      succeed(app, 'npm', ['install', '--no-audit', '--no-fund']),
-    );
+    const installed = await clock.time('npm install', () => succeed(app, 'npm', installArgs));
     // Every package it pulled in supports the Node.js Proceed supports.
     expect(installed).not.toContain('EBADENGINE');
 
@@ -303,9 +301,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       zod: expect.any(String),
     });
 
-    const installed = await clock.time('npm install', () =>
-      succeed(app, 'npm', ['install', '--no-audit', '--no-fund']),
-    );
+    const installed = await clock.time('npm install', () => succeed(app, 'npm', installArgs));
     expect(installed).not.toContain('EBADENGINE');
 
     await clock.time('npm run build', () => succeed(app, 'npm', ['run', 'build']));
@@ -357,7 +353,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     timeout: 300_000,
   }, async () => {
     const { app } = await create('on-workers', '--runtime', 'workers', '--template', 'minimal');
-    const installed = await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+    const installed = await succeed(app, 'npm', installArgs);
     expect(installed).not.toContain('EBADENGINE');
     // Its serve test runs the Worker on workerd under wrangler dev, over a socket.
     const tested = stripVTControlCharacters(await succeed(app, 'npm', ['test']));
@@ -395,7 +391,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     },
     async (runtime) => {
       const { app } = await create(`on-${runtime}`, '--runtime', runtime);
-      await succeed(app, 'npm', ['install', '--no-audit', '--no-fund']);
+      await succeed(app, 'npm', installArgs);
       // Its serve test runs the app on the runtime, from the runtime's npm package; the others
       // run on Node whatever the runtime, and ran above in the Node app.
       const tested = stripVTControlCharacters(

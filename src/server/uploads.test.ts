@@ -331,7 +331,8 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-length')).toBe(String(bytes.byteLength));
     const echoed = new Uint8Array(await answer.raw.arrayBuffer());
-    expect(echoed).toEqual(bytes);
+    // Compared as bytes: an element-by-element deep equality of 3 MiB took 18 s.
+    expect(Buffer.from(echoed).equals(bytes)).toBe(true);
     await eventually(async () => (await spooled()) === 0, 10_000, 'the spooled file removed');
   });
 
