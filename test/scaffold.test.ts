@@ -14,7 +14,7 @@ import pg from 'pg';
 import { createClient, type RouteManifest } from 'proceedjs/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { api } from '../packages/create-proceed/template/app/src/app.js';
-import { installArgs, pack } from './packages.js';
+import { freshInstallArgs, installArgs, pack } from './packages.js';
 import { createScratchDatabase } from './postgres.js';
 import { freePort, launch, runToEnd } from './processes.js';
 
@@ -99,7 +99,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     };
     expect(manifest.dependencies.proceedjs).toBe(`file:${framework.tarball}`);
 
-    const installed = await clock.time('npm install', () => succeed(app, 'npm', installArgs));
+    const installed = await clock.time('npm install', () => succeed(app, 'npm', freshInstallArgs));
     // Every package it pulled in supports the Node.js Proceed supports.
     expect(installed).not.toContain('EBADENGINE');
 
