@@ -12,7 +12,7 @@ const longest = ['test/scaffold.test.ts', 'test/generate.test.ts'];
  * Then the files that start servers, browsers, databases on disk or whole apps, so that the
  * two workers finish together instead of one waiting on a long file that happened to start last.
  * Vitest orders by the durations of the previous run once it has one (node_modules/.vite); a
- * fresh clone, as in CI, has none and would order by file size.
+ * fresh clone, as in CI, has none, and Vitest keeps the order it found the files in.
  */
 const slow =
   /(cli|npm-start|workers|package|persistence|seed|admin-seed|connect|auth|users|posts)\.test\.ts$|\.browser\.test\.ts$/;
