@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
 import type { Database } from './connect.js';
 import { posts } from './schema.js';
-import { directSelect } from './statements.js';
+import { directStatement } from './statements.js';
 import { usersRepository } from './users.js';
 
 for (const engine of testEngines(inject('postgresUrl'))) {
-  describe.skipIf(engine.skip)(`directSelect on ${engine.name}`, () => {
+  describe.skipIf(engine.skip)(`directStatement on ${engine.name}`, () => {
     let opened: TestDatabase;
     let database: Database;
 
@@ -44,7 +44,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         .where(eq(posts.status, 'published'))
         .orderBy(desc(posts.id))
         .limit(sql.placeholder('limit'));
-      const direct = directSelect(database, 'test_published', columns, query);
+      const direct = directStatement(database, 'test_published', columns, query);
       expect(await direct({ limit: 5 })).toEqual(
         await query.prepare('test_published_drizzle').execute({ limit: 5 }),
       );
@@ -55,8 +55,38 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       expect(await direct({ limit: 1 })).toHaveLength(1);
     });
 
+    it("inserts through an insert's placeholders, each encoded by its column, and returns its columns", async () => {
+      const returned = { id: posts.id, title: posts.title, status: posts.status, version: posts.version };
+      const insert = directStatement(
+        database,
+        'test_insert',
+        returned,
+        database.db
+          .insert(posts)
+          .values({
+            id: sql.placeholder('id'),
+            authorId: sql.placeholder('authorId'),
+            title: sql.placeholder('title'),
+            content: 'Body',
+            excerpt: '',
+            status: sql.placeholder('status'),
+          })
+          .returning(returned),
+      );
+      const [author] = await database.db.select({ id: posts.authorId }).from(posts).limit(1);
+      const id = '01900000-0000-7000-8000-000000000009';
+      expect(await insert({ id, authorId: author?.id, title: 'Inserted', status: 'draft' })).toEqual([
+        { id, title: 'Inserted', status: 'draft', version: 1 },
+      ]);
+      const [stored] = await database.db.select().from(posts).where(eq(posts.id, id));
+      expect(stored).toMatchObject({ title: 'Inserted', content: 'Body', status: 'draft' });
+      await expect(insert({ id: '01900000-0000-7000-8000-00000000000a', title: 'x' })).rejects.toThrow(
+        'test_insert: no value for "authorId"',
+      );
+    });
+
     it('refuses a run without a value for a placeholder', async () => {
-      const direct = directSelect(
+      const direct = directStatement(
         database,
         'test_by_id',
         columns,
@@ -71,11 +101,11 @@ for (const engine of testEngines(inject('postgresUrl'))) {
     it('refuses, when built, a column Drizzle would map or rename', () => {
       const timestamped = { id: posts.id, createdAt: posts.createdAt };
       expect(() =>
-        directSelect(database, 'test_dates', timestamped, database.db.select(timestamped).from(posts)),
+        directStatement(database, 'test_dates', timestamped, database.db.select(timestamped).from(posts)),
       ).toThrow('test_dates: column "created_at" (PgTimestamp) needs Drizzle\'s mapping');
       const renamed = { id: posts.id, authorId: posts.authorId };
       expect(() =>
-        directSelect(database, 'test_renamed', renamed, database.db.select(renamed).from(posts)),
+        directStatement(database, 'test_renamed', renamed, database.db.select(renamed).from(posts)),
       ).toThrow('test_renamed: "authorId" would come back as "author_id"');
     });
   });

@@ -1,8 +1,8 @@
 /**
- * The blog's most frequent reads, written by Drizzle and run by the driver (docs/performance.md,
- * "The blog by hand").
+ * The blog's most frequent statements (the reads of a post and of the feed, the create), written
+ * by Drizzle and run by the driver (docs/performance.md, "The blog by hand").
  */
-import { is, Placeholder, type SQLWrapper } from 'drizzle-orm';
+import { is, Param, Placeholder, type SQLWrapper } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Database } from './connect.js';
 
@@ -12,21 +12,22 @@ const rowsOf = (result: { rows: unknown[] }) => result.rows;
 const readAsIs = new Set(['PgUUID', 'PgText', 'PgVarchar', 'PgInteger', 'PgBoolean']);
 
 /**
- * A select that Drizzle writes from the schema, run as a named prepared statement on the driver
- * itself (PGlite: a plain query), its rows handed on as the driver reads them. Drizzle's own
- * prepared statements map every field of every row and wrap each run in three tracing spans:
- * on the feed, a third of the blog's time beyond the hand-written server's.
+ * A statement that Drizzle writes from the schema (a select, or an insert with its `RETURNING`),
+ * run as a named prepared statement on the driver itself (PGlite: a plain query), its rows handed
+ * on as the driver reads them. Drizzle's own prepared statements map every field of every row and
+ * wrap each run in three tracing spans: on the feed, a third of the blog's time beyond the
+ * hand-written server's.
  *
- * Only for `columns` the driver reads as their values (uuid, text, integer, boolean) under their
- * own names: anything else (a timestamp Drizzle turns into a Date, a renamed column) is refused
- * here, when the repository is built, not found wrong in an answer.
+ * Only for `columns` (what it selects or returns) the driver reads as their values (uuid, text,
+ * integer, boolean) under their own names: anything else (a timestamp Drizzle turns into a Date,
+ * a renamed column) is refused here, when the repository is built, not found wrong in an answer.
  *
  * @example
- * const feed = directSelect(database, 'posts_feed', summaryColumns,
+ * const feed = directStatement(database, 'posts_feed', summaryColumns,
  *   db.select(summaryColumns).from(posts).orderBy(desc(posts.id)).limit(sql.placeholder('limit')));
  * const rows = await feed({ limit: 21 });
  */
-export function directSelect<Row>(
+export function directStatement<Row>(
   database: Pick<Database, 'query' | 'prepared'>,
   name: string,
   columns: { [K in keyof Row]: PgColumn },
@@ -38,15 +39,18 @@ export function directSelect<Row>(
     if (column.name !== key) throw new Error(`${name}: "${key}" would come back as "${column.name}"`);
   }
   const { sql, params } = query.toSQL();
-  // Each parameter is a placeholder filled per run, or a value fixed in the query.
-  const fill = params.map((param) =>
-    is(param, Placeholder)
-      ? (values: Record<string, unknown>) => {
-          if (!(param.name in values)) throw new Error(`${name}: no value for "${param.name}"`);
-          return values[param.name];
-        }
-      : () => param,
-  );
+  // Each parameter is a placeholder filled per run (in an insert's values, wrapped with the column
+  // that encodes it), or a value fixed in the query.
+  const fill = params.map((param) => {
+    const placeholder = is(param, Param) && is(param.value, Placeholder) ? param.value : param;
+    if (!is(placeholder, Placeholder)) return () => param;
+    const encode = is(param, Param) ? (value: unknown) => param.encoder.mapToDriverValue(value) : undefined;
+    return (values: Record<string, unknown>) => {
+      if (!(placeholder.name in values)) throw new Error(`${name}: no value for "${placeholder.name}"`);
+      const value = values[placeholder.name];
+      return encode === undefined ? value : encode(value);
+    };
+  });
   const run =
     database.prepared ?? ((_name: string, text: string, values: unknown[]) => database.query(text, values));
   // Not an async function: no promise and resumption of its own per run (a missing value still
