@@ -1,4 +1,4 @@
-import { desc, eq, sql } from 'drizzle-orm';
+import { desc, eq, fillPlaceholders, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type TestDatabase, testEngines, truncateAll } from '../../test/databases.js';
 import type { Database } from './connect.js';
@@ -10,6 +10,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
   describe.skipIf(engine.skip)(`directStatement on ${engine.name}`, () => {
     let opened: TestDatabase;
     let database: Database;
+    let authorId: string;
 
     beforeAll(async () => {
       opened = await engine.open();
@@ -20,6 +21,7 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         name: 'Ada',
         passwordHash: 'x',
       });
+      authorId = author.id;
       await database.db.insert(posts).values(
         ['draft', 'published', 'published'].map((status, index) => ({
           id: `01900000-0000-7000-8000-00000000000${index}`,
@@ -73,9 +75,8 @@ for (const engine of testEngines(inject('postgresUrl'))) {
           })
           .returning(returned),
       );
-      const [author] = await database.db.select({ id: posts.authorId }).from(posts).limit(1);
       const id = '01900000-0000-7000-8000-000000000009';
-      expect(await insert({ id, authorId: author?.id, title: 'Inserted', status: 'draft' })).toEqual([
+      expect(await insert({ id, authorId, title: 'Inserted', status: 'draft' })).toEqual([
         { id, title: 'Inserted', status: 'draft', version: 1 },
       ]);
       const [stored] = await database.db.select().from(posts).where(eq(posts.id, id));
@@ -83,6 +84,36 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       await expect(insert({ id: '01900000-0000-7000-8000-00000000000a', title: 'x' })).rejects.toThrow(
         'test_insert: no value for "authorId"',
       );
+    });
+
+    it('gives the driver what Drizzle would: each value through its column (a Date as a timestamp writes it)', async () => {
+      const sent: unknown[][] = [];
+      const recording: Pick<Database, 'query'> = {
+        query: async <Row>(_sql: string, params?: unknown[]) => {
+          sent.push(params ?? []);
+          return { rows: [] as Row[] };
+        },
+      };
+      const query = database.db
+        .insert(posts)
+        .values({
+          id: sql.placeholder('id'),
+          authorId: sql.placeholder('authorId'),
+          title: 'T',
+          content: 'C',
+          excerpt: '',
+          createdAt: sql.placeholder('at'),
+        })
+        .returning({ id: posts.id });
+      const values = {
+        id: '01900000-0000-7000-8000-00000000000b',
+        authorId,
+        at: new Date('2026-01-02T03:04:05Z'),
+      };
+      await directStatement(recording, 'test_encoded', { id: posts.id }, query)(values);
+      const drizzle = fillPlaceholders(query.toSQL().params, values);
+      expect(sent).toEqual([drizzle]);
+      expect(drizzle).not.toContain(values.at);
     });
 
     it('refuses a run without a value for a placeholder', async () => {
