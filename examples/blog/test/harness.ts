@@ -145,6 +145,8 @@ export interface BlogInstance extends Connection {
   secret: string;
   /** Where its database is: another instance may open the same one. */
   databaseUrl: string;
+  /** What it was started with (on a runtime, passed as its environment). */
+  settings: Partial<BlogOptions>;
   /** Runs SQL on its database, to see what requests left there (rows that must be gone, say). */
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
   close(): Promise<void>;
@@ -310,6 +312,7 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     admin,
     secret,
     databaseUrl: database.url,
+    settings,
     query: (sql, params) => queryDatabase(database.url, inProcess, sql, params),
     async close() {
       try {

@@ -2,7 +2,8 @@
  * The blog's OpenAPI document in the tools its users already have (docs/openapi.md, "Tools"):
  * the two linters pass it with no error and no warning, and the clients three generators write
  * from it compile under strict TypeScript, with the problem answers typed (a 404's `status` is
- * `404`, its `code` is `'NOT_FOUND'`).
+ * `404`, its `code` is `'NOT_FOUND'`). On Node only: on Bun and Deno, openapi.test.ts checks
+ * that the document served there is this one.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

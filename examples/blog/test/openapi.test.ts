@@ -5,6 +5,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createResponseValidator, exampleErrors, type OpenApiDocument } from 'proceedjs/openapi';
 import { describe, expect, it } from 'vitest';
+import { createBlogApp } from '../src/app.js';
 import { connect, engines, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -38,6 +39,18 @@ const guarded = [
 describe('the blog’s OpenAPI document', () => {
   const blog = useBlog(pglite);
   const document = () => blog.instance.document;
+
+  // What makes one run of openapi-tools.test.ts (on Node) stand for every runtime.
+  it('is the document the same app serves in a Node process, inspected as the CLI reads it', async () => {
+    const app = await createBlogApp({ ...blog.instance.settings, inspect: true });
+    try {
+      const served = await app.inject({ method: 'GET', url: '/api/docs/json' });
+      expect(served.statusCode).toBe(200);
+      expect(document()).toEqual(served.json());
+    } finally {
+      await app.close();
+    }
+  });
 
   it('validates with a standard OpenAPI validator', async () => {
     expect(document().openapi).toMatch(/^3\.1\./);
