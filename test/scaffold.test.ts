@@ -4,9 +4,11 @@
  * `npm test`, `npm run build`, then production: dev dependencies pruned (no TypeScript, no tsx),
  * `npm start`, the API over HTTP, SIGTERM, exit 0. The default template (notes on a database)
  * also runs its tests on PostgreSQL, is read by the CLI with no database, is driven through the
- * typed client, and starts twice on one PostgreSQL. Each step's time is printed.
+ * typed client, and starts twice on one PostgreSQL; `proceed generate resource` adds a resource
+ * to it first, with no terminal, and its tests and type check pass with no edit. Each step's
+ * time is printed.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -85,7 +87,7 @@ async function create(name: string, ...options: string[]): Promise<{ app: string
 const secret = { JWT_SECRET: 'a-secret-of-at-least-32-bytes-for-the-tests' };
 
 describe('npm create proceed, from the packed tarballs', () => {
-  it('scaffolds the app template: it installs, passes its tests on PGlite and PostgreSQL, is read with no database, serves in production, and two instances on one PostgreSQL migrate once', {
+  it('scaffolds the app template: it installs, takes a generated resource, passes its tests on PGlite and PostgreSQL, is read with no database, serves in production, and two instances on one PostgreSQL migrate once', {
     timeout: 900_000,
   }, async () => {
     const postgresUrl = inject('postgresUrl');
@@ -111,19 +113,48 @@ describe('npm create proceed, from the packed tarballs', () => {
       ),
     );
     expect(onPglite).toMatch(/Tests\s+\d+ passed \| \d+ skipped/);
-    if (postgresUrl !== null) {
-      // Verbose: every test's name is printed, not only the slow ones'.
-      const onBoth = stripVTControlCharacters(
-        await clock.time('npm test (PGlite and PostgreSQL)', () =>
-          succeed(app, 'npm', ['test', '--', '--reporter=verbose'], {
-            TEST_DATABASE_URL: postgresUrl,
-            CI: 'true',
-          }),
-        ),
-      );
-      expect(onBoth).toMatch(/Tests\s+\d+ passed \(\d+\)/);
-      expect(onBoth).not.toContain('skipped');
-      expect(onBoth).toContain('are applied once when two instances start at the same time');
+
+    // `proceed generate resource` with no terminal: the rest of this test runs on the app with
+    // bookmarks added, and its tests and type check pass with no edit.
+    const generate = [
+      'proceed',
+      'generate',
+      'resource',
+      'bookmarks',
+      'url:string',
+      'title:string',
+      'notes:text',
+    ];
+    const generated = await clock.time('proceed generate resource', () => succeed(app, 'npx', generate));
+    expect(generated).toContain('Added bookmarks:');
+    expect(generated).toContain(
+      "api.bookmarks.createBookmark({ url: 'url 1', title: 'title 1', notes: 'notes 1' })",
+    );
+    const migration = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_bookmarks.sql'));
+    expect(migration).toBe('0001_bookmarks.sql');
+    const sql = readFileSync(join(app, 'drizzle', migration ?? ''), 'utf8');
+    expect(sql).toContain('CREATE TABLE "bookmarks"');
+    expect(sql).toContain('REFERENCES "public"."users"("id") ON DELETE cascade');
+    // Run again, it refuses: exit 2, one line, nothing written.
+    const again = await runToEnd('npx', generate, { cwd: app });
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim()).toBe('proceed: src/bookmarks.ts exists already: nothing was written');
+
+    // Verbose: every test's name is printed, not only the slow ones'.
+    const tested = stripVTControlCharacters(
+      await clock.time(`npm test (PGlite${postgresUrl === null ? '' : ' and PostgreSQL'})`, () =>
+        succeed(app, 'npm', ['test', '--', '--reporter=verbose'], {
+          TEST_DATABASE_URL: postgresUrl ?? '',
+          CI: 'true',
+        }),
+      ),
+    );
+    expect(tested).toMatch(/✓ test\/bookmarks\.test\.ts/);
+    if (postgresUrl === null) expect(tested).toMatch(/Tests\s+\d+ passed \| \d+ skipped/);
+    else {
+      expect(tested).toMatch(/Tests\s+\d+ passed \(\d+\)/);
+      expect(tested).not.toContain('skipped');
+      expect(tested).toContain('are applied once when two instances start at the same time');
     }
     // A PostgreSQL that TEST_DATABASE_URL names and nothing answers at fails the run, never skips.
     const unreachable = await runToEnd('npm', ['test', '--', 'test/migrations.test.ts'], {
@@ -144,6 +175,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       'GET /api/auth/me',
       'GET /api/notes',
       'DELETE /api/notes/:id',
+      'POST /api/bookmarks',
     ])
       expect(routes).toMatch(new RegExp(route.replace(' ', '\\s+')));
     const openapi = JSON.parse(await succeed(app, 'npx', ['proceed', 'openapi'], nothing)) as {

@@ -1,12 +1,12 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The two longest files (minutes each: they install and test scaffolded apps), longest first, so
- * that each starts at once on a worker of its own instead of after the other project's files:
- * Vitest's own order puts the projects one after another (the blog on Bun, on Deno, then the
- * rest), which started the longest file two minutes in and left one worker finishing it alone.
+ * The longest file (minutes: it installs and tests scaffolded apps) first, so that it starts at
+ * once on a worker of its own instead of after the other project's files: Vitest's own order
+ * puts the projects one after another (the blog on Bun, on Deno, then the rest), which started it
+ * two minutes in and left one worker finishing it alone.
  */
-const longest = ['test/scaffold.test.ts', 'test/generate.test.ts'];
+const longest = ['test/scaffold.test.ts'];
 
 /**
  * Then the files that start servers, browsers, databases on disk or whole apps, so that the
