@@ -139,6 +139,7 @@ describe('the embedded database persists across a restart of the CLI server', ()
     started.push(second);
     api = await connect(second.origin, [password, 'first admin password', 'second admin password']);
     const listed = await api.request<CursorPage<PostView>>('GET', `/api/posts?authorId=${session.user.id}`);
+    expect(listed.status, `${listed.text}\n${second.output()}`).toBe(200);
     expect(listed.body.data).toEqual([
       { id: post.body.id, title: 'Survives restarts', excerpt: 'Written before SIGTERM.' },
     ]);
