@@ -5,9 +5,11 @@ import SlowFirstSequencer from './test/sequencer.js';
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
 /**
- * The blog's suites that start a blog (the others test its parts in this process). Not
- * openapi-tools: its linters and generators read the document, which openapi.test.ts checks is
- * the one a Node process serves, on every runtime.
+ * The blog's suites that run again on Bun and Deno: what a request meets on the runtime. Left
+ * out: the suites of its parts in this process, of what its Node process alone does (restarts,
+ * the seed, the pool, queries, telemetry), the TanStack Query page (a browser's view of the API),
+ * and openapi-tools, whose linters and generators read the document that openapi.test.ts checks
+ * is the one a Node process serves, on every runtime.
  */
 const blogSuitesOnRuntimes =
   'examples/blog/test/{attachments,auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,metrics,openapi,outage,posts,shared-limits,users}.test.ts';
@@ -37,7 +39,7 @@ export default defineConfig({
         },
       },
       // The blog's end-to-end suites again, against the compiled blog on Bun and on Deno
-      // (examples/blog/test/runtimes.ts): every suite that starts a blog.
+      // (examples/blog/test/runtimes.ts): those of blogSuitesOnRuntimes.
       ...(['bun', 'deno'] as const).map((runtime) => ({
         extends: true as const,
         test: {

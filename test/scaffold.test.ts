@@ -4,9 +4,10 @@
  * `npm test`, `npm run build`, then production: dev dependencies pruned (no TypeScript, no tsx),
  * `npm start`, the API over HTTP, SIGTERM, exit 0. The default template (notes on a database)
  * also runs its tests on PostgreSQL, is read by the CLI with no database, is driven through the
- * typed client, and starts twice on one PostgreSQL; `proceed generate resource` adds a resource
- * to it first, with no terminal, and its tests and type check pass with no edit. Each step's
- * time is printed.
+ * typed client, and starts twice on one PostgreSQL. Its notes' tests run on the template as
+ * shipped; then `proceed generate resource` adds a resource with no terminal, and every later step
+ * (the whole test run, the type check, the build, production) runs on the app with it, with no
+ * edit: the generator only adds to the template's code. Each step's time is printed.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -106,7 +107,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(installed).not.toContain('EBADENGINE');
 
     // Without TEST_DATABASE_URL its PostgreSQL tests are skipped, saying why (shown on the
-    // notes' file alone: the whole run follows on both databases).
+    // notes' file alone: the whole run follows, on PostgreSQL too when there is one).
     const onPglite = stripVTControlCharacters(
       await clock.time('npm test (PGlite, the notes file)', () =>
         succeed(app, 'npm', ['test', '--', 'test/notes.test.ts'], { TEST_DATABASE_URL: '' }),

@@ -2,7 +2,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The longest file (minutes: it installs and tests scaffolded apps) first, so that it starts at
- * once on a worker of its own instead of after the other project's files: Vitest's own order
+ * once on a worker of its own instead of after the other projects' files: Vitest's own order
  * puts the projects one after another (the blog on Bun, on Deno, then the rest), which started it
  * two minutes in and left one worker finishing it alone.
  */

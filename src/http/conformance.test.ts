@@ -647,7 +647,8 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
 
   /**
    * Whether `text` (latin1, one byte per character) holds a whole answer: its head, and a body of
-   * its Content-Length or a chunked body's last chunk.
+   * its Content-Length or a chunked body's last chunk. Anything else (no length, trailers) counts
+   * as unfinished: the exchange then ends when the server closes, or after 10 s.
    */
   const wholeAnswer = (text: string) => {
     const headEnd = text.indexOf('\r\n\r\n');
@@ -659,25 +660,30 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
   };
 
   /**
-   * Writes a request by hand over a socket and reads what comes back, until the answer is whole
-   * or the server closes. Not until it closes: Deno keeps the connection of a refused upload open
-   * for the body the client declared, whatever `connection: close` says.
+   * Writes a request by hand over a socket and reads what comes back, and whether the server
+   * closed the connection. With `awaitClose`, until the server closes (at most 10 s); without,
+   * until the answer is whole: Deno keeps a refused upload's connection open while the body the
+   * client declared has not come, whatever `connection: close` says (docs/uploads.md).
    */
-  const exchange = (head: string, body: string) =>
-    new Promise<string>((resolve, reject) => {
+  const exchange = (head: string, body: string, awaitClose: boolean) =>
+    new Promise<{ text: string; closedByServer: boolean }>((resolve, reject) => {
       const { hostname, port } = new URL(origin as string);
       const socket = connect(Number(port), hostname);
       let text = '';
+      let closedByServer = false;
       const timer = setTimeout(() => socket.destroy(), 10_000);
       socket.on('data', (chunk) => {
         text += chunk.toString('latin1');
-        if (wholeAnswer(text)) socket.destroy();
+        if (!awaitClose && wholeAnswer(text)) socket.destroy();
+      });
+      socket.on('end', () => {
+        closedByServer = true;
       });
       socket.on('close', () => {
         clearTimeout(timer);
-        resolve(text);
+        resolve({ text, closedByServer });
       });
-      socket.on('error', (error) => (text === '' ? reject(error) : resolve(text)));
+      socket.on('error', (error) => (text === '' ? reject(error) : resolve({ text, closedByServer })));
       socket.write(head);
       socket.write(body, () => undefined);
     });
@@ -688,12 +694,16 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
   it.skipIf(workers || name === 'app.fetch')(
     'refuses over a socket a declared length over the total before reading, and a chunked file past its size',
     async () => {
+      const onDeno = name.startsWith('Deno');
       const declared = await exchange(
         'POST /api/uploads HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 50000000\r\n\r\n',
         '--b\r\n',
+        !onDeno,
       );
-      expect(declared).toMatch(/^HTTP\/1\.1 413/);
-      expect(declared).toContain('PAYLOAD_TOO_LARGE');
+      expect(declared.text).toMatch(/^HTTP\/1\.1 413/);
+      expect(declared.text).toContain('PAYLOAD_TOO_LARGE');
+      // The connection is closed with the answer (docs/uploads.md, "Runtimes"), but on Deno.
+      if (!onDeno) expect(declared.closedByServer).toBe(true);
       const part = `--b\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`;
       const chunk = 'x'.repeat(16 * 1024);
       const chunks = [part, ...Array.from({ length: 20 }, () => chunk)]
@@ -705,9 +715,11 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       const lying = await exchange(
         'POST /api/uploads HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: multipart/form-data; boundary=b\r\ntransfer-encoding: chunked\r\n\r\n',
         chunks,
+        true,
       );
-      expect(lying).toMatch(/^HTTP\/1\.1 413/);
-      expect(lying).toContain('is larger than this route takes');
+      expect(lying.text).toMatch(/^HTTP\/1\.1 413/);
+      expect(lying.text).toContain('is larger than this route takes');
+      expect(lying.closedByServer).toBe(true);
     },
   );
 

@@ -40,7 +40,9 @@ describe('the blog’s OpenAPI document', () => {
   const blog = useBlog(pglite);
   const document = () => blog.instance.document;
 
-  // What makes one run of openapi-tools.test.ts (on Node) stand for every runtime.
+  // What makes one run of openapi-tools.test.ts (on Node) stand for every runtime. On Bun and
+  // Deno the blog runs from dist/ and this side from src/: run `npm run build` after a change
+  // (npm test does), or a stale build shows as two documents.
   it('is the document the same app serves in a Node process, inspected as the CLI reads it', async () => {
     const app = await createBlogApp({ ...blog.instance.settings, inspect: true });
     try {
