@@ -122,7 +122,9 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
 
       for (const [index, port] of ports.entries()) {
         const old = instances[index] as Running;
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // The clients are being answered through haproxy when the instance is stopped.
+        const before = answered;
+        await eventually(() => answered >= before + 100, 20_000, 'the clients are answered');
         old.child.kill('SIGTERM');
         expect(await old.exited).toEqual({ code: 0, signal: null });
         instances[index] = await start(port);

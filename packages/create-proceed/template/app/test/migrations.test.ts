@@ -58,7 +58,14 @@ describe('migrations on PostgreSQL', () => {
         opened = true;
         return database;
       });
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Until the opening instance is queued behind the lock: PostgreSQL lists its request as not granted.
+      const waiting = async () =>
+        (
+          await holder.query(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          )
+        ).rowCount;
+      while (!opened && (await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(opened).toBe(false);
       expect((await holder.query("SELECT to_regclass('notes') AS notes")).rows).toEqual([{ notes: null }]);
       await holder.query('SELECT pg_advisory_unlock($1)', [migrationLock]);
