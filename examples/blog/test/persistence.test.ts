@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,17 +22,6 @@ import {
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const bin = join(root, 'bin/proceed.js');
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
 interface Server {
   child: ChildProcess;
   origin: string;
@@ -42,17 +30,17 @@ interface Server {
   stop(): Promise<number | null>;
 }
 
+/**
+ * Starts the blog on a port the system picks, read from its "Server listening" line: a port found
+ * free beforehand could be taken by another test's server while the database starts, and the
+ * health check would then reach that server.
+ */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', 'examples/blog/dist/main.js', '--port', String(port)],
-    {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [bin, 'start', 'examples/blog/dist/main.js', '--port', '0'], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -61,14 +49,17 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     output += chunk;
   });
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const origin = `http://127.0.0.1:${port}`;
+  let origin = '';
   const deadline = Date.now() + 90_000; // a new PGlite directory runs initdb: seconds, more on a busy machine
   for (;;) {
     if (child.exitCode !== null) throw new Error(`The server exited early (${child.exitCode}):\n${output}`);
-    const ok = await fetch(`${origin}/api/health`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
+    origin ||= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
+    const ok =
+      origin !== '' &&
+      (await fetch(`${origin}/api/health`).then(
+        (response) => response.status === 200,
+        () => false,
+      ));
     if (ok) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
