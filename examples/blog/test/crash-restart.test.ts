@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, launch, type Running, root } from '../../../test/processes.js';
+import { launch, type Running, root } from '../../../test/processes.js';
 import type { PostAuthenticated, Session } from './harness.js';
 
 const directories: string[] = [];
@@ -24,15 +24,23 @@ interface Crashable {
   parent: Running;
 }
 
-/** Polls readiness until 200; fails when the server reports a refusal or 90 s pass. */
-async function serving(origin: string, parent: Running): Promise<void> {
+/**
+ * Polls readiness until 200, at the address of the server's "Server listening" line: it listens on
+ * a port the system picks, as one found free beforehand could be taken by another test's server
+ * while the database starts, and the health check would then reach that server. Fails when the
+ * server reports a refusal or 90 s pass. Resolves to the server's origin.
+ */
+async function serving(parent: Running): Promise<string> {
   const deadline = Date.now() + 90_000; // a new directory runs initdb: seconds, more on a busy machine
   for (;;) {
-    const ok = await fetch(`${origin}/api/health`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ok) return;
+    const origin = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(parent.output())?.[1];
+    const ok =
+      origin !== undefined &&
+      (await fetch(`${origin}/api/health`).then(
+        (response) => response.status === 200,
+        () => false,
+      ));
+    if (ok) return origin;
     if (/in use by|Error/.test(parent.output()) || Date.now() > deadline) {
       throw new Error(`The blog did not start:\n${parent.output()}`);
     }
@@ -45,19 +53,17 @@ async function serving(origin: string, parent: Running): Promise<void> {
  * reaps. `setsid` puts the server in a process group of its own, which the test kills.
  */
 async function start(directory: string, secret: string): Promise<Crashable> {
-  const port = await freePort();
   const parent = launch(
     'sh',
     [
       '-c',
-      `setsid "${process.execPath}" bin/proceed.js start examples/blog/dist/main.js --port ${port} & echo "server pid $!"; exec sleep 600`,
+      `setsid "${process.execPath}" bin/proceed.js start examples/blog/dist/main.js --port 0 & echo "server pid $!"; exec sleep 600`,
     ],
-    { cwd: root, env: { DATABASE_URL: directory, JWT_SECRET: secret, LOG_LEVEL: 'warn' } },
+    { cwd: root, env: { DATABASE_URL: directory, JWT_SECRET: secret, LOG_LEVEL: 'info' } },
   );
   await parent.waitFor(/server pid \d+/);
   const pid = Number(/server pid (\d+)/.exec(parent.output())?.[1]);
-  const origin = `http://127.0.0.1:${port}`;
-  await serving(origin, parent);
+  const origin = await serving(parent);
   return { origin, pid, parent };
 }
 
