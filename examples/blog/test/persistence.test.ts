@@ -36,11 +36,15 @@ interface Server {
  * health check would then reach that server.
  */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [bin, 'start', 'examples/blog/dist/main.js', '--port', '0'], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'start', 'examples/blog/dist/main.js', '--port', '0', '--host', '127.0.0.1'],
+    {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;

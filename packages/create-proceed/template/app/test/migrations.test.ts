@@ -54,10 +54,20 @@ describe('migrations on PostgreSQL', () => {
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [migrationLock]);
       let opened = false;
+      let settled = false;
       const opening = openDatabase(created.url).then((database) => {
         opened = true;
         return database;
       });
+      // A failed opening ends the wait below too; awaited further down, it fails with its error.
+      opening.then(
+        () => {
+          settled = true;
+        },
+        () => {
+          settled = true;
+        },
+      );
       // Until the opening instance is queued behind the lock: PostgreSQL lists its request as not granted.
       const waiting = async () =>
         (
@@ -65,7 +75,7 @@ describe('migrations on PostgreSQL', () => {
             "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
           )
         ).rowCount;
-      while (!opened && (await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (!settled && (await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(opened).toBe(false);
       expect((await holder.query("SELECT to_regclass('notes') AS notes")).rows).toEqual([{ notes: null }]);
       await holder.query('SELECT pg_advisory_unlock($1)', [migrationLock]);
