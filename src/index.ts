@@ -16,12 +16,16 @@ export {
 } from './core/documentation.js';
 export * from './core/errors.js';
 export {
+  type EventLogBounds,
+  EventSequence,
   type EventStreamOf,
   type EventStreamOptions,
   type EventStreamOutput,
   eventStream,
+  resumeAfter,
   ServerEvent,
   serverEvent,
+  type UnplacedEventId,
 } from './core/events.js';
 export {
   type DownloadOutput,

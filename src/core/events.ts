@@ -85,6 +85,102 @@ export function serverEvent<T>(
   return new ServerEvent(data, options);
 }
 
+/**
+ * What a resumed stream does with a `Last-Event-ID` it cannot place in its log (docs/events.md,
+ * "Resuming"): `live` sends the events from now on; `replay` sends every event the log still
+ * keeps first.
+ */
+export type UnplacedEventId = 'live' | 'replay';
+
+/** The ids of a log of events: whole numbers that grow, from `first` on in its current epoch. */
+export interface EventLogBounds {
+  /**
+   * The first id of the log's current epoch: a new database, a restored one, an in-memory log
+   * after a restart. A smaller id was given out by another epoch and names nothing here.
+   */
+  readonly first: bigint | number | string;
+  /** The newest id the log has given out; `first - 1` while it has none. */
+  readonly newest: bigint | number | string;
+}
+
+/** A decimal id as the log writes them: digits only, at most 19 (a PostgreSQL `bigint`). */
+const decimalId = /^\d{1,19}$/;
+
+/**
+ * Where a stream resumes: the id after which to send the events the log still keeps, or
+ * `undefined` for live events only. A client that sends no `Last-Event-ID` gets live events; one
+ * whose id the log cannot place (not a decimal id, below the epoch's `first`, above its
+ * `newest`: it came from another epoch, a restored database, or was made up) gets what `unplaced`
+ * says, `live` by default. Never an id above `newest`, which would hold back every live event
+ * until the log passed it.
+ *
+ * @example
+ * const after = resumeAfter(lastEventId, await feed.bounds(), { unplaced: 'replay' });
+ * if (after !== undefined) for (const event of await feed.since(after)) yield serverEvent(event, { id: event.id });
+ */
+export function resumeAfter(
+  lastEventId: string | undefined,
+  log: EventLogBounds,
+  options: { unplaced?: UnplacedEventId } = {},
+): bigint | undefined {
+  if (lastEventId === undefined) return undefined;
+  const first = BigInt(log.first);
+  const newest = BigInt(log.newest);
+  const id = lastEventId.trim();
+  if (decimalId.test(id)) {
+    const last = BigInt(id);
+    // first - 1: the client saw nothing of this epoch yet, or the log's own "before the first".
+    if (last >= first - 1n && last <= newest) return last;
+  }
+  return (options.unplaced ?? 'live') === 'replay' ? first - 1n : undefined;
+}
+
+/**
+ * The first id of an epoch that starts now: the time in ms × 1000. Ids of a later epoch start
+ * above every id of an earlier one (while it gave out fewer than 1000 a ms between the two
+ * starts), so a client's id from before a restart is told apart from the ids after it.
+ */
+export function epochStart(now: number = Date.now()): bigint {
+  return BigInt(Math.floor(now)) * 1000n;
+}
+
+/**
+ * Ids for the events of one process's in-memory log: they start at {@link epochStart} when it is
+ * made, so ids from before a restart are placed apart from the new ones (docs/events.md).
+ *
+ * @example
+ * const ids = new EventSequence();
+ * yield serverEvent(post, { id: ids.next() });
+ * const after = ids.resumeAfter(lastEventId); // undefined: live only
+ */
+export class EventSequence implements EventLogBounds {
+  readonly first: bigint;
+  #newest: bigint;
+
+  constructor(first: bigint = epochStart()) {
+    this.first = first;
+    this.#newest = first - 1n;
+  }
+
+  get newest(): bigint {
+    return this.#newest;
+  }
+
+  /** The next id, as `serverEvent` takes it. */
+  next(): string {
+    this.#newest += 1n;
+    return String(this.#newest);
+  }
+
+  /** {@link resumeAfter} on this sequence. */
+  resumeAfter(
+    lastEventId: string | undefined,
+    options: { unplaced?: UnplacedEventId } = {},
+  ): bigint | undefined {
+    return resumeAfter(lastEventId, this, options);
+  }
+}
+
 /** What the handler of an event-stream procedure returns: its events, as it yields them. */
 export type EventStreamOf<T> = AsyncIterable<T | ServerEvent<T>>;
 

@@ -26,6 +26,45 @@ export interface FileAnswerOptions {
   readonly lastModified?: Date | number;
   /** An entity tag of your own (a content hash kept in storage), without quotes. */
   readonly etag?: string;
+  /**
+   * The answer's `Content-Security-Policy`: {@link userContentPolicy} by default, so that a file a
+   * user uploaded and a browser opens runs nothing and reaches nothing; `false` sends none (a PDF
+   * shown `inline`, which a sandboxed viewer refuses). A route's own header wins over both.
+   */
+  readonly contentSecurityPolicy?: string | false;
+}
+
+/** The default policy of a file answer: no script, no subresource, a sandboxed origin (docs/files.md). */
+export const userContentPolicy = "default-src 'none'; sandbox";
+
+/**
+ * Characters a name is shown without: controls (C0, DEL, C1), format characters (Unicode category
+ * Cf: the bidirectional overrides that make `evil\u202Etxt.exe` display as `evilexe.txt`,
+ * zero-width characters, the byte-order mark) and the line and paragraph separators.
+ */
+const invisible = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * A name as it may be stored and shown: without control, format (bidirectional overrides,
+ * zero-width characters) and separator characters. Applied to every uploaded file's name and to
+ * every name a file answer sends (docs/uploads.md).
+ *
+ * @example
+ * visibleName('evil\u202Etxt.exe') // 'eviltxt.exe'
+ */
+export function visibleName(name: string): string {
+  return name.replace(invisible, '');
+}
+
+/**
+ * A media type as RFC 6838 names one (`type/subtype`, each a restricted name of at most 127
+ * characters), without parameters: what an upload's type must be (docs/uploads.md).
+ */
+const restrictedMediaType = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/i;
+
+/** Whether `type` (without parameters) is a media type by RFC 6838's grammar. */
+export function isMediaType(type: string): boolean {
+  return restrictedMediaType.test(type);
 }
 
 /** A range of bytes, first and last included. */
@@ -66,6 +105,8 @@ export class FileAnswer {
   /** Milliseconds since the epoch, whole seconds (what `Last-Modified` can say). */
   readonly lastModified: number | undefined;
   readonly etag: string | undefined;
+  /** `false`: no policy is sent. */
+  readonly contentSecurityPolicy: string | false;
 
   constructor(source: ByteSource, options: FileAnswerOptions & { type: string }) {
     if (!mediaTypePattern.test(options.type))
@@ -81,6 +122,9 @@ export class FileAnswer {
       throw new TypeError(
         'sendFile: etag holds characters an entity tag cannot (quotes, spaces, control characters)',
       );
+    const policy = options.contentSecurityPolicy ?? userContentPolicy;
+    if (policy !== false && (policy === '' || !/^[\x20-\x7e]+$/.test(policy)))
+      throw new TypeError('sendFile: contentSecurityPolicy must be a non-empty header value, or false');
     const modified = options.lastModified === undefined ? undefined : Number(options.lastModified);
     if (modified !== undefined && !Number.isFinite(modified))
       throw new TypeError('sendFile: lastModified must be a valid date');
@@ -90,6 +134,7 @@ export class FileAnswer {
     this.disposition = options.disposition ?? 'attachment';
     this.lastModified = modified === undefined ? undefined : Math.floor(modified / 1000) * 1000;
     this.etag = options.etag;
+    this.contentSecurityPolicy = policy;
   }
 }
 

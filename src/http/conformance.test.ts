@@ -32,7 +32,7 @@ interface Target {
 }
 
 /** Starts a request and hands back the answer unread: its body is read (and dropped) by the test. */
-type Open = (path: string, signal: AbortSignal) => Promise<Response>;
+type Open = (path: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<Response>;
 
 const targets: Target[] = [
   {
@@ -50,7 +50,7 @@ const targets: Target[] = [
           });
           return { status: response.status, headers: response.headers, body: await response.text() };
         },
-        open: (path, signal) => fetch(`${origin}${path}`, { signal }),
+        open: (path, signal, headers = {}) => fetch(`${origin}${path}`, { signal, headers }),
         close: () => app.close(),
       };
     },
@@ -75,8 +75,8 @@ const targets: Target[] = [
               : await response.text();
           return { status: response.status, headers: response.headers, body };
         },
-        open: async (path, signal) => {
-          const response = await app.fetch(new Request(`http://api.example${path}`, { signal }), {
+        open: async (path, signal, headers = {}) => {
+          const response = await app.fetch(new Request(`http://api.example${path}`, { signal, headers }), {
             ip: '127.0.0.1',
           });
           // A client that stops reading cancels the body, as a runtime does when the socket closes.
@@ -103,7 +103,7 @@ function onRuntime(command: RuntimeCommand): Target {
       return {
         origin,
         send: overSocket(origin),
-        open: (path, signal) => fetch(`${origin}${path}`, { signal }),
+        open: (path, signal, headers = {}) => fetch(`${origin}${path}`, { signal, headers }),
         close,
       };
     },
@@ -484,6 +484,7 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(whole.headers.get('last-modified')).toBe(new Date(documentModified).toUTCString());
     expect(whole.headers.get('etag')).toBe(`"64-${documentModified.toString(16)}"`);
     expect(whole.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(whole.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     expect(whole.headers.get('x-request-id')).toEqual(expect.any(String));
     expect(bytesOf(whole)).toEqual(documentBytes);
     const head = await send('HEAD', '/api/documents/report');
@@ -565,6 +566,62 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expectProblem(await send('GET', '/api/ticks/stream?count=many'), 400, 'VALIDATION_FAILED');
   });
 
+  it('sends live events to a stream resumed with an id the feed cannot place, and replays after one it can', async () => {
+    /** Opens the feed; `next()` reads its next event's id and text, keep-alives skipped. */
+    const openFeed = async (leave: AbortController, lastEventId: string) => {
+      const response = await open('/api/feed/events', leave.signal, { 'last-event-id': lastEventId });
+      expect(response.status).toBe(200);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      return async () => {
+        while (true) {
+          const end = buffer.indexOf('\n\n');
+          if (end >= 0) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (frame.startsWith(':')) continue;
+            return frame;
+          }
+          const { value, done } = await reader.read();
+          if (done) throw new Error('the feed ended');
+          buffer += decoder.decode(value, { stream: true });
+        }
+      };
+    };
+    const post = async (text: string) =>
+      JSON.parse((await send('POST', '/api/feed', { headers: json, body: JSON.stringify({ text }) })).body)
+        .id as string;
+    const seen = await post('before');
+    for (const unplaceable of ['999999999999999999', '  5  ', '1', 'not-an-id']) {
+      const leave = new AbortController();
+      try {
+        const next = await openFeed(leave, unplaceable);
+        // The stream is open (its first keep-alive or nothing yet): what is posted now reaches it.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const sent = Date.now();
+        const id = await post(`live after ${unplaceable}`);
+        expect(await next()).toBe(`id: ${id}\ndata: {"text":"live after ${unplaceable}"}`);
+        expect(Date.now() - sent).toBeLessThan(1000);
+      } finally {
+        leave.abort();
+      }
+    }
+    const missed = await post('missed');
+    const leave = new AbortController();
+    try {
+      const next = await openFeed(leave, seen);
+      // Replayed in order after the id the feed placed: the four live ones, then the missed one.
+      const frames = [await next(), await next(), await next(), await next(), await next()];
+      expect(frames.at(-1)).toBe(`id: ${missed}\ndata: {"text":"missed"}`);
+      expect(frames.map((frame) => BigInt(/^id: (\d+)/.exec(frame)?.[1] ?? '0'))).toEqual(
+        frames.map((frame) => BigInt(/^id: (\d+)/.exec(frame)?.[1] ?? '0')).sort((a, b) => (a < b ? -1 : 1)),
+      );
+    } finally {
+      leave.abort();
+    }
+  });
+
   it('answers a failure before the first event as a problem, and one after it as an error event', async () => {
     expectProblem(await send('GET', '/api/ticks/stream?fail=before'), 404, 'NOT_FOUND');
     const broken = await send('GET', '/api/ticks/stream?count=3&fail=after');
@@ -643,6 +700,35 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
     const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
     expect(refused.status).toBe(415);
+  });
+
+  it('takes file names without format characters, and refuses a media type outside RFC 6838', async () => {
+    const form = (name: string, type: string) => {
+      const body = new FormData();
+      body.append('note', 'n');
+      body.append('copies', '1');
+      body.append('file', new Blob(['MZ'], { type }), name);
+      return body;
+    };
+    const overridden = await send('POST', '/api/uploads', { body: form('evil\u202Etxt.exe', 'text/plain') });
+    expect(overridden.status).toBe(201);
+    expect(JSON.parse(overridden.body).name).toBe('eviltxt.exe');
+    const zeroWidth = await send('POST', '/api/uploads', {
+      body: form('\u200Bre\u2066port\uFEFF.pdf', 'application/pdf'),
+    });
+    expect(JSON.parse(zeroWidth.body).name).toBe('report.pdf');
+    const long = await send('POST', '/api/uploads', {
+      body: form('a.bin', `application/${'x'.repeat(10_000)}`),
+    });
+    expectProblem(long, 400, 'VALIDATION_FAILED');
+    expect(JSON.parse(long.body).errors).toEqual([
+      { path: 'file', message: expect.stringContaining('RFC 6838') },
+    ]);
+    const raw = await send('PUT', '/api/uploads/text', {
+      headers: { 'content-type': `text/${'p'.repeat(200)}` },
+      body: 'x',
+    });
+    expectProblem(raw, 400, 'VALIDATION_FAILED');
   });
 
   /**

@@ -82,12 +82,20 @@ describe('contentDisposition', () => {
     );
   });
 
+  it('sends a name without format characters: no override reorders it on the screen', () => {
+    expect(contentDisposition('attachment', 'evil\u202Etxt.exe')).toBe('attachment; filename="eviltxt.exe"');
+    expect(contentDisposition('attachment', '\u200Breport\uFEFF\u2066.pdf\u2028')).toBe(
+      'attachment; filename="report.pdf"',
+    );
+    expect(contentDisposition('inline', '\u202E\u200D')).toBe('inline');
+  });
+
   it('writes a header value that decodes back to the name, whatever the name', () => {
     fc.assert(
       fc.property(
         fc
           .string({ unit: 'grapheme', minLength: 1 })
-          .filter((name) => ![...name].some((char) => char < ' ' || char === '\u007f')),
+          .filter((name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name)),
         (name) => {
           const header = contentDisposition('attachment', name);
           expect(header).toMatch(/^[\x20-\x7e]+$/);
@@ -135,6 +143,22 @@ describe('planFile', () => {
     expect(() => sendFile(bytes, { type: 'a/b', etag: 'a"b' })).toThrow('entity tag');
     expect(() => sendFile(new ReadableStream(), { type: 'a/b', size: -1 })).toThrow('whole number');
     expect(() => sendFile({} as never, { type: 'a/b' })).toThrow('bytes, a Blob or File, or a stream');
+  });
+
+  it('sends the user-content policy unless the answer or the route says otherwise', () => {
+    const policyOf = (file: ReturnType<typeof sendFile>, base: Record<string, string> = {}) =>
+      planFile(file, request, undefined, base).headers['content-security-policy'];
+    expect(policyOf(sendFile(bytes, { type: 'a/b' }))).toBe("default-src 'none'; sandbox");
+    expect(policyOf(sendFile(bytes, { type: 'a/b', contentSecurityPolicy: false }))).toBeUndefined();
+    expect(policyOf(sendFile(bytes, { type: 'a/b', contentSecurityPolicy: "default-src 'self'" }))).toBe(
+      "default-src 'self'",
+    );
+    expect(policyOf(sendFile(bytes, { type: 'a/b' }), { 'content-security-policy': "img-src 'self'" })).toBe(
+      "img-src 'self'",
+    );
+    expect(() => sendFile(bytes, { type: 'a/b', contentSecurityPolicy: 'a\r\nb' })).toThrow(
+      'contentSecurityPolicy',
+    );
   });
 
   it('takes a File’s own type, name and date', () => {

@@ -7,7 +7,7 @@
  * Adapters only turn the plan into their response and the bytes into their kind of stream.
  */
 import { ProceedError } from '../core/errors.js';
-import type { ByteRange, FileAnswer } from '../core/files.js';
+import { type ByteRange, type FileAnswer, visibleName } from '../core/files.js';
 import { pulledStream } from './pulled-stream.js';
 
 /** The request headers a file answer depends on. */
@@ -50,8 +50,10 @@ const encodeExtended = (name: string) =>
  * contentDisposition('attachment', 'Rapport März.pdf')
  * // attachment; filename="Rapport Marz.pdf"; filename*=UTF-8''Rapport%20M%C3%A4rz.pdf
  */
-export function contentDisposition(disposition: 'attachment' | 'inline', name: string | undefined): string {
-  if (name === undefined) return disposition;
+export function contentDisposition(disposition: 'attachment' | 'inline', given: string | undefined): string {
+  // A stored name may predate the upload's cleaning, or come from elsewhere: shown as cleaned.
+  const name = given === undefined ? undefined : visibleName(given);
+  if (name === undefined || name === '') return disposition;
   const fallback = asciiName(name);
   const plain = fallback === name;
   return `${disposition}; filename="${fallback}"${plain ? '' : `; filename*=UTF-8''${encodeExtended(name)}`}`;
@@ -143,6 +145,8 @@ export function planFile(
     'content-disposition': contentDisposition(answer.disposition, answer.name),
     'accept-ranges': seekable && size !== undefined ? 'bytes' : 'none',
   };
+  if (answer.contentSecurityPolicy !== false && baseHeaders['content-security-policy'] === undefined)
+    headers['content-security-policy'] = answer.contentSecurityPolicy;
   if (tag !== undefined) headers.etag = tag;
   if (answer.lastModified !== undefined)
     headers['last-modified'] = new Date(answer.lastModified).toUTCString();

@@ -7,6 +7,7 @@
 import type { Writable } from 'node:stream';
 import busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
+import { isMediaType, visibleName } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
 import { onWorkers } from './runtime.js';
@@ -29,6 +30,15 @@ const malformed = (reason: string) =>
   new ProceedError('BAD_REQUEST', `The form could not be read: ${reason}`, {
     headers: { connection: 'close' },
   });
+
+/** A part's or a raw body's media type outside RFC 6838's grammar (or over its 255 characters). */
+const notAMediaType = (path: string) => {
+  const message = 'The media type is not type/subtype as RFC 6838 writes it (at most 255 characters)';
+  return new ProceedError('VALIDATION_FAILED', `${path}: ${message}`, {
+    errors: [{ path, message }],
+    headers: { connection: 'close' },
+  });
+};
 
 const sizeText = (bytes: number) =>
   bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0
@@ -53,7 +63,8 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
     if (type !== 'multipart/form-data')
       return unsupported(`This route takes multipart/form-data, not ${type === '' ? 'no media type' : type}`);
   } else {
-    const field = plan.fields.values().next().value as FileField;
+    const [name, field] = plan.fields.entries().next().value as [string, FileField];
+    if (type !== '' && !isMediaType(type)) return notAMediaType(name);
     if (!takesType(field, type === '' ? 'application/octet-stream' : type))
       return unsupported(
         `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type || 'none'}`,
@@ -253,6 +264,10 @@ export class UploadBody extends DeferredBody {
         stream.resume();
         return fail(new ValidationError([{ path: name, message: 'This field takes no file' }]));
       }
+      if (!isMediaType(type)) {
+        stream.resume();
+        return fail(notAMediaType(name));
+      }
       if (!takesType(field, type)) {
         stream.resume();
         return fail(unsupported(`The file "${name}" is ${type}; it takes ${(field.types ?? []).join(', ')}`));
@@ -363,11 +378,11 @@ export function fileNameOf(header: string | undefined): string {
 /**
  * A file name as the handler gets it, from a form part or a raw body alike: without the
  * directories a client may put before it, without control characters (NUL, CR, LF: a database
- * or a header would refuse them), and `upload` when nothing is left or only `.` or `..`.
+ * or a header would refuse them) or format characters (a right-to-left override shows
+ * `evil\u202Etxt.exe` as `evilexe.txt`), and `upload` when nothing is left or only `.` or `..`.
  */
 export function cleanFileName(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const clean = name.replace(/[\u0000-\u001f\u007f]/g, '');
+  const clean = visibleName(name);
   const base = clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
   return base === '' || base === '.' || base === '..' ? 'upload' : base;
 }

@@ -4,6 +4,7 @@
  * instance. Each instance listens for the database's notification and reads the new events once,
  * whoever wrote them, so a post published through one instance reaches the subscribers of all.
  */
+import type { EventLogBounds } from 'proceedjs';
 import type { Database } from './db/index.js';
 
 /** One event: its id (ordering, `Last-Event-ID`) and the post's public fields. */
@@ -19,6 +20,14 @@ const eventsAfter = `SELECT e.id::text AS event_id, p.id, p.title, p.excerpt
   FROM post_events e JOIN posts p ON p.id = e.post_id
   WHERE e.id > $1 AND p.status = 'published'
   ORDER BY e.id LIMIT ${replayLimit}`;
+
+/**
+ * The first id of this database's epoch (the sequence's start, migrations/0005) and the newest
+ * one it gave out, committed or not: a client cannot hold a larger one.
+ */
+const bounds = `SELECT s.seqstart::text AS first,
+    coalesce(pg_sequence_last_value(s.seqrelid), s.seqstart - 1)::text AS newest
+  FROM pg_sequence s WHERE s.seqrelid = 'post_events_id_seq'::regclass`;
 
 interface EventRow {
   event_id: string;
@@ -72,6 +81,14 @@ export class PostFeed {
   async since(id: string): Promise<FeedEvent[]> {
     const { rows } = await this.#database.query<EventRow>(eventsAfter, [id]);
     return rows.map(toEvent);
+  }
+
+  /** The ids this database's feed can place: what `resumeAfter` checks a `Last-Event-ID` against. */
+  async bounds(): Promise<EventLogBounds> {
+    const { rows } = await this.#database.query<{ first: string; newest: string }>(bounds);
+    const [row] = rows;
+    if (row === undefined) throw new Error('post_events_id_seq is missing: the database is not migrated');
+    return row;
   }
 
   async close(): Promise<void> {

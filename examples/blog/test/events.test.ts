@@ -1,8 +1,19 @@
 /** GET /api/posts/events end to end (docs/blog.md, "The live feed"), on PGlite and PostgreSQL. */
+
+import pg from 'pg';
 import { createClient, routeManifest } from 'proceedjs/client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { api } from '../src/app.js';
-import { engines, startBlog, useBlog, withTwoInstances } from './harness.js';
+import { createPostgresDatabase } from './databases.js';
+import {
+  type BlogInstance,
+  type Engine,
+  engines,
+  startBlog,
+  uniqueEmail,
+  useBlog,
+  withTwoInstances,
+} from './harness.js';
 
 interface ReadEvent {
   id: string;
@@ -93,6 +104,140 @@ for (const engine of engines()) {
     });
   });
 }
+
+/** Registers a writer on `blog` and returns how it publishes a post (its id). */
+async function writerOn(blog: BlogInstance): Promise<(title: string) => Promise<string>> {
+  const registered = await blog.request<{ accessToken: string }>('POST', '/api/auth/register', {
+    json: { email: uniqueEmail('feed'), password: 'a-long-password-1', name: 'Feed writer' },
+  });
+  expect(registered.status).toBe(201);
+  return async (title) => {
+    const created = await blog.request<{ id: string }>('POST', '/api/posts', {
+      json: { title, content: 'x', status: 'published' },
+      token: registered.body.accessToken,
+    });
+    expect(created.status).toBe(201);
+    return created.body.id;
+  };
+}
+
+/**
+ * What a client that kept its Last-Event-ID must get from a feed that cannot place it: the next
+ * post published, within a second (an id held above the feed's newest once held every live event
+ * back).
+ */
+async function expectLiveAfter(blog: BlogInstance, lastEventId: string): Promise<ReadEvent> {
+  const publish = await writerOn(blog);
+  const feed = await openFeed(blog.origin, lastEventId);
+  try {
+    const title = `Live after ${lastEventId.trim()}`;
+    const published = Date.now();
+    const id = await publish(title);
+    const next = await feed.next();
+    expect(Date.now() - published).toBeLessThan(1000);
+    expect(next.data).toEqual({ id, title, excerpt: 'x' });
+    return next;
+  } finally {
+    feed.close();
+  }
+}
+
+for (const engine of engines()) {
+  describe.skipIf(engine.skip)(`resuming the live feed on ${engine.name}`, () => {
+    const blog = useBlog(engine);
+
+    it('sends live events to an id it cannot place: above its newest, padded, negative, not a number', async () => {
+      const { instance } = blog;
+      for (const id of ['999999999999999999', '100000000', '  5  ', '0', '-1', 'nonsense'])
+        await expectLiveAfter(instance, id);
+    });
+  });
+}
+
+/** An engine whose database is `url`, kept when a blog on it closes. */
+const on = (name: Engine['name'], url: string): Engine => ({
+  name,
+  skip: false,
+  open: async () => ({ url, drop: async () => undefined }),
+});
+
+describe('resuming the live feed after a restart of a memory:// blog', () => {
+  it('places the old id in another epoch and sends the new posts live', async () => {
+    const before = await startBlog(on('PGlite', 'memory://'));
+    let seen: ReadEvent;
+    try {
+      const publish = await writerOn(before);
+      const feed = await openFeed(before.origin);
+      try {
+        await publish('Before the restart');
+        seen = await feed.next();
+      } finally {
+        feed.close();
+      }
+    } finally {
+      await before.close();
+    }
+    // A new database in memory: its ids start above the old epoch's, which it does not place.
+    const after = await startBlog(on('PGlite', 'memory://'));
+    try {
+      const live = await expectLiveAfter(after, seen.id);
+      // The new epoch's ids start above the old one's: the order the contract asks holds across it.
+      expect(BigInt(live.id)).toBeGreaterThan(BigInt(seen.id));
+    } finally {
+      await after.close();
+    }
+  });
+});
+
+const postgresUrl = inject('postgresUrl');
+describe.skipIf(postgresUrl === null)('resuming the live feed on a restored PostgreSQL database', () => {
+  it('sends live events to a client whose id the backup never held', async () => {
+    const adminUrl = postgresUrl as string;
+    const original = await createPostgresDatabase(adminUrl);
+    const backupName = `blog_backup_${Date.now().toString(36)}`;
+    const backupUrl = new URL(original.url);
+    backupUrl.pathname = `/${backupName}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      const first = await startBlog(on('PostgreSQL', original.url));
+      try {
+        await (await writerOn(first))('In the backup');
+      } finally {
+        await first.close();
+      }
+      // The backup: a copy of the database as it is now (no connection is open to it).
+      await admin.query(`CREATE DATABASE ${backupName} TEMPLATE ${new URL(original.url).pathname.slice(1)}`);
+      const second = await startBlog(on('PostgreSQL', original.url));
+      let seen: ReadEvent;
+      try {
+        const publish = await writerOn(second);
+        const feed = await openFeed(second.origin);
+        try {
+          await publish('After the backup');
+          await publish('Also after it');
+          await feed.next();
+          seen = await feed.next();
+        } finally {
+          feed.close();
+        }
+      } finally {
+        await second.close();
+      }
+      // The restore: the blog now runs on the backup, whose newest id is below the client's.
+      const restored = await startBlog(on('PostgreSQL', backupUrl.toString()));
+      try {
+        await expectLiveAfter(restored, seen.id);
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${backupName} WITH (FORCE)`);
+      await admin.end();
+      await original.drop();
+    }
+  });
+});
 
 const postgres = engines().find((engine) => engine.name === 'PostgreSQL');
 describe.skipIf(postgres === undefined || postgres.skip)(

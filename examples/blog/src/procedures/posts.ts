@@ -10,6 +10,7 @@ import {
   NotFoundError,
   type Precondition,
   procedures,
+  resumeAfter,
   sendFile,
   serverEvent,
   step,
@@ -130,7 +131,7 @@ export const posts = procedures('posts', {
     .meta({
       summary: 'Posts as they are published, live',
       description:
-        'Server-sent events: one each time a post becomes `published`, on any instance, with its public view as `data` and an `id` that orders them. Reconnect with `Last-Event-ID` to receive the events after it that the feed still keeps (at least the last 100, or 5 minutes), then the live ones. A keep-alive comment every 15 s.',
+        'Server-sent events: one each time a post becomes `published`, on any instance, with its public view as `data` and an `id` that orders them. Reconnect with `Last-Event-ID` to receive the events after it that the feed still keeps (at least the last 100, or 5 minutes), then the live ones; an id this database did not give out (from before a restart on another database, from a restored one, or made up) gets the live ones only. A keep-alive comment every 15 s.',
     })
     .output(eventStream(Post.public))
     .query(async function* ({ ctx, lastEventId, signal }) {
@@ -146,8 +147,8 @@ export const posts = procedures('posts', {
         wake?.();
       });
       try {
-        let last =
-          lastEventId !== undefined && /^\d{1,18}$/.test(lastEventId) ? BigInt(lastEventId) : undefined;
+        // An id the feed cannot place (another epoch's, a restored database's, made up): live only.
+        let last = resumeAfter(lastEventId, await ctx.feed.bounds());
         // Every retained event after it, a read at a time, up to the live ones.
         while (last !== undefined && !signal.aborted) {
           const missed = await ctx.feed.since(String(last));
