@@ -12,6 +12,9 @@
  * bench/servers/proceed-posts.ts: `entity-tags`, `request-log`, `request-ids`, `compression`
  * (comma-separated).
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { type App, createApp, procedure, procedures } from 'proceedjs';
 import {
@@ -29,18 +32,22 @@ import { announce } from './announce.js';
 
 // The compiled blog, as bench/servers/blog.ts runs it (`npm run build` first).
 const compiled = (path: string) => new URL(`../../examples/blog/dist/${path}`, import.meta.url).href;
-const [{ openDatabase, repositories, signedInUserSql }, { auth, authRateLimit }, { posts }, { users }] =
-  (await Promise.all([
-    import(compiled('db/index.js')),
-    import(compiled('procedures/auth.js')),
-    import(compiled('procedures/posts.js')),
-    import(compiled('procedures/users.js')),
-  ])) as [
-    typeof import('../../examples/blog/src/db/index.js'),
-    typeof import('../../examples/blog/src/procedures/auth.js'),
-    typeof import('../../examples/blog/src/procedures/posts.js'),
-    typeof import('../../examples/blog/src/procedures/users.js'),
-  ];
+const [
+  { fileAttachments, openDatabase, repositories, signedInUserSql },
+  { auth, authRateLimit },
+  { posts },
+  { users },
+] = (await Promise.all([
+  import(compiled('db/index.js')),
+  import(compiled('procedures/auth.js')),
+  import(compiled('procedures/posts.js')),
+  import(compiled('procedures/users.js')),
+])) as [
+  typeof import('../../examples/blog/src/db/index.js'),
+  typeof import('../../examples/blog/src/procedures/auth.js'),
+  typeof import('../../examples/blog/src/procedures/posts.js'),
+  typeof import('../../examples/blog/src/procedures/users.js'),
+];
 
 const databaseUrl = process.env.DATABASE_URL;
 if (databaseUrl === undefined) throw new Error('bench/servers/blog-steps.ts runs on DATABASE_URL');
@@ -91,7 +98,10 @@ function minimalApp(): App {
 async function blogStep(): Promise<App> {
   const database = await openDatabase(databaseUrl);
   const services: { repos: ReturnType<typeof repositories>; tokens?: TokenService } = {
-    repos: repositories(database),
+    // No route of these steps reads or writes attachments.
+    repos: repositories(database, {
+      attachments: fileAttachments(database.db, mkdtempSync(join(tmpdir(), 'bench-attachments-'))),
+    }),
   };
   const withPlugins = step === 'plugins';
   const app = createApp({

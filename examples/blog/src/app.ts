@@ -3,6 +3,9 @@
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
@@ -26,9 +29,11 @@ import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
 import {
+  type AttachmentStore,
   type Database,
   type DatabaseLocation,
   describePostgres,
+  fileAttachments,
   openDatabase,
   type Repositories,
   repositories,
@@ -41,7 +46,7 @@ import { auth, authRateLimit } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
 import { users } from './procedures/users.js';
 import { connectRedis } from './redis.js';
-import { type BlogOptions, type BlogSettings, readSettings } from './settings.js';
+import { type AttachmentsLocation, type BlogOptions, type BlogSettings, readSettings } from './settings.js';
 
 export type { BlogOptions } from './settings.js';
 
@@ -144,6 +149,29 @@ async function wire(
       },
     },
   });
+}
+
+/**
+ * The default attachment store: files in the configured directory (or a temporary one, removed
+ * when the app closes), with what a previous run left of deleted posts removed first.
+ */
+async function attachmentsStore(
+  app: App<BlogContext>,
+  database: Database,
+  location: AttachmentsLocation,
+): Promise<AttachmentStore> {
+  let directory: string;
+  if (location.kind === 'directory') {
+    directory = location.path;
+    await mkdir(directory, { recursive: true });
+  } else {
+    directory = await mkdtemp(join(tmpdir(), 'proceed-blog-attachments-'));
+    app.onClose(() => rm(directory, { recursive: true, force: true }));
+  }
+  app.log.info(`Attachments: ${directory}${location.kind === 'temporary' ? ' (removed at exit)' : ''}`);
+  const store = fileAttachments(database.db, directory);
+  await store.removeOrphans();
+  return store;
 }
 
 /**
@@ -254,7 +282,8 @@ async function buildBlogApp(
         ...(database.poolStats === undefined ? {} : { pool: database.poolStats }),
       });
     }
-    const repos = repositories(database, { attachments: options.attachments });
+    const attachments = options.attachments ?? (await attachmentsStore(app, database, settings.attachments));
+    const repos = repositories(database, { attachments });
     app.onClose(() => database.close());
     const background = backgroundTasks(app.log);
     // Registered after the database's, so it runs first: pending work finishes before the close.

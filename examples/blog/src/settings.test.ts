@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ProceedConfigError } from 'proceedjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readSettings } from './settings.js';
 
 const secret = 's'.repeat(32);
@@ -17,6 +17,7 @@ describe('readSettings', () => {
       workers: 1,
       redisUrl: undefined,
       rateLimitOnStoreError: 'allow',
+      attachments: { kind: 'directory', path: resolve('.data/db-attachments') },
     });
     expect(
       readSettings(
@@ -45,7 +46,27 @@ describe('readSettings', () => {
       redisUrl: 'redis://:pw@cache.internal:6379/2',
       rateLimitOnStoreError: 'refuse',
       metricsPort: 9464,
+      attachments: { kind: 'directory', path: resolve('.data/attachments') },
     });
+  });
+
+  it('keeps attachments where ATTACHMENTS_DIR says, else beside the database, else in a temporary directory', () => {
+    expect(readSettings({}, { ATTACHMENTS_DIR: '/srv/files' }).attachments).toEqual({
+      kind: 'directory',
+      path: '/srv/files',
+    });
+    expect(
+      readSettings({ attachmentsDirectory: 'files' }, { ATTACHMENTS_DIR: '/srv/files' }).attachments,
+    ).toEqual({ kind: 'directory', path: resolve('files') });
+    expect(readSettings({}, { DATABASE_URL: '/srv/blog/db' }).attachments).toEqual({
+      kind: 'directory',
+      path: '/srv/blog/db-attachments',
+    });
+    expect(readSettings({ databaseUrl: 'memory://' }, {}).attachments).toEqual({ kind: 'temporary' });
+    const store = { save: vi.fn(), find: vi.fn(), removeOrphans: vi.fn() };
+    expect(() => readSettings({ attachments: store, attachmentsDirectory: '/srv/files' }, {})).toThrow(
+      'attachments and attachmentsDirectory both say where attachments go',
+    );
   });
 
   it('lets options win over the environment', () => {

@@ -4,6 +4,7 @@
  * (no JWT_SECRET with NODE_ENV=production, an embedded database with several workers) comes at
  * once, not after a database has started. Light on purpose: `proceedjs/config` and node only.
  */
+import { resolve } from 'node:path';
 import type { LoggerSetting } from 'proceedjs';
 import {
   type CorsOptions,
@@ -34,10 +35,17 @@ export interface BlogOptions {
   /** Where reset links go. Default: the log (the token is logged only outside production). */
   mailer?: Mailer;
   /**
-   * Where post attachments are kept. Default: the database's `attachments` table. Every instance
-   * must be given the same store (docs/blog.md, "Attachments").
+   * Where post attachments are kept: another store than the default's directory (an object
+   * store). Every instance must be given the same store (docs/blog.md, "Attachments").
    */
   attachments?: AttachmentStore;
+  /**
+   * The directory the default store writes attachments' bytes to, created if missing. Default
+   * `ATTACHMENTS_DIR`, else beside an embedded database's directory (`<dir>-attachments`), a
+   * temporary directory for `memory://` (removed when the app closes), `./.data/attachments` for
+   * a PostgreSQL server. Every instance on one database must see the same directory.
+   */
+  attachmentsDirectory?: string;
   /**
    * A database opened already (tests, an app that embeds the blog), used instead of opening
    * `databaseUrl`'s. The app closes it when it closes.
@@ -100,7 +108,36 @@ export interface BlogSettings {
   rateLimitOnStoreError: 'allow' | 'refuse';
   metricsPort: number | undefined;
   cors: CorsOptions | undefined;
+  /**
+   * Where the default store keeps attachments (unused when `attachments` gives another store);
+   * `temporary`: a new directory, gone with the app.
+   */
+  attachments: AttachmentsLocation;
 }
+
+/** Where the default attachment store writes (docs/blog.md, "Where the files are kept"). */
+export type AttachmentsLocation = { kind: 'directory'; path: string } | { kind: 'temporary' };
+
+/** The default store's directory: configured, else what suits the database. */
+function attachmentsLocation(
+  options: BlogOptions,
+  env: NodeJS.ProcessEnv,
+  database: DatabaseLocation,
+): AttachmentsLocation {
+  const configured = options.attachmentsDirectory ?? env.ATTACHMENTS_DIR;
+  const given = configured === undefined || configured.trim() === '' ? undefined : configured.trim();
+  if (options.attachments !== undefined && options.attachmentsDirectory !== undefined)
+    throw new ProceedConfigError(
+      'attachments and attachmentsDirectory both say where attachments go: give one of them',
+    );
+  if (given !== undefined) return { kind: 'directory', path: resolve(given) };
+  if (database.kind === 'memory') return { kind: 'temporary' };
+  if (database.kind === 'directory') return { kind: 'directory', path: `${database.path}-attachments` };
+  return { kind: 'directory', path: resolve(defaultAttachmentsDirectory) };
+}
+
+/** The default attachments directory beside a PostgreSQL server: the working directory's `.data`. */
+export const defaultAttachmentsDirectory = './.data/attachments';
 
 function checkedCors(options: CorsOptions): CorsOptions {
   checkCorsOptions(options);
@@ -192,5 +229,6 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     metricsPort: options.metricsPort ?? metricsPortOf(env.METRICS_PORT),
     cors:
       options.corsOrigins === undefined ? corsFromEnv(env) : checkedCors({ origins: options.corsOrigins }),
+    attachments: attachmentsLocation(options, env, database),
   };
 }

@@ -3,6 +3,9 @@
  * reachable, on a fresh PostgreSQL database made for the suite and dropped after it.
  */
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { type Database, openDatabase } from '../src/db/index.js';
 
@@ -32,8 +35,16 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 }
 
 /**
+ * Where a blog on the PostgreSQL database at `url` keeps its attachments' bytes in the tests: one
+ * directory per database, which every instance on it shares, removed when the database is.
+ */
+export function attachmentsDirectoryOf(url: string): string {
+  return join(tmpdir(), 'proceed-blog-attachments', new URL(url).pathname.slice(1));
+}
+
+/**
  * Creates an empty database with a random name on a PostgreSQL server; returns its URL and how to
- * drop it. `drop()` waits for the suite's own connections to finish closing (a pool's `end()`
+ * drop it (its attachments directory with it). `drop()` waits for the suite's own connections to finish closing (a pool's `end()`
  * resolves before the server has seen every goodbye), then forces the matter.
  */
 export async function createPostgresDatabase(
@@ -43,7 +54,7 @@ export async function createPostgresDatabase(
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const drop = () =>
+  const dropDatabase = () =>
     withClient(adminUrl, async (client) => {
       for (let attempt = 0; attempt < 100; attempt++) {
         try {
@@ -57,6 +68,10 @@ export async function createPostgresDatabase(
       }
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     });
+  const drop = async () => {
+    await dropDatabase();
+    await rm(attachmentsDirectoryOf(url.toString()), { recursive: true, force: true });
+  };
   return { url: url.toString(), drop };
 }
 

@@ -1,10 +1,11 @@
 /** GET /api/posts/events end to end (docs/blog.md, "The live feed"), on PGlite and PostgreSQL. */
 
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import { createClient, routeManifest } from 'proceedjs/client';
 import { describe, expect, inject, it } from 'vitest';
 import { api } from '../src/app.js';
-import { createPostgresDatabase } from './databases.js';
+import { attachmentsDirectoryOf, createPostgresDatabase } from './databases.js';
 import {
   type BlogInstance,
   type Engine,
@@ -233,6 +234,7 @@ describe.skipIf(postgresUrl === null)('resuming the live feed on a restored Post
       }
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${backupName} WITH (FORCE)`);
+      await rm(attachmentsDirectoryOf(backupUrl.toString()), { recursive: true, force: true });
       await admin.end();
       await original.drop();
     }

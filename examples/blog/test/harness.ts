@@ -20,7 +20,7 @@ import { type Database, openDatabase } from '../src/db/index.js';
 import type { blogErrors } from '../src/errors.js';
 import type { Mailer } from '../src/mailer.js';
 import { Post, User } from '../src/resources.js';
-import { createPostgresDatabase } from './databases.js';
+import { attachmentsDirectoryOf, createPostgresDatabase } from './databases.js';
 import { blogRuntime, type RuntimeBlog, startOnRuntime } from './runtimes.js';
 
 export type { Problem } from 'proceedjs';
@@ -281,8 +281,10 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     password: `admin-${randomBytes(6).toString('hex')}`,
   };
   const secret = options.jwtSecret ?? testSecret();
+  const onServer = /^postgres(?:ql)?:/.test(database.url) && options.attachments === undefined;
   const settings: Partial<BlogOptions> = {
     databaseUrl: database.url,
+    ...(onServer ? { attachmentsDirectory: attachmentsDirectoryOf(database.url) } : {}),
     jwtSecret: secret,
     production: false,
     authRateLimit: 100_000,

@@ -1,23 +1,29 @@
 /**
  * Post attachments (docs/blog.md, "Attachments"): where the files uploaded to a post are kept.
- * The routes see only the {@link AttachmentStore} interface; the default keeps each file in the
- * `attachments` table (migrations/0004_attachments.sql), beside its post, so every instance on
- * the database serves the same files and a deleted post takes its files with it. Another store
- * (an S3-like bucket) implements the same two methods and is passed as `createBlogApp({ attachments })`.
+ * The routes see only the {@link AttachmentStore} interface. The default keeps each file's bytes
+ * in a directory, one folder per post, written as a stream (never whole in memory), and what is
+ * known of it in the `attachments` table (migrations/0004 and 0006), beside its post. Another
+ * store (an S3-like bucket) implements the same three methods and is passed as
+ * `createBlogApp({ attachments })`.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { createWriteStream } from 'node:fs';
+import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { NotFoundError } from 'proceedjs';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
-import { attachments } from './schema.js';
+import { attachments, posts } from './schema.js';
 
 /** What is known of a stored file, without its bytes. */
 export interface Attachment {
   id: string;
   postId: string;
-  /** The file name the client sent, as it sent it. */
+  /** The file name the client sent, as the upload cleaned it (docs/uploads.md). */
   name: string;
   mediaType: string;
   /** In bytes. */
@@ -27,16 +33,20 @@ export interface Attachment {
   createdAt: Date;
 }
 
-/** A stored file: what is known of it, and its bytes. */
+/** Where a stored file's bytes are: a file on disk, or bytes in memory. */
+export type AttachmentContent = { readonly path: string } | { readonly bytes: Uint8Array };
+
+/** A stored file: what is known of it, and where its bytes are. */
 export interface StoredAttachment extends Attachment {
-  bytes: Uint8Array;
+  content: AttachmentContent;
 }
 
 export interface NewAttachment {
   postId: string;
   name: string;
   mediaType: string;
-  bytes: Uint8Array;
+  /** The bytes, read as a stream: the upload's `File` as the handler got it. */
+  file: Blob;
 }
 
 /** Where attachments live. Every instance of the blog must see the same store. */
@@ -46,8 +56,10 @@ export interface AttachmentStore {
    * that no longer exists is `NotFoundError` (it was deleted since the caller loaded it).
    */
   save(file: NewAttachment): Promise<Attachment>;
-  /** The file `id` of post `postId` with its bytes; `undefined` when that post has no such file. */
+  /** The file `id` of post `postId` and where its bytes are; `undefined` when that post has no such file. */
   find(postId: string, id: string): Promise<StoredAttachment | undefined>;
+  /** Removes the bytes of posts that no longer exist (deleted, or deleted with their author). */
+  removeOrphans(): Promise<void>;
 }
 
 /** The SHA-256 of some bytes in lower-case hex. */
@@ -65,46 +77,105 @@ const described = {
   createdAt: attachments.createdAt,
 };
 
+/** A post's folder is named by its id: nothing else in the directory is the store's. */
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const isMissing = (error: unknown) => (error as { code?: string }).code === 'ENOENT';
+
 /**
- * Attachments in the database's `attachments` table: the default store.
+ * Writes a file's stream to `path`, hashing it on the way: the bytes pass through in chunks, and
+ * the disk's pace is the stream's (a slow disk slows the reading, it never fills memory).
+ */
+async function writeHashed(file: Blob, path: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  await pipeline(
+    Readable.fromWeb(file.stream() as import('node:stream/web').ReadableStream<Uint8Array>),
+    new Transform({
+      transform(chunk: Uint8Array, _encoding, done) {
+        hash.update(chunk);
+        size += chunk.byteLength;
+        done(null, chunk);
+      },
+    }),
+    createWriteStream(path, { flags: 'wx' }),
+  );
+  return { size, sha256: hash.digest('hex') };
+}
+
+/**
+ * Attachments whose bytes are files in `directory` (`<postId>/<attachmentId>`) and whose
+ * description is a row of the `attachments` table: the default store.
  *
  * @example
- * const store = attachmentsRepository(database.db);
- * const saved = await store.save({ postId, name: 'notes.txt', mediaType: 'text/plain', bytes });
- * const file = await store.find(postId, saved.id); // { ...saved, bytes }
+ * const store = fileAttachments(database.db, '/srv/blog/attachments');
+ * const saved = await store.save({ postId, name: 'notes.txt', mediaType: 'text/plain', file });
+ * const found = await store.find(postId, saved.id); // { ...saved, content: { path } }
  */
-export function attachmentsRepository(db: Db): AttachmentStore {
+export function fileAttachments(db: Db, directory: string): AttachmentStore {
   const byId = db
     .select({ ...described, bytes: attachments.bytes })
     .from(attachments)
     .where(and(eq(attachments.id, sql.placeholder('id')), eq(attachments.postId, sql.placeholder('postId'))))
     .prepare('attachments_by_id');
+  const pathOf = (postId: string, id: string) => join(directory, postId, id);
   return {
-    async save(file) {
+    async save({ postId, name, mediaType, file }) {
+      const id = newId();
+      const path = pathOf(postId, id);
+      // Written beside its final name, then renamed: a reader never finds half a file.
+      const partial = `${path}.partial`;
       try {
+        await mkdir(join(directory, postId), { recursive: true });
+        const { size, sha256 } = await writeHashed(file, partial);
+        await rename(partial, path);
         const [saved] = await db
           .insert(attachments)
-          .values({
-            id: newId(),
-            postId: file.postId,
-            name: file.name,
-            mediaType: file.mediaType,
-            size: file.bytes.byteLength,
-            sha256: sha256Hex(file.bytes),
-            bytes: file.bytes,
-          })
+          .values({ id, postId, name, mediaType, size, sha256 })
           .returning(described);
         return saved as Attachment;
       } catch (error) {
-        // The post was deleted between the author check and this insert.
-        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('No post with this id');
+        await rm(partial, { force: true });
+        await rm(path, { force: true });
+        // The post was deleted between the author check and this insert (its folder with it).
+        if (sqlState(error) === FOREIGN_KEY_VIOLATION || isMissing(error))
+          throw new NotFoundError('No post with this id');
         throw error;
       }
     },
 
     async find(postId, id) {
       const [found] = await byId.execute({ id, postId });
-      return found;
+      if (found === undefined) return undefined;
+      const { bytes, ...attachment } = found;
+      if (bytes !== null) return { ...attachment, content: { bytes } };
+      const path = pathOf(postId, id);
+      try {
+        await access(path);
+      } catch (error) {
+        // A row whose file is gone (removed by hand, a lost disk): as if it were not there.
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+      return { ...attachment, content: { path } };
+    },
+
+    async removeOrphans() {
+      let folders: string[];
+      try {
+        folders = (await readdir(directory)).filter((name) => uuid.test(name));
+      } catch (error) {
+        if (isMissing(error)) return;
+        throw error;
+      }
+      if (folders.length === 0) return;
+      const kept = new Set(
+        (await db.select({ id: posts.id }).from(posts).where(inArray(posts.id, folders))).map(
+          (row) => row.id,
+        ),
+      );
+      for (const folder of folders)
+        if (!kept.has(folder)) await rm(join(directory, folder), { recursive: true, force: true });
     },
   };
 }

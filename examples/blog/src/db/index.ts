@@ -3,9 +3,10 @@
  *
  * @example
  * const database = await openDatabase();
- * const { users, posts, passwordResets, attachments } = repositories(database);
+ * const attachments = fileAttachments(database.db, './.data/attachments');
+ * const { users, posts, passwordResets } = repositories(database, { attachments });
  */
-import { type AttachmentStore, attachmentsRepository } from './attachments.js';
+import type { AttachmentStore } from './attachments.js';
 import type { Database } from './connect.js';
 import { type PasswordResetsRepository, passwordResetsRepository } from './password-resets.js';
 import { type PostsRepository, postsRepository } from './posts.js';
@@ -24,23 +25,20 @@ export interface Repositories {
   users: UsersRepository;
   posts: PostsRepository;
   passwordResets: PasswordResetsRepository;
-  /** Post attachments: in the database unless another store is given (docs/blog.md, "Attachments"). */
+  /** Post attachments: files in a directory by default, or another store (docs/blog.md, "Attachments"). */
   attachments: AttachmentStore;
 }
 
-/**
- * Every repository over one database; `stores.attachments` keeps the files elsewhere (an object
- * store) instead of in the `attachments` table.
- */
+/** Every repository over one database, and the store that keeps the attachments' bytes. */
 export function repositories(
   database: Pick<Database, 'db' | 'query' | 'prepared'>,
-  stores: { attachments?: AttachmentStore | undefined } = {},
+  stores: { attachments: AttachmentStore },
 ): Repositories {
   const { db } = database;
   return {
     users: usersRepository(db),
     posts: postsRepository(database),
     passwordResets: passwordResetsRepository(db),
-    attachments: stores.attachments ?? attachmentsRepository(db),
+    attachments: stores.attachments,
   };
 }

@@ -100,7 +100,8 @@ export const attachments = pgTable(
     size: integer('size').notNull(),
     /** The SHA-256 of the bytes in lower-case hex: the file's ETag. */
     sha256: text('sha256').notNull(),
-    bytes: bytea('bytes').notNull(),
+    /** The bytes of a file uploaded before migration 0006; new files are on disk (src/db/attachments.ts). */
+    bytes: bytea('bytes'),
     createdAt: createdAt(),
   },
   (table) => [index('attachments_post_id_idx').on(table.postId)],

@@ -6,6 +6,7 @@ import {
   download,
   eventStream,
   ForbiddenError,
+  fileAt,
   type MiddlewareNext,
   NotFoundError,
   type Precondition,
@@ -246,6 +247,8 @@ export const posts = procedures('posts', {
     .versioned()
     .mutation(async ({ ctx }) => {
       if (!(await ctx.repos.posts.delete(ctx.post.id, versionToWrite(ctx)))) throw noSuchPost();
+      // The rows went with the post; the attachments' bytes go after the answer.
+      ctx.background(() => ctx.repos.attachments.removeOrphans());
       return { success: true as const };
     }),
 
@@ -272,13 +275,12 @@ export const posts = procedures('posts', {
         throw new ValidationError([
           { path: 'file', message: `The file name is longer than ${attachmentNameLength} characters` },
         ]);
-      // Read here: the upload's file lasts only until the answer is sent.
-      const bytes = new Uint8Array(await file.arrayBuffer());
+      // Streamed to the store here: the upload's file lasts only until the answer is sent.
       const saved = await ctx.repos.attachments.save({
         postId: ctx.post.id,
         name,
         mediaType: file.type,
-        bytes,
+        file,
       });
       return { id: saved.id, name: saved.name, mediaType: saved.mediaType, size: saved.size };
     }),
@@ -296,12 +298,15 @@ export const posts = procedures('posts', {
       found(await ctx.repos.posts.findShownById(input.id, visibilityOf(ctx.user)));
       const file = await ctx.repos.attachments.find(input.id, input.attachmentId);
       if (file === undefined) throw new NotFoundError('No attachment with this id');
-      return sendFile(file.bytes, {
+      const described = {
         type: file.mediaType,
         name: file.name,
         etag: file.sha256,
         lastModified: file.createdAt,
         disposition: 'attachment',
-      });
+      } as const;
+      return 'path' in file.content
+        ? fileAt(file.content.path, described)
+        : sendFile(file.content.bytes, described);
     }),
 });

@@ -136,6 +136,8 @@ export const users = procedures('users', {
     .mutation(async ({ input, ctx }) => {
       if (!(await ctx.repos.users.delete(input.id, await versionToWrite(ctx, input.id)))) throw noSuchUser();
       await ctx.tokens.revokeAllForUser(input.id);
+      // Their posts' attachment rows went with them; the bytes go after the answer.
+      ctx.background(() => ctx.repos.attachments.removeOrphans());
       return { success: true as const };
     }),
 });
