@@ -42,7 +42,7 @@ interface DenoRuntime {
 export interface NativeServer {
   readonly runtime: 'Bun' | 'Deno';
   readonly port: number;
-  /** Stops accepting and waits for the requests in flight; `force` ends them instead. */
+  /** Stops accepting and waits for the requests in flight (Deno: the other way round); `force` ends them. */
   stop(force: boolean): Promise<void>;
 }
 
@@ -97,6 +97,15 @@ export function nativeServe(): NativeServe | undefined {
   if (Deno !== undefined) {
     return async ({ port, host, fetch, failed }) => {
       const abort = new AbortController();
+      // The answers being made, for a graceful stop to wait on before Deno's shutdown() (below).
+      const running = new Set<Promise<Response>>();
+      const serve: FetchHandler = (request, info) => {
+        const answer = fetch(request, info);
+        running.add(answer);
+        const done = () => running.delete(answer);
+        answer.then(done, done);
+        return answer;
+      };
       let server: DenoServer | undefined;
       const listening = new Promise<number>((resolve, reject) => {
         try {
@@ -108,7 +117,7 @@ export function nativeServe(): NativeServe | undefined {
               onListen: (address) => resolve(address.port),
               onError: failed,
             },
-            fetch,
+            serve,
           );
         } catch (error) {
           reject(withCode(error));
@@ -120,7 +129,15 @@ export function nativeServe(): NativeServe | undefined {
         port: bound,
         stop: async (force) => {
           if (force) abort.abort();
-          else await server?.shutdown();
+          else {
+            // Deno's shutdown() makes the body of every request in flight unreadable at once
+            // (BadResource, denoland/deno#36809, Deno 2.9): one whose body is still arriving would
+            // fail with a 400. So the requests in flight are answered first, the port still open;
+            // a request that comes meanwhile gets the app's 503 (it is closing) without its body
+            // being read. shutdown() then stops accepting and waits for the answers being sent.
+            await Promise.allSettled(running);
+            await server?.shutdown();
+          }
           await server?.finished;
         },
       };

@@ -19,7 +19,8 @@ export function blogRuntime(): BlogRuntime | undefined {
   throw new Error(`BLOG_RUNTIME must be node, bun or deno (got "${chosen}")`);
 }
 
-const blogDirectory = fileURLToPath(new URL('..', import.meta.url));
+/** The blog's directory, where its commands run. */
+export const blogDirectory = fileURLToPath(new URL('..', import.meta.url));
 const repository = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The environment that says what `options` say, as an operator would write it. */
@@ -56,17 +57,33 @@ export interface RuntimeBlog {
   stop(): Promise<void>;
 }
 
+/**
+ * The command that runs `proceed <args>` on `runtime`, as `npm start`, `npm run start:bun` and
+ * `npm run start:deno` do, from the blog's directory ({@link blogDirectory}).
+ *
+ * @example
+ * const { command, args } = proceedCommand('deno', ['start', 'dist/main.js', '--port', '0']);
+ * spawn(command, args, { cwd: blogDirectory });
+ */
+export function proceedCommand(
+  runtime: BlogRuntime | 'node',
+  args: readonly string[],
+): { command: string; args: string[] } {
+  const proceed = `${repository}bin/proceed.js`;
+  if (runtime === 'node') return { command: process.execPath, args: [proceed, ...args] };
+  const command = fileURLToPath(new URL(`node_modules/.bin/${runtime}`, `file://${repository}/`));
+  return {
+    command,
+    args: runtime === 'bun' ? [proceed, ...args] : ['run', '--allow-all', proceed, ...args],
+  };
+}
+
 /** Starts the compiled blog on `runtime`, listening on a free port of 127.0.0.1. */
 export async function startOnRuntime(
   runtime: BlogRuntime,
   options: Partial<BlogOptions>,
 ): Promise<RuntimeBlog> {
-  const command = fileURLToPath(new URL(`node_modules/.bin/${runtime}`, `file://${repository}/`));
-  const proceed = `${repository}bin/proceed.js`;
-  const args =
-    runtime === 'bun'
-      ? [proceed, 'start', 'dist/main.js', '--port', '0']
-      : ['run', '--allow-all', proceed, 'start', 'dist/main.js', '--port', '0'];
+  const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
   const { PATH, HOME, TMPDIR } = process.env;
   const child: ChildProcess = spawn(command, args, {
     cwd: blogDirectory,

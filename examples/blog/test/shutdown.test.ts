@@ -1,0 +1,84 @@
+/**
+ * Graceful shutdown of the compiled blog as a process, on the runtime the suite runs on (Node,
+ * or BLOG_RUNTIME=bun|deno): a request whose body is still arriving when SIGTERM comes finishes
+ * with its answer, and the process exits 0 (docs/deployment.md, "Shutdown").
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { eventually, launch, requestInFlight } from '../../../test/processes.js';
+import { blogDirectory, blogRuntime, proceedCommand } from './runtimes.js';
+
+const runtime = blogRuntime() ?? 'node';
+/** High enough for the probes below: the auth routes' limit per minute. */
+const authRateLimit = 1000;
+
+/**
+ * Resolves once the server has counted the request in flight on `POST /api/auth/register`: its
+ * limiter counts a request before reading its body, so a probe on the same route sees one more
+ * used than the probes sent. The app logs no line at a request's arrival on Bun and Deno.
+ */
+async function countedInFlight(origin: string): Promise<void> {
+  for (let probes = 1; probes <= 100; probes++) {
+    const probe = await fetch(`${origin}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    await probe.arrayBuffer();
+    if (Number(probe.headers.get('x-ratelimit-remaining')) === authRateLimit - probes - 1) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('The server never counted the request in flight');
+}
+
+/** Whether a new request is turned away: its connection refused, or a 503 while closing. */
+async function refusesNewRequests(origin: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${origin}/api/posts?limit=1`);
+    await response.arrayBuffer();
+    return response.status === 503;
+  } catch {
+    return true;
+  }
+}
+
+describe(`SIGTERM to the blog on ${runtime}`, { timeout: 120_000 }, () => {
+  it('lets a request whose body is still arriving finish with 201, then exits 0', async () => {
+    const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
+    const server = launch(command, args, {
+      cwd: blogDirectory,
+      env: {
+        DATABASE_URL: 'memory://',
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        NODE_ENV: 'development',
+        // No drain: the server closes at once, while the body is still on its way.
+        SHUTDOWN_DRAIN_MS: '0',
+        AUTH_RATE_LIMIT: String(authRateLimit),
+        LOG_LEVEL: 'info',
+      },
+    });
+    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/;
+    await server.waitFor(listening, 90_000);
+    const [, origin = '', port = ''] = listening.exec(server.output()) ?? [];
+
+    const email = `in-flight-${randomBytes(4).toString('hex')}@example.com`;
+    const inFlight = requestInFlight(Number(port), '/api/auth/register', {
+      email,
+      password: 'a good long password',
+      name: 'In Flight',
+    });
+    await inFlight.sent;
+    await countedInFlight(origin);
+
+    process.kill(server.pid, 'SIGTERM');
+    await server.waitFor('SIGTERM received: shutting down');
+    // The server is closing: the rest of the body arrives after that.
+    await eventually(() => refusesNewRequests(origin), 10_000, 'the server turns new requests away');
+    inFlight.finish();
+    const answer = await inFlight.answer;
+    expect(answer, server.output()).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(answer).toContain(email);
+
+    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+  });
+});
