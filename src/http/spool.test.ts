@@ -1,8 +1,12 @@
-/** The per-request spool (src/http/spool.ts): nothing is left behind, whenever it is disposed. */
-import { readdir } from 'node:fs/promises';
+/**
+ * The per-request spool (src/http/spool.ts): nothing is left behind, whenever it is disposed; and
+ * `saveFile`, which links what it spooled.
+ */
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Spools } from './spool.js';
+import { Spools, saveFile } from './spool.js';
 
 const spooled = async () =>
   (await readdir(tmpdir())).filter((name) => name.startsWith('proceed-upload-')).length;
@@ -33,5 +37,57 @@ describe('a spool', () => {
     expect(await spooled()).toBe(before + 1);
     await spool.dispose();
     expect(await spooled()).toBe(before);
+  });
+});
+
+describe('saveFile', () => {
+  const scratch = async () => mkdtemp(join(tmpdir(), 'proceed-save-file-'));
+
+  it('links a spooled upload instead of copying it, and the upload stays readable', async () => {
+    const directory = await scratch();
+    const spool = new Spools().create();
+    try {
+      const part = await spool.create();
+      await part.write(new TextEncoder().encode('spooled bytes'));
+      const file = await part.finish('a.txt', 'text/plain');
+      const destination = join(directory, 'kept.txt');
+      await saveFile(file, destination);
+      expect(await readFile(destination, 'utf8')).toBe('spooled bytes');
+      // The same file on disk, two names: no byte was copied.
+      expect((await stat(destination)).nlink).toBe(2);
+      expect(await file.text()).toBe('spooled bytes');
+      await spool.dispose();
+      // The spool's name goes with its directory; the saved one stays.
+      expect((await stat(destination)).nlink).toBe(1);
+      expect(await readFile(destination, 'utf8')).toBe('spooled bytes');
+    } finally {
+      await spool.dispose();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('streams any other Blob, refuses a path that exists, and removes a copy that failed', async () => {
+    const directory = await scratch();
+    try {
+      const destination = join(directory, 'copied.bin');
+      await saveFile(new Blob([new Uint8Array(300_000).fill(7)]), destination);
+      expect((await readFile(destination)).equals(Buffer.alloc(300_000, 7))).toBe(true);
+      expect((await stat(destination)).nlink).toBe(1);
+      await expect(saveFile(new Blob(['again']), destination)).rejects.toMatchObject({ code: 'EEXIST' });
+      const failing = {
+        stream: () =>
+          new ReadableStream<Uint8Array>({
+            pull(controller) {
+              controller.enqueue(new Uint8Array(10));
+              controller.error(new Error('the client left'));
+            },
+          }),
+      } as unknown as Blob;
+      const broken = join(directory, 'broken.bin');
+      await expect(saveFile(failing, broken)).rejects.toThrow('the client left');
+      expect(await readdir(directory)).toEqual(['copied.bin']);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -22,6 +22,9 @@ export class Spools {
 
 const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
 
+/** Each spooled upload's file on disk, by the `File` the handler got: what {@link saveFile} links. */
+const spooledPaths = new WeakMap<Blob, string>();
+
 /** `node:fs` and its kin, loaded on the first spool (never on Workers, which have no disk). */
 let loaded:
   | Promise<{
@@ -140,10 +143,52 @@ export class Spool {
 
 /** A `File` whose bytes stay on disk: Node's and Bun's own, or one of ours on Deno. */
 async function diskFile(path: string, size: number, name: string, type: string): Promise<File> {
-  if (isDeno) return new DenoDiskFile(path, 0, size, name, type);
-  const { openAsBlob } = await import('node:fs');
-  const blob = await openAsBlob(path, { type });
-  return new File([blob], name, { type });
+  let file: File;
+  if (isDeno) file = new DenoDiskFile(path, 0, size, name, type);
+  else {
+    const { openAsBlob } = await import('node:fs');
+    const blob = await openAsBlob(path, { type });
+    file = new File([blob], name, { type });
+  }
+  spooledPaths.set(file, path);
+  return file;
+}
+
+/** The error codes of a link that the file system cannot make: another device, or no links at all. */
+const cannotLink = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Writes a file's bytes to `path`, which must not exist yet (`EEXIST` otherwise), without holding
+ * them in memory (docs/uploads.md, "Storing a file without holding it"). An upload the handler got
+ * whole, spooled on disk, is hard-linked there when `path` is on the same file system: no byte is
+ * copied, and the `File` stays readable until the answer is sent. Anything else (a small upload
+ * held in memory, another file system, any `Blob`) is streamed, a chunk written before the next is
+ * read. A copy that fails midway is removed. Needs `node:fs` (Node.js, Bun, Deno).
+ *
+ * @example
+ * await saveFile(input.scan, `/srv/scans/${id}`);
+ */
+export async function saveFile(file: Blob, path: string): Promise<void> {
+  const { link, open, rm } = await import('node:fs/promises');
+  const spooled = spooledPaths.get(file);
+  if (spooled !== undefined) {
+    try {
+      await link(spooled, path);
+      return;
+    } catch (error) {
+      if (!cannotLink.has((error as { code?: string }).code ?? '')) throw error;
+    }
+  }
+  const handle = await open(path, 'wx');
+  try {
+    for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>)
+      await handle.write(chunk);
+    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(path, { force: true });
+    throw error;
+  }
 }
 
 /**

@@ -34,6 +34,7 @@ function environmentOf(options: Partial<BlogOptions>): Record<string, string> {
       `A blog on another runtime is configured by its environment only: ${unsupported.join(', ')}`,
     );
   if (options.databaseUrl !== undefined) env.DATABASE_URL = options.databaseUrl;
+  if (options.attachmentsDirectory !== undefined) env.ATTACHMENTS_DIR = options.attachmentsDirectory;
   if (options.jwtSecret !== undefined) env.JWT_SECRET = options.jwtSecret;
   env.NODE_ENV = options.production === true ? 'production' : 'development';
   if (options.admin !== undefined) {

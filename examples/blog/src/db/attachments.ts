@@ -1,19 +1,17 @@
 /**
  * Post attachments (docs/blog.md, "Attachments"): where the files uploaded to a post are kept.
  * The routes see only the {@link AttachmentStore} interface. The default keeps each file's bytes
- * in a directory, one folder per post, written as a stream (never whole in memory), and what is
- * known of it in the `attachments` table (migrations/0004 and 0006), beside its post. Another
- * store (an S3-like bucket) implements the same three methods and is passed as
+ * in a directory, one folder per post, linked from the upload's spool or streamed (never whole in
+ * memory), and what is known of it in the `attachments` table (migrations/0004 and 0006), beside
+ * its post. Another store (an S3-like bucket) implements the same three methods and is passed as
  * `createBlogApp({ attachments })`.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { NotFoundError } from 'proceedjs';
+import { NotFoundError, saveFile } from 'proceedjs';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
@@ -82,24 +80,14 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const isMissing = (error: unknown) => (error as { code?: string }).code === 'ENOENT';
 
-/**
- * Writes a file's stream to `path`, hashing it on the way: the bytes pass through in chunks, and
- * the disk's pace is the stream's (a slow disk slows the reading, it never fills memory).
- */
-async function writeHashed(file: Blob, path: string): Promise<{ size: number; sha256: string }> {
+/** The size and SHA-256 of a file on disk, read a chunk at a time. */
+async function hashOf(path: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   let size = 0;
-  await pipeline(
-    Readable.fromWeb(file.stream() as import('node:stream/web').ReadableStream<Uint8Array>),
-    new Transform({
-      transform(chunk: Uint8Array, _encoding, done) {
-        hash.update(chunk);
-        size += chunk.byteLength;
-        done(null, chunk);
-      },
-    }),
-    createWriteStream(path, { flags: 'wx' }),
-  );
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.byteLength;
+  }
   return { size, sha256: hash.digest('hex') };
 }
 
@@ -127,7 +115,9 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
       const partial = `${path}.partial`;
       try {
         await mkdir(join(directory, postId), { recursive: true });
-        const { size, sha256 } = await writeHashed(file, partial);
+        // An upload spooled on disk is linked, not copied; a small one is written from memory.
+        await saveFile(file, partial);
+        const { size, sha256 } = await hashOf(partial);
         await rename(partial, path);
         const [saved] = await db
           .insert(attachments)
