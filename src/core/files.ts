@@ -81,6 +81,11 @@ export interface ByteSource {
   /** The bytes themselves, when they are in memory (their entity tag hashes them). */
   readonly bytes: Uint8Array | undefined;
   read(range?: ByteRange): Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+  /**
+   * The bytes (or a range) as a `Blob` that reads them when sent, where they can be one (a `Blob`,
+   * a file on disk): for a runtime that sends a stream without its `Content-Length`.
+   */
+  readonly blob?: (range?: ByteRange) => Promise<Blob>;
   /** Lets go of bytes that will not be sent (HEAD, 304, a failure): a stream is cancelled. */
   discard(): void;
 }
@@ -161,6 +166,7 @@ function blobSource(blob: Blob): ByteSource {
     seekable: true,
     bytes: undefined,
     read: (range) => (range === undefined ? blob : blob.slice(range.start, range.end + 1)).stream(),
+    blob: async (range) => (range === undefined ? blob : blob.slice(range.start, range.end + 1)),
     discard: () => undefined,
   };
 }
@@ -252,6 +258,11 @@ export async function fileAt(
       // Never past the size the headers announce: a file that grows meanwhile is sent as it was.
       read: (range = { start: 0, end: size - 1 }) =>
         size === 0 ? new Uint8Array(0) : createReadStream(path, { start: range.start, end: range.end }),
+      blob: async (range = { start: 0, end: size - 1 }) => {
+        const { openAsBlob } = await import('node:fs');
+        // Never past the size announced, as read() does.
+        return (await openAsBlob(path)).slice(range.start, range.end + 1);
+      },
       discard: () => undefined,
     },
     {

@@ -27,7 +27,7 @@ import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { Router } from './router.js';
-import { onWorkers } from './runtime.js';
+import { onWorkers, streamsKeepLength } from './runtime.js';
 import type { Spools } from './spool.js';
 import { framesInTrace, type RequestTrace, type RequestTracing, type TracedRequest } from './tracing.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
@@ -730,10 +730,13 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         if (file !== undefined && plan !== undefined) {
           if (!plan.sendsBody) file.source.discard();
           if (uploaded !== undefined && !plan.sendsBody) await uploaded.dispose();
+          const { blob } = file.source;
           const bytes = !plan.sendsBody
             ? null
             : uploaded === undefined
-              ? (webBody(file.source.read(plan.range)) as BodyInit)
+              ? !streamsKeepLength && blob !== undefined
+                ? await blob(plan.range)
+                : (webBody(file.source.read(plan.range)) as BodyInit)
               : // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
                 pulledStream(
                   disposingAfter(chunksOf(file.source.read(plan.range)), () => uploaded.dispose()),
