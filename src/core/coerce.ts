@@ -118,19 +118,6 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
 }
 
 /**
- * The query parameters an input schema names, when it names all it takes: an object schema whose
- * unknown keys are not let through (`z.object`, `z.strictObject`). Undefined when any key is
- * welcome (`z.looseObject`, `.catchall()`, a record, a union): then nothing is refused.
- */
-export function knownQueryKeys(schema: StandardSchemaV1): ReadonlySet<string> | undefined {
-  const json = toJsonSchema(schema, { io: 'input' });
-  const properties = json.properties as Record<string, unknown> | undefined;
-  if (properties === undefined || json.patternProperties !== undefined) return undefined;
-  if (json.additionalProperties !== undefined && json.additionalProperties !== false) return undefined;
-  return new Set(Object.keys(properties));
-}
-
-/**
  * Builds the coercer for an input schema. Keys the schema does not describe stay strings;
  * repeated keys arrive as arrays and stay arrays only where the schema wants one.
  */

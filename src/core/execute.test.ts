@@ -128,6 +128,79 @@ describe('compileRoute', () => {
     });
   });
 
+  it('refuses a body key the input does not name, at any depth, before the handler; a loose input takes any', async () => {
+    let ran = 0;
+    const invoke = compile(
+      'createPost',
+      p()
+        .input(
+          z.object({
+            title: z.string(),
+            isPrivate: z.boolean().default(false),
+            author: z.object({ profile: z.object({ name: z.string() }) }).optional(),
+            tags: z.array(z.object({ label: z.string() })).default([]),
+          }),
+        )
+        .mutation(() => {
+          ran++;
+          return {};
+        }),
+    );
+    await expect(
+      call(invoke, {
+        body: { title: 'x', is_private: true, author: { profile: { nmae: 'Ada' } }, tags: [{ lable: 'a' }] },
+      }).reply,
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [
+        { path: 'is_private', message: 'Unknown key; did you mean "isPrivate"?' },
+        { path: 'author.profile.nmae', message: 'Unknown key; did you mean "name"?' },
+        { path: 'tags.0.lable', message: 'Unknown key; did you mean "label"?' },
+      ],
+    });
+    expect(ran).toBe(0);
+    await expect(call(invoke, { body: { title: 'x', isPrivate: true } }).reply).resolves.toMatchObject({
+      status: 201,
+    });
+    const loose = compile(
+      'createPost',
+      p()
+        .input(z.looseObject({ title: z.string() }))
+        .output(z.object({ title: z.string() }))
+        .mutation(({ input }) => input),
+    );
+    // Welcomed, and still never on the wire: the output declares what leaves.
+    await expect(call(loose, { body: { title: 'x', extra: 1 } }).reply).resolves.toMatchObject({
+      body: '{"title":"x"}',
+    });
+  });
+
+  it('never counts path parameters as unknown, and checks an update’s body under data', async () => {
+    const [publish, update] = planRoutes([
+      procedures('posts', {
+        publishPost: p()
+          .rest({ method: 'POST', path: '/posts/:id/publish' })
+          .input(z.object({ at: z.string().optional() }))
+          .mutation(() => ({})),
+        updatePost: p()
+          .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
+          .mutation(({ input }) => input),
+      }),
+    ]);
+    if (publish === undefined || update === undefined) throw new Error('not planned');
+    await expect(
+      call(compileRoute(publish), { params: { id: '7' }, body: { id: '7', at: 'now' } }).reply,
+    ).resolves.toMatchObject({ status: 200 });
+    await expect(
+      call(compileRoute(update), { params: { id: '7' }, body: { titel: 'x' } }).reply,
+    ).rejects.toMatchObject({
+      errors: [{ path: 'data.titel', message: 'Unknown key; did you mean "title"?' }],
+    });
+    await expect(
+      call(compileRoute(update), { params: { id: '7' }, body: { title: 'x' } }).reply,
+    ).resolves.toMatchObject({ body: '{"id":"7","data":{"title":"x"}}' });
+  });
+
   it('refuses invalid input and a body that is not an object with 400, before the handler', async () => {
     let ran = false;
     const invoke = compile(

@@ -3,7 +3,7 @@
  * coercion, validation, the handler and serialization. Adapters only translate requests in and
  * replies out.
  */
-import { createBodyDateCoercer, createCoercer, knownQueryKeys } from './coerce.js';
+import { type Coercer, createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ProceedError, UnauthenticatedError, ValidationError } from './errors.js';
 import { type EventsAnswer, ServerEvent } from './events.js';
 import { FileAnswer } from './files.js';
@@ -11,7 +11,6 @@ import { canForbid, type Guard, MissingUserFieldError, missingUserField } from '
 import { fillPath } from './naming.js';
 import { refuseNul } from './nul.js';
 import { assignOwn } from './objects.js';
-import { closestName } from './options.js';
 import { compileSerializer, OutputMismatchError, type Serializer } from './output.js';
 import {
   parseIfMatch,
@@ -28,6 +27,7 @@ import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
 import { isThenable } from './thenable.js';
 import type { StepTracer } from './tracing.js';
+import { checksNothing, keyShapeOf, refuseUnknownKeys, shapeAt } from './unknown-keys.js';
 import { DeferredBody } from './uploads.js';
 
 /** One request, as the adapter hands it over. */
@@ -74,6 +74,47 @@ function withData(params: unknown, body: unknown): Record<string, unknown> {
   const input: Record<string, unknown> = assignOwn({}, params as object);
   input.data = body;
   return input;
+}
+
+/**
+ * Assembles a call's input from its query string or JSON body and its path parameters. A key the
+ * input does not name is refused here, before anything runs, rather than dropped by the validator:
+ * a misspelt key (`?tags=` for `?tag=`, `is_private` for `isPrivate`) would otherwise change
+ * what the request means (docs/procedures.md, "Keys the input does not name"). Path parameters
+ * join the input and are never unknown; an update's body is checked where it sits, under `data`.
+ */
+function assembler(
+  route: RouteEntry,
+  coerce: Coercer,
+  reviveDates: (value: unknown) => unknown,
+): (call: Call, body: unknown) => unknown {
+  const { inputMode, params: exempt } = route;
+  const shape = keyShapeOf(route.definition.input);
+  const unchecked = checksNothing(shape);
+  if (inputMode === 'query') {
+    const query = { noun: 'query parameter', exempt };
+    return (call) => {
+      const input = coerce(assignOwn(assignOwn({}, call.query), call.params));
+      if (!unchecked) refuseUnknownKeys(input, shape, query);
+      return input;
+    };
+  }
+  const data = shapeAt(shape, 'data');
+  const update = { noun: 'key', path: 'data' };
+  const body = { noun: 'key', exempt };
+  return (call, sent) => {
+    const params = coerce({ ...call.params });
+    if (inputMode === 'update') {
+      refuseUnknownKeys(sent, data, update);
+      return reviveDates(withData(params, sent));
+    }
+    if (sent === undefined || sent === null) return params;
+    if (!isPlainObject(sent)) {
+      throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
+    }
+    if (!unchecked) refuseUnknownKeys(sent, shape, body);
+    return reviveDates(assignOwn(assignOwn({}, sent), params));
+  };
 }
 
 /** How a route is compiled beside its definition: what the app knows. */
@@ -264,44 +305,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
     };
   }
 
-  // A misspelt parameter (`?tags=` for `?tag=`) would otherwise be dropped, and the answer be for
-  // no filter at all: a 400 naming it (docs/procedures.md, "Query-string coercion").
-  const known = inputMode === 'query' && inputSchema !== undefined ? knownQueryKeys(inputSchema) : undefined;
-  const knownNames = known === undefined ? [] : [...known];
-  const refuseUnknown = (query: Record<string, unknown> | undefined) => {
-    if (known === undefined || query === undefined) return;
-    // A loop, not keys().filter(): a request with no unknown key allocates nothing here.
-    let unknown: string[] | undefined;
-    for (const key in query) {
-      if (Object.hasOwn(query, key) && !known.has(key) && !route.params.includes(key)) {
-        unknown ??= [];
-        unknown.push(key);
-      }
-    }
-    if (unknown === undefined) return;
-    throw new ValidationError(
-      unknown.map((key) => {
-        const meant = closestName(key, knownNames);
-        return {
-          path: key,
-          message: `Unknown query parameter${meant === undefined ? '' : `; did you mean "${meant}"?`}`,
-        };
-      }),
-    );
-  };
-  const assemble = (call: Call, body: unknown): unknown => {
-    if (inputMode === 'query') {
-      refuseUnknown(call.query);
-      return coerce(assignOwn(assignOwn({}, call.query), call.params));
-    }
-    const params = coerce({ ...call.params });
-    if (inputMode === 'update') return reviveDates(withData(params, body));
-    if (body === undefined || body === null) return params;
-    if (!isPlainObject(body)) {
-      throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
-    }
-    return reviveDates(assignOwn(assignOwn({}, body), params));
-  };
+  const assemble = assembler(route, coerce, reviveDates);
   // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
   // files pass as they are. A raw body is the file itself (docs/uploads.md).
   const assembleUpload = (call: Call, body: unknown): unknown => {

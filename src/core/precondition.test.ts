@@ -168,7 +168,7 @@ describe('a versioned write', () => {
     const careless = compile(
       'updatePost',
       procedure()
-        .input(z.object({ id: z.string() }))
+        .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
         .versioned()
         .mutation(() => ({ ok: true })),
     );
@@ -186,7 +186,7 @@ describe('a write that keeps no versions', () => {
     const route = compile(
       'updatePost',
       procedure()
-        .input(z.object({ id: z.string() }))
+        .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
         .mutation(() => {
           ran++;
           return { ok: true };

@@ -247,6 +247,54 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse((await send('GET', '/api/notes')).body).items).toHaveLength(3);
   });
 
+  it('refuses keys the input does not name, at any depth, with the key meant; a loose object takes any', async () => {
+    const placed = async () => JSON.parse((await send('GET', '/api/orders')).body).placed as number;
+    const before = await placed();
+    const order = {
+      customer: { name: 'Ada', address: { street: '1 Main St', city: 'Oslo' } },
+      lines: [{ sku: 'a', quantity: 1 }],
+    };
+    const refusals: [body: unknown, path: string, message: string][] = [
+      [{ ...order, lables: { colour: 'red' } }, 'lables', 'Unknown key; did you mean "labels"?'],
+      [{ ...order, note: 'leave at the door' }, 'note', 'Unknown key'],
+      [
+        { ...order, customer: { name: 'Ada', address: { stret: '1 Main St', city: 'Oslo' } } },
+        'customer.address.stret',
+        'Unknown key; did you mean "street"?',
+      ],
+      [
+        {
+          ...order,
+          lines: [
+            { sku: 'a', quantity: 1 },
+            { sku: 'b', quantty: 2 },
+          ],
+        },
+        'lines.1.quantty',
+        'Unknown key; did you mean "quantity"?',
+      ],
+    ];
+    for (const [body, path, message] of refusals) {
+      const answer = await send('POST', '/api/orders', { headers: json, body: JSON.stringify(body) });
+      expectProblem(answer, 400, 'VALIDATION_FAILED');
+      expect(JSON.parse(answer.body).errors).toEqual([{ path, message }]);
+    }
+    expect(await placed()).toBe(before);
+    const loose = await send('POST', '/api/orders', {
+      headers: json,
+      body: JSON.stringify({ ...order, labels: { colour: 'red', giftWrap: true } }),
+    });
+    expect(loose.status).toBe(201);
+    expect(JSON.parse(loose.body)).toMatchObject({ labels: { colour: 'red', giftWrap: true } });
+    expect(await placed()).toBe(before + 1);
+    // The query string follows the same rule.
+    const query = await send('GET', '/api/notes?limt=1');
+    expectProblem(query, 400, 'VALIDATION_FAILED');
+    expect(JSON.parse(query.body).errors).toEqual([
+      { path: 'limt', message: 'Unknown query parameter; did you mean "limit"?' },
+    ]);
+  });
+
   it('lets the handler choose among its statuses, and answers 204 without a body', async () => {
     expect((await send('PUT', '/api/notes/9', { headers: json, body: '{"text":"nine"}' })).status).toBe(201);
     expect((await send('PUT', '/api/notes/9', { headers: json, body: '{"text":"nine!"}' })).status).toBe(200);

@@ -109,17 +109,27 @@ describe('start-up errors', () => {
 });
 
 describe('input assembly and statuses', () => {
-  it('answers create with 201 and a Location, ignoring an id in the body', async () => {
+  it('answers create with 201 and a Location, refusing an id in the body', async () => {
     const app = notesApp();
-    const created = await call(app, 'POST', '/api/notes', { title: 'Hello', body: 'World', id: 'evil' });
+    const refused = await call(app, 'POST', '/api/notes', { title: 'Hello', body: 'World', id: 'evil' });
+    expect(refused.status).toBe(400);
+    expect(refused.json()).toMatchObject({ errors: [{ path: 'id', message: 'Unknown key' }] });
+    expect((await call(app, 'GET', '/api/notes/2')).status).toBe(404);
+    const created = await call(app, 'POST', '/api/notes', { title: 'Hello', body: 'World' });
     expect(created.status).toBe(201);
     expect(created.headers.location).toBe('/api/notes/2');
     expect(created.json()).toEqual({ id: '2', title: 'Hello', body: 'World', ownerId: 'u1' });
   });
 
-  it('gives update* { id, data }: the path id wins over a body id', async () => {
+  it('gives update* { id, data }: the path id addresses the record, a body id is no key of data', async () => {
     const app = notesApp();
-    const updated = await call(app, 'PUT', '/api/notes/1', { title: 'Renamed', id: '999' });
+    const refused = await call(app, 'PUT', '/api/notes/1', { title: 'Renamed', id: '999' });
+    expect(refused.json()).toMatchObject({
+      status: 400,
+      errors: [{ path: 'data.id', message: 'Unknown key' }],
+    });
+    expect((await call(app, 'GET', '/api/notes/1')).json()).toMatchObject({ title: 'One' });
+    const updated = await call(app, 'PUT', '/api/notes/1', { title: 'Renamed' });
     expect(updated.status).toBe(200);
     expect(updated.json()).toMatchObject({ id: '1', title: 'Renamed' });
     expect((await call(app, 'GET', '/api/notes/999')).status).toBe(404);
@@ -225,7 +235,7 @@ describe('problem responses', () => {
         errors: [{ path }],
       });
     }
-    // A key merely named "constructor" is fine.
+    // A key merely named "constructor" is no prototype key: it reaches the input, which names no such key.
     const plain = await call(
       notesApp(),
       'POST',
@@ -233,7 +243,10 @@ describe('problem responses', () => {
       '{"title":"a","body":"b","constructor":"x"}',
       json,
     );
-    expect(plain.status).toBe(201);
+    expect(plain.json()).toMatchObject({
+      status: 400,
+      errors: [{ path: 'constructor', message: 'Unknown key' }],
+    });
   });
 
   it('400 VALIDATION_FAILED for a malformed URL and an over-long path parameter', async () => {

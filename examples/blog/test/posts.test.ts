@@ -97,7 +97,7 @@ for (const engine of engines()) {
       it('creates a draft by the caller: 201, Location, the authenticated view', async () => {
         const reply = await blog.post<FullPost>(
           '/api/posts',
-          { title: '  Hello  ', content: 'First post.', authorId: other.user.id, id: crypto.randomUUID() },
+          { title: '  Hello  ', content: 'First post.' },
           author.accessToken,
         );
         expect(reply.status, reply.text).toBe(201);
@@ -112,6 +112,22 @@ for (const engine of engines()) {
         expect(reply.headers.get('location')).toBe(`/api/posts/${reply.body.id}`);
         const fetched = await blog.client(author.accessToken).posts.getPost({ id: reply.body.id });
         expect(fetched).toEqual({ id: reply.body.id, title: 'Hello', excerpt: 'First post.' });
+      });
+
+      it('refuses keys the input does not name with 400, naming them, and creates nothing', async () => {
+        const title = `Mass assignment ${crypto.randomUUID()}`;
+        const reply = await blog.post(
+          '/api/posts',
+          { title, content: 'x', authorId: other.user.id, id: crypto.randomUUID(), exerpt: 'typo' },
+          author.accessToken,
+        );
+        const problem = expectProblem(reply, 400, 'VALIDATION_FAILED');
+        expect(problem.errors).toEqual([
+          { path: 'authorId', message: 'Unknown key' },
+          { path: 'id', message: 'Unknown key' },
+          { path: 'exerpt', message: 'Unknown key; did you mean "excerpt"?' },
+        ]);
+        expect(await blog.query('SELECT id FROM posts WHERE title = $1', [title])).toEqual([]);
       });
 
       it('derives the excerpt from long content, and keeps a given one', async () => {
@@ -340,12 +356,21 @@ for (const engine of engines()) {
           400,
           'VALIDATION_FAILED',
         );
-        // An unknown field and a status outside the enum: the client's types refuse both.
+        // An unknown field, a near miss and a status outside the enum: the client's types refuse them.
         expectProblem(
           await blog.put(path, { authorId: other.user.id }, author.accessToken),
           400,
           'VALIDATION_FAILED',
         );
+        const nearMiss = expectProblem(
+          await blog.put(path, { titel: 'Typo' }, author.accessToken),
+          400,
+          'VALIDATION_FAILED',
+        );
+        expect(nearMiss.errors).toEqual([
+          { path: 'data.titel', message: 'Unknown key; did you mean "title"?' },
+        ]);
+        expect((await posts.getPost({ id: post.id })).title).toBe(post.title);
         expectProblem(
           await blog.put(path, { status: 'archived' }, author.accessToken),
           400,
