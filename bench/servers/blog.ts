@@ -37,7 +37,8 @@ async function post(path: string, body: unknown, token?: string): Promise<Respon
   });
 }
 
-let login = await post('/api/auth/login', account);
+const credentials = { email: account.email, password: account.password };
+let login = await post('/api/auth/login', credentials);
 if (login.status === 401) {
   const registered = await post('/api/auth/register', account);
   const { accessToken } = (await registered.json()) as { accessToken: string };
@@ -48,7 +49,7 @@ if (login.status === 401) {
       accessToken,
     );
   }
-  login = await post('/api/auth/login', account);
+  login = await post('/api/auth/login', credentials);
 }
 const { accessToken: token } = (await login.json()) as { accessToken: string };
 const feed = (await (await fetch(`${address}/api/posts?limit=1`)).json()) as { data: { id: string }[] };
