@@ -342,7 +342,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(existsSync(join(app, 'dist/app.test.js'))).toBe(false);
 
     const tested = await clock.time('npm test', () => succeed(app, 'npm', ['test']));
-    expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+3 passed/);
+    expect(stripVTControlCharacters(tested)).toMatch(/Tests\s+4 passed/);
 
     await succeed(app, 'npm', ['prune', '--omit=dev', '--no-audit', '--no-fund']);
     for (const dev of ['typescript', 'tsx', 'vitest'])
@@ -390,7 +390,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(installed).not.toContain('EBADENGINE');
     // Its serve test runs the Worker on workerd under wrangler dev, over a socket.
     const tested = stripVTControlCharacters(await succeed(app, 'npm', ['test']));
-    expect(tested).toMatch(/Tests\s+3 passed/);
+    expect(tested).toMatch(/Tests\s+4 passed/);
     expect(tested).toContain('listens on workers, answers over HTTP');
     await succeed(app, 'npm', ['run', 'typecheck']);
     // What `npm run deploy` would upload, bundled without uploading.
