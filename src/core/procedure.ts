@@ -416,11 +416,12 @@ export class ProcedureBuilder<
 
   /**
    * Upload limits of this procedure, over the app's (`createApp({ uploads })`) and the defaults:
-   * `fileSize`, `files`, `fields`, `fieldSize`, `total`, `memory` (docs/uploads.md). Its input
-   * must hold a `z.file()`.
+   * `fileSize`, `files`, `fields`, `fieldSize`, `total`, `memory`; and `checkContent`, which
+   * checks each file's first bytes against its `.mime()` (docs/uploads.md). Its input must hold
+   * a `z.file()`.
    *
    * @example
-   * procedure().input(z.object({ photo: z.file().mime(['image/png']) })).uploads({ fileSize: 2 * 1024 * 1024 })
+   * procedure().input(z.object({ photo: z.file().mime(['image/png']) })).uploads({ fileSize: 2 * 1024 * 1024, checkContent: true })
    */
   uploads(
     limits: UploadOptions,

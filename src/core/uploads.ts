@@ -25,8 +25,15 @@ export interface UploadLimits {
   readonly memory: number;
 }
 
-/** What `.uploads()` and `createApp({ uploads })` take: any of the limits. */
-export type UploadOptions = Partial<UploadLimits>;
+/** What `.uploads()` and `createApp({ uploads })` take: any of the limits, and `checkContent`. */
+export interface UploadOptions extends Partial<UploadLimits> {
+  /**
+   * Checks each file's first bytes against its field's `.mime()` with the `file-type` package
+   * (an optional peer dependency: install it), not only the media type the client declared.
+   * Default false (docs/uploads.md, "Checked by content").
+   */
+  readonly checkContent?: boolean;
+}
 
 const MiB = 1024 * 1024;
 
@@ -39,16 +46,21 @@ export const defaultUploadLimits = {
 } as const;
 
 const limitNames = ['fileSize', 'files', 'fields', 'fieldSize', 'total', 'memory'] as const;
+const optionNames = [...limitNames, 'checkContent'];
 
 /** Refuses what is no limit (a typo, a negative or fractional count), naming where it was given. */
 export function checkUploadOptions(where: string, options: unknown): UploadOptions {
   if (typeof options !== 'object' || options === null)
     throw new ProceedConfigError(`${where} takes an object of limits (docs/uploads.md)`);
   for (const [key, value] of Object.entries(options)) {
-    if (!(limitNames as readonly string[]).includes(key))
+    if (!optionNames.includes(key))
       throw new ProceedConfigError(
-        `${where}: unknown upload limit "${key}" (one of ${limitNames.join(', ')}; docs/uploads.md)`,
+        `${where}: unknown upload option "${key}" (one of ${optionNames.join(', ')}; docs/uploads.md)`,
       );
+    if (key === 'checkContent') {
+      if (typeof value !== 'boolean') throw new ProceedConfigError(`${where}: checkContent is true or false`);
+      continue;
+    }
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (key === 'memory' ? 0 : 1))
       throw new ProceedConfigError(`${where}: upload limit ${key} must be a whole number of at least 1`);
   }
@@ -78,6 +90,8 @@ export interface UploadShape {
 /** A route's shape with the limits that apply to it (the procedure's over the app's over the defaults). */
 export interface UploadPlan extends UploadShape {
   readonly limits: UploadLimits;
+  /** Whether files are checked by their content: `checkContent` is on and a file field has a `.mime()`. */
+  readonly checkContent: boolean;
 }
 
 /** A binary string: how `z.file()` describes itself in JSON Schema. */
@@ -169,7 +183,8 @@ export function uploadShapeOf(
 
 /**
  * Refuses, at start-up, an upload route that cannot work, naming the procedure: files in a GET,
- * a raw file beside path parameters, `.uploads()` without a file, `.idempotent()` with files.
+ * a raw file beside path parameters, `.uploads()` without a file, `.idempotent()` with files,
+ * `checkContent` where no file declares a `.mime()`.
  */
 export function checkUploadRoute(route: RouteEntry): void {
   const { definition } = route;
@@ -193,6 +208,13 @@ export function checkUploadRoute(route: RouteEntry): void {
   if (definition.idempotent)
     throw new ProceedConfigError(
       `${owner} takes files and is .idempotent(): a replay cannot tell two uploads apart by their key alone; drop .idempotent() (docs/uploads.md)`,
+    );
+  if (
+    definition.uploads?.checkContent &&
+    [...shape.fields.values()].every((field) => field.types === undefined)
+  )
+    throw new ProceedConfigError(
+      `${owner} sets .uploads({ checkContent: true }) but none of its files declares .mime(): there is no type to check the content against; add .mime([...]) to the z.file() (docs/uploads.md)`,
     );
   if (shape.mode === 'raw' && definition.uploads !== undefined)
     for (const key of ['files', 'fields', 'fieldSize'] as const)
@@ -228,6 +250,9 @@ export function uploadPlanOf(route: RouteEntry, app: UploadOptions | undefined):
       total,
       memory: own.memory ?? app?.memory ?? defaultUploadLimits.memory,
     },
+    checkContent:
+      (own.checkContent ?? app?.checkContent ?? false) &&
+      [...shape.fields.values()].some((field) => field.types !== undefined),
   };
 }
 

@@ -5,6 +5,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
+import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
 import {
   announcedAddress,
   type RuntimeCommand,
@@ -763,6 +764,39 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
     const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
     expect(refused.status).toBe(415);
+  });
+
+  it('checks a file by its content where the procedure asks: a PNG passes, text or a JPEG declared image/png is a 415', async () => {
+    const form = (bytes: Uint8Array<ArrayBuffer>, name: string) => {
+      const body = new FormData();
+      body.append('image', new Blob([bytes], { type: 'image/png' }), name);
+      return body;
+    };
+    const png = await send('POST', '/api/uploads/images', { body: form(pngBytes(), 'dot.png') });
+    expect(png.status).toBe(201);
+    expect(JSON.parse(png.body)).toEqual({ name: 'dot.png', type: 'image/png', size: pngBytes().byteLength });
+    const note = new TextEncoder().encode('A note, not a picture.\n');
+    const text = await send('POST', '/api/uploads/images', { body: form(note, 'note.png') });
+    expectProblem(text, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(JSON.parse(text.body).detail).toBe(
+      'The file "image" is declared image/png, but its content is text (text/plain); the field takes image/png',
+    );
+    const jpeg = await send('POST', '/api/uploads/images', { body: form(jpegBytes(), 'photo.png') });
+    expectProblem(jpeg, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(JSON.parse(jpeg.body).detail).toBe(
+      'The file "image" is declared image/png, but its content is image/jpeg; the field takes image/png',
+    );
+    const raw = (bytes: Uint8Array<ArrayBuffer>) =>
+      send('PUT', '/api/uploads/image', {
+        headers: { 'content-type': 'image/png' },
+        body: new Blob([bytes]),
+      });
+    expect((await raw(pngBytes())).status).toBe(200);
+    const rawJpeg = await raw(jpegBytes());
+    expectProblem(rawJpeg, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(JSON.parse(rawJpeg.body).detail).toBe(
+      'The body is declared image/png, but its content is image/jpeg; this route takes image/png',
+    );
   });
 
   it('takes file names without format characters, and refuses a media type outside RFC 6838', async () => {

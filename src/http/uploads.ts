@@ -1,8 +1,9 @@
 /**
  * Upload bodies, for every adapter (docs/uploads.md): what is refused before anything runs (the
  * media type, a declared length over the limit), and the reading itself, a form through busboy or
- * a raw body as one file, with each limit checked as the bytes arrive. Files above the memory
- * threshold go to the request's spool (src/http/spool.ts).
+ * a raw body as one file, with each limit checked as the bytes arrive (and, with `checkContent`,
+ * each file's first bytes: src/http/upload-content.ts). Files above the memory threshold go to
+ * the request's spool (src/http/spool.ts).
  */
 import type { Writable } from 'node:stream';
 import busboy from 'busboy';
@@ -12,6 +13,7 @@ import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.j
 import { mediaTypeOf } from './json.js';
 import { onWorkers } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
+import { contentCheck } from './upload-content.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -184,19 +186,24 @@ export class UploadBody extends DeferredBody {
       field.maxSize ?? Number.POSITIVE_INFINITY,
     );
     const part = this.#part();
+    const type = mediaTypeOf(this.#headers['content-type']) || 'application/octet-stream';
+    // With checkContent, the first bytes must bear the type's signature (src/http/upload-content.ts).
+    const check = contentCheck(this.#plan, field, type);
     let size = 0;
     try {
       for await (const chunk of this.#source.chunks) {
         size += chunk.byteLength;
         if (size > limit)
           throw uploadTooLarge(`The file is larger than this route takes (at most ${sizeText(limit)})`);
+        if (check !== undefined) await check.take(chunk);
         await part.write(chunk);
       }
+      await check?.end();
     } catch (error) {
+      check?.close();
       void this.#cancel();
       throw error instanceof ProceedError ? error : unreadable();
     }
-    const type = mediaTypeOf(this.#headers['content-type']) || 'application/octet-stream';
     return part.finish(fileNameOf(oneHeader(this.#headers['content-disposition'])), type);
   }
 
@@ -274,6 +281,7 @@ export class UploadBody extends DeferredBody {
       }
       const limit = Math.min(limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
       const part = this.#part();
+      const check = contentCheck(this.#plan, field, type);
       parts.push(
         (async () => {
           let size = 0;
@@ -284,11 +292,14 @@ export class UploadBody extends DeferredBody {
                 throw uploadTooLarge(
                   `The file "${name}" is larger than this route takes (at most ${sizeText(limit)})`,
                 );
+              if (check !== undefined) await check.take(chunk);
               await part.write(chunk);
             }
+            await check?.end();
             if (failure !== undefined) return;
             add(name, await part.finish(cleanFileName(info.filename ?? ''), type), field.multiple);
           } catch (error) {
+            check?.close();
             fail(error instanceof ProceedError ? error : unreadable());
           }
         })(),

@@ -32,6 +32,7 @@ import { problemAnswer } from '../http/problems.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
+import { uploadContentReady } from '../http/upload-content.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
 import { registerHealth } from './health.js';
@@ -284,6 +285,12 @@ export class App<TCtx extends object = object> {
       ({ definition }) => definition.versioning !== undefined || definition.output?.kind === 'download',
     );
     if ((this.#options.entityTags ?? true) || tagsAnyway) await entityTagsReady();
+    // file-type, an optional peer, is loaded only for routes that check uploads by content.
+    await uploadContentReady(
+      this.routes
+        .filter((route) => uploadPlanOf(route, this.#options.uploads)?.checkContent)
+        .map((route) => `${route.collection}.${route.name}`),
+    );
     this.#refuseGuardsWithoutUser();
     if (this.#idempotency !== undefined) return;
     const needy = this.routes.filter((route) => route.definition.idempotent);

@@ -102,8 +102,9 @@ export interface AppOptions<TCtx extends object> {
   /**
    * Upload limits of every route that takes files, under each procedure's own `.uploads()`:
    * `fileSize` (10 MiB), `files` (10), `fields` (100), `fieldSize` (64 KiB), `total`
-   * (`fileSize × files` + 1 MiB) and `memory` (256 KiB; larger files wait on disk).
-   * docs/uploads.md.
+   * (`fileSize × files` + 1 MiB) and `memory` (256 KiB; larger files wait on disk); and
+   * `checkContent` (false): each file's first bytes checked against its `.mime()`, with the
+   * `file-type` package (install it). docs/uploads.md.
    */
   uploads?: UploadOptions;
   /**

@@ -493,7 +493,7 @@ describe('upload routes that cannot work are refused at start-up', () => {
       }),
     ).toThrow(/idempotent/);
     expect(() => procedure().uploads({ fileSize: -1 })).toThrow(/at least 1/);
-    expect(() => procedure().uploads({ filesize: 1 } as never)).toThrow(/unknown upload limit/);
+    expect(() => procedure().uploads({ filesize: 1 } as never)).toThrow(/unknown upload option/);
     expect(() => createApp({ uploads: { total: 0 } })).toThrow(/at least 1/);
   });
 });
