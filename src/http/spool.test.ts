@@ -2,11 +2,18 @@
  * The per-request spool (src/http/spool.ts): nothing is left behind, whenever it is disposed; and
  * `saveFile`, which links what it spooled.
  */
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Spools, saveFile } from './spool.js';
+
+// The spools' directories are counted: in a temporary directory of this file's own (the spool
+// reads TMPDIR at each upload), so that uploads of other test files running beside it do not count.
+const ownTemporary = mkdtempSync(join(tmpdir(), 'proceed-spool-test-'));
+process.env.TMPDIR = ownTemporary;
+afterAll(() => rm(ownTemporary, { recursive: true, force: true }));
 
 const spooled = async () =>
   (await readdir(tmpdir())).filter((name) => name.startsWith('proceed-upload-')).length;

@@ -157,11 +157,13 @@ for (const engine of engines) {
         expect(await readdir(temporary)).toEqual([]);
         // Memory: the files pass through, they are never held (450 MiB were sent).
         expect(result.rss.rise).toBeLessThan(256);
-        // The event loop stays free: readiness answered throughout. The 250 ms target is the
-        // bench's (a timed bound here would fail on a busy machine, not on a regression); this
-        // one catches the stalls of seconds that bytes through the database caused.
+        // Readiness answered throughout. The 250 ms target is the bench's: a timed bound here would
+        // fail on a busy machine, not on a regression (beside the other test files, one cold
+        // health check took a second). These catch what bytes through the database caused: a
+        // median of 5 to 6 s, and checks of over a minute.
         expect(result.health.count).toBeGreaterThan(5);
-        expect(result.health.max).toBeLessThan(2000);
+        expect(result.health.p50).toBeLessThan(1000);
+        expect(result.health.max).toBeLessThan(10_000);
       } finally {
         expect(await blog.stop()).toBe(0);
         await database.drop();
