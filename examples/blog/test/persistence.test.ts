@@ -3,13 +3,12 @@
  * compiled blog on a directory, SIGTERM (exit 0), start again on the same directory with the
  * same JWT_SECRET, and everything is still there: rows, sessions and revocations.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type BlogProcess, startBlogProcess } from './blog-process.js';
 import {
   type CursorPage,
   connect,
@@ -19,71 +18,8 @@ import {
   type UserView,
 } from './harness.js';
 
-const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const bin = join(root, 'bin/proceed.js');
-
-interface Server {
-  child: ChildProcess;
-  origin: string;
-  output: () => string;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number | null>;
-}
-
-/**
- * Starts the blog on a port the system picks, read from its "Server listening" line: a port found
- * free beforehand could be taken by another test's server while the database starts, and the
- * health check would then reach that server.
- */
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', 'examples/blog/dist/main.js', '--port', '0', '--host', '127.0.0.1'],
-    {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  let origin = '';
-  const deadline = Date.now() + 90_000; // a new PGlite directory runs initdb: seconds, more on a busy machine
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`The server exited early (${child.exitCode}):\n${output}`);
-    origin ||= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
-    const ok =
-      origin !== '' &&
-      (await fetch(`${origin}/api/health`).then(
-        (response) => response.status === 200,
-        () => false,
-      ));
-    if (ok) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`The server did not become healthy in 90 s:\n${output}`);
-    }
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  return {
-    child,
-    origin,
-    output: () => output,
-    async stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
-
 describe('the embedded database persists across a restart of the CLI server', () => {
-  const started: Server[] = [];
+  const started: BlogProcess[] = [];
   let directory = '';
 
   afterAll(async () => {
@@ -100,7 +36,7 @@ describe('the embedded database persists across a restart of the CLI server', ()
       ADMIN_PASSWORD: 'first admin password',
     };
 
-    const first = await startServer(env);
+    const first = await startBlogProcess(env);
     started.push(first);
     let api = await connect(first.origin);
     const password = 'persistent password';
@@ -130,7 +66,7 @@ describe('the embedded database persists across a restart of the CLI server', ()
     expect(await first.stop(), first.output()).toBe(0);
 
     // Same directory and secret; ADMIN_PASSWORD changed: the admin is re-keyed, not duplicated.
-    const second = await startServer({ ...env, ADMIN_PASSWORD: 'second admin password' });
+    const second = await startBlogProcess({ ...env, ADMIN_PASSWORD: 'second admin password' });
     started.push(second);
     api = await connect(second.origin, [password, 'first admin password', 'second admin password']);
     const listed = await api.request<CursorPage<PostView>>('GET', `/api/posts?authorId=${session.user.id}`);

@@ -5,82 +5,17 @@
  * its memory stays bounded (docs/blog.md, "Where the files are kept"; the figures side by side
  * with a server written by hand are `npm run bench`'s, docs/performance.md).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { startBlogProcess } from './blog-process.js';
 import { createPostgresDatabase } from './databases.js';
 import { uploadLoad } from './upload-load.js';
 
-const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const fileSize = 9 * 1024 * 1024;
 const uploads = 50;
-
-interface Blog {
-  child: ChildProcess;
-  origin: string;
-  output: () => string;
-  stop(): Promise<number | null>;
-}
-
-/** The compiled blog through the CLI, on a port the system picks, once its health check passes. */
-async function startBlog(env: Record<string, string>): Promise<Blog> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'bin/proceed.js'),
-      'start',
-      'examples/blog/dist/main.js',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  let origin = '';
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`The blog exited early (${child.exitCode}):\n${output}`);
-    origin ||= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
-    const healthy =
-      origin !== '' &&
-      (await fetch(`${origin}/api/health`).then(
-        (response) => response.status === 200,
-        () => false,
-      ));
-    if (healthy) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`The blog did not become healthy in 90 s:\n${output}`);
-    }
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  return {
-    child,
-    origin,
-    output: () => output,
-    stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
 
 /** A signed-in author and a post of theirs, through the API. */
 async function authorAndPost(origin: string): Promise<{ token: string; postId: string }> {
@@ -128,7 +63,7 @@ for (const engine of engines) {
       const temporary = await mkdtemp(join(tmpdir(), 'proceed-load-tmp-'));
       scratch.push(attachments, temporary);
       const database = await engine.database();
-      const blog = await startBlog({
+      const blog = await startBlogProcess({
         DATABASE_URL: database.url,
         ATTACHMENTS_DIR: attachments,
         // The uploads' spool: checked empty afterwards.
