@@ -35,17 +35,27 @@ function distance(a: string, b: string): number {
 
 /** The known name closest to `name`, when it is close enough to be what was meant. */
 export function closestName(name: string, known: readonly string[]): string | undefined {
+  // A name from a request may be long: its distance to each known one costs their lengths'
+  // product, so only names of about a known name's length are compared.
+  if (name.length > longestSuggested) return undefined;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of known) {
+    if (Math.abs(candidate.length - name.length) > closeEnough(candidate)) continue;
     const d = distance(name, candidate);
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
     }
   }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+  return best !== undefined && bestDistance <= closeEnough(best) ? best : undefined;
 }
+
+/** The most edits a name may be from a known one to be taken for it. */
+const closeEnough = (known: string) => Math.max(2, Math.floor(known.length / 3));
+
+/** Names longer than this get no suggestion. */
+const longestSuggested = 100;
 
 /**
  * Throws a {@link ProceedConfigError} for an options value that is not an object or has a key

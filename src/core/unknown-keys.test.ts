@@ -31,6 +31,15 @@ describe('unknownKeysIn', () => {
     expect(unknownIn(input, { url: 'https://a.example', title: 'x', isPrivate: true })).toBeUndefined();
   });
 
+  it('answers a flood of keys, or a huge one, with 20 errors at most and no costly suggestion', () => {
+    const input = z.object({ title: z.string(), content: z.string() });
+    const flood = Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`k${index}`, 1]));
+    expect(unknownIn(input, flood)).toHaveLength(20);
+    // A megabyte long: compared with no name (each comparison would cost its length times theirs).
+    const huge = unknownIn(input, { [`title${'x'.repeat(1_000_000)}`]: 1 }) ?? [];
+    expect(huge.map((error) => error.message)).toEqual(['Unknown key']);
+  });
+
   it('looks into nested objects and arrays of objects, optional, nullable or defaulted', () => {
     const input = z.object({
       customer: z.object({ address: z.object({ street: z.string(), city: z.string() }) }),

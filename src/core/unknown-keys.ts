@@ -343,11 +343,16 @@ export function unknownKeysIn(value: unknown, shape: KeyShape, check: KeyCheck):
       else if (exempt?.includes(key) !== true) {
         found ??= [];
         found.push({ path: join(path, key), message: unknownMessage(key, picked.fields, check.noun) });
+        // Enough to correct a request; a body of a hundred thousand keys gets no longer answer.
+        if (found.length === reportedAtMost) return found;
       }
     }
   }
   return found;
 }
+
+/** The most unknown keys one answer lists. */
+const reportedAtMost = 20;
 
 type Pending = [value: unknown, shape: KeyShape, path: string];
 

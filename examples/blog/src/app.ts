@@ -153,7 +153,7 @@ async function wire(
 
 /**
  * The default attachment store: files in the configured directory (or a temporary one, removed
- * when the app closes), with what a previous run left of deleted posts removed first.
+ * when the app closes).
  */
 async function attachmentsStore(
   app: App<BlogContext>,
@@ -169,9 +169,7 @@ async function attachmentsStore(
     app.onClose(() => rm(directory, { recursive: true, force: true }));
   }
   app.log.info(`Attachments: ${directory}${location.kind === 'temporary' ? ' (removed at exit)' : ''}`);
-  const store = fileAttachments(database.db, directory);
-  await store.removeOrphans();
-  return store;
+  return fileAttachments(database.db, directory);
 }
 
 /**

@@ -63,7 +63,7 @@ describe('readSettings', () => {
       path: '/srv/blog/db-attachments',
     });
     expect(readSettings({ databaseUrl: 'memory://' }, {}).attachments).toEqual({ kind: 'temporary' });
-    const store = { save: vi.fn(), find: vi.fn(), removeOrphans: vi.fn() };
+    const store = { save: vi.fn(), find: vi.fn(), removeFilesOf: vi.fn() };
     expect(() => readSettings({ attachments: store, attachmentsDirectory: '/srv/files' }, {})).toThrow(
       'attachments and attachmentsDirectory both say where attachments go',
     );

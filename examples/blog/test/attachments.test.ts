@@ -478,6 +478,33 @@ for (const engine of engines()) {
           await new Promise((resolve) => setTimeout(resolve, 50));
       });
 
+      it('removes the bytes of a deleted user’s posts, and no other post’s', async () => {
+        const leaving = await blog.register({ name: 'Leaving' });
+        const post = (await blog.createPost(leaving.accessToken, { status: 'published' })).id;
+        const theirs = await upload(
+          blog.instance,
+          post,
+          { bytes: binary, name: 'theirs.bin' },
+          leaving.accessToken,
+        );
+        const kept = await upload(
+          blog.instance,
+          published,
+          { bytes: binary, name: 'kept.bin' },
+          author.accessToken,
+        );
+        expect([theirs.status, kept.status]).toEqual([201, 201]);
+        const deleted = await blog.request('DELETE', `/api/users/${leaving.user.id}`, { token: admin });
+        expect(deleted.status).toBe(200);
+        expect(await storedFor(post)).toBe(0);
+        const directory = blog.instance.settings.attachmentsDirectory;
+        if (directory !== undefined) {
+          while (existsSync(join(directory, post))) await new Promise((resolve) => setTimeout(resolve, 50));
+          expect(existsSync(join(directory, published, kept.body.id))).toBe(true);
+        }
+        expect((await fetchFile(blog.origin, attachmentPath(published, kept.body.id))).bytes).toEqual(binary);
+      });
+
       it('names a non-ASCII file in Content-Disposition with filename* (RFC 6266/8187) and an ASCII fallback', async () => {
         const disposition = (await fetchFile(blog.origin, path())).headers.get('content-disposition') ?? '';
         expect(disposition).toMatch(/^attachment; /);

@@ -8,14 +8,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { access, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { NotFoundError, saveFile } from 'proceedjs';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
-import { attachments, posts } from './schema.js';
+import { attachments } from './schema.js';
 
 /** What is known of a stored file, without its bytes. */
 export interface Attachment {
@@ -56,8 +56,11 @@ export interface AttachmentStore {
   save(file: NewAttachment): Promise<Attachment>;
   /** The file `id` of post `postId` and where its bytes are; `undefined` when that post has no such file. */
   find(postId: string, id: string): Promise<StoredAttachment | undefined>;
-  /** Removes the bytes of posts that no longer exist (deleted, or deleted with their author). */
-  removeOrphans(): Promise<void>;
+  /**
+   * Removes the bytes of these posts, once they are deleted (their rows went with them). Only the
+   * posts named: a directory may hold other databases' files, which no sweep may judge.
+   */
+  removeFilesOf(postIds: readonly string[]): Promise<void>;
 }
 
 /** The SHA-256 of some bytes in lower-case hex. */
@@ -113,12 +116,18 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
       const path = pathOf(postId, id);
       // Written beside its final name, then renamed: a reader never finds half a file.
       const partial = `${path}.partial`;
+      let placed = false;
       try {
         await mkdir(join(directory, postId), { recursive: true });
         // An upload spooled on disk is linked, not copied; a small one is written from memory.
         await saveFile(file, partial);
         const { size, sha256 } = await hashOf(partial);
-        await rename(partial, path);
+        await rename(partial, path).catch((error: unknown) => {
+          // The post's folder went with the post, deleted meanwhile.
+          if (isMissing(error)) throw new NotFoundError('No post with this id');
+          throw error;
+        });
+        placed = true;
         const [saved] = await db
           .insert(attachments)
           .values({ id, postId, name, mediaType, size, sha256 })
@@ -126,10 +135,9 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
         return saved as Attachment;
       } catch (error) {
         await rm(partial, { force: true });
-        await rm(path, { force: true });
-        // The post was deleted between the author check and this insert (its folder with it).
-        if (sqlState(error) === FOREIGN_KEY_VIOLATION || isMissing(error))
-          throw new NotFoundError('No post with this id');
+        if (placed) await rm(path, { force: true });
+        // The post was deleted between the author check and this insert.
+        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('No post with this id');
         throw error;
       }
     },
@@ -139,7 +147,8 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
       if (found === undefined) return undefined;
       const { bytes, ...attachment } = found;
       if (bytes !== null) return { ...attachment, content: { bytes } };
-      const path = pathOf(postId, id);
+      // From the row, as stored (lower case): the request's ids match it in any case.
+      const path = pathOf(found.postId, found.id);
       try {
         await access(path);
       } catch (error) {
@@ -150,22 +159,9 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
       return { ...attachment, content: { path } };
     },
 
-    async removeOrphans() {
-      let folders: string[];
-      try {
-        folders = (await readdir(directory)).filter((name) => uuid.test(name));
-      } catch (error) {
-        if (isMissing(error)) return;
-        throw error;
-      }
-      if (folders.length === 0) return;
-      const kept = new Set(
-        (await db.select({ id: posts.id }).from(posts).where(inArray(posts.id, folders))).map(
-          (row) => row.id,
-        ),
-      );
-      for (const folder of folders)
-        if (!kept.has(folder)) await rm(join(directory, folder), { recursive: true, force: true });
+    async removeFilesOf(postIds) {
+      for (const postId of postIds)
+        if (uuid.test(postId)) await rm(join(directory, postId), { recursive: true, force: true });
     },
   };
 }

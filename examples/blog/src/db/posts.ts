@@ -75,6 +75,8 @@ export interface PostsRepository {
    * at another version throws `PreconditionFailedError` (412).
    */
   delete(id: string, version?: number): Promise<boolean>;
+  /** The ids of an author's posts: what goes with them when the author is deleted. */
+  idsByAuthor(authorId: string): Promise<string[]>;
   /**
    * Moves a post to `status` (publish, archive…) in one statement; `undefined` when there is no
    * such post; `INVALID_TRANSITION` (409) when the move is not allowed, including to the
@@ -366,6 +368,11 @@ export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepa
       if (deleted.length > 0) return true;
       if (version !== undefined) await stillThere(id);
       return false;
+    },
+
+    async idsByAuthor(authorId) {
+      const rows = await db.select({ id: posts.id }).from(posts).where(eq(posts.authorId, authorId));
+      return rows.map((row) => row.id);
     },
 
     async setStatus(id, status, version) {

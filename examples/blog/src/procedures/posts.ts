@@ -149,7 +149,7 @@ export const posts = procedures('posts', {
       });
       try {
         // An id the feed cannot place (another epoch's, a restored database's, made up): live only.
-        let last = resumeAfter(lastEventId, await ctx.feed.bounds());
+        let last = lastEventId === undefined ? undefined : resumeAfter(lastEventId, await ctx.feed.bounds());
         // Every retained event after it, a read at a time, up to the live ones.
         while (last !== undefined && !signal.aborted) {
           const missed = await ctx.feed.since(String(last));
@@ -247,8 +247,8 @@ export const posts = procedures('posts', {
     .versioned()
     .mutation(async ({ ctx }) => {
       if (!(await ctx.repos.posts.delete(ctx.post.id, versionToWrite(ctx)))) throw noSuchPost();
-      // The rows went with the post; the attachments' bytes go after the answer.
-      ctx.background(() => ctx.repos.attachments.removeOrphans());
+      // The rows went with the post; its attachments' bytes go in the background.
+      ctx.background(() => ctx.repos.attachments.removeFilesOf([ctx.post.id]));
       return { success: true as const };
     }),
 
@@ -305,8 +305,14 @@ export const posts = procedures('posts', {
         lastModified: file.createdAt,
         disposition: 'attachment',
       } as const;
-      return 'path' in file.content
-        ? fileAt(file.content.path, described)
-        : sendFile(file.content.bytes, described);
+      if (!('path' in file.content)) return sendFile(file.content.bytes, described);
+      try {
+        return await fileAt(file.content.path, described);
+      } catch (error) {
+        // Removed since it was found: its post was deleted meanwhile.
+        if ((error as { code?: string }).code === 'ENOENT')
+          throw new NotFoundError('No attachment with this id');
+        throw error;
+      }
     }),
 });

@@ -134,10 +134,12 @@ export const users = procedures('users', {
     .output(Success)
     .versioned()
     .mutation(async ({ input, ctx }) => {
+      // Read first: their posts' rows, attachments included, go with them.
+      const postIds = await ctx.repos.posts.idsByAuthor(input.id);
       if (!(await ctx.repos.users.delete(input.id, await versionToWrite(ctx, input.id)))) throw noSuchUser();
       await ctx.tokens.revokeAllForUser(input.id);
-      // Their posts' attachment rows went with them; the bytes go after the answer.
-      ctx.background(() => ctx.repos.attachments.removeOrphans());
+      // Their posts' attachments' bytes go in the background.
+      ctx.background(() => ctx.repos.attachments.removeFilesOf(postIds));
       return { success: true as const };
     }),
 });
