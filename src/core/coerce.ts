@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { innerZodType, isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
+import { isValibotSchema, valibotDatePlaces } from './valibot.js';
 
 type Scalar = 'integer' | 'number' | 'boolean' | 'date' | 'string';
 type FieldCoercion = { scalar: Scalar; array: boolean };
@@ -87,21 +88,41 @@ function fieldOfJson(schema: JsonSchema): FieldCoercion | undefined {
   return scalar === undefined ? undefined : { scalar, array: false };
 }
 
-/** JSON Schema cannot tell a Zod date from a date-time string, so Zod dates are found in the schema itself. */
-function zodDateFields(schema: z.ZodType): Map<string, FieldCoercion> {
-  const dates = new Map<string, FieldCoercion>();
+/** Where an input schema expects Dates: the value itself, an object's keys, an array's items. */
+export type DatePlaces =
+  | true
+  | { readonly fields: ReadonlyMap<string, DatePlaces> }
+  | { readonly items: DatePlaces };
+
+/** The places of `z.date()` in a Zod schema, at any depth; undefined when there are none. */
+function zodDatePlaces(schema: z.ZodType, depth = 0): DatePlaces | undefined {
+  if (depth > 32) return undefined;
   const { type, schema: inner } = innerZodType(schema);
-  if (type !== 'object') return dates;
-  const shape = (inner._zod.def as unknown as { shape: Record<string, z.ZodType> }).shape;
-  for (const [key, field] of Object.entries(shape)) {
-    const unwrapped = innerZodType(field);
-    if (unwrapped.type === 'date') dates.set(key, { scalar: 'date', array: false });
-    if (unwrapped.type === 'array') {
-      const element = (unwrapped.schema._zod.def as unknown as { element: z.ZodType }).element;
-      if (innerZodType(element).type === 'date') dates.set(key, { scalar: 'date', array: true });
-    }
+  const def = inner._zod.def as unknown as { shape?: Record<string, z.ZodType>; element?: z.ZodType };
+  if (type === 'date') return true;
+  if (type === 'array' && def.element !== undefined) {
+    const items = zodDatePlaces(def.element, depth + 1);
+    return items === undefined ? undefined : { items };
   }
-  return dates;
+  if (type === 'object' && def.shape !== undefined) {
+    const fields = new Map<string, DatePlaces>();
+    for (const [key, field] of Object.entries(def.shape)) {
+      const places = zodDatePlaces(field, depth + 1);
+      if (places !== undefined) fields.set(key, places);
+    }
+    return fields.size === 0 ? undefined : { fields };
+  }
+  return undefined;
+}
+
+/**
+ * JSON Schema cannot tell a date the validator wants as a `Date` from a date-time string, so the
+ * places of dates are read from the schema itself, for the validators Proceed knows.
+ */
+function datePlacesOf(schema: StandardSchemaV1): DatePlaces | undefined {
+  if (isZodSchema(schema)) return zodDatePlaces(schema);
+  if (isValibotSchema(schema)) return valibotDatePlaces(schema);
+  return undefined;
 }
 
 /** Per-field coercions of an object input schema. Exposed for the tests and the OpenAPI generator. */
@@ -113,7 +134,12 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
     const field = fieldOfJson(property);
     if (field !== undefined && !(field.scalar === 'string' && !field.array)) plan.set(key, field);
   }
-  if (isZodSchema(schema)) for (const [key, field] of zodDateFields(schema)) plan.set(key, field);
+  const dates = datePlacesOf(schema);
+  if (dates !== undefined && dates !== true && 'fields' in dates)
+    for (const [key, places] of dates.fields) {
+      if (places === true) plan.set(key, { scalar: 'date', array: false });
+      else if ('items' in places && places.items === true) plan.set(key, { scalar: 'date', array: true });
+    }
   return plan;
 }
 
@@ -146,43 +172,28 @@ function parseIsoDate(value: unknown): unknown {
   return typeof value === 'string' ? calendarDate(value) : value;
 }
 
-/** Walks a value alongside its Zod schema, turning ISO strings into Dates where the schema has `z.date()`. */
-function dateWalker(schema: z.ZodType, depth = 0): DateWalker | undefined {
-  if (depth > 32) return undefined;
-  const { type, schema: inner } = innerZodType(schema);
-  const def = inner._zod.def as unknown as {
-    shape?: Record<string, z.ZodType>;
-    element?: z.ZodType;
-    options?: z.ZodType[];
-  };
-  if (type === 'date') return parseIsoDate;
-  if (type === 'object' && def.shape !== undefined) {
-    const fields = Object.entries(def.shape).flatMap(([key, field]) => {
-      const walk = dateWalker(field, depth + 1);
-      return walk === undefined ? [] : [[key, walk] as const];
-    });
-    if (fields.length === 0) return undefined;
-    return (value) => {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-      const copy: Record<string, unknown> = { ...value };
-      for (const [key, walk] of fields) if (key in copy) copy[key] = walk(copy[key]);
-      return copy;
-    };
-  }
-  if (type === 'array' && def.element !== undefined) {
-    const walk = dateWalker(def.element, depth + 1);
-    if (walk === undefined) return undefined;
+/** Walks a value along the places of its dates, turning ISO strings into Dates there. */
+function dateWalker(places: DatePlaces): DateWalker {
+  if (places === true) return parseIsoDate;
+  if ('items' in places) {
+    const walk = dateWalker(places.items);
     return (value) => (Array.isArray(value) ? value.map(walk) : value);
   }
-  return undefined;
+  const fields = [...places.fields].map(([key, inner]) => [key, dateWalker(inner)] as const);
+  return (value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const copy: Record<string, unknown> = { ...value };
+    for (const [key, walk] of fields) if (key in copy) copy[key] = walk(copy[key]);
+    return copy;
+  };
 }
 
 /**
- * JSON has no dates, so a `z.date()` in a body could never be satisfied as sent. This turns ISO
- * 8601 strings into Dates exactly where a Zod input schema declares `z.date()`, at any depth, and
- * touches nothing else. Other validators get the body as sent.
+ * JSON has no dates, so a `z.date()` (or `v.date()`) in a body could never be satisfied as sent.
+ * This turns ISO 8601 strings into Dates exactly where the input schema declares a date, at any
+ * depth, and touches nothing else. Other validators get the body as sent.
  */
 export function createBodyDateCoercer(schema: StandardSchemaV1 | undefined): DateWalker {
-  if (schema === undefined || !isZodSchema(schema)) return (value) => value;
-  return dateWalker(schema) ?? ((value) => value);
+  const places = schema === undefined ? undefined : datePlacesOf(schema);
+  return places === undefined ? (value) => value : dateWalker(places);
 }

@@ -360,6 +360,11 @@ describe('compileRoute', () => {
       '~standard': {
         version: 1,
         vendor: 'test',
+        // A query string is read by the input's JSON Schema, which a validator must give.
+        jsonSchema: {
+          input: () => ({ type: 'object', properties: { id: { type: 'string' } } }),
+          output: () => ({ type: 'object', properties: { id: { type: 'string' } } }),
+        },
         validate: (value: unknown) => ({
           // biome-ignore lint/suspicious/noThenProperty: a validator's own promise-like result
           then: (resolve: (result: unknown) => void) =>

@@ -3,6 +3,7 @@
  * writes in one step: fields the schema does not declare are never written.
  */
 import fastJson from 'fast-json-stringify';
+import { projectionOf } from './projection.js';
 import { everyViewField, recordCutter } from './record-views.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema, validate } from './schema.js';
 
@@ -34,7 +35,7 @@ function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefi
 /**
  * Compiles the serializer of an output schema. Schemas that describe themselves as JSON Schema
  * go through fast-json-stringify; others (and every schema where code cannot be compiled) are
- * validated, which strips undeclared keys in every common validator, and then written with
+ * validated, cut to what the JSON Schema names (src/core/projection.ts), and written with
  * `JSON.stringify`.
  */
 export function compileSerializer(schema: StandardSchemaV1 | undefined): Serializer {
@@ -59,6 +60,7 @@ export function compileSerializer(schema: StandardSchemaV1 | undefined): Seriali
       }
     };
   }
+  const project = hasDescription(json) ? projectionOf(json) : undefined;
   return async (value, ctx) => {
     let result: Awaited<ReturnType<typeof validate>>;
     try {
@@ -72,6 +74,6 @@ export function compileSerializer(schema: StandardSchemaV1 | undefined): Seriali
       const reasons = result.errors.map((error) => `${error.path || '(root)'}: ${error.message}`).join('; ');
       throw new OutputMismatchError(`Output does not match its schema: ${reasons}`);
     }
-    return JSON.stringify(result.value);
+    return JSON.stringify(project === undefined ? result.value : project(result.value));
   };
 }

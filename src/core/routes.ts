@@ -13,6 +13,7 @@ import {
   type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
+import { whyNoJsonSchema } from './schema.js';
 import { checkUploadRoute, uploadShapeOf } from './uploads.js';
 
 /** One procedure's place in the API. */
@@ -115,6 +116,15 @@ export function planRoutes(
       if (definition.idempotent && resolved.method !== 'POST') {
         throw new ProceedConfigError(
           `${owner} is .idempotent() but answers ${resolved.method}: only a POST needs an Idempotency-Key (PUT and DELETE are idempotent already)`,
+        );
+      }
+      const undescribed =
+        resolved.inputMode === 'query' && definition.input !== undefined
+          ? whyNoJsonSchema(definition.input, 'input')
+          : undefined;
+      if (undescribed !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} takes its input from the query string, whose values arrive as text and are coerced and checked by the input's JSON Schema, but ${undescribed} (docs/procedures.md, "Validators")`,
         );
       }
       taken.set(key, owner);

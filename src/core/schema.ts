@@ -1,11 +1,13 @@
 /**
  * Everything Proceed needs from a validator: validation through Standard Schema, and JSON
- * Schema through Zod's own converter (or Standard JSON Schema for other libraries).
+ * Schema through Zod's own converter, Standard JSON Schema (ArkType and others) or Valibot's
+ * converter.
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import type { FieldError } from './errors.js';
 import { isThenable } from './thenable.js';
+import { type Described, isValibotSchema, valibotConversionOptions, valibotJsonSchema } from './valibot.js';
 
 export type { StandardSchemaV1 };
 
@@ -114,15 +116,90 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
     delete result.$schema;
     return result;
   }
+  const described = standardJsonSchema(schema, options.io);
+  return 'json' in described ? canonical(described.json, options.io) : {};
+}
+
+const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+const subschemaMaps = ['properties', 'patternProperties', '$defs'] as const;
+const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as const;
+
+/**
+ * Writes what every validator means alike as Zod writes it, so that the same API gives the same
+ * document, coercion and strictness whichever validator it is written with: a union of bare types
+ * as one `type` list (`string | null`), an enum of strings typed `string`, no empty `required`,
+ * and an answer's object closed to keys it does not name (the serializer writes those alone).
+ */
+function canonical(schema: JsonSchema, io: 'input' | 'output'): JsonSchema {
+  const node: JsonSchema = { ...schema };
+  for (const key of subschemaLists)
+    if (Array.isArray(node[key])) node[key] = (node[key] as unknown[]).map((part) => canonicalPart(part, io));
+  for (const key of subschemaMaps)
+    if (isJsonObject(node[key]))
+      node[key] = Object.fromEntries(
+        Object.entries(node[key] as JsonSchema).map(([name, part]) => [name, canonicalPart(part, io)]),
+      );
+  for (const key of subschemas)
+    if (isJsonObject(node[key])) node[key] = canonical(node[key] as JsonSchema, io);
+  const alternatives = node.anyOf as JsonSchema[] | undefined;
+  if (Object.keys(node).length === 1 && alternatives !== undefined && alternatives.every(isBareType))
+    return { type: alternatives.flatMap((alternative) => alternative.type as string | string[]) };
+  if (
+    Array.isArray(node.enum) &&
+    node.type === undefined &&
+    node.enum.every((value) => typeof value === 'string')
+  )
+    node.type = 'string';
+  if (Array.isArray(node.required) && node.required.length === 0) delete node.required;
+  if (io === 'output' && isJsonObject(node.properties) && node.additionalProperties === undefined)
+    node.additionalProperties = false;
+  return node;
+}
+
+function canonicalPart(part: unknown, io: 'input' | 'output'): unknown {
+  return isJsonObject(part) ? canonical(part, io) : part;
+}
+
+function isJsonObject(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `{ type: 'string' }` and nothing else. */
+function isBareType(schema: JsonSchema): boolean {
+  return Object.keys(schema).length === 1 && (typeof schema.type === 'string' || Array.isArray(schema.type));
+}
+
+/**
+ * Why a schema cannot describe itself as JSON Schema, or undefined when it can. Proceed needs
+ * the description to coerce a query string and to write the OpenAPI document, and refuses a
+ * route at start-up where it is missing (docs/procedures.md, "Validators").
+ */
+export function whyNoJsonSchema(schema: StandardSchemaV1, io: 'input' | 'output'): string | undefined {
+  if (isZodSchema(schema)) return undefined;
+  const described = standardJsonSchema(schema, io);
+  return 'json' in described ? undefined : described.missing;
+}
+
+function standardJsonSchema(schema: StandardSchemaV1, io: 'input' | 'output'): Described {
   const standard = (schema as unknown as Partial<StandardJSONSchemaV1>)['~standard'];
+  const vendor = String(standard?.vendor ?? 'unknown');
   if (standard?.jsonSchema !== undefined) {
     try {
-      return standard.jsonSchema[options.io]({ target: 'draft-2020-12' });
-    } catch {
-      return {};
+      const { $schema: _dialect, ...json } = standard.jsonSchema[io]({
+        target: 'draft-2020-12',
+        ...(vendor === 'valibot' ? { libraryOptions: valibotConversionOptions(io) } : {}),
+      });
+      return { json };
+    } catch (error) {
+      return {
+        missing: `its ${vendor} schema cannot be written as JSON Schema (${(error as Error).message})`,
+      };
     }
   }
-  return {};
+  if (isValibotSchema(schema)) return valibotJsonSchema(schema, io);
+  return {
+    missing: `its validator (${vendor}) does not describe itself as JSON Schema (Standard JSON Schema, "~standard.jsonSchema"); Zod, ArkType and Valibot do`,
+  };
 }
 
 /** The global registry minus `id`s: descriptions and examples stay, named components are inlined. */

@@ -1,6 +1,7 @@
 /** Any Standard Schema validator works as input and output, not only Zod. */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { describe, expect, it } from 'vitest';
+import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/app.js';
 import { procedure, procedures } from './procedure.js';
 
@@ -58,10 +59,12 @@ const pagedInput: StandardSchemaV1<unknown, { page: number }> & StandardJSONSche
 };
 
 const search = procedures('search', {
-  listSearch: procedure()
+  // A body needs no JSON Schema to be validated (only the OpenAPI document needs one).
+  findSearch: procedure()
+    .rest({ method: 'POST', path: '/search/find' })
     .input(searchInput)
     .output(resultOutput)
-    .query(({ input }) => ({ id: `${input.q}:${input.limit}`, internal: 'never sent' })),
+    .mutation(({ input }) => ({ id: `${input.q}:${input.limit}`, internal: 'never sent' })),
   getSearch: procedure()
     .input(pagedInput)
     .query(({ input }) => ({ page: input.page })),
@@ -74,14 +77,32 @@ const app = createApp({ logger: false, exposeErrors: true }).mount([search]);
 
 describe('Standard Schema validators', () => {
   it('validate input and strip output through the standard interface', async () => {
-    const found = await app.inject({ method: 'GET', url: '/api/search?q=cats&limit=3' });
+    const found = await app.inject({
+      method: 'POST',
+      url: '/api/search/find',
+      payload: { q: 'cats', limit: 3 },
+    });
     expect(found.json()).toEqual({ id: 'cats:3' });
-    const refused = await app.inject({ method: 'GET', url: '/api/search?limit=x' });
+    const refused = await app.inject({ method: 'POST', url: '/api/search/find', payload: { limit: 'x' } });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().errors).toEqual([
       { path: 'q', message: 'Required' },
       { path: 'limit', message: 'Expected an integer' },
     ]);
+  });
+
+  it('are refused at start-up where a JSON Schema is needed and they give none, with the reason', () => {
+    const queried = procedures('search', {
+      listSearch: procedure()
+        .input(searchInput)
+        .query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([queried])).toThrow(
+      'search.listSearch takes its input from the query string, whose values arrive as text and are coerced and checked by the input\'s JSON Schema, but its validator (hand-written) does not describe itself as JSON Schema (Standard JSON Schema, "~standard.jsonSchema"); Zod, ArkType and Valibot do (docs/procedures.md, "Validators")',
+    );
+    expect(() => generateOpenApi({ app, info: { title: 'Search', version: '1' } })).toThrow(
+      'procedure "search.findSearch": the OpenAPI document describes its input by JSON Schema, but its validator (hand-written) does not describe itself',
+    );
   });
 
   it('coerce the query from a Standard JSON Schema', async () => {

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
 import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
+import { validators } from '../../test/fixtures/validators.js';
 import {
   announcedAddress,
   type RuntimeCommand,
@@ -294,6 +295,53 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(query.body).errors).toEqual([
       { path: 'limt', message: 'Unknown query parameter; did you mean "limit"?' },
     ]);
+  });
+
+  it.each(validators)('coerces and refuses alike with an input written in %s', async (validator) => {
+    const search = `/api/${validator}-orders/search`;
+    const found = await send('GET', `${search}?limit=5&tag=a&tag=b&draft=false&q=tea`);
+    expect(found.status).toBe(200);
+    expect(JSON.parse(found.body)).toEqual({ draft: false, limit: 5, q: 'tea', tags: ['a', 'b'] });
+    expect(JSON.parse((await send('GET', `${search}?tag=a`)).body)).toEqual({
+      draft: null,
+      limit: 20,
+      q: null,
+      tags: ['a'],
+    });
+    for (const query of ['limit=five', 'limit=500', 'draft=yes', 'limit=1&limit=2'])
+      expectProblem(await send('GET', `${search}?${query}`), 400, 'VALIDATION_FAILED');
+    const unknown = await send('GET', `${search}?limt=5`);
+    expectProblem(unknown, 400, 'VALIDATION_FAILED');
+    expect(JSON.parse(unknown.body).errors).toEqual([
+      { path: 'limt', message: 'Unknown query parameter; did you mean "limit"?' },
+    ]);
+
+    const orders = `/api/${validator}-orders`;
+    const order = {
+      customer: { email: 'ada@example.com', name: 'Ada' },
+      kind: 'express',
+      lines: [{ quantity: 2, sku: 'tea' }],
+    };
+    const typo = await send('POST', orders, {
+      headers: json,
+      body: JSON.stringify({ ...order, lines: [{ quantity: 2, sku: 'tea', skew: 1 }] }),
+    });
+    expectProblem(typo, 400, 'VALIDATION_FAILED');
+    expect(JSON.parse(typo.body).errors).toEqual([
+      { path: 'lines.0.skew', message: 'Unknown key; did you mean "sku"?' },
+    ]);
+    expectProblem(
+      await send('POST', orders, { headers: json, body: JSON.stringify({ ...order, kind: 'overnight' }) }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    const placed = await send('POST', orders, {
+      headers: json,
+      body: JSON.stringify({ ...order, labels: { colour: 'red', giftWrap: true } }),
+    });
+    expect(placed.status).toBe(201);
+    // The answer holds what the output names, never the handler's extra key.
+    expect(JSON.parse(placed.body)).toEqual({ id: expect.any(String), kind: 'express', lines: 1 });
   });
 
   it('lets the handler choose among its statuses, and answers 204 without a body', async () => {

@@ -10,7 +10,7 @@ import type { Collection } from '../core/procedure.js';
 import { lowestViewFirst } from '../core/record-views.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
-import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
+import { type JsonSchema, type StandardSchemaV1, toJsonSchema, whyNoJsonSchema } from '../core/schema.js';
 import { type FileField, uploadShapeOf } from '../core/uploads.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { exampleFor, hasOwnExample } from './examples.js';
@@ -205,6 +205,11 @@ class DocumentBuilder {
   }
 
   convert(schema: StandardSchemaV1, io: 'input' | 'output', owner: string, hint: string): JsonSchema {
+    const undescribed = whyNoJsonSchema(schema, io);
+    if (undescribed !== undefined)
+      throw new ProceedConfigError(
+        `${owner}: the OpenAPI document describes its ${io} by JSON Schema, but ${undescribed} (docs/procedures.md, "Validators")`,
+      );
     let json: JsonSchema;
     try {
       json = toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst });

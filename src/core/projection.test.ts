@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { projectionOf } from './projection.js';
+import { toJsonSchema } from './schema.js';
+
+const projection = (schema: z.ZodType) => projectionOf(toJsonSchema(schema, { io: 'output', named: true }));
+
+describe('projectionOf', () => {
+  it('keeps only the keys an object names, at every depth and in arrays', () => {
+    const project = projection(
+      z.object({
+        id: z.string(),
+        author: z.object({ name: z.string() }),
+        tags: z.array(z.object({ tag: z.string() })),
+      }),
+    );
+    expect(
+      project({
+        id: 'p1',
+        passwordHash: 'x',
+        author: { name: 'Ada', email: 'ada@example.com' },
+        tags: [{ tag: 'a', internal: 1 }],
+      }),
+    ).toEqual({ id: 'p1', author: { name: 'Ada' }, tags: [{ tag: 'a' }] });
+  });
+
+  it('keeps any key where the object welcomes them, and projects a record’s values', () => {
+    expect(projection(z.looseObject({ id: z.string() }))({ id: 'a', extra: 1 })).toEqual({
+      id: 'a',
+      extra: 1,
+    });
+    expect(projection(z.record(z.string(), z.object({ n: z.number() })))({ a: { n: 1, secret: 2 } })).toEqual(
+      { a: { n: 1 } },
+    );
+  });
+
+  it('projects a union by the alternative the value is, told by its constants', () => {
+    const project = projection(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('user'), name: z.string() }),
+        z.object({ kind: z.literal('bot'), model: z.string() }),
+      ]),
+    );
+    expect(project({ kind: 'bot', model: 'm', name: 'hidden' })).toEqual({ kind: 'bot', model: 'm' });
+    expect(projection(z.object({ a: z.string() }).nullable())(null)).toBeNull();
+  });
+
+  it('follows references of a recursive schema', () => {
+    interface Node {
+      name: string;
+      children: Node[];
+    }
+    const Node: z.ZodType<Node> = z.object({ name: z.string(), children: z.array(z.lazy(() => Node)) });
+    expect(
+      projection(Node)({ name: 'a', secret: 1, children: [{ name: 'b', secret: 2, children: [] }] }),
+    ).toEqual({ name: 'a', children: [{ name: 'b', children: [] }] });
+  });
+});
