@@ -2,7 +2,9 @@
  * One behaviour, every adapter: the same requests to the same app on the Node server (a real
  * socket) and through `app.fetch` (a Fetch `Request`), and the same answers.
  */
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
 import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
@@ -14,6 +16,8 @@ import {
   wranglerDev,
   wranglerReady,
 } from '../../test/runtimes/start.js';
+
+const run = promisify(execFile);
 
 interface Answer {
   status: number;
@@ -148,6 +152,27 @@ targets.push(
 );
 
 const json = { 'content-type': 'application/json' };
+
+/**
+ * The statuses `fetch` (undici, as `proceedjs/client` uses) reads for forms of these sizes in
+ * MiB, sent one after the other from a Node process of their own, or the error it met instead.
+ */
+async function refusedUploadStatuses(url: string, mebibytes: number[]): Promise<string[]> {
+  const script = `
+    for (const size of ${JSON.stringify(mebibytes)}) {
+      const form = new FormData();
+      form.set('file', new Blob([new Uint8Array(size * 1024 * 1024)]), 'big.bin');
+      try {
+        const answer = await fetch(${JSON.stringify(url)}, { method: 'POST', body: form });
+        await answer.arrayBuffer();
+        console.log(answer.status);
+      } catch (error) {
+        console.log(String(error.cause ?? error));
+      }
+    }`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000 });
+  return stdout.trim().split('\n');
+}
 
 describe.each(targets)('on $name', ({ name, start, workers = false }) => {
   let send: Send;
@@ -812,6 +837,27 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
     const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
     expect(refused.status).toBe(415);
+  });
+
+  it('answers a refused 8 MiB upload with its 403, read by a client still sending it', async () => {
+    const allowed = new FormData();
+    allowed.set('file', new Blob([new Uint8Array(1024)]), 'small.bin');
+    const taken = await send('POST', '/api/uploads/guarded', {
+      headers: { 'x-allowed': 'yes' },
+      body: allowed,
+    });
+    expect(JSON.parse(taken.body)).toEqual({ size: 1024 });
+    if (origin === undefined) {
+      // In process there is no socket to close: the body is left, and the answer is the 403.
+      const big = new FormData();
+      big.set('file', new Blob([new Uint8Array(8 * 1024 * 1024)]), 'big.bin');
+      expectProblem(await send('POST', '/api/uploads/guarded', { body: big }), 403, 'FORBIDDEN');
+      return;
+    }
+    // From another process, as a client is: in this one, the client's writes and the server's
+    // reads share one event loop and would hide a socket closed under the client.
+    const statuses = await refusedUploadStatuses(`${origin}/api/uploads/guarded`, [8, 8]);
+    expect(statuses).toEqual(['403', '403']);
   });
 
   it('checks a file by its content where the procedure asks: a PNG passes, text or a JPEG declared image/png is a 415', async () => {

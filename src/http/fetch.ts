@@ -21,6 +21,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile, webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
+import { lingeringBytes } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import { problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
@@ -589,7 +590,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
       let body: unknown;
       let uploaded: UploadBody | undefined;
       if (upload !== undefined) {
-        const source = webBodySource(request);
+        const source = webBodySource(request, lingeringBytes(upload.limits.total));
         const refusal = uploadRefusal(upload, headers);
         if (refusal !== undefined) {
           exchange.connection = source.readsRest ? 'keep' : 'close';

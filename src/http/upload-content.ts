@@ -53,8 +53,8 @@ export function contentCheck(plan: UploadPlan, field: FileField, type: string): 
   );
 }
 
-const unsupported = (detail: string) =>
-  new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail, { headers: { connection: 'close' } });
+// The rest of the body is read on and dropped within bounds (src/http/lingering.ts).
+const unsupported = (detail: string) => new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail);
 
 /**
  * Hands a file's chunks to file-type one at a time, as it asks for them, until it has recognised

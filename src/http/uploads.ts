@@ -11,6 +11,7 @@ import { ProceedError, ValidationError } from '../core/errors.js';
 import { isMediaType, visibleName } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
+import { lingeringMilliseconds, lingersOn } from './lingering.js';
 import { onWorkers } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
@@ -19,27 +20,21 @@ type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
-export const uploadTooLarge = (detail: string) =>
-  new ProceedError('PAYLOAD_TOO_LARGE', detail, { headers: { connection: 'close' } });
+// Whether the connection stays open after one of these is the adapter's to decide, by one rule:
+// the rest of the body is read on and dropped within bounds (src/http/lingering.ts).
+export const uploadTooLarge = (detail: string) => new ProceedError('PAYLOAD_TOO_LARGE', detail);
 
-const unsupported = (detail: string) =>
-  new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail, { headers: { connection: 'close' } });
+const unsupported = (detail: string) => new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail);
 
-const unreadable = () =>
-  new ProceedError('BAD_REQUEST', 'The request body could not be read', { headers: { connection: 'close' } });
+const unreadable = () => new ProceedError('BAD_REQUEST', 'The request body could not be read');
 
 const malformed = (reason: string) =>
-  new ProceedError('BAD_REQUEST', `The form could not be read: ${reason}`, {
-    headers: { connection: 'close' },
-  });
+  new ProceedError('BAD_REQUEST', `The form could not be read: ${reason}`);
 
 /** A part's or a raw body's media type outside RFC 6838's grammar (or over its 255 characters). */
 const notAMediaType = (path: string) => {
   const message = 'The media type is not type/subtype as RFC 6838 writes it (at most 255 characters)';
-  return new ProceedError('VALIDATION_FAILED', `${path}: ${message}`, {
-    errors: [{ path, message }],
-    headers: { connection: 'close' },
-  });
+  return new ProceedError('VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
 };
 
 const sizeText = (bytes: number) =>
@@ -398,8 +393,11 @@ export function cleanFileName(name: string): string {
   return base === '' || base === '.' || base === '..' ? 'upload' : base;
 }
 
-/** A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway. */
-export function webBodySource(request: Request): BodySource {
+/**
+ * A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway, when
+ * up to `lingerBytes` more are read on and dropped (src/http/lingering.ts).
+ */
+export function webBodySource(request: Request, lingerBytes: number): BodySource {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   // The read in flight: workerd allows one at a time, so draining waits for it first.
   let pending: Promise<unknown> | undefined;
@@ -417,9 +415,9 @@ export function webBodySource(request: Request): BodySource {
     { once: true },
   );
   const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const lingers = lingersOn(request.headers.get('content-length'), lingerBytes);
   return {
-    readsRest: onWorkers || declared <= lingering.bytes,
+    readsRest: onWorkers || lingers,
     chunks: {
       // The reader's own results, one promise a chunk: nothing in between to allocate.
       [Symbol.asyncIterator]: () => ({
@@ -450,21 +448,14 @@ export function webBodySource(request: Request): BodySource {
       // On Workers the edge owns the connection, and answering before the body is read breaks
       // it: the rest is read (and dropped) first, within the platform's own request limit.
       if (onWorkers) return drain(body, Number.POSITIVE_INFINITY, undefined);
-      if (!(declared <= lingering.bytes)) {
+      if (!lingers) {
         void body.cancel().catch(() => undefined);
         return;
       }
-      void drain(body, lingering.bytes, lingering.milliseconds);
+      void drain(body, lingerBytes, lingeringMilliseconds);
     },
   };
 }
-
-/**
- * How much of a refused body is still read, and for how long, so that a client still writing it
- * reads the answer instead of failing on a closed socket (a server's lingering close): on a Fetch
- * runtime the runtime, not the app, owns the socket.
- */
-const lingering = { bytes: 4 * 1024 * 1024, milliseconds: 2000 };
 
 /** Reads and drops up to `bytes` (for up to `milliseconds`), then cancels the rest. */
 async function drain(

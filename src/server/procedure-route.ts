@@ -5,7 +5,6 @@ import type {
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
-  onSendHookHandler,
   preParsingHookHandler,
 } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
@@ -108,15 +107,6 @@ const uploadsOnly =
   };
 
 /**
- * An upload's body left unread, whatever the answer (refused first or midway, or answered by a
- * step without its input), is not drained by Node: the connection closes instead.
- */
-const closeUnlessRead: onSendHookHandler = (request, reply, payload, done) => {
-  if (!request.raw.complete) reply.header('connection', 'close');
-  done(null, payload);
-};
-
-/**
  * Upload routes live in a context of their own whose one parser leaves the body unread: the
  * call reads it when it reaches its input. A `@fastify/multipart` of the app's on `app.server`
  * keeps its own parser.
@@ -163,6 +153,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** `collection.name`, on the routes of procedures. */
     procedure?: string;
+    /** The most an upload route takes, when it is more than the app's `bodyLimit`. */
+    bodyBytes?: number;
   }
 }
 
@@ -210,10 +202,14 @@ export function registerProcedureRoute(
     instance.route({
       method: route.method,
       url: route.path,
-      config: { procedure: `${route.collection}.${route.name}` },
+      config: {
+        procedure: `${route.collection}.${route.name}`,
+        // A refused upload is read on up to the route's own total (src/server/lingering.ts).
+        ...(upload === undefined ? {} : { bodyBytes: upload.limits.total }),
+      },
       ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
       ...(upload !== undefined
-        ? { preParsing: uploadsOnly(upload), onSend: closeUnlessRead }
+        ? { preParsing: uploadsOnly(upload) }
         : readsBody
           ? { preParsing: onlyJsonBodies }
           : {}),

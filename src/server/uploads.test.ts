@@ -247,7 +247,8 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
     const tooBig = await send('/api/files/album', { body: form([['photos', big, 'big.png']]) });
     expect(tooBig.status).toBe(413);
     expect(tooBig.json.code).toBe('PAYLOAD_TOO_LARGE');
-    expect(tooBig.headers.get('connection')).toBe('close');
+    // The rest is read on and dropped: the connection stays for the next request.
+    expect(tooBig.headers.get('connection')).not.toBe('close');
     const png = new Blob([new Uint8Array(10)], { type: 'image/png' });
     const many = await send('/api/files/album', {
       body: form([1, 2, 3, 4].map((index) => ['photos', png, `${index}.png`] as [string, Blob, string])),
@@ -282,7 +283,7 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
       body: form([['file', new Blob([new Uint8Array(200 * 1024)]), 'x.bin']]),
     });
     expect(refused.status).toBe(401);
-    expect(refused.headers.get('connection')).toBe('close');
+    expect(refused.headers.get('connection')).not.toBe('close');
     const allowed = await send('/api/files/guarded', {
       headers: { 'x-allowed': 'yes' },
       body: form([['file', new Blob([new Uint8Array(200 * 1024)]), 'x.bin']]),
@@ -399,8 +400,15 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
         new Promise<string>((resolve, reject) => {
           const socket = connect(Number(port), hostname);
           let text = '';
+          // Settled by the whole answer: a refused body may be read on (and the socket held) for a while.
           socket.on('data', (chunk) => {
             text += chunk.toString('latin1');
+            const end = text.indexOf('\r\n\r\n');
+            const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? Number.NaN);
+            if (end >= 0 && text.length - end - 4 >= length) {
+              resolve(text);
+              socket.destroy();
+            }
           });
           socket.on('close', () => resolve(text));
           socket.on('error', reject);
@@ -533,7 +541,7 @@ describe('the typed client sends files', () => {
 });
 
 describe('an upload refused by the app context on app.fetch', () => {
-  it('is answered with its problem, closes the connection and reads nothing', async () => {
+  it('is answered with its problem, and nothing of the body reaches the handler', async () => {
     const app = createApp({
       logger: false,
       context: (request) => {
@@ -557,7 +565,6 @@ describe('an upload refused by the app context on app.fetch', () => {
         }),
       );
       expect(answer.status).toBe(403);
-      expect(answer.headers.get('connection')).toBe('close');
       expect(handled).toBe(before);
     } finally {
       await app.close();

@@ -9,8 +9,8 @@ import type { BodySource } from '../http/uploads.js';
 export function nodeBodySource(stream: Readable): BodySource {
   let cancelled = false;
   return {
-    // Node's server closes the connection of a refused upload (Connection: close).
-    readsRest: false,
+    // A refused upload is read on by the server, within bounds (src/server/lingering.ts).
+    readsRest: true,
     chunks: {
       async *[Symbol.asyncIterator]() {
         for (;;) {
@@ -43,9 +43,10 @@ export function nodeBodySource(stream: Readable): BodySource {
         }
       },
     },
+    // Reading stops here; what is left of the body is the server's to read on or close on
+    // (src/server/lingering.ts), which pausing the stream would stall.
     async cancel() {
       cancelled = true;
-      stream.pause();
     },
   };
 }

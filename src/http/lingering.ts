@@ -1,0 +1,28 @@
+/**
+ * A body the server refused before reading it all (401, 403, a 413 midway) is read on and
+ * dropped, never parsed nor stored, up to the route's own size limit (never less than 10 MiB)
+ * and for up to 30 s, and only then is the connection closed: a client still sending it (a
+ * `fetch`, a browser) then reads the answer instead of failing on a closed socket, as nginx's
+ * `lingering_close` does. A body declared longer than that is closed on at once: reading part
+ * of it would not help (docs/uploads.md, "A refused body").
+ */
+
+/** The least a refused body is read on for, whatever the route takes. */
+export const lingeringLeastBytes = 10 * 1024 * 1024;
+/** How long a refused body is read on for at most. */
+export const lingeringMilliseconds = 30_000;
+
+/** How much of a refused body is read on, for a route that takes `routeLimit` bytes. */
+export function lingeringBytes(routeLimit: number): number {
+  return Math.max(routeLimit, lingeringLeastBytes);
+}
+
+/**
+ * Whether a refused body is read on: one without a length (chunked) is, up to the bound; one
+ * declared past the bound is not.
+ */
+export function lingersOn(contentLength: string | null | undefined, bytes: number): boolean {
+  if (contentLength === undefined || contentLength === null || contentLength === '') return true;
+  const declared = Number(contentLength);
+  return Number.isFinite(declared) && declared <= bytes;
+}
