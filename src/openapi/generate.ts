@@ -3,6 +3,8 @@
  * planner (which owns the naming rules), schemas from the core's JSON Schema converter; this
  * module only arranges them in OpenAPI's shape.
  */
+
+import type { CorsOptions } from '../config/cors.js';
 import { distinctProblems, routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, pathTemplate } from '../core/naming.js';
@@ -11,10 +13,13 @@ import { lowestViewFirst } from '../core/record-views.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from '../core/schema.js';
+import type { HeaderDocumentation } from '../core/steps.js';
 import { type FileField, uploadShapeOf } from '../core/uploads.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { exampleFor, hasOwnExample } from './examples.js';
-import { problemReference, problemResponse, problemSchemaWith } from './problems.js';
+import { problemReference, problemResponse, problemResponseName, problemSchemaWith } from './problems.js';
+import { answeredByRoute, isRateLimited, limitRetryAfter, SharedHeaders } from './response-headers.js';
+import { strictBody, withImpliedFacts } from './schema-facts.js';
 import type {
   OpenApiDocument,
   OpenApiHeader,
@@ -87,6 +92,8 @@ export type OpenApiOptions = OpenApiDocumentOptions &
          * `authDocumentation` from `proceedjs/auth`. An app-less document cannot learn it otherwise.
          */
         documentation?: readonly DocumentationSource[];
+        /** The CORS policy the app would have (`createApp({ cors })`): its headers are declared. */
+        cors?: CorsOptions;
         app?: never;
       }
     | {
@@ -95,6 +102,7 @@ export type OpenApiOptions = OpenApiDocumentOptions &
         collections?: readonly Collection[];
         mounts?: never;
         documentation?: never;
+        cors?: never;
       }
   );
 
@@ -158,6 +166,8 @@ function select(options: OpenApiOptions): Selection {
     const table = new RouteTable();
     for (const mount of options.mounts) table.mount(mount.collections, mount.prefix);
     for (const source of options.documentation ?? []) table.document(source);
+    if (options.cors !== undefined)
+      table.documentCors({ origins: options.cors.origins, credentials: options.cors.credentials === true });
     return { table, routes: table.routes, prefixes: table.healthPrefixes };
   }
   const table = options.app.routeTable;
@@ -189,17 +199,24 @@ class DocumentBuilder {
   readonly components = new SchemaComponents();
   /** Every problem some operation answers, by code. */
   readonly usedProblems = new Map<string, ErrorDefinition>();
+  /** The problem statuses answered by routes without limits, and by rate-limited routes. */
+  readonly problemStatuses = { plain: new Set<number>(), limited: new Set<number>() };
+  readonly headers: SharedHeaders;
   readonly #table: RouteTable;
 
   constructor(table: RouteTable) {
     this.#table = table;
+    this.headers = new SharedHeaders(table.cors);
   }
 
-  problems(problems: readonly ErrorDefinition[]): Record<string, { $ref: string }> {
+  /** References to the problem responses; a limited route's own answers carry its limits' headers. */
+  problems(problems: readonly ErrorDefinition[], limited = false): Record<string, { $ref: string }> {
     const responses: Record<string, { $ref: string }> = {};
     for (const problem of problems) {
       this.usedProblems.set(problem.code, problem);
-      responses[String(problem.status)] = problemReference(problem.status);
+      const withLimits = limited && answeredByRoute(problem.status);
+      (withLimits ? this.problemStatuses.limited : this.problemStatuses.plain).add(problem.status);
+      responses[String(problem.status)] = problemReference(problem.status, withLimits);
     }
     return responses;
   }
@@ -207,7 +224,9 @@ class DocumentBuilder {
   convert(schema: StandardSchemaV1, io: 'input' | 'output', owner: string, hint: string): JsonSchema {
     let json: JsonSchema;
     try {
-      json = toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst });
+      json = withImpliedFacts(
+        toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst }),
+      );
     } catch (error) {
       throw new ProceedConfigError(
         `${owner}: its ${io} schema cannot be described: ${(error as Error).message}`,
@@ -246,7 +265,7 @@ class DocumentBuilder {
         in: 'header',
         required: false,
         description: header.description,
-        schema: { type: header.type },
+        schema: headerSchema(header),
       });
     }
 
@@ -263,6 +282,7 @@ class DocumentBuilder {
     }
 
     const headers = Object.entries(facts.headers);
+    const limited = isRateLimited(route);
     operation.responses = {};
     // Each status the handler may choose is documented; the schema is built once and shared.
     for (const status of route.successStatuses) {
@@ -273,32 +293,42 @@ class DocumentBuilder {
           ...Object.fromEntries(
             headers.map(([name, header]): [string, OpenApiHeader] => [
               name,
-              { description: header.description, schema: { type: header.type } },
+              { description: header.description, schema: headerSchema(header) },
             ]),
           ),
         };
       }
+      this.headers.addTo(success, status, limited);
       operation.responses[String(status)] = success;
     }
     const { output } = route.definition;
-    if (output?.kind === 'download' && route.method === 'GET')
-      operation.responses['206'] = {
+    if (output?.kind === 'download' && route.method === 'GET') {
+      const partial: OpenApiResponse = {
         description: 'Part of the file: the one range asked for in `Range`',
         headers: {
-          'Content-Range': { description: '`bytes first-last/size`', schema: { type: 'string' } },
+          // Three safe integers at most: `bytes ` and 3 × 16 digits and 2 separators.
+          'Content-Range': {
+            description: '`bytes first-last/size`',
+            schema: { type: 'string', maxLength: 56 },
+          },
         },
         content: binaryContent(output.types),
       };
+      this.headers.addTo(partial, 206, limited);
+      operation.responses['206'] = partial;
+    }
     if (facts.notModified) {
       const etag = facts.headers.ETag;
-      operation.responses['304'] = {
+      const notModified: OpenApiResponse = {
         description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
         ...(etag === undefined
           ? {}
-          : { headers: { ETag: { description: etag.description, schema: { type: etag.type } } } }),
+          : { headers: { ETag: { description: etag.description, schema: headerSchema(etag) } } }),
       };
+      this.headers.addTo(notModified, 304, limited);
+      operation.responses['304'] = notModified;
     }
-    Object.assign(operation.responses, this.problems(facts.problems));
+    Object.assign(operation.responses, this.problems(facts.problems, limited));
     if (facts.bearer === 'required') {
       operation.security = [{ bearerAuth: [] }];
       if (facts.guards.length > 0) operation['x-proceed-guards'] = [...facts.guards];
@@ -414,6 +444,7 @@ class DocumentBuilder {
       },
     };
     withExample(ok.content?.['application/json'], this.components.schemas);
+    this.headers.addTo(ok, 200, false);
     if (probe === 'liveness') {
       return {
         operationId,
@@ -437,6 +468,11 @@ class DocumentBuilder {
       },
     };
   }
+}
+
+/** A documented header's schema: its type and whatever else the server bounds. */
+function headerSchema(header: HeaderDocumentation): JsonSchema {
+  return { type: header.type, ...header.schema };
 }
 
 function parameter(
@@ -508,6 +544,8 @@ function queryParameters(
 function fileSchema(field: FileField, description: unknown): JsonSchema {
   const schema: JsonSchema = { type: 'string', format: 'binary' };
   if (field.types?.length === 1) schema.contentMediaType = field.types[0];
+  // A binary string's length is its size in bytes.
+  if (field.maxSize !== undefined) schema.maxLength = field.maxSize;
   const said = [
     typeof description === 'string' ? description.replace(/([^.!?])$/, '$1.') : undefined,
     field.types !== undefined && field.types.length > 1 ? `One of ${field.types.join(', ')}.` : undefined,
@@ -569,7 +607,7 @@ function requestBody(
   if (route.inputMode === 'update') {
     return {
       required: required.has('data'),
-      content: { 'application/json': { schema: properties.data ?? {} } },
+      content: { 'application/json': { schema: strictBody(properties.data ?? {}) } },
     };
   }
   if (!isObject(input.properties))
@@ -585,7 +623,10 @@ function requestBody(
   const schema: JsonSchema = { ...input, properties: bodyProperties };
   if (bodyRequired.length > 0) schema.required = bodyRequired;
   else delete schema.required;
-  return { required: bodyRequired.length > 0, content: { 'application/json': { schema } } };
+  return {
+    required: bodyRequired.length > 0,
+    content: { 'application/json': { schema: strictBody(schema) } },
+  };
 }
 
 const sameOrigin: OpenApiServer = { url: '/', description: 'The server this document was loaded from' };
@@ -651,15 +692,21 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     );
   const used = [...builder.usedProblems.values()];
   const appCodes = used.filter((problem) => !isBuiltIn(problem.code));
-  builder.components.add(
-    'Problem',
-    problemSchemaWith(appCodes.map((problem) => problem.code)),
-    'the problem responses',
-  );
+  builder.components.add('Problem', problemSchemaWith(appCodes), 'the problem responses');
   const responses: Record<string, OpenApiResponse> = {};
+  const { plain, limited } = builder.problemStatuses;
   for (const status of [...new Set(used.map((problem) => problem.status))].sort((a, b) => a - b)) {
     const { name, response } = problemResponse(status, appCodes);
-    responses[name] = response;
+    const copy: OpenApiResponse = { ...response };
+    if (plain.has(status)) {
+      builder.headers.addTo(response, status, false);
+      responses[name] = response;
+    }
+    if (limited.has(status)) {
+      if (status === 429) copy.headers = { ...copy.headers, 'Retry-After': limitRetryAfter };
+      builder.headers.addTo(copy, status, true);
+      responses[problemResponseName(status, true)] = copy;
+    }
   }
 
   const document: OpenApiDocument = {
@@ -670,12 +717,14 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     components: {
       schemas: builder.components.schemas,
       responses,
+      ...(builder.headers.components === undefined ? {} : { headers: builder.headers.components }),
       securitySchemes: {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An access token, sent as `Authorization: Bearer <token>`',
+          description:
+            'An access token, sent as `Authorization: Bearer <token>`: a JWT checked as RFC8725 advises (one algorithm, pinned, so `alg: none` and any other are refused; signature, expiry and token type verified)',
         },
       },
     },

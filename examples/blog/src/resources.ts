@@ -3,11 +3,20 @@ import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
 import { postStatuses, roles } from './db/schema.js';
+import { limits } from './limits.js';
+
+export { limits } from './limits.js';
+
+/** A timestamp the database made, as `toISOString()` writes it: `2026-12-05T07:19:30.000Z`. */
+const timestamp = () => z.date().meta({ maxLength: 24 });
 
 export const User = resource('User', {
-  public: { id: z.uuid(), name: z.string() },
-  authenticated: { email: z.email(), role: z.enum(roles).meta({ examples: ['user'] }) },
-  admin: { isActive: z.boolean(), createdAt: z.date(), updatedAt: z.date() },
+  public: { id: z.uuid(), name: z.string().max(limits.name) },
+  authenticated: {
+    email: z.email().max(limits.email),
+    role: z.enum(roles).meta({ examples: ['user'] }),
+  },
+  admin: { isActive: z.boolean(), createdAt: timestamp(), updatedAt: timestamp() },
 });
 
 /**
@@ -17,13 +26,13 @@ export const User = resource('User', {
 export const Post = resource(
   'Post',
   {
-    public: { id: z.uuid(), title: z.string(), excerpt: z.string() },
+    public: { id: z.uuid(), title: z.string().max(limits.title), excerpt: z.string().max(limits.excerpt) },
     authenticated: {
-      content: z.string(),
+      content: z.string().max(limits.content),
       authorId: z.uuid(),
       status: z.enum(postStatuses).meta({ examples: ['published'] }),
     },
-    admin: { createdAt: z.date(), updatedAt: z.date() },
+    admin: { createdAt: timestamp(), updatedAt: timestamp() },
   },
   {
     owner: (post: { authorId: string }, ctx: Pick<BlogContext, 'user'>) => post.authorId === ctx.user?.id,
@@ -43,7 +52,10 @@ export const Success = z.object({ success: z.literal(true) });
 /** A file uploaded to a post, as the upload answers it (docs/blog.md, "Attachments"). */
 export const Attachment = z.object({
   id: z.uuid(),
-  name: z.string().meta({ examples: ['report.pdf'] }),
+  name: z
+    .string()
+    .max(limits.fileName)
+    .meta({ examples: ['report.pdf'] }),
   mediaType: z.string().meta({ examples: ['application/pdf'] }),
   size: z.int().nonnegative(),
 });
