@@ -3,9 +3,23 @@ import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';
 import { postStatuses, roles } from './db/schema.js';
-import { limits } from './limits.js';
 
-export { limits } from './limits.js';
+/**
+ * The blog's size limits (docs/blog.md): the inputs accept no more, so the views say so too, as
+ * what the blog stores went through those inputs (or the start-up check of the admin it creates).
+ */
+export const limits = {
+  title: 200,
+  content: 50_000,
+  excerpt: 500,
+  name: 100,
+  /** RFC 5321's longest address. */
+  email: 254,
+  /** Items per page of a listing (contract: `limit` 1–100). */
+  page: 100,
+  /** An attachment's file name, in characters. */
+  fileName: 255,
+} as const;
 
 /** A timestamp the database made, as `toISOString()` writes it: `2026-12-05T07:19:30.000Z`. */
 const timestamp = () => z.date().meta({ maxLength: 24 });

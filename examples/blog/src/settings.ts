@@ -18,7 +18,6 @@ import {
 import type { AttachmentStore } from './db/attachments.js';
 import type { Database } from './db/connect.js';
 import { type DatabaseLocation, databaseLocation } from './db/location.js';
-import { limits } from './limits.js';
 import type { Mailer } from './mailer.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -175,9 +174,6 @@ function storeErrorPolicy(value: string | undefined): 'allow' | 'refuse' {
 
 function adminFromEnv(env: NodeJS.ProcessEnv): BlogOptions['admin'] {
   const { ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = env;
-  // As long as the users' inputs allow: the views say no email is longer.
-  if (email !== undefined && email.length > limits.email)
-    throw new ProceedConfigError(`ADMIN_EMAIL is longer than ${limits.email} characters`);
   return email !== undefined && email !== '' && password !== undefined && password !== ''
     ? { email, password }
     : undefined;
