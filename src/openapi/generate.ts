@@ -17,8 +17,8 @@ import type { HeaderDocumentation } from '../core/steps.js';
 import { type FileField, uploadShapeOf } from '../core/uploads.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { exampleFor, hasOwnExample } from './examples.js';
-import { problemReference, problemResponse, problemResponseName, problemSchemaWith } from './problems.js';
-import { answeredByRoute, isRateLimited, limitRetryAfter, SharedHeaders } from './response-headers.js';
+import { problemReference, problemSchemaWith } from './problems.js';
+import { answeredByRoute, isRateLimited, problemComponents, SharedHeaders } from './response-headers.js';
 import { strictBody, withImpliedFacts } from './schema-facts.js';
 import type {
   OpenApiDocument,
@@ -298,35 +298,38 @@ class DocumentBuilder {
           ),
         };
       }
-      this.headers.addTo(success, status, limited);
-      operation.responses[String(status)] = success;
+      operation.responses[String(status)] = this.headers.addTo(success, status, limited);
     }
     const { output } = route.definition;
     if (output?.kind === 'download' && route.method === 'GET') {
-      const partial: OpenApiResponse = {
-        description: 'Part of the file: the one range asked for in `Range`',
-        headers: {
-          // Three safe integers at most: `bytes ` and 3 × 16 digits and 2 separators.
-          'Content-Range': {
-            description: '`bytes first-last/size`',
-            schema: { type: 'string', maxLength: 56 },
+      operation.responses['206'] = this.headers.addTo(
+        {
+          description: 'Part of the file: the one range asked for in `Range`',
+          headers: {
+            // Three safe integers at most: `bytes ` and 3 × 16 digits and 2 separators.
+            'Content-Range': {
+              description: '`bytes first-last/size`',
+              schema: { type: 'string', maxLength: 56 },
+            },
           },
+          content: binaryContent(output.types),
         },
-        content: binaryContent(output.types),
-      };
-      this.headers.addTo(partial, 206, limited);
-      operation.responses['206'] = partial;
+        206,
+        limited,
+      );
     }
     if (facts.notModified) {
       const etag = facts.headers.ETag;
-      const notModified: OpenApiResponse = {
-        description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
-        ...(etag === undefined
-          ? {}
-          : { headers: { ETag: { description: etag.description, schema: headerSchema(etag) } } }),
-      };
-      this.headers.addTo(notModified, 304, limited);
-      operation.responses['304'] = notModified;
+      operation.responses['304'] = this.headers.addTo(
+        {
+          description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
+          ...(etag === undefined
+            ? {}
+            : { headers: { ETag: { description: etag.description, schema: headerSchema(etag) } } }),
+        },
+        304,
+        limited,
+      );
     }
     Object.assign(operation.responses, this.problems(facts.problems, limited));
     if (facts.bearer === 'required') {
@@ -693,21 +696,7 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
   const used = [...builder.usedProblems.values()];
   const appCodes = used.filter((problem) => !isBuiltIn(problem.code));
   builder.components.add('Problem', problemSchemaWith(appCodes), 'the problem responses');
-  const responses: Record<string, OpenApiResponse> = {};
-  const { plain, limited } = builder.problemStatuses;
-  for (const status of [...new Set(used.map((problem) => problem.status))].sort((a, b) => a - b)) {
-    const { name, response } = problemResponse(status, appCodes);
-    const copy: OpenApiResponse = { ...response };
-    if (plain.has(status)) {
-      builder.headers.addTo(response, status, false);
-      responses[name] = response;
-    }
-    if (limited.has(status)) {
-      if (status === 429) copy.headers = { ...copy.headers, 'Retry-After': limitRetryAfter };
-      builder.headers.addTo(copy, status, true);
-      responses[problemResponseName(status, true)] = copy;
-    }
-  }
+  const responses = problemComponents(builder.problemStatuses, appCodes, builder.headers);
 
   const document: OpenApiDocument = {
     openapi: '3.1.0',

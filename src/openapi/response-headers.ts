@@ -5,9 +5,11 @@
  * sends it: on the route's own answers, never on the HTTP server's own refusals (408 and 431 come
  * before any route runs).
  */
+import type { ErrorDefinition } from '../core/errors.js';
 import type { CorsFacts } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { exposedHeaders } from '../http/cors.js';
+import { problemResponse, problemResponseName } from './problems.js';
 import type { OpenApiHeader, OpenApiResponse, Reference } from './types.js';
 
 /** The largest count or limit a rule may hold (`rateLimit()` refuses larger ones). */
@@ -31,7 +33,7 @@ const rateLimitHeaders: Readonly<Record<string, OpenApiHeader>> = {
 };
 
 /** The `Retry-After` of a 429 from a limit: the window's remaining seconds, at least 1. */
-export const limitRetryAfter: OpenApiHeader = {
+const limitRetryAfter: OpenApiHeader = {
   description: 'Seconds to wait before the window ends and a retry can pass',
   schema: { type: 'integer', format: 'int64', minimum: 1, maximum: longestWait },
 };
@@ -90,17 +92,45 @@ export class SharedHeaders {
 
   /**
    * Adds the shared headers of an answer the route gives (`limited`: its limits were counted) to
-   * a response, as references. Refusals of the HTTP server itself carry none.
+   * a response, as references, and returns it. Refusals of the HTTP server itself carry none.
    */
-  addTo(response: OpenApiResponse, status: number, limited: boolean): void {
-    if (status >= 400 && !answeredByRoute(status)) return;
+  addTo(response: OpenApiResponse, status: number, limited: boolean): OpenApiResponse {
+    if (status >= 400 && !answeredByRoute(status)) return response;
     const shared = { ...(limited ? rateLimitHeaders : {}), ...this.#cors };
-    if (Object.keys(shared).length === 0) return;
+    if (Object.keys(shared).length === 0) return response;
     const references: Record<string, Reference> = {};
     for (const [name, header] of Object.entries(shared)) {
       this.#used[name] = header;
       references[name] = { $ref: `#/components/headers/${name}` };
     }
     response.headers = { ...response.headers, ...references };
+    return response;
   }
+}
+
+/**
+ * The shared problem responses (`components.responses`) of the statuses routes answer: the plain
+ * one for routes without limits, a copy named `…OnLimitedRoute` with the limits' headers (and a
+ * 429's `Retry-After`) for rate-limited ones; each with the app's CORS headers.
+ */
+export function problemComponents(
+  statuses: { readonly plain: ReadonlySet<number>; readonly limited: ReadonlySet<number> },
+  appCodes: readonly ErrorDefinition[],
+  headers: SharedHeaders,
+): Record<string, OpenApiResponse> {
+  const responses: Record<string, OpenApiResponse> = {};
+  for (const status of [...new Set([...statuses.plain, ...statuses.limited])].sort((a, b) => a - b)) {
+    const { name, response } = problemResponse(status, appCodes);
+    const copy: OpenApiResponse = { ...response };
+    if (statuses.plain.has(status)) {
+      headers.addTo(response, status, false);
+      responses[name] = response;
+    }
+    if (statuses.limited.has(status)) {
+      if (status === 429) copy.headers = { ...copy.headers, 'Retry-After': limitRetryAfter };
+      headers.addTo(copy, status, true);
+      responses[problemResponseName(status, true)] = copy;
+    }
+  }
+  return responses;
 }
