@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient as heyApi } from '@hey-api/openapi-ts';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
@@ -61,9 +61,15 @@ interface Finding {
   path: (string | number)[];
 }
 
-/** The override `proceed openapi --lint` applies, as the package ships it. */
+/** The override `proceed openapi --lint` applies, as the package ships it (beside its package.json). */
 const owaspOverride = parseYaml(
-  readFileSync(createRequire(import.meta.url).resolve('proceedjs/openapi-owasp.spectral.yaml'), 'utf8'),
+  readFileSync(
+    join(
+      dirname(createRequire(import.meta.url).resolve('proceedjs/package.json')),
+      'openapi-owasp.spectral.yaml',
+    ),
+    'utf8',
+  ),
 ) as { extends: string[]; rules: Record<string, string> };
 
 /** Spectral's OWASP rules on a document: with the shipped override, or as they come. */
