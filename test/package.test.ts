@@ -1,6 +1,6 @@
 /**
  * What `npm publish` would ship: compiled JavaScript, declarations and source maps for every
- * subpath export, the bin, README and LICENSE, nothing else; and the community's checkers
+ * subpath export, the bin, the OWASP ruleset override, README and LICENSE, nothing else; and the community's checkers
  * (publint, Are the Types Wrong) find nothing to report.
  */
 import { execFile } from 'node:child_process';
@@ -38,9 +38,15 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
     packed = await pack('.', destination);
   });
 
-  it('ships dist/, the bin, README, LICENSE and package.json, nothing else', () => {
+  it('ships dist/, the bin, the OWASP ruleset override, README, LICENSE and package.json, nothing else', () => {
     const outside = packed.files.filter((file) => !file.startsWith('dist/'));
-    expect(outside).toEqual(['LICENSE', 'README.md', 'bin/proceed.js', 'package.json']);
+    expect(outside).toEqual([
+      'LICENSE',
+      'README.md',
+      'bin/proceed.js',
+      'openapi-owasp.spectral.yaml',
+      'package.json',
+    ]);
     expect(
       packed.files.filter((file) => /\.test(-d)?\.|fixtures|\.cases\.|\.tsbuildinfo/.test(file)),
     ).toEqual([]);

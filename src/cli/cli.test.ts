@@ -315,6 +315,54 @@ export default async () => {
     expect(document.info).toEqual({ title: 'Served', version: '9.9.9' });
   });
 
+  it('lints the document with the OWASP rules and the override: exit 0 without errors, 1 listing each', async () => {
+    const app = (items: string) => `
+import { createApp, guard, procedure, procedures, rateLimit } from 'proceedjs';
+import { z } from 'zod';
+// OWASP wants every write behind a security scheme: a guard puts bearerAuth on it.
+const signedIn = guard({ name: 'signed in', requiresUser: true, check: () => true });
+const Thing = z.object({ id: z.uuid(), name: z.string().max(100), tags: ${items} });
+export default createApp({ logger: false, userFromContext: true }).mount([
+  procedures('things', {
+    getThing: procedure()
+      .input(z.object({ id: z.uuid() }))
+      .output(Thing)
+      .query(({ input }) => ({ id: input.id, name: 'a thing', tags: [] })),
+    createThing: procedure()
+      .guard(signedIn)
+      .use(rateLimit({ name: 'writes', max: 10 }))
+      .input(z.object({ name: z.string().min(1).max(100), count: z.int().min(1).max(10) }))
+      .output(Thing)
+      .mutation(({ input }) => ({ id: crypto.randomUUID(), name: input.name, tags: [] })),
+  }),
+]);
+`;
+    const bounded = project('owasp-bounded', { 'src/app.ts': app('z.array(z.string().max(20)).max(5)') });
+    const passed = await runCli(['openapi', '--lint'], { cwd: bounded });
+    expect(passed.stderr).toBe('');
+    expect(passed.code).toBe(0);
+    expect(passed.stdout).toMatch(
+      /OWASP rules \(with .*openapi-owasp\.spectral\.yaml\): 0 errors, \d+ warnings\n$/,
+    );
+    // Findings, not the document.
+    expect(passed.stdout).not.toContain('"openapi"');
+
+    const unbounded = project('owasp-unbounded', { 'src/app.ts': app('z.array(z.string().max(20))') });
+    const failed = await runCli(['openapi', '--lint'], { cwd: unbounded });
+    expect(failed.code).toBe(1);
+    // One line per finding, errors first: the unbounded array in each answer that holds it.
+    expect(failed.stdout.split('\n').slice(0, 2)).toEqual([
+      'error owasp:api4:2023-array-limit paths./api/things/{id}.get.responses.200.content.application/json.schema.properties.tags: Schema of type array must specify maxItems.',
+      'error owasp:api4:2023-array-limit paths./api/things.post.responses.201.content.application/json.schema.properties.tags: Schema of type array must specify maxItems.',
+    ]);
+    expect(failed.stdout).toContain(': 2 errors,');
+    expect(failed.stderr).toBe('proceed: the OpenAPI document has 2 errors under the OWASP rules\n');
+
+    const misused = await runCli(['openapi', '--lint', '--format', 'yaml'], { cwd: bounded });
+    expect(misused.code).toBe(2);
+    expect(misused.stderr).toContain('--format needs --out');
+  });
+
   it('writes the manifest as a TypeScript module when --out ends in .ts, saying what it wrote', async () => {
     const out = join(scratch, 'web', 'routes.ts');
     const result = await runCli(['manifest', minimalEntry, '--out', out]);

@@ -7,6 +7,7 @@ import { generateOpenApi, type OpenApiDocument } from '../openapi/index.js';
 import type { App } from '../server/app.js';
 import { resolveEntry } from './entry.js';
 import { UsageError } from './errors.js';
+import { lintOpenApi, reportLint } from './openapi-lint.js';
 import { withApp, writeOutput } from './output.js';
 import { commands, parseCommand } from './usage.js';
 
@@ -58,7 +59,7 @@ async function servedDocument(app: App): Promise<OpenApiDocument | undefined> {
 }
 
 /**
- * Runs `proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml]`.
+ * Runs `proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml] [--lint]`.
  *
  * @example
  * await openapiCommand(['--out', 'openapi.yaml']);
@@ -69,6 +70,12 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
     values.format ?? (values.out !== undefined && /\.ya?ml$/i.test(values.out) ? 'yaml' : 'json');
   if (format !== 'json' && format !== 'yaml') {
     throw new UsageError(`--format must be json or yaml, got "${format}"`, commands.openapi.usage);
+  }
+  if (values.lint === true && values.out === undefined && values.format !== undefined) {
+    throw new UsageError(
+      '--lint prints findings, not the document: --format needs --out',
+      commands.openapi.usage,
+    );
   }
   const entryFile = resolveEntry(process.cwd(), entry);
   const document = await withApp('openapi', entryFile, async (app) => {
@@ -89,5 +96,7 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
     (count, item) => count + Object.keys(item ?? {}).filter((key) => operationMethods.has(key)).length,
     0,
   );
-  await writeOutput(text, values.out, `${operations} operation${operations === 1 ? '' : 's'}`);
+  if (values.lint !== true || values.out !== undefined)
+    await writeOutput(text, values.out, `${operations} operation${operations === 1 ? '' : 's'}`);
+  if (values.lint === true) reportLint(await lintOpenApi(document, values.out ?? 'openapi.json'));
 }

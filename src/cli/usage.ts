@@ -84,7 +84,7 @@ ${entryNote}`,
   openapi: {
     name: 'openapi',
     summary: 'Print or write the OpenAPI document',
-    usage: `Usage: proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml]
+    usage: `Usage: proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml] [--lint]
 
 Prints the app's OpenAPI 3.1 document. When the app serves its documentation (the docs plugin
 at {prefix}/docs), that exact document is printed; otherwise it is generated from the routes.
@@ -94,6 +94,10 @@ Options:
       --title T      info.title. Default: the docs plugin's, else the nearest package.json's name
       --version V    info.version. Default: the docs plugin's, else the package.json's version
       --format F     json or yaml. Default: yaml when FILE ends in .yaml or .yml, else json
+      --lint         Check the document with Spectral's OWASP API Security rules and Proceed's
+                     override (openapi-owasp.spectral.yaml): prints each finding instead of the
+                     document (written only with --out), exits 1 on an error. Needs
+                     @stoplight/spectral-core, -parsers and -owasp-ruleset installed
   -h, --help         Show this help
 
 ${entryNote}`,
@@ -103,6 +107,7 @@ ${entryNote}`,
       title: { type: 'string' },
       version: { type: 'string' },
       format: { type: 'string' },
+      lint: { type: 'boolean' },
     },
   },
   manifest: {

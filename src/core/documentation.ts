@@ -66,7 +66,11 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   const headers: Record<string, HeaderDocumentation> = Object.fromEntries(
     Object.entries(definition.headers).map(([name, value]) => [
       name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()),
-      { description: `Always \`${value}\``, type: 'string' } satisfies HeaderDocumentation,
+      {
+        description: `Always \`${value}\``,
+        type: 'string',
+        schema: { const: value },
+      } satisfies HeaderDocumentation,
     ]),
   );
   const requestHeaders: Record<string, HeaderDocumentation> = {};
@@ -201,10 +205,16 @@ export function fileDocumentation(route: Pick<RouteEntry, 'method'>): RouteDocum
           "The file's tag: the handler's own, or its size and modification time, or a hash of its bytes; absent for a stream of unknown age",
         type: 'string',
       },
-      'Last-Modified': { description: 'When the file last changed, when known', type: 'string' },
+      'Last-Modified': {
+        description: 'When the file last changed, when known',
+        type: 'string',
+        // An IMF-fixdate (RFC 9110): always 29 characters.
+        schema: { maxLength: 29 },
+      },
       'Accept-Ranges': {
         description: '`bytes` when the file can be read in ranges, else `none`',
         type: 'string',
+        schema: { enum: ['bytes', 'none'] },
       },
     },
     ...(reads
@@ -251,6 +261,8 @@ export function idempotencyDocumentation(ttl?: number): RouteDocumentation {
       'Idempotency-Key': {
         description: `A unique key (a UUID, say) for this request: sent again with the same body ${within}, it replays the first answer instead of running the request again`,
         type: 'string',
+        // 1–255 visible ASCII characters, in quotes or not (src/core/idempotency.ts).
+        schema: { minLength: 1, maxLength: 257, pattern: '^[\\x21-\\x7e]+$' },
       },
     },
     headers: {
@@ -258,6 +270,7 @@ export function idempotencyDocumentation(ttl?: number): RouteDocumentation {
         description:
           '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`',
         type: 'string',
+        schema: { const: 'true' },
       },
     },
   };

@@ -45,6 +45,17 @@ describe('toProblem', () => {
     expect(toProblem(limited).headers).toEqual({ 'retry-after': '30' });
   });
 
+  it('lists the first 100 field errors, and counts them all in detail', () => {
+    const errors = Array.from({ length: 250 }, (_, index) => ({
+      path: `tags.${index}`,
+      message: 'Too long',
+    }));
+    const { body } = toProblem(new ValidationError(errors));
+    expect(body.errors).toHaveLength(100);
+    expect(body.errors?.[99]).toEqual({ path: 'tags.99', message: 'Too long' });
+    expect(body.detail).toBe('tags.0: Too long (and 249 more)');
+  });
+
   it('hides unexpected errors unless asked to expose them', () => {
     const hidden = toProblem(new Error('secret detail'));
     expect(hidden.unexpected).toBe(true);

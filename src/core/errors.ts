@@ -231,6 +231,9 @@ export interface ProblemResponse {
   unexpected: boolean;
 }
 
+/** The most `errors` a problem lists (its `detail` still counts them all); the document says so. */
+export const maxFieldErrors = 100;
+
 /**
  * Turns anything thrown into the problem response that goes on the wire. Unknown errors become
  * 500 `INTERNAL`; their message is shown only when `exposeInternals` is set (never in production).
@@ -244,7 +247,8 @@ export function toProblem(error: unknown, exposeInternals = false): ProblemRespo
       detail: error.message,
       code: error.code,
     };
-    if (error.errors !== undefined) body.errors = error.errors;
+    // The first ones only: an input with thousands of bad items must not make an answer as large.
+    if (error.errors !== undefined) body.errors = error.errors.slice(0, maxFieldErrors);
     return { status: error.status, headers: { ...error.headers }, body, unexpected: false };
   }
   const detail =

@@ -28,6 +28,14 @@ export type DocumentationSource =
   | RouteDocumentation
   | ((route: MountedRoute) => RouteDocumentation | undefined);
 
+/** The app's CORS policy as its documentation declares it (docs/cors.md). */
+export interface CorsFacts {
+  /** The origins answered with `Access-Control-Allow-Origin`, or `'*'` for any. */
+  readonly origins: readonly string[] | '*';
+  /** Whether answers say `Access-Control-Allow-Credentials: true`. */
+  readonly credentials: boolean;
+}
+
 /** Routes mounted so far, in order, with the facts plugins added about them. */
 /** The health routes of a prefix: readiness, then liveness (docs/deployment.md, "Health probes"). */
 export function healthPaths(prefix: string): [readiness: string, liveness: string] {
@@ -49,6 +57,7 @@ export class RouteTable {
   readonly #healthPrefixes: string[] = [];
   readonly #taken = new Map<string, string>();
   readonly #sources: DocumentationSource[] = [];
+  #cors: CorsFacts | undefined;
   #generation = 0;
 
   /** Every procedure route, in mount order. */
@@ -124,6 +133,19 @@ export class RouteTable {
     if (typeof source !== 'function' && (typeof source !== 'object' || source === null))
       throw new ProceedConfigError('document() takes route documentation or a function of the route');
     this.#sources.push(source);
+  }
+
+  /** The CORS policy every answer of the app follows; undefined when CORS is off. */
+  get cors(): CorsFacts | undefined {
+    return this.#cors;
+  }
+
+  /** Records the app's CORS policy, so that the document declares its headers. */
+  documentCors(facts: CorsFacts): void {
+    this.#cors = Object.freeze({
+      origins: facts.origins === '*' ? '*' : Object.freeze([...facts.origins]),
+      credentials: facts.credentials,
+    });
   }
 
   /** What plugins added to one route's documentation. */

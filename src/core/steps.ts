@@ -36,6 +36,11 @@ export type Middleware<TCtx, TAdd extends object, TInput = undefined> = (options
 export interface HeaderDocumentation {
   readonly description: string;
   readonly type: 'string' | 'integer';
+  /**
+   * More of the value's JSON Schema where the server bounds it (`const`, `enum`, `maxLength`,
+   * `pattern`, `format`), so that the document can say so.
+   */
+  readonly schema?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -125,21 +130,19 @@ export function rateLimit(rule: { name: string; max: number; window?: number }):
   });
 }
 
+// The X-RateLimit-* headers go on every answer of the route, problems included: the OpenAPI
+// generator declares them from `rateLimits` (src/openapi/response-headers.ts).
 const rateLimitDocumentation: RouteDocumentation = Object.freeze<RouteDocumentation>({
   problems: ['RATE_LIMITED'],
-  headers: {
-    'X-RateLimit-Limit': { description: 'Requests allowed per window', type: 'integer' },
-    'X-RateLimit-Remaining': { description: 'Requests left in this window', type: 'integer' },
-    'X-RateLimit-Reset': { description: 'Seconds until the window resets', type: 'integer' },
-  },
 });
 
 /** Throws a TypeError naming the rule when its numbers cannot work. */
 export function checkRateLimitRule(rule: RateLimitRule): RateLimitRule {
   if (typeof rule.name !== 'string' || rule.name.trim() === '') throw new TypeError('rateLimit needs a name');
-  if (!Number.isInteger(rule.max) || rule.max < 1)
+  // Safe integers only: the X-RateLimit-* headers are documented as such (src/openapi/response-headers.ts).
+  if (!Number.isSafeInteger(rule.max) || rule.max < 1)
     throw new TypeError(`rateLimit "${rule.name}": max must be an integer ≥ 1, not ${rule.max}`);
-  if (!Number.isInteger(rule.window) || rule.window < 1)
+  if (!Number.isSafeInteger(rule.window) || rule.window < 1)
     throw new TypeError(
       `rateLimit "${rule.name}": window must be a positive number of ms, not ${rule.window}`,
     );

@@ -510,18 +510,27 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(stranger.headers.get('vary')).toBe('Origin');
   });
 
-  it('limits a route per client, with X-RateLimit-* on each answer and 429 past the limit', async () => {
-    for (const remaining of ['1', '0']) {
+  it('limits a route per client, with X-RateLimit-* on each answer (problems too) and 429 past the limit', async () => {
+    for (const remaining of ['2', '1']) {
       const answer = await send('GET', '/api/notes/caller');
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.body)).toEqual({ ip: '127.0.0.1' });
-      expect(answer.headers.get('x-ratelimit-limit')).toBe('2');
+      expect(answer.headers.get('x-ratelimit-limit')).toBe('3');
       expect(answer.headers.get('x-ratelimit-remaining')).toBe(remaining);
+      expect(Number(answer.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
     }
+    // The OpenAPI document declares the headers on the route's problems as well.
+    const invalid = await send('GET', '/api/notes/caller?echo=too-long');
+    expectProblem(invalid, 400, 'VALIDATION_FAILED');
+    expect(invalid.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(invalid.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(invalid.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
     const limited = await send('GET', '/api/notes/caller');
     expectProblem(limited, 429, 'RATE_LIMITED');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('3');
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(limited.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
   });
 
   it('pages with a cursor both ways, each item through the public view', async () => {

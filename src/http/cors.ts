@@ -13,8 +13,8 @@ export type { CorsOptions } from '../config/cors.js';
 /** What a browser may send besides the simple headers: what Proceed reads. */
 const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
 
-/** What a browser script may read of an answer, besides the simple headers. */
-const exposedHeaders = [
+/** What a browser script may read of an answer, besides the simple headers (the OpenAPI document says it too). */
+export const exposedHeaders = [
   'Location',
   'ETag',
   'Idempotency-Replayed',

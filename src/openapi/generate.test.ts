@@ -118,7 +118,7 @@ describe('generateOpenApi on the notes fixture', () => {
       name: 'limit',
       in: 'query',
       required: false,
-      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: 20 },
       example: 20,
     });
     // An optional filter gets no made-up example: a pre-filled request would filter by it.
@@ -180,6 +180,8 @@ describe('generateOpenApi on the notes fixture', () => {
             type: 'object',
             properties: { title: { type: 'string', minLength: 1 }, body: { type: 'string' } },
             required: ['title', 'body'],
+            // An unknown key is a 400 (src/core/unknown-keys.ts).
+            additionalProperties: false,
           },
         },
       },
@@ -190,6 +192,7 @@ describe('generateOpenApi on the notes fixture', () => {
       type: 'object',
       properties: { title: { type: 'string', minLength: 1 } },
       required: ['title'],
+      additionalProperties: false,
     });
   });
 
@@ -381,7 +384,7 @@ describe('generateOpenApi on the notes fixture', () => {
         {
           type: 'object',
           properties: {
-            status: { type: 'integer', const: 401 },
+            status: { type: 'integer', format: 'int32', minimum: 401, maximum: 401, const: 401 },
             code: { type: 'string', enum: ['UNAUTHENTICATED', 'INVALID_TOKEN'] },
           },
         },
@@ -564,14 +567,18 @@ describe('generateOpenApi on small fixtures', () => {
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [limited] }], info });
     const create = operation(document, '/api/drafts', 'post');
-    expect(create.responses['429']).toEqual({ $ref: '#/components/responses/TooManyRequests' });
+    expect(create.responses['429']).toEqual({
+      $ref: '#/components/responses/TooManyRequestsOnLimitedRoute',
+    });
     const created = create.responses['201'] as { headers?: Record<string, unknown> };
     expect(Object.keys(created.headers ?? {})).toEqual(
       expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
     );
     expect(operation(document, '/api/drafts', 'get').responses['429']).toBeUndefined();
     expect(operation(document, '/api/health', 'get').responses['429']).toBeUndefined();
-    expect(document.components.responses.TooManyRequests?.headers?.['Retry-After']).toBeDefined();
+    expect(
+      document.components.responses.TooManyRequestsOnLimitedRoute?.headers?.['Retry-After'],
+    ).toBeDefined();
   });
 
   it('reads 401 vs 403 from the guards’ failsWith, not their names', () => {

@@ -3,6 +3,8 @@
  * planner (which owns the naming rules), schemas from the core's JSON Schema converter; this
  * module only arranges them in OpenAPI's shape.
  */
+
+import type { CorsOptions } from '../config/cors.js';
 import { distinctProblems, routeFacts } from '../core/documentation.js';
 import { type ErrorDefinition, errorStatus, ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, pathTemplate } from '../core/naming.js';
@@ -11,10 +13,13 @@ import { lowestViewFirst } from '../core/record-views.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import type { RouteEntry } from '../core/routes.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema, whyNoJsonSchema } from '../core/schema.js';
+import type { HeaderDocumentation } from '../core/steps.js';
 import { type FileField, uploadShapeOf } from '../core/uploads.js';
 import { SchemaComponents, stableJson } from './components.js';
 import { exampleFor, hasOwnExample } from './examples.js';
-import { problemReference, problemResponse, problemSchemaWith } from './problems.js';
+import { problemReference, problemSchemaWith } from './problems.js';
+import { answeredByRoute, isRateLimited, problemComponents, SharedHeaders } from './response-headers.js';
+import { strictBody, withImpliedFacts } from './schema-facts.js';
 import type {
   OpenApiDocument,
   OpenApiHeader,
@@ -87,6 +92,8 @@ export type OpenApiOptions = OpenApiDocumentOptions &
          * `authDocumentation` from `proceedjs/auth`. An app-less document cannot learn it otherwise.
          */
         documentation?: readonly DocumentationSource[];
+        /** The CORS policy the app would have (`createApp({ cors })`): its headers are declared. */
+        cors?: CorsOptions;
         app?: never;
       }
     | {
@@ -95,6 +102,7 @@ export type OpenApiOptions = OpenApiDocumentOptions &
         collections?: readonly Collection[];
         mounts?: never;
         documentation?: never;
+        cors?: never;
       }
   );
 
@@ -158,6 +166,8 @@ function select(options: OpenApiOptions): Selection {
     const table = new RouteTable();
     for (const mount of options.mounts) table.mount(mount.collections, mount.prefix);
     for (const source of options.documentation ?? []) table.document(source);
+    if (options.cors !== undefined)
+      table.documentCors({ origins: options.cors.origins, credentials: options.cors.credentials === true });
     return { table, routes: table.routes, prefixes: table.healthPrefixes };
   }
   const table = options.app.routeTable;
@@ -189,17 +199,24 @@ class DocumentBuilder {
   readonly components = new SchemaComponents();
   /** Every problem some operation answers, by code. */
   readonly usedProblems = new Map<string, ErrorDefinition>();
+  /** The problem statuses answered by routes without limits, and by rate-limited routes. */
+  readonly problemStatuses = { plain: new Set<number>(), limited: new Set<number>() };
+  readonly headers: SharedHeaders;
   readonly #table: RouteTable;
 
   constructor(table: RouteTable) {
     this.#table = table;
+    this.headers = new SharedHeaders(table.cors);
   }
 
-  problems(problems: readonly ErrorDefinition[]): Record<string, { $ref: string }> {
+  /** References to the problem responses; a limited route's own answers carry its limits' headers. */
+  problems(problems: readonly ErrorDefinition[], limited = false): Record<string, { $ref: string }> {
     const responses: Record<string, { $ref: string }> = {};
     for (const problem of problems) {
       this.usedProblems.set(problem.code, problem);
-      responses[String(problem.status)] = problemReference(problem.status);
+      const withLimits = limited && answeredByRoute(problem.status);
+      (withLimits ? this.problemStatuses.limited : this.problemStatuses.plain).add(problem.status);
+      responses[String(problem.status)] = problemReference(problem.status, withLimits);
     }
     return responses;
   }
@@ -212,7 +229,9 @@ class DocumentBuilder {
       );
     let json: JsonSchema;
     try {
-      json = toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst });
+      json = withImpliedFacts(
+        toJsonSchema(schema, io === 'input' ? { io } : { io, named: true, override: lowestViewFirst }),
+      );
     } catch (error) {
       throw new ProceedConfigError(
         `${owner}: its ${io} schema cannot be described: ${(error as Error).message}`,
@@ -251,7 +270,7 @@ class DocumentBuilder {
         in: 'header',
         required: false,
         description: header.description,
-        schema: { type: header.type },
+        schema: headerSchema(header),
       });
     }
 
@@ -268,6 +287,7 @@ class DocumentBuilder {
     }
 
     const headers = Object.entries(facts.headers);
+    const limited = isRateLimited(route);
     operation.responses = {};
     // Each status the handler may choose is documented; the schema is built once and shared.
     for (const status of route.successStatuses) {
@@ -278,32 +298,45 @@ class DocumentBuilder {
           ...Object.fromEntries(
             headers.map(([name, header]): [string, OpenApiHeader] => [
               name,
-              { description: header.description, schema: { type: header.type } },
+              { description: header.description, schema: headerSchema(header) },
             ]),
           ),
         };
       }
-      operation.responses[String(status)] = success;
+      operation.responses[String(status)] = this.headers.addTo(success, status, limited);
     }
     const { output } = route.definition;
-    if (output?.kind === 'download' && route.method === 'GET')
-      operation.responses['206'] = {
-        description: 'Part of the file: the one range asked for in `Range`',
-        headers: {
-          'Content-Range': { description: '`bytes first-last/size`', schema: { type: 'string' } },
+    if (output?.kind === 'download' && route.method === 'GET') {
+      operation.responses['206'] = this.headers.addTo(
+        {
+          description: 'Part of the file: the one range asked for in `Range`',
+          headers: {
+            // Three safe integers at most: `bytes ` and 3 × 16 digits and 2 separators.
+            'Content-Range': {
+              description: '`bytes first-last/size`',
+              schema: { type: 'string', maxLength: 56 },
+            },
+          },
+          content: binaryContent(output.types),
         },
-        content: binaryContent(output.types),
-      };
+        206,
+        limited,
+      );
+    }
     if (facts.notModified) {
       const etag = facts.headers.ETag;
-      operation.responses['304'] = {
-        description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
-        ...(etag === undefined
-          ? {}
-          : { headers: { ETag: { description: etag.description, schema: { type: etag.type } } } }),
-      };
+      operation.responses['304'] = this.headers.addTo(
+        {
+          description: 'Not modified: the `ETag` sent in `If-None-Match` is still current. No body',
+          ...(etag === undefined
+            ? {}
+            : { headers: { ETag: { description: etag.description, schema: headerSchema(etag) } } }),
+        },
+        304,
+        limited,
+      );
     }
-    Object.assign(operation.responses, this.problems(facts.problems));
+    Object.assign(operation.responses, this.problems(facts.problems, limited));
     if (facts.bearer === 'required') {
       operation.security = [{ bearerAuth: [] }];
       if (facts.guards.length > 0) operation['x-proceed-guards'] = [...facts.guards];
@@ -419,6 +452,7 @@ class DocumentBuilder {
       },
     };
     withExample(ok.content?.['application/json'], this.components.schemas);
+    this.headers.addTo(ok, 200, false);
     if (probe === 'liveness') {
       return {
         operationId,
@@ -442,6 +476,11 @@ class DocumentBuilder {
       },
     };
   }
+}
+
+/** A documented header's schema: its type and whatever else the server bounds. */
+function headerSchema(header: HeaderDocumentation): JsonSchema {
+  return { type: header.type, ...header.schema };
 }
 
 function parameter(
@@ -513,6 +552,8 @@ function queryParameters(
 function fileSchema(field: FileField, description: unknown): JsonSchema {
   const schema: JsonSchema = { type: 'string', format: 'binary' };
   if (field.types?.length === 1) schema.contentMediaType = field.types[0];
+  // A binary string's length is its size in bytes.
+  if (field.maxSize !== undefined) schema.maxLength = field.maxSize;
   const said = [
     typeof description === 'string' ? description.replace(/([^.!?])$/, '$1.') : undefined,
     field.types !== undefined && field.types.length > 1 ? `One of ${field.types.join(', ')}.` : undefined,
@@ -574,7 +615,7 @@ function requestBody(
   if (route.inputMode === 'update') {
     return {
       required: required.has('data'),
-      content: { 'application/json': { schema: properties.data ?? {} } },
+      content: { 'application/json': { schema: strictBody(properties.data ?? {}) } },
     };
   }
   if (!isObject(input.properties))
@@ -590,7 +631,10 @@ function requestBody(
   const schema: JsonSchema = { ...input, properties: bodyProperties };
   if (bodyRequired.length > 0) schema.required = bodyRequired;
   else delete schema.required;
-  return { required: bodyRequired.length > 0, content: { 'application/json': { schema } } };
+  return {
+    required: bodyRequired.length > 0,
+    content: { 'application/json': { schema: strictBody(schema) } },
+  };
 }
 
 const sameOrigin: OpenApiServer = { url: '/', description: 'The server this document was loaded from' };
@@ -656,16 +700,8 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     );
   const used = [...builder.usedProblems.values()];
   const appCodes = used.filter((problem) => !isBuiltIn(problem.code));
-  builder.components.add(
-    'Problem',
-    problemSchemaWith(appCodes.map((problem) => problem.code)),
-    'the problem responses',
-  );
-  const responses: Record<string, OpenApiResponse> = {};
-  for (const status of [...new Set(used.map((problem) => problem.status))].sort((a, b) => a - b)) {
-    const { name, response } = problemResponse(status, appCodes);
-    responses[name] = response;
-  }
+  builder.components.add('Problem', problemSchemaWith(appCodes), 'the problem responses');
+  const responses = problemComponents(builder.problemStatuses, appCodes, builder.headers);
 
   const document: OpenApiDocument = {
     openapi: '3.1.0',
@@ -675,12 +711,14 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
     components: {
       schemas: builder.components.schemas,
       responses,
+      ...(builder.headers.components === undefined ? {} : { headers: builder.headers.components }),
       securitySchemes: {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An access token, sent as `Authorization: Bearer <token>`',
+          description:
+            'An access token, sent as `Authorization: Bearer <token>`: a JWT checked as RFC8725 advises (one algorithm, pinned, so `alg: none` and any other are refused; signature, expiry and token type verified)',
         },
       },
     },

@@ -9,6 +9,7 @@ import {
   type ErrorDefinition,
   errorStatus,
   errorTitle,
+  maxFieldErrors,
   type Problem,
   problemType,
 } from '../core/errors.js';
@@ -27,43 +28,64 @@ export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
  * @example
  * expect(document.components.schemas.Problem).toEqual(problemSchema);
  */
-export const problemSchema: JsonSchema = {
-  type: 'object',
-  description: 'RFC 9457 problem details. `code` is stable and machine-readable; `detail` is for people.',
-  properties: {
-    type: {
-      type: 'string',
-      format: 'uri-reference',
-      description: 'A URN naming the kind of problem, e.g. `urn:proceed:problem:not-found`',
-    },
-    title: { type: 'string', description: 'A short summary of the kind of problem' },
-    status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status' },
-    detail: { type: 'string', description: 'What went wrong with this request' },
-    code: { type: 'string', enum: errorCodes },
-    errors: {
-      type: 'array',
-      description: 'One entry per failed check (validation problems only)',
-      items: {
-        type: 'object',
-        properties: {
-          path: { type: 'string', description: 'Dotted path into the input; empty for the input as a whole' },
-          message: { type: 'string' },
+export const problemSchema: JsonSchema = problemSchemaOf([]);
+
+/** The Problem schema for the built-in codes and `appProblems`; its texts as long as theirs at most. */
+function problemSchemaOf(appProblems: readonly ErrorDefinition[]): JsonSchema {
+  const codes = [...errorCodes, ...appProblems.map((problem) => problem.code)];
+  const titles = [
+    ...errorCodes.map((code) => errorTitle[code]),
+    ...appProblems.map((problem) => problem.title),
+  ];
+  const longest = (texts: readonly string[]) => Math.max(...texts.map((text) => text.length));
+  return {
+    type: 'object',
+    description: 'RFC 9457 problem details. `code` is stable and machine-readable; `detail` is for people.',
+    properties: {
+      type: {
+        type: 'string',
+        format: 'uri-reference',
+        maxLength: longest(codes.map(problemType)),
+        description: 'A URN naming the kind of problem, e.g. `urn:proceed:problem:not-found`',
+      },
+      title: {
+        type: 'string',
+        maxLength: longest(titles),
+        description: 'A short summary of the kind of problem',
+      },
+      status: {
+        type: 'integer',
+        format: 'int32',
+        minimum: 400,
+        maximum: 599,
+        description: 'The HTTP status',
+      },
+      detail: { type: 'string', description: 'What went wrong with this request' },
+      code: { type: 'string', enum: codes },
+      errors: {
+        type: 'array',
+        description: `One entry per failed check (validation problems only), the first ${maxFieldErrors} of them`,
+        maxItems: maxFieldErrors,
+        items: {
+          type: 'object',
+          properties: {
+            path: {
+              type: 'string',
+              description: 'Dotted path into the input; empty for the input as a whole',
+            },
+            message: { type: 'string' },
+          },
+          required: ['path', 'message'],
         },
-        required: ['path', 'message'],
       },
     },
-  },
-  required: ['type', 'title', 'status', 'detail', 'code'],
-};
-
-/** The Problem schema with an app's own codes added to `code`. */
-export function problemSchemaWith(appCodes: readonly string[]): JsonSchema {
-  if (appCodes.length === 0) return problemSchema;
-  const properties = problemSchema.properties as Record<string, JsonSchema>;
-  return {
-    ...problemSchema,
-    properties: { ...properties, code: { type: 'string', enum: [...errorCodes, ...appCodes] } },
+    required: ['type', 'title', 'status', 'detail', 'code'],
   };
+}
+
+/** The Problem schema with an app's own codes added to `code` (and their texts to the lengths). */
+export function problemSchemaWith(appProblems: readonly ErrorDefinition[]): JsonSchema {
+  return appProblems.length === 0 ? problemSchema : problemSchemaOf(appProblems);
 }
 
 /** The statuses Proceed's own codes answer with. */
@@ -79,7 +101,15 @@ interface ProblemResponseSpec {
 
 const wwwAuthenticate: OpenApiHeader = {
   description: 'Always `Bearer`: the route takes a bearer token',
-  schema: { type: 'string' },
+  schema: { type: 'string', const: 'Bearer' },
+};
+
+/** A number of seconds the server writes: a safe integer. */
+const retryAfterSeconds: JsonSchema = {
+  type: 'integer',
+  format: 'int64',
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
 };
 
 const specs: Record<number, ProblemResponseSpec> = {
@@ -137,7 +167,7 @@ const specs: Record<number, ProblemResponseSpec> = {
     headers: {
       'Retry-After': {
         description: 'Seconds to wait before retrying',
-        schema: { type: 'integer', minimum: 0 },
+        schema: retryAfterSeconds,
       },
     },
   },
@@ -158,7 +188,7 @@ const specs: Record<number, ProblemResponseSpec> = {
     headers: {
       'Retry-After': {
         description: 'Seconds to wait before asking again',
-        schema: { type: 'integer', minimum: 0 },
+        schema: retryAfterSeconds,
       },
     },
   },
@@ -220,7 +250,7 @@ export function problemResponse(
             {
               type: 'object',
               properties: {
-                status: { type: 'integer', const: status },
+                status: { type: 'integer', format: 'int32', minimum: status, maximum: status, const: status },
                 code: { type: 'string', enum: codes },
               },
             },
@@ -234,7 +264,15 @@ export function problemResponse(
   return { name: spec.name, response };
 }
 
+/**
+ * The name of the shared response of a problem status in `components.responses`; `onLimitedRoute`
+ * names its copy with the `X-RateLimit-*` headers a rate-limited route adds.
+ */
+export function problemResponseName(status: number, onLimitedRoute = false): string {
+  return `${specOf(status).name}${onLimitedRoute ? 'OnLimitedRoute' : ''}`;
+}
+
 /** A reference to the shared response of a problem status. */
-export function problemReference(status: number): Reference {
-  return { $ref: `#/components/responses/${specOf(status).name}` };
+export function problemReference(status: number, onLimitedRoute = false): Reference {
+  return { $ref: `#/components/responses/${problemResponseName(status, onLimitedRoute)}` };
 }

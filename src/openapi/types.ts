@@ -97,7 +97,8 @@ export interface OpenApiHeader {
  */
 export interface OpenApiResponse {
   description: string;
-  headers?: Record<string, OpenApiHeader>;
+  /** A header shared by many responses is a reference to `components.headers`. */
+  headers?: Record<string, OpenApiHeader | Reference>;
   content?: Record<string, OpenApiMediaType>;
 }
 
@@ -164,7 +165,8 @@ export interface OpenApiSecurityScheme {
 }
 
 /**
- * The reusable parts: view schemas, the problem responses and the security scheme.
+ * The reusable parts: view schemas, the problem responses, the headers many responses share
+ * (rate limits, CORS) and the security scheme.
  *
  * @example
  * Object.keys(document.components.schemas); // ['PostPublic', 'PostAuthenticated', …, 'Problem']
@@ -172,6 +174,8 @@ export interface OpenApiSecurityScheme {
 export interface OpenApiComponents {
   schemas: Record<string, JsonSchema>;
   responses: Record<string, OpenApiResponse>;
+  /** Present when some response shares a header: `X-RateLimit-Limit`, `Access-Control-Allow-Origin`, … */
+  headers?: Record<string, OpenApiHeader>;
   securitySchemes: Record<string, OpenApiSecurityScheme>;
 }
 

@@ -46,11 +46,12 @@ describe('routes that take files, in OpenAPI', () => {
       type: 'object',
       properties: {
         title: { type: 'string' },
-        pages: { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) },
+        pages: { type: 'integer', format: 'int64', minimum: expect.any(Number), maximum: expect.any(Number) },
         scan: {
           type: 'string',
           format: 'binary',
           contentMediaType: 'application/pdf',
+          maxLength: 5000,
           description: 'The signed scan. At most 5000 bytes.',
         },
         photos: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createCoercer } from '../core/coerce.js';
+import { toJsonSchema } from '../core/schema.js';
 import {
   cursorInput,
   cursorPage,
@@ -68,6 +69,17 @@ describe('cursorPage', () => {
     const schema = cursorPage(z.object({ id: z.string() }));
     expect(schema.safeParse({ data: [], nextCursor: null, prevCursor: null }).success).toBe(true);
     expect(schema.safeParse({ data: [] }).success).toBe(false);
+  });
+
+  it('bounds the page and types the cursors as the input does, for the document', () => {
+    const schema = cursorPage(z.object({ id: z.uuid() }), { maxLimit: 2, cursor: z.uuid() });
+    const json = toJsonSchema(schema, { io: 'output' }) as {
+      properties: Record<string, { maxItems?: number; anyOf?: { format?: string }[] }>;
+    };
+    expect(json.properties.data?.maxItems).toBe(2);
+    expect(json.properties.nextCursor?.anyOf?.[0]?.format).toBe('uuid');
+    expect(json.properties.prevCursor?.anyOf?.[0]?.format).toBe('uuid');
+    expect(() => cursorPage(z.object({}), { maxLimit: 0 })).toThrow(/maxLimit must be an integer ≥ 1/);
   });
 });
 

@@ -13,7 +13,7 @@
  *   items just before it (newer); both newest first, never the cursor item itself.
  */
 import { z } from 'zod';
-import { checkFilterKeys, limitSchema, resolveLimits } from './offset.js';
+import { checkFilterKeys, limitSchema, pageItems, resolveLimits } from './offset.js';
 
 export type CursorDirection = 'forward' | 'backward';
 
@@ -84,27 +84,34 @@ export function cursorInput<
   return z.object({ ...shape, ...options.filters }) as unknown as z.ZodObject<CursorShape<K> & F>;
 }
 
+/** What a cursor page's output schema says of its bounds: the same numbers as its input's. */
+export interface CursorPageOptions<K extends z.ZodType<string>> {
+  /** The input's `maxLimit`: `data` holds that many items at most (`maxItems` in OpenAPI). */
+  maxLimit?: number;
+  /** The input's cursor schema (`z.uuid()`, say): `nextCursor` and `prevCursor` are such cursors. */
+  cursor?: K;
+}
+
 /**
- * The output schema of a cursor listing: `{ data: item[], nextCursor, prevCursor }`.
+ * The output schema of a cursor listing: `{ data: item[], nextCursor, prevCursor }`. Give it the
+ * input's `maxLimit` and `cursor` so that the document bounds the page and its cursors too.
  *
  * @example
- * procedure().input(listPostsInput).output(cursorPage(Post.public)).query(listPosts);
+ * procedure().input(listPostsInput).output(cursorPage(Post.public, { maxLimit: 100, cursor: z.uuid() })).query(listPosts);
  */
-export function cursorPage<I extends z.ZodType>(
+export function cursorPage<I extends z.ZodType, K extends z.ZodType<string> = z.ZodString>(
   item: I,
+  options: CursorPageOptions<K> = {},
 ): z.ZodObject<{
   data: z.ZodArray<I>;
-  nextCursor: z.ZodNullable<z.ZodString>;
-  prevCursor: z.ZodNullable<z.ZodString>;
+  nextCursor: z.ZodNullable<K>;
+  prevCursor: z.ZodNullable<K>;
 }> {
+  const cursor = (options.cursor ?? z.string()) as K;
   return z.object({
-    data: z.array(item),
-    nextCursor: z
-      .string()
-      .nullable()
-      .describe('Send with direction=forward for older items; null at the end'),
-    prevCursor: z
-      .string()
+    data: pageItems(item, options.maxLimit),
+    nextCursor: cursor.nullable().describe('Send with direction=forward for older items; null at the end'),
+    prevCursor: cursor
       .nullable()
       .describe('Send with direction=backward for newer items; null when data is empty'),
   });

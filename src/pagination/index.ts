@@ -9,6 +9,7 @@ export {
   type CursorDirection,
   type CursorInputOptions,
   type CursorPage,
+  type CursorPageOptions,
   type CursorParams,
   type CursorShape,
   cursorInput,

@@ -131,6 +131,21 @@ describe('offsetPage', () => {
     });
   });
 
+  it('holds maxLimit items at most when given the input’s maxLimit, and says so', () => {
+    const bounded = offsetPage(User, { maxLimit: 1 });
+    const two = offsetResult(
+      [
+        { id: '1', name: 'Ada' },
+        { id: '2', name: 'Grace' },
+      ],
+      2,
+      { page: 1, limit: 2 },
+    );
+    expect(bounded.safeParse(two).success).toBe(false);
+    expect(schema.safeParse(two).success).toBe(true);
+    expect(toJsonSchema(bounded, { io: 'output' }).properties).toMatchObject({ data: { maxItems: 1 } });
+  });
+
   it('keeps the item view as a named component', () => {
     const json = toJsonSchema(schema, { io: 'output', named: true });
     expect(JSON.stringify(json)).toContain('UserPublic');

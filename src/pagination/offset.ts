@@ -140,16 +140,27 @@ export const offsetMetaSchema = z.object({
 });
 
 /**
+ * The items of a page: at most `maxLimit` of them when it is given (the input's `maxLimit`).
+ * Throws a TypeError for a `maxLimit` that is not an integer ≥ 1.
+ */
+export function pageItems<I extends z.ZodType>(item: I, maxLimit: number | undefined): z.ZodArray<I> {
+  const items = z.array(item);
+  return maxLimit === undefined ? items : items.max(resolveLimits({ maxLimit, defaultLimit: 1 }).maxLimit);
+}
+
+/**
  * The output schema of an offset listing: `{ data: item[], meta: { page, limit, total, totalPages } }`.
- * Pass a view (e.g. `User.admin`) so each item keeps its named component in the OpenAPI document.
+ * Pass a view (e.g. `User.admin`) so each item keeps its named component in the OpenAPI document,
+ * and the input's `maxLimit` so that the document bounds the page (`maxItems`).
  *
  * @example
- * procedure().input(listUsersInput).output(offsetPage(User.admin)).query(listUsers);
+ * procedure().input(listUsersInput).output(offsetPage(User.admin, { maxLimit: 100 })).query(listUsers);
  */
 export function offsetPage<I extends z.ZodType>(
   item: I,
+  options: { maxLimit?: number } = {},
 ): z.ZodObject<{ data: z.ZodArray<I>; meta: typeof offsetMetaSchema }> {
-  return z.object({ data: z.array(item), meta: offsetMetaSchema });
+  return z.object({ data: pageItems(item, options.maxLimit), meta: offsetMetaSchema });
 }
 
 /**

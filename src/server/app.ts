@@ -239,6 +239,11 @@ export class App<TCtx extends object = object> {
     this.#methods = methods;
     this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
     if (this.#cors !== undefined && !onWorkers) registerCors(this.server, this.#cors, methods);
+    if (options.cors !== undefined)
+      this.routeTable.documentCors({
+        origins: options.cors.origins,
+        credentials: options.cors.credentials === true,
+      });
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
     this.#compressAbove = onWorkers ? undefined : compressionThreshold(options.compression);

@@ -119,6 +119,8 @@ describe('rateLimit()', () => {
   it('refuses impossible numbers, in the rule and in the app', () => {
     expect(() => rateLimit({ name: 'auth', max: 0 })).toThrow(/max must be an integer ≥ 1/);
     expect(() => rateLimit({ name: 'auth', max: 1, window: 0 })).toThrow(/window must be/);
+    // The X-RateLimit-* headers are documented as safe integers.
+    expect(() => rateLimit({ name: 'auth', max: 2 ** 60 })).toThrow(/max must be an integer ≥ 1/);
     expect(() => rateLimit({ name: '', max: 1 })).toThrow(/needs a name/);
     expect(() => appWith(undefined, { rateLimit: { limits: { auth: { max: 1.5 } } } })).toThrow(
       ProceedConfigError,

@@ -46,6 +46,7 @@ import { auth, authRateLimit } from './procedures/auth.js';
 import { posts } from './procedures/posts.js';
 import { users } from './procedures/users.js';
 import { connectRedis } from './redis.js';
+import { limits } from './resources.js';
 import { type AttachmentsLocation, type BlogOptions, type BlogSettings, readSettings } from './settings.js';
 
 export type { BlogOptions } from './settings.js';
@@ -59,6 +60,9 @@ function checkAdmin(admin: BlogSettings['admin']): void {
   if (!z.email().safeParse(admin.email).success) {
     throw new ProceedConfigError(`ADMIN_EMAIL "${admin.email}" is not an email address`);
   }
+  // No longer than the users' inputs allow: the views say no email is.
+  if (admin.email.length > limits.email)
+    throw new ProceedConfigError(`ADMIN_EMAIL is longer than ${limits.email} characters`);
   if (admin.password.length < 8)
     throw new ProceedConfigError('ADMIN_PASSWORD must have at least 8 characters');
 }

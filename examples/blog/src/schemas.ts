@@ -9,7 +9,11 @@ export function updateInput<S extends z.ZodRawShape>(fields: S) {
   return z.object({
     id: z.uuid(),
     data: z
-      .strictObject({ id: z.string().optional().describe('Ignored: the path names the record'), ...fields })
+      .strictObject({
+        // As long as the ids the blog sends (UUIDs): what a client read and sends back.
+        id: z.string().max(36).optional().describe('Ignored: the path names the record'),
+        ...fields,
+      })
       .refine((data) => Object.keys(data).some((key) => key !== 'id'), 'Send at least one field')
       // What the refinement says, for the document: an empty body is refused.
       .meta({ minProperties: 1 })

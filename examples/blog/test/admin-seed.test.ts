@@ -70,7 +70,7 @@ describe('admin seeding', () => {
     });
   });
 
-  it('refuses to start with an admin email that is none, or a short password', async () => {
+  it('refuses to start with an admin email that is none or too long, or a short password', async () => {
     await expect(
       createBlogApp({
         databaseUrl: 'memory://',
@@ -87,5 +87,17 @@ describe('admin seeding', () => {
         admin: { email: 'a@b.co', password: 'short' },
       }),
     ).rejects.toThrow('ADMIN_PASSWORD must have at least 8 characters');
+    // The user views say no email is longer than the inputs allow.
+    await expect(
+      createBlogApp({
+        databaseUrl: 'memory://',
+        jwtSecret,
+        logger: false,
+        admin: {
+          email: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.example`,
+          password: 'long-enough',
+        },
+      }),
+    ).rejects.toThrow('ADMIN_EMAIL is longer than 254 characters');
   });
 });

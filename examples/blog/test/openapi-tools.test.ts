@@ -1,24 +1,28 @@
 /**
  * The blog's OpenAPI document in the tools its users already have (docs/openapi.md, "Tools"):
- * the two linters pass it with no error and no warning, and the clients three generators write
+ * the two linters pass it with no error and no warning, Spectral's OWASP rules with the override
+ * Proceed ships with no error (each remaining warning of a kind docs/openapi.md explains), and the clients three generators write
  * from it compile under strict TypeScript, with the problem answers typed (a 404's `status` is
  * `404`, its `code` is `'NOT_FOUND'`). On Node only: on Bun and Deno, openapi.test.ts checks
  * that the document served there is this one.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient as heyApi } from '@hey-api/openapi-ts';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import spectralCore from '@stoplight/spectral-core';
+import owaspRuleset from '@stoplight/spectral-owasp-ruleset';
 import spectralParsers from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { generate as orval } from 'orval';
-import type { OpenApiDocument } from 'proceedjs/openapi';
+import type { OpenApiDocument, OpenApiOperation } from 'proceedjs/openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { engines, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -49,6 +53,46 @@ async function spectral(document: OpenApiDocument): Promise<string[]> {
   return results.map(
     (result) => `${result.severity} ${result.code}: ${result.message} ${result.path.join('.')}`,
   );
+}
+
+interface Finding {
+  severity: 'error' | 'warn';
+  rule: string;
+  path: (string | number)[];
+}
+
+/** The override `proceed openapi --lint` applies, as the package ships it (beside its package.json). */
+const owaspOverride = parseYaml(
+  readFileSync(
+    join(
+      dirname(createRequire(import.meta.url).resolve('proceedjs/package.json')),
+      'openapi-owasp.spectral.yaml',
+    ),
+    'utf8',
+  ),
+) as { extends: string[]; rules: Record<string, string> };
+
+/** Spectral's OWASP rules on a document: with the shipped override, or as they come. */
+async function owasp(document: OpenApiDocument, override: boolean): Promise<Finding[]> {
+  const linter = new spectralCore.Spectral();
+  linter.setRuleset({
+    extends: [[owaspRuleset as never, 'recommended']],
+    ...(override ? { rules: owaspOverride.rules as never } : {}),
+  });
+  const results = await linter.run(
+    new spectralCore.Document(JSON.stringify(document), spectralParsers.Json, join(blogRoot, 'openapi.json')),
+  );
+  return results.map((result) => ({
+    severity: result.severity === 0 ? 'error' : 'warn',
+    rule: String(result.code).replace('owasp:', ''),
+    path: result.path,
+  }));
+}
+
+/** The operation a finding's path starts in (`paths./api/posts.get…`), if it does. */
+function operationAt(document: OpenApiDocument, path: Finding['path']): OpenApiOperation | undefined {
+  if (path[0] !== 'paths') return undefined;
+  return document.paths[String(path[1])]?.[String(path[2]) as 'get'];
 }
 
 /** Runs tsc on a project; returns its diagnostics, empty when it compiles. */
@@ -142,6 +186,7 @@ export async function titleOf(id: string): Promise<string | undefined> {
 
 describe('the blog’s OpenAPI document in the tools users have', () => {
   const blog = useBlog(pglite);
+  const crossOrigin = useBlog(pglite, { corsOrigins: ['https://app.example'] });
   let directory = '';
 
   beforeAll(async () => {
@@ -163,6 +208,83 @@ describe('the blog’s OpenAPI document in the tools users have', () => {
     expect(await spectral(blog.instance.document)).toEqual([]);
   });
 
+  it('passes Spectral’s OWASP rules with the shipped override: no error, and only the warnings docs/openapi.md explains', async () => {
+    const document = blog.instance.document;
+    expect(owaspOverride.extends).toEqual(['@stoplight/spectral-owasp-ruleset']);
+    const findings = await owasp(document, true);
+    expect(findings.filter((finding) => finding.severity === 'error')).toEqual([]);
+    const byRule = new Map<string, Finding['path'][]>();
+    for (const finding of findings)
+      byRule.set(finding.rule, [...(byRule.get(finding.rule) ?? []), finding.path]);
+    expect([...byRule.keys()].sort()).toEqual([
+      'api2:2023-read-restricted',
+      'api4:2023-rate-limit',
+      'api4:2023-rate-limit-responses-429',
+      'api4:2023-string-limit',
+      'api4:2023-string-restricted',
+      'api8:2023-define-error-responses-401',
+      'api8:2023-define-error-responses-500',
+      'api8:2023-define-error-validation',
+    ]);
+    const at = (rule: string) => (byRule.get(rule) ?? []).map((path) => path.join('.'));
+    // The health probes are public and cannot answer 401 (nor 500: a failed check is 503).
+    expect(at('api2:2023-read-restricted')).toEqual([
+      'paths./api/health.get.security',
+      'paths./api/health/live.get.security',
+    ]);
+    for (const rule of ['api8:2023-define-error-responses-401', 'api8:2023-define-error-responses-500'])
+      expect(new Set(at(rule))).toEqual(
+        new Set(['paths./api/health.get.responses', 'paths./api/health/live.get.responses']),
+      );
+    // Routes without input cannot answer 400.
+    expect(new Set(at('api8:2023-define-error-validation'))).toEqual(
+      new Set([
+        'paths./api/auth/me.get.responses',
+        'paths./api/posts/events.get.responses',
+        'paths./api/health.get.responses',
+        'paths./api/health/live.get.responses',
+      ]),
+    );
+    // Rate limits: only on the routes without a rateLimit() step (or the HTTP server's own 408 and 431).
+    for (const path of [
+      ...(byRule.get('api4:2023-rate-limit') ?? []),
+      ...(byRule.get('api4:2023-rate-limit-responses-429') ?? []),
+    ]) {
+      if (path[0] === 'components') expect(String(path[2])).not.toMatch(/OnLimitedRoute$/);
+      else expect(operationAt(document, path)?.responses['429'], path.join('.')).toBeUndefined();
+    }
+    // Strings without maxLength: only those nothing bounds (docs/openapi.md, "OWASP rules").
+    for (const path of byRule.get('api4:2023-string-limit') ?? []) {
+      const text = path.join('.');
+      const parameter =
+        path[3] === 'parameters' ? operationAt(document, path)?.parameters?.[Number(path[4])] : undefined;
+      const unbounded =
+        parameter?.in === 'header' ||
+        parameter?.name === 'createdAfter' ||
+        /\.headers\.(ETag|Location|Content-Disposition)\.schema$/.test(text) ||
+        /\.content\.(\*\/\*|text\/event-stream)\.schema$/.test(text) ||
+        /^components\.schemas\.Problem\.properties\.(detail|errors\.items\.properties\.(path|message))$/.test(
+          text,
+        ) ||
+        text.endsWith('/attachments.post.responses.201.content.application/json.schema.properties.mediaType');
+      expect(unbounded, text).toBe(true);
+    }
+  });
+
+  it('declares CORS on every answer when the blog has CORS_ORIGINS, as the OWASP rule the override turns off asks', async () => {
+    const findings = await owasp(crossOrigin.instance.document, false);
+    expect(findings.filter((finding) => finding.rule === 'api8:2023-define-cors-origin')).toEqual([]);
+    // Without origins, the rule finds every response: the check above can fail.
+    expect(
+      (await owasp(blog.instance.document, false)).filter(
+        (finding) => finding.rule === 'api8:2023-define-cors-origin',
+      ),
+    ).not.toEqual([]);
+    expect(
+      (await owasp(crossOrigin.instance.document, true)).filter((finding) => finding.severity === 'error'),
+    ).toEqual([]);
+  });
+
   it('fails both linters on a document that breaks their rules (the checks above can fail)', async () => {
     const broken = structuredClone(blog.instance.document);
     delete broken.servers;
@@ -175,6 +297,17 @@ describe('the blog’s OpenAPI document in the tools users have', () => {
     );
     expect(await spectral(broken)).toEqual(
       expect.arrayContaining([expect.stringMatching(/oas3-api-servers/)]),
+    );
+    const unbounded = structuredClone(blog.instance.document);
+    const page = unbounded.paths['/api/posts']?.get?.responses['200'];
+    if (page === undefined || '$ref' in page) throw new Error('GET /api/posts has no inline 200');
+    const properties = page.content?.['application/json']?.schema.properties as
+      | Record<string, { maxItems?: number }>
+      | undefined;
+    if (properties?.data === undefined) throw new Error('GET /api/posts has no data array');
+    delete properties.data.maxItems;
+    expect(await owasp(unbounded, true)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ severity: 'error', rule: 'api4:2023-array-limit' })]),
     );
   });
 

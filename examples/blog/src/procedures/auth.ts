@@ -11,16 +11,21 @@ import {
 import { z } from 'zod';
 import { blogProcedure } from '../context.js';
 import type { User as UserRecord } from '../db/index.js';
-import { Success, User } from '../resources.js';
+import { limits, Success, User } from '../resources.js';
 
 /** Long enough for passphrases, short enough that hashing cannot be used to burn CPU. */
 const password = z.string().min(8, 'Use at least 8 characters').max(256);
-const email = z.email().max(254);
+const email = z.email().max(limits.email);
+/** The longest token the blog reads or writes. */
+const tokenLength = 4096;
+/** A signed JWT in compact form: three base64url parts. */
+const compactJwt = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 const Session = z.object({
   user: User.authenticated,
-  accessToken: z.string(),
-  refreshToken: z.string(),
+  // Far longer than any token the blog signs (its claims are a few ids and numbers).
+  accessToken: z.string().max(tokenLength).regex(compactJwt),
+  refreshToken: z.string().max(tokenLength).regex(compactJwt),
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int().describe('Lifetime of the access token, in seconds'),
 });
@@ -60,7 +65,7 @@ export const auth = procedures('auth', {
       description:
         'Creates a user with the `user` role and answers with the user and a token pair. An email that is taken, in any case, is 409. Rate-limited per client IP.',
     })
-    .input(z.object({ email, password, name: z.string().trim().min(1).max(100) }))
+    .input(z.object({ email, password, name: z.string().trim().min(1).max(limits.name) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       const user = await ctx.repos.users.create({
@@ -82,7 +87,7 @@ export const auth = procedures('auth', {
         'Answers a token pair. A wrong email and a wrong password get the same 401, in the same time; a deactivated account gets 403. Rate-limited per client IP.',
       errors: ['UNAUTHENTICATED', 'FORBIDDEN'],
     })
-    .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
+    .input(z.object({ email: z.string().min(1).max(limits.email), password: z.string().min(1).max(256) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       // The user's revocation generation is read before the password hash that is checked: a
@@ -109,7 +114,7 @@ export const auth = procedures('auth', {
         'A refresh token works once. Sending a used one again ends every session of that login (the token was stolen, or this is a replay).',
       errors: ['INVALID_TOKEN'],
     })
-    .input(z.object({ refreshToken: z.string().min(1).max(4096) }))
+    .input(z.object({ refreshToken: z.string().min(1).max(tokenLength) }))
     .output(Session)
     .mutation(async ({ input, ctx }) => {
       let owner: UserRecord | undefined;

@@ -24,13 +24,13 @@ import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
-import { Attachment, mayChange, Post, Success } from '../resources.js';
+import { Attachment, limits, mayChange, Post, Success } from '../resources.js';
 import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
-const title = z.string().trim().min(1).max(200);
-const content = z.string().min(1).max(50_000);
-const excerpt = z.string().max(500);
+const title = z.string().trim().min(1).max(limits.title);
+const content = z.string().min(1).max(limits.content);
+const excerpt = z.string().max(limits.excerpt);
 const initialStatus = z.enum(['draft', 'published']);
 
 const noSuchPost = () => new NotFoundError('No post with this id');
@@ -121,7 +121,7 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
 /** The largest attachment: 10 MiB (docs/blog.md, "Attachments"). */
 export const attachmentMaxSize = 10 * 1024 * 1024;
 /** The longest attachment file name, in characters. */
-const attachmentNameLength = 255;
+const attachmentNameLength = limits.fileName;
 
 /** A stream's queue of events not yet sent: past this, it ends and the client resumes from the database. */
 const feedBacklog = 1000;
@@ -186,11 +186,12 @@ export const posts = procedures('posts', {
     })
     .input(
       cursorInput({
+        maxLimit: limits.page,
         cursor: z.uuid(),
         filters: { authorId: z.uuid().optional(), status: z.enum(postStatuses).optional() },
       }),
     )
-    .output(cursorPage(Post.public))
+    .output(cursorPage(Post.public, { maxLimit: limits.page, cursor: z.uuid() }))
     .query(({ input, ctx }) => ctx.repos.posts.listCursor(input, visibilityOf(ctx.user))),
 
   getPost: blogProcedure()

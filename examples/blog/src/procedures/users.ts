@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { type BlogContext, blogProcedure } from '../context.js';
 import { roles, type User as UserRecord, userSortColumns } from '../db/index.js';
 import { selfOrAdmin } from '../guards.js';
-import { Success, User } from '../resources.js';
+import { limits, Success, User } from '../resources.js';
 import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
@@ -41,6 +41,7 @@ export const users = procedures('users', {
     .guard(admin)
     .input(
       offsetInput({
+        maxLimit: limits.page,
         sortBy: userSortColumns,
         filters: {
           search: z.string().max(200).optional().describe('Case-insensitive part of the name or email'),
@@ -55,7 +56,7 @@ export const users = procedures('users', {
         },
       }),
     )
-    .output(offsetPage(User.admin))
+    .output(offsetPage(User.admin, { maxLimit: limits.page }))
     .query(async ({ input, ctx }) => {
       const { items, total } = await ctx.repos.users.list(input);
       return offsetResult(items, total, input);
@@ -83,8 +84,8 @@ export const users = procedures('users', {
     .guard(admin)
     .input(
       z.object({
-        email: z.email().max(254),
-        name: z.string().trim().min(1).max(100),
+        email: z.email().max(limits.email),
+        name: z.string().trim().min(1).max(limits.name),
         password: z.string().min(8).max(256),
         role: z.enum(roles).optional(),
       }),
@@ -104,7 +105,7 @@ export const users = procedures('users', {
     .guard(authenticated, selfOrAdmin)
     .input(
       updateInput({
-        name: z.string().trim().min(1).max(100).optional(),
+        name: z.string().trim().min(1).max(limits.name).optional(),
         role: z.enum(roles).optional(),
         isActive: z.boolean().optional(),
       }),
