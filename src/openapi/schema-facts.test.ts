@@ -91,6 +91,8 @@ describe('integer formats', () => {
     ).toEqual({
       type: 'object',
       properties: { count: { type: 'integer', format: 'int64' } },
+      // An answer holds what its output names, whatever the validator (docs/procedures.md, "Validators").
+      additionalProperties: false,
     });
   });
 
