@@ -108,3 +108,23 @@ describe('createBodyDateCoercer', () => {
     });
   });
 });
+
+describe('dates in a recursive Zod schema', () => {
+  it('are found at every depth, and a schema referring to itself twice is read once', () => {
+    const Tree = z.object({
+      at: z.date(),
+      get left() {
+        return Tree.optional();
+      },
+      get right() {
+        return Tree.optional();
+      },
+    });
+    // Without a bound on the walk this would take 2^32 steps: the test's timeout would end it.
+    const revive = createBodyDateCoercer(Tree);
+    expect(revive({ at: '2024-05-01', right: { at: '2024-05-02', left: { at: '2024-05-03' } } })).toEqual({
+      at: new Date('2024-05-01'),
+      right: { at: new Date('2024-05-02'), left: { at: new Date('2024-05-03') } },
+    });
+  });
+});

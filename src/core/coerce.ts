@@ -4,7 +4,14 @@
  * A value that cannot be converted is left as it is, so the validator reports it as a 400.
  */
 import type { z } from 'zod';
-import { innerZodType, isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
+import {
+  convertedJsonSchema,
+  innerZodType,
+  isZodSchema,
+  type JsonSchema,
+  type StandardSchemaV1,
+  toJsonSchema,
+} from './schema.js';
 import { isValibotSchema, valibotDatePlaces } from './valibot.js';
 
 type Scalar = 'integer' | 'number' | 'boolean' | 'date' | 'string';
@@ -94,23 +101,41 @@ export type DatePlaces =
   | { readonly fields: ReadonlyMap<string, DatePlaces> }
   | { readonly items: DatePlaces };
 
-/** The places of `z.date()` in a Zod schema, at any depth; undefined when there are none. */
-function zodDatePlaces(schema: z.ZodType, depth = 0): DatePlaces | undefined {
-  if (depth > 32) return undefined;
+/**
+ * The places of `z.date()` in a Zod schema, at any depth; undefined when there are none. A
+ * recursive schema gives places that refer to themselves: each schema is read once (`made`).
+ */
+function zodDatePlaces(
+  schema: z.ZodType,
+  made: Map<z.ZodType, DatePlaces | undefined> = new Map(),
+): DatePlaces | undefined {
   const { type, schema: inner } = innerZodType(schema);
-  const def = inner._zod.def as unknown as { shape?: Record<string, z.ZodType>; element?: z.ZodType };
   if (type === 'date') return true;
+  if (made.has(inner)) return made.get(inner);
+  const def = inner._zod.def as unknown as { shape?: Record<string, z.ZodType>; element?: z.ZodType };
   if (type === 'array' && def.element !== undefined) {
-    const items = zodDatePlaces(def.element, depth + 1);
-    return items === undefined ? undefined : { items };
+    const places: { items: DatePlaces } = { items: true };
+    made.set(inner, places);
+    const items = zodDatePlaces(def.element, made);
+    if (items === undefined) {
+      made.set(inner, undefined);
+      return undefined;
+    }
+    places.items = items;
+    return places;
   }
   if (type === 'object' && def.shape !== undefined) {
+    // Made before its fields are read, so that a field of the same schema refers to it.
     const fields = new Map<string, DatePlaces>();
+    const places = { fields };
+    made.set(inner, places);
     for (const [key, field] of Object.entries(def.shape)) {
-      const places = zodDatePlaces(field, depth + 1);
-      if (places !== undefined) fields.set(key, places);
+      const found = zodDatePlaces(field, made);
+      if (found !== undefined) fields.set(key, found);
     }
-    return fields.size === 0 ? undefined : { fields };
+    if (fields.size > 0) return places;
+    made.set(inner, undefined);
+    return undefined;
   }
   return undefined;
 }
@@ -121,7 +146,10 @@ function zodDatePlaces(schema: z.ZodType, depth = 0): DatePlaces | undefined {
  */
 function datePlacesOf(schema: StandardSchemaV1): DatePlaces | undefined {
   if (isZodSchema(schema)) return zodDatePlaces(schema);
-  if (isValibotSchema(schema)) return valibotDatePlaces(schema);
+  if (isValibotSchema(schema)) {
+    const converted = convertedJsonSchema(schema, 'input');
+    return converted === undefined ? undefined : valibotDatePlaces(converted);
+  }
   return undefined;
 }
 
@@ -172,20 +200,29 @@ function parseIsoDate(value: unknown): unknown {
   return typeof value === 'string' ? calendarDate(value) : value;
 }
 
-/** Walks a value along the places of its dates, turning ISO strings into Dates there. */
-function dateWalker(places: DatePlaces): DateWalker {
+/**
+ * Walks a value along the places of its dates, turning ISO strings into Dates there. Places that
+ * refer to themselves (a recursive schema) get one walker, which calls itself.
+ */
+function dateWalker(places: DatePlaces, made: Map<DatePlaces, DateWalker> = new Map()): DateWalker {
   if (places === true) return parseIsoDate;
+  const known = made.get(places);
+  if (known !== undefined) return known;
+  let walk: DateWalker = (value) => value;
+  made.set(places, (value) => walk(value));
   if ('items' in places) {
-    const walk = dateWalker(places.items);
-    return (value) => (Array.isArray(value) ? value.map(walk) : value);
+    const item = dateWalker(places.items, made);
+    walk = (value) => (Array.isArray(value) ? value.map(item) : value);
+  } else {
+    const fields = [...places.fields].map(([key, inner]) => [key, dateWalker(inner, made)] as const);
+    walk = (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+      const copy: Record<string, unknown> = { ...value };
+      for (const [key, field] of fields) if (key in copy) copy[key] = field(copy[key]);
+      return copy;
+    };
   }
-  const fields = [...places.fields].map(([key, inner]) => [key, dateWalker(inner)] as const);
-  return (value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    const copy: Record<string, unknown> = { ...value };
-    for (const [key, walk] of fields) if (key in copy) copy[key] = walk(copy[key]);
-    return copy;
-  };
+  return walk;
 }
 
 /**

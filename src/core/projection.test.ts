@@ -56,3 +56,22 @@ describe('projectionOf', () => {
     ).toEqual({ name: 'a', children: [{ name: 'b', children: [] }] });
   });
 });
+
+describe('projectionOf, the keywords beyond properties', () => {
+  it('keeps keys a pattern names, projected by it, and drops the others of a closed object', () => {
+    const project = projectionOf({
+      type: 'object',
+      patternProperties: { '^x-': { type: 'object', properties: { n: { type: 'number' } } } },
+      additionalProperties: false,
+    });
+    expect(project({ 'x-a': { n: 1, secret: 2 }, other: 3 })).toEqual({ 'x-a': { n: 1 } });
+  });
+
+  it('projects each item of a tuple by its own schema', () => {
+    const project = projectionOf({
+      type: 'array',
+      prefixItems: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'number' }],
+    });
+    expect(project([{ a: 'x', secret: 1 }, 2])).toEqual([{ a: 'x' }, 2]);
+  });
+});

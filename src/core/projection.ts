@@ -4,45 +4,60 @@
  * answer and then writes only this, as fast-json-stringify would have. Validation alone is not
  * enough: ArkType, for one, keeps keys a type does not declare.
  */
-import type { JsonSchema } from './schema.js';
+import { type JsonSchema, resolveLocalRef } from './schema.js';
 
 export type Projection = (value: unknown) => unknown;
 
-/** Past this depth a recursive schema's value is written as it is (it was validated). */
+/** Past this depth a recursive schema's value is cut to nothing more than its type allows. */
 const depthLimit = 64;
 
-/** The projection of an output's JSON Schema; `$ref`s are read against `root`. */
+/** The projection of an output's JSON Schema; `$ref`s are read against it. */
 export function projectionOf(schema: JsonSchema): Projection {
   return (value) => project(value, schema, schema, 0);
 }
 
 function project(value: unknown, schema: unknown, root: JsonSchema, depth: number): unknown {
   const node = resolve(schema, root);
-  if (node === undefined || depth > depthLimit) return value;
+  if (node === undefined) return value;
+  // Too deep to follow: an object or array is written empty rather than whole, so no key leaks.
+  if (depth > depthLimit)
+    return Array.isArray(value) ? [] : typeof value === 'object' && value !== null ? {} : value;
   const alternatives = [...asList(node.anyOf), ...asList(node.oneOf)];
   if (alternatives.length > 0) {
     const chosen = alternatives.find((alternative) => fits(value, resolve(alternative, root), root));
+    // No alternative fits a validated value only when the schema says too little to tell.
     return chosen === undefined ? value : project(value, chosen, root, depth + 1);
   }
-  if (Array.isArray(value)) {
-    const items = node.items;
-    return typeof items === 'object' && items !== null
-      ? value.map((item) => project(item, items, root, depth + 1))
-      : value;
-  }
+  if (Array.isArray(value)) return projectItems(value, node, root, depth);
   if (typeof value !== 'object' || value === null) return value;
   const rest = node.additionalProperties;
+  const patterns = Object.entries((node.patternProperties ?? {}) as Record<string, unknown>).map(
+    ([pattern, field]) => [new RegExp(pattern, 'u'), field] as const,
+  );
   // A node that names no keys and says nothing of others (`{}`, `z.unknown()`) takes the value whole.
-  const properties = namedProperties(node, root) ?? (typeof rest === 'object' ? new Map() : undefined);
+  const properties =
+    namedProperties(node, root) ?? (typeof rest === 'object' || patterns.length > 0 ? new Map() : undefined);
   if (properties === undefined) return value;
-  const open = node.patternProperties !== undefined || (rest !== undefined && rest !== false);
   const result: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
     const declared = properties.get(key);
+    const matched = declared === undefined ? patterns.find(([pattern]) => pattern.test(key)) : undefined;
     if (declared !== undefined) result[key] = project(field, declared, root, depth + 1);
-    else if (open) result[key] = typeof rest === 'object' ? project(field, rest, root, depth + 1) : field;
+    else if (matched !== undefined) result[key] = project(field, matched[1], root, depth + 1);
+    else if (typeof rest === 'object' && rest !== null) result[key] = project(field, rest, root, depth + 1);
+    else if (rest === true) result[key] = field;
   }
   return result;
+}
+
+/** An array's items, a tuple's (`prefixItems`) each by its own schema. */
+function projectItems(value: unknown[], node: JsonSchema, root: JsonSchema, depth: number): unknown[] {
+  const prefix = asList(node.prefixItems);
+  const { items } = node;
+  return value.map((item, index) => {
+    const schema = index < prefix.length ? prefix[index] : items;
+    return typeof schema === 'object' && schema !== null ? project(item, schema, root, depth + 1) : item;
+  });
 }
 
 /** The properties an object node names, its `allOf` parts' included; undefined for a node that names none. */
@@ -91,24 +106,14 @@ function hasType(value: unknown, type: string): boolean {
   }
 }
 
+/** The node a schema is, its local `$ref`s followed. */
 function resolve(schema: unknown, root: JsonSchema): JsonSchema | undefined {
   let current = schema;
   for (let hops = 0; hops < 16; hops++) {
     if (typeof current !== 'object' || current === null) return undefined;
     const ref = (current as JsonSchema).$ref;
     if (typeof ref !== 'string') return current as JsonSchema;
-    if (!ref.startsWith('#')) return undefined;
-    current = ref
-      .slice(1)
-      .split('/')
-      .slice(1)
-      .reduce<unknown>(
-        (at, part) =>
-          typeof at === 'object' && at !== null
-            ? (at as JsonSchema)[part.replaceAll('~1', '/').replaceAll('~0', '~')]
-            : undefined,
-        root,
-      );
+    current = resolveLocalRef(ref, root);
   }
   return undefined;
 }

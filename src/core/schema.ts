@@ -7,7 +7,13 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import { z } from 'zod';
 import type { FieldError } from './errors.js';
 import { isThenable } from './thenable.js';
-import { type Described, isValibotSchema, valibotConversionOptions, valibotJsonSchema } from './valibot.js';
+import {
+  type Described,
+  isValibotSchema,
+  valibotConversionOptions,
+  valibotDate,
+  valibotJsonSchema,
+} from './valibot.js';
 
 export type { StandardSchemaV1 };
 
@@ -120,6 +126,17 @@ export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOption
   return 'json' in described ? canonical(described.json, options.io) : {};
 }
 
+/** A local reference (`#`, `#/$defs/name`) read against the schema's root; any other is not followed. */
+export function resolveLocalRef(ref: string, root: JsonSchema): unknown {
+  if (!ref.startsWith('#')) return undefined;
+  let current: unknown = root;
+  for (const part of ref.slice(1).split('/').slice(1)) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as JsonSchema)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return current;
+}
+
 const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
 const subschemaMaps = ['properties', 'patternProperties', '$defs'] as const;
 const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as const;
@@ -130,10 +147,12 @@ const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as 
  * as one `type` list (`string | null`), an enum of strings typed `string`, no empty `required`,
  * and an answer's object closed to keys it does not name (the serializer writes those alone).
  */
-function canonical(schema: JsonSchema, io: 'input' | 'output'): JsonSchema {
+function canonical(schema: JsonSchema, io: 'input' | 'output', partOfAll = false): JsonSchema {
   const node: JsonSchema = { ...schema };
+  delete (node as Record<symbol, unknown>)[valibotDate];
   for (const key of subschemaLists)
-    if (Array.isArray(node[key])) node[key] = (node[key] as unknown[]).map((part) => canonicalPart(part, io));
+    if (Array.isArray(node[key]))
+      node[key] = (node[key] as unknown[]).map((part) => canonicalPart(part, io, key === 'allOf'));
   for (const key of subschemaMaps)
     if (isJsonObject(node[key]))
       node[key] = Object.fromEntries(
@@ -142,8 +161,17 @@ function canonical(schema: JsonSchema, io: 'input' | 'output'): JsonSchema {
   for (const key of subschemas)
     if (isJsonObject(node[key])) node[key] = canonical(node[key] as JsonSchema, io);
   const alternatives = node.anyOf as JsonSchema[] | undefined;
-  if (Object.keys(node).length === 1 && alternatives !== undefined && alternatives.every(isBareType))
-    return { type: alternatives.flatMap((alternative) => alternative.type as string | string[]) };
+  if (
+    alternatives !== undefined &&
+    alternatives.every(isBareType) &&
+    Object.keys(node).every((key) => key === 'anyOf' || annotations.has(key))
+  ) {
+    const { anyOf: _alternatives, ...annotated } = node;
+    return {
+      type: alternatives.flatMap((alternative) => alternative.type as string | string[]),
+      ...annotated,
+    };
+  }
   if (
     Array.isArray(node.enum) &&
     node.type === undefined &&
@@ -151,13 +179,29 @@ function canonical(schema: JsonSchema, io: 'input' | 'output'): JsonSchema {
   )
     node.type = 'string';
   if (Array.isArray(node.required) && node.required.length === 0) delete node.required;
-  if (io === 'output' && isJsonObject(node.properties) && node.additionalProperties === undefined)
+  // A part of an `allOf` closed to its own keys would refuse the other parts' (an intersection).
+  if (
+    io === 'output' &&
+    !partOfAll &&
+    node.allOf === undefined &&
+    isJsonObject(node.properties) &&
+    node.additionalProperties === undefined
+  )
     node.additionalProperties = false;
   return node;
 }
 
-function canonicalPart(part: unknown, io: 'input' | 'output'): unknown {
-  return isJsonObject(part) ? canonical(part, io) : part;
+/** Keywords that describe a schema without changing what it accepts. */
+const annotations: ReadonlySet<string> = new Set([
+  'description',
+  'title',
+  'default',
+  'examples',
+  'deprecated',
+]);
+
+function canonicalPart(part: unknown, io: 'input' | 'output', partOfAll = false): unknown {
+  return isJsonObject(part) ? canonical(part, io, partOfAll) : part;
 }
 
 function isJsonObject(value: unknown): value is JsonSchema {
@@ -178,6 +222,18 @@ export function whyNoJsonSchema(schema: StandardSchemaV1, io: 'input' | 'output'
   if (isZodSchema(schema)) return undefined;
   const described = standardJsonSchema(schema, io);
   return 'json' in described ? undefined : described.missing;
+}
+
+/**
+ * A schema's JSON Schema as its converter wrote it, before Proceed's canonical form: where a
+ * converter marks nodes (Valibot's dates), they are these very objects.
+ */
+export function convertedJsonSchema(
+  schema: StandardSchemaV1,
+  io: 'input' | 'output',
+): JsonSchema | undefined {
+  const described = standardJsonSchema(schema, io);
+  return 'json' in described ? described.json : undefined;
 }
 
 function standardJsonSchema(schema: StandardSchemaV1, io: 'input' | 'output'): Described {

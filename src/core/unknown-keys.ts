@@ -7,7 +7,7 @@
  */
 import { type FieldError, ValidationError } from './errors.js';
 import { closestName } from './options.js';
-import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
+import { type JsonSchema, resolveLocalRef, type StandardSchemaV1, toJsonSchema } from './schema.js';
 
 /** What an input allows at one place of its value: the keys of an object, the items of an array. */
 export interface KeyShape {
@@ -113,17 +113,6 @@ function isNever(node: unknown): boolean {
   return typeof not === 'object' && not !== null && Object.keys(not).length === 0;
 }
 
-/** A local reference (`#`, `#/$defs/name`); any other is not followed. */
-function resolve(ref: string, root: JsonSchema): unknown {
-  if (!ref.startsWith('#')) return undefined;
-  let current: unknown = root;
-  for (const part of ref.slice(1).split('/').slice(1)) {
-    if (typeof current !== 'object' || current === null) return undefined;
-    current = (current as JsonSchema)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
-  }
-  return current;
-}
-
 /** What the node's own keywords allow: an object's keys, an array's items; undefined when it has none. */
 function ownShape(node: JsonSchema, reading: Reading): KeyShape | undefined {
   const types = Array.isArray(node.type) ? node.type : [node.type];
@@ -206,7 +195,7 @@ function nodeOf(schema: unknown, reading: Reading): JsonSchema | undefined {
     if (typeof node !== 'object' || node === null) return undefined;
     const ref = (node as JsonSchema).$ref;
     if (typeof ref !== 'string') return node as JsonSchema;
-    node = resolve(ref, reading.root);
+    node = resolveLocalRef(ref, reading.root);
   }
   return undefined;
 }

@@ -57,20 +57,34 @@ function converter(): Converter | { missing: string } {
 }
 
 function load(): Converter | { missing: string } {
-  const builtin = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
-    ?.getBuiltinModule;
-  const modules = builtin?.('node:module') as typeof import('node:module') | undefined;
+  const wrap = `wrap the schema with its toStandardJsonSchema() (docs/procedures.md, "Validators")`;
+  let modules: typeof import('node:module') | undefined;
+  try {
+    modules = (
+      globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+    ).process?.getBuiltinModule?.('node:module') as typeof import('node:module') | undefined;
+  } catch {
+    modules = undefined;
+  }
   if (modules === undefined)
-    return {
-      missing: `this runtime cannot load ${converterPackage} by itself: wrap the schema with its toStandardJsonSchema()`,
-    };
+    return { missing: `this runtime cannot load ${converterPackage} by itself: ${wrap}` };
   try {
     return modules.createRequire(import.meta.url)(converterPackage) as Converter;
-  } catch {
+  } catch (error) {
     return {
-      missing: `install ${converterPackage} (an optional peer dependency of proceedjs), or wrap the schema with its toStandardJsonSchema()`,
+      missing: `${converterPackage} could not be loaded (${(error as Error).message}): install it (an optional peer dependency of proceedjs), or ${wrap}`,
     };
   }
+}
+
+/**
+ * Marks the JSON Schema node written for `v.date()`, where a value is coerced to a Date. A symbol
+ * key: the converter copies each node it is given, and a copy keeps it; JSON never shows it.
+ */
+export const valibotDate = Symbol('proceed.valibotDate');
+
+function isDateNode(node: unknown): boolean {
+  return typeof node === 'object' && node !== null && (node as Record<symbol, unknown>)[valibotDate] === true;
 }
 
 /** Where Valibot's converter and Proceed's rules (the ones Zod's schemas follow) part. */
@@ -79,7 +93,7 @@ function adjust(io: 'input' | 'output') {
     switch (valibotSchema.type) {
       // Dates travel in JSON as ISO 8601 strings; query values and bodies are coerced to them.
       case 'date':
-        return { type: 'string', format: 'date-time' };
+        return { type: 'string', format: 'date-time', [valibotDate]: true };
       // A loose object takes any other key: say so, as an object that only names its keys is strict.
       case 'loose_object':
         return { ...jsonSchema, additionalProperties: {} };
@@ -122,55 +136,43 @@ export function valibotConversionOptions(io: 'input' | 'output'): Record<string,
 export function valibotJsonSchema(schema: unknown, io: 'input' | 'output'): Described {
   const loadedConverter = converter();
   if ('missing' in loadedConverter) return loadedConverter;
-  const json = loadedConverter.toJsonSchema(schema, {
-    target: 'draft-2020-12',
-    typeMode: io,
-    errorMode: 'ignore',
-    overrideSchema: adjust(io),
-  });
-  delete json.$schema;
-  return { json };
+  try {
+    const json = loadedConverter.toJsonSchema(schema, {
+      target: 'draft-2020-12',
+      typeMode: io,
+      errorMode: 'ignore',
+      overrideSchema: adjust(io),
+    });
+    delete json.$schema;
+    return { json };
+  } catch (error) {
+    return { missing: `its valibot schema cannot be written as JSON Schema (${(error as Error).message})` };
+  }
 }
 
-const valibotWrappers: ReadonlySet<string> = new Set([
-  'optional',
-  'exact_optional',
-  'undefinedable',
-  'nullable',
-  'nullish',
-  'non_optional',
-  'non_nullable',
-  'non_nullish',
-]);
-
-/** The schema under its optional/nullable wrappers. */
-function innerValibotSchema(schema: ValibotNode): ValibotNode {
-  let current = schema;
-  for (
-    let depth = 0;
-    depth < 16 && valibotWrappers.has(current.type) && current.wrapped !== undefined;
-    depth++
-  )
-    current = current.wrapped;
-  return current;
-}
-
-/** The places of `v.date()` in a Valibot schema, at any depth; undefined when there are none. */
-export function valibotDatePlaces(schema: unknown, depth = 0): DatePlaces | undefined {
+/**
+ * The places of `v.date()` in a Valibot input's JSON Schema (as Proceed converts it, plain or
+ * wrapped with `toStandardJsonSchema()`), at any depth; undefined when there are none.
+ */
+export function valibotDatePlaces(json: JsonSchema, depth = 0): DatePlaces | undefined {
   if (depth > 32) return undefined;
-  const inner = innerValibotSchema(schema as ValibotNode);
-  if (inner.type === 'date') return true;
-  if (inner.item !== undefined && inner.type === 'array') {
-    const items = valibotDatePlaces(inner.item, depth + 1);
-    return items === undefined ? undefined : { items };
+  if (isDateNode(json)) return true;
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const alternatives = json[key];
+    // A date that may be null or absent is still a date where it is there.
+    if (Array.isArray(alternatives) && alternatives.some(isDateNode)) return true;
   }
-  if (inner.entries !== undefined) {
-    const fields = new Map<string, DatePlaces>();
-    for (const [key, entry] of Object.entries(inner.entries)) {
-      const places = valibotDatePlaces(entry, depth + 1);
-      if (places !== undefined) fields.set(key, places);
-    }
-    return fields.size === 0 ? undefined : { fields };
+  const { items, properties } = json as { items?: JsonSchema; properties?: Record<string, JsonSchema> };
+  if (json.type === 'array' && typeof items === 'object' && items !== null) {
+    const inner = valibotDatePlaces(items, depth + 1);
+    return inner === undefined ? undefined : { items: inner };
   }
-  return undefined;
+  if (typeof properties !== 'object' || properties === null) return undefined;
+  const fields = new Map<string, DatePlaces>();
+  for (const [key, property] of Object.entries(properties)) {
+    const places =
+      typeof property === 'object' && property !== null ? valibotDatePlaces(property, depth + 1) : undefined;
+    if (places !== undefined) fields.set(key, places);
+  }
+  return fields.size === 0 ? undefined : { fields };
 }

@@ -21,7 +21,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile, webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
-import { lingeringBytes } from './lingering.js';
+import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import { problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
@@ -245,7 +245,13 @@ function queryRecord(search: string): Record<string, string | string[]> {
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
 async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (declared > limit) throw tooLarge();
+  if (declared > limit) {
+    // Read on and dropped, so a client still sending it reads the 413 (src/http/lingering.ts).
+    const bytes = lingeringBytes(limit);
+    if (request.body !== null && lingersOn(request.headers.get('content-length'), bytes))
+      void readOnAndDrop(request.body.getReader(), bytes, lingeringMilliseconds);
+    throw tooLarge();
+  }
   try {
     // A declared length frames the body: the runtime reads exactly that much, natively, without
     // the stream a bridge such as @hono/node-server builds only when `body` is asked for.
@@ -274,7 +280,7 @@ async function readStream(request: Request, limit: number): Promise<Uint8Array> 
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      void readOnAndDrop(reader, lingeringBytes(limit) - size, lingeringMilliseconds);
       throw tooLarge();
     }
     chunks.push(value);

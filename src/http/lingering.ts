@@ -26,3 +26,33 @@ export function lingersOn(contentLength: string | null | undefined, bytes: numbe
   const declared = Number(contentLength);
   return Number.isFinite(declared) && declared <= bytes;
 }
+
+/**
+ * Reads and drops up to `bytes` of a Fetch body (for up to `milliseconds`), then cancels the
+ * rest: where the runtime owns the socket, this is the lingering close.
+ */
+export async function readOnAndDrop(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  bytes: number,
+  milliseconds: number | undefined,
+): Promise<void> {
+  // Cancelling settles the read in flight (done): no promise raced against each read, whose
+  // reactions would keep every chunk read until the race's other side settles.
+  const timer =
+    milliseconds === undefined
+      ? undefined
+      : setTimeout(() => void reader.cancel().catch(() => undefined), milliseconds);
+  let read = 0;
+  try {
+    while (read <= bytes) {
+      const next = await reader.read();
+      if (next.done) break;
+      read += next.value.byteLength;
+    }
+  } catch {
+    // The client left: nothing more to read.
+  } finally {
+    clearTimeout(timer);
+    void reader.cancel().catch(() => undefined);
+  }
+}

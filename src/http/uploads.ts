@@ -11,7 +11,7 @@ import { ProceedError, ValidationError } from '../core/errors.js';
 import { isMediaType, visibleName } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
-import { lingeringMilliseconds, lingersOn } from './lingering.js';
+import { lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { onWorkers } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
@@ -447,41 +447,14 @@ export function webBodySource(request: Request, lingerBytes: number): BodySource
       }
       // On Workers the edge owns the connection, and answering before the body is read breaks
       // it: the rest is read (and dropped) first, within the platform's own request limit.
-      if (onWorkers) return drain(body, Number.POSITIVE_INFINITY, undefined);
+      if (onWorkers) return readOnAndDrop(body, Number.POSITIVE_INFINITY, undefined);
       if (!lingers) {
         void body.cancel().catch(() => undefined);
         return;
       }
-      void drain(body, lingerBytes, lingeringMilliseconds);
+      void readOnAndDrop(body, lingerBytes, lingeringMilliseconds);
     },
   };
-}
-
-/** Reads and drops up to `bytes` (for up to `milliseconds`), then cancels the rest. */
-async function drain(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  bytes: number,
-  milliseconds: number | undefined,
-): Promise<void> {
-  // Cancelling settles the read in flight (done): no promise raced against each read, whose
-  // reactions would keep every chunk read until the race's other side settles.
-  const timer =
-    milliseconds === undefined
-      ? undefined
-      : setTimeout(() => void reader.cancel().catch(() => undefined), milliseconds);
-  let read = 0;
-  try {
-    while (read <= bytes) {
-      const next = await reader.read();
-      if (next.done) break;
-      read += next.value.byteLength;
-    }
-  } catch {
-    // The client left: nothing more to read.
-  } finally {
-    clearTimeout(timer);
-    void reader.cancel().catch(() => undefined);
-  }
 }
 
 /**

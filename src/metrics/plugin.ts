@@ -84,7 +84,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
   // scrape (`collect`). Its own inc/observe hash and validate the labels on every call, which
   // measured a quarter of the throughput of a small route (docs/metrics.md, "Cost").
   const routes: RouteStats[] = [];
-  let inFlight = 0;
+  const inFlight = app.countRequestsInFlight();
 
   new Counter({
     name: 'proceed_http_requests_total',
@@ -107,7 +107,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     help: 'Requests received and not yet answered',
     registers: [registry],
     collect() {
-      this.set(inFlight);
+      this.set(inFlight());
     },
   });
   const problems = new Counter({
@@ -157,16 +157,6 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     return stats;
   };
 
-  // Counted as Node hands each request over; an onRequest hook would cost a hook run per request.
-  // Until the response closes, which it does whether it was answered or the client went away.
-  const answered = () => {
-    inFlight--;
-  };
-  const counting = (_request: unknown, response: ServerResponse) => {
-    inFlight++;
-    response.once('close', answered);
-  };
-  app.server.server.on('request', counting);
   app.observe((answer) => {
     const stats = statsOf(answer);
     const index = Math.floor(answer.status / 100) - 1;
@@ -210,7 +200,6 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     options.onListening?.(url);
   });
   app.onClose(async () => {
-    app.server.server.off('request', counting);
     if (!server.listening) return;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped-outage.js';
 import { ProceedConfigError } from '../core/errors.js';
+import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { resource } from '../resource/index.js';
 import type { Answer } from './app.js';
@@ -678,5 +679,44 @@ describe('over a real socket', () => {
     expect(await inFlight).toEqual({ status: 200, body: '{"done":true}' });
     await expect(fetch(`${address}/api/health`)).rejects.toThrow();
     app = undefined;
+  });
+});
+
+describe('requests in flight', () => {
+  it('are counted through app.fetch as on Node: a plain answer until it is made, a stream until its client leaves', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const Tick = z.object({ n: z.number() });
+    const counted = procedures('ticks', {
+      getTick: procedure()
+        .rest({ method: 'GET', path: '/ticks/slow' })
+        .query(async () => {
+          await held;
+          return { n: 1 };
+        }),
+      listTicks: procedure()
+        .output(eventStream(Tick))
+        .query(async function* ({ signal }) {
+          yield serverEvent({ n: 1 });
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        }),
+    });
+    const app = createApp({ logger: false }).mount([counted]);
+    const inFlight = app.countRequestsInFlight();
+    const slow = app.fetch(new Request('http://api.example/api/ticks/slow'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(inFlight()).toBe(1);
+    release();
+    expect((await slow).status).toBe(200);
+    expect(inFlight()).toBe(0);
+    const stream = await app.fetch(new Request('http://api.example/api/ticks'));
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    expect(inFlight()).toBe(1);
+    await reader.cancel();
+    expect(inFlight()).toBe(0);
+    await app.close();
   });
 });

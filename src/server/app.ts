@@ -4,6 +4,8 @@
  * (problems.ts), 404/405 (not-found.ts), health (health.ts), rate limits (src/http/rate-limit.ts),
  * listening and shutdown (lifecycle.ts). See docs/architecture.md.
  */
+
+import type { ServerResponse } from 'node:http';
 import type {
   FastifyInstance,
   FastifyRequest,
@@ -29,6 +31,7 @@ import { trustedOriginsOf } from '../http/csrf.js';
 import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
+import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
@@ -315,8 +318,54 @@ export class App<TCtx extends object = object> {
    * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
    * comes from (docs/deployment.md, "The client's address").
    */
-  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> =>
-    this.#fetchHandlerPromise().then((handle) => handle(request, runtime));
+  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
+    const answer = this.#fetchHandlerPromise().then((handle) => handle(request, runtime));
+    return this.#countsInFlight ? this.#countedUntilSent(answer) : answer;
+  };
+
+  #inFlight = 0;
+  #countsInFlight = false;
+
+  /**
+   * Counts the requests received and not yet answered (a stream until it ends or its client
+   * leaves), the same way on every adapter: on Node as the server hands each request over, through
+   * `app.fetch` on Bun, Deno and Workers. Off until a plugin asks (the metrics plugin does): it
+   * costs a listener per request. Returns the reader of the count.
+   */
+  countRequestsInFlight(): () => number {
+    if (!this.#countsInFlight) {
+      this.#countsInFlight = true;
+      if (!onWorkers) {
+        const answered = () => {
+          this.#inFlight--;
+        };
+        this.server.server.on('request', (_request: unknown, response: ServerResponse) => {
+          this.#inFlight++;
+          response.once('close', answered);
+        });
+      }
+    }
+    return () => this.#inFlight;
+  }
+
+  #countedUntilSent(answer: Promise<Response>): Promise<Response> {
+    this.#inFlight++;
+    const answered = () => {
+      this.#inFlight--;
+    };
+    return answer.then(
+      (response) => {
+        const ends = whenBodyEnds(response.body);
+        if (ends === undefined) answered();
+        else void ends.then(answered);
+        return response;
+      },
+      (error: unknown) => {
+        answered();
+        throw error;
+      },
+    );
+  }
 
   #fetchHandlerPromise(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     if (this.#fetchHandler === undefined) {
@@ -514,6 +563,7 @@ export class App<TCtx extends object = object> {
         uploads: this.#options.uploads,
         spools: this.#spools,
         traced: this.#options.tracing !== undefined,
+        bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
       });
     });
     return this;

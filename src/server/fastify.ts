@@ -12,10 +12,8 @@ import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
-import { lingeringBytes } from '../http/lingering.js';
 import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
-import { lingerOnUnreadBody } from './lingering.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLoggers, OneLinePerRequest } from './request-log.js';
@@ -135,15 +133,6 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     });
     holdLoggerRules(server, logger);
   }
-  // A body answered before it was read is read on (and dropped) so its client reads the answer,
-  // or, declared past what lingering reads, the connection closes (docs/uploads.md, "A refused body").
-  const lingerBytes = lingeringBytes(settings.bodyLimit);
-  server.addHook('onSend', (request, reply, payload, done) => {
-    const bytes = request.routeOptions.config.bodyBytes;
-    if (!lingerOnUnreadBody(request.raw, bytes === undefined ? lingerBytes : lingeringBytes(bytes)))
-      reply.header('connection', 'close');
-    done(null, payload);
-  });
   // JSON is the only body format; Fastify's default text/plain parser would let text through.
   server.removeContentTypeParser('text/plain');
   // Many clients send `Content-Type: application/json` on every request: an empty body with it

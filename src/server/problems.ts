@@ -2,6 +2,7 @@
  * Error translation: everything thrown on the way to an answer (a handler's ProceedError,
  * Fastify's own errors, anything unexpected) leaves as RFC 9457 problem+json.
  */
+
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
@@ -10,6 +11,7 @@ import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js
 import { notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { malformedUrl, paramTooLong } from '../http/url.js';
+import { isLingering } from './lingering.js';
 import { traceOf } from './tracing.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
@@ -91,6 +93,11 @@ function clientProblem(error: NodeJS.ErrnoException): ProceedError {
 export function answerClientError(this: FastifyInstance, error: Error, socket: Socket): void {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || socket.destroyed) return;
+  // Reading a refused body on, its answer sent (src/server/lingering.ts): a timeout there only ends it.
+  if (isLingering(socket)) {
+    socket.destroy();
+    return;
+  }
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
   const id = randomUUID();
   this.log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);

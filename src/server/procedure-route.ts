@@ -5,6 +5,7 @@ import type {
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
+  onSendHookHandler,
   preParsingHookHandler,
 } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
@@ -22,6 +23,7 @@ import { bytesTag, entityTag, ifMatchHolds } from '../http/entity-tags.js';
 import { eventFrames, eventStreamHeaders, startingWith } from '../http/events.js';
 import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
+import { lingeringBytes } from '../http/lingering.js';
 import { problemAnswer } from '../http/problems.js';
 import {
   type Answered,
@@ -35,6 +37,7 @@ import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
 import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
+import { lingerOnUnreadBody } from './lingering.js';
 import { traceOf } from './tracing.js';
 import { nodeBodySource } from './uploads.js';
 
@@ -107,6 +110,20 @@ const uploadsOnly =
   };
 
 /**
+ * A body answered before it was read to its end (refused by a guard, or midway) is read on and
+ * dropped, up to the route's own limit, so a client still sending it reads the answer; one
+ * declared past that closes the connection (docs/uploads.md, "A refused body"). Only routes that
+ * take a body have it: elsewhere Node's own discarding applies, bounded by the request timeout.
+ */
+function lingerUnlessRead(routeLimit: number): onSendHookHandler {
+  const bytes = lingeringBytes(routeLimit);
+  return (request, reply, payload, done) => {
+    if (!request.raw.complete && !lingerOnUnreadBody(request.raw, bytes)) reply.header('connection', 'close');
+    done(null, payload);
+  };
+}
+
+/**
  * Upload routes live in a context of their own whose one parser leaves the body unread: the
  * call reads it when it reaches its input. A `@fastify/multipart` of the app's on `app.server`
  * keeps its own parser.
@@ -153,8 +170,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** `collection.name`, on the routes of procedures. */
     procedure?: string;
-    /** The most an upload route takes, when it is more than the app's `bodyLimit`. */
-    bodyBytes?: number;
   }
 }
 
@@ -184,6 +199,8 @@ export function registerProcedureRoute(
     spools: Spools;
     /** The app traces requests: each call carries its trace's step tracer. */
     traced: boolean;
+    /** The most a JSON body may hold (`bodyLimit`). */
+    bodyLimit: number;
   },
 ): void {
   const procedure = procedureCall(route, { ...options, entityTag, ifMatchHolds });
@@ -202,16 +219,12 @@ export function registerProcedureRoute(
     instance.route({
       method: route.method,
       url: route.path,
-      config: {
-        procedure: `${route.collection}.${route.name}`,
-        // A refused upload is read on up to the route's own total (src/server/lingering.ts).
-        ...(upload === undefined ? {} : { bodyBytes: upload.limits.total }),
-      },
+      config: { procedure: `${route.collection}.${route.name}` },
       ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
       ...(upload !== undefined
-        ? { preParsing: uploadsOnly(upload) }
+        ? { preParsing: uploadsOnly(upload), onSend: lingerUnlessRead(upload.limits.total) }
         : readsBody
-          ? { preParsing: onlyJsonBodies }
+          ? { preParsing: onlyJsonBodies, onSend: lingerUnlessRead(options.bodyLimit) }
           : {}),
       // The answer's own promise, not an async function's wrapping it: two microtasks less.
       handler:

@@ -9,8 +9,8 @@ import type { BodySource } from '../http/uploads.js';
 export function nodeBodySource(stream: Readable): BodySource {
   let cancelled = false;
   return {
-    // A refused upload is read on by the server, within bounds (src/server/lingering.ts).
-    readsRest: true,
+    // Not read on Node: the server itself reads a refused body on, or closes (src/server/lingering.ts).
+    readsRest: false,
     chunks: {
       async *[Symbol.asyncIterator]() {
         for (;;) {

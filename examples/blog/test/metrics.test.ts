@@ -28,4 +28,26 @@ describe.skipIf(postgres === undefined || inject('postgresUrl') === null)('the b
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
     expect((await blog.get('/metrics')).status).toBe(404);
   });
+
+  it('counts a request in flight on every runtime: an open event stream, until its client leaves', async () => {
+    const inFlight = async () =>
+      Number(
+        /^proceed_http_requests_in_flight (\d+)$/m.exec(
+          await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
+        )?.[1],
+      );
+    const leave = new AbortController();
+    const stream = await fetch(`${blog.origin}/api/posts/events`, { signal: leave.signal });
+    expect(stream.status).toBe(200);
+    expect(await inFlight()).toBe(1);
+    leave.abort();
+    await stream.body?.cancel().catch(() => undefined);
+    // The server notices the closed connection on its own time: asked until it has.
+    let now = await inFlight();
+    while (now !== 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      now = await inFlight();
+    }
+    expect(now).toBe(0);
+  });
 });
