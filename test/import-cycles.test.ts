@@ -1,7 +1,8 @@
 /**
  * The framework's modules import each other without cycles (docs/architecture.md, "Layers"): a
  * cycle makes what loads first depend on who imported whom, and hides a layer that knows too
- * much. Type-only imports are left out: they are gone once compiled.
+ * much. Type-only imports count too: a cycle of types is a cycle of knowledge, even if it is
+ * gone once compiled.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,15 +17,6 @@ function modules(directory: string): string[] {
     if (entry.isDirectory()) return modules(path);
     return /(?<!\.test|\.test-d|\.d)\.ts$/.test(entry.name) ? [path] : [];
   });
-}
-
-/** Every import or re-export of a value from another module of the source, as file paths. */
-function importsOf(file: string, known: Set<string>): string[] {
-  const text = readFileSync(file, 'utf8');
-  const statements = text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'(\.[^']+)'/gms);
-  return [...statements]
-    .map((match) => resolve(dirname(file), (match[1] as string).replace(/\.js$/, '.ts')))
-    .filter((path) => known.has(path));
 }
 
 function cycles(graph: Map<string, string[]>): string[][] {
@@ -45,11 +37,59 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** Every import or re-export from another module of the source, type-only ones included. */
+function allImportsOf(file: string, known: Set<string>): string[] {
+  const text = readFileSync(file, 'utf8');
+  const statements = text.matchAll(/^(?:import|export)\s+[^;]*?\bfrom\s+'(\.[^']+)'/gms);
+  return [...statements]
+    .map((match) => resolve(dirname(file), (match[1] as string).replace(/\.js$/, '.ts')))
+    .filter((path) => known.has(path));
+}
+
+/**
+ * What each layer of src/ may import besides itself (docs/architecture.md, "Layers"): a lower
+ * layer never knows a higher one, not even by a type. Layers not named here (the plugins, the
+ * CLI, the package entry) stand above all of these.
+ */
+const allowedBelow: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  config: ['core'],
+  http: ['core', 'config'],
+  server: ['core', 'config', 'http'],
+  stores: ['core'],
+  client: ['core'],
+  'tanstack-query': ['client', 'core'],
+  resource: ['core'],
+  pagination: ['core'],
+};
+
+function layerOf(file: string): string {
+  return (relative(source, file).split('/')[0] ?? '').replace(/\.ts$/, '');
+}
+
+function layerBreaches(files: string[]): string[] {
+  const known = new Set(files);
+  return files.flatMap((file) => {
+    const layer = layerOf(file);
+    const allowed = allowedBelow[layer];
+    if (allowed === undefined) return [];
+    return allImportsOf(file, known)
+      .filter((imported) => layerOf(imported) !== layer && !allowed.includes(layerOf(imported)))
+      .map((imported) => `${relative(source, file)} → ${relative(source, imported)}`);
+  });
+}
+
+describe('the layers of src/', () => {
+  it('import only the layers below them', () => {
+    expect(layerBreaches(modules(source))).toEqual([]);
+  });
+});
+
 describe('the modules of src/', () => {
   it('import one another without a cycle', () => {
     const files = modules(source);
     const known = new Set(files);
-    const graph = new Map(files.map((file) => [file, importsOf(file, known)]));
+    const graph = new Map(files.map((file) => [file, allImportsOf(file, known)]));
     expect(files.length).toBeGreaterThan(50);
     const shown = cycles(graph).map((cycle) => cycle.map((file) => relative(source, file)).join(' → '));
     expect(shown).toEqual([]);

@@ -4,6 +4,7 @@
  * A value that cannot be converted is left as it is, so the validator reports it as a 400.
  */
 import type { z } from 'zod';
+import type { DatePlaces } from './json-schema.js';
 import {
   convertedJsonSchema,
   innerZodType,
@@ -95,11 +96,7 @@ function fieldOfJson(schema: JsonSchema): FieldCoercion | undefined {
   return scalar === undefined ? undefined : { scalar, array: false };
 }
 
-/** Where an input schema expects Dates: the value itself, an object's keys, an array's items. */
-export type DatePlaces =
-  | true
-  | { readonly fields: ReadonlyMap<string, DatePlaces> }
-  | { readonly items: DatePlaces };
+export type { DatePlaces };
 
 /**
  * The places of `z.date()` in a Zod schema, at any depth; undefined when there are none. A

@@ -19,7 +19,7 @@ import type { BaseContext } from './request-context.js';
 import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { Middleware, RateLimitRule, RouteDocumentation, Step } from './steps.js';
-import { checkUploadOptions, type UploadOptions } from './uploads.js';
+import { checkUploadOptions, type UploadOptions } from './upload-options.js';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -6,18 +6,11 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import type { FieldError } from './errors.js';
+import type { Described, JsonSchema } from './json-schema.js';
 import { isThenable } from './thenable.js';
-import {
-  type Described,
-  isValibotSchema,
-  valibotConversionOptions,
-  valibotDate,
-  valibotJsonSchema,
-} from './valibot.js';
+import { isValibotSchema, valibotConversionOptions, valibotDate, valibotJsonSchema } from './valibot.js';
 
-export type { StandardSchemaV1 };
-
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema, StandardSchemaV1 };
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 

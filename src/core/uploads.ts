@@ -5,66 +5,30 @@
  * body as one file. This module knows no HTTP: reading a body is src/http/uploads.ts.
  */
 import { ProceedConfigError } from './errors.js';
+import type { InputMode } from './naming.js';
 import type { ProcedureDefinition } from './procedure.js';
-import type { RouteEntry } from './routes.js';
 import { type JsonSchema, toJsonSchema } from './schema.js';
+import { defaultUploadLimits, MiB, type UploadLimits, type UploadOptions } from './upload-options.js';
 
-/** How much an upload may hold. Sizes are bytes. */
-export interface UploadLimits {
-  /** The largest file (a schema's `.max()` lowers it for its field). Default 10 MiB. */
-  readonly fileSize: number;
-  /** File parts in one form. Default 10. */
-  readonly files: number;
-  /** Text parts in one form. Default 100. */
-  readonly fields: number;
-  /** The largest text part. Default 64 KiB. */
-  readonly fieldSize: number;
-  /** The whole body. Default `fileSize × files` + 1 MiB for a form, `fileSize` for a raw file. */
-  readonly total: number;
-  /** A file larger than this is written to a temporary file instead of memory. Default 256 KiB. */
-  readonly memory: number;
-}
+export {
+  checkUploadOptions,
+  defaultUploadLimits,
+  type UploadLimits,
+  type UploadOptions,
+} from './upload-options.js';
 
-/** What `.uploads()` and `createApp({ uploads })` take: any of the limits, and `checkContent`. */
-export interface UploadOptions extends Partial<UploadLimits> {
-  /**
-   * Checks each file's first bytes against its field's `.mime()` with the `file-type` package
-   * (an optional peer dependency: install it), not only the media type the client declared.
-   * Default false (docs/uploads.md, "Checked by content").
-   */
-  readonly checkContent?: boolean;
-}
-
-const MiB = 1024 * 1024;
-
-export const defaultUploadLimits = {
-  fileSize: 10 * MiB,
-  files: 10,
-  fields: 100,
-  fieldSize: 64 * 1024,
-  memory: 256 * 1024,
-} as const;
-
-const limitNames = ['fileSize', 'files', 'fields', 'fieldSize', 'total', 'memory'] as const;
-const optionNames = [...limitNames, 'checkContent'];
-
-/** Refuses what is no limit (a typo, a negative or fractional count), naming where it was given. */
-export function checkUploadOptions(where: string, options: unknown): UploadOptions {
-  if (typeof options !== 'object' || options === null)
-    throw new ProceedConfigError(`${where} takes an object of limits (docs/uploads.md)`);
-  for (const [key, value] of Object.entries(options)) {
-    if (!optionNames.includes(key))
-      throw new ProceedConfigError(
-        `${where}: unknown upload option "${key}" (one of ${optionNames.join(', ')}; docs/uploads.md)`,
-      );
-    if (key === 'checkContent') {
-      if (typeof value !== 'boolean') throw new ProceedConfigError(`${where}: checkContent is true or false`);
-      continue;
-    }
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (key === 'memory' ? 0 : 1))
-      throw new ProceedConfigError(`${where}: upload limit ${key} must be a whole number of at least 1`);
-  }
-  return options as UploadOptions;
+/**
+ * What the upload rules read of a planned route (src/core/routes.ts's `RouteEntry` is one),
+ * named here so that this module need not know the planner.
+ */
+export interface UploadRoute {
+  readonly collection: string;
+  readonly name: string;
+  readonly definition: ProcedureDefinition;
+  readonly method: string;
+  readonly path: string;
+  readonly params: readonly string[];
+  readonly inputMode: InputMode;
 }
 
 /** One file field of a form (or the raw body's file, named `''` or `data`). */
@@ -149,7 +113,7 @@ const shapes = new WeakMap<ProcedureDefinition, UploadShape | null>();
 /** The files a procedure's input declares, or undefined when it takes none. */
 export function uploadShapeOf(
   definition: ProcedureDefinition,
-  inputMode: RouteEntry['inputMode'],
+  inputMode: InputMode,
 ): UploadShape | undefined {
   const known = shapes.get(definition);
   if (known !== undefined) return known ?? undefined;
@@ -186,7 +150,7 @@ export function uploadShapeOf(
  * a raw file beside path parameters, `.uploads()` without a file, `.idempotent()` with files,
  * `checkContent` where no file declares a `.mime()`.
  */
-export function checkUploadRoute(route: RouteEntry): void {
+export function checkUploadRoute(route: UploadRoute): void {
   const { definition } = route;
   const owner = `${route.collection}.${route.name}`;
   const shape = uploadShapeOf(definition, route.inputMode);
@@ -225,7 +189,7 @@ export function checkUploadRoute(route: RouteEntry): void {
 }
 
 /** The limits of a route: the procedure's over the app's over the defaults. */
-export function uploadPlanOf(route: RouteEntry, app: UploadOptions | undefined): UploadPlan | undefined {
+export function uploadPlanOf(route: UploadRoute, app: UploadOptions | undefined): UploadPlan | undefined {
   const shape = uploadShapeOf(route.definition, route.inputMode);
   if (shape === undefined) return undefined;
   const own = route.definition.uploads ?? {};

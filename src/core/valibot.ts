@@ -5,8 +5,7 @@
  * The conversion is adjusted where Valibot's converter and Proceed's rules differ, so that the
  * same API written with Zod or Valibot has the same document, coercion and strictness.
  */
-import type { DatePlaces } from './coerce.js';
-import type { JsonSchema } from './schema.js';
+import type { DatePlaces, Described, JsonSchema } from './json-schema.js';
 
 /** What Proceed reads of a Valibot schema: its `type`, and the parts wrappers, objects and arrays hold. */
 interface ValibotNode {
@@ -33,9 +32,6 @@ interface Converter {
     },
   ): JsonSchema;
 }
-
-/** A JSON Schema, or why there is none. */
-export type Described = { readonly json: JsonSchema } | { readonly missing: string };
 
 const converterPackage = '@valibot/to-json-schema';
 

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lingeringBytes, lingersOn } from '../http/lingering.js';
 import { lingerOnUnreadBody } from './lingering.js';
@@ -15,6 +16,18 @@ describe('the lingering rule', () => {
     expect(lingersOn('100', 100)).toBe(true);
     expect(lingersOn('101', 100)).toBe(false);
     expect(lingersOn('lots', 100)).toBe(false);
+  });
+});
+
+describe('lingerOnUnreadBody off a socket', () => {
+  it('reads nothing on for an injected request, whose socket cannot be closed', () => {
+    const injected = Object.assign(new PassThrough(), {
+      complete: undefined,
+      headers: { 'content-length': '10' },
+      socket: {},
+    });
+    expect(lingerOnUnreadBody(injected as unknown as IncomingMessage, 1024)).toBe(true);
+    expect(injected.listenerCount('data')).toBe(0);
   });
 });
 

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Logger, type LoggerOptions as PinoOptions, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
-import { batchedStandardOutput } from './request-log.js';
+import { batchedStandardOutput, type TraceFields } from './request-log.js';
+
+export type { TraceFields };
 
 /** Where and how much to log. */
 export interface LoggerOptions {
@@ -61,12 +63,6 @@ function prettyPrinter(): string | undefined {
   }
   return undefined;
 }
-
-/**
- * Fields every line logged inside a traced request carries: `trace_id`, `span_id`
- * (docs/observability.md, "Logs").
- */
-export type TraceFields = () => Record<string, string> | undefined;
 
 /** pino's mixin for those fields; none when the app traces nothing. */
 function traceMixin(traceFields: TraceFields | undefined): { mixin?: () => object } {

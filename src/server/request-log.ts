@@ -9,7 +9,12 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
 import { type Logger, pino } from 'pino';
-import type { TraceFields } from './logger.js';
+
+/**
+ * Fields every line logged inside a traced request carries: `trace_id`, `span_id`
+ * (docs/observability.md, "Logs").
+ */
+export type TraceFields = () => Record<string, string> | undefined;
 
 type LogMethod = (...args: unknown[]) => void;
 const methods = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
