@@ -155,8 +155,7 @@ function canonical(schema: JsonSchema, io: 'input' | 'output', partOfAll = false
     if (isJsonObject(node[key])) node[key] = canonical(node[key] as JsonSchema, io);
   const alternatives = node.anyOf as JsonSchema[] | undefined;
   if (
-    alternatives !== undefined &&
-    alternatives.every(isBareType) &&
+    alternatives?.every(isBareType) &&
     Object.keys(node).every((key) => key === 'anyOf' || annotations.has(key))
   ) {
     const { anyOf: _alternatives, ...annotated } = node;
