@@ -246,10 +246,12 @@ function queryRecord(search: string): Record<string, string | string[]> {
 async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) {
-    // Read on and dropped, so a client still sending it reads the 413 (src/http/lingering.ts).
+    // Read on and dropped before the answer, so a client still sending it reads the 413, and a
+    // runtime that breaks a connection answered mid-body (workerd) is not given one
+    // (src/http/lingering.ts).
     const bytes = lingeringBytes(limit);
     if (request.body !== null && lingersOn(request.headers.get('content-length'), bytes))
-      void readOnAndDrop(request.body.getReader(), bytes, lingeringMilliseconds);
+      await readOnAndDrop(request.body.getReader(), bytes, lingeringMilliseconds);
     throw tooLarge();
   }
   try {
@@ -280,7 +282,7 @@ async function readStream(request: Request, limit: number): Promise<Uint8Array> 
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      void readOnAndDrop(reader, lingeringBytes(limit) - size, lingeringMilliseconds);
+      await readOnAndDrop(reader, lingeringBytes(limit) - size, lingeringMilliseconds);
       throw tooLarge();
     }
     chunks.push(value);
