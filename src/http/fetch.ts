@@ -23,7 +23,7 @@ import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
-import { problemAnswer } from './problems.js';
+import { closingRefusal, problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
@@ -584,10 +584,7 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
       const { request, id } = exchange;
-      if (core.closing())
-        throw new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
-          headers: { 'retry-after': '1' },
-        });
+      if (core.closing()) throw closingRefusal();
       // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
       if (limiter !== undefined) {
         const checked = limiter.check(exchange.ip);

@@ -47,3 +47,12 @@ export function problemAnswer(
     code: problem.body.code,
   };
 }
+
+/**
+ * A request that reaches a closing app, refused before anything of its route runs (its rate
+ * limit, its body), on every adapter: try another instance (docs/deployment.md, "Shutdown").
+ */
+export const closingRefusal = (): ProceedError =>
+  new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
+    headers: { 'retry-after': '1', connection: 'close' },
+  });

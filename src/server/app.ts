@@ -30,7 +30,7 @@ import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
-import { problemAnswer } from '../http/problems.js';
+import { closingRefusal, problemAnswer } from '../http/problems.js';
 import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
@@ -134,11 +134,18 @@ function tagOtherRoutesWithRequestId(server: FastifyInstance): void {
   });
 }
 
-/** A limited route's `onRequest` hook: counted before anything else of the route runs. */
-function rateLimitHooks(limiter: RouteLimiter | undefined): onRequestAsyncHookHandler[] {
+/**
+ * A limited route's `onRequest` hook: counted before anything else of the route runs, once a
+ * closing app has refused (src/http/problems.ts), as `app.fetch` does.
+ */
+function rateLimitHooks(
+  limiter: RouteLimiter | undefined,
+  lifecycle: Lifecycle,
+): onRequestAsyncHookHandler[] {
   if (limiter === undefined) return [];
   return [
     async (request, reply) => {
+      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingRefusal();
       const pending = limiter.check(request.ip);
       const headers = pending instanceof Promise ? await pending : pending;
       if (headers !== undefined) reply.headers(headers);
@@ -544,7 +551,9 @@ export class App<TCtx extends object = object> {
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
-    const hooks = plan.routes.map((route) => rateLimitHooks(this.#rateLimits.limiterFor(route)));
+    const hooks = plan.routes.map((route) =>
+      rateLimitHooks(this.#rateLimits.limiterFor(route), this.#lifecycle),
+    );
     plan.commit();
     // On Workers, app.fetch serves the route table alone: Fastify never starts there.
     if (onWorkers) return this;

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { procedure, procedures } from '../core/procedure.js';
+import { rateLimit } from '../core/steps.js';
 import { type App, type AppOptions, createApp } from './app.js';
 
 const apps: App[] = [];
@@ -25,6 +26,11 @@ function gate() {
 async function started(options: AppOptions<object> = {}, slow = gate()) {
   const things = procedures('things', {
     listThings: procedure().query(() => [{ id: 1 }]),
+    // One call a minute: a second is a 429, unless the app is closing (then a 503 first).
+    countThing: procedure()
+      .rest({ method: 'POST', path: '/things/count' })
+      .use(rateLimit({ name: 'count', max: 1, window: 60_000 }))
+      .mutation(() => ({ counted: true })),
     createThing: procedure().mutation(() => ({ id: 2 })),
     slowThing: procedure()
       .rest({ method: 'GET', path: '/things/slow' })
@@ -314,6 +320,59 @@ describe('shutdown', () => {
     const [answer] = responses(connection.text);
     expect(answer?.status).toBe(201);
     expect(answer?.headers.connection).toBe('close');
+  });
+
+  it('refuses a request that arrives while closing before its rate limit is counted, as app.fetch does', async () => {
+    const { app, port, slow } = await started({ drainDelay: 0 });
+    await fetch(`http://127.0.0.1:${port}/api/things/count`, { method: 'POST' });
+    const connection = new RawConnection(port);
+    const first = once(app.server.server, 'request');
+    await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');
+    await first;
+    const closing = app.close();
+    // Behind the request in flight: a limited route past its limit, then a malformed body.
+    await connection.send('POST /api/things/count HTTP/1.1\r\nHost: a\r\n\r\n');
+    slow.open();
+    await closing;
+    await connection.closed;
+    const [finished, limited] = responses(connection.text);
+    expect(finished?.status).toBe(200);
+    expectProblemAnswer(limited, 503, 'UNAVAILABLE');
+    expect(limited?.headers['x-ratelimit-limit']).toBeUndefined();
+    const viaFetch = createApp({ logger: false }).mount([
+      procedures('things', {
+        createThing: procedure().mutation(() => ({ id: 2 })),
+      }),
+    ]);
+    await viaFetch.ready();
+    const closingFetch = viaFetch.close();
+    const malformed = await viaFetch.fetch(
+      new Request('http://api.example/api/things', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"name":',
+      }),
+    );
+    expect(malformed.status).toBe(503);
+    await closingFetch;
+  });
+
+  it('refuses a malformed body that arrives while closing with a 503, not the 400 its body would get', async () => {
+    const { app, port, slow } = await started({ drainDelay: 0 });
+    const connection = new RawConnection(port);
+    const first = once(app.server.server, 'request');
+    await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');
+    await first;
+    const closing = app.close();
+    await connection.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{"name":',
+    );
+    slow.open();
+    await closing;
+    await connection.closed;
+    const [finished, refused] = responses(connection.text);
+    expect(finished?.status).toBe(200);
+    expectProblemAnswer(refused, 503, 'UNAVAILABLE');
   });
 
   it("does not wait for a connection that never sent a byte (a client's spare connection)", async () => {

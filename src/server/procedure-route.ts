@@ -10,7 +10,6 @@ import type {
 } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
-import { ProceedError } from '../core/errors.js';
 import type { EventsAnswer } from '../core/events.js';
 import type { Call } from '../core/execute.js';
 import type { RequestInfo } from '../core/request-context.js';
@@ -24,7 +23,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from '../http/events.js
 import { fileTag, planFile } from '../http/files.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { lingeringBytes } from '../http/lingering.js';
-import { problemAnswer } from '../http/problems.js';
+import { closingRefusal, problemAnswer } from '../http/problems.js';
 import {
   type Answered,
   crossSiteRequest,
@@ -92,18 +91,23 @@ class FastifyRequestInfo implements RequestInfo {
 const oneValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
 
 /** Refuses, before parsing, a body a procedure cannot take (a route hook of body-reading routes only). */
-const onlyJsonBodies: preParsingHookHandler = (request, _reply, payload, done) => {
-  if (isJsonBody(request.headers)) done(null, payload);
-  else done(notJsonBody());
-};
+/** A closing app refuses before a body is parsed, as `app.fetch` does (src/http/problems.ts). */
+const onlyJsonBodies =
+  (lifecycle: Lifecycle): preParsingHookHandler =>
+  (request, _reply, payload, done) => {
+    if (lifecycle.arrivedWhileClosing(request.raw)) done(closingRefusal());
+    else if (isJsonBody(request.headers)) done(null, payload);
+    else done(notJsonBody());
+  };
 
 /**
  * Refuses, before anything reads it, an upload of the wrong media type or with a declared length
  * over the route's total (src/http/uploads.ts).
  */
 const uploadsOnly =
-  (plan: UploadPlan): preParsingHookHandler =>
+  (plan: UploadPlan, lifecycle: Lifecycle): preParsingHookHandler =>
   (request, _reply, payload, done) => {
+    if (lifecycle.arrivedWhileClosing(request.raw)) return done(closingRefusal());
     const refusal = uploadRefusal(plan, request.headers);
     if (refusal === undefined) done(null, payload);
     else done(refusal);
@@ -159,12 +163,6 @@ function ownOrigin(request: FastifyRequest): string {
     return '';
   }
 }
-
-/** A request that reaches a closing app: try another instance (docs/deployment.md, "Shutdown"). */
-const closingProblem = () =>
-  new ProceedError('UNAVAILABLE', 'The server is shutting down; retry the request', {
-    headers: { 'retry-after': '1', connection: 'close' },
-  });
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -222,9 +220,9 @@ export function registerProcedureRoute(
       config: { procedure: `${route.collection}.${route.name}` },
       ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
       ...(upload !== undefined
-        ? { preParsing: uploadsOnly(upload), onSend: lingerUnlessRead(upload.limits.total) }
+        ? { preParsing: uploadsOnly(upload, lifecycle), onSend: lingerUnlessRead(upload.limits.total) }
         : readsBody
-          ? { preParsing: onlyJsonBodies, onSend: lingerUnlessRead(options.bodyLimit) }
+          ? { preParsing: onlyJsonBodies(lifecycle), onSend: lingerUnlessRead(options.bodyLimit) }
           : {}),
       // The answer's own promise, not an async function's wrapping it: two microtasks less.
       handler:
@@ -250,7 +248,7 @@ export function registerProcedureRoute(
   // and resumption per request where nothing waits (docs/architecture.md, "A request").
   const answer = (request: FastifyRequest, reply: FastifyReply, body: unknown): unknown => {
     if (lifecycle.phase !== 'serving') {
-      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingProblem();
+      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingRefusal();
       // Keep-alive clients reconnect, through the load balancer, to another instance.
       reply.header('connection', 'close');
     }
