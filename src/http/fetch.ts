@@ -27,6 +27,7 @@ import { closingRefusal, problemAnswer } from './problems.js';
 import { crossSiteRequest, procedureCall } from './procedure-call.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
+import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { onWorkers, streamsKeepLength } from './runtime.js';
 import type { Spools } from './spool.js';
@@ -119,7 +120,6 @@ export interface FetchAnswer {
 }
 
 const jsonType = 'application/json; charset=utf-8';
-const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
 interface ObservedRoute {
   readonly procedure: string | undefined;
@@ -333,8 +333,7 @@ export function createFetchHandler(
   let count = 0;
   const requestIdOf = (headers: Headers): string => {
     if (!core.requestIds) return String(++count);
-    const incoming = headers.get('x-request-id');
-    return incoming !== null && requestIdPattern.test(incoming) ? incoming : core.newRequestId();
+    return requestIdFrom(headers.get('x-request-id'), core.newRequestId);
   };
 
   const problemResponse = (

@@ -12,18 +12,16 @@ import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
+import { requestIdFrom } from '../http/request-id.js';
 import { onWorkers } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLoggers, OneLinePerRequest } from './request-log.js';
 
-const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** A well-formed `X-Request-Id` from the client is kept (tracing across services); else a new one. */
+/** A well-formed `X-Request-Id` from the client is kept (src/http/request-id.ts); else a new one. */
 function requestIdOf(request: IncomingMessage): string {
-  const incoming = request.headers['x-request-id'];
-  return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : newRequestId();
+  return requestIdFrom(request.headers['x-request-id'], newRequestId);
 }
 
 /** Request ids for the log alone, where answers carry none: a number per request. */
