@@ -128,3 +128,16 @@ describe('dates in a recursive Zod schema', () => {
     });
   });
 });
+
+describe('a recursive Zod schema without dates', () => {
+  it('gets no body walk at all: the body is handed on as it is', () => {
+    const Tree = z.object({
+      name: z.string(),
+      get children() {
+        return z.array(Tree);
+      },
+    });
+    const body = { name: 'a', children: [{ name: 'b', children: [] }] };
+    expect(createBodyDateCoercer(Tree)(body)).toBe(body);
+  });
+});

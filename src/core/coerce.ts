@@ -137,12 +137,26 @@ function zodDatePlaces(
   return undefined;
 }
 
+/** Whether a date is anywhere in these places (which may refer to themselves). */
+function holdsDate(places: DatePlaces, seen: Set<DatePlaces>): boolean {
+  if (places === true) return true;
+  if (seen.has(places)) return false;
+  seen.add(places);
+  if ('items' in places) return holdsDate(places.items, seen);
+  for (const inner of places.fields.values()) if (holdsDate(inner, seen)) return true;
+  return false;
+}
+
 /**
  * JSON Schema cannot tell a date the validator wants as a `Date` from a date-time string, so the
  * places of dates are read from the schema itself, for the validators Proceed knows.
  */
 function datePlacesOf(schema: StandardSchemaV1): DatePlaces | undefined {
-  if (isZodSchema(schema)) return zodDatePlaces(schema);
+  if (isZodSchema(schema)) {
+    const places = zodDatePlaces(schema);
+    // A recursive schema's places refer to themselves even where no date is anywhere below.
+    return places !== undefined && holdsDate(places, new Set()) ? places : undefined;
+  }
   if (isValibotSchema(schema)) {
     const converted = convertedJsonSchema(schema, 'input');
     return converted === undefined ? undefined : valibotDatePlaces(converted);
