@@ -7,12 +7,11 @@
  */
 import type { DatePlaces, Described, JsonSchema } from './json-schema.js';
 
-/** What Proceed reads of a Valibot schema: its `type`, and the parts wrappers, objects and arrays hold. */
+/** What Proceed reads of a Valibot schema: its `type`, a wrapper's schema and default, an object's entries. */
 interface ValibotNode {
   readonly type: string;
   readonly wrapped?: ValibotNode;
   readonly entries?: Readonly<Record<string, ValibotNode>>;
-  readonly item?: ValibotNode;
   readonly default?: unknown;
 }
 
