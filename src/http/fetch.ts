@@ -6,25 +6,23 @@
  * `src/http/` and `src/core/`.
  */
 import { ProceedError } from '../core/errors.js';
+import type { ByteRange, FileAnswer } from '../core/files.js';
 import type { IdempotencySettings } from '../core/idempotency.js';
 import { pathTemplate } from '../core/naming.js';
-import { assignOwn } from '../core/objects.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
-import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
-import { type CookieSigner, RequestCookies, setCookieLines } from './cookies.js';
+import type { CodingChoice } from './compression.js';
+import { type CookieSigner, RequestCookies } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
-import { crossSiteRefusal } from './csrf.js';
-import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
-import { fileTag, planFile, webBody } from './files.js';
+import { webBody } from './files.js';
 import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import { closingRefusal, problemAnswer } from './problems.js';
-import { crossSiteRequest, procedureCall } from './procedure-call.js';
+import { type AnsweredRequest, type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
 import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { requestIdFrom } from './request-id.js';
@@ -313,9 +311,6 @@ function parseJson(text: string): unknown {
   return parsed;
 }
 
-const utf8 = new TextEncoder();
-const utf8Length = (text: string) => utf8.encode(text).byteLength;
-
 /** Whether a request carries a body: said by its headers, else by the runtime. */
 function sendsBody(headers: HeaderRecord, request: Request): boolean {
   const length = headers['content-length'];
@@ -549,40 +544,16 @@ function withId(headers: Record<string, string>, id: string, requestIds: boolean
 
 /** One procedure's route: the same steps, in the same order, as its Node route. */
 function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
-  const procedure = procedureCall(route, core);
-  const isRead = route.method === 'GET';
+  const procedure = procedureRoute(route, core);
   // Any body sent to a write is read and checked, as on Node, even where the input ignores it.
   const readsBody = route.method !== 'GET';
-  const fixedHeaders: Record<string, string> = {
-    ...route.definition.headers,
-    'content-type': jsonType,
-    'x-content-type-options': 'nosniff',
-  };
-  const checksCrossSite = core.csrfTrusted !== undefined && !isRead;
   const limiter = core.rateLimits.limiterFor(route);
-  // A file's own headers (type, length, disposition, tag) join these.
-  const { 'content-type': _json, ...fileHeaders } = fixedHeaders;
-  const eventHeaders = { ...fileHeaders, ...eventStreamHeaders };
   const upload = uploadPlanOf(route, core.uploads);
-
-  /** The body, compressed when it is large enough and the client takes a coding (headers set to match). */
-  const compressed = (body: string, request: Request, answer: HeaderValues): BodyInit | Promise<BodyInit> => {
-    const { compression } = core;
-    if (compression === undefined) return body;
-    if (!worthCompressing(body, compression.above, utf8Length)) return body;
-    appendVary(answer, 'accept-encoding');
-    const coding = compression.codings.of(request.headers.get('accept-encoding'));
-    if (coding === undefined) return body;
-    answer['content-encoding'] = coding;
-    const tag = answer.etag;
-    if (tag !== undefined) answer.etag = taggedWithCoding(tag, coding);
-    return compression.encode(body, coding, utf8Length(body)) as BodyInit | Promise<BodyInit>;
-  };
 
   return {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
-      const { request, id } = exchange;
+      const { request } = exchange;
       if (core.closing()) throw closingRefusal();
       // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
       if (limiter !== undefined) {
@@ -615,19 +586,10 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         }
         body = parseJson(text);
       }
-      const ifMatch = headers['if-match'] as string | undefined;
-      let result: Awaited<ReturnType<typeof procedure.run>>;
+      let answer: ProcedureAnswer;
       try {
         // After the body, as on Node: a malformed body is a 400 whoever sent it.
-        if (checksCrossSite && core.csrfTrusted !== undefined && headers.cookie !== undefined) {
-          const refusal = crossSiteRefusal(
-            request.method,
-            headers,
-            () => exchange.url.origin,
-            core.csrfTrusted,
-          );
-          if (refusal !== undefined) throw crossSiteRequest(refusal);
-        }
+        procedure.refuseCrossSite(request.method, headers, () => exchange.url.origin);
         const made = core.buildContext(
           new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
         );
@@ -637,11 +599,16 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
           params,
           query: queryRecord(exchange.search),
           body,
-          ifMatch,
+          ifMatch: headers['if-match'] as string | undefined,
           trace: exchange.trace?.steps,
         };
-        const ran = procedure.run(call, headers['idempotency-key']);
-        result = ran instanceof Promise ? await ran : ran;
+        const ran = procedure.call.run(call, headers['idempotency-key']);
+        const result = ran instanceof Promise ? await ran : ran;
+        // An answer made without the input (a step that answered itself) left the body unread.
+        if (uploaded !== undefined && !uploaded.started)
+          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+        const answered = procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
+        answer = answered instanceof Promise ? await answered : answered;
       } catch (error) {
         // A body left unread closes the connection; one read to its end (and dropped) need not.
         if (uploaded !== undefined) {
@@ -650,139 +617,91 @@ function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
         }
         throw error;
       }
-      // An answer made without the input (a step that answered itself) left the body unread.
-      if (uploaded !== undefined && !uploaded.started)
-        exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+      if (exchange.limitHeaders !== undefined) Object.assign(answer.headers, exchange.limitHeaders);
+      const init = { status: answer.status, headers: withCookies(answer.headers, answer.cookies) };
+      const sent = answer.body;
       // The files of an upload go once the answer is made, or, when it sends a file (which may
       // be one of them), once that is sent or abandoned.
-      if (uploaded !== undefined && result.file === undefined) await uploaded.dispose();
-      const tag = procedure.tagOf(result, ifMatch);
-      const { file, events } = result;
-      let frames: AsyncGenerator<string, void, undefined> | undefined;
-      try {
-        const plan =
-          file === undefined
-            ? undefined
-            : planFile(
-                file,
-                {
-                  method: request.method,
-                  range: headers.range as string | undefined,
-                  ifNoneMatch: headers['if-none-match'] as string | undefined,
-                  ifModifiedSince: headers['if-modified-since'] as string | undefined,
-                  ifRange: headers['if-range'] as string | undefined,
-                },
-                fileTag(file, core.bytesTag),
-                fileHeaders,
-              );
-
-        let first: IteratorResult<string, void> | undefined;
-        if (events !== undefined) {
-          // The client leaving ends the stream at once (runtimes abort the request's signal then).
-          request.signal?.addEventListener('abort', events.abort, { once: true });
-          if (request.method === 'HEAD') events.abort();
-          else {
-            frames = eventFrames(
-              events,
-              core.onClosing,
-              (error) => problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log }).body,
-            );
-            // An error before the first frame is thrown here: an ordinary problem answer.
-            first = await frames.next();
-          }
-        }
-        // Copied key by key: keys are added to it below (src/core/objects.ts).
-        const answer: HeaderValues = assignOwn(
-          {},
-          plan !== undefined ? plan.headers : events !== undefined ? eventHeaders : fixedHeaders,
-        );
-        if (exchange.limitHeaders !== undefined) Object.assign(answer, exchange.limitHeaders);
-        if (core.requestIds) answer['x-request-id'] = id;
-        if (result.replayed === true) answer['idempotency-replayed'] = 'true';
-        if (result.location !== undefined) answer.location = result.location;
-        const control = result.response;
-        let cookies: string[] = [];
-        if (control !== undefined) {
-          for (const [name, value] of control.headers ?? []) {
-            if (name === 'vary') appendVary(answer, value);
-            else answer[name] = value;
-          }
-          cookies = setCookieLines(control.cookies ?? [], core.cookieSigner);
-        }
-        if (events !== undefined) {
-          if (frames === undefined || first === undefined)
-            return new Response(null, { status: 200, headers: withCookies(answer, cookies) });
-          const { trace } = exchange;
-          const recording = trace?.recording === true;
-          const sent =
-            trace === undefined
-              ? pulledStream(startingWith(first, frames), events.abort)
-              : pulledStream(
-                  framesInTrace(
-                    startingWith(first, frames),
-                    trace,
-                    recording ? () => trace.end(200) : undefined,
-                  ),
-                  () => {
-                    events.abort();
-                    // Cancelled before its first read, a generator never runs its finally.
-                    if (recording) trace.end(200);
-                  },
-                );
-          exchange.streaming = recording;
-          return new Response(sent, { status: 200, headers: withCookies(answer, cookies) });
-        }
-        if (file !== undefined && plan !== undefined) {
-          if (!plan.sendsBody) file.source.discard();
-          if (uploaded !== undefined && !plan.sendsBody) await uploaded.dispose();
-          const { blob } = file.source;
-          const bytes = !plan.sendsBody
-            ? null
-            : uploaded === undefined
-              ? !streamsKeepLength && blob !== undefined
-                ? await blob(plan.range)
-                : (webBody(file.source.read(plan.range)) as BodyInit)
-              : // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
-                pulledStream(
-                  disposingAfter(chunksOf(file.source.read(plan.range)), () => uploaded.dispose()),
-                  () => void uploaded.dispose().catch(() => undefined),
-                );
-          return new Response(bytes, { status: plan.status, headers: withCookies(answer, cookies) });
-        }
-        if (result.status === 204) {
-          delete answer['content-type'];
-          return new Response(null, { status: 204, headers: withCookies(answer, cookies) });
-        }
-        if (!isRead) {
-          if (result.version !== undefined) answer.etag = core.entityTag(result.body, result.version);
-        } else if (tag !== undefined) {
-          const held = core.matchingTag(headers['if-none-match'] as string | undefined, tag);
-          if (held !== undefined) {
-            answer.etag = held;
-            delete answer['content-type'];
-            // A 304 says Vary as the 200 would.
-            const { compression } = core;
-            if (compression !== undefined && utf8.encode(result.body).byteLength >= compression.above)
-              appendVary(answer, 'accept-encoding');
-            return new Response(null, { status: 304, headers: withCookies(answer, cookies) });
-          }
-          answer.etag = tag;
-        }
-        const sent = compressed(result.body, request, answer);
-        return new Response(sent instanceof Promise ? await sent : sent, {
-          status: result.status,
-          headers: withCookies(answer, cookies),
-        });
-      } catch (error) {
-        // Nothing is sent: a file's stream is let go, a stream's handler returned.
-        file?.source.discard();
-        await uploaded?.dispose();
-        if (frames !== undefined) void frames.return(undefined).catch(() => undefined);
-        else events?.abort();
-        throw error;
+      if (uploaded !== undefined && sent.kind !== 'file') await uploaded.dispose();
+      switch (sent.kind) {
+        case 'none':
+        case 'head':
+          return new Response(null, init);
+        case 'text':
+          return new Response(sent.text, init);
+        case 'bytes':
+          return new Response(sent.bytes as BodyInit, init);
+        case 'events':
+          return new Response(eventBody(exchange, sent.frames, sent.abort), init);
+        case 'file':
+          return new Response(await fileBody(sent.file, sent.range, uploaded), init);
       }
     },
   };
+}
+
+/** A request as the answer reads it, over a Fetch `Request`. */
+class FetchAnsweredRequest implements AnsweredRequest {
+  readonly method: string;
+  readonly id: string;
+  readonly log: FetchCore['log'];
+  readonly #headers: HeaderRecord;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(exchange: Exchange, headers: HeaderRecord, log: FetchCore['log']) {
+    this.method = exchange.request.method;
+    this.id = exchange.id;
+    this.log = log;
+    this.#headers = headers;
+    this.#signal = exchange.request.signal;
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers[name] as string | undefined;
+  }
+
+  /** Runtimes abort the request's signal when its client leaves. */
+  onGone(listener: () => void): void {
+    this.#signal?.addEventListener('abort', listener, { once: true });
+  }
+}
+
+/** An event stream's frames, pulled as the client reads; the trace ends with the stream. */
+function eventBody(
+  exchange: Exchange,
+  frames: AsyncGenerator<string, void, undefined>,
+  abort: () => void,
+): ReadableStream<Uint8Array> {
+  const { trace } = exchange;
+  if (trace === undefined) return pulledStream(frames, abort);
+  const recording = trace.recording;
+  exchange.streaming = recording;
+  return pulledStream(framesInTrace(frames, trace, recording ? () => trace.end(200) : undefined), () => {
+    abort();
+    // Cancelled before its first read, a generator never runs its finally.
+    if (recording) trace.end(200);
+  });
+}
+
+/**
+ * A file's bytes as the runtime sends them: a `Blob` where a stream would lose its length (Bun);
+ * an upload's own file is streamed and the upload's files go once it is sent or abandoned.
+ */
+async function fileBody(
+  file: FileAnswer,
+  range: ByteRange | undefined,
+  uploaded: UploadBody | undefined,
+): Promise<BodyInit> {
+  const { blob } = file.source;
+  if (uploaded === undefined)
+    return !streamsKeepLength && blob !== undefined
+      ? blob(range)
+      : (webBody(file.source.read(range)) as BodyInit);
+  // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
+  return pulledStream(
+    disposingAfter(chunksOf(file.source.read(range)), () => uploaded.dispose()),
+    () => void uploaded.dispose().catch(() => undefined),
+  );
 }
 
 /** Bytes in memory, a stream or an iterable, as an iterable. */
@@ -796,16 +715,8 @@ function chunksOf(
   return bytes as AsyncIterable<Uint8Array>;
 }
 
-/** Response headers by lower-case name, before they become a `Headers`. */
-type HeaderValues = Record<string, string>;
-
-function appendVary(headers: HeaderValues, value: string): void {
-  const before = headers.vary;
-  headers.vary = before === undefined ? value : `${before}, ${value}`;
-}
-
 /** The headers of an answer: the record as it is, or pairs when `Set-Cookie` repeats. */
-function withCookies(headers: HeaderValues, cookies: readonly string[]): HeadersInit {
+function withCookies(headers: Record<string, string>, cookies: readonly string[]): HeadersInit {
   if (cookies.length === 0) return headers;
   return [...Object.entries(headers), ...cookies.map((line): [string, string] => ['set-cookie', line])];
 }

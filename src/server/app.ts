@@ -412,7 +412,7 @@ export class App<TCtx extends object = object> {
           : {
               above: this.#compressAbove,
               codings: nodeCodings,
-              encode: (body, coding, size) => encoded(body, coding as 'br' | 'gzip', size),
+              encode: encoded,
             },
       cookieSigner: this.#cookieSigner,
       csrfTrusted: this.#csrfTrusted,

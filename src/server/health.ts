@@ -1,9 +1,9 @@
 /** The health routes of a prefix on Fastify; what they answer is decided in src/http/health.ts. */
 import type { FastifyInstance } from 'fastify';
 import { type HealthOptions, healthyBody, readinessBody } from '../http/health.js';
+import { jsonHeaders } from '../http/procedure-answer.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import type { Lifecycle } from './lifecycle.js';
-import { jsonHeaders } from './procedure-route.js';
 
 export type { HealthOptions } from '../http/health.js';
 

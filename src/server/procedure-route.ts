@@ -10,41 +10,26 @@ import type {
 } from 'fastify';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
-import type { EventsAnswer } from '../core/events.js';
 import type { Call } from '../core/execute.js';
 import type { RequestInfo } from '../core/request-context.js';
-import type { ResponseControl } from '../core/response.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, type UploadPlan, uploadPlanOf } from '../core/uploads.js';
-import { type CookieSigner, RequestCookies, setCookieLines } from '../http/cookies.js';
-import { crossSiteRefusal } from '../http/csrf.js';
-import { bytesTag, entityTag, ifMatchHolds } from '../http/entity-tags.js';
-import { eventFrames, eventStreamHeaders, startingWith } from '../http/events.js';
-import { fileTag, planFile } from '../http/files.js';
+import { type CookieSigner, RequestCookies } from '../http/cookies.js';
+import { bytesTag, entityTag, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { lingeringBytes } from '../http/lingering.js';
-import { closingRefusal, problemAnswer } from '../http/problems.js';
-import {
-  type Answered,
-  crossSiteRequest,
-  type IdempotencyRuntime,
-  procedureCall,
-} from '../http/procedure-call.js';
+import { closingRefusal } from '../http/problems.js';
+import { type AnsweredRequest, type ProcedureAnswer, procedureRoute } from '../http/procedure-answer.js';
+import type { Answered, IdempotencyRuntime } from '../http/procedure-call.js';
 import type { Spools } from '../http/spool.js';
 import { framesInTrace, type RequestTrace } from '../http/tracing.js';
 import { UploadBody, uploadRefusal } from '../http/uploads.js';
 import { emptyBody, nodeBody } from './files.js';
-import { compressed, varyOnCoding, withEntityTag } from './http-cache.js';
+import { encoded, nodeCodings } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 import { lingerOnUnreadBody } from './lingering.js';
 import { traceOf } from './tracing.js';
 import { nodeBodySource } from './uploads.js';
-
-/** On every answer: JSON, and never sniffed as anything else. */
-export const jsonHeaders = {
-  'content-type': 'application/json; charset=utf-8',
-  'x-content-type-options': 'nosniff',
-} as const;
 
 /**
  * A request as the core sees it. The client's address is read when asked for: it costs a
@@ -140,19 +125,62 @@ function inUploadContext(server: FastifyInstance, register: (instance: FastifyIn
   });
 }
 
-/** What the handler set: its headers, then one `Set-Cookie` line per cookie. */
-function writeResponseControl(
-  reply: FastifyReply,
-  response: ResponseControl<never>,
-  signer: CookieSigner,
-): void {
-  for (const [name, value] of response.headers ?? []) {
-    // Vary adds to what CORS or compression said; replacing it would let a cache mix answers.
-    const before = name === 'vary' ? reply.getHeader('vary') : undefined;
-    reply.header(name, before === undefined ? value : `${String(before)}, ${value}`);
+/**
+ * Writes a procedure's answer on the reply. The reply may hold headers already: the rate limit's,
+ * CORS's (whose `Vary: Origin` comes first), `Connection: close` while draining.
+ */
+function write(reply: FastifyReply, answer: ProcedureAnswer, trace: RequestTrace | undefined): unknown {
+  const { headers } = answer;
+  const before = headers.vary === undefined ? undefined : reply.getHeader('vary');
+  reply.code(answer.status).headers(headers);
+  if (before !== undefined && before !== '') reply.header('vary', `${String(before)}, ${headers.vary}`);
+  if (answer.cookies.length > 0) reply.header('set-cookie', answer.cookies);
+  const { body } = answer;
+  switch (body.kind) {
+    case 'text':
+      return body.text;
+    case 'bytes':
+      return reply.send(nodeBody(body.bytes));
+    case 'none':
+      return reply.send();
+    case 'head':
+      // Fastify sets Content-Length 0 for an empty payload, not for a stream: the GET's stays.
+      return reply.send(emptyBody());
+    case 'file':
+      return reply.send(nodeBody(body.file.source.read(body.range)));
+    case 'events':
+      return reply.send(
+        Readable.from(trace === undefined ? body.frames : framesInTrace(body.frames, trace), {
+          objectMode: false,
+        }),
+      );
   }
-  const { cookies } = response;
-  if (cookies !== undefined) reply.header('set-cookie', setCookieLines(cookies, signer));
+}
+
+/** A request as the answer reads it. */
+class FastifyAnsweredRequest implements AnsweredRequest {
+  readonly method: string;
+  readonly id: string;
+  readonly log: FastifyRequest['log'];
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+
+  constructor(request: FastifyRequest, reply: FastifyReply) {
+    this.method = request.method;
+    this.id = request.id;
+    this.log = request.log;
+    this.#request = request;
+    this.#reply = reply;
+  }
+
+  header(name: string): string | undefined {
+    return oneValue(this.#request.headers[name]);
+  }
+
+  /** The response closes when it is sent, or when its client left first. */
+  onGone(listener: () => void): void {
+    this.#reply.raw.once('close', listener);
+  }
 }
 
 /** The origin a browser would name for this server: default ports dropped, as in `Origin`. */
@@ -201,17 +229,20 @@ export function registerProcedureRoute(
     bodyLimit: number;
   },
 ): void {
-  const procedure = procedureCall(route, { ...options, entityTag, ifMatchHolds });
-  const isRead = route.method === 'GET';
+  const procedure = procedureRoute(route, {
+    ...options,
+    entityTag,
+    ifMatchHolds,
+    matchingTag,
+    bytesTag,
+    onClosing: lifecycle.onClosing,
+    compression:
+      options.compressAbove === undefined
+        ? undefined
+        : { above: options.compressAbove, codings: nodeCodings, encode: encoded },
+  });
   const readsBody = takesBody(route);
-  const { compressAbove, requestIds, cookieSigner, csrfTrusted, traced } = options;
-  // Reads never change anything: only writes are checked for another site's cookies.
-  const checksCrossSite = csrfTrusted !== undefined && !isRead;
-  const headers = { ...route.definition.headers, ...jsonHeaders };
-  // 204 No Content: the route's headers and nosniff, but no body to type; a file types its own.
-  const { 'content-type': _bodyType, ...noContentHeaders } = headers;
-  const fileHeaders = noContentHeaders;
-  const eventHeaders = { ...noContentHeaders, ...eventStreamHeaders };
+  const { cookieSigner, traced } = options;
   const upload = uploadPlanOf(route, options.uploads);
   const register = (instance: FastifyInstance) =>
     instance.route({
@@ -252,16 +283,7 @@ export function registerProcedureRoute(
       // Keep-alive clients reconnect, through the load balancer, to another instance.
       reply.header('connection', 'close');
     }
-    // Only a request with cookies can be forged by another site: nothing else is looked at.
-    if (checksCrossSite && request.headers.cookie !== undefined) {
-      const refusal = crossSiteRefusal(
-        request.method,
-        request.headers,
-        () => ownOrigin(request),
-        csrfTrusted,
-      );
-      if (refusal !== undefined) throw crossSiteRequest(refusal);
-    }
+    procedure.refuseCrossSite(request.method, request.headers, () => ownOrigin(request));
     const requestTrace = traced ? traceOf(request.raw) : undefined;
     const made = context.build(new FastifyRequestInfo(request, cookieSigner));
     return made instanceof Promise
@@ -283,113 +305,21 @@ export function registerProcedureRoute(
       ifMatch: request.headers['if-match'],
       trace: requestTrace?.steps,
     };
-    const pending = procedure.run(call, request.headers['idempotency-key']);
+    const pending = procedure.call.run(call, request.headers['idempotency-key']);
     return pending instanceof Promise
-      ? pending.then((result) => send(request, reply, call, result, requestTrace))
-      : send(request, reply, call, pending, requestTrace);
-  };
-  const sendEvents = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    result: Answered,
-    events: EventsAnswer,
-    requestTrace: RequestTrace | undefined,
-  ): Promise<unknown> => {
-    // The client leaving ends the stream at once, whatever the handler waits for.
-    reply.raw.once('close', events.abort);
-    if (request.method === 'HEAD') {
-      events.abort();
-      reply.code(200).headers(eventHeaders);
-      if (requestIds) reply.header('x-request-id', request.id);
-      return reply.send(emptyBody());
-    }
-    const frames = eventFrames(
-      events,
-      lifecycle.onClosing,
-      (error) => problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body,
-    );
-    // An error before the first frame is thrown here: an ordinary problem answer.
-    const first = await frames.next();
-    try {
-      reply.code(200).headers(eventHeaders);
-      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-      if (requestIds) reply.header('x-request-id', request.id);
-    } catch (error) {
-      // Nothing is sent: the handler is returned, its finally runs.
-      await frames.return(undefined);
-      throw error;
-    }
-    const sent = startingWith(first, frames);
-    return reply.send(
-      Readable.from(requestTrace === undefined ? sent : framesInTrace(sent, requestTrace), {
-        objectMode: false,
-      }),
-    );
+      ? pending.then((result) => send(request, reply, result, requestTrace))
+      : send(request, reply, pending, requestTrace);
   };
   const send = (
     request: FastifyRequest,
     reply: FastifyReply,
-    call: Call,
     result: Answered,
     requestTrace: RequestTrace | undefined,
   ): unknown => {
-    const tag = procedure.tagOf(result, call.ifMatch);
-    const { events } = result;
-    if (events !== undefined) return sendEvents(request, reply, result, events, requestTrace);
-    const { file } = result;
-    if (file !== undefined) {
-      let plan: ReturnType<typeof planFile>;
-      try {
-        plan = planFile(
-          file,
-          {
-            method: request.method,
-            range: request.headers.range,
-            ifNoneMatch: request.headers['if-none-match'],
-            ifModifiedSince: request.headers['if-modified-since'],
-            ifRange: oneValue(request.headers['if-range']),
-          },
-          fileTag(file, bytesTag),
-          fileHeaders,
-        );
-      } catch (error) {
-        file.source.discard();
-        throw error;
-      }
-      reply.code(plan.status).headers(plan.headers);
-      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-      if (requestIds) reply.header('x-request-id', request.id);
-      if (plan.sendsBody) return reply.send(nodeBody(file.source.read(plan.range)));
-      file.source.discard();
-      // HEAD keeps the Content-Length of the GET: Fastify sets 0 for an empty payload, not for a stream.
-      return reply.send(plan.status === 304 ? undefined : emptyBody());
-    }
-    if (result.status === 204) {
-      reply.code(204).headers(noContentHeaders);
-      // The handler's own headers win over the procedure's fixed ones of the same name.
-      if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-      if (requestIds) reply.header('x-request-id', request.id);
-      if (result.replayed === true) reply.header('idempotency-replayed', 'true');
-      return reply.send();
-    }
-    reply.code(result.status).headers(headers);
-    if (result.response !== undefined) writeResponseControl(reply, result.response, cookieSigner);
-    if (requestIds) reply.header('x-request-id', request.id);
-    if (result.replayed === true) reply.header('idempotency-replayed', 'true');
-    if (result.location !== undefined) reply.header('location', result.location);
-    let sent: string | undefined = result.body;
-    if (!isRead) {
-      if (result.version !== undefined) reply.header('etag', entityTag(sent, result.version));
-    } else if (tag !== undefined) {
-      sent = withEntityTag(request, reply, sent, tag);
-      if (sent === undefined) {
-        reply.removeHeader('content-type');
-        if (compressAbove !== undefined && Buffer.byteLength(result.body) >= compressAbove)
-          varyOnCoding(reply);
-        return reply.send();
-      }
-    }
-    return compressAbove === undefined ? sent : compressed(request, reply, sent, compressAbove);
+    const answered = procedure.answer(new FastifyAnsweredRequest(request, reply), result);
+    return answered instanceof Promise
+      ? answered.then((each) => write(reply, each, requestTrace))
+      : write(reply, answered, requestTrace);
   };
   if (upload === undefined) register(server);
   else inUploadContext(server, register);

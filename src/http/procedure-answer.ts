@@ -1,0 +1,283 @@
+/**
+ * A procedure's answer, decided once for every adapter (docs/architecture.md, "One home per HTTP
+ * rule"): from the compiled call's reply and what the request asked for, the status, the headers
+ * in the order every adapter sends them, the `Set-Cookie` lines and a body that is empty, text,
+ * bytes, a file or event frames. It owns the rules of the answer: the route's fixed headers, the
+ * request id, `Idempotency-Replayed`, `Location`, the handler's headers and cookies (its `Vary`
+ * added to, never replacing, what the answer varies on), the entity tag and the 304 with the
+ * `Vary` the 200 would carry, compression, a file's plan (range, 304, HEAD), and an event stream's
+ * first frame and HEAD. Adapters only turn it into their own response.
+ */
+import type { EventsAnswer } from '../core/events.js';
+import type { ByteRange, FileAnswer } from '../core/files.js';
+import { assignOwn } from '../core/objects.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
+import { type CookieSigner, setCookieLines } from './cookies.js';
+import { crossSiteRefusal } from './csrf.js';
+import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
+import { fileTag, planFile } from './files.js';
+import { problemAnswer } from './problems.js';
+import {
+  type Answered,
+  crossSiteRequest,
+  type ProcedureCall,
+  type ProcedureCallOptions,
+  procedureCall,
+} from './procedure-call.js';
+
+/** On every JSON answer: its media type, and never sniffed as anything else. */
+export const jsonHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+/** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
+export type HeaderValues = Record<string, string>;
+
+/** What an answer sends after its headers. */
+export type AnswerBody =
+  /** Nothing, and nothing would have been: 204, 304. */
+  | { readonly kind: 'none' }
+  /** Nothing, for a HEAD: the headers (a file's `Content-Length` among them) are the GET's. */
+  | { readonly kind: 'head' }
+  | { readonly kind: 'text'; readonly text: string }
+  /** The text, compressed. */
+  | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
+  /** A file's bytes, or one range of them: the adapter reads them as it sends. */
+  | { readonly kind: 'file'; readonly file: FileAnswer; readonly range: ByteRange | undefined }
+  /** Event-stream frames, the first already made; `abort` ends the handler's stream. */
+  | {
+      readonly kind: 'events';
+      readonly frames: AsyncGenerator<string, void, undefined>;
+      readonly abort: () => void;
+    };
+
+/** A procedure's answer, before any adapter writes it. */
+export interface ProcedureAnswer {
+  readonly status: number;
+  readonly headers: HeaderValues;
+  /** One `Set-Cookie` line each. */
+  readonly cookies: readonly string[];
+  readonly body: AnswerBody;
+}
+
+/** What the answer reads of its request. */
+export interface AnsweredRequest {
+  readonly method: string;
+  readonly id: string;
+  /** One value of a request header (a repeated one joined with ", "); lower-case name. */
+  header(name: string): string | undefined;
+  /** Calls `listener` once the client leaves, or the answer ended (an event stream's end then). */
+  onGone(listener: () => void): void;
+  readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+}
+
+/** How answers are compressed: bodies of `above` bytes or more, in a coding the client takes. */
+export interface AnswerCompression {
+  readonly above: number;
+  readonly codings: CodingChoice<string>;
+  /** The body in `coding`; on the thread pool when large (src/server/http-cache.ts). */
+  encode(body: string, coding: string, size: number): Uint8Array | Promise<Uint8Array>;
+}
+
+export interface ProcedureAnswerOptions extends ProcedureCallOptions {
+  readonly requestIds: boolean;
+  readonly exposeErrors: boolean;
+  readonly cookieSigner: CookieSigner;
+  /** Origins that may write with cookies; undefined when the app turned the check off. */
+  readonly csrfTrusted: ReadonlySet<string> | undefined;
+  readonly compression: AnswerCompression | undefined;
+  readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
+  /** The opaque part of a file's tag, from its bytes in memory (src/http/files.ts). */
+  readonly bytesTag: (bytes: Uint8Array) => string;
+  /** Calls the listener when the app begins closing (open event streams end then). */
+  readonly onClosing: (listener: () => void) => () => void;
+}
+
+/** One procedure's route as every adapter serves it: the call, and its answer. */
+export interface ProcedureRoute {
+  readonly call: ProcedureCall;
+  /**
+   * 403 for a write that carries cookies from a site the app does not trust (docs/procedures.md,
+   * "Cross-site requests"); `ownOrigin` is the origin a browser names for this server, worked
+   * out only when the request has cookies.
+   */
+  refuseCrossSite(
+    method: string,
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    ownOrigin: () => string,
+  ): void;
+  /**
+   * The answer to `request` from the call's reply: synchronous unless an event stream waits for
+   * its first frame or a large body is compressed on the thread pool. When it fails, nothing of
+   * the reply is left open: a file is let go, a stream's handler returned.
+   */
+  answer(request: AnsweredRequest, result: Answered): ProcedureAnswer | Promise<ProcedureAnswer>;
+}
+
+const utf8 = new TextEncoder();
+const utf8Length = (text: string) => utf8.encode(text).byteLength;
+
+function appendVary(headers: HeaderValues, value: string): void {
+  const before = headers.vary;
+  headers.vary = before === undefined || before === '' ? value : `${before}, ${value}`;
+}
+
+export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOptions): ProcedureRoute {
+  const call = procedureCall(route, options);
+  const isRead = route.method === 'GET';
+  const { requestIds, cookieSigner, csrfTrusted, compression, matchingTag, bytesTag, entityTag } = options;
+  // Reads never change anything: only writes are checked for another site's cookies.
+  const checksCrossSite = csrfTrusted !== undefined && !isRead;
+  const fixedHeaders: HeaderValues = { ...route.definition.headers, ...jsonHeaders };
+  // No body to type on a 204; a file types its own; an event stream is typed by its frames.
+  const { 'content-type': _json, ...untypedHeaders } = fixedHeaders;
+  const eventHeaders: HeaderValues = { ...untypedHeaders, ...eventStreamHeaders };
+
+  /** The headers every answer of the route carries, then the handler's own (its Vary added to). */
+  const headersOf = (
+    base: HeaderValues,
+    request: AnsweredRequest,
+    result: Answered,
+  ): { headers: HeaderValues; cookies: readonly string[] } => {
+    // Copied key by key: keys are added to it below (src/core/objects.ts).
+    const headers: HeaderValues = assignOwn({}, base);
+    if (requestIds) headers['x-request-id'] = request.id;
+    if (result.replayed === true) headers['idempotency-replayed'] = 'true';
+    if (result.location !== undefined) headers.location = result.location;
+    const control = result.response;
+    if (control === undefined) return { headers, cookies: [] };
+    for (const [name, value] of control.headers ?? []) {
+      // Replacing Vary would let a cache mix answers that differ on what the route said.
+      if (name === 'vary') appendVary(headers, value);
+      else headers[name] = value;
+    }
+    return {
+      headers,
+      cookies: control.cookies === undefined ? [] : setCookieLines(control.cookies, cookieSigner),
+    };
+  };
+
+  const problemBody = (request: AnsweredRequest) => (error: unknown) =>
+    problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body;
+
+  const eventsAnswer = async (
+    request: AnsweredRequest,
+    result: Answered,
+    events: EventsAnswer,
+  ): Promise<ProcedureAnswer> => {
+    // The client leaving ends the stream at once, whatever the handler waits for.
+    request.onGone(events.abort);
+    if (request.method === 'HEAD') {
+      events.abort();
+      return { status: 200, ...headersOf(eventHeaders, request, result), body: { kind: 'head' } };
+    }
+    const frames = eventFrames(events, options.onClosing, problemBody(request));
+    // An error before the first frame is thrown here: an ordinary problem answer.
+    const first = await frames.next();
+    try {
+      const { headers, cookies } = headersOf(eventHeaders, request, result);
+      return {
+        status: 200,
+        headers,
+        cookies,
+        body: { kind: 'events', frames: startingWith(first, frames), abort: events.abort },
+      };
+    } catch (error) {
+      // Nothing is sent: the handler is returned, its finally runs.
+      await frames.return(undefined);
+      throw error;
+    }
+  };
+
+  const fileAnswer = (request: AnsweredRequest, result: Answered, file: FileAnswer): ProcedureAnswer => {
+    try {
+      const plan = planFile(
+        file,
+        {
+          method: request.method,
+          range: request.header('range'),
+          ifNoneMatch: request.header('if-none-match'),
+          ifModifiedSince: request.header('if-modified-since'),
+          ifRange: request.header('if-range'),
+        },
+        fileTag(file, bytesTag),
+        untypedHeaders,
+      );
+      const { headers, cookies } = headersOf(plan.headers, request, result);
+      if (plan.sendsBody)
+        return { status: plan.status, headers, cookies, body: { kind: 'file', file, range: plan.range } };
+      file.source.discard();
+      return {
+        status: plan.status,
+        headers,
+        cookies,
+        body: plan.status === 304 ? { kind: 'none' } : { kind: 'head' },
+      };
+    } catch (error) {
+      file.source.discard();
+      throw error;
+    }
+  };
+
+  /** The JSON body, compressed when it is large enough and the client takes a coding. */
+  const jsonAnswer = (
+    request: AnsweredRequest,
+    status: number,
+    headers: HeaderValues,
+    cookies: readonly string[],
+    text: string,
+  ): ProcedureAnswer | Promise<ProcedureAnswer> => {
+    if (compression === undefined || !worthCompressing(text, compression.above, utf8Length))
+      return { status, headers, cookies, body: { kind: 'text', text } };
+    // Another client may get another coding of this answer: caches must key on it.
+    appendVary(headers, 'accept-encoding');
+    const coding = compression.codings.of(request.header('accept-encoding'));
+    if (coding === undefined) return { status, headers, cookies, body: { kind: 'text', text } };
+    headers['content-encoding'] = coding;
+    const tag = headers.etag;
+    if (tag !== undefined) headers.etag = taggedWithCoding(tag, coding);
+    const bytes = compression.encode(text, coding, utf8Length(text));
+    return bytes instanceof Promise
+      ? bytes.then((encoded) => ({ status, headers, cookies, body: { kind: 'bytes', bytes: encoded } }))
+      : { status, headers, cookies, body: { kind: 'bytes', bytes } };
+  };
+
+  return {
+    call,
+    refuseCrossSite(method, headers, ownOrigin) {
+      // Only a request with cookies can be forged by another site: nothing else is looked at.
+      if (!checksCrossSite || csrfTrusted === undefined || headers.cookie === undefined) return;
+      const refusal = crossSiteRefusal(method, headers, ownOrigin, csrfTrusted);
+      if (refusal !== undefined) throw crossSiteRequest(refusal);
+    },
+    answer(request, result) {
+      if (result.events !== undefined) return eventsAnswer(request, result, result.events);
+      // A stale If-Match on a read is a 412 that must not carry the route's success headers.
+      const tag = call.tagOf(result, request.header('if-match'));
+      if (result.file !== undefined) return fileAnswer(request, result, result.file);
+      if (result.status === 204) {
+        const { headers, cookies } = headersOf(untypedHeaders, request, result);
+        return { status: 204, headers, cookies, body: { kind: 'none' } };
+      }
+      const { headers, cookies } = headersOf(fixedHeaders, request, result);
+      if (!isRead) {
+        if (result.version !== undefined) headers.etag = entityTag(result.body, result.version);
+      } else if (tag !== undefined) {
+        // The tag the client holds, coding suffix included, names the representation it keeps.
+        const held = matchingTag(request.header('if-none-match'), tag);
+        if (held !== undefined) {
+          headers.etag = held;
+          delete headers['content-type'];
+          // A 304 says Vary as the 200 would.
+          if (compression !== undefined && utf8Length(result.body) >= compression.above)
+            appendVary(headers, 'accept-encoding');
+          return { status: 304, headers, cookies, body: { kind: 'none' } };
+        }
+        headers.etag = tag;
+      }
+      return jsonAnswer(request, result.status, headers, cookies, result.body);
+    },
+  };
+}
