@@ -105,3 +105,34 @@ describe('the modules of src/', () => {
     expect(cycles(graph)).toEqual([['a', 'b', 'c', 'a']]);
   });
 });
+
+/**
+ * What asks which runtime runs the process: the globals only one runtime has, Workers' user
+ * agent. Only src/http/runtime.ts (which picks) and the files of src/http/runtimes/ (which use
+ * their own runtime's globals) may; everything else reads the `runtime` object.
+ */
+const runtimeSniffing =
+  /\bglobalThis\b[^\n;]*\b(?:Bun|Deno|navigator)\b|\bnavigator\.userAgent\b|\bprocess\.versions\.(?:bun|deno)\b/;
+
+function runtimeDetections(files: readonly string[]): string[] {
+  return files
+    .map((file) => relative(source, file))
+    .filter((file) => file !== join('http', 'runtime.ts') && !file.startsWith(join('http', 'runtimes')))
+    .filter((file) => runtimeSniffing.test(readFileSync(join(source, file), 'utf8')));
+}
+
+describe('runtime detection', () => {
+  it('happens in src/http/runtime.ts and the runtime files only', () => {
+    expect(runtimeDetections(modules(source))).toEqual([]);
+  });
+
+  it('is found where it is written', () => {
+    expect(
+      runtimeSniffing.test("const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';"),
+    ).toBe(true);
+    expect(
+      runtimeSniffing.test('(globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent'),
+    ).toBe(true);
+    expect(runtimeSniffing.test('if (runtime.streamsKeepLength) return;')).toBe(false);
+  });
+});

@@ -3,6 +3,7 @@
  * `--workers N` this process supervises N that do (workers.ts).
  */
 import { createServer } from 'node:net';
+import { runtime } from '../http/runtime.js';
 import type { App } from '../server/app.js';
 import { loadApp, resolveEntry } from './entry.js';
 import { CliError } from './errors.js';
@@ -68,14 +69,6 @@ async function checkAddress(address: { port: number; host: string }): Promise<vo
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
-/** The runtime this process runs on, by name. */
-function runtimeName(): 'Node.js' | 'Bun' | 'Deno' {
-  const runtime = globalThis as { Bun?: unknown; Deno?: unknown };
-  if (runtime.Bun !== undefined) return 'Bun';
-  if (runtime.Deno !== undefined) return 'Deno';
-  return 'Node.js';
-}
-
 /**
  * Runs `proceed start [entry] [--port N] [--host H] [--workers N|auto]`. Resolves once serving
  * (the process ends on SIGTERM/SIGINT), or with `--workers` once every worker has stopped, to
@@ -93,10 +86,9 @@ export async function startCommand(args: readonly string[]): Promise<number | un
   const file = resolveEntry(cwd, entry);
   await checkAddress(address);
   if (workers !== undefined) {
-    const runtime = runtimeName();
-    if (runtime !== 'Node.js')
+    if (runtime.name !== 'Node.js')
       throw new CliError(
-        `--workers runs on Node.js (node:cluster); on ${runtime} start one process per core behind a load balancer (docs/deployment.md, "Fetch runtimes").`,
+        `--workers runs on Node.js (node:cluster); on ${runtime.name} start one process per core behind a load balancer (docs/deployment.md, "Fetch runtimes").`,
       );
     const { runWorkers } = await import('./workers.js');
     stopWhenOrphanedUnderNpx();

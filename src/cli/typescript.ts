@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runtime } from '../http/runtime.js';
 import { displayPath } from './display.js';
 import { CliError } from './errors.js';
 import { exitCodeOf, forwardSignals, stopWhenOrphanedUnderNpx } from './signals.js';
@@ -21,9 +22,7 @@ export function isTypeScript(file: string): boolean {
 }
 
 /** Bun and Deno import TypeScript themselves; Node needs tsx. */
-let loaderPresent =
-  (globalThis as { Bun?: unknown }).Bun !== undefined ||
-  (globalThis as { Deno?: unknown }).Deno !== undefined;
+let loaderPresent = runtime.importsTypeScript;
 
 /** Called once by a process that node started with tsx (typescript-main, a worker of a `.ts` app). */
 export function typescriptLoaded(): void {

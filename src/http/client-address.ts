@@ -8,32 +8,17 @@
  * on Node (both on `proxy-addr`).
  */
 import proxyAddr from 'proxy-addr';
-import { onWorkers } from './runtime.js';
+import { runtime } from './runtime.js';
 
-/** What a runtime may pass as a fetch handler's second argument. */
-interface RuntimeArgument {
-  /** Bun's `Server`. */
-  requestIP?: (request: Request) => { address: string } | null;
-  /** Deno's `ServeHandlerInfo`. */
-  remoteAddr?: { hostname?: string };
-  /** Any other host that knows the peer. */
-  ip?: unknown;
-  /** `@hono/node-server`: the Node request. */
-  incoming?: { socket?: { remoteAddress?: unknown } };
-}
-
-/** The peer's address as the runtime reports it, or '' when it does not. */
-export function peerAddressOf(request: Request, runtime: unknown): string {
-  if (typeof runtime === 'object' && runtime !== null) {
-    const argument = runtime as RuntimeArgument;
-    if (typeof argument.requestIP === 'function') return argument.requestIP(request)?.address ?? '';
-    if (typeof argument.remoteAddr?.hostname === 'string') return argument.remoteAddr.hostname;
-    if (typeof argument.ip === 'string') return argument.ip;
-    const remote = argument.incoming?.socket?.remoteAddress;
-    if (typeof remote === 'string') return remote;
-  }
-  if (onWorkers) return request.headers.get('cf-connecting-ip') ?? '';
-  return '';
+/**
+ * The peer's address: `{ ip }` given by the host beside the request, else what the runtime
+ * passes there or its platform sets (src/http/runtimes/), else '' when nothing says.
+ */
+export function peerAddressOf(request: Request, argument: unknown): string {
+  const given = typeof argument === 'object' && argument !== null ? argument : undefined;
+  const ip = (given as { ip?: unknown } | undefined)?.ip;
+  if (typeof ip === 'string') return ip;
+  return runtime.peerAddress(request, given) ?? '';
 }
 
 export type TrustProxy = boolean | string | string[];

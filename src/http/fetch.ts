@@ -27,7 +27,7 @@ import { pulledStream } from './pulled-stream.js';
 import type { RateLimitHeaders, RateLimits } from './rate-limit.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
-import { onWorkers, streamsKeepLength } from './runtime.js';
+import { runtime } from './runtime.js';
 import type { Spools } from './spool.js';
 import { framesInTrace, type RequestTrace, type RequestTracing, type TracedRequest } from './tracing.js';
 import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
@@ -321,7 +321,7 @@ function sendsBody(headers: HeaderRecord, request: Request): boolean {
 /** Builds the handler once the app is ready; every request then costs a lookup and the route. */
 export function createFetchHandler(
   core: FetchCore,
-): (request: Request, runtime?: unknown) => Promise<Response> {
+): (request: Request, argument?: unknown) => Promise<Response> {
   const clientAddress = clientAddressResolver(core.trustProxy);
   // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
   const router = new Router<RouteHandler>();
@@ -344,7 +344,7 @@ export function createFetchHandler(
     // The rest of the body is read: a client still writing it reads the answer, then goes on.
     else if (connection === 'keep') delete headers.connection;
     // Cloudflare's edge owns the connection; a Worker's Connection header only confuses a proxy.
-    if (onWorkers) delete headers.connection;
+    if (!runtime.namesConnections) delete headers.connection;
     if (core.requestIds) headers['x-request-id'] = id;
     const response = new Response(head ? null : problem.body, { status: problem.status, headers });
     return { response, code: problem.code };
@@ -395,7 +395,7 @@ export function createFetchHandler(
 
   const handle = async (
     request: Request,
-    runtime: unknown,
+    argument: unknown,
     trace: RequestTrace | undefined,
   ): Promise<Response> => {
     const timed = core.observe !== undefined || core.requestLog !== undefined;
@@ -406,7 +406,7 @@ export function createFetchHandler(
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
     const exchange = new Exchange(request, id, () =>
-      clientAddress(peerAddressOf(request, runtime), request.headers.get('x-forwarded-for')),
+      clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
     );
     exchange.trace = trace;
     try {
@@ -460,7 +460,10 @@ export function createFetchHandler(
     }
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
-    if (!core.serving() || (exchange.connection === 'close' && !onWorkers && problem === undefined))
+    if (
+      !core.serving() ||
+      (exchange.connection === 'close' && runtime.namesConnections && problem === undefined)
+    )
       response.headers.set('connection', 'close');
     if (core.cors !== undefined) {
       // Every answer depends on Origin: caches must keep them apart.
@@ -498,10 +501,10 @@ export function createFetchHandler(
   };
 
   const { tracing } = core;
-  if (tracing === undefined) return (request, runtime) => handle(request, runtime, undefined);
-  return (request, runtime) => {
+  if (tracing === undefined) return (request, argument) => handle(request, argument, undefined);
+  return (request, argument) => {
     const trace = tracing.begin(new FetchTracedRequest(request));
-    return trace.run(() => handle(request, runtime, trace));
+    return trace.run(() => handle(request, argument, trace));
   };
 }
 
@@ -694,7 +697,7 @@ async function fileBody(
 ): Promise<BodyInit> {
   const { blob } = file.source;
   if (uploaded === undefined)
-    return !streamsKeepLength && blob !== undefined
+    return !runtime.streamsKeepLength && blob !== undefined
       ? blob(range)
       : (webBody(file.source.read(range)) as BodyInit);
   // Cancelled before its first read, a generator never runs its finally: onCancel disposes.

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { MountedRoute } from '../core/route-table.js';
 import { clientAddressResolver, peerAddressOf } from './client-address.js';
 import { clientKey, RateLimits } from './rate-limit.js';
+import { bun } from './runtimes/bun.js';
+import { deno } from './runtimes/deno.js';
+import { node } from './runtimes/node.js';
+import { workers } from './runtimes/workers.js';
 
 describe('clientKey', () => {
   it('keeps IPv4, reads an IPv4-mapped IPv6 address as its IPv4, and groups IPv6 by /64', () => {
@@ -20,16 +24,18 @@ describe('clientKey', () => {
 
 describe('the client address on a Fetch runtime', () => {
   const request = new Request('http://api.example/');
-  it('comes from Bun’s server, Deno’s handler info, { ip } or @hono/node-server, else is empty', () => {
-    expect(peerAddressOf(request, { requestIP: () => ({ address: '10.0.0.1' }) })).toBe('10.0.0.1');
-    expect(peerAddressOf(request, { remoteAddr: { hostname: '10.0.0.2' } })).toBe('10.0.0.2');
+  it('comes from { ip } or the runtime’s own argument (Bun’s server, Deno’s handler info, @hono/node-server), else is empty', () => {
     expect(peerAddressOf(request, { ip: '10.0.0.3' })).toBe('10.0.0.3');
     expect(peerAddressOf(request, { incoming: { socket: { remoteAddress: '10.0.0.4' } } })).toBe('10.0.0.4');
     expect(peerAddressOf(request, undefined)).toBe('');
+    expect(bun.peerAddress(request, { requestIP: () => ({ address: '10.0.0.1' }) })).toBe('10.0.0.1');
+    expect(deno.peerAddress(request, { remoteAddr: { hostname: '10.0.0.2' } })).toBe('10.0.0.2');
+    // Each runtime reads its own argument only.
+    expect(node.peerAddress(request, { remoteAddr: { hostname: '10.0.0.2' } })).toBeUndefined();
+    const fromEdge = new Request('http://api.example/', { headers: { 'cf-connecting-ip': '1.1.1.1' } });
+    expect(workers.peerAddress(fromEdge, undefined)).toBe('1.1.1.1');
     // Outside Workers a client could send this header itself: it is not read.
-    expect(
-      peerAddressOf(new Request('http://api.example/', { headers: { 'cf-connecting-ip': '1.1.1.1' } }), {}),
-    ).toBe('');
+    expect(peerAddressOf(fromEdge, {})).toBe('');
   });
 
   it('reads X-Forwarded-For only from trusted proxies', () => {

@@ -1,24 +1,31 @@
-import { ProceedConfigError } from '../core/errors.js';
-
 /**
- * Which runtime runs the app, where an HTTP rule depends on it (docs/deployment.md, "Fetch
- * runtimes").
+ * The runtime this process runs on, picked once here and nowhere else: what differs between
+ * Node.js, Bun, Deno and Cloudflare Workers lives in one file per runtime under
+ * `src/http/runtimes/` (docs/architecture.md, "Runtimes").
  */
+import { ProceedConfigError } from '../core/errors.js';
+import { bun } from './runtimes/bun.js';
+import type { Runtime } from './runtimes/common.js';
+import { deno } from './runtimes/deno.js';
+import { node } from './runtimes/node.js';
+import { workers } from './runtimes/workers.js';
 
-/** Cloudflare Workers (workerd): requests arrive through `fetch` only; nothing listens. */
-export const onWorkers =
-  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers';
+export type { NativeServe, NativeServer, Runtime } from './runtimes/common.js';
 
-/** The refusal, on Workers, of what needs a part of Node Workers cannot run. */
+const host = globalThis as { Bun?: unknown; Deno?: unknown; navigator?: { userAgent?: string } };
+
+export const runtime: Runtime =
+  host.navigator?.userAgent === 'Cloudflare-Workers'
+    ? workers
+    : host.Bun !== undefined
+      ? bun
+      : host.Deno !== undefined
+        ? deno
+        : node;
+
+/** The refusal, on a runtime that cannot run Fastify (Workers), of what needs it. */
 export function refusedOnWorkers(what: string, because: string): ProceedConfigError {
   return new ProceedConfigError(
     `${what} ${because}, which Cloudflare Workers cannot run; there, procedures and health checks serve through app.fetch (docs/deployment.md, "Cloudflare Workers")`,
   );
 }
-
-/**
- * Whether the runtime sends a `Response` whose body is a stream with the `Content-Length` it was
- * given. Bun drops it and sends the body chunked (Bun's issue 10507), so there a file answer is
- * handed over as a `Blob`, which keeps its length (docs/files.md).
- */
-export const streamsKeepLength = typeof (globalThis as { Bun?: unknown }).Bun === 'undefined';

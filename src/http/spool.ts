@@ -5,6 +5,7 @@
  * Needs `node:fs` (Node.js, Bun, Deno); on Cloudflare Workers files stay in memory.
  */
 import type { WriteStream } from 'node:fs';
+import { runtime } from './runtime.js';
 
 /** An app's spools of requests still running, removed at shutdown if their requests never end. */
 export class Spools {
@@ -19,8 +20,6 @@ export class Spools {
     await Promise.all([...this.#open].map((spool) => spool.dispose()));
   }
 }
-
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
 
 /** Each spooled upload's file on disk, by the `File` the handler got: what {@link saveFile} links. */
 const spooledPaths = new WeakMap<Blob, string>();
@@ -141,15 +140,9 @@ export class Spool {
   }
 }
 
-/** A `File` whose bytes stay on disk: Node's and Bun's own, or one of ours on Deno. */
+/** A `File` whose bytes stay on disk, as the runtime makes one; remembered for {@link saveFile}. */
 async function diskFile(path: string, size: number, name: string, type: string): Promise<File> {
-  let file: File;
-  if (isDeno) file = new DenoDiskFile(path, 0, size, name, type);
-  else {
-    const { openAsBlob } = await import('node:fs');
-    const blob = await openAsBlob(path, { type });
-    file = new File([blob], name, { type });
-  }
+  const file = await runtime.diskFile(path, size, name, type);
   spooledPaths.set(file, path);
   return file;
 }
@@ -188,82 +181,5 @@ export async function saveFile(file: Blob, path: string): Promise<void> {
     await handle.close().catch(() => undefined);
     await rm(path, { force: true });
     throw error;
-  }
-}
-
-/**
- * Deno's `openAsBlob` reads the whole file into memory; this `File` reads from disk each time
- * it is asked for its bytes, and hands out slices that do the same.
- */
-class DenoDiskFile extends File {
-  readonly #path: string;
-  readonly #start: number;
-  readonly #end: number;
-
-  constructor(path: string, start: number, end: number, name: string, type: string) {
-    super([], name, { type });
-    this.#path = path;
-    this.#start = start;
-    this.#end = end;
-  }
-
-  override get size(): number {
-    return this.#end - this.#start;
-  }
-
-  override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
-    const path = this.#path;
-    const start = this.#start;
-    const end = this.#end;
-    let position = start;
-    let handle: import('node:fs/promises').FileHandle | undefined;
-    return new ReadableStream<Uint8Array<ArrayBuffer>>({
-      async pull(controller) {
-        if (position >= end) {
-          await handle?.close();
-          controller.close();
-          return;
-        }
-        const { open } = await import('node:fs/promises');
-        handle ??= await open(path, 'r');
-        const chunk = new Uint8Array(Math.min(64 * 1024, end - position));
-        const { bytesRead } = await handle.read(chunk, 0, chunk.byteLength, position);
-        if (bytesRead === 0) {
-          await handle.close();
-          controller.error(new Error('The uploaded file is shorter than it was'));
-          return;
-        }
-        position += bytesRead;
-        controller.enqueue(chunk.subarray(0, bytesRead));
-      },
-      async cancel() {
-        await handle?.close();
-      },
-    });
-  }
-
-  override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    const whole = new Uint8Array(this.size);
-    let offset = 0;
-    for await (const chunk of this.stream() as unknown as AsyncIterable<Uint8Array>) {
-      whole.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    return whole;
-  }
-
-  override async arrayBuffer(): Promise<ArrayBuffer> {
-    return (await this.bytes()).buffer;
-  }
-
-  override async text(): Promise<string> {
-    return new TextDecoder().decode(await this.bytes());
-  }
-
-  override slice(start = 0, end = this.size, type = ''): Blob {
-    const clamp = (at: number) => Math.max(0, Math.min(this.size, at < 0 ? this.size + at : at));
-    const from = clamp(start);
-    const to = Math.max(from, clamp(end));
-    return new DenoDiskFile(this.#path, this.#start + from, this.#start + to, this.name, type);
   }
 }

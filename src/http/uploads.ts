@@ -12,7 +12,7 @@ import { isMediaType, visibleName } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
 import { lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
-import { onWorkers } from './runtime.js';
+import { runtime } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
 
@@ -417,7 +417,7 @@ export function webBodySource(request: Request, lingerBytes: number): BodySource
   const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
   const lingers = lingersOn(request.headers.get('content-length'), lingerBytes);
   return {
-    readsRest: onWorkers || lingers,
+    readsRest: runtime.readsRefusedBodies || lingers,
     chunks: {
       // The reader's own results, one promise a chunk: nothing in between to allocate.
       [Symbol.asyncIterator]: () => ({
@@ -447,7 +447,7 @@ export function webBodySource(request: Request, lingerBytes: number): BodySource
       }
       // On Workers the edge owns the connection, and answering before the body is read breaks
       // it: the rest is read (and dropped) first, within the platform's own request limit.
-      if (onWorkers) return readOnAndDrop(body, Number.POSITIVE_INFINITY, undefined);
+      if (runtime.readsRefusedBodies) return readOnAndDrop(body, Number.POSITIVE_INFINITY, undefined);
       if (!lingers) {
         void body.cancel().catch(() => undefined);
         return;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
+import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import type { Answer, App, ObservedRoute } from '../server/app.js';
 
 /** A connection pool's state, e.g. node-postgres' `{ total: pool.totalCount, … }`. */
@@ -69,7 +69,7 @@ function answerProblem(response: ServerResponse, error: ProceedError): void {
  * await app.register(metricsPlugin, { port: 9464, pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
  */
 export async function metricsPlugin(app: App, options: MetricsPluginOptions): Promise<void> {
-  if (onWorkers) throw refusedOnWorkers('metricsPlugin', 'serves /metrics on a port of its own');
+  if (!runtime.listens) throw refusedOnWorkers('metricsPlugin', 'serves /metrics on a port of its own');
   refuseUnknownOptions(
     'metricsPlugin',
     options,

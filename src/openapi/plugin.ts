@@ -10,7 +10,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
-import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
+import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import {
   docsContentSecurityPolicy,
@@ -85,7 +85,7 @@ const specificationProvider = Object.assign(
  * });
  */
 export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Promise<void> {
-  if (onWorkers)
+  if (!runtime.runsFastify)
     throw refusedOnWorkers(
       'docsPlugin',
       "serves the docs UI from the app's Fastify server (serve the document from `proceed openapi` as a static file instead)",

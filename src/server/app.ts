@@ -33,7 +33,7 @@ import { createFetchHandler } from '../http/fetch.js';
 import { closingRefusal, problemAnswer } from '../http/problems.js';
 import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
-import { onWorkers, refusedOnWorkers } from '../http/runtime.js';
+import { type NativeServe, type NativeServer, refusedOnWorkers, runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
 import { uploadContentReady } from '../http/upload-content.js';
 import { registerCors } from './cors.js';
@@ -50,7 +50,6 @@ import {
   type Phase,
 } from './lifecycle.js';
 import { appLogger, workersLogger } from './logger.js';
-import { type NativeServe, type NativeServer, nativeServe } from './native-server.js';
 import { MethodIndex } from './not-found.js';
 import {
   type AppOptions,
@@ -229,9 +228,9 @@ export class App<TCtx extends object = object> {
     this.#keepAlive = settings.timeouts.keepAlive;
     // On Workers, Fastify never serves: the app logs through a logger of its own.
     const traceFields = options.tracing?.logFields;
-    this.#log = onWorkers ? workersLogger(options.logger, traceFields) : undefined;
+    this.#log = !runtime.runsFastify ? workersLogger(options.logger, traceFields) : undefined;
     this.server = createServer({
-      logger: onWorkers ? undefined : appLogger(options.logger, traceFields),
+      logger: !runtime.runsFastify ? undefined : appLogger(options.logger, traceFields),
       requestIds,
       bodyLimit: options.bodyLimit ?? 1024 * 1024,
       trustProxy: options.trustProxy ?? false,
@@ -241,14 +240,14 @@ export class App<TCtx extends object = object> {
       clientErrorHandler: answerClientError,
       traceFields,
     });
-    if (onWorkers) refuseFastifyRoutes(this.server);
+    if (!runtime.runsFastify) refuseFastifyRoutes(this.server);
     else if (options.tracing !== undefined) traceRequests(this.server, this.server.server, options.tracing);
     this.#lifecycle.watch(this.server.server, settings.maxConnections, this.log);
     if (requestIds) tagOtherRoutesWithRequestId(this.server);
     const methods = new MethodIndex(this.server);
     this.#methods = methods;
     this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
-    if (this.#cors !== undefined && !onWorkers) registerCors(this.server, this.#cors, methods);
+    if (this.#cors !== undefined && runtime.runsFastify) registerCors(this.server, this.#cors, methods);
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,
@@ -256,7 +255,7 @@ export class App<TCtx extends object = object> {
       });
     if (options.entityTags ?? true) this.document(entityTagDocumentation);
     // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
-    this.#compressAbove = onWorkers ? undefined : compressionThreshold(options.compression);
+    this.#compressAbove = runtime.compresses ? compressionThreshold(options.compression) : undefined;
     this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
     this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
     this.#rateLimits = new RateLimits(
@@ -282,13 +281,13 @@ export class App<TCtx extends object = object> {
 
   /** Runs `task` as the app gets ready: in Fastify's onReady, or on Workers before the first request. */
   #whenReady(task: () => MaybePromise<void>): void {
-    if (onWorkers) this.#workersReady.push(task);
+    if (!runtime.runsFastify) this.#workersReady.push(task);
     else this.server.addHook('onReady', async () => task());
   }
 
   /** Runs `task` as the app closes: in Fastify's onClose, or on Workers in {@link App.close}. */
   #whenClosed(task: () => MaybePromise<void>): void {
-    if (onWorkers) this.#workersClose.push(task);
+    if (!runtime.runsFastify) this.#workersClose.push(task);
     else this.server.addHook('onClose', async () => task());
   }
 
@@ -342,7 +341,7 @@ export class App<TCtx extends object = object> {
   countRequestsInFlight(): () => number {
     if (!this.#countsInFlight) {
       this.#countsInFlight = true;
-      if (!onWorkers) {
+      if (runtime.runsFastify) {
         const answered = () => {
           this.#inFlight--;
         };
@@ -388,7 +387,7 @@ export class App<TCtx extends object = object> {
 
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     // Each task leaves the list once it succeeded: a start-up that failed runs them again.
-    if (onWorkers)
+    if (!runtime.runsFastify)
       while (this.#workersReady.length > 0) {
         await this.#workersReady[0]?.();
         this.#workersReady.shift();
@@ -418,7 +417,7 @@ export class App<TCtx extends object = object> {
       csrfTrusted: this.#csrfTrusted,
       uploads: options.uploads,
       // Workers have no disk: there an upload's files stay in memory, under its limits.
-      spools: onWorkers ? undefined : this.#spools,
+      spools: runtime.spoolsToDisk ? this.#spools : undefined,
       idempotency: () => this.#idempotency,
       tracing: options.tracing,
       serving: () => this.#lifecycle.phase === 'serving',
@@ -556,7 +555,7 @@ export class App<TCtx extends object = object> {
     );
     plan.commit();
     // On Workers, app.fetch serves the route table alone: Fastify never starts there.
-    if (onWorkers) return this;
+    if (!runtime.runsFastify) return this;
     if (plan.newHealth)
       registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
     plan.routes.forEach((route, index) => {
@@ -696,13 +695,13 @@ export class App<TCtx extends object = object> {
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
-    if (onWorkers) await this.#fetchHandlerPromise();
+    if (!runtime.runsFastify) await this.#fetchHandlerPromise();
     else await this.server.ready();
   }
 
   /** Sends a request without a socket (tests). On Workers, send a `Request` to `app.fetch`. */
   inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
-    if (onWorkers) return Promise.reject(fastifyOnWorkers('app.inject()'));
+    if (!runtime.runsFastify) return Promise.reject(fastifyOnWorkers('app.inject()'));
     return this.server.inject(request);
   }
 
@@ -712,12 +711,11 @@ export class App<TCtx extends object = object> {
    * "Fetch runtimes").
    */
   async listen(options: ListenOptions = {}): Promise<string> {
-    if (onWorkers)
+    if (!runtime.listens)
       throw new ProceedConfigError(
         "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
       );
-    const native = nativeServe();
-    if (native !== undefined) return this.#listenNatively(native, options);
+    if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
     await this.server.ready();
     if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
     const host = options.host ?? '127.0.0.1';
@@ -768,7 +766,7 @@ export class App<TCtx extends object = object> {
     });
     this.#nativeServer = server;
     const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-    this.log.info(`Server listening at ${address} (${server.runtime}, app.fetch)`);
+    this.log.info(`Server listening at ${address} (${runtime.name}, app.fetch)`);
     await this.#listening({ host, port: server.port }, options);
     return address;
   }
@@ -792,7 +790,7 @@ export class App<TCtx extends object = object> {
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
   async close(): Promise<void> {
-    if (onWorkers) {
+    if (!runtime.runsFastify) {
       this.#lifecycle.beginClosing();
       for (const task of this.#workersClose.splice(0)) await task();
       return;

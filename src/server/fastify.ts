@@ -13,7 +13,7 @@ import type { ServerTimeouts } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { requestIdFrom } from '../http/request-id.js';
-import { onWorkers } from '../http/runtime.js';
+import { runtime } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
@@ -89,7 +89,7 @@ function holdLoggerRules(server: FastifyInstance, logger: Logger): void {
 
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
-  if (onWorkers) quietInitialization();
+  if (!runtime.runsFastify) quietInitialization();
   const { logger } = settings;
   const requestLog = new OneLinePerRequest(settings.traceFields);
   const server = Fastify<RawServerDefault>({
@@ -114,7 +114,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     clientErrorHandler: settings.clientErrorHandler,
     forceCloseConnections: 'idle',
     // Workers have no sockets (app.fetch serves there) and refuse Node's socket options.
-    ...(onWorkers
+    ...(!runtime.listens
       ? {}
       : { http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval } }),
     requestTimeout: timeouts.request,

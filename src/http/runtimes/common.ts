@@ -1,0 +1,79 @@
+/**
+ * What differs from one runtime to another, in one object per runtime (one file each beside
+ * this one), so that no other module asks which runtime it runs on (docs/architecture.md,
+ * "Runtimes"). `src/http/runtime.ts` picks the one this process runs on.
+ */
+
+export type FetchHandler = (request: Request, runtime?: unknown) => Promise<Response>;
+
+/** A runtime's own server, started: its port, and how to stop it (gracefully, then at once). */
+export interface NativeServer {
+  readonly port: number;
+  /** Stops accepting and waits for the requests in flight; `force` ends them. */
+  stop(force: boolean): Promise<void>;
+}
+
+export interface NativeServeOptions {
+  port: number;
+  host: string;
+  fetch: FetchHandler;
+  /** The app's body limit: the runtime refuses much larger bodies before reading them. */
+  bodyLimit: number;
+  /** How long an idle keep-alive connection stays open, in ms (the app's `timeouts.keepAlive`). */
+  keepAlive: number;
+  /** The answer when app.fetch itself fails: a problem+json 500, never the runtime's own page. */
+  failed: (error: unknown) => Response;
+}
+
+export type NativeServe = (options: NativeServeOptions) => Promise<NativeServer>;
+
+export interface Runtime {
+  readonly name: 'Node.js' | 'Bun' | 'Deno' | 'Cloudflare Workers';
+  /**
+   * The peer's address from what the runtime passes beside a request to a fetch handler (Bun's
+   * server, Deno's handler info, the Node request of a bridge), or from what its platform sets;
+   * undefined when it says nothing.
+   */
+  peerAddress(request: Request, argument: object | undefined): string | undefined;
+  /** Where an upload's large files wait: on disk (a spool per request), or in memory. */
+  readonly spoolsToDisk: boolean;
+  /** A `File` whose bytes stay on disk at `path`. */
+  diskFile(path: string, size: number, name: string, type: string): Promise<File>;
+  /** Whether the app compresses its answers; where not, the platform does (Cloudflare's edge). */
+  readonly compresses: boolean;
+  /** Whether an answer may say `Connection: close`; where not, the platform owns connections. */
+  readonly namesConnections: boolean;
+  /**
+   * Whether a body the app refused is read to its end before the answer, whatever its size: the
+   * platform breaks a connection answered mid-body otherwise (workerd).
+   */
+  readonly readsRefusedBodies: boolean;
+  /**
+   * Whether a `Response` whose body is a stream keeps the `Content-Length` it was given. Bun
+   * drops it and sends the body chunked (Bun's issue 10507): there a file answer is handed over
+   * as a `Blob`, which keeps its length (docs/files.md).
+   */
+  readonly streamsKeepLength: boolean;
+  /** Whether Fastify can run: Workers refuse the code it compiles. */
+  readonly runsFastify: boolean;
+  /** Whether the app can open a port (`app.listen`, the metrics listener): Workers listen for it. */
+  readonly listens: boolean;
+  /** The runtime's own server for `app.listen`, where there is one instead of Node's http module. */
+  readonly serve: NativeServe | undefined;
+  /** Whether the runtime imports TypeScript itself (the CLI adds a loader on Node). */
+  readonly importsTypeScript: boolean;
+}
+
+/** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */
+export function withNodeCode(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error;
+  const named = error as { name?: string; code?: string };
+  const codes: Record<string, string> = {
+    AddrInUse: 'EADDRINUSE',
+    PermissionDenied: 'EACCES',
+    AddrNotAvailable: 'EADDRNOTAVAIL',
+  };
+  const code = named.name === undefined ? undefined : codes[named.name];
+  if (named.code === undefined && code !== undefined) named.code = code;
+  return error;
+}

@@ -1,0 +1,32 @@
+/** Node.js (docs/deployment.md): Fastify on `node:http`, or app.fetch behind a bridge. */
+import type { Runtime } from './common.js';
+
+/** `@hono/node-server` passes the Node request beside the `Request`. */
+interface NodeBridgeArgument {
+  incoming?: { socket?: { remoteAddress?: unknown } };
+}
+
+/** A `File` over a file on disk, read as it is sent (Node's and Bun's `openAsBlob`). */
+export async function openedFile(path: string, _size: number, name: string, type: string): Promise<File> {
+  const { openAsBlob } = await import('node:fs');
+  const blob = await openAsBlob(path, { type });
+  return new File([blob], name, { type });
+}
+
+export const node: Runtime = {
+  name: 'Node.js',
+  peerAddress(_request, argument) {
+    const remote = (argument as NodeBridgeArgument | undefined)?.incoming?.socket?.remoteAddress;
+    return typeof remote === 'string' ? remote : undefined;
+  },
+  spoolsToDisk: true,
+  diskFile: openedFile,
+  compresses: true,
+  namesConnections: true,
+  readsRefusedBodies: false,
+  streamsKeepLength: true,
+  runsFastify: true,
+  listens: true,
+  serve: undefined,
+  importsTypeScript: false,
+};
