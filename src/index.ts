@@ -101,11 +101,11 @@ export {
 export type { UploadLimits, UploadOptions } from './core/uploads.js';
 export type { CompressionOptions } from './http/compression.js';
 export type { CorsOptions } from './http/cors.js';
+export type { HealthOptions } from './http/health.js';
 export type { RateLimitChange, RateLimitOptions, RateLimitRedis } from './http/rate-limit.js';
 export { saveFile } from './http/spool.js';
 export * from './server/app.js';
 export type { EntryContext } from './server/entry-context.js';
-export type { HealthOptions } from './server/health.js';
 export type { Listening, ListenOptions, Phase } from './server/lifecycle.js';
 export type { LoggerOptions, LoggerSetting } from './server/logger.js';
 export type { MountOptions } from './server/options.js';

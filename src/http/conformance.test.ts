@@ -483,6 +483,35 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     },
   );
 
+  it('serves app.route() routes beside the procedures: params, query, body, limits, problems, 405', async () => {
+    const answer = await send('GET', '/greetings/Ada%20L?loud=yes', {
+      headers: { 'x-request-id': 'route-1' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('x-request-id')).toBe('route-1');
+    expect(answer.headers.get('x-seen-id')).toBe('route-1');
+    expect(JSON.parse(answer.body)).toEqual({ name: 'Ada L', loud: 'yes', path: '/greetings/Ada%20L' });
+    const head = await send('HEAD', '/greetings/Ada');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    const echoed = await send('POST', '/echo', { headers: { 'content-type': 'text/csv' }, body: 'a,b\n1,2' });
+    expect(echoed.status).toBe(201);
+    expect(echoed.headers.get('content-type')).toBe('text/csv');
+    expect(echoed.body).toBe('a,b\n1,2');
+    // Any media type is the route's to read; the route's own limit holds.
+    expectProblem(
+      await send('POST', '/echo', { headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(17) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    expectProblem(await send('GET', '/refusing'), 403, 'FORBIDDEN');
+    const refused = await send('DELETE', '/greetings/Ada');
+    expectProblem(refused, 405, 'METHOD_NOT_ALLOWED');
+    expect(refused.headers.get('allow')).toBe('GET, HEAD');
+  });
+
   it('answers a CORS preflight for a method the path takes, and names the allowed origin on answers', async () => {
     const site = 'https://app.example';
     const asked = await send('OPTIONS', '/api/notes/1', {

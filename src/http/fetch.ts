@@ -12,12 +12,12 @@ import { pathTemplate } from '../core/naming.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
+import { type AppRoute, type RouteRequest as AppRouteRequest, routeAnswerHeaders } from './app-routes.js';
 import { clientAddressResolver, peerAddressOf, type TrustProxy } from './client-address.js';
 import type { CodingChoice } from './compression.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import { webBody } from './files.js';
-import { type HealthOptions, healthyBody, readinessBody } from './health.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
@@ -39,8 +39,8 @@ type HeaderRecord = Record<string, string | string[] | undefined>;
 /** What a fetch handler needs of an app: its routes and the settings of each rule. */
 export interface FetchCore {
   readonly routes: readonly MountedRoute[];
-  /** The mount prefixes, each with its health routes. */
-  readonly prefixes: readonly string[];
+  /** The app's routes beside its procedures: health, the docs UI, the user's own. */
+  readonly appRoutes: readonly AppRoute[];
   buildContext(request: RequestInfo): MaybePromise<BaseContext>;
   readonly userSource: () => string | undefined;
   readonly entityTags: boolean;
@@ -69,7 +69,6 @@ export interface FetchCore {
   readonly serving: () => boolean;
   /** Closing: a request that arrives now is refused with 503 (draining still serves it). */
   readonly closing: () => boolean;
-  readonly healthCheck: HealthOptions['check'];
   readonly rateLimits: RateLimits;
   /** The app's CORS rules; undefined: no CORS. */
   readonly cors: CorsPolicy | undefined;
@@ -116,8 +115,6 @@ export interface FetchAnswer {
   problem: string | undefined;
   seconds: number;
 }
-
-const jsonType = 'application/json; charset=utf-8';
 
 interface ObservedRoute {
   readonly procedure: string | undefined;
@@ -354,26 +351,12 @@ export function createFetchHandler(
     const handler = procedureHandler(core, route);
     router.on(route.method === 'GET' ? ['GET', 'HEAD'] : route.method, route.path, handler);
   }
-  for (const prefix of core.prefixes) {
-    const json = { 'content-type': jsonType, 'x-content-type-options': 'nosniff' };
-    const readiness = {
-      serving: core.serving,
-      rateLimits: core.rateLimits,
-      check: core.healthCheck,
-      log: core.log,
-    };
-    const ready: RouteHandler = {
-      observed: { procedure: undefined, path: `${prefix}/health` },
-      serve: async ({ id }) =>
-        new Response(await readinessBody(readiness), { headers: withId(json, id, core.requestIds) }),
-    };
-    const liveness: RouteHandler = {
-      observed: { procedure: undefined, path: `${prefix}/health/live` },
-      serve: async ({ id }) => new Response(healthyBody, { headers: withId(json, id, core.requestIds) }),
-    };
-    router.on(['GET', 'HEAD'], `${prefix}/health`, ready);
-    router.on(['GET', 'HEAD'], `${prefix}/health/live`, liveness);
-  }
+  for (const route of core.appRoutes)
+    router.on(
+      route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+      route.path,
+      appRouteHandler(core, route),
+    );
 
   const unmatched = (method: string, path: string): ProceedError =>
     unmatchedProblem(
@@ -539,10 +522,59 @@ class FetchTracedRequest implements TracedRequest {
   }
 }
 
-function withId(headers: Record<string, string>, id: string, requestIds: boolean): Headers {
-  const result = new Headers(headers);
-  if (requestIds) result.set('x-request-id', id);
-  return result;
+/** A route of the app beside its procedures, served as Fastify serves it on Node. */
+function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler {
+  const limit = route.bodyLimit ?? core.bodyLimit;
+  return {
+    observed: { procedure: undefined, path: route.path },
+    async serve(exchange) {
+      const answered = route.handler(new FetchRouteRequest(exchange, limit));
+      const answer = answered instanceof Promise ? await answered : answered;
+      const headers = routeAnswerHeaders(answer);
+      if (core.requestIds) headers['x-request-id'] = exchange.id;
+      return new Response((answer.body ?? null) as BodyInit | null, {
+        status: answer.status ?? 200,
+        headers,
+      });
+    },
+  };
+}
+
+/** A request as a route's handler reads it, over a Fetch `Request`. */
+class FetchRouteRequest implements AppRouteRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly id: string;
+  readonly #exchange: Exchange;
+  readonly #limit: number;
+  #query: URLSearchParams | undefined;
+
+  constructor(exchange: Exchange, limit: number) {
+    this.#exchange = exchange;
+    this.#limit = limit;
+    this.method = exchange.request.method;
+    this.path = exchange.path;
+    this.params = exchange.params as Record<string, string>;
+    this.headers = headerRecord(exchange.request.headers) as Record<string, string | undefined>;
+    this.id = exchange.id;
+  }
+
+  get query(): URLSearchParams {
+    this.#query ??= new URLSearchParams(this.#exchange.search);
+    return this.#query;
+  }
+
+  get ip(): string {
+    return this.#exchange.ip;
+  }
+
+  body(): Promise<Uint8Array> {
+    const { request } = this.#exchange;
+    if (request.method === 'GET' || request.method === 'HEAD') return Promise.resolve(new Uint8Array(0));
+    return readBytes(request, this.#limit);
+  }
 }
 
 /** One procedure's route: the same steps, in the same order, as its Node route. */

@@ -11,6 +11,8 @@
  */
 import { ProceedError } from '../core/errors.js';
 import { UnavailableError } from '../core/unavailable.js';
+import type { AppRoute } from './app-routes.js';
+import { jsonHeaders } from './json.js';
 import type { RateLimits } from './rate-limit.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -51,4 +53,22 @@ export async function readinessBody({ serving, rateLimits, check, log }: Readine
   if (store !== 'ok' && rateLimits.refusesWithoutStore)
     throw new UnavailableError(undefined, 'The rate-limit store (Redis) is unreachable');
   return JSON.stringify({ status: store === 'ok' ? 'ok' : 'degraded', checks: { rateLimitStore: store } });
+}
+
+/** The readiness and liveness routes of a mount prefix, served like any route of the app. */
+export function healthRoutes(prefix: string, readiness: Readiness): AppRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: `${prefix}/health`,
+      handler: async () => ({ headers: jsonHeaders, body: await readinessBody(readiness) }),
+      bodyLimit: undefined,
+    },
+    {
+      method: 'GET',
+      path: `${prefix}/health/live`,
+      handler: () => ({ headers: jsonHeaders, body: healthyBody }),
+      bodyLimit: undefined,
+    },
+  ];
 }

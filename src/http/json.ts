@@ -68,3 +68,9 @@ export function forbiddenKeyOf(parsed: unknown): ProceedError | undefined {
   }
   return undefined;
 }
+
+/** On every JSON answer: its media type, and never sniffed as anything else. */
+export const jsonHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+} as const;

@@ -17,6 +17,7 @@ import { type CookieSigner, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
 import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
+import { jsonHeaders } from './json.js';
 import { problemAnswer } from './problems.js';
 import {
   type Answered,
@@ -25,12 +26,6 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
-
-/** On every JSON answer: its media type, and never sniffed as anything else. */
-export const jsonHeaders = {
-  'content-type': 'application/json; charset=utf-8',
-  'x-content-type-options': 'nosniff',
-} as const;
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;

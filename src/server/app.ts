@@ -24,21 +24,29 @@ import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
 import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
+import {
+  type AppRoute,
+  type AppRouteMethod,
+  type AppRouteOptions,
+  appRoute,
+  type RouteHandler,
+} from '../http/app-routes.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
 import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
+import { healthRoutes } from '../http/health.js';
 import { closingRefusal, problemAnswer } from '../http/problems.js';
 import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
 import { type NativeServe, type NativeServer, refusedOnWorkers, runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
 import { uploadContentReady } from '../http/upload-content.js';
+import { registerAppRoute } from './app-route.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
-import { registerHealth } from './health.js';
 import { encoded, nodeCodings } from './http-cache.js';
 import {
   closeGracefully,
@@ -398,7 +406,7 @@ export class App<TCtx extends object = object> {
     const log = this.log;
     return createFetchHandler({
       routes: this.routes,
-      prefixes: [...new Set(this.mounts.map((mount) => mount.prefix))],
+      appRoutes: this.#appRoutes,
       buildContext: (request) => this.#context.build(request),
       userSource: () => this.userSource,
       entityTags: options.entityTags ?? true,
@@ -423,7 +431,6 @@ export class App<TCtx extends object = object> {
       serving: () => this.#lifecycle.phase === 'serving',
       onClosing: this.#lifecycle.onClosing,
       closing: () => this.#lifecycle.phase === 'closing',
-      healthCheck: options.health?.check,
       cors: this.#cors,
       rateLimits: this.#rateLimits,
       trustProxy: options.trustProxy ?? false,
@@ -533,7 +540,7 @@ export class App<TCtx extends object = object> {
 
   /** One line per route, procedures and health checks alike: `GET /api/posts/:id`. */
   routeLines(): string[] {
-    return this.routeTable.lines();
+    return [...this.routeTable.lines(), ...this.#ownRoutes.map((route) => `${route.method} ${route.path}`)];
   }
 
   /** The shared logger (pino). */
@@ -554,10 +561,16 @@ export class App<TCtx extends object = object> {
       rateLimitHooks(this.#rateLimits.limiterFor(route), this.#lifecycle),
     );
     plan.commit();
+    if (plan.newHealth)
+      for (const route of healthRoutes(prefix, {
+        serving: () => this.#lifecycle.phase === 'serving',
+        rateLimits: this.#rateLimits,
+        check: this.#options.health?.check,
+        log: this.log,
+      }))
+        this.#addRoute(route);
     // On Workers, app.fetch serves the route table alone: Fastify never starts there.
     if (!runtime.runsFastify) return this;
-    if (plan.newHealth)
-      registerHealth(this.server, prefix, this.#lifecycle, this.#rateLimits, this.#options.health);
     plan.routes.forEach((route, index) => {
       registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
         entityTags: this.#options.entityTags ?? true,
@@ -575,6 +588,36 @@ export class App<TCtx extends object = object> {
       });
     });
     return this;
+  }
+
+  /**
+   * Adds a route that is not a procedure (docs/routes.md): health checks, the docs UI and a
+   * webhook are such routes. The handler reads a neutral request and returns a status, headers
+   * and a body; every adapter serves it the same way, with the app's request ids, CORS, logs,
+   * observers and problem answers. Add routes before the app is ready, as plugins load.
+   *
+   * @example
+   * app.route('GET', '/version', () => ({ headers: { 'content-type': 'application/json' }, body: '{"version":"1.2.0"}' }));
+   */
+  route(method: AppRouteMethod, path: string, handler: RouteHandler, options: AppRouteOptions = {}): this {
+    if (this.#ready)
+      throw new ProceedConfigError(
+        `app.route(${method} ${path}) after the app is ready: add routes as plugins load`,
+      );
+    const route = appRoute(method, path, handler, options);
+    this.#ownRoutes.push(route);
+    this.#addRoute(route);
+    return this;
+  }
+
+  /** The app's routes beside its procedures: health checks and {@link App.route}'s. */
+  readonly #appRoutes: AppRoute[] = [];
+  /** Those added with {@link App.route}, listed with the procedures. */
+  readonly #ownRoutes: AppRoute[] = [];
+
+  #addRoute(route: AppRoute): void {
+    this.#appRoutes.push(route);
+    if (runtime.runsFastify) registerAppRoute(this.server, route, this.#options.bodyLimit ?? 1024 * 1024);
   }
 
   /**

@@ -9,10 +9,10 @@ import type { RequestInfo } from '../core/request-context.js';
 import { checkUploadOptions, type UploadOptions } from '../core/uploads.js';
 import type { CompressionOptions } from '../http/compression.js';
 import type { CsrfOptions } from '../http/csrf.js';
+import type { HealthOptions } from '../http/health.js';
 import type { RateLimitOptions } from '../http/rate-limit.js';
 import type { RequestTracing } from '../http/tracing.js';
 import type { CorsOptions } from './cors.js';
-import type { HealthOptions } from './health.js';
 import type { LoggerSetting } from './logger.js';
 
 export type MaybePromise<T> = T | Promise<T>;

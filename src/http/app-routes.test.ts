@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../server/app.js';
+import { appRoute, routeAnswerHeaders } from './app-routes.js';
+
+describe('app.route()', () => {
+  const handler = () => ({ body: 'ok' });
+
+  it('refuses a mistake where it is made', () => {
+    expect(() => appRoute('OPTIONS', '/x', handler)).toThrow(/"OPTIONS" is not a method a route takes/);
+    expect(() => appRoute('GET', 'x', handler)).toThrow(/must start with "\//);
+    expect(() => appRoute('GET', '/x', 'ok' as never)).toThrow(/the handler must be a function/);
+    expect(() => appRoute('POST', '/x', handler, { bodyLimit: -1 })).toThrow(
+      /bodyLimit must be a whole number/,
+    );
+    expect(appRoute('post', '/x', handler)).toMatchObject({ method: 'POST', path: '/x' });
+  });
+
+  it('types a body the handler left untyped, and never lets a browser guess', () => {
+    expect(routeAnswerHeaders({ body: 'hi' })).toEqual({
+      'content-type': 'text/plain; charset=utf-8',
+      'x-content-type-options': 'nosniff',
+    });
+    expect(routeAnswerHeaders({ body: new Uint8Array(1) })['content-type']).toBe('application/octet-stream');
+    expect(routeAnswerHeaders({ headers: { 'Content-Type': 'text/csv' }, body: 'a' })).toEqual({
+      'content-type': 'text/csv',
+      'x-content-type-options': 'nosniff',
+    });
+    expect(routeAnswerHeaders({ status: 204 })).toEqual({ 'x-content-type-options': 'nosniff' });
+  });
+
+  it('is listed with the procedures, and refused once the app is ready', async () => {
+    const app = createApp({ logger: false }).route('GET', '/version', () => ({ body: '1' }));
+    expect(app.routeLines()).toContain('GET /version');
+    await app.ready();
+    expect(() => app.route('GET', '/late', handler)).toThrow(/after the app is ready/);
+    const answer = await app.inject({ method: 'GET', url: '/version' });
+    expect(answer.body).toBe('1');
+    await app.close();
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * Routes that are not procedures (docs/routes.md): health, the docs UI, a user's own. One
+ * handler per route, given a neutral request and giving a neutral answer, served the same way by
+ * every adapter: a Fastify route on Node, the router of `app.fetch` elsewhere. What an answer's
+ * headers default to is decided here, once.
+ */
+import { ProceedConfigError } from '../core/errors.js';
+import { httpMethods } from '../core/naming.js';
+
+/** The methods `app.route()` takes, those of procedures; GET routes answer HEAD too. */
+export type AppRouteMethod = (typeof httpMethods)[number];
+
+/** A request as a route's handler reads it. */
+export interface RouteRequest {
+  readonly method: string;
+  /** The path, without the query string. */
+  readonly path: string;
+  /** The query string's parameters. */
+  readonly query: URLSearchParams;
+  /** The path's parameters (`:id`), decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Request headers by lower-case name; a repeated one joined with ", ". */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The request id (`X-Request-Id`). */
+  readonly id: string;
+  /** The client's address, as `trustProxy` resolves it. */
+  readonly ip: string;
+  /**
+   * The body's bytes, read up to the route's `bodyLimit` (413 past it); empty for GET and HEAD.
+   * Read once.
+   */
+  body(): Promise<Uint8Array>;
+}
+
+/** What a route answers: a status (200 unless said), headers, and a body. */
+export interface RouteAnswer {
+  readonly status?: number;
+  /** By name; `Content-Type` defaults to text for a string, bytes for anything else. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array | ReadableStream<Uint8Array> | null;
+}
+
+export type RouteHandler = (request: RouteRequest) => RouteAnswer | Promise<RouteAnswer>;
+
+export interface AppRouteOptions {
+  /** The most a body may hold, in bytes (the app's `bodyLimit` unless said). */
+  readonly bodyLimit?: number;
+}
+
+/** A route of the app beside its procedures. */
+export interface AppRoute {
+  readonly method: AppRouteMethod;
+  readonly path: string;
+  readonly handler: RouteHandler;
+  readonly bodyLimit: number | undefined;
+}
+
+/** Checks a route as `app.route()` is called: a mistake is thrown where it is made. */
+export function appRoute(
+  method: string,
+  path: string,
+  handler: RouteHandler,
+  options: AppRouteOptions = {},
+): AppRoute {
+  const upper = method.toUpperCase();
+  if (!(httpMethods as readonly string[]).includes(upper))
+    throw new ProceedConfigError(
+      `app.route(): ${JSON.stringify(method)} is not a method a route takes (${httpMethods.join(', ')}; GET routes answer HEAD too)`,
+    );
+  if (typeof path !== 'string' || !path.startsWith('/'))
+    throw new ProceedConfigError(`app.route(): the path ${JSON.stringify(path)} must start with "/"`);
+  if (typeof handler !== 'function')
+    throw new ProceedConfigError(`app.route(${upper} ${path}): the handler must be a function`);
+  const { bodyLimit } = options;
+  if (bodyLimit !== undefined && (!Number.isSafeInteger(bodyLimit) || bodyLimit < 0))
+    throw new ProceedConfigError(`app.route(${upper} ${path}): bodyLimit must be a whole number of bytes`);
+  return { method: upper as AppRouteMethod, path, handler, bodyLimit };
+}
+
+/**
+ * The headers an answer is sent with: the handler's, by lower-case name, with a `Content-Type`
+ * for a body that has none (text for a string, bytes otherwise) and `nosniff` unless it said
+ * otherwise, so that a browser never guesses a type.
+ */
+export function routeAnswerHeaders(answer: RouteAnswer): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  const { body } = answer;
+  if (body !== undefined && body !== null && headers['content-type'] === undefined)
+    headers['content-type'] =
+      typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+  headers['x-content-type-options'] ??= 'nosniff';
+  return headers;
+}
