@@ -10,7 +10,7 @@
  * and `npm run pack` check.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,4 +34,24 @@ for (const project of projects) {
     process.stderr.write(`build: ${project} failed\n`);
     process.exit(result.status ?? 1);
   }
+  if (project === '.') copySwaggerUi();
+}
+
+/**
+ * The docs UI's files ship in the package (dist/openapi/swagger-ui/), copied from the
+ * swagger-ui-dist dev dependency: an app installs no package for them, and none of its install
+ * scripts (docs/openapi.md, "The docs UI").
+ */
+function copySwaggerUi() {
+  const from = join(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'), '..');
+  const to = join(root, 'dist/openapi/swagger-ui');
+  mkdirSync(to, { recursive: true });
+  for (const name of [
+    'swagger-ui.css',
+    'index.css',
+    'swagger-ui-bundle.js',
+    'swagger-ui-standalone-preset.js',
+    'LICENSE',
+  ])
+    copyFileSync(join(from, name), join(to, name));
 }

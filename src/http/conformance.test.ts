@@ -459,7 +459,7 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       expect(refusals).toEqual([
         expect.stringMatching(/^The route GET \/raw\/hello on app.server needs the app's Fastify server/),
         expect.stringMatching(/^app.listen\(\) on Cloudflare Workers/),
-        expect.stringMatching(/^docsPlugin serves the docs UI from the app's Fastify server/),
+        expect.stringMatching(/^docsPlugin serves the docs UI from Swagger UI's files on disk/),
         expect.stringMatching(
           /^metricsPlugin serves \/metrics on a port of its own, which Cloudflare Workers cannot run/,
         ),

@@ -1,22 +1,24 @@
 /**
  * The documentation plugin (docs/openapi.md): the OpenAPI document as JSON and YAML and
- * Swagger UI, every asset served by the app itself. The document is generated once, when the
- * app becomes ready, so it sees every mount whatever the order of `mount` and `register`.
+ * Swagger UI, every asset served by the app itself through `app.route()`, so the same on every
+ * adapter. The document is generated once, when the app becomes ready, so it sees every mount
+ * whatever the order of `mount` and `register`.
  */
-import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
+import type { AppRouteMethod, RouteAnswer, RouteHandler } from '../http/app-routes.js';
+import { matchingTag } from '../http/entity-tags.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import {
+  docsAsset,
   docsContentSecurityPolicy,
-  docsFavicon,
-  docsThemeCss,
-  proceedSwaggerUiPlugin,
+  type SwaggerUiAssets,
+  swaggerUiAssets,
+  swaggerUiFileNames,
 } from './swagger-ui.js';
 import type { OpenApiDocument } from './types.js';
 
@@ -39,38 +41,11 @@ export interface DocsPluginOptions {
   openapi: OpenApiDocumentOptions;
 }
 
-interface Specification {
-  document: OpenApiDocument;
-  yaml: string;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
-}
-
-/** What the plugin needs of an app: its Fastify instance and its route table. An `App` is one. */
+/** What the plugin needs of an app: its route table, a route of its own, a step at start-up. An `App` is one. */
 export interface DocsHost extends OpenApiRouteSource {
-  readonly server: FastifyInstance;
+  route(method: AppRouteMethod, path: string, handler: RouteHandler): unknown;
+  onReady(task: () => Promise<void> | void): unknown;
 }
-
-/**
- * Stands in for `@fastify/swagger`, which `@fastify/swagger-ui` declares as a dependency and
- * asks for the document through `fastify.swagger()`. Proceed writes its own document, so the
- * stand-in only hands it over. The symbols are Fastify's documented plugin metadata (what
- * `fastify-plugin` sets): no encapsulation, and the name the UI plugin checks for.
- */
-const specificationProvider = Object.assign(
-  async (instance: FastifyInstance, options: { read: () => Specification }) => {
-    instance.decorate('swagger', (request?: { yaml?: boolean }) =>
-      request?.yaml === true ? options.read().yaml : options.read().document,
-    );
-  },
-  {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: '@fastify/swagger',
-    [Symbol.for('plugin-meta')]: { name: '@fastify/swagger' },
-  },
-);
 
 /**
  * Serves the interactive documentation at `routePrefix` (Swagger UI, no CDN: its scripts and
@@ -85,10 +60,10 @@ const specificationProvider = Object.assign(
  * });
  */
 export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Promise<void> {
-  if (!runtime.runsFastify)
+  if (!runtime.spoolsToDisk)
     throw refusedOnWorkers(
       'docsPlugin',
-      "serves the docs UI from the app's Fastify server (serve the document from `proceed openapi` as a static file instead)",
+      "serves the docs UI from Swagger UI's files on disk (serve the document from `proceed openapi` as a static file instead)",
     );
   refuseUnknownOptions(
     'docsPlugin',
@@ -118,14 +93,9 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 
-  let specification: Specification | undefined;
-  const read = (): Specification => {
-    if (specification === undefined)
-      throw new Error('docsPlugin: the document is built when the app is ready');
-    return specification;
-  };
-
-  app.server.addHook('onReady', async () => {
+  const title = `${info.title}: API documentation`;
+  let served: { json: RouteAnswer; yaml: RouteAnswer; assets: SwaggerUiAssets } | undefined;
+  app.onReady(async () => {
     const source = options.collections === undefined ? { app } : { app, collections: options.collections };
     let document: OpenApiDocument;
     try {
@@ -134,33 +104,46 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       if (!(error instanceof ProceedConfigError)) throw error;
       throw new ProceedConfigError(`docsPlugin: ${error.message}`, { cause: error });
     }
-    specification = { document, yaml: stringify(document, { aliasDuplicateObjects: false }) };
+    const json = JSON.stringify(document);
+    const yaml = stringify(document, { aliasDuplicateObjects: false });
+    served = {
+      json: docsAsset('application/json; charset=utf-8', json),
+      yaml: docsAsset('application/x-yaml; charset=utf-8', yaml),
+      assets: await swaggerUiAssets(title, routePrefix),
+    };
   });
-
-  app.server.register(async (instance) => {
-    await instance.register(specificationProvider, { read });
-    await instance.register(swaggerUi, {
-      routePrefix,
-      theme: {
-        title: escapeHtml(`${info.title}: API documentation`),
-        css: [{ filename: 'proceed.css', content: docsThemeCss }],
-        favicon: [docsFavicon],
-      },
-      // Left undefined, @fastify/swagger-ui swaps the Fastify logo into the top bar, which shows the
-      // API's title instead; `null`, which its types leave out, turns the swap off.
-      ...({ logo: null } as unknown as Pick<FastifySwaggerUiOptions, 'logo'>),
-      uiConfig: {
-        deepLinking: true,
-        displayOperationId: true,
-        displayRequestDuration: true,
-        // Tokens stay in the page's memory: kept in localStorage, any script on the origin could read them.
-        persistAuthorization: false,
-        docExpansion: 'list',
-        // The validator badge would send the document's URL to validator.swagger.io.
-        validatorUrl: null,
-        plugins: [proceedSwaggerUiPlugin],
-      },
-      staticCSP: docsContentSecurityPolicy,
-    });
-  });
+  const ready = () => {
+    if (served === undefined) throw new Error('docsPlugin: the document is built when the app is ready');
+    return served;
+  };
+  /** The answer, or a 304 when the client holds it (every file has a tag: `no-cache` revalidates). */
+  const get =
+    (pick: (files: NonNullable<typeof served>) => RouteAnswer): RouteHandler =>
+    (request) => {
+      const answer = pick(ready());
+      const tag = answer.headers?.etag;
+      if (tag !== undefined && matchingTag(request.headers['if-none-match'], tag) !== undefined)
+        return { status: 304, headers: { etag: tag, 'content-security-policy': docsContentSecurityPolicy } };
+      return answer;
+    };
+  // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
+  app.route('GET', routePrefix, (request) =>
+    get((files) => (request.path.endsWith('/') ? files.assets.relativePage : files.assets.page))(request),
+  );
+  app.route(
+    'GET',
+    `${routePrefix}/json`,
+    get((files) => files.json),
+  );
+  app.route(
+    'GET',
+    `${routePrefix}/yaml`,
+    get((files) => files.yaml),
+  );
+  for (const name of swaggerUiFileNames)
+    app.route(
+      'GET',
+      `${routePrefix}/static/${name}`,
+      get((files) => files.assets.files.get(name) as RouteAnswer),
+    );
 }

@@ -683,6 +683,17 @@ export class App<TCtx extends object = object> {
     return this;
   }
 
+  /**
+   * Runs once every plugin is loaded and every route mounted, before the app serves (the docs
+   * plugin builds its document here). One that throws makes `ready`, `listen` and the first
+   * `fetch` fail with its error.
+   */
+  onReady(task: () => MaybePromise<void>): this {
+    if (this.#ready) throw new ProceedConfigError('app.onReady() after the app is ready: add it as plugins load');
+    this.#whenReady(task);
+    return this;
+  }
+
   /** Runs when the app closes, last registered first (close a database pool here). */
   onClose(close: () => MaybePromise<void>): this {
     this.#closers.push(close);
