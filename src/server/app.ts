@@ -689,7 +689,8 @@ export class App<TCtx extends object = object> {
    * `fetch` fail with its error.
    */
   onReady(task: () => MaybePromise<void>): this {
-    if (this.#ready) throw new ProceedConfigError('app.onReady() after the app is ready: add it as plugins load');
+    if (this.#ready)
+      throw new ProceedConfigError('app.onReady() after the app is ready: add it as plugins load');
     this.#whenReady(task);
     return this;
   }
