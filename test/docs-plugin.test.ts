@@ -10,7 +10,7 @@ import { procedure, procedures } from '../src/core/procedure.js';
 import { generateOpenApi } from '../src/openapi/generate.js';
 import { docsPlugin } from '../src/openapi/plugin.js';
 import type { OpenApiDocument } from '../src/openapi/types.js';
-import { createApp } from '../src/server/app.js';
+import { createApp } from '../src/server/create-app.js';
 import { notes, notesApp } from './fixtures/notes.js';
 
 const openapi = { info: { title: 'Notes API', version: '2.0.0' } };

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { docsPlugin } from '../openapi/plugin.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import type { AccessClaims } from './jwt.js';
 import { type AuthContext, type AuthPluginOptions, authPlugin } from './plugin.js';
 import { TokenService } from './tokens.js';

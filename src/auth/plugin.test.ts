@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { entityTagDocumentation } from '../core/documentation.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { fixtureApp, fixtureSecret } from './fixtures/app.js';
 import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';

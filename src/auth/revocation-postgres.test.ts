@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';
 import { type AccessClaims, TokenRevokedError } from './jwt.js';

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { type App, createApp } from '../server/app.js';
+import type { App } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { ClientError, createClient, ProblemError, routeManifest } from './index.js';
 
 const api = [notes] as const;

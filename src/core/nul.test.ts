@@ -1,7 +1,7 @@
 /** NUL in input is refused where the input is assembled (src/core/nul.ts), on both adapters. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { nulPathIn } from './nul.js';
 import { procedure, procedures } from './procedure.js';
 

@@ -2,7 +2,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { describe, expect, it } from 'vitest';
 import { generateOpenApi } from '../openapi/generate.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { procedure, procedures } from './procedure.js';
 
 interface Search {

@@ -3,7 +3,7 @@ import { toStandardJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { generateOpenApi } from '../openapi/generate.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { procedure, procedures } from './procedure.js';
 
 const Public = v.object({ id: v.string(), title: v.string() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { appRoute, routeAnswerHeaders } from './app-routes.js';
 
 describe('app.route()', () => {

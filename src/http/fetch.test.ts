@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped-outage.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 
 const notes = procedures('notes', {
   createNote: procedure()

@@ -21,6 +21,7 @@ import { webBody } from './files.js';
 import { forbiddenKeyOf, isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
+import type { Answer, ObservedRoute } from './observed.js';
 import { closingRefusal, problemAnswer } from './problems.js';
 import { type AnsweredRequest, type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
 import { pulledStream } from './pulled-stream.js';
@@ -80,20 +81,9 @@ export interface FetchCore {
   readonly ifMatchHolds: (ifMatch: string, tag: string) => boolean;
   readonly newRequestId: () => string;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
-  readonly observe: ((answer: FetchAnswer) => void) | undefined;
+  readonly observe: ((answer: Answer) => void) | undefined;
   /** One line per request at `info`, as on Node; undefined when the app logs nothing. */
   readonly requestLog: ((entry: RequestLogEntry) => void) | undefined;
-  /**
-   * Routes the app holds beside its procedures (the docs UI, routes added on `app.server`):
-   * whether one takes this method and path, and its answer to a request.
-   */
-  readonly otherRoutes: {
-    has(method: string, path: string): boolean;
-    serve(
-      request: Request,
-      exchange: { id: string; ip: string; body: Uint8Array | undefined },
-    ): Promise<Response>;
-  };
 }
 
 /** What the request log writes of a request. */
@@ -107,20 +97,6 @@ export interface RequestLogEntry {
   milliseconds: number;
 }
 
-/** What observers of the app learn of each answer (the same as on Node). */
-export interface FetchAnswer {
-  route: ObservedRoute | undefined;
-  method: string;
-  status: number;
-  problem: string | undefined;
-  seconds: number;
-}
-
-interface ObservedRoute {
-  readonly procedure: string | undefined;
-  readonly path: string;
-}
-
 /**
  * One request on its way through: what the handler reads, and headers any answer carries. The
  * client's address and the parsed URL are worked out only when something asks for them.
@@ -132,8 +108,6 @@ class Exchange {
   readonly path: string;
   readonly search: string;
   params: Record<string, string | undefined> = {};
-  /** Served by one of the app's other routes. */
-  other = false;
   /** The request's trace, when the app traces. */
   trace: RequestTrace | undefined;
   /** Its answer streams: the trace ends with the stream, not with the headers. */
@@ -359,22 +333,7 @@ export function createFetchHandler(
     );
 
   const unmatched = (method: string, path: string): ProceedError =>
-    unmatchedProblem(
-      method,
-      path,
-      (each) => router.find(each, path) !== null || core.otherRoutes.has(each, path),
-    );
-
-  const other: RouteHandler = {
-    observed: { procedure: undefined, path: '' },
-    async serve({ request, id, ip }) {
-      const body =
-        request.method === 'GET' || request.method === 'HEAD'
-          ? undefined
-          : await readBytes(request, core.bodyLimit);
-      return core.otherRoutes.serve(request, { id, ip, body });
-    },
-  };
+    unmatchedProblem(method, path, (each) => router.find(each, path) !== null);
 
   const handle = async (
     request: Request,
@@ -399,9 +358,7 @@ export function createFetchHandler(
           ? core.cors.preflight(
               request.headers.get('origin'),
               request.headers.get('access-control-request-method'),
-              routeMethods.filter(
-                (each) => router.find(each, path) !== null || core.otherRoutes.has(each, path),
-              ),
+              routeMethods.filter((each) => router.find(each, path) !== null),
             )
           : undefined;
       const found = preflight === undefined ? router.find(request.method, path) : null;
@@ -416,13 +373,10 @@ export function createFetchHandler(
           if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
         handler = found.handler;
         exchange.params = found.params;
-      } else if (decodes(path) && core.otherRoutes.has(request.method, path)) {
-        handler = other;
       } else {
         throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
       }
-      route = handler === other || preflight !== undefined ? undefined : handler.observed;
-      exchange.other = handler === other;
+      route = preflight !== undefined ? undefined : handler.observed;
       if (trace !== undefined && route !== undefined)
         trace.routed(pathTemplate(route.path), route.procedure, id);
       response = await handler.serve(exchange);
@@ -435,11 +389,6 @@ export function createFetchHandler(
         exchange.connection,
       ));
       if (response.status >= 500) trace?.failed(error);
-    }
-    // Other routes are Fastify's, which adds their CORS headers, logs and observes them itself.
-    if (exchange.other) {
-      if (trace?.recording === true) trace.end(response.status);
-      return head && response.body !== null ? new Response(null, response) : response;
     }
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).

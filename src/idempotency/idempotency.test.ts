@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { type IdempotencyStore, MemoryIdempotencyStore, type StoredAnswer } from '../core/idempotency.js';
 import { procedure, procedures } from '../core/procedure.js';
 import type { OpenApiOperation } from '../openapi/types.js';
-import { type App, createApp } from '../server/app.js';
+import type { App } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { idempotencyPlugin } from './plugin.js';
 import { PostgresIdempotencyStore } from './postgres.js';
 

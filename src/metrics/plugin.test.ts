@@ -3,7 +3,8 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
-import { type App, createApp } from '../server/app.js';
+import type { App } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { metricsPlugin } from './plugin.js';
 
 const apps: App[] = [];

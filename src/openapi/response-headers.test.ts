@@ -5,7 +5,7 @@ import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
 import { exposedHeaders } from '../http/cors.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { generateOpenApi } from './generate.js';
 import type { OpenApiDocument, OpenApiResponse, Reference } from './types.js';
 

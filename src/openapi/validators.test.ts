@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ValidatorName, validatorCollection } from '../../test/fixtures/validators.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { generateOpenApi } from './generate.js';
 import type { OpenApiDocument } from './types.js';
 

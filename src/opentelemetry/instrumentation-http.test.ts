@@ -17,7 +17,7 @@ import {
 import { afterAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { openTelemetry } from './index.js';
 
 /** A span ends as its response closes: on a busy machine, a while after the client has it. */

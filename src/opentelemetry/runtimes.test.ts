@@ -25,7 +25,7 @@ const runtimes: Runtime[] = [
   {
     name: 'Bun (Bun.serve)',
     command: 'bun',
-    args: () => ['run', 'test/runtimes/traced-serve.ts'],
+    args: () => ['run', '--tsconfig-override=test/runtimes/tsconfig.json', 'test/runtimes/traced-serve.ts'],
     address: announcedAddress,
   },
   {

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { eventStream } from '../core/events.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { openTelemetry } from './index.js';
 
 /** A span ends as its response closes: on a busy machine, a while after the client has it. */
@@ -116,7 +116,7 @@ type Send = (path: string, init?: RequestInit) => Promise<Response>;
 
 const app = createApp({ logger, tracing: openTelemetry({ tracerProvider: provider }) }).mount([things]);
 // A route of the app's own beside its procedures.
-app.server.get('/raw/hello', async () => 'hello');
+app.route('GET', '/raw/hello', () => ({ body: 'hello' }));
 let origin = '';
 beforeAll(async () => {
   origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
@@ -256,12 +256,13 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(ofTrace.at(-1)).toBe(server);
   });
 
-  it('traces a route added on app.server too', async () => {
+  it('traces a route added with app.route() too, with its path template', async () => {
     const response = await send('/raw/hello');
     expect(await response.text()).toBe('hello');
     const server = await serverSpan();
     expect(server.attributes['http.response.status_code']).toBe(200);
     expect(server.attributes['proceed.procedure']).toBeUndefined();
+    expect(server.name).toBe('GET /raw/hello');
   });
 
   it('ends the handler span of a stream that a HEAD never reads', async () => {

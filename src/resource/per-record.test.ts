@@ -6,7 +6,7 @@ import { compileSerializer } from '../core/output.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
 import { cursorPage } from '../pagination/cursor.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { resource } from './index.js';
 
 interface NoteRow {

@@ -9,8 +9,8 @@ import { ProceedConfigError } from '../core/errors.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { resource } from '../resource/index.js';
-import type { Answer } from './app.js';
-import { type App, createApp } from './app.js';
+import type { Answer, App } from './app.js';
+import { createApp } from './create-app.js';
 
 const problemType = 'application/problem+json; charset=utf-8';
 

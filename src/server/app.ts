@@ -1,19 +1,13 @@
 /**
- * The Fastify adapter. It registers one native Fastify route per procedure (no catch-all
- * dispatcher) from the core's route table, and wires the pieces beside it: problem+json errors
- * (problems.ts), 404/405 (not-found.ts), health (health.ts), rate limits (src/http/rate-limit.ts),
- * listening and shutdown (lifecycle.ts). See docs/architecture.md.
+ * The app (docs/architecture.md): the route table, settings resolved once, the lifecycle, the
+ * observers and the plugins' hooks, the same on every runtime. It serves through `app.fetch`
+ * (src/http/fetch.ts) and, on Node, through the Fastify adapter `createApp` gives it
+ * (src/server/fastify-adapter.ts); `createApp` lives beside each entry point
+ * (src/server/create-app.ts for Node, src/server/create-app-fetch.ts for Bun, Deno and Workers).
  */
 
-import type { ServerResponse } from 'node:http';
-import type {
-  FastifyInstance,
-  FastifyRequest,
-  InjectOptions,
-  LightMyRequestResponse,
-  onRequestAsyncHookHandler,
-  onSendAsyncHookHandler,
-} from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type Logger, pino } from 'pino';
 import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
@@ -38,18 +32,17 @@ import { trustedOriginsOf } from '../http/csrf.js';
 import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
-import { closingRefusal, problemAnswer } from '../http/problems.js';
+import type { Answer } from '../http/observed.js';
+import { problemAnswer } from '../http/problems.js';
+import type { IdempotencyRuntime } from '../http/procedure-call.js';
 import { whenBodyEnds } from '../http/pulled-stream.js';
-import { RateLimits, type RouteLimiter } from '../http/rate-limit.js';
-import { type NativeServe, type NativeServer, refusedOnWorkers, runtime } from '../http/runtime.js';
+import { RateLimits } from '../http/rate-limit.js';
+import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
 import { uploadContentReady } from '../http/upload-content.js';
-import { registerAppRoute } from './app-route.js';
-import { registerCors } from './cors.js';
-import { createServer } from './fastify.js';
+import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
 import { encoded, nodeCodings } from './http-cache.js';
 import {
-  closeGracefully,
   drain,
   exitOnSignals,
   Lifecycle,
@@ -58,7 +51,6 @@ import {
   type Phase,
 } from './lifecycle.js';
 import { appLogger, workersLogger } from './logger.js';
-import { MethodIndex } from './not-found.js';
 import {
   type AppOptions,
   checkAppOptions,
@@ -66,11 +58,9 @@ import {
   type MaybePromise,
   type MountOptions,
 } from './options.js';
-import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
-import { type IdempotencyRuntime, procedureOf, registerProcedureRoute } from './procedure-route.js';
 import { newRequestId } from './request-id.js';
-import { traceRequests } from './tracing.js';
 
+export type { Answer, ObservedRoute } from '../http/observed.js';
 export type { AppOptions } from './options.js';
 
 /** A plugin: called once with the app and its options. */
@@ -105,84 +95,10 @@ export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K e
 
 export type { UserOf } from '../core/guards.js';
 
-/** A route as observers see it: the same object for every answer of that route. */
-export interface ObservedRoute {
-  /** `collection.name`, on the routes of procedures. */
-  readonly procedure: string | undefined;
-  /** The route's path template (`/api/posts/:id`). */
-  readonly path: string;
-}
-
-/** One answer the app sent ({@link App.observe}). */
-export interface Answer {
-  /** Undefined when no route matched (a 404 or 405 of the app). */
-  readonly route: ObservedRoute | undefined;
-  readonly method: string;
-  readonly status: number;
-  /** The problem code of a problem+json answer; undefined for a success. */
-  readonly problem: string | undefined;
-  /** From the request's arrival to the answer, in seconds. */
-  readonly seconds: number;
-}
-
 /**
- * Routes that are not procedures (health, the docs UI, routes added on `app.server`) answer with
- * `X-Request-Id` too; a hook on those routes only, so procedures pay nothing for it.
- */
-function tagOtherRoutesWithRequestId(server: FastifyInstance): void {
-  const tag: onSendAsyncHookHandler = async (request, reply, payload) => {
-    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
-    return payload;
-  };
-  server.addHook('onRoute', (route) => {
-    if (route.config?.procedure !== undefined) return;
-    const existing = route.onSend === undefined ? [] : [route.onSend].flat();
-    route.onSend = [...existing, tag];
-  });
-}
-
-/**
- * A limited route's `onRequest` hook: counted before anything else of the route runs, once a
- * closing app has refused (src/http/problems.ts), as `app.fetch` does.
- */
-function rateLimitHooks(
-  limiter: RouteLimiter | undefined,
-  lifecycle: Lifecycle,
-): onRequestAsyncHookHandler[] {
-  if (limiter === undefined) return [];
-  return [
-    async (request, reply) => {
-      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingRefusal();
-      const pending = limiter.check(request.ip);
-      const headers = pending instanceof Promise ? await pending : pending;
-      if (headers !== undefined) reply.headers(headers);
-    },
-  ];
-}
-
-/** The refusal of what needs Fastify running: Workers refuse the code Fastify compiles. */
-const fastifyOnWorkers = (what: string) => refusedOnWorkers(what, "needs the app's Fastify server");
-
-/** On Workers, a route added on `app.server` is refused where it is added, not lost. */
-function refuseFastifyRoutes(server: FastifyInstance): void {
-  server.addHook('onRoute', (route) => {
-    throw fastifyOnWorkers(`The route ${String(route.method)} ${route.url} on app.server`);
-  });
-}
-
-const observedRoute = Symbol('proceed.observedRoute');
-
-/** The request's route as observers see it, made once per route. */
-function observedRouteOf(request: FastifyRequest): ObservedRoute | undefined {
-  const path = request.routeOptions.url;
-  if (path === undefined) return undefined;
-  const config = request.routeOptions.config as { [observedRoute]?: ObservedRoute };
-  config[observedRoute] ??= Object.freeze({ procedure: procedureOf(request), path });
-  return config[observedRoute];
-}
-
-/**
- * A Proceed application on Fastify.
+ * A Proceed application: its procedures and routes, its settings, its lifecycle and its
+ * observers, the same on every runtime (docs/architecture.md). It serves through `app.fetch`
+ * everywhere and, on Node, through its Fastify adapter (`app.listen`, `app.inject`, `app.server`).
  *
  * @example
  * const app = createApp<{ db: Db }>({ context: () => ({ db }) });
@@ -190,14 +106,11 @@ function observedRouteOf(request: FastifyRequest): ObservedRoute | undefined {
  * await app.listen({ port: 3030 });
  */
 export class App<TCtx extends object = object> {
-  /** The Fastify instance underneath, for plugins that add their own routes. */
-  readonly server: FastifyInstance;
   /** Every route, mount and documented fact: what the OpenAPI generator and the CLI read. */
   readonly routeTable = new RouteTable();
   readonly #options: AppOptions<TCtx>;
   readonly #context: ContextPipeline;
   readonly #rateLimits: RateLimits;
-  #methods: MethodIndex;
   readonly #cors: CorsPolicy | undefined;
   readonly #closers: Array<() => MaybePromise<void>> = [];
   readonly #observers: Array<(answer: Answer) => void> = [];
@@ -206,6 +119,7 @@ export class App<TCtx extends object = object> {
   readonly #lifecycle = new Lifecycle();
   readonly #drainDelay: number;
   readonly #keepAlive: number;
+  readonly #bodyLimit: number;
   readonly #compressAbove: number | undefined;
   readonly #cookieSigner: CookieSigner;
   /** Where uploads spool their large files; removed at close for requests that never ended. */
@@ -215,13 +129,16 @@ export class App<TCtx extends object = object> {
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
-  /** The app's own logger on Workers; Fastify's everywhere else. */
-  readonly #log: FastifyInstance['log'] | undefined;
-  /** On Workers, where Fastify never starts, what its onReady and onClose hooks would run. */
-  readonly #workersReady: Array<() => MaybePromise<void>> = [];
-  readonly #workersClose: Array<() => MaybePromise<void>> = [];
+  readonly #log: Logger;
+  /** The Fastify adapter, on Node; undefined where the app serves through app.fetch alone. */
+  readonly #adapter: FastifyAdapter | undefined;
+  /** What runs as the app gets ready, in order; each leaves once it succeeded. */
+  readonly #readyTasks: Array<() => MaybePromise<void>> = [];
+  /** What runs as the app closes, in order. */
+  readonly #closeTasks: Array<() => MaybePromise<void>> = [];
 
-  constructor(options: AppOptions<TCtx> = {}) {
+  /** Use {@link createApp}: it gives the app the adapter of the runtime it runs on. */
+  constructor(options: AppOptions<TCtx> = {}, adapter?: AdapterFactory) {
     checkAppOptions(options);
     this.#options = options;
     this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
@@ -234,28 +151,14 @@ export class App<TCtx extends object = object> {
     });
     this.#drainDelay = settings.drainDelay;
     this.#keepAlive = settings.timeouts.keepAlive;
-    // On Workers, Fastify never serves: the app logs through a logger of its own.
+    this.#bodyLimit = options.bodyLimit ?? 1024 * 1024;
     const traceFields = options.tracing?.logFields;
-    this.#log = !runtime.runsFastify ? workersLogger(options.logger, traceFields) : undefined;
-    this.server = createServer({
-      logger: !runtime.runsFastify ? undefined : appLogger(options.logger, traceFields),
-      requestIds,
-      bodyLimit: options.bodyLimit ?? 1024 * 1024,
-      trustProxy: options.trustProxy ?? false,
-      timeouts: settings.timeouts,
-      frameworkErrors: (error, request, reply) =>
-        sendProblem(error, request, reply, exposeErrors, requestIds),
-      clientErrorHandler: answerClientError,
-      traceFields,
-    });
-    if (!runtime.runsFastify) refuseFastifyRoutes(this.server);
-    else if (options.tracing !== undefined) traceRequests(this.server, this.server.server, options.tracing);
-    this.#lifecycle.watch(this.server.server, settings.maxConnections, this.log);
-    if (requestIds) tagOtherRoutesWithRequestId(this.server);
-    const methods = new MethodIndex(this.server);
-    this.#methods = methods;
+    // Workers have no standard output: a Worker logs through console.
+    const logger = runtime.hasStandardOutput
+      ? appLogger(options.logger, traceFields)
+      : workersLogger(options.logger, traceFields);
+    this.#log = logger ?? pino({ enabled: false });
     this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
-    if (this.#cors !== undefined && runtime.runsFastify) registerCors(this.server, this.#cors, methods);
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,
@@ -268,35 +171,71 @@ export class App<TCtx extends object = object> {
     this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
     this.#rateLimits = new RateLimits(
       {
-        log: this.log,
-        onClose: (task) => this.#whenClosed(task),
-        onReady: (task) => this.#whenReady(task),
+        log: this.#log,
+        onClose: (task) => this.#closeTasks.push(task),
+        onReady: (task) => this.#readyTasks.push(task),
       },
       options.rateLimit,
     );
-    this.server.setErrorHandler((error, request, reply) =>
-      sendProblem(error, request, reply, exposeErrors, requestIds),
-    );
-    this.server.setNotFoundHandler((request, reply) =>
-      sendProblem(methods.problemFor(request), request, reply, exposeErrors, requestIds),
-    );
-    this.#whenReady(() => this.#prepare());
-    this.#whenClosed(async () => {
+    this.#readyTasks.push(() => this.#prepare());
+    this.#closeTasks.push(async () => {
       for (const close of this.#closers.reverse()) await close();
       await this.#spools.disposeAll();
     });
+    this.#adapter = adapter?.({
+      logger,
+      requestIds,
+      exposeErrors,
+      bodyLimit: this.#bodyLimit,
+      trustProxy: options.trustProxy ?? false,
+      timeouts: settings.timeouts,
+      maxConnections: settings.maxConnections,
+      tracing: options.tracing,
+      lifecycle: this.#lifecycle,
+      cors: this.#cors,
+      context: this.#context,
+      procedureOptions: {
+        entityTags: options.entityTags ?? true,
+        requestIds,
+        compressAbove: this.#compressAbove,
+        exposeErrors,
+        idempotency: () => this.#idempotency,
+        userSource: () => this.userSource,
+        cookieSigner: this.#cookieSigner,
+        csrfTrusted: this.#csrfTrusted,
+        uploads: options.uploads,
+        spools: this.#spools,
+        traced: options.tracing !== undefined,
+        bodyLimit: this.#bodyLimit,
+      },
+      prepare: () => this.#runReadyTasks(),
+      closed: () => this.#runCloseTasks(),
+    });
   }
 
-  /** Runs `task` as the app gets ready: in Fastify's onReady, or on Workers before the first request. */
-  #whenReady(task: () => MaybePromise<void>): void {
-    if (!runtime.runsFastify) this.#workersReady.push(task);
-    else this.server.addHook('onReady', async () => task());
+  /**
+   * The Fastify instance of the Node adapter: the documented escape hatch for what Proceed does
+   * not do itself (a Fastify plugin, a hook). Its routes are Fastify's: they serve through
+   * `app.listen` and `app.inject` on Node, not through `app.fetch`; {@link App.route} adds a route
+   * every adapter serves. Apps on Bun, Deno and Workers have no Fastify.
+   */
+  get server(): FastifyInstance {
+    if (this.#adapter !== undefined) return this.#adapter.server;
+    throw new ProceedConfigError(
+      `app.server is the Fastify instance of the Node adapter, and this app has none: on ${runtime.name} it serves through app.fetch; add routes with app.route() (docs/routes.md)`,
+    );
   }
 
-  /** Runs `task` as the app closes: in Fastify's onClose, or on Workers in {@link App.close}. */
-  #whenClosed(task: () => MaybePromise<void>): void {
-    if (!runtime.runsFastify) this.#workersClose.push(task);
-    else this.server.addHook('onClose', async () => task());
+  /** Each task leaves the list once it succeeded: a start-up that failed runs the rest again. */
+  async #runReadyTasks(): Promise<void> {
+    while (this.#readyTasks.length > 0) {
+      await this.#readyTasks[0]?.();
+      this.#readyTasks.shift();
+    }
+  }
+
+  async #runCloseTasks(): Promise<void> {
+    for (const task of this.#closeTasks.splice(0)) await task();
   }
 
   /** The app's own checks and preparations, once every plugin is loaded. */
@@ -322,7 +261,7 @@ export class App<TCtx extends object = object> {
       );
   }
 
-  #fetchHandler: Promise<(request: Request, runtime?: unknown) => Promise<Response>> | undefined;
+  #fetchHandler: Promise<(request: Request, argument?: unknown) => Promise<Response>> | undefined;
 
   /**
    * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
@@ -349,15 +288,14 @@ export class App<TCtx extends object = object> {
   countRequestsInFlight(): () => number {
     if (!this.#countsInFlight) {
       this.#countsInFlight = true;
-      if (runtime.runsFastify) {
-        const answered = () => {
-          this.#inFlight--;
-        };
-        this.server.server.on('request', (_request: unknown, response: ServerResponse) => {
+      this.#adapter?.countRequests(
+        () => {
           this.#inFlight++;
-          response.once('close', answered);
-        });
-      }
+        },
+        () => {
+          this.#inFlight--;
+        },
+      );
     }
     return () => this.#inFlight;
   }
@@ -394,15 +332,16 @@ export class App<TCtx extends object = object> {
   }
 
   async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
-    // Each task leaves the list once it succeeded: a start-up that failed runs them again.
-    if (!runtime.runsFastify)
-      while (this.#workersReady.length > 0) {
-        await this.#workersReady[0]?.();
-        this.#workersReady.shift();
-      }
-    else await this.server.ready();
+    if (this.#adapter === undefined) await this.#runReadyTasks();
+    else {
+      await this.#adapter.ready();
+      const foreign = this.#adapter.foreignRoutes;
+      if (foreign.length > 0)
+        this.#log.warn(
+          `app.fetch does not serve the routes added on app.server, which are Fastify's (${foreign.join(', ')}): add them with app.route() to serve them through app.fetch too (docs/routes.md)`,
+        );
+    }
     const options = this.#options;
-    const observers = this.#observers;
     const log = this.log;
     return createFetchHandler({
       routes: this.routes,
@@ -412,7 +351,7 @@ export class App<TCtx extends object = object> {
       entityTags: options.entityTags ?? true,
       requestIds: options.requestIds ?? true,
       exposeErrors: options.exposeErrors ?? false,
-      bodyLimit: options.bodyLimit ?? 1024 * 1024,
+      bodyLimit: this.#bodyLimit,
       compression:
         this.#compressAbove === undefined
           ? undefined
@@ -438,8 +377,7 @@ export class App<TCtx extends object = object> {
         options.logger === false
           ? undefined
           : ({ id, method, url, host, ip, status, milliseconds }) => {
-              if (!(log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled('info'))
-                return;
+              if (!log.isLevelEnabled('info')) return;
               log.info(
                 {
                   reqId: id,
@@ -451,65 +389,25 @@ export class App<TCtx extends object = object> {
                 'request completed',
               );
             },
-      otherRoutes: {
-        has: (method, path) => this.#methods.allows(method, path),
-        serve: (request, exchange) => this.#injected(request, exchange),
-      },
       entityTag,
       bytesTag,
       matchingTag,
       ifMatchHolds,
       newRequestId,
       log,
-      observe:
-        observers.length === 0
-          ? undefined
-          : (answer) => {
-              for (const observer of observers) {
-                try {
-                  observer(answer as Answer);
-                } catch (error) {
-                  log.error({ err: error }, 'An observer of answers failed');
-                }
-              }
-            },
+      observe: this.#observers.length === 0 ? undefined : (answer) => this.#tellObservers(answer),
     });
   }
 
-  /**
-   * A request for one of the app's Fastify routes that are not procedures (the docs UI, routes
-   * added on `app.server`), answered by Fastify in memory: on a Fetch runtime they serve as on
-   * Node, with their own hooks, logs and observers.
-   */
-  async #injected(
-    request: Request,
-    { id, ip, body }: { id: string; ip: string; body: Uint8Array | undefined },
-  ): Promise<Response> {
-    const url = new URL(request.url);
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    if (this.#options.requestIds ?? true) headers['x-request-id'] = id;
-    const answer = await this.server.inject({
-      method: request.method as 'GET',
-      url: `${url.pathname}${url.search}`,
-      headers,
-      ...(body === undefined ? {} : { payload: Buffer.from(body) }),
-      ...(ip === '' ? {} : { remoteAddress: ip }),
-    });
-    const answerHeaders = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) {
-      // The runtime frames the body and manages the connection itself.
-      if (value === undefined || ['transfer-encoding', 'connection', 'keep-alive'].includes(name)) continue;
-      if (Array.isArray(value)) for (const each of value) answerHeaders.append(name, each);
-      else answerHeaders.set(name, String(value));
+  /** Tells every observer of one answer; one observer's mistake costs neither the others nor the request. */
+  #tellObservers(answer: Answer): void {
+    for (const observer of this.#observers) {
+      try {
+        observer(answer);
+      } catch (error) {
+        this.#log.error({ err: error }, 'An observer of answers failed');
+      }
     }
-    const empty = request.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
-    return new Response(empty ? null : new Uint8Array(answer.rawPayload), {
-      status: answer.statusCode,
-      headers: answerHeaders,
-    });
   }
 
   /** A guard that needs a signed-in user cannot pass where nothing sets `ctx.user`. */
@@ -544,49 +442,30 @@ export class App<TCtx extends object = object> {
   }
 
   /** The shared logger (pino). */
-  get log(): FastifyInstance['log'] {
-    return this.#log ?? this.server.log;
+  get log(): Logger {
+    return this.#log;
   }
 
   /**
-   * Mounts collections under a prefix, one Fastify route per procedure. Throws at once, naming
-   * the procedure, for unroutable names and for routes that collide.
+   * Mounts collections under a prefix, one route per procedure. Throws at once, naming the
+   * procedure, for unroutable names and for routes that collide.
    */
   mount(collections: readonly Collection[], options: MountOptions = {}): this {
     checkMountOptions(options);
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
-    const hooks = plan.routes.map((route) =>
-      rateLimitHooks(this.#rateLimits.limiterFor(route), this.#lifecycle),
-    );
+    const limiters = plan.routes.map((route) => this.#rateLimits.limiterFor(route));
     plan.commit();
     if (plan.newHealth)
       for (const route of healthRoutes(prefix, {
         serving: () => this.#lifecycle.phase === 'serving',
         rateLimits: this.#rateLimits,
         check: this.#options.health?.check,
-        log: this.log,
+        log: this.#log,
       }))
         this.#addRoute(route);
-    // On Workers, app.fetch serves the route table alone: Fastify never starts there.
-    if (!runtime.runsFastify) return this;
-    plan.routes.forEach((route, index) => {
-      registerProcedureRoute(this.server, route, this.#context, this.#lifecycle, hooks[index] ?? [], {
-        entityTags: this.#options.entityTags ?? true,
-        requestIds: this.#options.requestIds ?? true,
-        compressAbove: this.#compressAbove,
-        exposeErrors: this.#options.exposeErrors ?? false,
-        idempotency: () => this.#idempotency,
-        userSource: () => this.userSource,
-        cookieSigner: this.#cookieSigner,
-        csrfTrusted: this.#csrfTrusted,
-        uploads: this.#options.uploads,
-        spools: this.#spools,
-        traced: this.#options.tracing !== undefined,
-        bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
-      });
-    });
+    this.#adapter?.mount(plan.routes, limiters);
     return this;
   }
 
@@ -617,7 +496,7 @@ export class App<TCtx extends object = object> {
 
   #addRoute(route: AppRoute): void {
     this.#appRoutes.push(route);
-    if (runtime.runsFastify) registerAppRoute(this.server, route, this.#options.bodyLimit ?? 1024 * 1024);
+    this.#adapter?.addRoute(route);
   }
 
   /**
@@ -691,7 +570,7 @@ export class App<TCtx extends object = object> {
   onReady(task: () => MaybePromise<void>): this {
     if (this.#ready)
       throw new ProceedConfigError('app.onReady() after the app is ready: add it as plugins load');
-    this.#whenReady(task);
+    this.#readyTasks.push(task);
     return this;
   }
 
@@ -721,43 +600,26 @@ export class App<TCtx extends object = object> {
   observe(listener: (answer: Answer) => void): this {
     if (this.#ready)
       throw new ProceedConfigError('app.observe() after the app is ready: add observers as plugins load');
-    if (this.#observers.length === 0) {
-      const observers = this.#observers;
-      const log = this.log;
-      this.server.addHook('onResponse', (request, reply, done) => {
-        const answer: Answer = {
-          route: observedRouteOf(request),
-          method: request.method,
-          status: reply.statusCode,
-          problem: problemCodeOf(reply),
-          // Fastify times every request once an onResponse hook exists: arrival to answer.
-          seconds: reply.elapsedTime / 1000,
-        };
-        for (const observer of observers) {
-          // One observer's mistake costs neither the others nor the request's own hooks.
-          try {
-            observer(answer);
-          } catch (error) {
-            log.error({ err: error }, 'An observer of answers failed');
-          }
-        }
-        done();
-      });
-    }
+    if (this.#observers.length === 0) this.#adapter?.observe((answer) => this.#tellObservers(answer));
     this.#observers.push(listener);
     return this;
   }
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
-    if (!runtime.runsFastify) await this.#fetchHandlerPromise();
-    else await this.server.ready();
+    if (this.#adapter === undefined) await this.#fetchHandlerPromise();
+    else await this.#adapter.ready();
   }
 
-  /** Sends a request without a socket (tests). On Workers, send a `Request` to `app.fetch`. */
+  /** Sends a request without a socket (tests), through the Node adapter. Elsewhere, send a `Request` to `app.fetch`. */
   inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
-    if (!runtime.runsFastify) return Promise.reject(fastifyOnWorkers('app.inject()'));
-    return this.server.inject(request);
+    if (this.#adapter === undefined)
+      return Promise.reject(
+        new ProceedConfigError(
+          `app.inject() needs the Node adapter, which this app has not on ${runtime.name}: send a Request to app.fetch instead`,
+        ),
+      );
+    return this.#adapter.inject(request);
   }
 
   /**
@@ -771,11 +633,16 @@ export class App<TCtx extends object = object> {
         "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
       );
     if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
-    await this.server.ready();
-    if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
+    const adapter = this.#adapter;
+    if (adapter === undefined)
+      throw new ProceedConfigError(
+        'app.listen() on Node needs the Node adapter: make the app with createApp from proceedjs',
+      );
+    await adapter.ready();
+    if (options.logRoutes !== false) for (const line of this.routeLines()) this.#log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const address = await this.server.listen({ port: options.port ?? 3030, host, backlog: 4096 });
-    await this.#listening({ host, port: Number(new URL(address).port) }, options);
+    const { address, port } = await adapter.listen(options.port ?? 3030, host);
+    await this.#listening({ host, port }, options);
     return address;
   }
 
@@ -789,7 +656,7 @@ export class App<TCtx extends object = object> {
     }
     if (options.handleSignals !== false && !this.#signalsInstalled) {
       this.#signalsInstalled = true;
-      exitOnSignals(this.server, () => this.shutdown());
+      exitOnSignals(this.#log, () => this.shutdown());
     }
   }
 
@@ -807,7 +674,7 @@ export class App<TCtx extends object = object> {
       fetch: this.fetch,
       // The runtime's own cap must let the largest upload through to the app's limits.
       bodyLimit: Math.max(
-        this.#options.bodyLimit ?? 1024 * 1024,
+        this.#bodyLimit,
         ...this.routes.map((route) => uploadPlanOf(route, this.#options.uploads)?.limits.total ?? 0),
       ),
       keepAlive: this.#keepAlive,
@@ -836,7 +703,7 @@ export class App<TCtx extends object = object> {
    * for `drainDelay` ms, then {@link App.close}.
    */
   async shutdown(): Promise<void> {
-    await drain(this.server, this.#lifecycle, this.#drainDelay);
+    await drain(this.#log, this.#lifecycle, this.#drainDelay);
     await this.close();
   }
 
@@ -845,11 +712,6 @@ export class App<TCtx extends object = object> {
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
   async close(): Promise<void> {
-    if (!runtime.runsFastify) {
-      this.#lifecycle.beginClosing();
-      for (const task of this.#workersClose.splice(0)) await task();
-      return;
-    }
     const timeout = this.#options.shutdownTimeout ?? 10_000;
     const native = this.#nativeServer;
     if (native !== undefined) {
@@ -863,20 +725,12 @@ export class App<TCtx extends object = object> {
       const stopped = await Promise.race([native.stop(false).then(() => 'stopped' as const), late]);
       clearTimeout(timer);
       if (stopped === 'late') {
-        this.log.warn(`Requests still running after ${timeout} ms; closing their connections`);
+        this.#log.warn(`Requests still running after ${timeout} ms; closing their connections`);
         await native.stop(true);
       }
     }
-    return closeGracefully(this.server, this.#lifecycle, timeout);
+    if (this.#adapter !== undefined) return this.#adapter.close(timeout);
+    this.#lifecycle.beginClosing();
+    await this.#runCloseTasks();
   }
-}
-
-/**
- * Creates an app. The type argument is what `context` adds to every request's context.
- *
- * @example
- * const app = createApp<{ db: Db }>({ context: () => ({ db }) }).mount([posts]);
- */
-export function createApp<TCtx extends object = object>(options: AppOptions<TCtx> = {}): App<TCtx> {
-  return new App(options);
 }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProceedError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { type App, type AppOptions, createApp } from './app.js';
+import type { App, AppOptions } from './app.js';
+import { createApp } from './create-app.js';
 
 const apps: App[] = [];
 afterEach(async () => {

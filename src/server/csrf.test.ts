@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 let writes = 0;
 const notes = procedures('notes', {

@@ -6,7 +6,7 @@ import { settled } from '../../test/settled.js';
 import { createClient, routeManifest } from '../client/index.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 /** How many events the fast stream has yielded so far. */
 let yielded = 0;

@@ -1,6 +1,5 @@
 /** The Fastify instance under an app: its options and its one body format, JSON. */
 
-import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
@@ -13,7 +12,6 @@ import type { ServerTimeouts } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { requestIdFrom } from '../http/request-id.js';
-import { runtime } from '../http/runtime.js';
 import { maxParamLength } from '../http/url.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
@@ -51,16 +49,6 @@ export interface FastifySettings {
 const timeoutCheckInterval = 1000;
 
 /**
- * workerd's `diagnostics_channel` answers `hasSubscribers` with a method, which is always truthy,
- * and refuses `publish` in a module's global scope, where a Worker creates its app: Fastify would
- * announce every new instance there and fail. Nothing on Workers can subscribe to that
- * announcement before it is made, so it is switched off.
- */
-function quietInitialization(): void {
-  Object.defineProperty(diagnostics.channel('fastify.initialization'), 'hasSubscribers', { value: false });
-}
-
-/**
  * What Fastify checks and passes when it holds the logger, kept now that the app holds it: a
  * route's or plugin's `logLevel` must be one of the logger's levels (else the route is refused
  * when it is added, not at its first request), and a child logger factory set on the server or a
@@ -89,7 +77,6 @@ function holdLoggerRules(server: FastifyInstance, logger: Logger): void {
 
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
-  if (!runtime.runsFastify) quietInitialization();
   const { logger } = settings;
   const requestLog = new OneLinePerRequest(settings.traceFields);
   const server = Fastify<RawServerDefault>({
@@ -113,10 +100,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Errors before there is a request at all: malformed HTTP, headers too large, timeouts.
     clientErrorHandler: settings.clientErrorHandler,
     forceCloseConnections: 'idle',
-    // Workers have no sockets (app.fetch serves there) and refuse Node's socket options.
-    ...(!runtime.listens
-      ? {}
-      : { http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval } }),
+    http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval },
     requestTimeout: timeouts.request,
     keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;

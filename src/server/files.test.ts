@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { settled } from '../../test/settled.js';
 import { download, fileAt, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'proceed-files-'));
 const onDisk = join(folder, 'report.csv');

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
 import { entityTag, matchingTag } from '../http/entity-tags.js';
-import { type App, type AppOptions, createApp } from './app.js';
+import type { App, AppOptions } from './app.js';
+import { createApp } from './create-app.js';
 
 const apps: App[] = [];
 afterEach(async () => {

@@ -8,7 +8,8 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
-import { type App, type AppOptions, createApp } from './app.js';
+import type { App, AppOptions } from './app.js';
+import { createApp } from './create-app.js';
 
 const apps: App[] = [];
 afterEach(async () => {

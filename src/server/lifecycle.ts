@@ -171,11 +171,15 @@ const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, 
  * Turns readiness to 503 and keeps serving for `delay` ms. A no-op when draining or closing
  * already.
  */
-export async function drain(server: FastifyInstance, lifecycle: Lifecycle, delay: number): Promise<void> {
+export async function drain(
+  log: { info(message: string): void },
+  lifecycle: Lifecycle,
+  delay: number,
+): Promise<void> {
   if (lifecycle.phase !== 'serving') return;
   lifecycle.phase = 'draining';
   if (delay > 0) {
-    server.log.info(`Draining: readiness answers 503; serving ${delay} ms more before closing`);
+    log.info(`Draining: readiness answers 503; serving ${delay} ms more before closing`);
     await wait(delay);
   }
 }
@@ -208,13 +212,16 @@ export async function closeGracefully(
 }
 
 /** On the first SIGTERM or SIGINT: `shutdown` (drain, then close), then exit 0 (1 when it fails). */
-export function exitOnSignals(server: FastifyInstance, shutdown: () => Promise<void>): void {
+export function exitOnSignals(
+  log: { info(message: string): void; error(object: object, message: string): void },
+  shutdown: () => Promise<void>,
+): void {
   const stop = (signal: NodeJS.Signals) => {
-    server.log.info(`${signal} received: shutting down`);
+    log.info(`${signal} received: shutting down`);
     shutdown().then(
       () => process.exit(0),
       (error: unknown) => {
-        server.log.error({ err: error }, 'Shutdown failed');
+        log.error({ err: error }, 'Shutdown failed');
         process.exit(1);
       },
     );

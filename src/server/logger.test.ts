@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 import { serializeError } from './logger.js';
 
 /** Shaped like the error Drizzle throws for a failed query: the parameters are in the message. */

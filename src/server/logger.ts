@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Logger, type LoggerOptions as PinoOptions, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
-import { batchedStandardOutput, type TraceFields } from './request-log.js';
+import { batchedStandardOutput, type TraceFields } from './log-output.js';
 
 export type { TraceFields };
 

@@ -15,7 +15,7 @@ import { procedure, procedures } from '../core/procedure.js';
 import { idempotencyPlugin } from '../idempotency/plugin.js';
 import { metricsPlugin } from '../metrics/plugin.js';
 import { docsPlugin } from '../openapi/plugin.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 const secret = 'a-test-secret-that-is-long-enough-32+';
 

@@ -4,7 +4,7 @@ import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { idempotencyPlugin } from '../idempotency/plugin.js';
 import { metricsPlugin } from '../metrics/plugin.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 const things = procedures('things', { listThings: procedure().query(() => []) });
 

@@ -206,28 +206,31 @@ export function procedureOf(request: FastifyRequest): string | undefined {
 
 export type { IdempotencyRuntime } from '../http/procedure-call.js';
 
+/** What every procedure route of an app is registered with. */
+export interface ProcedureRouteOptions {
+  entityTags: boolean;
+  requestIds: boolean;
+  compressAbove: number | undefined;
+  exposeErrors: boolean;
+  idempotency: () => IdempotencyRuntime | undefined;
+  userSource: () => string | undefined;
+  cookieSigner: CookieSigner;
+  csrfTrusted: ReadonlySet<string> | undefined;
+  uploads: UploadOptions | undefined;
+  spools: Spools;
+  /** The app traces requests: each call carries its trace's step tracer. */
+  traced: boolean;
+  /** The most a JSON body may hold (`bodyLimit`). */
+  bodyLimit: number;
+}
+
 export function registerProcedureRoute(
   server: FastifyInstance,
   route: MountedRoute,
   context: ContextPipeline,
   lifecycle: Lifecycle,
   onRequest: readonly onRequestAsyncHookHandler[],
-  options: {
-    entityTags: boolean;
-    requestIds: boolean;
-    compressAbove: number | undefined;
-    exposeErrors: boolean;
-    idempotency: () => IdempotencyRuntime | undefined;
-    userSource: () => string | undefined;
-    cookieSigner: CookieSigner;
-    csrfTrusted: ReadonlySet<string> | undefined;
-    uploads: UploadOptions | undefined;
-    spools: Spools;
-    /** The app traces requests: each call carries its trace's step tracer. */
-    traced: boolean;
-    /** The most a JSON body may hold (`bodyLimit`). */
-    bodyLimit: number;
-  },
+  options: ProcedureRouteOptions,
 ): void {
   const procedure = procedureRoute(route, {
     ...options,

@@ -5,7 +5,8 @@ import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
-import { type AppOptions, createApp } from './app.js';
+import type { AppOptions } from './app.js';
+import { createApp } from './create-app.js';
 
 const authProcedures = (rule = rateLimit({ name: 'auth', max: 10 })) =>
   procedures('auth', {

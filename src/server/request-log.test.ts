@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
-import { batched } from './request-log.js';
+import { createApp } from './create-app.js';
+import { batched } from './log-output.js';
 
 describe('batched', () => {
   it('writes the lines of one turn of the event loop together, and at once past 64 KiB', async () => {

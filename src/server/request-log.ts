@@ -9,12 +9,9 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
 import { type Logger, pino } from 'pino';
+import { atTurnEnd, beforeStandardOutputWrites, isStandardOutput, type TraceFields } from './log-output.js';
 
-/**
- * Fields every line logged inside a traced request carries: `trace_id`, `span_id`
- * (docs/observability.md, "Logs").
- */
-export type TraceFields = () => Record<string, string> | undefined;
+export type { TraceFields } from './log-output.js';
 
 type LogMethod = (...args: unknown[]) => void;
 const methods = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -163,6 +160,7 @@ function writeWaitingOnExit(): void {
   if (writesOnExit) return;
   writesOnExit = true;
   process.prependListener('exit', writeWaiting);
+  beforeStandardOutputWrites(writeWaiting);
 }
 
 /**
@@ -178,9 +176,6 @@ function writeWaiting(): void {
     }
   }
 }
-
-/** The real `setImmediate`, kept when a test's fake timers replace the global one. */
-const atTurnEnd = setImmediate;
 
 /**
  * One log line per request at `info`, when its connection is done with it: "request completed"
@@ -268,7 +263,7 @@ export class OneLinePerRequest extends LogController {
     const stream = this.#logger === undefined ? undefined : streamOf(this.#logger);
     if (stream === undefined) return;
     // Standard output takes the turn's lines as one text; another stream, as pino would, a line a write.
-    const together = stream === standardOutput;
+    const together = isStandardOutput(stream);
     let text = '';
     for (let at = 0; at < held.length; at += heldFields) {
       const line = this.#line(held, at);
@@ -313,60 +308,4 @@ export class OneLinePerRequest extends LogController {
     if (!error) return;
     this.#errored(error, request, reply);
   }
-}
-
-/**
- * Lines to `destination` in one write per turn of the event loop: the lines logged while the
- * server handles a burst of requests go out together. A turn that logs more than 64 KiB writes
- * at once; `flush()` writes what is pending now, after what `beforeWrite` adds (the request
- * lines held for the end of the turn).
- */
-export function batched(
-  destination: { write(text: string): unknown },
-  beforeWrite?: () => void,
-): {
-  write(line: string): void;
-  flush(): void;
-} {
-  let pending: string[] = [];
-  let size = 0;
-  let scheduled = false;
-  const flush = () => {
-    beforeWrite?.();
-    scheduled = false;
-    if (pending.length === 0) return;
-    const text = pending.length === 1 ? (pending[0] as string) : pending.join('');
-    pending = [];
-    size = 0;
-    destination.write(text);
-  };
-  return {
-    write(line: string) {
-      pending.push(line);
-      size += line.length;
-      if (size >= 64 * 1024) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        atTurnEnd(flush);
-      }
-    },
-    flush,
-  };
-}
-
-let standardOutput: { write(line: string): void } | undefined;
-
-/**
- * Standard output for a JSON log, {@link batched}, with the request lines held for the end of
- * the turn: one write for all. Whatever is pending is written when the process exits, a crash
- * included; a signal the process does not handle (SIGKILL, or SIGTERM without `handleSignals`)
- * or an abort can cost the lines of the turn it lands in. One for the whole process: every app
- * of it writes to the same standard output.
- */
-export function batchedStandardOutput(): { write(line: string): void } {
-  if (standardOutput !== undefined) return standardOutput;
-  const output = batched(pino.destination({ dest: 1, sync: true }), writeWaiting);
-  process.once('exit', output.flush);
-  standardOutput = output;
-  return output;
 }

@@ -7,7 +7,7 @@ import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { checkedCookie, ResponseControl } from '../core/response.js';
 import { CookieSigner } from '../http/cookies.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 const oldSecret = 'an old secret of thirty-two bytes or more';
 const newSecret = 'a new secret, also thirty-two bytes or more';

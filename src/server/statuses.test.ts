@@ -6,7 +6,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createResponseValidator } from '../openapi/conformance.js';
 import { generateOpenApi } from '../openapi/generate.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 const saved = new Map<string, string>();
 const Bookmark = z.object({ id: z.string(), url: z.string() });

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { createApp } from './app.js';
+import { createApp } from './create-app.js';
 
 // As a missing package fails its import.
 vi.mock('file-type/core', () => {

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
-import { type App, createApp } from './app.js';
+import type { App } from './app.js';
+import { createApp } from './create-app.js';
 
 let handled = 0;
 

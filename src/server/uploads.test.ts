@@ -16,7 +16,8 @@ import { download, sendFile } from '../core/files.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { idempotencyPlugin, MemoryIdempotencyStore } from '../idempotency/index.js';
-import { type App, createApp } from './app.js';
+import type { App } from './app.js';
+import { createApp } from './create-app.js';
 
 interface Answer {
   status: number;

@@ -13,7 +13,7 @@ import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { cursorInput, cursorPage } from '../pagination/cursor.js';
 import { paginateArray } from '../pagination/index.js';
-import { createApp } from '../server/app.js';
+import { createApp } from '../server/create-app.js';
 import { keyRoot, queryUtils } from './index.js';
 
 interface Item {

@@ -30,11 +30,16 @@ export const announcedAddress = /\{"address":"([^"]+)"\}/;
 /** What wrangler dev prints once it serves. */
 export const wranglerReady = /Ready on (http:\/\/[^\s]+)/;
 
+/** What Bun and wrangler resolve `proceedjs` to: the package's `bun` and `workerd` entry, from the sources. */
+export const runtimesTsconfig = fileURLToPath(new URL('./tsconfig.json', import.meta.url));
+
 /** wrangler dev with `config`, on 127.0.0.1 and `port`, without its interactive session. */
 export const wranglerDev = (config: string) => (port: number) => [
   'dev',
   '--config',
   config,
+  '--tsconfig',
+  runtimesTsconfig,
   '--ip',
   '127.0.0.1',
   '--port',

@@ -66,8 +66,8 @@ export const bun: Runtime = {
   namesConnections: true,
   readsRefusedBodies: false,
   streamsKeepLength: false,
-  runsFastify: true,
   listens: true,
   serve,
+  hasStandardOutput: true,
   importsTypeScript: true,
 };

@@ -54,12 +54,12 @@ export interface Runtime {
    * as a `Blob`, which keeps its length (docs/files.md).
    */
   readonly streamsKeepLength: boolean;
-  /** Whether Fastify can run: Workers refuse the code it compiles. */
-  readonly runsFastify: boolean;
   /** Whether the app can open a port (`app.listen`, the metrics listener): Workers listen for it. */
   readonly listens: boolean;
   /** The runtime's own server for `app.listen`, where there is one instead of Node's http module. */
   readonly serve: NativeServe | undefined;
+  /** Whether the process has a standard output to log to; where not, logs go through console. */
+  readonly hasStandardOutput: boolean;
   /** Whether the runtime imports TypeScript itself (the CLI adds a loader on Node). */
   readonly importsTypeScript: boolean;
 }

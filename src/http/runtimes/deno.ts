@@ -83,9 +83,9 @@ export const deno: Runtime = {
   namesConnections: true,
   readsRefusedBodies: false,
   streamsKeepLength: true,
-  runsFastify: true,
   listens: true,
   serve,
+  hasStandardOutput: true,
   importsTypeScript: true,
 };
 

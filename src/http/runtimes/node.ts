@@ -25,8 +25,8 @@ export const node: Runtime = {
   namesConnections: true,
   readsRefusedBodies: false,
   streamsKeepLength: true,
-  runsFastify: true,
   listens: true,
   serve: undefined,
+  hasStandardOutput: true,
   importsTypeScript: false,
 };

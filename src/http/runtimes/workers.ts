@@ -15,8 +15,8 @@ export const workers: Runtime = {
   namesConnections: false,
   readsRefusedBodies: true,
   streamsKeepLength: true,
-  runsFastify: false,
   listens: false,
   serve: undefined,
+  hasStandardOutput: false,
   importsTypeScript: false,
 };
