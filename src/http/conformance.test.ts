@@ -459,7 +459,9 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     async () => {
       const refusals = JSON.parse((await send('GET', '/refusals')).body) as string[];
       expect(refusals).toEqual([
-        expect.stringMatching(/^app.server is the Fastify instance of the Node adapter, and this app has none: on Cloudflare Workers/),
+        expect.stringMatching(
+          /^app.server is the Fastify instance of the Node adapter, and this app has none: on Cloudflare Workers/,
+        ),
         expect.stringMatching(/^app.listen\(\) on Cloudflare Workers/),
         expect.stringMatching(/^docsPlugin serves the docs UI from Swagger UI's files on disk/),
         expect.stringMatching(
@@ -485,9 +487,12 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     },
   );
 
-  it.runIf(name !== fastifyTarget)('leaves routes on app.server to Fastify: app.fetch answers them 404', async () => {
-    expectProblem(await send('GET', '/raw/hello'), 404, 'ROUTE_NOT_FOUND');
-  });
+  it.runIf(name !== fastifyTarget)(
+    'leaves routes on app.server to Fastify: app.fetch answers them 404',
+    async () => {
+      expectProblem(await send('GET', '/raw/hello'), 404, 'ROUTE_NOT_FOUND');
+    },
+  );
 
   it('serves app.route() routes beside the procedures: params, query, body, limits, problems, 405', async () => {
     const answer = await send('GET', '/greetings/Ada%20L?loud=yes', {
