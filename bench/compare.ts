@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +140,16 @@ function treeRss(pid: number | undefined): number {
 }
 
 /**
+ * How Bun resolves `proceedjs` in a checkout: as an app on Bun does, to the package's `bun` entry
+ * (without Fastify), from the sources (test/runtimes/tsconfig.json); the root tsconfig would map it
+ * to the Node entry. A checkout older than that file resolves as it did.
+ */
+function bunResolution(checkout: string): string[] {
+  const tsconfig = join(checkout, 'test/runtimes/tsconfig.json');
+  return existsSync(tsconfig) ? [`--tsconfig-override=${tsconfig}`] : [];
+}
+
+/**
  * Starts a contender's server script. It tells where it listens over the IPC channel
  * (bench/servers/announce.ts), so its stdout, request logs and all, goes to /dev/null: what a
  * log costs the server is counted, and the load generator's core reads none of it.
@@ -157,7 +167,7 @@ export async function startServer(
   const script = checkout === undefined ? here : join(checkout, relative(root, here));
   const [command, args] =
     contender.runtime === 'bun'
-      ? onCores(cores, [script], bunExecutable)
+      ? onCores(cores, [...bunResolution(checkout ?? root), script], bunExecutable)
       : onCores(cores, ['--import', 'tsx', script]);
   const child = spawn(command, args, {
     cwd: checkout ?? root,
