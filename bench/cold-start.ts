@@ -16,7 +16,7 @@ const bun = join(fileURLToPath(new URL('..', import.meta.url)), 'node_modules/.b
 
 const app = `import { createApp, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
-const getNote = procedure
+const getNote = procedure()
   .input(z.object({ id: z.coerce.number().int() }))
   .query(({ input }) => ({ id: input.id, title: 'A note' }));
 const app = createApp({ logger: false }).mount([procedures('notes', { getNote })]);

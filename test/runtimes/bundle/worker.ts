@@ -6,7 +6,7 @@
 import { createApp, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
 
-const getNote = procedure
+const getNote = procedure()
   .input(z.object({ id: z.coerce.number().int() }))
   .query(({ input }) => ({ id: input.id, title: 'A note' }));
 
