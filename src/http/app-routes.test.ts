@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { procedure, procedures } from '../core/procedure.js';
+import { App } from '../server/app.js';
 import { createApp } from '../server/create-app.js';
 import { appRoute, routeAnswerHeaders } from './app-routes.js';
 
@@ -36,5 +38,23 @@ describe('app.route()', () => {
     const answer = await app.inject({ method: 'GET', url: '/version' });
     expect(answer.body).toBe('1');
     await app.close();
+  });
+});
+
+describe('a route that another already takes', () => {
+  const routes = (app: App) =>
+    app
+      .mount([procedures('notes', { listNotes: procedure().query(() => []) })])
+      .route('GET', '/api/notes', () => ({ body: 'x' }));
+
+  it('is refused on Node, where it is added', () => {
+    expect(() => routes(createApp({ logger: false }))).toThrow(/already declared/);
+  });
+
+  it('is refused by app.fetch as it starts, with no adapter', async () => {
+    const app = routes(new App({ logger: false }));
+    await expect(app.fetch(new Request('http://api.example/api/notes'))).rejects.toThrow(
+      /GET \/api\/notes is routed twice/,
+    );
   });
 });
