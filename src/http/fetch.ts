@@ -83,7 +83,13 @@ export interface FetchCore {
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
   readonly observe: ((answer: Answer) => void) | undefined;
   /** One line per request at `info`, as on Node; undefined when the app logs nothing. */
-  readonly requestLog: ((entry: RequestLogEntry) => void) | undefined;
+  readonly requestLog:
+    | {
+        /** Whether a line would be written now (the level may change while the app runs). */
+        enabled(): boolean;
+        write(entry: RequestLogEntry): void;
+      }
+    | undefined;
 }
 
 /** What the request log writes of a request. */
@@ -340,7 +346,9 @@ export function createFetchHandler(
     argument: unknown,
     trace: RequestTrace | undefined,
   ): Promise<Response> => {
-    const timed = core.observe !== undefined || core.requestLog !== undefined;
+    // The line's fields (the client's address, the host) are worked out only when it is written.
+    const logged = core.requestLog?.enabled() === true;
+    const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
     const id = requestIdOf(request.headers);
     const head = request.method === 'HEAD';
@@ -418,15 +426,16 @@ export function createFetchHandler(
         problem,
         seconds: milliseconds / 1000,
       });
-      core.requestLog?.({
-        id,
-        method: request.method,
-        url: `${exchange.path}${exchange.search}`,
-        host: exchange.url.host,
-        ip: exchange.ip,
-        status: response.status,
-        milliseconds,
-      });
+      if (logged)
+        core.requestLog?.write({
+          id,
+          method: request.method,
+          url: `${exchange.path}${exchange.search}`,
+          host: exchange.url.host,
+          ip: exchange.ip,
+          status: response.status,
+          milliseconds,
+        });
     }
     if (trace?.recording === true && !exchange.streaming) trace.end(response.status);
     return response;

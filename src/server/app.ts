@@ -376,18 +376,19 @@ export class App<TCtx extends object = object> {
       requestLog:
         options.logger === false
           ? undefined
-          : ({ id, method, url, host, ip, status, milliseconds }) => {
-              if (!log.isLevelEnabled('info')) return;
-              log.info(
-                {
-                  reqId: id,
-                  // Shaped as Fastify's request serializer reads a request, so the line is Node's.
-                  req: { method, url, host, ip: ip === '' ? undefined : ip, headers: {} },
-                  res: { statusCode: status },
-                  responseTime: milliseconds,
-                },
-                'request completed',
-              );
+          : {
+              enabled: () => log.isLevelEnabled('info'),
+              write: ({ id, method, url, host, ip, status, milliseconds }) =>
+                log.info(
+                  {
+                    reqId: id,
+                    // Shaped as Fastify's request serializer reads a request, so the line is Node's.
+                    req: { method, url, host, ip: ip === '' ? undefined : ip, headers: {} },
+                    res: { statusCode: status },
+                    responseTime: milliseconds,
+                  },
+                  'request completed',
+                ),
             },
       entityTag,
       bytesTag,
