@@ -494,6 +494,22 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     },
   );
 
+  it('counts a request in flight until it is answered, the same on every target', async () => {
+    const count = async () => Number((await send('GET', '/in-flight')).body);
+    // The request asking counts itself.
+    await expect.poll(count, { timeout: 5_000 }).toBe(1);
+    const gate = `gate-${Math.random().toString(36).slice(2)}`;
+    const waiting = send('GET', `/api/gates/${gate}`);
+    await expect.poll(count, { timeout: 5_000 }).toBe(2);
+    await expect
+      .poll(async () => (await send('POST', `/gates/${gate}/open`)).status, { timeout: 5_000 })
+      .toBe(204);
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body)).toEqual({ opened: gate });
+    await expect.poll(count, { timeout: 5_000 }).toBe(1);
+  });
+
   it('serves app.route() routes beside the procedures: params, query, body, limits, problems, 405', async () => {
     const answer = await send('GET', '/greetings/Ada%20L?loud=yes', {
       headers: { 'x-request-id': 'route-1' },
