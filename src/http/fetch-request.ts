@@ -1,0 +1,221 @@
+/**
+ * A Fetch `Request` as each part of `app.fetch` reads it (src/http/fetch.ts): the exchange that
+ * carries it through, and the views the core, the answer, a route's handler and the tracer take.
+ */
+import type { RequestInfo } from '../core/request-context.js';
+import type { RouteRequest } from './app-routes.js';
+import { type CookieSigner, RequestCookies } from './cookies.js';
+import { readBytes } from './fetch-body.js';
+import type { FetchCore, HeaderRecord } from './fetch-core.js';
+import type { ObservedRoute } from './observed.js';
+import type { AnsweredRequest } from './procedure-answer.js';
+import type { RateLimitHeaders } from './rate-limit.js';
+import type { RequestTrace, TracedRequest } from './tracing.js';
+
+/**
+ * One request on its way through: what the handler reads, and headers any answer carries. The
+ * client's address and the parsed URL are worked out only when something asks for them.
+ */
+export class Exchange {
+  readonly request: Request;
+  readonly id: string;
+  /** The path, as the runtime normalized it, and the query string with its `?` (or ''). */
+  readonly path: string;
+  readonly search: string;
+  params: Record<string, string | undefined> = {};
+  /** The request's trace, when the app traces. */
+  trace: RequestTrace | undefined;
+  /** Its answer streams: the trace ends with the stream, not with the headers. */
+  streaming = false;
+  /** The rate-limit headers, on the answer whatever it is (as on Node). */
+  limitHeaders: RateLimitHeaders | undefined;
+  /**
+   * For a refused upload: `close` when its body is left unread (the answer closes the
+   * connection), `keep` when the rest is read and dropped (the connection may stay open).
+   */
+  connection: 'close' | 'keep' | undefined;
+  readonly #address: () => string;
+  #ip: string | undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request, id: string, address: () => string) {
+    this.request = request;
+    this.id = id;
+    this.#address = address;
+    const { url } = request;
+    const start = pathStart(url);
+    const query = start === -1 ? -1 : url.indexOf('?', start);
+    this.path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
+    this.search = query === -1 ? '' : url.slice(query);
+  }
+
+  get ip(): string {
+    this.#ip ??= this.#address();
+    return this.#ip;
+  }
+
+  get url(): URL {
+    this.#url ??= new URL(this.request.url);
+    return this.#url;
+  }
+}
+
+export interface RouteHandler {
+  /** The same object for every answer of the route, as observers expect. */
+  observed: ObservedRoute;
+  serve(exchange: Exchange): Promise<Response>;
+}
+
+/** A request as the core sees it, read from a Fetch `Request`. */
+export class FetchRequestInfo implements RequestInfo {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeaderRecord;
+  readonly #exchange: Exchange;
+  readonly params: Readonly<Record<string, string>>;
+  readonly #signer: CookieSigner;
+  #cookies: RequestCookies | undefined;
+
+  constructor(
+    exchange: Exchange,
+    method: string,
+    headers: HeaderRecord,
+    params: Record<string, string>,
+    signer: CookieSigner,
+  ) {
+    this.id = exchange.id;
+    this.method = method;
+    this.url = `${exchange.path}${exchange.search}`;
+    this.#exchange = exchange;
+    this.headers = headers;
+    this.params = params;
+    this.#signer = signer;
+  }
+
+  get ip(): string {
+    return this.#exchange.ip;
+  }
+
+  cookie(name: string, options?: { signed?: boolean }): string | undefined {
+    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    return this.#cookies.get(name, options);
+  }
+}
+
+/** Headers as Node gives them: lower-case names, a repeated one joined with ", ". */
+export function headerRecord(headers: Headers): HeaderRecord {
+  const record: HeaderRecord = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}
+
+/** The query string as Fastify parses it: a repeated key becomes an array. */
+export function queryRecord(search: string): Record<string, string | string[]> {
+  // No prototype: `?constructor=a` is a key like any other.
+  const query: Record<string, string | string[]> = Object.create(null);
+  if (search === '' || search === '?') return query;
+  for (const [key, value] of new URLSearchParams(search)) {
+    const previous = query[key];
+    if (previous === undefined) query[key] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else query[key] = [previous, value];
+  }
+  return query;
+}
+
+/**
+ * Where the path of a `Request`'s URL starts (-1: it has none). The URL is already parsed and
+ * serialized: the path starts at the first '/' after the authority, its query at the first '?'
+ * after that (a fragment is never part of it).
+ */
+export function pathStart(url: string): number {
+  return url.indexOf('/', url.indexOf('//') + 2);
+}
+
+/** A Fetch request as the tracer reads it. */
+export class FetchTracedRequest implements TracedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly scheme: string;
+  readonly #headers: Headers;
+
+  constructor(request: Request) {
+    this.method = request.method;
+    this.#headers = request.headers;
+    const { url } = request;
+    const start = pathStart(url);
+    const query = start === -1 ? -1 : url.indexOf('?', start);
+    this.path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
+    this.scheme = request.url.startsWith('https:') ? 'https' : 'http';
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers.get(name) ?? undefined;
+  }
+}
+
+/** A request as a route's handler reads it, over a Fetch `Request`. */
+export class FetchRouteRequest implements RouteRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly id: string;
+  readonly #exchange: Exchange;
+  readonly #limit: number;
+  #query: URLSearchParams | undefined;
+
+  constructor(exchange: Exchange, limit: number) {
+    this.#exchange = exchange;
+    this.#limit = limit;
+    this.method = exchange.request.method;
+    this.path = exchange.path;
+    this.params = exchange.params as Record<string, string>;
+    this.headers = headerRecord(exchange.request.headers) as Record<string, string | undefined>;
+    this.id = exchange.id;
+  }
+
+  get query(): URLSearchParams {
+    this.#query ??= new URLSearchParams(this.#exchange.search);
+    return this.#query;
+  }
+
+  get ip(): string {
+    return this.#exchange.ip;
+  }
+
+  body(): Promise<Uint8Array> {
+    const { request } = this.#exchange;
+    if (request.method === 'GET' || request.method === 'HEAD') return Promise.resolve(new Uint8Array(0));
+    return readBytes(request, this.#limit);
+  }
+}
+
+/** A request as the answer reads it, over a Fetch `Request`. */
+export class FetchAnsweredRequest implements AnsweredRequest {
+  readonly method: string;
+  readonly id: string;
+  readonly log: FetchCore['log'];
+  readonly #headers: HeaderRecord;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(exchange: Exchange, headers: HeaderRecord, log: FetchCore['log']) {
+    this.method = exchange.request.method;
+    this.id = exchange.id;
+    this.log = log;
+    this.#headers = headers;
+    this.#signal = exchange.request.signal;
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers[name] as string | undefined;
+  }
+
+  /** Runtimes abort the request's signal when its client leaves. */
+  onGone(listener: () => void): void {
+    this.#signal?.addEventListener('abort', listener, { once: true });
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The handlers `app.fetch` routes to (src/http/fetch.ts): a procedure's route, read from a
+ * `Request` and written as a `Response` from the neutral answer of src/http/procedure-answer.ts,
+ * and a route beside the procedures (src/http/app-routes.ts).
+ */
+import { ProceedError } from '../core/errors.js';
+import type { ByteRange, FileAnswer } from '../core/files.js';
+import type { BaseContext } from '../core/request-context.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { uploadPlanOf } from '../core/uploads.js';
+import { type AppRoute, routeAnswerHeaders } from './app-routes.js';
+import { parseJson, readBytes, sendsBody } from './fetch-body.js';
+import type { FetchCore } from './fetch-core.js';
+import {
+  type Exchange,
+  FetchAnsweredRequest,
+  FetchRequestInfo,
+  FetchRouteRequest,
+  headerRecord,
+  queryRecord,
+  type RouteHandler,
+} from './fetch-request.js';
+import { webBody } from './files.js';
+import { isJsonBody, notJsonBody } from './json.js';
+import { lingeringBytes } from './lingering.js';
+import { closingRefusal } from './problems.js';
+import { type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
+import { pulledStream } from './pulled-stream.js';
+import { runtime } from './runtime.js';
+import { framesInTrace } from './tracing.js';
+import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
+
+/** A route of the app beside its procedures, served as Fastify serves it on Node. */
+export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler {
+  const limit = route.bodyLimit ?? core.bodyLimit;
+  return {
+    observed: { procedure: undefined, path: route.path },
+    async serve(exchange) {
+      const answered = route.handler(new FetchRouteRequest(exchange, limit));
+      const answer = answered instanceof Promise ? await answered : answered;
+      const headers = routeAnswerHeaders(answer);
+      if (core.requestIds) headers['x-request-id'] = exchange.id;
+      return new Response((answer.body ?? null) as BodyInit | null, {
+        status: answer.status ?? 200,
+        headers,
+      });
+    },
+  };
+}
+
+/** One procedure's route: the same steps, in the same order, as its Node route. */
+export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
+  const procedure = procedureRoute(route, core);
+  // Any body sent to a write is read and checked, as on Node, even where the input ignores it.
+  const readsBody = route.method !== 'GET';
+  const limiter = core.rateLimits.limiterFor(route);
+  const upload = uploadPlanOf(route, core.uploads);
+
+  return {
+    observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
+    async serve(exchange) {
+      const { request } = exchange;
+      if (core.closing()) throw closingRefusal();
+      // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
+      if (limiter !== undefined) {
+        const checked = limiter.check(exchange.ip);
+        exchange.limitHeaders = checked instanceof Promise ? await checked : checked;
+      }
+      const headers = headerRecord(request.headers);
+      const params = exchange.params as Record<string, string>;
+      let body: unknown;
+      let uploaded: UploadBody | undefined;
+      if (upload !== undefined) {
+        const source = webBodySource(request, lingeringBytes(upload.limits.total));
+        const refusal = uploadRefusal(upload, headers);
+        if (refusal !== undefined) {
+          exchange.connection = source.readsRest ? 'keep' : 'close';
+          await source.cancel();
+          throw refusal;
+        }
+        // Read when the call reaches its input, after the guards (src/core/uploads.ts).
+        uploaded = new UploadBody(upload, headers, source, core.spools);
+        body = uploaded;
+      } else if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
+        if (!isJsonBody(headers)) throw notJsonBody();
+        let text: string;
+        try {
+          text = new TextDecoder('utf-8', { fatal: true }).decode(await readBytes(request, core.bodyLimit));
+        } catch (error) {
+          if (error instanceof ProceedError) throw error;
+          throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
+        }
+        body = parseJson(text);
+      }
+      let answer: ProcedureAnswer;
+      try {
+        // After the body, as on Node: a malformed body is a 400 whoever sent it.
+        procedure.refuseCrossSite(request.method, headers, () => exchange.url.origin);
+        const made = core.buildContext(
+          new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
+        );
+        const ctx = made instanceof Promise ? await made : made;
+        const call = {
+          ctx: ctx as BaseContext & { user?: unknown },
+          params,
+          query: queryRecord(exchange.search),
+          body,
+          ifMatch: headers['if-match'] as string | undefined,
+          trace: exchange.trace?.steps,
+        };
+        const ran = procedure.call.run(call, headers['idempotency-key']);
+        const result = ran instanceof Promise ? await ran : ran;
+        // An answer made without the input (a step that answered itself) left the body unread.
+        if (uploaded !== undefined && !uploaded.started)
+          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+        const answered = procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
+        answer = answered instanceof Promise ? await answered : answered;
+      } catch (error) {
+        // A body left unread closes the connection; one read to its end (and dropped) need not.
+        if (uploaded !== undefined) {
+          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+          await uploaded.dispose();
+        }
+        throw error;
+      }
+      if (exchange.limitHeaders !== undefined) Object.assign(answer.headers, exchange.limitHeaders);
+      const init = { status: answer.status, headers: withCookies(answer.headers, answer.cookies) };
+      const sent = answer.body;
+      // The files of an upload go once the answer is made, or, when it sends a file (which may
+      // be one of them), once that is sent or abandoned.
+      if (uploaded !== undefined && sent.kind !== 'file') await uploaded.dispose();
+      switch (sent.kind) {
+        case 'none':
+        case 'head':
+          return new Response(null, init);
+        case 'text':
+          return new Response(sent.text, init);
+        case 'bytes':
+          return new Response(sent.bytes as BodyInit, init);
+        case 'events':
+          return new Response(eventBody(exchange, sent.frames, sent.abort), init);
+        case 'file':
+          return new Response(await fileBody(sent.file, sent.range, uploaded), init);
+      }
+    },
+  };
+}
+
+/** An event stream's frames, pulled as the client reads; the trace ends with the stream. */
+function eventBody(
+  exchange: Exchange,
+  frames: AsyncGenerator<string, void, undefined>,
+  abort: () => void,
+): ReadableStream<Uint8Array> {
+  const { trace } = exchange;
+  if (trace === undefined) return pulledStream(frames, abort);
+  const recording = trace.recording;
+  exchange.streaming = recording;
+  return pulledStream(framesInTrace(frames, trace, recording ? () => trace.end(200) : undefined), () => {
+    abort();
+    // Cancelled before its first read, a generator never runs its finally.
+    if (recording) trace.end(200);
+  });
+}
+
+/**
+ * A file's bytes as the runtime sends them: a `Blob` where a stream would lose its length (Bun);
+ * an upload's own file is streamed and the upload's files go once it is sent or abandoned.
+ */
+async function fileBody(
+  file: FileAnswer,
+  range: ByteRange | undefined,
+  uploaded: UploadBody | undefined,
+): Promise<BodyInit> {
+  const { blob } = file.source;
+  if (uploaded === undefined)
+    return !runtime.streamsKeepLength && blob !== undefined
+      ? blob(range)
+      : (webBody(file.source.read(range)) as BodyInit);
+  // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
+  return pulledStream(
+    disposingAfter(chunksOf(file.source.read(range)), () => uploaded.dispose()),
+    () => void uploaded.dispose().catch(() => undefined),
+  );
+}
+
+/** Bytes in memory, a stream or an iterable, as an iterable. */
+function chunksOf(
+  bytes: Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+): AsyncIterable<Uint8Array> {
+  if (bytes instanceof Uint8Array)
+    return (async function* () {
+      yield bytes;
+    })();
+  return bytes as AsyncIterable<Uint8Array>;
+}
+
+/** The headers of an answer: the record as it is, or pairs when `Set-Cookie` repeats. */
+function withCookies(headers: Record<string, string>, cookies: readonly string[]): HeadersInit {
+  if (cookies.length === 0) return headers;
+  return [...Object.entries(headers), ...cookies.map((line): [string, string] => ['set-cookie', line])];
+}
