@@ -8,7 +8,6 @@
 
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { serverSettingsFromEnv } from '../config/server.js';
 import { ContextPipeline, type ContextResolver } from '../core/context.js';
 import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
 import { ProceedConfigError } from '../core/errors.js';
@@ -25,11 +24,6 @@ import {
   appRoute,
   type RouteHandler,
 } from '../http/app-routes.js';
-import { compressionThreshold } from '../http/compression.js';
-import { CookieSigner } from '../http/cookies.js';
-import { CorsPolicy } from '../http/cors.js';
-import { trustedOriginsOf } from '../http/csrf.js';
-import { bytesTag, entityTag, entityTagsReady, ifMatchHolds, matchingTag } from '../http/entity-tags.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
 import type { Answer } from '../http/observed.js';
@@ -39,9 +33,8 @@ import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
-import { uploadContentReady } from '../http/upload-content.js';
+import { fetchCoreOf } from './app-fetch.js';
 import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
-import { encoded, nodeCodings } from './http-cache.js';
 import {
   drain,
   exitOnSignals,
@@ -50,7 +43,6 @@ import {
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
-import { appLogger, workersLogger } from './logger.js';
 import {
   type AppOptions,
   checkAppOptions,
@@ -58,7 +50,8 @@ import {
   type MaybePromise,
   type MountOptions,
 } from './options.js';
-import { newRequestId } from './request-id.js';
+import { type AppSettings, resolveSettings } from './settings.js';
+import { checkAtStartUp } from './start-up-checks.js';
 
 export type { Answer, ObservedRoute } from '../http/observed.js';
 export type { AppOptions } from './options.js';
@@ -110,22 +103,15 @@ export class App<TCtx extends object = object> {
   readonly routeTable = new RouteTable();
   readonly #options: AppOptions<TCtx>;
   readonly #context: ContextPipeline;
+  readonly #settings: AppSettings;
   readonly #rateLimits: RateLimits;
-  readonly #cors: CorsPolicy | undefined;
   readonly #closers: Array<() => MaybePromise<void>> = [];
   readonly #observers: Array<(answer: Answer) => void> = [];
   #ready = false;
   readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
-  readonly #drainDelay: number;
-  readonly #keepAlive: number;
-  readonly #bodyLimit: number;
-  readonly #compressAbove: number | undefined;
-  readonly #cookieSigner: CookieSigner;
   /** Where uploads spool their large files; removed at close for requests that never ended. */
   readonly #spools = new Spools();
-  /** Origins that may write with cookies; undefined when the app turned the check off. */
-  readonly #csrfTrusted: ReadonlySet<string> | undefined;
   #idempotency: IdempotencyRuntime | undefined;
   #userSource: string | undefined;
   #signalsInstalled = false;
@@ -142,33 +128,15 @@ export class App<TCtx extends object = object> {
     checkAppOptions(options);
     this.#options = options;
     this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
-    const exposeErrors = options.exposeErrors ?? false;
-    const requestIds = options.requestIds ?? true;
-    const settings = serverSettingsFromEnv(process.env, {
-      ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
-      ...(options.drainDelay === undefined ? {} : { drainDelay: options.drainDelay }),
-      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
-    });
-    this.#drainDelay = settings.drainDelay;
-    this.#keepAlive = settings.timeouts.keepAlive;
-    this.#bodyLimit = options.bodyLimit ?? 1024 * 1024;
-    const traceFields = options.tracing?.logFields;
-    // Workers have no standard output: a Worker logs through console.
-    const logger = runtime.hasStandardOutput
-      ? appLogger(options.logger, traceFields)
-      : workersLogger(options.logger, traceFields);
-    this.#log = logger ?? pino({ enabled: false });
-    this.#cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors);
+    const settings = resolveSettings(options as AppOptions<object>);
+    this.#settings = settings;
+    this.#log = settings.logger ?? pino({ enabled: false });
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,
         credentials: options.cors.credentials === true,
       });
-    if (options.entityTags ?? true) this.document(entityTagDocumentation);
-    // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
-    this.#compressAbove = runtime.compresses ? compressionThreshold(options.compression) : undefined;
-    this.#cookieSigner = new CookieSigner(options.cookies?.secrets);
-    this.#csrfTrusted = options.csrf === false ? undefined : trustedOriginsOf(options.csrf, options.cors);
+    if (settings.entityTags) this.document(entityTagDocumentation);
     this.#rateLimits = new RateLimits(
       {
         log: this.#log,
@@ -183,30 +151,22 @@ export class App<TCtx extends object = object> {
       await this.#spools.disposeAll();
     });
     this.#adapter = adapter?.({
-      logger,
-      requestIds,
-      exposeErrors,
-      bodyLimit: this.#bodyLimit,
-      trustProxy: options.trustProxy ?? false,
-      timeouts: settings.timeouts,
-      maxConnections: settings.maxConnections,
-      tracing: options.tracing,
+      settings,
       lifecycle: this.#lifecycle,
-      cors: this.#cors,
       context: this.#context,
       procedureOptions: {
-        entityTags: options.entityTags ?? true,
-        requestIds,
-        compressAbove: this.#compressAbove,
-        exposeErrors,
+        entityTags: settings.entityTags,
+        requestIds: settings.requestIds,
+        compressAbove: settings.compressAbove,
+        exposeErrors: settings.exposeErrors,
         idempotency: () => this.#idempotency,
         userSource: () => this.userSource,
-        cookieSigner: this.#cookieSigner,
-        csrfTrusted: this.#csrfTrusted,
-        uploads: options.uploads,
+        cookieSigner: settings.cookieSigner,
+        csrfTrusted: settings.csrfTrusted,
+        uploads: settings.uploads,
         spools: this.#spools,
-        traced: options.tracing !== undefined,
-        bodyLimit: this.#bodyLimit,
+        traced: settings.tracing !== undefined,
+        bodyLimit: settings.bodyLimit,
       },
       prepare: () => this.#runReadyTasks(),
       closed: () => this.#runCloseTasks(),
@@ -241,24 +201,12 @@ export class App<TCtx extends object = object> {
   /** The app's own checks and preparations, once every plugin is loaded. */
   async #prepare(): Promise<void> {
     this.#ready = true;
-    // Tags are hashed on every GET unless turned off; versioned answers and files keep theirs anyway.
-    const tagsAnyway = this.routes.some(
-      ({ definition }) => definition.versioning !== undefined || definition.output?.kind === 'download',
-    );
-    if ((this.#options.entityTags ?? true) || tagsAnyway) await entityTagsReady();
-    // file-type, an optional peer, is loaded only for routes that check uploads by content.
-    await uploadContentReady(
-      this.routes
-        .filter((route) => uploadPlanOf(route, this.#options.uploads)?.checkContent)
-        .map((route) => `${route.collection}.${route.name}`),
-    );
-    this.#refuseGuardsWithoutUser();
-    if (this.#idempotency !== undefined) return;
-    const needy = this.routes.filter((route) => route.definition.idempotent);
-    if (needy.length > 0)
-      throw new ProceedConfigError(
-        `${needy.map((route) => `${route.collection}.${route.name}`).join(', ')} ${needy.length === 1 ? 'is' : 'are'} .idempotent(), but the app has no idempotency store: register idempotencyPlugin from proceedjs/idempotency`,
-      );
+    await checkAtStartUp(this.routes, {
+      entityTags: this.#settings.entityTags,
+      uploads: this.#settings.uploads,
+      userSource: this.userSource,
+      hasIdempotencyStore: this.#idempotency !== undefined,
+    });
   }
 
   #fetchHandler: Promise<(request: Request, argument?: unknown) => Promise<Response>> | undefined;
@@ -341,63 +289,20 @@ export class App<TCtx extends object = object> {
           `app.fetch does not serve the routes added on app.server, which are Fastify's (${foreign.join(', ')}): add them with app.route() to serve them through app.fetch too (docs/routes.md)`,
         );
     }
-    const options = this.#options;
-    const log = this.log;
-    return createFetchHandler({
-      routes: this.routes,
-      appRoutes: this.#appRoutes,
-      buildContext: (request) => this.#context.build(request),
-      userSource: () => this.userSource,
-      entityTags: options.entityTags ?? true,
-      requestIds: options.requestIds ?? true,
-      exposeErrors: options.exposeErrors ?? false,
-      bodyLimit: this.#bodyLimit,
-      compression:
-        this.#compressAbove === undefined
-          ? undefined
-          : {
-              above: this.#compressAbove,
-              codings: nodeCodings,
-              encode: encoded,
-            },
-      cookieSigner: this.#cookieSigner,
-      csrfTrusted: this.#csrfTrusted,
-      uploads: options.uploads,
-      // Workers have no disk: there an upload's files stay in memory, under its limits.
-      spools: runtime.spoolsToDisk ? this.#spools : undefined,
-      idempotency: () => this.#idempotency,
-      tracing: options.tracing,
-      serving: () => this.#lifecycle.phase === 'serving',
-      onClosing: this.#lifecycle.onClosing,
-      closing: () => this.#lifecycle.phase === 'closing',
-      cors: this.#cors,
-      rateLimits: this.#rateLimits,
-      trustProxy: options.trustProxy ?? false,
-      requestLog:
-        options.logger === false
-          ? undefined
-          : {
-              enabled: () => log.isLevelEnabled('info'),
-              write: ({ id, method, url, host, ip, status, milliseconds }) =>
-                log.info(
-                  {
-                    reqId: id,
-                    // Shaped as Fastify's request serializer reads a request, so the line is Node's.
-                    req: { method, url, host, ip: ip === '' ? undefined : ip, headers: {} },
-                    res: { statusCode: status },
-                    responseTime: milliseconds,
-                  },
-                  'request completed',
-                ),
-            },
-      entityTag,
-      bytesTag,
-      matchingTag,
-      ifMatchHolds,
-      newRequestId,
-      log,
-      observe: this.#observers.length === 0 ? undefined : (answer) => this.#tellObservers(answer),
-    });
+    return createFetchHandler(
+      fetchCoreOf(this.#settings, {
+        routes: this.routes,
+        appRoutes: this.#appRoutes,
+        context: this.#context,
+        lifecycle: this.#lifecycle,
+        rateLimits: this.#rateLimits,
+        spools: this.#spools,
+        log: this.#log,
+        userSource: () => this.userSource,
+        idempotency: () => this.#idempotency,
+        observe: this.#observers.length === 0 ? undefined : (answer) => this.#tellObservers(answer),
+      }),
+    );
   }
 
   /** Tells every observer of one answer; one observer's mistake costs neither the others nor the request. */
@@ -409,22 +314,6 @@ export class App<TCtx extends object = object> {
         this.#log.error({ err: error }, 'An observer of answers failed');
       }
     }
-  }
-
-  /** A guard that needs a signed-in user cannot pass where nothing sets `ctx.user`. */
-  #refuseGuardsWithoutUser(): void {
-    if (this.userSource !== undefined) return;
-    const needy = this.routes.filter((route) =>
-      route.definition.guards.some((guard) => guard.requiresUser === true),
-    );
-    const [first] = needy;
-    if (first === undefined) return;
-    const guard = first.definition.guards.find((each) => each.requiresUser === true)?.name ?? '';
-    const others =
-      needy.length > 1 ? ` (and ${needy.length - 1} more route${needy.length > 2 ? 's' : ''})` : '';
-    throw new ProceedConfigError(
-      `${first.collection}.${first.name} (${first.method} ${first.path}) has guard "${guard}", which needs a signed-in user, but nothing on this app sets ctx.user${others}: register authPlugin from proceedjs/auth (await app.register(authPlugin, { userLoader })); if your context sets user itself, createApp({ userFromContext: true }); if a plugin of yours sets it, call app.providesUser('yourPlugin') there`,
-    );
   }
 
   /** Every route mounted so far, in order. */
@@ -462,7 +351,7 @@ export class App<TCtx extends object = object> {
       for (const route of healthRoutes(prefix, {
         serving: () => this.#lifecycle.phase === 'serving',
         rateLimits: this.#rateLimits,
-        check: this.#options.health?.check,
+        check: this.#settings.healthCheck,
         log: this.#log,
       }))
         this.#addRoute(route);
@@ -675,13 +564,13 @@ export class App<TCtx extends object = object> {
       fetch: this.fetch,
       // The runtime's own cap must let the largest upload through to the app's limits.
       bodyLimit: Math.max(
-        this.#bodyLimit,
-        ...this.routes.map((route) => uploadPlanOf(route, this.#options.uploads)?.limits.total ?? 0),
+        this.#settings.bodyLimit,
+        ...this.routes.map((route) => uploadPlanOf(route, this.#settings.uploads)?.limits.total ?? 0),
       ),
-      keepAlive: this.#keepAlive,
+      keepAlive: this.#settings.timeouts.keepAlive,
       failed: (error) => {
         const problem = problemAnswer(error, {
-          exposeErrors: this.#options.exposeErrors ?? false,
+          exposeErrors: this.#settings.exposeErrors,
           log: this.log,
         });
         return new Response(problem.body, { status: problem.status, headers: problem.headers });
@@ -704,7 +593,7 @@ export class App<TCtx extends object = object> {
    * for `drainDelay` ms, then {@link App.close}.
    */
   async shutdown(): Promise<void> {
-    await drain(this.#log, this.#lifecycle, this.#drainDelay);
+    await drain(this.#log, this.#lifecycle, this.#settings.drainDelay);
     await this.close();
   }
 
@@ -713,7 +602,7 @@ export class App<TCtx extends object = object> {
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
   async close(): Promise<void> {
-    const timeout = this.#options.shutdownTimeout ?? 10_000;
+    const timeout = this.#settings.shutdownTimeout;
     const native = this.#nativeServer;
     if (native !== undefined) {
       this.#nativeServer = undefined;

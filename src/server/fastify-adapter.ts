@@ -14,16 +14,12 @@ import type {
   onRequestAsyncHookHandler,
   onSendAsyncHookHandler,
 } from 'fastify';
-import type { Logger } from 'pino';
-import type { ServerTimeouts } from '../config/server.js';
 import type { ContextPipeline } from '../core/context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { AppRoute } from '../http/app-routes.js';
-import type { CorsPolicy } from '../http/cors.js';
 import type { Answer, ObservedRoute } from '../http/observed.js';
 import { closingRefusal } from '../http/problems.js';
 import type { RouteLimiter } from '../http/rate-limit.js';
-import type { RequestTracing } from '../http/tracing.js';
 import { registerAppRoute } from './app-route.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
@@ -31,21 +27,13 @@ import { closeGracefully, type Lifecycle } from './lifecycle.js';
 import { MethodIndex } from './not-found.js';
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import { type ProcedureRouteOptions, procedureOf, registerProcedureRoute } from './procedure-route.js';
+import type { AppSettings } from './settings.js';
 import { traceRequests } from './tracing.js';
 
 /** What the adapter is given of the app, once, as the app is made. */
 export interface AdapterHost {
-  /** The app's logger; undefined when `logger: false`. */
-  readonly logger: Logger | undefined;
-  readonly requestIds: boolean;
-  readonly exposeErrors: boolean;
-  readonly bodyLimit: number;
-  readonly trustProxy: boolean | string | string[];
-  readonly timeouts: ServerTimeouts;
-  readonly maxConnections: number;
-  readonly tracing: RequestTracing | undefined;
+  readonly settings: AppSettings;
   readonly lifecycle: Lifecycle;
-  readonly cors: CorsPolicy | undefined;
   readonly context: ContextPipeline;
   /** What every procedure route is registered with. */
   readonly procedureOptions: ProcedureRouteOptions;
@@ -111,24 +99,25 @@ export class FastifyAdapter {
 
   constructor(host: AdapterHost) {
     this.#host = host;
-    const { requestIds, exposeErrors } = host;
+    const { settings } = host;
+    const { requestIds, exposeErrors } = settings;
     const server = createServer({
-      logger: host.logger,
+      logger: settings.logger,
       requestIds,
-      bodyLimit: host.bodyLimit,
-      trustProxy: host.trustProxy,
-      timeouts: host.timeouts,
+      bodyLimit: settings.bodyLimit,
+      trustProxy: settings.trustProxy,
+      timeouts: settings.timeouts,
       frameworkErrors: (error, request, reply) =>
         sendProblem(error, request, reply, exposeErrors, requestIds),
       clientErrorHandler: answerClientError,
-      traceFields: host.tracing?.logFields,
+      traceFields: settings.tracing?.logFields,
     });
     this.server = server;
-    if (host.tracing !== undefined) traceRequests(server, server.server, host.tracing);
-    host.lifecycle.watch(server.server, host.maxConnections, server.log);
+    if (settings.tracing !== undefined) traceRequests(server, server.server, settings.tracing);
+    host.lifecycle.watch(server.server, settings.maxConnections, server.log);
     if (requestIds) tagOtherRoutesWithRequestId(server);
     const methods = new MethodIndex(server);
-    if (host.cors !== undefined) registerCors(server, host.cors, methods);
+    if (settings.cors !== undefined) registerCors(server, settings.cors, methods);
     server.setErrorHandler((error, request, reply) =>
       sendProblem(error, request, reply, exposeErrors, requestIds),
     );
@@ -162,7 +151,7 @@ export class FastifyAdapter {
 
   addRoute(route: AppRoute): void {
     this.#own.add(route.path);
-    registerAppRoute(this.server, route, this.#host.bodyLimit);
+    registerAppRoute(this.server, route, this.#host.settings.bodyLimit);
   }
 
   /** Paths of the app's own routes; any other route is one added on `app.server`. */
