@@ -18,6 +18,8 @@ import type { RequestTrace, TracedRequest } from './tracing.js';
  */
 export class Exchange {
   readonly request: Request;
+  /** Read once: each read of a `Request`'s field is a call into the runtime. */
+  readonly method: string;
   readonly id: string;
   /** The path, as the runtime normalized it, and the query string with its `?` (or ''). */
   readonly path: string;
@@ -40,6 +42,7 @@ export class Exchange {
 
   constructor(request: Request, id: string, address: () => string) {
     this.request = request;
+    this.method = request.method;
     this.id = id;
     this.#address = address;
     const { url } = request;
@@ -200,14 +203,14 @@ export class FetchAnsweredRequest implements AnsweredRequest {
   readonly id: string;
   readonly log: FetchCore['log'];
   readonly #headers: HeaderRecord;
-  readonly #signal: AbortSignal | undefined;
+  readonly #request: Request;
 
   constructor(exchange: Exchange, headers: HeaderRecord, log: FetchCore['log']) {
-    this.method = exchange.request.method;
+    this.method = exchange.method;
     this.id = exchange.id;
     this.log = log;
     this.#headers = headers;
-    this.#signal = exchange.request.signal;
+    this.#request = exchange.request;
   }
 
   header(name: string): string | undefined {
@@ -216,6 +219,6 @@ export class FetchAnsweredRequest implements AnsweredRequest {
 
   /** Runtimes abort the request's signal when its client leaves. */
   onGone(listener: () => void): void {
-    this.#signal?.addEventListener('abort', listener, { once: true });
+    this.#request.signal?.addEventListener('abort', listener, { once: true });
   }
 }

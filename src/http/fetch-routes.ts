@@ -95,9 +95,9 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
       let answer: ProcedureAnswer;
       try {
         // After the body, as on Node: a malformed body is a 400 whoever sent it.
-        procedure.refuseCrossSite(request.method, headers, () => exchange.url.origin);
+        procedure.refuseCrossSite(exchange.method, headers, () => exchange.url.origin);
         const made = core.buildContext(
-          new FetchRequestInfo(exchange, request.method, headers, params, core.cookieSigner),
+          new FetchRequestInfo(exchange, exchange.method, headers, params, core.cookieSigner),
         );
         const ctx = made instanceof Promise ? await made : made;
         const call = {

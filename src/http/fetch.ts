@@ -79,25 +79,26 @@ export function createFetchHandler(
     const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
     const id = requestIdOf(request.headers);
-    const head = request.method === 'HEAD';
     let response: Response;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
     const exchange = new Exchange(request, id, () =>
       clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
     );
+    const { method } = exchange;
+    const head = method === 'HEAD';
     exchange.trace = trace;
     try {
       const { path } = exchange;
       const preflight =
-        core.cors !== undefined && request.method === 'OPTIONS' && decodes(path)
+        core.cors !== undefined && method === 'OPTIONS' && decodes(path)
           ? core.cors.preflight(
               request.headers.get('origin'),
               request.headers.get('access-control-request-method'),
               routeMethods.filter((each) => router.find(each, path) !== null),
             )
           : undefined;
-      const found = preflight === undefined ? router.find(request.method, path) : null;
+      const found = preflight === undefined ? router.find(method, path) : null;
       let handler: RouteHandler;
       if (preflight !== undefined) {
         handler = {
@@ -105,12 +106,12 @@ export function createFetchHandler(
           serve: async () => new Response(null, { status: 204, headers: preflight }),
         };
       } else if (found !== null) {
-        for (const value of Object.values(found.params))
-          if (value !== undefined && value.length > maxParamLength) throw paramTooLong();
+        const { params } = found;
+        for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
         handler = found.handler;
         exchange.params = found.params;
       } else {
-        throw decodes(path) ? unmatched(request.method, path) : malformedUrl();
+        throw decodes(path) ? unmatched(method, path) : malformedUrl();
       }
       route = preflight !== undefined ? undefined : handler.observed;
       if (trace !== undefined && route !== undefined)
@@ -138,7 +139,7 @@ export function createFetchHandler(
       const vary = response.headers.get('vary');
       response.headers.set('vary', vary === null ? 'Origin' : `Origin, ${vary}`);
       // A preflight carries its own; any other OPTIONS is a problem without them, as on Node.
-      if (request.method !== 'OPTIONS') {
+      if (method !== 'OPTIONS') {
         const cors = core.cors.answerHeaders(request.headers.get('origin'));
         if (cors !== undefined)
           for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
@@ -149,7 +150,7 @@ export function createFetchHandler(
       const milliseconds = performance.now() - started;
       core.observe?.({
         route,
-        method: request.method,
+        method,
         status: response.status,
         problem,
         seconds: milliseconds / 1000,
@@ -157,7 +158,7 @@ export function createFetchHandler(
       if (logged)
         core.requestLog?.write({
           id,
-          method: request.method,
+          method,
           url: `${exchange.path}${exchange.search}`,
           host: exchange.url.host,
           ip: exchange.ip,

@@ -220,7 +220,12 @@ export class App<TCtx extends object = object> {
    * comes from (docs/deployment.md, "The client's address").
    */
   readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
-    const answer = this.#fetchHandlerPromise().then((handle) => handle(request, runtime));
+    // Once ready, the handler is called in this turn: no promise to wait for on every request.
+    const handle = this.#fetchHandlerReady;
+    const answer =
+      handle === undefined
+        ? this.#fetchHandlerPromise().then((ready) => ready(request, runtime))
+        : handle(request, runtime);
     return this.#countsInFlight ? this.#countedUntilSent(answer) : answer;
   };
 
@@ -267,10 +272,19 @@ export class App<TCtx extends object = object> {
     );
   }
 
+  /** The handler, once made. */
+  #fetchHandlerReady: ((request: Request, runtime?: unknown) => Promise<Response>) | undefined;
+
   #fetchHandlerPromise(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
     if (this.#fetchHandler === undefined) {
       const created = this.#createFetchHandler();
       this.#fetchHandler = created;
+      created.then(
+        (handle) => {
+          if (this.#fetchHandler === created) this.#fetchHandlerReady = handle;
+        },
+        () => undefined,
+      );
       // A start-up that failed is tried again by the next request, not remembered forever.
       created.catch(() => {
         if (this.#fetchHandler === created) this.#fetchHandler = undefined;
