@@ -220,13 +220,22 @@ export class App<TCtx extends object = object> {
    * comes from (docs/deployment.md, "The client's address").
    */
   readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
+    // Counted before anything of it runs: a handler that reads the count counts its own request.
+    const counted = this.#countsInFlight;
+    if (counted) this.#inFlight++;
     // Once ready, the handler is called in this turn: no promise to wait for on every request.
     const handle = this.#fetchHandlerReady;
-    const answer =
-      handle === undefined
-        ? this.#fetchHandlerPromise().then((ready) => ready(request, runtime))
-        : handle(request, runtime);
-    return this.#countsInFlight ? this.#countedUntilSent(answer) : answer;
+    let answer: Promise<Response>;
+    try {
+      answer =
+        handle === undefined
+          ? this.#fetchHandlerPromise().then((ready) => ready(request, runtime))
+          : handle(request, runtime);
+    } catch (error) {
+      // A failure before the handler's own promise (the tracer's start, say) still uncounts it.
+      answer = Promise.reject(error);
+    }
+    return counted ? this.#countedUntilSent(answer) : answer;
   };
 
   #inFlight = 0;
@@ -253,8 +262,8 @@ export class App<TCtx extends object = object> {
     return () => this.#inFlight;
   }
 
+  /** Uncounts the request once its answer is sent: a body's end, or at once without one. */
   #countedUntilSent(answer: Promise<Response>): Promise<Response> {
-    this.#inFlight++;
     const answered = () => {
       this.#inFlight--;
     };
