@@ -282,8 +282,9 @@ function readmeParts(runtime: Runtime): { commands: string; layout: string; prod
         '`npm run deploy` publishes the Worker named in `wrangler.jsonc`. Cloudflare runs it in many',
         "isolates and compresses its answers at the edge. What the app keeps in memory (this example's",
         '`Map` of notes, in-memory rate limits) lives in one isolate and is gone when Cloudflare evicts it:',
-        'keep data in a database before going live. Routes on `app.server`, the docs UI and the metrics',
-        'listener need Node.js and are refused on Workers (Proceed\'s docs/deployment.md, "Cloudflare Workers").',
+        'keep data in a database before going live. Add routes beside the procedures with `app.route()`;',
+        '`app.server` (Fastify, on Node only), the docs UI and the metrics listener are refused on Workers',
+        '(Proceed\'s docs/deployment.md, "Cloudflare Workers").',
       ].join('\n'),
     };
   const start = runs[runtime]('start dist/app.js');
