@@ -2,6 +2,7 @@
  * A Fetch `Request` as each part of `app.fetch` reads it (src/http/fetch.ts): the exchange that
  * carries it through, and the views the core, the answer, a route's handler and the tracer take.
  */
+import { parse as parseQuery } from 'fast-querystring';
 import type { RequestInfo } from '../core/request-context.js';
 import type { RouteRequest } from './app-routes.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
@@ -115,18 +116,14 @@ export function headerRecord(headers: Headers): HeaderRecord {
   return record;
 }
 
-/** The query string as Fastify parses it: a repeated key becomes an array. */
+/**
+ * The query string as Fastify parses it on Node, with the same parser (fast-querystring): a
+ * repeated key becomes an array, and the record has no prototype (`?constructor=a` is a key like
+ * any other).
+ */
 export function queryRecord(search: string): Record<string, string | string[]> {
-  // No prototype: `?constructor=a` is a key like any other.
-  const query: Record<string, string | string[]> = Object.create(null);
-  if (search === '' || search === '?') return query;
-  for (const [key, value] of new URLSearchParams(search)) {
-    const previous = query[key];
-    if (previous === undefined) query[key] = value;
-    else if (Array.isArray(previous)) previous.push(value);
-    else query[key] = [previous, value];
-  }
-  return query;
+  if (search === '' || search === '?') return Object.create(null);
+  return parseQuery(search.slice(1)) as Record<string, string | string[]>;
 }
 
 /**
