@@ -27,14 +27,13 @@ import {
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
 import type { Answer } from '../http/observed.js';
-import { problemAnswer } from '../http/problems.js';
 import type { IdempotencyRuntime } from '../http/procedure-call.js';
-import { whenBodyEnds } from '../http/pulled-stream.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
 import { fetchCoreOf } from './app-fetch.js';
 import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
+import { FetchEntry, type FetchHandler } from './fetch-entry.js';
 import {
   drain,
   exitOnSignals,
@@ -43,6 +42,7 @@ import {
   type ListenOptions,
   type Phase,
 } from './lifecycle.js';
+import { listenNatively, stopNatively } from './native-listen.js';
 import {
   type AppOptions,
   checkAppOptions,
@@ -209,7 +209,7 @@ export class App<TCtx extends object = object> {
     });
   }
 
-  #fetchHandler: Promise<(request: Request, argument?: unknown) => Promise<Response>> | undefined;
+  readonly #entry = new FetchEntry(() => this.#createFetchHandler());
 
   /**
    * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
@@ -219,27 +219,7 @@ export class App<TCtx extends object = object> {
    * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
    * comes from (docs/deployment.md, "The client's address").
    */
-  readonly fetch = (request: Request, runtime?: unknown): Promise<Response> => {
-    // Counted before anything of it runs: a handler that reads the count counts its own request.
-    const counted = this.#countsInFlight;
-    if (counted) this.#inFlight++;
-    // Once ready, the handler is called in this turn: no promise to wait for on every request.
-    const handle = this.#fetchHandlerReady;
-    let answer: Promise<Response>;
-    try {
-      answer =
-        handle === undefined
-          ? this.#fetchHandlerPromise().then((ready) => ready(request, runtime))
-          : handle(request, runtime);
-    } catch (error) {
-      // A failure before the handler's own promise (the tracer's start, say) still uncounts it.
-      answer = Promise.reject(error);
-    }
-    return counted ? this.#countedUntilSent(answer) : answer;
-  };
-
-  #inFlight = 0;
-  #countsInFlight = false;
+  readonly fetch: FetchHandler = this.#entry.fetch;
 
   /**
    * Counts the requests received and not yet answered (a stream until it ends or its client
@@ -248,61 +228,11 @@ export class App<TCtx extends object = object> {
    * costs a listener per request. Returns the reader of the count.
    */
   countRequestsInFlight(): () => number {
-    if (!this.#countsInFlight) {
-      this.#countsInFlight = true;
-      this.#adapter?.countRequests(
-        () => {
-          this.#inFlight++;
-        },
-        () => {
-          this.#inFlight--;
-        },
-      );
-    }
-    return () => this.#inFlight;
+    if (!this.#entry.counting) this.#adapter?.countRequests(this.#entry.arrived, this.#entry.answered);
+    return this.#entry.countInFlight();
   }
 
-  /** Uncounts the request once its answer is sent: a body's end, or at once without one. */
-  #countedUntilSent(answer: Promise<Response>): Promise<Response> {
-    const answered = () => {
-      this.#inFlight--;
-    };
-    return answer.then(
-      (response) => {
-        const ends = whenBodyEnds(response.body);
-        if (ends === undefined) answered();
-        else void ends.then(answered);
-        return response;
-      },
-      (error: unknown) => {
-        answered();
-        throw error;
-      },
-    );
-  }
-
-  /** The handler, once made. */
-  #fetchHandlerReady: ((request: Request, runtime?: unknown) => Promise<Response>) | undefined;
-
-  #fetchHandlerPromise(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
-    if (this.#fetchHandler === undefined) {
-      const created = this.#createFetchHandler();
-      this.#fetchHandler = created;
-      created.then(
-        (handle) => {
-          if (this.#fetchHandler === created) this.#fetchHandlerReady = handle;
-        },
-        () => undefined,
-      );
-      // A start-up that failed is tried again by the next request, not remembered forever.
-      created.catch(() => {
-        if (this.#fetchHandler === created) this.#fetchHandler = undefined;
-      });
-    }
-    return this.#fetchHandler;
-  }
-
-  async #createFetchHandler(): Promise<(request: Request, runtime?: unknown) => Promise<Response>> {
+  async #createFetchHandler(): Promise<FetchHandler> {
     if (this.#adapter === undefined) await this.#runReadyTasks();
     else {
       await this.#adapter.ready();
@@ -520,7 +450,7 @@ export class App<TCtx extends object = object> {
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
-    if (this.#adapter === undefined) await this.#fetchHandlerPromise();
+    if (this.#adapter === undefined) await this.#entry.handler();
     else await this.#adapter.ready();
   }
 
@@ -578,30 +508,22 @@ export class App<TCtx extends object = object> {
   async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
     if (this.#nativeServer !== undefined) throw new ProceedConfigError('This app is listening already');
     // Readies the app and refuses what app.fetch does not apply, before the port opens.
-    await this.#fetchHandlerPromise();
-    if (options.logRoutes !== false) for (const line of this.routeLines()) this.log.info(line);
+    await this.#entry.handler();
+    if (options.logRoutes !== false) for (const line of this.routeLines()) this.#log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const server = await serve({
+    const { server, address } = await listenNatively(serve, {
       port: options.port ?? 3030,
       host,
       fetch: this.fetch,
-      // The runtime's own cap must let the largest upload through to the app's limits.
       bodyLimit: Math.max(
         this.#settings.bodyLimit,
         ...this.routes.map((route) => uploadPlanOf(route, this.#settings.uploads)?.limits.total ?? 0),
       ),
       keepAlive: this.#settings.timeouts.keepAlive,
-      failed: (error) => {
-        const problem = problemAnswer(error, {
-          exposeErrors: this.#settings.exposeErrors,
-          log: this.log,
-        });
-        return new Response(problem.body, { status: problem.status, headers: problem.headers });
-      },
+      exposeErrors: this.#settings.exposeErrors,
+      log: this.#log,
     });
     this.#nativeServer = server;
-    const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-    this.log.info(`Server listening at ${address} (${runtime.name}, app.fetch)`);
     await this.#listening({ host, port: server.port }, options);
     return address;
   }
@@ -631,16 +553,7 @@ export class App<TCtx extends object = object> {
       this.#nativeServer = undefined;
       // New requests get a 503 from app.fetch; those in flight finish, up to the timeout.
       this.#lifecycle.beginClosing();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), timeout);
-      });
-      const stopped = await Promise.race([native.stop(false).then(() => 'stopped' as const), late]);
-      clearTimeout(timer);
-      if (stopped === 'late') {
-        this.#log.warn(`Requests still running after ${timeout} ms; closing their connections`);
-        await native.stop(true);
-      }
+      await stopNatively(native, timeout, this.#log);
     }
     if (this.#adapter !== undefined) return this.#adapter.close(timeout);
     this.#lifecycle.beginClosing();

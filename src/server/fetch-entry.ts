@@ -1,0 +1,94 @@
+/**
+ * `app.fetch` as the app hands it out: made once the app is ready (a start-up that failed is tried
+ * again by the next request), called in the request's own turn from then on, and counting the
+ * requests in flight when a plugin asks (`app.countRequestsInFlight()`, docs/metrics.md).
+ */
+import { whenBodyEnds } from '../http/pulled-stream.js';
+
+export type FetchHandler = (request: Request, argument?: unknown) => Promise<Response>;
+
+export class FetchEntry {
+  readonly #create: () => Promise<FetchHandler>;
+  #made: Promise<FetchHandler> | undefined;
+  /** The handler, once made. */
+  #ready: FetchHandler | undefined;
+  #inFlight = 0;
+  #counts = false;
+
+  constructor(create: () => Promise<FetchHandler>) {
+    this.#create = create;
+  }
+
+  /** The handler, made on the first call. */
+  handler(): Promise<FetchHandler> {
+    if (this.#made === undefined) {
+      const made = this.#create();
+      this.#made = made;
+      made.then(
+        (handle) => {
+          if (this.#made === made) this.#ready = handle;
+        },
+        // A start-up that failed is tried again by the next request, not remembered forever.
+        () => {
+          if (this.#made === made) this.#made = undefined;
+        },
+      );
+    }
+    return this.#made;
+  }
+
+  readonly fetch = (request: Request, argument?: unknown): Promise<Response> => {
+    // Counted before anything of it runs: a handler that reads the count counts its own request.
+    const counted = this.#counts;
+    if (counted) this.#inFlight++;
+    // Once ready, the handler is called in this turn: no promise to wait for on every request.
+    const handle = this.#ready;
+    let answer: Promise<Response>;
+    try {
+      answer =
+        handle === undefined
+          ? this.handler().then((ready) => ready(request, argument))
+          : handle(request, argument);
+    } catch (error) {
+      // A failure before the handler's own promise (the tracer's start, say) still uncounts it.
+      answer = Promise.reject(error);
+    }
+    return counted ? this.#countedUntilSent(answer) : answer;
+  };
+
+  /** Whether requests are counted (a plugin asked). */
+  get counting(): boolean {
+    return this.#counts;
+  }
+
+  /** Starts counting (a listener per request from now on); returns the reader of the count. */
+  countInFlight(): () => number {
+    this.#counts = true;
+    return () => this.#inFlight;
+  }
+
+  /** What another adapter calls as it receives a request and once its answer is sent. */
+  readonly arrived = (): void => {
+    this.#inFlight++;
+  };
+
+  readonly answered = (): void => {
+    this.#inFlight--;
+  };
+
+  /** Uncounts the request once its answer is sent: a body's end, or at once without one. */
+  #countedUntilSent(answer: Promise<Response>): Promise<Response> {
+    return answer.then(
+      (response) => {
+        const ends = whenBodyEnds(response.body);
+        if (ends === undefined) this.answered();
+        else void ends.then(this.answered);
+        return response;
+      },
+      (error: unknown) => {
+        this.answered();
+        throw error;
+      },
+    );
+  }
+}
