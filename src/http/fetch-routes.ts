@@ -20,6 +20,7 @@ import {
   queryRecord,
   type RouteHandler,
 } from './fetch-request.js';
+import { disposingAfter, webBodySource } from './fetch-upload.js';
 import { webBody } from './files.js';
 import { isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes } from './lingering.js';
@@ -28,7 +29,7 @@ import { type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
 import { pulledStream } from './pulled-stream.js';
 import { runtime } from './runtime.js';
 import { framesInTrace } from './tracing.js';
-import { disposingAfter, UploadBody, uploadRefusal, webBodySource } from './uploads.js';
+import { UploadBody, uploadRefusal } from './uploads.js';
 
 /** A route of the app beside its procedures, served as Fastify serves it on Node. */
 export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler {

@@ -11,8 +11,6 @@ import { ProceedError, ValidationError } from '../core/errors.js';
 import { isMediaType, visibleName } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
-import { lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
-import { runtime } from './runtime.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
 
@@ -391,83 +389,4 @@ export function cleanFileName(name: string): string {
   const clean = visibleName(name);
   const base = clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
   return base === '' || base === '.' || base === '..' ? 'upload' : base;
-}
-
-/**
- * A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway, when
- * up to `lingerBytes` more are read on and dropped (src/http/lingering.ts).
- */
-export function webBodySource(request: Request, lingerBytes: number): BodySource {
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  // The read in flight: workerd allows one at a time, so draining waits for it first.
-  let pending: Promise<unknown> | undefined;
-  let cancelled = false;
-  // A client that leaves aborts the request's signal; in-process, nothing else ends its body, so
-  // the reader is cancelled, which settles the read in flight. (A promise raced against every
-  // read would keep a reaction, and with it the chunk read, per read: the whole body.)
-  let left = request.signal?.aborted === true;
-  request.signal?.addEventListener(
-    'abort',
-    () => {
-      left = true;
-      void reader?.cancel().catch(() => undefined);
-    },
-    { once: true },
-  );
-  const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
-  const lingers = lingersOn(request.headers.get('content-length'), lingerBytes);
-  return {
-    readsRest: runtime.readsRefusedBodies || lingers,
-    chunks: {
-      // The reader's own results, one promise a chunk: nothing in between to allocate.
-      [Symbol.asyncIterator]: () => ({
-        next(): Promise<IteratorResult<Uint8Array>> {
-          if (left) return Promise.reject(new Error('The client closed the request'));
-          if (request.body === null || cancelled) return Promise.resolve(ended);
-          reader ??= request.body.getReader();
-          const read = reader.read().then((result) => {
-            if (left) throw new Error('The client closed the request');
-            return result as IteratorResult<Uint8Array>;
-          });
-          pending = read;
-          return read;
-        },
-        return: () => Promise.resolve(ended),
-      }),
-    },
-    async cancel() {
-      if (cancelled) return;
-      cancelled = true;
-      if (request.body === null) return;
-      const body = reader ?? request.body.getReader();
-      await pending?.catch(() => undefined);
-      if (left) {
-        void body.cancel().catch(() => undefined);
-        return;
-      }
-      // On Workers the edge owns the connection, and answering before the body is read breaks
-      // it: the rest is read (and dropped) first, within the platform's own request limit.
-      if (runtime.readsRefusedBodies) return readOnAndDrop(body, Number.POSITIVE_INFINITY, undefined);
-      if (!lingers) {
-        void body.cancel().catch(() => undefined);
-        return;
-      }
-      void readOnAndDrop(body, lingerBytes, lingeringMilliseconds);
-    },
-  };
-}
-
-/**
- * An answer's bytes that remove the upload's files once sent or abandoned: a handler may answer
- * with a file it was handed (an echo, a conversion streamed back).
- */
-export async function* disposingAfter(
-  bytes: AsyncIterable<Uint8Array>,
-  dispose: () => Promise<void>,
-): AsyncGenerator<Uint8Array, void, undefined> {
-  try {
-    yield* bytes;
-  } finally {
-    await dispose().catch(() => undefined);
-  }
 }
