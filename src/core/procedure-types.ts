@@ -1,0 +1,111 @@
+/**
+ * What a procedure is, once built (docs/procedures.md): its definition as the core, the adapters
+ * and the generator read it, and the types the typed client and the guards infer from.
+ * src/core/procedure.ts builds them.
+ */
+import type { ProblemCode } from './errors.js';
+import type { Guard } from './guards.js';
+import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
+import type { ResponseControl } from './response.js';
+import type { StandardSchemaV1 } from './schema.js';
+import type { Middleware, RateLimitRule, RouteDocumentation } from './steps.js';
+import type { UploadOptions } from './upload-options.js';
+
+/** Documentation a procedure carries into OpenAPI. */
+export interface ProcedureMeta {
+  summary?: string;
+  description?: string;
+  deprecated?: boolean;
+  /**
+   * Problem codes the handler itself may answer with, beyond those Proceed derives from the
+   * input, guards and route (documented in OpenAPI), e.g. `['FORBIDDEN']` for a login that
+   * refuses deactivated accounts, or an app's own code from `defineErrors`.
+   */
+  errors?: readonly ProblemCode[];
+}
+
+/** An output chosen per request: one schema per case, and a function of the context that picks. */
+export interface OutputSelection {
+  readonly choices: Readonly<Record<string, StandardSchemaV1>>;
+  readonly select: (ctx: never) => string;
+}
+
+export type OutputDeclaration =
+  | { kind: 'fixed'; schema: StandardSchemaV1 }
+  | ({ kind: 'select' } & OutputSelection)
+  /** A file: the handler returns a {@link FileAnswer} (docs/files.md). */
+  | { kind: 'download'; types: readonly string[] }
+  /** Server-sent events: the handler yields them (docs/events.md). */
+  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number };
+
+export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl<never> }) => unknown;
+export type AnyMiddleware = Middleware<never, object, never>;
+
+/** The runtime description of a procedure: plain data the server, OpenAPI and CLI read. */
+export interface ProcedureDefinition {
+  readonly kind: ProcedureKind;
+  readonly input: StandardSchemaV1 | undefined;
+  readonly output: OutputDeclaration | undefined;
+  readonly guards: readonly Guard<never>[];
+  /** Run after the guards, before the input is validated. */
+  readonly middlewares: readonly AnyMiddleware[];
+  /** Run after the input is validated (placed after `.input()`); they receive it. */
+  readonly inputMiddlewares: readonly AnyMiddleware[];
+  /** What the procedure's steps add to its documentation. */
+  readonly documentation: readonly RouteDocumentation[];
+  readonly rateLimits: readonly RateLimitRule[];
+  readonly rest: RestOverride | undefined;
+  readonly meta: ProcedureMeta;
+  /** Headers sent with every successful answer of this procedure. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Set by `.versioned()`: its answers carry versions and its writes check `If-Match`. */
+  readonly versioning: Versioning | undefined;
+  /** Set by `.idempotent()`: a POST that replays its answer to a repeated `Idempotency-Key`. */
+  readonly idempotent: boolean;
+  /** The procedure's own upload limits (`.uploads()`), over the app's. */
+  readonly uploads: UploadOptions | undefined;
+  readonly handler: AnyHandler;
+}
+
+/** What `.versioned()` declares. */
+export interface Versioning {
+  /** Takes the version from the handler's result; absent on a write that answers without one. */
+  readonly read: ((result: unknown) => unknown) | undefined;
+}
+
+/** Type carriers for inference; never present at run time. */
+export interface ProcedureTypes<
+  TCtx,
+  TClientInput,
+  TInput,
+  TOutput,
+  TKind extends ProcedureKind,
+  TStatus extends SuccessStatus = never,
+> {
+  ctx: TCtx;
+  /** What a client sends (before the schema's transforms and defaults). */
+  clientInput: TClientInput;
+  /** What the handler receives. */
+  input: TInput;
+  /** What the handler returns, before serialization. */
+  output: TOutput;
+  kind: TKind;
+  /** The statuses a handler chooses among with `response.status()`; never when it has one. */
+  statuses: TStatus;
+}
+
+/** A finished procedure. */
+export interface Procedure<
+  TCtx = unknown,
+  TClientInput = unknown,
+  TInput = unknown,
+  TOutput = unknown,
+  TKind extends ProcedureKind = ProcedureKind,
+  TStatus extends SuccessStatus = never,
+> {
+  readonly '~proceed': ProcedureDefinition;
+  readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind, TStatus>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a procedure of any context, input and output
+export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind, any>;
