@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { procedure, procedures } from '../core/procedure.js';
 import { App } from '../server/app.js';
 import { createApp } from '../server/create-app.js';
-import { appRoute, routeAnswerHeaders } from './app-routes.js';
+import { appRoute, sentRouteAnswer } from './app-routes.js';
 
 describe('app.route()', () => {
   const handler = () => ({ body: 'ok' });
@@ -18,16 +18,24 @@ describe('app.route()', () => {
   });
 
   it('types a body the handler left untyped, and never lets a browser guess', () => {
-    expect(routeAnswerHeaders({ body: 'hi' })).toEqual({
-      'content-type': 'text/plain; charset=utf-8',
-      'x-content-type-options': 'nosniff',
+    expect(sentRouteAnswer({ body: 'hi' })).toEqual({
+      status: 200,
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
+      body: 'hi',
     });
-    expect(routeAnswerHeaders({ body: new Uint8Array(1) })['content-type']).toBe('application/octet-stream');
-    expect(routeAnswerHeaders({ headers: { 'Content-Type': 'text/csv' }, body: 'a' })).toEqual({
+    expect(sentRouteAnswer({ body: new Uint8Array(1) }).headers['content-type']).toBe(
+      'application/octet-stream',
+    );
+    expect(sentRouteAnswer({ headers: { 'Content-Type': 'text/csv' }, body: 'a' }).headers).toEqual({
       'content-type': 'text/csv',
       'x-content-type-options': 'nosniff',
     });
-    expect(routeAnswerHeaders({ status: 204 })).toEqual({ 'x-content-type-options': 'nosniff' });
+    // A status without a body sends none, whatever the handler gave.
+    expect(sentRouteAnswer({ status: 204, body: '' })).toEqual({
+      status: 204,
+      headers: { 'x-content-type-options': 'nosniff' },
+      body: null,
+    });
   });
 
   it('is listed with the procedures, and refused once the app is ready', async () => {

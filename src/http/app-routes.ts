@@ -77,18 +77,33 @@ export function appRoute(
   return { method: upper as AppRouteMethod, path, handler, bodyLimit };
 }
 
+/** Statuses whose answer has no body (RFC 9110): what a handler gives with one is dropped. */
+const bodiless = new Set([101, 103, 204, 205, 304]);
+
+/** An answer as every adapter sends it. */
+export interface SentRouteAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** Null for no body. */
+  readonly body: string | Uint8Array | ReadableStream<Uint8Array> | null;
+}
+
 /**
- * The headers an answer is sent with: the handler's, by lower-case name, with a `Content-Type`
- * for a body that has none (text for a string, bytes otherwise) and `nosniff` unless it said
- * otherwise, so that a browser never guesses a type.
+ * The answer as it is sent: the status (200 unless said); the handler's headers by lower-case
+ * name, with a `Content-Type` for a body that has none (text for a string, bytes otherwise) and
+ * `nosniff` unless it said otherwise, so that a browser never guesses a type; no body for a
+ * status that has none (a stream given there is cancelled).
  */
-export function routeAnswerHeaders(answer: RouteAnswer): Record<string, string> {
+export function sentRouteAnswer(answer: RouteAnswer): SentRouteAnswer {
+  const status = answer.status ?? 200;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
-  const { body } = answer;
-  if (body !== undefined && body !== null && headers['content-type'] === undefined)
+  const given = answer.body ?? null;
+  const body = bodiless.has(status) ? null : given;
+  if (given instanceof ReadableStream && body === null) void given.cancel().catch(() => undefined);
+  if (body !== null && headers['content-type'] === undefined)
     headers['content-type'] =
       typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
   headers['x-content-type-options'] ??= 'nosniff';
-  return headers;
+  return { status, headers, body };
 }

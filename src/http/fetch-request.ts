@@ -165,12 +165,12 @@ export class FetchRouteRequest implements RouteRequest {
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly id: string;
   readonly #exchange: Exchange;
-  readonly #limit: number;
+  readonly #bytes: Uint8Array;
   #query: URLSearchParams | undefined;
 
-  constructor(exchange: Exchange, limit: number) {
+  constructor(exchange: Exchange, bytes: Uint8Array) {
     this.#exchange = exchange;
-    this.#limit = limit;
+    this.#bytes = bytes;
     this.method = exchange.request.method;
     this.path = exchange.path;
     this.params = exchange.params as Record<string, string>;
@@ -187,10 +187,9 @@ export class FetchRouteRequest implements RouteRequest {
     return this.#exchange.ip;
   }
 
+  /** Read before the handler runs, as on Node. */
   body(): Promise<Uint8Array> {
-    const { request } = this.#exchange;
-    if (request.method === 'GET' || request.method === 'HEAD') return Promise.resolve(new Uint8Array(0));
-    return readBytes(request, this.#limit);
+    return Promise.resolve(this.#bytes);
   }
 }
 

@@ -8,7 +8,7 @@ import type { ByteRange, FileAnswer } from '../core/files.js';
 import type { BaseContext } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
-import { type AppRoute, routeAnswerHeaders } from './app-routes.js';
+import { type AppRoute, sentRouteAnswer } from './app-routes.js';
 import { parseJson, readBytes, sendsBody } from './fetch-body.js';
 import type { FetchCore } from './fetch-core.js';
 import {
@@ -37,14 +37,17 @@ export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler 
   return {
     observed: { procedure: undefined, path: route.path },
     async serve(exchange) {
-      const answered = route.handler(new FetchRouteRequest(exchange, limit));
+      // The body is read, up to the route's limit, before the handler runs, as Fastify reads it
+      // on Node: a body past the limit is a 413 whatever the handler would have said.
+      const { method } = exchange;
+      const bytes =
+        method === 'GET' || method === 'HEAD' ? new Uint8Array(0) : await readBytes(exchange.request, limit);
+      const answered = route.handler(new FetchRouteRequest(exchange, bytes));
       const answer = answered instanceof Promise ? await answered : answered;
-      const headers = routeAnswerHeaders(answer);
-      if (core.requestIds) headers['x-request-id'] = exchange.id;
-      return new Response((answer.body ?? null) as BodyInit | null, {
-        status: answer.status ?? 200,
-        headers,
-      });
+      const { status, headers, body } = sentRouteAnswer(answer);
+      // The handler's own id wins, as on Node.
+      if (core.requestIds) headers['x-request-id'] ??= exchange.id;
+      return new Response(body as BodyInit | null, { status, headers });
     },
   };
 }
@@ -124,8 +127,12 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
         }
         throw error;
       }
-      if (exchange.limitHeaders !== undefined) Object.assign(answer.headers, exchange.limitHeaders);
-      const init = { status: answer.status, headers: withCookies(answer.headers, answer.cookies) };
+      // The rate limit's headers first: a handler's own of the same name wins, as on Node.
+      const answerHeaders =
+        exchange.limitHeaders === undefined
+          ? answer.headers
+          : { ...exchange.limitHeaders, ...answer.headers };
+      const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
       const sent = answer.body;
       // The files of an upload go once the answer is made, or, when it sends a file (which may
       // be one of them), once that is sent or abandoned.
@@ -141,7 +148,14 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
         case 'events':
           return new Response(eventBody(exchange, sent.frames, sent.abort), init);
         case 'file':
-          return new Response(await fileBody(sent.file, sent.range, uploaded), init);
+          try {
+            return new Response(await fileBody(sent.file, sent.range, uploaded), init);
+          } catch (error) {
+            // The file could not be read: nothing is sent, and the upload's files go now.
+            sent.file.source.discard();
+            await uploaded?.dispose();
+            throw error;
+          }
       }
     },
   };

@@ -145,7 +145,11 @@ export function createFetchHandler(
           for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
       }
     }
-    if (head && response.body !== null) response = new Response(null, response);
+    if (head && response.body !== null) {
+      // The body a GET would send is let go (a stream closes its file or its source).
+      void response.body.cancel().catch(() => undefined);
+      response = new Response(null, response);
+    }
     if (timed) {
       const milliseconds = performance.now() - started;
       core.observe?.({

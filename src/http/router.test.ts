@@ -21,6 +21,21 @@ describe('Router', () => {
     expect(router.find('GET', '/')).toEqual({ handler: 'root', params: {} });
   });
 
+  it('lets two routes name the parameter at one place differently, each binding its own name', () => {
+    const named = new Router<string>();
+    named.on('GET', '/api/notes/:id', 'note');
+    named.on('GET', '/api/notes/:noteId/raw', 'raw');
+    expect(named.find('GET', '/api/notes/7')).toEqual({ handler: 'note', params: { id: '7' } });
+    expect(named.find('GET', '/api/notes/7/raw')).toEqual({ handler: 'raw', params: { noteId: '7' } });
+  });
+
+  it('takes a route added with a trailing slash as the path without it, as Fastify does', () => {
+    const slashed = new Router<string>();
+    slashed.on('GET', '/slash/', 'slash');
+    expect(slashed.find('GET', '/slash')?.handler).toBe('slash');
+    expect(slashed.find('GET', '/slash/')?.handler).toBe('slash');
+  });
+
   it('prefers a literal segment, and backs up to a parameter when the literal branch has no route', () => {
     expect(router.find('GET', '/api/posts/drafts')?.handler).toBe('drafts');
     expect(router.find('POST', '/api/posts/drafts/publish')).toEqual({
@@ -42,9 +57,9 @@ describe('Router', () => {
     expect(router.find('GET', '/api/posts/%zz')).toBeNull();
   });
 
-  it('refuses the same route twice, and two names for one parameter', () => {
+  it('refuses the same route twice, whatever its parameter is named', () => {
     expect(() => router.on('GET', '/api/posts', 'again')).toThrow('GET /api/posts is routed twice');
-    expect(() => router.on('PUT', '/api/posts/:slug', 'x')).toThrow(':slug is :id');
+    expect(() => router.on('GET', '/api/posts/:slug', 'x')).toThrow('GET /api/posts/:slug is routed twice');
   });
 
   it('matches as find-my-way, which Fastify routes with on Node, does', () => {
@@ -69,11 +84,12 @@ describe('Router', () => {
           const theirs = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
           const routed = new Set<string>();
           patterns.forEach((segments, index) => {
-            // One name per parameter position, as Proceed's paths have; the same shape only once.
-            const named = segments.map((segment, at) => (segment.startsWith(':') ? `:p${at}` : segment));
-            const route = `/${named.join('/')}`;
-            if (routed.has(route)) return;
-            routed.add(route);
+            // Parameters named as each route names them (`:id` here, `:other` there); the same
+            // shape only once.
+            const route = `/${segments.join('/')}`;
+            const shape = segments.map((segment) => (segment.startsWith(':') ? ':' : segment)).join('/');
+            if (routed.has(shape)) return;
+            routed.add(shape);
             ours.on('GET', route, index);
             theirs.on('GET', route, () => undefined, { index });
           });

@@ -8,11 +8,17 @@
  * (docs/architecture.md, "One HTTP core").
  */
 
+/** A route's handler, and the names its parameters bind, in order (each route names its own). */
+interface Entry<T> {
+  readonly handler: T;
+  readonly names: readonly string[];
+}
+
 interface Node<T> {
   readonly literals: Map<string, Node<T>>;
-  /** The child that takes any segment (an empty one too, as on Node), and the name it binds. */
-  param: { name: string; node: Node<T> } | undefined;
-  readonly handlers: Map<string, T>;
+  /** The child that takes any segment (an empty one too, as on Node). */
+  param: Node<T> | undefined;
+  readonly handlers: Map<string, Entry<T>>;
 }
 
 const newNode = <T>(): Node<T> => ({ literals: new Map(), param: undefined, handlers: new Map() });
@@ -35,18 +41,20 @@ function decoded(segment: string): string | undefined {
 export class Router<T> {
   readonly #root: Node<T> = newNode();
   /** Routes without parameters by their whole path: most requests are found in one lookup. */
-  readonly #literalPaths = new Map<string, Map<string, T>>();
+  readonly #literalPaths = new Map<string, Map<string, Entry<T>>>();
 
   /** Adds a route; the same method on the same path twice is a mistake of the caller. */
-  on(methods: string | readonly string[], path: string, handler: T): void {
+  on(methods: string | readonly string[], given: string, handler: T): void {
+    // One trailing slash is ignored, here as in `find`: `/posts/` is `/posts`.
+    const path = given.length > 1 && given.endsWith('/') ? given.slice(0, -1) : given;
     let node = this.#root;
+    const names: string[] = [];
     for (const segment of path === '/' ? [''] : path.slice(1).split('/')) {
       if (segment.startsWith(':')) {
-        const name = segment.slice(1);
-        if (node.param !== undefined && node.param.name !== name)
-          throw new Error(`${path}: the parameter :${name} is :${node.param.name} on another route`);
-        node.param ??= { name, node: newNode() };
-        node = node.param.node;
+        // Two routes may name the parameter at one place differently, as on Node.
+        names.push(segment.slice(1));
+        node.param ??= newNode();
+        node = node.param;
       } else {
         let next = node.literals.get(segment);
         if (next === undefined) {
@@ -58,7 +66,7 @@ export class Router<T> {
     }
     for (const method of typeof methods === 'string' ? [methods] : methods) {
       if (node.handlers.has(method)) throw new Error(`${method} ${path} is routed twice`);
-      node.handlers.set(method, handler);
+      node.handlers.set(method, { handler, names });
     }
     if (!path.includes(':')) this.#literalPaths.set(path, node.handlers);
   }
@@ -69,28 +77,21 @@ export class Router<T> {
     const whole = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     if (!whole.includes('%')) {
       // A route of literals alone wins over parameters, as the walk would find it first.
-      const handler = this.#literalPaths.get(whole)?.get(method);
-      if (handler !== undefined) return { handler, params: {} };
+      const entry = this.#literalPaths.get(whole)?.get(method);
+      if (entry !== undefined) return { handler: entry.handler, params: {} };
     }
-    const names: string[] = [];
     const values: string[] = [];
-    const handler = this.#walk(this.#root, whole, 1, method, names, values);
-    if (handler === undefined) return null;
+    const entry = this.#walk(this.#root, whole, 1, method, values);
+    if (entry === undefined) return null;
     const params: Record<string, string> = {};
+    const { names } = entry;
     for (let index = 0; index < names.length; index++)
       params[names[index] as string] = values[index] as string;
-    return { handler, params };
+    return { handler: entry.handler, params };
   }
 
   /** The handler below `node` for the rest of `path` from `at` (just past a '/'). */
-  #walk(
-    node: Node<T>,
-    path: string,
-    at: number,
-    method: string,
-    names: string[],
-    values: string[],
-  ): T | undefined {
+  #walk(node: Node<T>, path: string, at: number, method: string, values: string[]): Entry<T> | undefined {
     const slash = path.indexOf('/', at);
     const end = slash === -1 ? path.length : slash;
     const text = decoded(path.slice(at, end));
@@ -98,21 +99,15 @@ export class Router<T> {
     const literal = node.literals.get(text);
     if (literal !== undefined) {
       const found =
-        slash === -1
-          ? literal.handlers.get(method)
-          : this.#walk(literal, path, end + 1, method, names, values);
+        slash === -1 ? literal.handlers.get(method) : this.#walk(literal, path, end + 1, method, values);
       if (found !== undefined) return found;
     }
     const param = node.param;
     if (param === undefined) return undefined;
-    names.push(param.name);
     values.push(text);
     const found =
-      slash === -1
-        ? param.node.handlers.get(method)
-        : this.#walk(param.node, path, end + 1, method, names, values);
+      slash === -1 ? param.handlers.get(method) : this.#walk(param, path, end + 1, method, values);
     if (found !== undefined) return found;
-    names.pop();
     values.pop();
     return undefined;
   }

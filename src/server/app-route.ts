@@ -6,12 +6,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  type AppRoute,
-  type RouteAnswer,
-  type RouteRequest,
-  routeAnswerHeaders,
-} from '../http/app-routes.js';
+import { type AppRoute, type RouteAnswer, type RouteRequest, sentRouteAnswer } from '../http/app-routes.js';
 
 const empty = new Uint8Array(0);
 
@@ -49,11 +44,21 @@ class FastifyRouteRequest implements RouteRequest {
   }
 }
 
-function write(reply: FastifyReply, answer: RouteAnswer): unknown {
-  reply.code(answer.status ?? 200).headers(routeAnswerHeaders(answer));
-  const { body } = answer;
+/**
+ * Writes the answer on the reply, which holds what the app's hooks set already: CORS's headers
+ * (its `Vary: Origin` first, its `Access-Control-*` the app's policy, which a handler's do not
+ * replace), as `app.fetch` adds them.
+ */
+function write(reply: FastifyReply, given: RouteAnswer): unknown {
+  const { status, headers, body } = sentRouteAnswer(given);
+  reply.code(status);
+  for (const [name, value] of Object.entries(headers)) {
+    const before = name === 'vary' || name.startsWith('access-control-') ? reply.getHeader(name) : undefined;
+    if (before === undefined || before === '') reply.header(name, value);
+    else if (name === 'vary') reply.header(name, `${String(before)}, ${value}`);
+  }
   if (typeof body === 'string') return body;
-  if (body === undefined || body === null) return reply.send();
+  if (body === null) return reply.send();
   if (body instanceof Uint8Array)
     return reply.send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   return reply.send(Readable.fromWeb(body as WebReadableStream<Uint8Array>));

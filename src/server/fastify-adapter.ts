@@ -183,7 +183,8 @@ export class FastifyAdapter {
 
   /** Calls `arrived` as the server hands a request over, `answered` once its answer is sent or abandoned. */
   countRequests(arrived: () => void, answered: () => void): void {
-    this.server.server.on('request', (_request: unknown, response: ServerResponse) => {
+    // Before Fastify's own listener: a handler that reads the count counts its own request.
+    this.server.server.prependListener('request', (_request: unknown, response: ServerResponse) => {
       arrived();
       response.once('close', answered);
     });

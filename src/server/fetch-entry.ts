@@ -28,7 +28,8 @@ export class FetchEntry {
         (handle) => {
           if (this.#made === made) this.#ready = handle;
         },
-        // A start-up that failed is tried again by the next request, not remembered forever.
+        // A start-up that failed is tried again by the next request, not remembered forever
+        // (without the Fastify adapter: on Node, Fastify keeps a failed start-up's error).
         () => {
           if (this.#made === made) this.#made = undefined;
         },
