@@ -6,7 +6,6 @@ import { parse as parseQuery } from 'fast-querystring';
 import type { RequestInfo } from '../core/request-context.js';
 import type { RouteRequest } from './app-routes.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
-import { readBytes } from './fetch-body.js';
 import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import type { ObservedRoute } from './observed.js';
 import type { AnsweredRequest } from './procedure-answer.js';
