@@ -66,3 +66,33 @@ describe('a route that another already takes', () => {
     );
   });
 });
+
+describe('what every adapter does around a route', () => {
+  it('counts the request a handler runs for on Node too, before the handler reads the count', async () => {
+    const app = createApp({ logger: false });
+    const inFlight = app.countRequestsInFlight();
+    app.route('GET', '/in-flight', () => ({ body: String(inFlight()) }));
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    try {
+      expect(await (await fetch(`${origin}/in-flight`)).text()).toBe('1');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('lets go of the stream a HEAD never sends', async () => {
+    let cancelled = false;
+    const app = new App({ logger: false }).route('GET', '/stream', () => ({
+      body: new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.enqueue(new Uint8Array(1)),
+        cancel: () => {
+          cancelled = true;
+        },
+      }),
+    }));
+    const answer = await app.fetch(new Request('http://api.example/stream', { method: 'HEAD' }));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBeNull();
+    await expect.poll(() => cancelled).toBe(true);
+  });
+});
