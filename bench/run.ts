@@ -5,8 +5,8 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand, runtimes, tracing, uploads; default all), BENCH_BASELINE (a built checkout whose blog runs
- * beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
+ * workers, embedded, by-hand, runtimes (bun: its Bun half), tracing, uploads; default all),
+ * BENCH_BASELINE (a built checkout whose blog runs beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
  * DUEL_ROUNDS and DUEL_SECONDS (the size of the peers' and the blog's duels, compare.ts).
  */
 import { spawnSync } from 'node:child_process';
@@ -99,7 +99,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('workers')) await workersComparison();
   if (runs('embedded')) await embeddedComparison();
   if (runs('by-hand')) await handWrittenComparison();
-  if (runs('runtimes')) await runtimesSection();
+  if (runs('runtimes') || runs('bun')) await bunSection();
+  if (runs('runtimes')) await nodeBridgeSection();
   if (runs('tracing')) await tracingSection();
   if (runs('uploads')) await uploadsComparison();
 }
@@ -265,7 +266,8 @@ async function tracingSection(): Promise<void> {
  * same bridge, beside Proceed on its own Node server (Fastify). The same data calls, no request
  * log anywhere (Elysia has none of its own).
  */
-async function runtimesSection(): Promise<void> {
+/** Proceed on Bun against Hono and Elysia there (BENCH_ONLY=bun runs this half of `runtimes`). */
+async function bunSection(): Promise<void> {
   installContenders();
   const quiet = { BENCH_OFF: 'request-log' };
   const onBun = [
@@ -285,6 +287,11 @@ async function runtimesSection(): Promise<void> {
     onBun.map((contender) => contender.name),
     await compareMany('proceed', onBun, peerScenarios),
   );
+}
+
+async function nodeBridgeSection(): Promise<void> {
+  installContenders();
+  const quiet = { BENCH_OFF: 'request-log' };
   const onNode = [
     { name: 'proceed app.fetch', script: './contenders/proceed-fetch-posts.ts', env: quiet },
     { name: 'hono', script: './contenders/hono-posts.ts', env: { BENCH_LOGS: 'off' } },

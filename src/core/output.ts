@@ -6,6 +6,7 @@ import fastJson from 'fast-json-stringify';
 import { projectionOf } from './projection.js';
 import { everyViewField, recordCutter } from './record-views.js';
 import { type JsonSchema, type StandardSchemaV1, toJsonSchema, validate } from './schema.js';
+import { serializationSchema } from './serialization-schema.js';
 
 /** Writes an answer; `ctx`, the request's context, chooses the view of each per-record view's record. */
 export type Serializer = (value: unknown, ctx?: unknown) => string | Promise<string>;
@@ -21,11 +22,14 @@ function hasDescription(json: JsonSchema): boolean {
 
 /**
  * fast-json-stringify's writer for a JSON Schema, or undefined where the runtime refuses to
- * compile code from strings (Cloudflare Workers, while serving a request).
+ * compile code from strings (Cloudflare Workers, while serving a request). Its projection is
+ * asked for: where the engine's `JSON.stringify` is fast, it is (src/core/serialization-schema.ts).
  */
 function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefined {
   try {
-    return fastJson(json as unknown as Parameters<typeof fastJson>[0]);
+    return fastJson(serializationSchema(json) as unknown as Parameters<typeof fastJson>[0], {
+      objectMechanism: 'native',
+    });
   } catch (error) {
     if (error instanceof EvalError) return undefined;
     throw error;
