@@ -3,12 +3,13 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compileRoute, unsendableKind } from './execute.js';
+import { compileRoute } from './execute.js';
 import { requestInfo } from './fixtures/request.js';
 import { guard } from './guards.js';
 import { type Procedure, procedure, procedures } from './procedure.js';
 import { planRoutes } from './routes.js';
 import type { MiddlewareNext } from './steps.js';
+import { unsendableKind } from './unsendable.js';
 
 type Ctx = { user?: { id: string; role: string }; order: string[] };
 const p = () => procedure<Ctx>();

@@ -5,8 +5,8 @@
  * the app's instances.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Call, Invoke, Reply } from './call.js';
 import { ProceedError, ValidationError } from './errors.js';
-import type { Call, Invoke, Reply } from './execute.js';
 import type { RouteEntry } from './routes.js';
 
 /** What a replay sends again: the first answer as the adapter wrote it. */

@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Call } from './call.js';
 import { ProceedError } from './errors.js';
-import { type Call, compileRoute } from './execute.js';
+import { compileRoute } from './execute.js';
 import { requestInfo } from './fixtures/request.js';
 import { admits, listedTags, parseIfMatch, versionedTag, versionOf } from './precondition.js';
 import { type Procedure, procedure, procedures } from './procedure.js';

@@ -22,9 +22,9 @@ const outputOf = (schema: z.ZodType) => toJsonSchema(schema, { io: 'output' });
 
 /** The default writer, and the projection forced where this V8 would not take it (Node before 25). */
 const writers = (json: JsonSchema) => ({
-  plain: fastJson(json as Schema),
+  plain: fastJson(json as unknown as Schema),
   projected: fastJson(
-    serializationSchema(json) as Schema,
+    serializationSchema(json) as unknown as Schema,
     {
       objectMechanism: 'native',
       forceProjection: true,

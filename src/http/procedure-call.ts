@@ -4,8 +4,10 @@
  * through the store, and the entity tag of a read with its `If-Match` check. Adapters only read
  * the request before and write the answer after.
  */
+
+import type { Call, Reply } from '../core/call.js';
 import { ProceedError } from '../core/errors.js';
-import { type Call, compileRoute, type Reply } from '../core/execute.js';
+import { compileRoute } from '../core/execute.js';
 import {
   type IdempotencySettings,
   idempotencyKeyOf,

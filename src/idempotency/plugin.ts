@@ -2,7 +2,7 @@
  * The idempotency plugin (docs/http-caching.md, "Idempotency-Key"): gives the app its key store
  * and says which POSTs replay.
  */
-import type { Call } from '../core/execute.js';
+import type { Call } from '../core/call.js';
 import { defaultCaller, type IdempotencyStore } from '../core/idempotency.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { App } from '../server/app.js';

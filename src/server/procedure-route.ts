@@ -8,9 +8,9 @@ import type {
   onSendHookHandler,
   preParsingHookHandler,
 } from 'fastify';
+import type { Call } from '../core/call.js';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
-import type { Call } from '../core/execute.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, type UploadPlan, uploadPlanOf } from '../core/uploads.js';

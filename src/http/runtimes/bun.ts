@@ -8,6 +8,7 @@ interface BunServer {
 }
 
 interface BunGlobal {
+  hash: { xxHash64(data: string | Uint8Array): bigint };
   serve(options: {
     port: number;
     hostname: string;
@@ -70,4 +71,5 @@ export const bun: Runtime = {
   serve,
   hasStandardOutput: true,
   importsTypeScript: true,
+  xxHash64: (data) => (globalThis as unknown as { Bun: BunGlobal }).Bun.hash.xxHash64(data),
 };

@@ -62,6 +62,12 @@ export interface Runtime {
   readonly hasStandardOutput: boolean;
   /** Whether the runtime imports TypeScript itself (the CLI adds a loader on Node). */
   readonly importsTypeScript: boolean;
+  /**
+   * The runtime's own xxHash64 (seed 0) of a string's UTF-8 bytes or of bytes, where it has one
+   * (Bun): entity tags then need no WebAssembly hasher and no copy of the text into its memory,
+   * and are the same as that hasher's (src/http/entity-tags.ts).
+   */
+  readonly xxHash64: ((data: string | Uint8Array) => bigint) | undefined;
 }
 
 /** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */

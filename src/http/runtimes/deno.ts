@@ -87,6 +87,7 @@ export const deno: Runtime = {
   serve,
   hasStandardOutput: true,
   importsTypeScript: true,
+  xxHash64: undefined,
 };
 
 /**

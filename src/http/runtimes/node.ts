@@ -29,4 +29,5 @@ export const node: Runtime = {
   serve: undefined,
   hasStandardOutput: true,
   importsTypeScript: false,
+  xxHash64: undefined,
 };

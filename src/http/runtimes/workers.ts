@@ -19,4 +19,5 @@ export const workers: Runtime = {
   serve: undefined,
   hasStandardOutput: false,
   importsTypeScript: false,
+  xxHash64: undefined,
 };
