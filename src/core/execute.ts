@@ -4,20 +4,14 @@
  * replies out.
  */
 import type { Call, CompileOptions, Invoke, Reply } from './call.js';
-import { createBodyDateCoercer, createCoercer } from './coerce.js';
-import { ValidationError } from './errors.js';
-import { assembler, withData } from './input-assembly.js';
-import { refuseNul } from './nul.js';
-import { assignOwn } from './objects.js';
+import { inputReader } from './input-assembly.js';
 import { parseIfMatch, preconditionOf, unversionedRoute } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
 import { eventStreamer, replyMaker } from './reply.js';
 import { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
 import { runGuards } from './run-guards.js';
-import { type Validation, validate } from './schema.js';
 import type { MiddlewareResult } from './steps.js';
-import { DeferredBody } from './uploads.js';
 
 type Step<T> = (call: Call, input: T) => Reply | Promise<Reply>;
 
@@ -80,22 +74,11 @@ function withResponse(
 
 /** Compiles a route once: coercer, validator and serializers are built here, not per request. */
 export function compileRoute(route: RouteEntry, options: CompileOptions = {}): Invoke {
-  const { definition, inputMode } = route;
-  const { input: inputSchema, handler, guards, middlewares, inputMiddlewares } = definition;
-  const coerce = createCoercer(inputSchema);
-  const reviveDates = createBodyDateCoercer(inputSchema);
+  const { definition } = route;
+  const { handler, guards, middlewares, inputMiddlewares } = definition;
   const owner = `${route.collection}.${route.name}`;
   const { versioning } = definition;
   const isWrite = route.method !== 'GET';
-
-  const assemble = assembler(route, coerce, reviveDates);
-  // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
-  // files pass as they are. A raw body is the file itself (docs/uploads.md).
-  const assembleUpload = (call: Call, body: unknown): unknown => {
-    if (body instanceof Blob)
-      return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
-    return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
-  };
 
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
@@ -126,32 +109,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
         };
   const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
 
-  const checkedInput = (result: Validation<unknown>): unknown => {
-    if (!result.ok) throw new ValidationError(result.errors);
-    return result.value;
-  };
-  /**
-   * Assembles and validates the input, then hands it to `then`; synchronous unless reading the
-   * body or validating waits. `then` takes the call rather than closing over it: no function is
-   * made per request.
-   */
-  const checkInput = <R>(
-    call: Call,
-    input: unknown,
-    then: (call: Call, value: unknown) => R,
-  ): R | Promise<R> => {
-    refuseNul(input);
-    if (inputSchema === undefined) return then(call, input);
-    const pending = validate(inputSchema, input);
-    if (pending instanceof Promise) return pending.then((result) => then(call, checkedInput(result)));
-    return then(call, checkedInput(pending));
-  };
-  const readInput = <R>(call: Call, then: (call: Call, value: unknown) => R): R | Promise<R> => {
-    const { body } = call;
-    if (body instanceof DeferredBody)
-      return body.read().then((read) => checkInput(call, assembleUpload(call, read), then));
-    return checkInput(call, assemble(call, body), then);
-  };
+  const readInput = inputReader(route);
   const validated = (call: Call): Reply | Promise<Reply> => {
     const { trace } = call;
     if (trace === undefined) return readInput(call, afterInput) as Reply | Promise<Reply>;

@@ -3,11 +3,14 @@
  * validation (docs/procedures.md, "Input").
  */
 import type { Call } from './call.js';
-import type { Coercer } from './coerce.js';
+import { type Coercer, createBodyDateCoercer, createCoercer } from './coerce.js';
 import { ValidationError } from './errors.js';
+import { refuseNul } from './nul.js';
 import { assignOwn } from './objects.js';
 import type { RouteEntry } from './routes.js';
+import { type Validation, validate } from './schema.js';
 import { checksNothing, keyShapeOf, refuseUnknownKeys, shapeAt } from './unknown-keys.js';
+import { DeferredBody } from './uploads.js';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -58,5 +61,48 @@ export function assembler(
     }
     if (!unchecked) refuseUnknownKeys(sent, shape, body);
     return reviveDates(assignOwn(assignOwn({}, sent), params));
+  };
+}
+
+/**
+ * What reads a call's input: assembled, NUL-free and validated, then handed to `then`;
+ * synchronous unless reading the body or validating waits. `then` takes the call rather than
+ * closing over it: no function is made per request.
+ */
+export function inputReader(
+  route: RouteEntry,
+): <R>(call: Call, then: (call: Call, value: unknown) => R) => R | Promise<R> {
+  const { inputMode } = route;
+  const inputSchema = route.definition.input;
+  const coerce = createCoercer(inputSchema);
+  const reviveDates = createBodyDateCoercer(inputSchema);
+  const assemble = assembler(route, coerce, reviveDates);
+  // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
+  // files pass as they are. A raw body is the file itself (docs/uploads.md).
+  const assembleUpload = (call: Call, body: unknown): unknown => {
+    if (body instanceof Blob)
+      return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
+    return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
+  };
+  const checkedInput = (result: Validation<unknown>): unknown => {
+    if (!result.ok) throw new ValidationError(result.errors);
+    return result.value;
+  };
+  const checkInput = <R>(
+    call: Call,
+    input: unknown,
+    then: (call: Call, value: unknown) => R,
+  ): R | Promise<R> => {
+    refuseNul(input);
+    if (inputSchema === undefined) return then(call, input);
+    const pending = validate(inputSchema, input);
+    if (pending instanceof Promise) return pending.then((result) => then(call, checkedInput(result)));
+    return then(call, checkedInput(pending));
+  };
+  return <R>(call: Call, then: (call: Call, value: unknown) => R): R | Promise<R> => {
+    const { body } = call;
+    if (body instanceof DeferredBody)
+      return body.read().then((read) => checkInput(call, assembleUpload(call, read), then));
+    return checkInput(call, assemble(call, body), then);
   };
 }
