@@ -4,6 +4,7 @@
  * src/core/procedure.ts builds them.
  */
 import type { ProblemCode } from './errors.js';
+import type { EventStreamOf, EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
 import type { ResponseControl } from './response.js';
@@ -109,3 +110,42 @@ export interface Procedure<
 
 // biome-ignore lint/suspicious/noExplicitAny: a procedure of any context, input and output
 export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind, any>;
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
+export type StepInput<TInput, THasInput extends boolean> = THasInput extends true ? TInput : undefined;
+
+export type HandlerReturn<TOutput> = [TOutput] extends [NoOutput]
+  ? unknown
+  : [TOutput] extends [NoContent]
+    ? unknown
+    : TOutput;
+/** A handler that may answer 204 may return nothing: the body stays on the server anyway. */
+export type ChosenReturn<R, TStatus> = 204 extends TStatus ? R | undefined : R;
+declare const noOutput: unique symbol;
+/** A builder's output before `.output()`: the handler's return type decides it. */
+export type NoOutput = typeof noOutput;
+declare const noContent: unique symbol;
+/** The output of a procedure that answers 204 No Content: nothing reaches the client. */
+export type NoContent = typeof noContent;
+
+/** The procedure a builder finishes into: its output is the declared one, or the handler's. */
+export type Finished<
+  TCtx,
+  TClientInput,
+  TInput,
+  TOutput,
+  R,
+  K extends ProcedureKind,
+  TStatus extends SuccessStatus,
+> = Procedure<TCtx, TClientInput, TInput, [TOutput] extends [NoOutput] ? Awaited<R> : TOutput, K, TStatus>;
+
+/** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
+export type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus, TDeclared = unknown> = (
+  options: {
+    input: TInput;
+    ctx: TCtx;
+    response: ResponseControl<TStatus>;
+  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown),
+) => MaybePromise<TOutput>;

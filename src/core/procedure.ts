@@ -3,19 +3,13 @@
  * partly configured builder (say, one with an `authenticated` guard) can be shared as a base.
  */
 
-import {
-  type EventStreamOf,
-  type EventStreamOptions,
-  type EventStreamOutput,
-  isEventStreamOutput,
-} from './events.js';
+import { type EventStreamOf, type EventStreamOutput, isEventStreamOutput } from './events.js';
 import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
-import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { Middleware, RateLimitRule, RouteDocumentation, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
@@ -24,6 +18,7 @@ export type {
   AnyHandler,
   AnyMiddleware,
   AnyProcedure,
+  NoContent,
   OutputDeclaration,
   OutputSelection,
   Procedure,
@@ -37,13 +32,17 @@ import type {
   AnyHandler,
   AnyMiddleware,
   AnyProcedure,
+  ChosenReturn,
+  Finished,
+  Handler,
+  HandlerReturn,
+  NoContent,
+  NoOutput,
   OutputDeclaration,
-  Procedure,
   ProcedureMeta,
+  StepInput,
   Versioning,
 } from './procedure-types.js';
-
-type MaybePromise<T> = T | Promise<T>;
 
 const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
@@ -65,54 +64,12 @@ interface BuilderState {
   uploads: UploadOptions | undefined;
 }
 
-/** What a middleware receives as `input`: nothing before `.input()`, the validated input after. */
-type StepInput<TInput, THasInput extends boolean> = THasInput extends true ? TInput : undefined;
-
-type HandlerReturn<TOutput> = [TOutput] extends [typeof noOutput]
-  ? unknown
-  : [TOutput] extends [NoContent]
-    ? unknown
-    : TOutput;
-/** A handler that may answer 204 may return nothing: the body stays on the server anyway. */
-type ChosenReturn<R, TStatus> = 204 extends TStatus ? R | undefined : R;
-declare const noOutput: unique symbol;
-declare const noContent: unique symbol;
-/** The output of a procedure that answers 204 No Content: nothing reaches the client. */
-export type NoContent = typeof noContent;
-
-/** The procedure a builder finishes into: its output is the declared one, or the handler's. */
-type Finished<
-  TCtx,
-  TClientInput,
-  TInput,
-  TOutput,
-  R,
-  K extends ProcedureKind,
-  TStatus extends SuccessStatus,
-> = Procedure<
-  TCtx,
-  TClientInput,
-  TInput,
-  [TOutput] extends [typeof noOutput] ? Awaited<R> : TOutput,
-  K,
-  TStatus
->;
-
-/** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
-type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus, TDeclared = unknown> = (
-  options: {
-    input: TInput;
-    ctx: TCtx;
-    response: ResponseControl<TStatus>;
-  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown),
-) => MaybePromise<TOutput>;
-
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<
   TCtx,
   TClientInput = RawInput | undefined,
   TInput = RawInput,
-  TOutput = typeof noOutput,
+  TOutput = NoOutput,
   THasInput extends boolean = false,
   TReturn = unknown,
   TStatus extends SuccessStatus = never,
