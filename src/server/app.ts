@@ -8,14 +8,13 @@
 
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { ContextPipeline, type ContextResolver } from '../core/context.js';
-import { entityTagDocumentation, idempotencyDocumentation } from '../core/documentation.js';
+import { ContextPipeline } from '../core/context.js';
+import { entityTagDocumentation } from '../core/documentation.js';
 import { ProceedConfigError } from '../core/errors.js';
-import { replaysByKey } from '../core/idempotency.js';
 import { normalizePrefix } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import type { RequestInfo } from '../core/request-context.js';
-import { type DocumentationSource, type Mount, type MountedRoute, RouteTable } from '../core/route-table.js';
+import type { Mount, MountedRoute } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
 import {
   type AppRoute,
@@ -26,23 +25,16 @@ import {
 } from '../http/app-routes.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
-import type { Answer } from '../http/observed.js';
-import type { IdempotencyRuntime } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
-import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
+import { runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
+import { AppExtensions } from './app-extensions.js';
 import { fetchCoreOf } from './app-fetch.js';
+import { AppHooks } from './app-hooks.js';
+import { AppListener } from './app-listen.js';
 import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
 import { FetchEntry, type FetchHandler } from './fetch-entry.js';
-import {
-  drain,
-  exitOnSignals,
-  Lifecycle,
-  type Listening,
-  type ListenOptions,
-  type Phase,
-} from './lifecycle.js';
-import { listenNatively, stopNatively } from './native-listen.js';
+import { drain, Lifecycle, type ListenOptions, type Phase } from './lifecycle.js';
 import {
   type AppOptions,
   checkAppOptions,
@@ -98,39 +90,31 @@ export type { UserOf } from '../core/guards.js';
  * app.mount([posts, users]);
  * await app.listen({ port: 3030 });
  */
-export class App<TCtx extends object = object> {
-  /** Every route, mount and documented fact: what the OpenAPI generator and the CLI read. */
-  readonly routeTable = new RouteTable();
-  readonly #options: AppOptions<TCtx>;
-  readonly #context: ContextPipeline;
+export class App<TCtx extends object = object> extends AppExtensions {
   readonly #settings: AppSettings;
   readonly #rateLimits: RateLimits;
-  readonly #closers: Array<() => MaybePromise<void>> = [];
-  readonly #observers: Array<(answer: Answer) => void> = [];
-  #ready = false;
-  readonly #listeners: Array<(listening: Listening) => MaybePromise<void>> = [];
   readonly #lifecycle = new Lifecycle();
   /** Where uploads spool their large files; removed at close for requests that never ended. */
   readonly #spools = new Spools();
-  #idempotency: IdempotencyRuntime | undefined;
-  #userSource: string | undefined;
-  #signalsInstalled = false;
   readonly #log: Logger;
   /** The Fastify adapter, on Node; undefined where the app serves through app.fetch alone. */
   readonly #adapter: FastifyAdapter | undefined;
-  /** What runs as the app gets ready, in order; each leaves once it succeeded. */
-  readonly #readyTasks: Array<() => MaybePromise<void>> = [];
-  /** What runs as the app closes, in order. */
-  readonly #closeTasks: Array<() => MaybePromise<void>> = [];
+
+  readonly #listener: AppListener;
 
   /** Use {@link createApp}: it gives the app the adapter of the runtime it runs on. */
   constructor(options: AppOptions<TCtx> = {}, adapter?: AdapterFactory) {
     checkAppOptions(options);
-    this.#options = options;
-    this.#context = new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined);
     const settings = resolveSettings(options as AppOptions<object>);
+    const log = settings.logger ?? pino({ enabled: false });
+    const hooks = new AppHooks(log);
+    super(
+      hooks,
+      new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined),
+      options.userFromContext === true,
+    );
     this.#settings = settings;
-    this.#log = settings.logger ?? pino({ enabled: false });
+    this.#log = log;
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,
@@ -140,26 +124,26 @@ export class App<TCtx extends object = object> {
     this.#rateLimits = new RateLimits(
       {
         log: this.#log,
-        onClose: (task) => this.#closeTasks.push(task),
-        onReady: (task) => this.#readyTasks.push(task),
+        onClose: (task) => hooks.onFrameworkClose(task),
+        onReady: (task) => hooks.onReady(task),
       },
       options.rateLimit,
     );
-    this.#readyTasks.push(() => this.#prepare());
-    this.#closeTasks.push(async () => {
-      for (const close of this.#closers.reverse()) await close();
+    hooks.onReady(() => this.#prepare());
+    hooks.onFrameworkClose(async () => {
+      await hooks.runClosers();
       await this.#spools.disposeAll();
     });
     this.#adapter = adapter?.({
       settings,
       lifecycle: this.#lifecycle,
-      context: this.#context,
+      context: this.contextPipeline,
       procedureOptions: {
         entityTags: settings.entityTags,
         requestIds: settings.requestIds,
         compressAbove: settings.compressAbove,
         exposeErrors: settings.exposeErrors,
-        idempotency: () => this.#idempotency,
+        idempotency: () => this.idempotencyRuntime,
         userSource: () => this.userSource,
         cookieSigner: settings.cookieSigner,
         csrfTrusted: settings.csrfTrusted,
@@ -168,8 +152,27 @@ export class App<TCtx extends object = object> {
         traced: settings.tracing !== undefined,
         bodyLimit: settings.bodyLimit,
       },
-      prepare: () => this.#runReadyTasks(),
-      closed: () => this.#runCloseTasks(),
+      prepare: () => hooks.runReadyTasks(),
+      closed: () => hooks.runCloseTasks(),
+    });
+    hooks.whenObserved = () => this.#adapter?.observe(hooks.tellObservers);
+    this.#listener = new AppListener({
+      log: this.#log,
+      settings,
+      lifecycle: this.#lifecycle,
+      adapter: this.#adapter,
+      listeners: hooks.listeners,
+      routeLines: () => this.routeLines(),
+      fetch: this.fetch,
+      readyToFetch: () => this.#entry.handler(),
+      bodyLimit: () =>
+        Math.max(
+          settings.bodyLimit,
+          ...this.routes.map((route) => uploadPlanOf(route, settings.uploads)?.limits.total ?? 0),
+        ),
+      close: () => this.close(),
+      shutdown: () => this.shutdown(),
+      closed: () => hooks.runCloseTasks(),
     });
   }
 
@@ -186,26 +189,14 @@ export class App<TCtx extends object = object> {
     );
   }
 
-  /** Each task leaves the list once it succeeded: a start-up that failed runs the rest again. */
-  async #runReadyTasks(): Promise<void> {
-    while (this.#readyTasks.length > 0) {
-      await this.#readyTasks[0]?.();
-      this.#readyTasks.shift();
-    }
-  }
-
-  async #runCloseTasks(): Promise<void> {
-    for (const task of this.#closeTasks.splice(0)) await task();
-  }
-
   /** The app's own checks and preparations, once every plugin is loaded. */
   async #prepare(): Promise<void> {
-    this.#ready = true;
+    this.loaded = true;
     await checkAtStartUp(this.routes, {
       entityTags: this.#settings.entityTags,
       uploads: this.#settings.uploads,
       userSource: this.userSource,
-      hasIdempotencyStore: this.#idempotency !== undefined,
+      hasIdempotencyStore: this.idempotencyRuntime !== undefined,
     });
   }
 
@@ -233,7 +224,7 @@ export class App<TCtx extends object = object> {
   }
 
   async #createFetchHandler(): Promise<FetchHandler> {
-    if (this.#adapter === undefined) await this.#runReadyTasks();
+    if (this.#adapter === undefined) await this.hooks.runReadyTasks();
     else {
       await this.#adapter.ready();
       const foreign = this.#adapter.foreignRoutes;
@@ -246,27 +237,16 @@ export class App<TCtx extends object = object> {
       fetchCoreOf(this.#settings, {
         routes: this.routes,
         appRoutes: this.#appRoutes,
-        context: this.#context,
+        context: this.contextPipeline,
         lifecycle: this.#lifecycle,
         rateLimits: this.#rateLimits,
         spools: this.#spools,
         log: this.#log,
         userSource: () => this.userSource,
-        idempotency: () => this.#idempotency,
-        observe: this.#observers.length === 0 ? undefined : (answer) => this.#tellObservers(answer),
+        idempotency: () => this.idempotencyRuntime,
+        observe: this.hooks.observed ? this.hooks.tellObservers : undefined,
       }),
     );
-  }
-
-  /** Tells every observer of one answer; one observer's mistake costs neither the others nor the request. */
-  #tellObservers(answer: Answer): void {
-    for (const observer of this.#observers) {
-      try {
-        observer(answer);
-      } catch (error) {
-        this.#log.error({ err: error }, 'An observer of answers failed');
-      }
-    }
   }
 
   /** Every route mounted so far, in order. */
@@ -322,7 +302,7 @@ export class App<TCtx extends object = object> {
    * app.route('GET', '/version', () => ({ headers: { 'content-type': 'application/json' }, body: '{"version":"1.2.0"}' }));
    */
   route(method: AppRouteMethod, path: string, handler: RouteHandler, options: AppRouteOptions = {}): this {
-    if (this.#ready)
+    if (this.loaded)
       throw new ProceedConfigError(
         `app.route(${method} ${path}) after the app is ready: add routes as plugins load`,
       );
@@ -357,97 +337,6 @@ export class App<TCtx extends object = object> {
     return this;
   }
 
-  /**
-   * Adds to the documentation of procedure routes what a plugin makes them answer: for every
-   * route, or, given a function, for the routes it returns documentation for.
-   *
-   * @example
-   * app.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
-   * app.document((route) => (route.method === 'GET' ? { problems: ['UNAVAILABLE'] } : undefined));
-   */
-  document(source: DocumentationSource): this {
-    this.routeTable.document(source);
-    return this;
-  }
-
-  /**
-   * Where `Idempotency-Key`s live and which POSTs replay (`idempotencyPlugin` from
-   * `proceedjs/idempotency` calls it): `.idempotent()` procedures, and with `creates` every
-   * `create*` one.
-   */
-  useIdempotency(idempotency: IdempotencyRuntime): this {
-    if (this.#idempotency !== undefined)
-      throw new ProceedConfigError('An idempotency store is registered twice on this app');
-    this.#idempotency = idempotency;
-    const documentation = idempotencyDocumentation(idempotency.settings.ttl);
-    this.document((route) => (replaysByKey(route, idempotency.creates) ? documentation : undefined));
-    return this;
-  }
-
-  /**
-   * Says that a plugin sets `ctx.user` (the auth plugin calls it), so guards that need a user may
-   * run; `source` names what loads the user in the log line of a guard that finds a field missing.
-   * Without a provider (or `createApp({ userFromContext: true })`), such a guard is a start-up error.
-   */
-  providesUser(source: string): this {
-    this.#userSource = source;
-    return this;
-  }
-
-  /** What loads `ctx.user`, as `providesUser` named it; `undefined` when nothing does. */
-  get userSource(): string | undefined {
-    return this.#userSource ?? (this.#options.userFromContext === true ? "the app's context" : undefined);
-  }
-
-  /** Adds a step that extends every request's context, after the app's own `context`. */
-  extendContext(resolver: ContextResolver): this {
-    this.#context.add(resolver);
-    return this;
-  }
-
-  /**
-   * Runs once every plugin is loaded and every route mounted, before the app serves (the docs
-   * plugin builds its document here). One that throws makes `ready`, `listen` and the first
-   * `fetch` fail with its error.
-   */
-  onReady(task: () => MaybePromise<void>): this {
-    if (this.#ready)
-      throw new ProceedConfigError('app.onReady() after the app is ready: add it as plugins load');
-    this.#readyTasks.push(task);
-    return this;
-  }
-
-  /** Runs when the app closes, last registered first (close a database pool here). */
-  onClose(close: () => MaybePromise<void>): this {
-    this.#closers.push(close);
-    return this;
-  }
-
-  /**
-   * Runs once the app listens, in order, told where (the metrics plugin opens its own port on
-   * the same interface here). One that throws makes `listen` fail: the app closes and the error
-   * is thrown from `listen`.
-   */
-  onListen(listener: (listening: Listening) => MaybePromise<void>): this {
-    this.#listeners.push(listener);
-    return this;
-  }
-
-  /**
-   * Tells `listener` of every answer the app sends, procedures and other routes alike, once it
-   * has left: the route, the status, the problem code and how long it took. Plugins watch the app
-   * here (the metrics plugin counts with it) instead of through the adapter. Nothing is timed or
-   * allocated per request before the first observer; observers must be added before the app is
-   * ready, as plugins are.
-   */
-  observe(listener: (answer: Answer) => void): this {
-    if (this.#ready)
-      throw new ProceedConfigError('app.observe() after the app is ready: add observers as plugins load');
-    if (this.#observers.length === 0) this.#adapter?.observe((answer) => this.#tellObservers(answer));
-    this.#observers.push(listener);
-    return this;
-  }
-
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
     if (this.#adapter === undefined) await this.#entry.handler();
@@ -470,62 +359,8 @@ export class App<TCtx extends object = object> {
    * On Bun and Deno it serves `app.fetch` with the runtime's own server (docs/deployment.md,
    * "Fetch runtimes").
    */
-  async listen(options: ListenOptions = {}): Promise<string> {
-    if (!runtime.listens)
-      throw new ProceedConfigError(
-        "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
-      );
-    if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
-    const adapter = this.#adapter;
-    if (adapter === undefined)
-      throw new ProceedConfigError(
-        'app.listen() on Node needs the Node adapter: make the app with createApp from proceedjs',
-      );
-    await adapter.ready();
-    if (options.logRoutes !== false) for (const line of this.routeLines()) this.#log.info(line);
-    const host = options.host ?? '127.0.0.1';
-    const { address, port } = await adapter.listen(options.port ?? 3030, host);
-    await this.#listening({ host, port }, options);
-    return address;
-  }
-
-  /** Tells the app's listeners where it listens (closing it if one fails), then takes the signals. */
-  async #listening(listening: Listening, options: ListenOptions): Promise<void> {
-    try {
-      for (const listener of this.#listeners) await listener(listening);
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
-    if (options.handleSignals !== false && !this.#signalsInstalled) {
-      this.#signalsInstalled = true;
-      exitOnSignals(this.#log, () => this.shutdown());
-    }
-  }
-
-  #nativeServer: NativeServer | undefined;
-
-  async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
-    if (this.#nativeServer !== undefined) throw new ProceedConfigError('This app is listening already');
-    // Readies the app and refuses what app.fetch does not apply, before the port opens.
-    await this.#entry.handler();
-    if (options.logRoutes !== false) for (const line of this.routeLines()) this.#log.info(line);
-    const host = options.host ?? '127.0.0.1';
-    const { server, address } = await listenNatively(serve, {
-      port: options.port ?? 3030,
-      host,
-      fetch: this.fetch,
-      bodyLimit: Math.max(
-        this.#settings.bodyLimit,
-        ...this.routes.map((route) => uploadPlanOf(route, this.#settings.uploads)?.limits.total ?? 0),
-      ),
-      keepAlive: this.#settings.timeouts.keepAlive,
-      exposeErrors: this.#settings.exposeErrors,
-      log: this.#log,
-    });
-    this.#nativeServer = server;
-    await this.#listening({ host, port: server.port }, options);
-    return address;
+  listen(options: ListenOptions = {}): Promise<string> {
+    return this.#listener.listen(options);
   }
 
   /** `serving`, `draining` (readiness answers 503, routes still serve) or `closing`. */
@@ -546,17 +381,7 @@ export class App<TCtx extends object = object> {
    * Stops accepting connections, waits for in-flight requests (at most `shutdownTimeout`), then
    * runs the `onClose` steps. No drain: see {@link App.shutdown}.
    */
-  async close(): Promise<void> {
-    const timeout = this.#settings.shutdownTimeout;
-    const native = this.#nativeServer;
-    if (native !== undefined) {
-      this.#nativeServer = undefined;
-      // New requests get a 503 from app.fetch; those in flight finish, up to the timeout.
-      this.#lifecycle.beginClosing();
-      await stopNatively(native, timeout, this.#log);
-    }
-    if (this.#adapter !== undefined) return this.#adapter.close(timeout);
-    this.#lifecycle.beginClosing();
-    await this.#runCloseTasks();
+  close(): Promise<void> {
+    return this.#listener.close();
   }
 }

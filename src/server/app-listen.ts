@@ -1,0 +1,116 @@
+/**
+ * An app's listening and closing (docs/deployment.md, "Shutdown"): on Node through its Fastify
+ * adapter, on Bun and Deno through the runtime's own server serving `app.fetch`; then the
+ * app's `onListen` listeners and the signal handlers.
+ */
+import type { Logger } from 'pino';
+import { ProceedConfigError } from '../core/errors.js';
+import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
+import type { FastifyAdapter } from './fastify-adapter.js';
+import type { FetchHandler } from './fetch-entry.js';
+import { exitOnSignals, type Lifecycle, type Listening, type ListenOptions } from './lifecycle.js';
+import { listenNatively, stopNatively } from './native-listen.js';
+import type { MaybePromise } from './options.js';
+import type { AppSettings } from './settings.js';
+
+/** What of the app listening needs. */
+export interface ListeningApp {
+  readonly log: Logger;
+  readonly settings: AppSettings;
+  readonly lifecycle: Lifecycle;
+  readonly adapter: FastifyAdapter | undefined;
+  readonly listeners: ReadonlyArray<(listening: Listening) => MaybePromise<void>>;
+  readonly fetch: FetchHandler;
+  routeLines(): string[];
+  /** Readies the app and refuses what app.fetch does not apply. */
+  readyToFetch(): Promise<unknown>;
+  /** The largest body any route takes: the runtime's own cap sits above it. */
+  bodyLimit(): number;
+  close(): Promise<void>;
+  shutdown(): Promise<void>;
+  /** The app's own closing steps (its `onClose` tasks, its spools). */
+  closed(): Promise<void>;
+}
+
+export class AppListener {
+  readonly #app: ListeningApp;
+  #nativeServer: NativeServer | undefined;
+  #signalsInstalled = false;
+
+  constructor(app: ListeningApp) {
+    this.#app = app;
+  }
+
+  async listen(options: ListenOptions): Promise<string> {
+    if (!runtime.listens)
+      throw new ProceedConfigError(
+        "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
+      );
+    if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
+    const { adapter, log } = this.#app;
+    if (adapter === undefined)
+      throw new ProceedConfigError(
+        'app.listen() on Node needs the Node adapter: make the app with createApp from proceedjs',
+      );
+    await adapter.ready();
+    if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
+    const host = options.host ?? '127.0.0.1';
+    const { address, port } = await adapter.listen(options.port ?? 3030, host);
+    await this.#listening({ host, port }, options);
+    return address;
+  }
+
+  /** Tells the app's listeners where it listens (closing it if one fails), then takes the signals. */
+  async #listening(listening: Listening, options: ListenOptions): Promise<void> {
+    try {
+      for (const listener of this.#app.listeners) await listener(listening);
+    } catch (error) {
+      await this.#app.close();
+      throw error;
+    }
+    if (options.handleSignals !== false && !this.#signalsInstalled) {
+      this.#signalsInstalled = true;
+      exitOnSignals(this.#app.log, () => this.#app.shutdown());
+    }
+  }
+
+  async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
+    if (this.#nativeServer !== undefined) throw new ProceedConfigError('This app is listening already');
+    const { settings, log } = this.#app;
+    // Readies the app and refuses what app.fetch does not apply, before the port opens.
+    await this.#app.readyToFetch();
+    if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
+    const host = options.host ?? '127.0.0.1';
+    const { server, address } = await listenNatively(serve, {
+      port: options.port ?? 3030,
+      host,
+      fetch: this.#app.fetch,
+      bodyLimit: this.#app.bodyLimit(),
+      keepAlive: settings.timeouts.keepAlive,
+      exposeErrors: settings.exposeErrors,
+      log,
+    });
+    this.#nativeServer = server;
+    await this.#listening({ host, port: server.port }, options);
+    return address;
+  }
+
+  /**
+   * Stops accepting connections, waits for in-flight requests (at most `shutdownTimeout`), then
+   * runs the app's closing steps.
+   */
+  async close(): Promise<void> {
+    const { settings, lifecycle, adapter, log } = this.#app;
+    const timeout = settings.shutdownTimeout;
+    const native = this.#nativeServer;
+    if (native !== undefined) {
+      this.#nativeServer = undefined;
+      // New requests get a 503 from app.fetch; those in flight finish, up to the timeout.
+      lifecycle.beginClosing();
+      await stopNatively(native, timeout, log);
+    }
+    if (adapter !== undefined) return adapter.close(timeout);
+    lifecycle.beginClosing();
+    await this.#app.closed();
+  }
+}
