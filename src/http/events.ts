@@ -96,33 +96,32 @@ export async function* eventFrames(
       },
     );
   };
+  /** What comes next: the handler's next value, a quiet spell, the app closing or the client leaving. */
+  const nextPending = async (): Promise<Pending> => {
+    if (ended !== undefined) return ended;
+    if (!asked) ask();
+    let reason: 'settled' | 'quiet' | 'closing' | 'left' = 'settled';
+    if (outcome === undefined) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      reason = await new Promise((resolve) => {
+        wake = resolve;
+        timer = setTimeout(
+          () => resolve('quiet'),
+          opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
+        );
+      });
+      clearTimeout(timer);
+      wake = undefined;
+    }
+    if (reason !== 'settled') return reason;
+    const settled = outcome as NonNullable<typeof outcome>;
+    asked = false;
+    if (!settled.ok) throw settled.error;
+    return settled.value;
+  };
   try {
     while (true) {
-      let next: Pending;
-      if (ended !== undefined) next = ended;
-      else {
-        if (!asked) ask();
-        let reason: 'settled' | 'quiet' | 'closing' | 'left' = 'settled';
-        if (outcome === undefined) {
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          reason = await new Promise((resolve) => {
-            wake = resolve;
-            timer = setTimeout(
-              () => resolve('quiet'),
-              opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
-            );
-          });
-          clearTimeout(timer);
-          wake = undefined;
-        }
-        if (reason !== 'settled') next = reason;
-        else {
-          const settled = outcome as NonNullable<typeof outcome>;
-          asked = false;
-          if (!settled.ok) throw settled.error;
-          next = settled.value;
-        }
-      }
+      const next = await nextPending();
       if (next === 'left') return;
       if (next === 'closing') {
         yield closingFrame;
@@ -134,16 +133,10 @@ export async function* eventFrames(
         continue;
       }
       if (next.done === true) return;
-      const { value } = next;
-      const event = value instanceof ServerEvent ? value : undefined;
-      const written = events.serialize(event === undefined ? value : event.data);
-      const data = typeof written === 'string' ? written : await written;
+      const frame = eventFrameOf(next.value, events.serialize);
+      const written = typeof frame === 'string' ? frame : await frame;
       opened = true;
-      yield eventFrame(data, {
-        ...(event?.id === undefined ? {} : { id: event.id }),
-        ...(event?.event === undefined ? {} : { event: event.event }),
-        ...(event?.retry === undefined ? {} : { retry: event.retry }),
-      });
+      yield written;
     }
   } catch (error) {
     if (!opened) throw error;
@@ -156,6 +149,20 @@ export async function* eventFrames(
     // A handler still waiting returns once its wait ends (its signal is aborted now).
     void Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
+}
+
+/** One value of the handler as its frame: a `ServerEvent`'s id, name and retry kept. */
+function eventFrameOf(value: unknown, serialize: EventsAnswer['serialize']): string | Promise<string> {
+  const event = value instanceof ServerEvent ? value : undefined;
+  const fields = {
+    ...(event?.id === undefined ? {} : { id: event.id }),
+    ...(event?.event === undefined ? {} : { event: event.event }),
+    ...(event?.retry === undefined ? {} : { retry: event.retry }),
+  };
+  const written = serialize(event === undefined ? value : event.data);
+  return typeof written === 'string'
+    ? eventFrame(written, fields)
+    : written.then((data) => eventFrame(data, fields));
 }
 
 /**

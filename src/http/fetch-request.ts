@@ -67,6 +67,8 @@ export interface RouteHandler {
   /** The same object for every answer of the route, as observers expect. */
   observed: ObservedRoute;
   serve(exchange: Exchange): Promise<Response>;
+  /** A CORS preflight's answer: no route answers it, so no route is observed or traced. */
+  preflight?: true;
 }
 
 /** A request as the core sees it, read from a Fetch `Request`. */

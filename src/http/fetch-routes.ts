@@ -10,7 +10,7 @@ import type { MountedRoute } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
 import { type AppRoute, sentRouteAnswer } from './app-routes.js';
 import { parseJson, readBytes, sendsBody } from './fetch-body.js';
-import type { FetchCore } from './fetch-core.js';
+import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import {
   type Exchange,
   FetchAnsweredRequest,
@@ -52,6 +52,12 @@ export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler 
   };
 }
 
+/** A request's body as the call takes it: an upload read when its input is, or parsed JSON. */
+interface ReadBody {
+  body: unknown;
+  uploaded: UploadBody | undefined;
+}
+
 /** One procedure's route: the same steps, in the same order, as its Node route. */
 export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
   const procedure = procedureRoute(route, core);
@@ -60,65 +66,78 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
   const limiter = core.rateLimits.limiterFor(route);
   const upload = uploadPlanOf(route, core.uploads);
 
+  const readBody = async (exchange: Exchange, headers: HeaderRecord): Promise<ReadBody> => {
+    const { request } = exchange;
+    if (upload !== undefined) {
+      const source = webBodySource(request, lingeringBytes(upload.limits.total));
+      const refusal = uploadRefusal(upload, headers);
+      if (refusal !== undefined) {
+        exchange.connection = source.readsRest ? 'keep' : 'close';
+        await source.cancel();
+        throw refusal;
+      }
+      // Read when the call reaches its input, after the guards (src/core/uploads.ts).
+      const uploaded = new UploadBody(upload, headers, source, core.spools);
+      return { body: uploaded, uploaded };
+    }
+    if (!readsBody || (headers['content-type'] === undefined && !sendsBody(headers, request)))
+      return { body: undefined, uploaded: undefined };
+    if (!isJsonBody(headers)) throw notJsonBody();
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await readBytes(request, core.bodyLimit));
+    } catch (error) {
+      if (error instanceof ProceedError) throw error;
+      throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
+    }
+    return { body: parseJson(text), uploaded: undefined };
+  };
+
+  /** The call, from the context to the neutral answer (src/http/procedure-answer.ts). */
+  const answerOf = async (
+    exchange: Exchange,
+    headers: HeaderRecord,
+    { body, uploaded }: ReadBody,
+  ): Promise<ProcedureAnswer> => {
+    // After the body, as on Node: a malformed body is a 400 whoever sent it.
+    procedure.refuseCrossSite(exchange.method, headers, () => exchange.url.origin);
+    const params = exchange.params as Record<string, string>;
+    const made = core.buildContext(
+      new FetchRequestInfo(exchange, exchange.method, headers, params, core.cookieSigner),
+    );
+    const ctx = made instanceof Promise ? await made : made;
+    const call = {
+      ctx: ctx as BaseContext & { user?: unknown },
+      params,
+      query: queryRecord(exchange.search),
+      body,
+      ifMatch: headers['if-match'] as string | undefined,
+      trace: exchange.trace?.steps,
+    };
+    const ran = procedure.call.run(call, headers['idempotency-key']);
+    const result = ran instanceof Promise ? await ran : ran;
+    // An answer made without the input (a step that answered itself) left the body unread.
+    if (uploaded !== undefined && !uploaded.started)
+      exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+    const answered = procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
+    return answered instanceof Promise ? await answered : answered;
+  };
+
   return {
     observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
     async serve(exchange) {
-      const { request } = exchange;
       if (core.closing()) throw closingRefusal();
       // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
       if (limiter !== undefined) {
         const checked = limiter.check(exchange.ip);
         exchange.limitHeaders = checked instanceof Promise ? await checked : checked;
       }
-      const headers = headerRecord(request.headers);
-      const params = exchange.params as Record<string, string>;
-      let body: unknown;
-      let uploaded: UploadBody | undefined;
-      if (upload !== undefined) {
-        const source = webBodySource(request, lingeringBytes(upload.limits.total));
-        const refusal = uploadRefusal(upload, headers);
-        if (refusal !== undefined) {
-          exchange.connection = source.readsRest ? 'keep' : 'close';
-          await source.cancel();
-          throw refusal;
-        }
-        // Read when the call reaches its input, after the guards (src/core/uploads.ts).
-        uploaded = new UploadBody(upload, headers, source, core.spools);
-        body = uploaded;
-      } else if (readsBody && (headers['content-type'] !== undefined || sendsBody(headers, request))) {
-        if (!isJsonBody(headers)) throw notJsonBody();
-        let text: string;
-        try {
-          text = new TextDecoder('utf-8', { fatal: true }).decode(await readBytes(request, core.bodyLimit));
-        } catch (error) {
-          if (error instanceof ProceedError) throw error;
-          throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');
-        }
-        body = parseJson(text);
-      }
+      const headers = headerRecord(exchange.request.headers);
+      const read = await readBody(exchange, headers);
+      const { uploaded } = read;
       let answer: ProcedureAnswer;
       try {
-        // After the body, as on Node: a malformed body is a 400 whoever sent it.
-        procedure.refuseCrossSite(exchange.method, headers, () => exchange.url.origin);
-        const made = core.buildContext(
-          new FetchRequestInfo(exchange, exchange.method, headers, params, core.cookieSigner),
-        );
-        const ctx = made instanceof Promise ? await made : made;
-        const call = {
-          ctx: ctx as BaseContext & { user?: unknown },
-          params,
-          query: queryRecord(exchange.search),
-          body,
-          ifMatch: headers['if-match'] as string | undefined,
-          trace: exchange.trace?.steps,
-        };
-        const ran = procedure.call.run(call, headers['idempotency-key']);
-        const result = ran instanceof Promise ? await ran : ran;
-        // An answer made without the input (a step that answered itself) left the body unread.
-        if (uploaded !== undefined && !uploaded.started)
-          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
-        const answered = procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
-        answer = answered instanceof Promise ? await answered : answered;
+        answer = await answerOf(exchange, headers, read);
       } catch (error) {
         // A body left unread closes the connection; one read to its end (and dropped) need not.
         if (uploaded !== undefined) {
@@ -127,38 +146,45 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
         }
         throw error;
       }
-      // The rate limit's headers first: a handler's own of the same name wins, as on Node.
-      const answerHeaders =
-        exchange.limitHeaders === undefined
-          ? answer.headers
-          : { ...exchange.limitHeaders, ...answer.headers };
-      const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
-      const sent = answer.body;
-      // The files of an upload go once the answer is made, or, when it sends a file (which may
-      // be one of them), once that is sent or abandoned.
-      if (uploaded !== undefined && sent.kind !== 'file') await uploaded.dispose();
-      switch (sent.kind) {
-        case 'none':
-        case 'head':
-          return new Response(null, init);
-        case 'text':
-          return new Response(sent.text, init);
-        case 'bytes':
-          return new Response(sent.bytes as BodyInit, init);
-        case 'events':
-          return new Response(eventBody(exchange, sent.frames, sent.abort), init);
-        case 'file':
-          try {
-            return new Response(await fileBody(sent.file, sent.range, uploaded), init);
-          } catch (error) {
-            // The file could not be read: nothing is sent, and the upload's files go now.
-            sent.file.source.discard();
-            await uploaded?.dispose();
-            throw error;
-          }
-      }
+      return responseOf(exchange, answer, uploaded);
     },
   };
+}
+
+/** The neutral answer as a `Response`; an upload's files go once it is made or its file sent. */
+async function responseOf(
+  exchange: Exchange,
+  answer: ProcedureAnswer,
+  uploaded: UploadBody | undefined,
+): Promise<Response> {
+  // The rate limit's headers first: a handler's own of the same name wins, as on Node.
+  const answerHeaders =
+    exchange.limitHeaders === undefined ? answer.headers : { ...exchange.limitHeaders, ...answer.headers };
+  const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
+  const sent = answer.body;
+  // The files of an upload go once the answer is made, or, when it sends a file (which may
+  // be one of them), once that is sent or abandoned.
+  if (uploaded !== undefined && sent.kind !== 'file') await uploaded.dispose();
+  switch (sent.kind) {
+    case 'none':
+    case 'head':
+      return new Response(null, init);
+    case 'text':
+      return new Response(sent.text, init);
+    case 'bytes':
+      return new Response(sent.bytes as BodyInit, init);
+    case 'events':
+      return new Response(eventBody(exchange, sent.frames, sent.abort), init);
+    case 'file':
+      try {
+        return new Response(await fileBody(sent.file, sent.range, uploaded), init);
+      } catch (error) {
+        // The file could not be read: nothing is sent, and the upload's files go now.
+        sent.file.source.discard();
+        await uploaded?.dispose();
+        throw error;
+      }
+  }
 }
 
 /** An event stream's frames, pulled as the client reads; the trace ends with the stream. */

@@ -69,64 +69,35 @@ export function createFetchHandler(
   const unmatched = (method: string, path: string): ProceedError =>
     unmatchedProblem(method, path, (each) => router.find(each, path) !== null);
 
-  const handle = async (
-    request: Request,
-    argument: unknown,
-    trace: RequestTrace | undefined,
-  ): Promise<Response> => {
-    // The line's fields (the client's address, the host) are worked out only when it is written.
-    const logged = core.requestLog?.enabled() === true;
-    const timed = core.observe !== undefined || logged;
-    const started = timed ? performance.now() : 0;
-    const id = requestIdOf(request.headers);
-    let response: Response;
-    let route: ObservedRoute | undefined;
-    let problem: string | undefined;
-    const exchange = new Exchange(request, id, () =>
-      clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
-    );
-    const { method } = exchange;
-    const head = method === 'HEAD';
-    exchange.trace = trace;
-    try {
-      const { path } = exchange;
-      const preflight =
-        core.cors !== undefined && method === 'OPTIONS' && decodes(path)
-          ? core.cors.preflight(
-              request.headers.get('origin'),
-              request.headers.get('access-control-request-method'),
-              routeMethods.filter((each) => router.find(each, path) !== null),
-            )
-          : undefined;
-      const found = preflight === undefined ? router.find(method, path) : null;
-      let handler: RouteHandler;
-      if (preflight !== undefined) {
-        handler = {
-          observed: { procedure: undefined, path },
-          serve: async () => new Response(null, { status: 204, headers: preflight }),
-        };
-      } else if (found !== null) {
-        const { params } = found;
-        for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
-        handler = found.handler;
-        exchange.params = found.params;
-      } else {
-        throw decodes(path) ? unmatched(method, path) : malformedUrl();
-      }
-      route = preflight !== undefined ? undefined : handler.observed;
-      if (trace !== undefined && route !== undefined)
-        trace.routed(pathTemplate(route.path), route.procedure, id);
-      response = await handler.serve(exchange);
-    } catch (error) {
-      ({ response, code: problem } = problemResponse(
-        error,
-        id,
-        head,
-        exchange.limitHeaders,
-        exchange.connection,
-      ));
-      if (response.status >= 500) trace?.failed(error);
-    }
+  /** The route's handler for a request (a CORS preflight's own), or the problem of none. */
+  const routed = (exchange: Exchange, request: Request): RouteHandler => {
+    const { method, path } = exchange;
+    const preflight =
+      core.cors !== undefined && method === 'OPTIONS' && decodes(path)
+        ? core.cors.preflight(
+            request.headers.get('origin'),
+            request.headers.get('access-control-request-method'),
+            routeMethods.filter((each) => router.find(each, path) !== null),
+          )
+        : undefined;
+    if (preflight !== undefined)
+      return {
+        observed: { procedure: undefined, path },
+        serve: async () => new Response(null, { status: 204, headers: preflight }),
+        preflight: true,
+      };
+    const found = router.find(method, path);
+    if (found === null) throw decodes(path) ? unmatched(method, path) : malformedUrl();
+    const { params } = found;
+    for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
+    exchange.params = params;
+    return found.handler;
+  };
+
+  /** What every answer gets on its way out: the connection's fate, CORS, a HEAD's empty body. */
+  const finished = (exchange: Exchange, answered: Response, problem: string | undefined): Response => {
+    const { request, method } = exchange;
+    let response = answered;
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
     if (
@@ -145,31 +116,73 @@ export function createFetchHandler(
           for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
       }
     }
-    if (head && response.body !== null) {
+    if (method === 'HEAD' && response.body !== null) {
       // The body a GET would send is let go (a stream closes its file or its source).
       void response.body.cancel().catch(() => undefined);
       response = new Response(null, response);
     }
-    if (timed) {
-      const milliseconds = performance.now() - started;
-      core.observe?.({
-        route,
+    return response;
+  };
+
+  /** Tells the observers and the request log of an answer, when either listens. */
+  const observed = (
+    exchange: Exchange,
+    route: ObservedRoute | undefined,
+    status: number,
+    problem: string | undefined,
+    started: number,
+    logged: boolean,
+  ): void => {
+    const milliseconds = performance.now() - started;
+    const { method, id } = exchange;
+    core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
+    if (logged)
+      core.requestLog?.write({
+        id,
         method,
-        status: response.status,
-        problem,
-        seconds: milliseconds / 1000,
+        url: `${exchange.path}${exchange.search}`,
+        host: exchange.url.host,
+        ip: exchange.ip,
+        status,
+        milliseconds,
       });
-      if (logged)
-        core.requestLog?.write({
-          id,
-          method,
-          url: `${exchange.path}${exchange.search}`,
-          host: exchange.url.host,
-          ip: exchange.ip,
-          status: response.status,
-          milliseconds,
-        });
+  };
+
+  const handle = async (
+    request: Request,
+    argument: unknown,
+    trace: RequestTrace | undefined,
+  ): Promise<Response> => {
+    // The line's fields (the client's address, the host) are worked out only when it is written.
+    const logged = core.requestLog?.enabled() === true;
+    const timed = core.observe !== undefined || logged;
+    const started = timed ? performance.now() : 0;
+    const id = requestIdOf(request.headers);
+    let response: Response;
+    let route: ObservedRoute | undefined;
+    let problem: string | undefined;
+    const exchange = new Exchange(request, id, () =>
+      clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
+    );
+    exchange.trace = trace;
+    try {
+      const handler = routed(exchange, request);
+      route = handler.preflight === true ? undefined : handler.observed;
+      if (trace !== undefined && route !== undefined)
+        trace.routed(pathTemplate(route.path), route.procedure, id);
+      response = await handler.serve(exchange);
+    } catch (error) {
+      ({ response, code: problem } = problemResponse(
+        error,
+        id,
+        exchange.method === 'HEAD',
+        exchange.limitHeaders,
+        exchange.connection,
+      ));
+      if (response.status >= 500) trace?.failed(error);
     }
+    response = finished(exchange, response, problem);
+    if (timed) observed(exchange, route, response.status, problem, started, logged);
     if (trace?.recording === true && !exchange.streaming) trace.end(response.status);
     return response;
   };

@@ -5,47 +5,34 @@
  * each file's first bytes: src/http/upload-content.ts). Files above the memory threshold go to
  * the request's spool (src/http/spool.ts).
  */
-import type { Writable } from 'node:stream';
-import busboy from 'busboy';
+import type busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
-import { isMediaType, visibleName } from '../core/files.js';
+import { isMediaType } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { mediaTypeOf } from './json.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
+import {
+  cleanFileName,
+  drainedOrClosed,
+  type FormState,
+  fileNameOf,
+  fileRefusal,
+  formParser,
+  keepingType,
+  malformed,
+  notAMediaType,
+  refuseOverLimits,
+  sizeText,
+  takesType,
+  unreadable,
+  unsupported,
+  uploadTooLarge,
+} from './upload-parts.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-// Whether the connection stays open after one of these is the adapter's to decide, by one rule:
-// the rest of the body is read on and dropped within bounds (src/http/lingering.ts).
-export const uploadTooLarge = (detail: string) => new ProceedError('PAYLOAD_TOO_LARGE', detail);
-
-const unsupported = (detail: string) => new ProceedError('UNSUPPORTED_MEDIA_TYPE', detail);
-
-const unreadable = () => new ProceedError('BAD_REQUEST', 'The request body could not be read');
-
-const malformed = (reason: string) =>
-  new ProceedError('BAD_REQUEST', `The form could not be read: ${reason}`);
-
-/** A part's or a raw body's media type outside RFC 6838's grammar (or over its 255 characters). */
-const notAMediaType = (path: string) => {
-  const message = 'The media type is not type/subtype as RFC 6838 writes it (at most 255 characters)';
-  return new ProceedError('VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
-};
-
-const sizeText = (bytes: number) =>
-  bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0
-    ? `${bytes / (1024 * 1024)} MiB`
-    : bytes >= 1024 && bytes % 1024 === 0
-      ? `${bytes / 1024} KiB`
-      : `${bytes} bytes`;
-
-/** Whether a field takes a part of this media type. */
-function takesType(field: FileField, type: string): boolean {
-  return field.types === undefined || field.types.includes(type);
-}
 
 /**
  * What is refused before the route runs anything (no context, no guard, no byte read): a body
@@ -205,18 +192,7 @@ export class UploadBody extends DeferredBody {
     const contentType = oneHeader(this.#headers['content-type']) ?? '';
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
-        headers: { 'content-type': contentType },
-        limits: {
-          files: limits.files,
-          fields: limits.fields,
-          fieldSize: limits.fieldSize,
-          parts: limits.files + limits.fields,
-          fieldNameSize: 200,
-        },
-        // Browsers send file names as raw UTF-8.
-        defParamCharset: 'utf8',
-      });
+      parser = formParser(contentType, limits);
     } catch (error) {
       void this.#cancel();
       return Promise.reject(malformed((error as Error).message));
@@ -248,6 +224,7 @@ export class UploadBody extends DeferredBody {
         fail(new ValidationError([{ path: name, message: 'Takes one file; the form sent more' }]));
       else values[name] = Array.isArray(before) ? [...before, value] : [before, value];
     };
+    const form: FormState = { add, fail, failed: () => failure !== undefined };
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated)
         return fail(uploadTooLarge(`The field "${name}" is larger than ${sizeText(limits.fieldSize)}`));
@@ -264,71 +241,24 @@ export class UploadBody extends DeferredBody {
         stream.resume();
         return fail(new ValidationError([{ path: name, message: 'This field takes no file' }]));
       }
-      if (!isMediaType(type)) {
+      const refusal = fileRefusal(name, type, field);
+      if (refusal !== undefined) {
         stream.resume();
-        return fail(notAMediaType(name));
-      }
-      if (!takesType(field, type)) {
-        stream.resume();
-        return fail(unsupported(`The file "${name}" is ${type}; it takes ${(field.types ?? []).join(', ')}`));
+        return fail(refusal);
       }
       const limit = Math.min(limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
-      const part = this.#part();
-      const check = contentCheck(this.#plan, field, type);
-      parts.push(
-        (async () => {
-          let size = 0;
-          try {
-            for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-              size += chunk.byteLength;
-              if (size > limit)
-                throw uploadTooLarge(
-                  `The file "${name}" is larger than this route takes (at most ${sizeText(limit)})`,
-                );
-              if (check !== undefined) await check.take(chunk);
-              await part.write(chunk);
-            }
-            await check?.end();
-            if (failure !== undefined) return;
-            add(name, await part.finish(cleanFileName(info.filename ?? ''), type), field.multiple);
-          } catch (error) {
-            check?.close();
-            fail(error instanceof ProceedError ? error : unreadable());
-          }
-        })(),
-      );
+      parts.push(this.#receiveFile(stream, name, info.filename ?? '', type, field, limit, form));
     });
-    const over = (what: string, limit: number) => () =>
-      fail(uploadTooLarge(`The form has more ${what} than this route takes (at most ${limit})`));
-    parser.on('filesLimit', over('files', limits.files));
-    parser.on('fieldsLimit', over('fields', limits.fields));
-    parser.on('partsLimit', over('parts', limits.files + limits.fields));
+    refuseOverLimits(parser, limits, fail);
     const parsed = new Promise<void>((resolve) => {
       parser.on('close', resolve);
       parser.on('error', (error: Error) =>
         fail(error instanceof ProceedError ? error : malformed(error.message.replace(/^Multipart: /, ''))),
       );
     });
-    const pump = async () => {
-      let received = 0;
-      try {
-        for await (const chunk of this.#source.chunks) {
-          if (failure !== undefined) return;
-          received += chunk.byteLength;
-          if (received > limits.total)
-            return fail(
-              uploadTooLarge(`The body is larger than this route takes (at most ${sizeText(limits.total)})`),
-            );
-          if (!parser.write(chunk)) await drainedOrClosed(parser);
-        }
-      } catch (error) {
-        return fail(error instanceof ProceedError ? error : unreadable());
-      }
-      parser.end();
-    };
     return Promise.race([
       (async () => {
-        await pump();
+        await this.#pump(parser, limits.total, form);
         await parsed;
         await Promise.all(parts);
         if (failure !== undefined) throw failure;
@@ -337,56 +267,55 @@ export class UploadBody extends DeferredBody {
       failing,
     ]);
   }
-}
 
-/** Waits for a writable to take more, or to close (a failure destroys it): one listener each, removed after. */
-function drainedOrClosed(writable: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    const settle = () => {
-      writable.off('drain', settle);
-      writable.off('close', settle);
-      resolve();
-    };
-    writable.once('drain', settle);
-    writable.once('close', settle);
-  });
-}
-
-/**
- * The file with the media type the client sent: Bun appends `;charset=utf-8` to text types,
- * which a schema's `.mime(['text/plain'])` would then refuse.
- */
-function keepingType(file: File, type: string): File {
-  if (file.type !== type) Object.defineProperty(file, 'type', { value: type });
-  return file;
-}
-
-/**
- * The file name of a raw upload, from `Content-Disposition` (RFC 6266: `filename*` in UTF-8 wins
- * over `filename`); `upload` when it names none.
- */
-export function fileNameOf(header: string | undefined): string {
-  if (header === undefined) return 'upload';
-  const extended = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
-  if (extended?.[2] !== undefined && (extended[1] ?? '').toLowerCase() === 'utf-8') {
+  /** One file of a form, checked and spooled as it arrives, then added to the form's values. */
+  async #receiveFile(
+    stream: AsyncIterable<Uint8Array>,
+    name: string,
+    fileName: string,
+    type: string,
+    field: FileField,
+    limit: number,
+    form: FormState,
+  ): Promise<void> {
+    const part = this.#part();
+    const check = contentCheck(this.#plan, field, type);
+    let size = 0;
     try {
-      return cleanFileName(decodeURIComponent(extended[2].trim()));
-    } catch {
-      // A malformed escape: fall back to the plain name.
+      for await (const chunk of stream) {
+        size += chunk.byteLength;
+        if (size > limit)
+          throw uploadTooLarge(
+            `The file "${name}" is larger than this route takes (at most ${sizeText(limit)})`,
+          );
+        if (check !== undefined) await check.take(chunk);
+        await part.write(chunk);
+      }
+      await check?.end();
+      if (form.failed()) return;
+      form.add(name, await part.finish(cleanFileName(fileName), type), field.multiple);
+    } catch (error) {
+      check?.close();
+      form.fail(error instanceof ProceedError ? error : unreadable());
     }
   }
-  const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/i.exec(header);
-  return cleanFileName(plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2] ?? '');
-}
 
-/**
- * A file name as the handler gets it, from a form part or a raw body alike: without the
- * directories a client may put before it, without control characters (NUL, CR, LF: a database
- * or a header would refuse them) or format characters (a right-to-left override shows
- * `evil\u202Etxt.exe` as `evilexe.txt`), and `upload` when nothing is left or only `.` or `..`.
- */
-export function cleanFileName(name: string): string {
-  const clean = visibleName(name);
-  const base = clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
-  return base === '' || base === '.' || base === '..' ? 'upload' : base;
+  /** Feeds the body to the form's parser, refusing it past `total` bytes. */
+  async #pump(parser: busboy.Busboy, total: number, form: FormState): Promise<void> {
+    let received = 0;
+    try {
+      for await (const chunk of this.#source.chunks) {
+        if (form.failed()) return;
+        received += chunk.byteLength;
+        if (received > total)
+          return form.fail(
+            uploadTooLarge(`The body is larger than this route takes (at most ${sizeText(total)})`),
+          );
+        if (!parser.write(chunk)) await drainedOrClosed(parser);
+      }
+    } catch (error) {
+      return form.fail(error instanceof ProceedError ? error : unreadable());
+    }
+    parser.end();
+  }
 }
