@@ -1093,4 +1093,114 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
     }
   });
+
+  // Last, for it closes the app. Where the app keeps listening as it closes (app.fetch in this
+  // process, in Bun.serve, on workerd), later requests come on their own. Where it stops (app.listen
+  // on Node and Deno), they come on connections already open, each pipelined behind a request
+  // held in flight, as a kept-alive client's next request would: Node answers the first with its
+  // 503 and closes; Deno closes once the held request is answered and drops what came behind it.
+  it('refuses what arrives while the app closes with a 503, before its rate limit counts it and before its body is read', async () => {
+    const late = {
+      // Past its limit (an earlier case spent it), this would be a 429 if it were counted.
+      limited: 'GET /api/notes/caller HTTP/1.1\r\nhost: x\r\n\r\n',
+      // Malformed, this would be a 400 if its body were read.
+      malformed:
+        'POST /api/notes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n{"text":',
+    };
+    const expectRefused = (answer: Answer | undefined) => {
+      expectProblem(answer as Answer, 503, 'UNAVAILABLE');
+      expect(answer?.headers.get('x-ratelimit-limit')).toBeNull();
+    };
+    if (origin === undefined || workers || name.startsWith('Bun')) {
+      expect((await send('POST', '/closing')).status).toBe(202);
+      expectRefused(await send('GET', '/api/notes/caller'));
+      expectRefused(
+        await send('POST', '/api/notes', {
+          headers: { 'content-type': 'application/json' },
+          body: '{"text":',
+        }),
+      );
+      return;
+    }
+    const listening = origin;
+    const gates = ['limited', 'malformed'].map((kind) => `${kind}-${Math.random().toString(36).slice(2)}`);
+    const connections = gates.map((gate) => heldConnection(listening, gate));
+    await expect.poll(async () => Number((await send('GET', '/in-flight')).body)).toBe(3);
+    expect((await send('POST', `/closing?gates=${gates.join(',')}`)).status).toBe(202);
+    const answered = await Promise.all(
+      connections.map((connection, index) =>
+        connection.then((held) => held(Object.values(late)[index] ?? '')),
+      ),
+    );
+    for (const [index, answers] of answered.entries()) {
+      const [finished, refused] = answers;
+      expect(finished?.status).toBe(200);
+      expect(JSON.parse(finished?.body ?? '')).toEqual({ opened: gates[index] });
+      if (name.startsWith('Deno')) expect(refused).toBeUndefined();
+      else expectRefused(refused);
+    }
+  });
 });
+
+/**
+ * A connection with a request held at `gate`; what it returns sends `next` behind it and gives
+ * back the answers the connection got before the server closed it.
+ */
+async function heldConnection(origin: string, gate: string) {
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  let text = '';
+  socket.on('data', (chunk) => {
+    text += chunk.toString('latin1');
+  });
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(`GET /api/gates/${gate} HTTP/1.1\r\nhost: x\r\n\r\n`);
+  return async (next: string) => {
+    socket.write(next);
+    const timer = setTimeout(() => socket.destroy(), 10_000);
+    await closed;
+    clearTimeout(timer);
+    return answersIn(text);
+  };
+}
+
+/** The whole answers in what a socket received, in order (a body of its Content-Length, or chunked). */
+function answersIn(text: string): Array<{ status: number; headers: Headers; body: string }> {
+  const found: Array<{ status: number; headers: Headers; body: string }> = [];
+  let rest = text;
+  while (true) {
+    const headEnd = rest.indexOf('\r\n\r\n');
+    if (headEnd < 0) return found;
+    const [statusLine = '', ...lines] = rest.slice(0, headEnd).split('\r\n');
+    const headers = new Headers();
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    }
+    let body = rest.slice(headEnd + 4);
+    const length = headers.get('content-length');
+    if (length !== null) {
+      if (body.length < Number(length)) return found;
+      rest = body.slice(Number(length));
+      body = body.slice(0, Number(length));
+    } else if (headers.get('transfer-encoding')?.includes('chunked') === true) {
+      let decoded = '';
+      let at = 0;
+      while (true) {
+        const lineEnd = body.indexOf('\r\n', at);
+        if (lineEnd < 0) return found;
+        const size = Number.parseInt(body.slice(at, lineEnd), 16);
+        if (body.length < lineEnd + 2 + size + 2) return found;
+        decoded += body.slice(lineEnd + 2, lineEnd + 2 + size);
+        at = lineEnd + 2 + size + 2;
+        if (size === 0) break;
+      }
+      rest = body.slice(at);
+      body = decoded;
+    } else {
+      rest = '';
+    }
+    found.push({ status: Number(statusLine.split(' ')[1]), headers, body });
+  }
+}
