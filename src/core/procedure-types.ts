@@ -65,8 +65,23 @@ export interface ProcedureDefinition {
   readonly idempotent: boolean;
   /** The procedure's own upload limits (`.uploads()`), over the app's. */
   readonly uploads: UploadOptions | undefined;
+  /** Set by `.mcp()`: the procedure is a tool of the app's MCP endpoint (docs/mcp.md). */
+  readonly mcp: McpTool | undefined;
   readonly handler: AnyHandler;
 }
+
+/** How a procedure shows as an MCP tool; its name is the procedure's (docs/mcp.md). */
+export interface McpTool {
+  /** A human-readable name for the tool; the procedure's summary when unset. */
+  readonly title?: string;
+  /** What the tool does, for the model; the procedure's description or summary when unset. */
+  readonly description?: string;
+}
+
+/** What a builder holds: a procedure's definition before its handler. */
+export type BuilderState = {
+  -readonly [K in Exclude<keyof ProcedureDefinition, 'kind' | 'handler'>]: ProcedureDefinition[K];
+};
 
 /** What `.versioned()` declares. */
 export interface Versioning {

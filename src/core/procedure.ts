@@ -11,7 +11,7 @@ import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
 import type { StandardSchemaV1 } from './schema.js';
-import type { Middleware, RateLimitRule, RouteDocumentation, Step } from './steps.js';
+import type { Middleware, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
 
 export type {
@@ -32,37 +32,21 @@ import type {
   AnyHandler,
   AnyMiddleware,
   AnyProcedure,
+  BuilderState,
   ChosenReturn,
   Finished,
   Handler,
   HandlerReturn,
+  McpTool,
   NoContent,
   NoOutput,
-  OutputDeclaration,
   ProcedureMeta,
   StepInput,
-  Versioning,
 } from './procedure-types.js';
 
 const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
 type RawInput = Record<string, unknown>;
-
-interface BuilderState {
-  input: StandardSchemaV1 | undefined;
-  output: OutputDeclaration | undefined;
-  guards: readonly Guard<never>[];
-  middlewares: readonly AnyMiddleware[];
-  inputMiddlewares: readonly AnyMiddleware[];
-  documentation: readonly RouteDocumentation[];
-  rateLimits: readonly RateLimitRule[];
-  rest: RestOverride | undefined;
-  meta: ProcedureMeta;
-  headers: Readonly<Record<string, string>>;
-  versioning: Versioning | undefined;
-  idempotent: boolean;
-  uploads: UploadOptions | undefined;
-}
 
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<
@@ -317,6 +301,14 @@ export class ProcedureBuilder<
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
+  /**
+   * Makes the procedure a tool of the app's MCP endpoint (`mcpPlugin`, docs/mcp.md): an agent
+   * calls it as a client calls its route, through the same guards, views and limits.
+   */
+  mcp(tool: McpTool = {}): this {
+    return this.#with({ mcp: Object.freeze({ ...tool }) }) as never;
+  }
+
   /** Finishes a read. */
   query<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
     handler: Handler<TCtx, TInput, R, TStatus, TOutput>,
@@ -363,6 +355,7 @@ export function procedure<TCtx extends object = BaseContext>(): ProcedureBuilder
       versioning: undefined,
       idempotent: false,
       uploads: undefined,
+      mcp: undefined,
     }),
   );
 }

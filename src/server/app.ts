@@ -25,6 +25,7 @@ import {
 } from '../http/app-routes.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
+import type { Answered } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
@@ -42,6 +43,7 @@ import {
   type MaybePromise,
   type MountOptions,
 } from './options.js';
+import { type CallingRequest, ProcedureCalls } from './procedure-calls.js';
 import { type AppSettings, resolveSettings } from './settings.js';
 import { checkAtStartUp } from './start-up-checks.js';
 
@@ -101,6 +103,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
   readonly #adapter: FastifyAdapter | undefined;
 
   readonly #listener: AppListener;
+  readonly #calls: ProcedureCalls;
 
   /** Use {@link createApp}: it gives the app the adapter of the runtime it runs on. */
   constructor(options: AppOptions<TCtx> = {}, adapter?: AdapterFactory) {
@@ -129,6 +132,14 @@ export class App<TCtx extends object = object> extends AppExtensions {
       },
       options.rateLimit,
     );
+    this.#calls = new ProcedureCalls({
+      context: this.contextPipeline,
+      rateLimits: this.#rateLimits,
+      cookieSigner: settings.cookieSigner,
+      entityTags: settings.entityTags,
+      userSource: () => this.userSource,
+      idempotency: () => this.idempotencyRuntime,
+    });
     hooks.onReady(() => this.#prepare());
     hooks.onFrameworkClose(async () => {
       await hooks.runClosers();
@@ -138,20 +149,9 @@ export class App<TCtx extends object = object> extends AppExtensions {
       settings,
       lifecycle: this.#lifecycle,
       context: this.contextPipeline,
-      procedureOptions: {
-        entityTags: settings.entityTags,
-        requestIds: settings.requestIds,
-        compressAbove: settings.compressAbove,
-        exposeErrors: settings.exposeErrors,
-        idempotency: () => this.idempotencyRuntime,
-        userSource: () => this.userSource,
-        cookieSigner: settings.cookieSigner,
-        csrfTrusted: settings.csrfTrusted,
-        uploads: settings.uploads,
-        spools: this.#spools,
-        traced: settings.tracing !== undefined,
-        bodyLimit: settings.bodyLimit,
-      },
+      idempotency: () => this.idempotencyRuntime,
+      userSource: () => this.userSource,
+      spools: this.#spools,
       prepare: () => hooks.runReadyTasks(),
       closed: () => hooks.runCloseTasks(),
     });
@@ -335,6 +335,15 @@ export class App<TCtx extends object = object> extends AppExtensions {
   ): Promise<this> {
     await (plugin as unknown as Plugin<unknown>)(this as unknown as App, options);
     return this;
+  }
+
+  /**
+   * Calls a mounted procedure with its whole input, path parameters included, for the request
+   * that carried the call (an MCP tool call, docs/mcp.md): the same context, rate limit, guards,
+   * validation, handler and view as its own route. Throws the problem its route would answer.
+   */
+  callProcedure(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
+    return this.#calls.call(route, request, input);
   }
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */

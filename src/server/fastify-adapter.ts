@@ -19,7 +19,9 @@ import type { MountedRoute } from '../core/route-table.js';
 import type { AppRoute } from '../http/app-routes.js';
 import type { Answer, ObservedRoute } from '../http/observed.js';
 import { closingRefusal } from '../http/problems.js';
+import type { IdempotencyRuntime } from '../http/procedure-call.js';
 import type { RouteLimiter } from '../http/rate-limit.js';
+import type { Spools } from '../http/spool.js';
 import { registerAppRoute } from './app-route.js';
 import { registerCors } from './cors.js';
 import { createServer } from './fastify.js';
@@ -35,8 +37,10 @@ export interface AdapterHost {
   readonly settings: AppSettings;
   readonly lifecycle: Lifecycle;
   readonly context: ContextPipeline;
-  /** What every procedure route is registered with. */
-  readonly procedureOptions: ProcedureRouteOptions;
+  readonly idempotency: () => IdempotencyRuntime | undefined;
+  readonly userSource: () => string | undefined;
+  /** Where uploads spool their large files. */
+  readonly spools: Spools;
   /** The app's own start-up steps (its checks, its plugins' `onReady`), run as Fastify gets ready. */
   prepare(): Promise<void>;
   /** The app's own closing steps, run as Fastify closes. */
@@ -96,10 +100,26 @@ export class FastifyAdapter {
   /** The Fastify instance: the documented escape hatch for what Proceed does not do itself. */
   readonly server: FastifyInstance;
   readonly #host: AdapterHost;
+  /** What every procedure route is registered with. */
+  readonly #procedureOptions: ProcedureRouteOptions;
 
   constructor(host: AdapterHost) {
     this.#host = host;
     const { settings } = host;
+    this.#procedureOptions = {
+      entityTags: settings.entityTags,
+      requestIds: settings.requestIds,
+      compressAbove: settings.compressAbove,
+      exposeErrors: settings.exposeErrors,
+      idempotency: host.idempotency,
+      userSource: host.userSource,
+      cookieSigner: settings.cookieSigner,
+      csrfTrusted: settings.csrfTrusted,
+      uploads: settings.uploads,
+      spools: host.spools,
+      traced: settings.tracing !== undefined,
+      bodyLimit: settings.bodyLimit,
+    };
     const { requestIds, exposeErrors } = settings;
     const server = createServer({
       logger: settings.logger,
@@ -144,7 +164,7 @@ export class FastifyAdapter {
         host.context,
         host.lifecycle,
         rateLimitHooks(limiters[index], host.lifecycle),
-        host.procedureOptions,
+        this.#procedureOptions,
       );
     });
   }

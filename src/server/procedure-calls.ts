@@ -1,0 +1,143 @@
+/**
+ * A procedure called by something other than its own HTTP route (an MCP tool call, docs/mcp.md):
+ * the same context (the auth plugin reads the same headers), the same rate limit, the same
+ * compiled call (guards, input, handler, view), only the input arrives already whole instead
+ * of being read from a path, a query string and a body.
+ */
+import type { Call } from '../core/call.js';
+import type { ContextPipeline } from '../core/context.js';
+import { ValidationError } from '../core/errors.js';
+import type { BaseContext, RequestInfo } from '../core/request-context.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { type CookieSigner, RequestCookies } from '../http/cookies.js';
+import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
+import type { HeaderRecord } from '../http/fetch-core.js';
+import {
+  type Answered,
+  type IdempotencyRuntime,
+  type ProcedureCall,
+  procedureCall,
+} from '../http/procedure-call.js';
+import type { RateLimits, RouteLimiter } from '../http/rate-limit.js';
+
+/** The request a procedure is called for: the one that carried the call (its headers authenticate it). */
+export interface CallingRequest {
+  readonly id: string;
+  readonly ip: string;
+  readonly headers: HeaderRecord;
+}
+
+export interface ProcedureCallsParts {
+  readonly context: ContextPipeline;
+  readonly rateLimits: RateLimits;
+  readonly cookieSigner: CookieSigner;
+  readonly entityTags: boolean;
+  readonly userSource: () => string | undefined;
+  readonly idempotency: () => IdempotencyRuntime | undefined;
+}
+
+interface Compiled {
+  readonly call: ProcedureCall;
+  readonly limiter: RouteLimiter | undefined;
+  /** The names of the route's path parameters, which the input carries among its keys. */
+  readonly params: readonly string[];
+}
+
+export class ProcedureCalls {
+  readonly #parts: ProcedureCallsParts;
+  readonly #compiled = new Map<MountedRoute, Compiled>();
+
+  constructor(parts: ProcedureCallsParts) {
+    this.#parts = parts;
+  }
+
+  #compile(route: MountedRoute): Compiled {
+    let compiled = this.#compiled.get(route);
+    if (compiled === undefined) {
+      const parts = this.#parts;
+      compiled = {
+        call: procedureCall(route, {
+          userSource: parts.userSource,
+          entityTags: parts.entityTags,
+          idempotency: parts.idempotency,
+          entityTag,
+          ifMatchHolds,
+        }),
+        limiter: parts.rateLimits.limiterFor(route),
+        params: [...route.path.matchAll(/:([^/]+)/g)].map((match) => match[1] as string),
+      };
+      this.#compiled.set(route, compiled);
+    }
+    return compiled;
+  }
+
+  /**
+   * Calls `route`'s procedure with `input` (what its input schema describes, path parameters
+   * included) for `request`. Throws what its route would answer with as a problem.
+   */
+  async call(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
+    const { call, limiter, params } = this.#compile(route);
+    if (limiter !== undefined) await limiter.check(request.ip);
+    const given = input ?? {};
+    if (typeof given !== 'object' || Array.isArray(given))
+      throw new ValidationError([{ path: '', message: 'The arguments must be an object' }]);
+    const { pathParams, rest } = splitParams(given as Record<string, unknown>, params);
+    const info = new CalledRequest(request, route, pathParams, this.#parts.cookieSigner);
+    const ctx = (await this.#parts.context.build(info)) as BaseContext & { user?: unknown };
+    const body = route.inputMode === 'update' ? (rest as { data?: unknown }).data : rest;
+    const sent: Call = {
+      ctx,
+      params: pathParams,
+      query: route.inputMode === 'query' ? rest : undefined,
+      body: route.inputMode === 'query' ? undefined : body,
+    };
+    return call.run(sent, undefined);
+  }
+}
+
+/** The path parameters among the input's keys, as the text a path would carry, and the rest. */
+function splitParams(
+  input: Record<string, unknown>,
+  names: readonly string[],
+): { pathParams: Record<string, string>; rest: Record<string, unknown> } {
+  const pathParams: Record<string, string> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (names.includes(key) && (typeof value === 'string' || typeof value === 'number'))
+      pathParams[key] = String(value);
+    else rest[key] = value;
+  }
+  return { pathParams, rest };
+}
+
+/** The request a called procedure sees as `ctx.request`: the carrying request's, on the route's method and path. */
+class CalledRequest implements RequestInfo {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly ip: string;
+  readonly headers: HeaderRecord;
+  readonly params: Readonly<Record<string, string>>;
+  readonly #signer: CookieSigner;
+  #cookies: RequestCookies | undefined;
+
+  constructor(
+    request: CallingRequest,
+    route: MountedRoute,
+    params: Record<string, string>,
+    signer: CookieSigner,
+  ) {
+    this.id = request.id;
+    this.method = route.method;
+    this.url = route.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+    this.ip = request.ip;
+    this.headers = request.headers;
+    this.params = params;
+    this.#signer = signer;
+  }
+
+  cookie(name: string, options?: { signed?: boolean }): string | undefined {
+    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    return this.#cookies.get(name, options);
+  }
+}
