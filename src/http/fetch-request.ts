@@ -175,7 +175,10 @@ export class FetchRouteRequest implements RouteRequest {
     this.method = exchange.request.method;
     this.path = exchange.path;
     this.params = exchange.params as Record<string, string>;
-    this.headers = headerRecord(exchange.request.headers) as Record<string, string | undefined>;
+    const headers = headerRecord(exchange.request.headers) as Record<string, string | undefined>;
+    // On the wire the authority is the Host header; a Request made in code carries it in its URL.
+    headers.host ??= exchange.url.host;
+    this.headers = headers;
     this.id = exchange.id;
   }
 

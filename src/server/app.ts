@@ -43,6 +43,7 @@ import {
   type MaybePromise,
   type MountOptions,
 } from './options.js';
+import type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
 import { type CallingRequest, ProcedureCalls } from './procedure-calls.js';
 import { type AppSettings, resolveSettings } from './settings.js';
 import { checkAtStartUp } from './start-up-checks.js';
@@ -53,34 +54,14 @@ export type { AppOptions } from './options.js';
 /** A plugin: called once with the app and its options. */
 export type Plugin<O> = (app: App, options: O) => MaybePromise<void>;
 
-/**
- * A plugin's options as a function of the app's context type: `options` may read `this['ctx']`.
- * `authPlugin` uses it so that its `userLoader` must return the context's user.
- *
- * @example
- * interface AuthOptionsFor extends PluginOptionsKind {
- *   readonly options: AuthPluginOptions<UserOf<this['ctx']>>;
- * }
- */
-export interface PluginOptionsKind {
-  readonly ctx: unknown;
-  readonly options: unknown;
-}
-
 /** A plugin whose options depend on the context type of the app it is registered on. */
 export type ContextualPlugin<K extends PluginOptionsKind> = Plugin<K['options']> & {
   /** Type-level only: never set at run time. */
   readonly '~options'?: K;
 };
 
-/** The options `app.register(plugin, …)` takes on an app whose context is `TCtx`. */
-export type PluginOptions<P, TCtx> = P extends { readonly '~options'?: infer K extends PluginOptionsKind }
-  ? (K & { readonly ctx: TCtx })['options']
-  : P extends (app: never, options: infer O) => unknown
-    ? O
-    : never;
-
 export type { UserOf } from '../core/guards.js';
+export type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
 
 /**
  * A Proceed application: its procedures and routes, its settings, its lifecycle and its
@@ -344,6 +325,11 @@ export class App<TCtx extends object = object> extends AppExtensions {
    */
   callProcedure(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
     return this.#calls.call(route, request, input);
+  }
+
+  /** Of `routes`, those whose guards let the caller of `request` through before any input. */
+  callableBy(routes: readonly MountedRoute[], request: CallingRequest): Promise<MountedRoute[]> {
+    return this.#calls.callableBy(routes, request);
   }
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */

@@ -7,6 +7,7 @@
 import type { Call } from '../core/call.js';
 import type { ContextPipeline } from '../core/context.js';
 import { ValidationError } from '../core/errors.js';
+import type { Guard } from '../core/guards.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type CookieSigner, RequestCookies } from '../http/cookies.js';
@@ -23,6 +24,8 @@ import type { RateLimits, RouteLimiter } from '../http/rate-limit.js';
 /** The request a procedure is called for: the one that carried the call (its headers authenticate it). */
 export interface CallingRequest {
   readonly id: string;
+  readonly method: string;
+  readonly url: string;
   readonly ip: string;
   readonly headers: HeaderRecord;
 }
@@ -69,6 +72,32 @@ export class ProcedureCalls {
       this.#compiled.set(route, compiled);
     }
     return compiled;
+  }
+
+  /**
+   * The routes among `routes` whose guards let the caller of `request` through before any input
+   * is read: a guard that needs a user refuses an anonymous caller, any other is asked. A guard
+   * that fails or throws hides its route. The context is built once, for all of them.
+   */
+  async callableBy(routes: readonly MountedRoute[], request: CallingRequest): Promise<MountedRoute[]> {
+    const info = new CalledRequest(request, undefined, {}, this.#parts.cookieSigner);
+    const ctx = (await this.#parts.context.build(info)) as BaseContext & { user?: unknown };
+    const signedIn = ctx.user !== undefined && ctx.user !== null;
+    const passes = async (guard: Guard<never>) => {
+      if (guard.requiresUser === true && !signedIn) return false;
+      try {
+        return (await guard.check(ctx as never)) === true;
+      } catch {
+        return false;
+      }
+    };
+    const callable: MountedRoute[] = [];
+    for (const route of routes) {
+      let all = true;
+      for (const guard of route.definition.guards) if (!(await passes(guard))) all = false;
+      if (all) callable.push(route);
+    }
+    return callable;
   }
 
   /**
@@ -123,13 +152,16 @@ class CalledRequest implements RequestInfo {
 
   constructor(
     request: CallingRequest,
-    route: MountedRoute,
+    route: MountedRoute | undefined,
     params: Record<string, string>,
     signer: CookieSigner,
   ) {
     this.id = request.id;
-    this.method = route.method;
-    this.url = route.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+    // With no route (a list of what the caller may call), the carrying request's own.
+    this.method = route?.method ?? request.method;
+    this.url =
+      route?.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) ??
+      request.url;
     this.ip = request.ip;
     this.headers = request.headers;
     this.params = params;

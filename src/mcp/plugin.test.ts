@@ -1,0 +1,264 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { admin, authenticated } from '../auth/guards.js';
+import { type AuthContext, authPlugin } from '../auth/plugin.js';
+import { MemoryRevocationStore } from '../auth/revocation.js';
+import { TokenService } from '../auth/tokens.js';
+import { NotFoundError } from '../core/errors.js';
+import { procedure, procedures } from '../core/procedure.js';
+import { rateLimit } from '../core/steps.js';
+import { createApp } from '../server/create-app.js';
+import { mcpPlugin, protocolVersions } from './plugin.js';
+
+interface Member {
+  id: string;
+  role: 'user' | 'admin';
+  isActive: boolean;
+}
+type Ctx = AuthContext<Member>;
+const p = () => procedure<Ctx>();
+
+const Note = z.object({ id: z.string(), text: z.string() });
+const NoteForAdmin = Note.extend({ secret: z.string() });
+
+async function buildApp() {
+  const notes = new Map([['1', { id: '1', text: 'first', secret: 'only admins read this' }]]);
+  const members = new Map<string, Member>([
+    ['ann', { id: 'ann', role: 'user', isActive: true }],
+    ['bob', { id: 'bob', role: 'admin', isActive: true }],
+  ]);
+  const tokens = new TokenService({
+    secret: 'an-mcp-test-secret-of-32-characters!',
+    store: new MemoryRevocationStore(),
+  });
+  const api = procedures('notes', {
+    getNote: p()
+      .meta({ summary: 'A note' })
+      .input(z.object({ id: z.string() }))
+      .output({ public: Note, admin: NoteForAdmin }, (ctx) =>
+        ctx.user?.role === 'admin' ? 'admin' : 'public',
+      )
+      .query(({ input }) => {
+        const note = notes.get(input.id);
+        if (note === undefined) throw new NotFoundError('No such note');
+        return note;
+      }),
+    listNotes: p()
+      .input(z.object({ limit: z.number().int().min(1).max(10).default(10) }))
+      .output(z.object({ data: z.array(Note) }))
+      .query(({ input }) => ({ data: [...notes.values()].slice(0, input.limit) })),
+    createNote: p()
+      .guard(authenticated)
+      .use(rateLimit({ name: 'create', max: 3, window: 60_000 }))
+      .input(z.object({ text: z.string().min(1) }))
+      .output(Note)
+      .mutation(({ input }) => {
+        const note = { id: String(notes.size + 1), text: input.text, secret: 'made by a member' };
+        notes.set(note.id, note);
+        return note;
+      }),
+    deleteNote: p()
+      .guard(admin)
+      .input(z.object({ id: z.string() }))
+      .mutation(({ input }) => {
+        notes.delete(input.id);
+      }),
+  });
+  const app = createApp<Ctx>({ logger: false });
+  await app.register(authPlugin, { tokens, userLoader: (id) => members.get(id) });
+  await app.register(mcpPlugin, { collections: ['notes'] });
+  app.mount([api]);
+  const tokenOf = async (id: string) => (await tokens.issuePair(id)).accessToken;
+  return { app, user: await tokenOf('ann'), admin: await tokenOf('bob') };
+}
+
+type Built = Awaited<ReturnType<typeof buildApp>>;
+
+const targets: Array<{ name: string; start: (built: Built) => Promise<{ url: URL; fetch?: typeof fetch }> }> =
+  [
+    {
+      name: 'Node (Fastify, a real socket)',
+      start: async ({ app }) => ({
+        url: new URL(
+          '/mcp',
+          await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false }),
+        ),
+      }),
+    },
+    {
+      name: 'app.fetch',
+      start: async ({ app }) => ({
+        url: new URL('http://api.example/mcp'),
+        fetch: ((input: string | URL | Request, init?: RequestInit) =>
+          app.fetch(new Request(input, init), { ip: '127.0.0.1' })) as typeof fetch,
+      }),
+    },
+  ];
+
+describe.each(targets)('the MCP endpoint on $name', ({ start }) => {
+  let built: Built;
+  let url: URL;
+  let through: typeof fetch | undefined;
+
+  beforeAll(async () => {
+    built = await buildApp();
+    ({ url, fetch: through } = await start(built));
+  });
+  afterAll(() => built.app.close());
+
+  const connect = async (token?: string) => {
+    const client = new Client({ name: 'proceed-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        ...(through === undefined ? {} : { fetch: through }),
+        ...(token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      }),
+    );
+    return client;
+  };
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    (through ?? fetch)(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+
+  it('speaks the newest protocol version of the SDK', async () => {
+    expect(protocolVersions[0]).toBe(LATEST_PROTOCOL_VERSION);
+    const client = await connect();
+    expect(client.getServerVersion()).toMatchObject({ name: 'proceed' });
+    await client.ping();
+    await client.close();
+  });
+
+  it('lists to each caller the tools its guards let through: anonymous, a user, an admin', async () => {
+    const names = async (token?: string) => {
+      const client = await connect(token);
+      const { tools } = await client.listTools();
+      await client.close();
+      return tools.map((tool) => tool.name);
+    };
+    expect(await names()).toEqual(['getNote', 'listNotes']);
+    expect(await names(built.user)).toEqual(['getNote', 'listNotes', 'createNote']);
+    expect(await names(built.admin)).toEqual(['getNote', 'listNotes', 'createNote', 'deleteNote']);
+  });
+
+  it('describes each tool with its input and output schemas and hints from its method', async () => {
+    const client = await connect(built.admin);
+    const { tools } = await client.listTools();
+    await client.close();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('getNote')).toMatchObject({
+      title: 'A note',
+      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+    });
+    // A view chosen per caller has no one output schema.
+    expect(byName.get('getNote')?.outputSchema).toBeUndefined();
+    expect(byName.get('listNotes')?.outputSchema).toMatchObject({ type: 'object', required: ['data'] });
+    expect(byName.get('createNote')?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+    });
+    expect(byName.get('deleteNote')?.annotations).toMatchObject({
+      destructiveHint: true,
+      idempotentHint: true,
+    });
+  });
+
+  it("answers each caller through its own view: a user's agent never gets a field the admin's does", async () => {
+    const call = async (token?: string) => {
+      const client = await connect(token);
+      const result = await client.callTool({ name: 'getNote', arguments: { id: '1' } });
+      await client.close();
+      return result;
+    };
+    const asUser = await call(built.user);
+    expect(asUser.structuredContent).toEqual({ id: '1', text: 'first' });
+    expect(JSON.stringify(asUser)).not.toContain('only admins');
+    const rest = await (through ?? fetch)(new URL('/api/notes/1', url), {
+      headers: { authorization: `Bearer ${built.user}` },
+    });
+    expect(asUser.structuredContent).toEqual(await rest.json());
+    expect((await call(built.admin)).structuredContent).toEqual({
+      id: '1',
+      text: 'first',
+      secret: 'only admins read this',
+    });
+  });
+
+  it('gives refusals as results with isError and the problem, so that a model can correct itself', async () => {
+    const client = await connect(built.user);
+    const invalid = await client.callTool({ name: 'listNotes', arguments: { limit: 99 } });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.structuredContent).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    const missing = await client.callTool({ name: 'getNote', arguments: { id: 'nope' } });
+    expect(missing).toMatchObject({ isError: true, structuredContent: { status: 404, code: 'NOT_FOUND' } });
+    const forbidden = await client.callTool({ name: 'deleteNote', arguments: { id: '1' } });
+    expect(forbidden).toMatchObject({ isError: true, structuredContent: { status: 403, code: 'FORBIDDEN' } });
+    await expect(client.callTool({ name: 'noSuchTool', arguments: {} })).rejects.toThrow(/noSuchTool/);
+    await client.close();
+  });
+
+  it("counts a tool call against its procedure's rate limit, as its REST route does", async () => {
+    const client = await connect(built.user);
+    const statuses: unknown[] = [];
+    for (let index = 0; index < 4; index += 1) {
+      const result = await client.callTool({ name: 'createNote', arguments: { text: `note ${index}` } });
+      statuses.push(
+        result.isError === true ? (result.structuredContent as { code: string }).code : 'created',
+      );
+    }
+    await client.close();
+    expect(statuses).toEqual(['created', 'created', 'created', 'RATE_LIMITED']);
+  });
+
+  it('answers a call that needs a user, sent without one, with 401 and where to learn how to sign in', async () => {
+    const answer = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'deleteNote', arguments: { id: '1' } },
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource"`,
+    );
+    const metadata = await (through ?? fetch)(new URL('/.well-known/oauth-protected-resource', url));
+    expect(await metadata.json()).toEqual({
+      resource: url.href,
+      authorization_servers: [url.origin],
+      bearer_methods_supported: ['header'],
+    });
+  });
+
+  it('refuses another origin (DNS rebinding, a page in a browser), a bad message and a stateless GET', async () => {
+    const foreign = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('content-type')).toContain('application/problem+json');
+    const own = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: url.origin });
+    expect(await own.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    const broken = await post('{"jsonrpc":');
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ error: { code: -32700 } });
+    const unknown = await post({ jsonrpc: '2.0', id: 7, method: 'resources/list' });
+    expect(await unknown.json()).toMatchObject({ id: 7, error: { code: -32601 } });
+    const version = await post(
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { 'mcp-protocol-version': '1999-01-01' },
+    );
+    expect(version.status).toBe(400);
+    const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(notification.status).toBe(202);
+    const stream = await (through ?? fetch)(url, { headers: { accept: 'text/event-stream' } });
+    expect(stream.status).toBe(405);
+    expect(stream.headers.get('allow')).toBe('POST');
+  });
+});

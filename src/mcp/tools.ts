@@ -1,0 +1,117 @@
+/**
+ * MCP tools from procedures (docs/mcp.md): which procedures are tools, and what an agent is told
+ * of each (its name, its input's and output's JSON Schemas, hints from its method).
+ */
+import { ProceedConfigError } from '../core/errors.js';
+import type { MountedRoute } from '../core/route-table.js';
+import { type JsonSchema, toJsonSchema } from '../core/schema.js';
+import { uploadShapeOf } from '../core/uploads.js';
+
+/** A tool as `tools/list` describes it (MCP's `Tool`). */
+export interface ToolDescription {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly annotations: {
+    readonly title?: string;
+    readonly readOnlyHint: boolean;
+    readonly destructiveHint: boolean;
+    readonly idempotentHint: boolean;
+    readonly openWorldHint: boolean;
+  };
+}
+
+export interface Tool {
+  readonly route: MountedRoute;
+  readonly description: ToolDescription;
+}
+
+/** Why a procedure cannot be a tool, or undefined: MCP's results carry JSON, not bytes or a stream. */
+function unsuitable(route: MountedRoute): string | undefined {
+  const { output } = route.definition;
+  if (output?.kind === 'events')
+    return 'it streams events, which a tool result cannot carry (subscribe over its REST route)';
+  if (output?.kind === 'download') return 'it answers with a file, which a tool result does not carry as one';
+  if (uploadShapeOf(route.definition, route.inputMode) !== undefined)
+    return 'it takes files, which tool arguments (JSON) cannot carry';
+  return undefined;
+}
+
+/** A schema as a tool's: the JSON Schema dialect is MCP's own, so no `$schema` of its own. */
+function withoutDialect(schema: JsonSchema): JsonSchema {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
+function inputSchemaOf(route: MountedRoute): JsonSchema {
+  const { input } = route.definition;
+  if (input === undefined) return { type: 'object', properties: {}, additionalProperties: false };
+  const schema = withoutDialect(toJsonSchema(input, { io: 'input' }));
+  if (schema.type !== 'object')
+    throw new ProceedConfigError(
+      `${route.collection}.${route.name} cannot be an MCP tool: its input is not an object, and tool arguments are (docs/mcp.md)`,
+    );
+  return schema;
+}
+
+/** The output's schema where it is one object for every caller; a tool's `outputSchema` must be one. */
+function outputSchemaOf(route: MountedRoute): JsonSchema | undefined {
+  const { output } = route.definition;
+  if (output?.kind !== 'fixed') return undefined;
+  const schema = withoutDialect(toJsonSchema(output.schema, { io: 'output' }));
+  return schema.type === 'object' ? schema : undefined;
+}
+
+export interface ToolSelection {
+  /** Collections whose every procedure (that can be one) is a tool, beside those marked `.mcp()`. */
+  readonly collections?: readonly string[];
+}
+
+/**
+ * The app's tools, in route order. A procedure marked `.mcp()` that cannot be a tool is a
+ * start-up error; one of a listed collection is left out (docs/mcp.md says which).
+ */
+export function toolsOf(routes: readonly MountedRoute[], selection: ToolSelection): Tool[] {
+  const collections = new Set(selection.collections ?? []);
+  const tools: Tool[] = [];
+  const names = new Map<string, MountedRoute>();
+  for (const route of routes) {
+    const { mcp, meta, method, idempotent } = { ...route.definition, method: route.method };
+    if (mcp === undefined && !collections.has(route.collection)) continue;
+    const reason = unsuitable(route);
+    if (reason !== undefined) {
+      if (mcp === undefined) continue;
+      throw new ProceedConfigError(`${route.collection}.${route.name} cannot be an MCP tool: ${reason}`);
+    }
+    const taken = names.get(route.name);
+    if (taken !== undefined)
+      throw new ProceedConfigError(
+        `Two MCP tools would be named ${route.name} (${taken.collection} and ${route.collection}): a tool is named after its procedure, so rename one (docs/mcp.md)`,
+      );
+    names.set(route.name, route);
+    const title = mcp?.title ?? meta.summary;
+    const description = mcp?.description ?? meta.description ?? meta.summary;
+    const outputSchema = outputSchemaOf(route);
+    tools.push({
+      route,
+      description: {
+        name: route.name,
+        ...(title === undefined ? {} : { title }),
+        ...(description === undefined ? {} : { description }),
+        inputSchema: inputSchemaOf(route),
+        ...(outputSchema === undefined ? {} : { outputSchema }),
+        annotations: {
+          ...(title === undefined ? {} : { title }),
+          readOnlyHint: method === 'GET',
+          destructiveHint: method === 'DELETE',
+          idempotentHint: method === 'GET' || method === 'PUT' || method === 'DELETE' || idempotent,
+          // The tools act on this app's data alone.
+          openWorldHint: false,
+        },
+      },
+    });
+  }
+  return tools;
+}
