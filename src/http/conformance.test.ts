@@ -628,6 +628,45 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expectProblem(await send('GET', '/api/entries?limit=1000'), 400, 'VALIDATION_FAILED');
   });
 
+  it('serves procedures as MCP tools: listed per caller, called through the same view as the REST route', async () => {
+    const { accessToken } = JSON.parse(
+      (await send('POST', '/api/session', { headers: json, body: '{"name":"ada"}' })).body,
+    );
+    const rpc = async (method: string, params: object, token?: string) => {
+      const answer = await send('POST', '/mcp', {
+        headers: {
+          ...json,
+          accept: 'application/json, text/event-stream',
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      return { status: answer.status, headers: answer.headers, message: JSON.parse(answer.body || '{}') };
+    };
+    const initialized = await rpc('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'conformance', version: '1' },
+    });
+    expect(initialized.message.result.protocolVersion).toBe('2025-11-25');
+    const names = async (token?: string) =>
+      (await rpc('tools/list', {}, token)).message.result.tools.map((tool: { name: string }) => tool.name);
+    expect(await names()).toEqual(['listEntries', 'getEntry']);
+    expect(await names(accessToken)).toEqual(['listEntries', 'getEntry', 'createEntry']);
+    for (const token of [undefined, accessToken]) {
+      const called = await rpc('tools/call', { name: 'getEntry', arguments: { id: 'e01' } }, token);
+      const rest = await send('GET', '/api/entries/e01', {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      });
+      expect(called.message.result.structuredContent).toEqual(JSON.parse(rest.body));
+    }
+    const refused = await rpc('tools/call', { name: 'createEntry', arguments: { title: 'x' } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="http/);
+    const invalid = await rpc('tools/call', { name: 'getEntry', arguments: {} });
+    expect(invalid.message.result).toMatchObject({ isError: true, structuredContent: { status: 400 } });
+  });
+
   it('signs callers in with a bearer token, answers each at its view, and refuses a bad token', async () => {
     const { accessToken } = JSON.parse(
       (await send('POST', '/api/session', { headers: json, body: '{"name":"ada"}' })).body,
