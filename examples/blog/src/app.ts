@@ -24,6 +24,7 @@ import {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
 } from 'proceedjs/idempotency';
+import { mcpPlugin } from 'proceedjs/mcp';
 import { metricsPlugin } from 'proceedjs/metrics';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
@@ -134,6 +135,9 @@ async function wire(
   await app.register(authPlugin, { tokens, userLoader });
   // A create sent again with its Idempotency-Key replays the first answer (docs/blog.md).
   await app.register(idempotencyPlugin, { store: idempotencyKeys, creates: true });
+  // Posts and users as tools for AI agents at /mcp (docs/mcp.md): each caller sees the tools
+  // its guards allow (the users' only to admins), each call answers as its REST route would.
+  await app.register(mcpPlugin, { collections: ['posts', 'users'], name: 'proceed-blog' });
   app.mount(api);
   await app.register(docsPlugin, {
     routePrefix: '/api/docs',
