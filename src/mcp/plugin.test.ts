@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -98,7 +99,7 @@ const targets: Array<{ name: string; start: (built: Built) => Promise<{ url: URL
     },
   ];
 
-describe.each(targets)('the MCP endpoint on $name', ({ start }) => {
+describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
   let built: Built;
   let url: URL;
   let through: typeof fetch | undefined;
@@ -260,5 +261,60 @@ describe.each(targets)('the MCP endpoint on $name', ({ start }) => {
     const stream = await (through ?? fetch)(url, { headers: { accept: 'text/event-stream' } });
     expect(stream.status).toBe(405);
     expect(stream.headers.get('allow')).toBe('POST');
+  });
+
+  it.runIf(name.startsWith('Node'))(
+    'listening on a loopback interface, answers to loopback names only: a rebound name is refused',
+    async () => {
+      const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      const statusFor = (host: string, origin?: string) =>
+        new Promise<number>((resolve, reject) => {
+          const sent = request(
+            url,
+            {
+              method: 'POST',
+              headers: {
+                host,
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                ...(origin === undefined ? {} : { origin }),
+              },
+            },
+            (answer) => {
+              answer.resume();
+              resolve(answer.statusCode ?? 0);
+            },
+          );
+          sent.on('error', reject);
+          sent.end(ping);
+        });
+      // A page of evil.example.com, whose name now resolves to 127.0.0.1, calling "its own" origin.
+      expect(await statusFor('evil.example.com', 'http://evil.example.com')).toBe(403);
+      expect(await statusFor('evil.example.com')).toBe(403);
+      expect(await statusFor(`localhost:${url.port}`)).toBe(200);
+      expect(await statusFor(url.host, url.origin)).toBe(200);
+    },
+  );
+});
+
+describe('the MCP endpoint with allowedHosts', () => {
+  it('answers to the hosts named, whatever interface it listens on', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { allowedHosts: ['api.example'] });
+    const ping = (host: string) =>
+      app.fetch(
+        new Request(`http://${host}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        }),
+        { ip: '127.0.0.1' },
+      );
+    expect((await ping('api.example')).status).toBe(200);
+    expect((await ping('api.example:8443')).status).toBe(200);
+    const refused = await ping('other.example');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: 'FORBIDDEN' });
+    await app.close();
   });
 });

@@ -21,9 +21,16 @@ export interface McpPluginOptions {
   collections?: readonly string[];
   /**
    * Origins a browser may call the endpoint from, beside its own (the `Host` it is called at).
-   * Any other `Origin` is refused (403): DNS rebinding and cross-site calls alike.
+   * Any other `Origin` is refused (403): a page of another site.
    */
   allowedOrigins?: readonly string[];
+  /**
+   * The `Host` names the endpoint answers to (a port is ignored). Default: on an app listening on
+   * a loopback interface (`app.listen`'s default), loopback names only (`localhost`, `127.0.0.1`,
+   * `[::1]`), so that a site whose name resolves to 127.0.0.1 cannot reach it (DNS rebinding);
+   * elsewhere any.
+   */
+  allowedHosts?: readonly string[];
   /**
    * The endpoint's public URL, named in its protected-resource metadata and in `WWW-Authenticate`.
    * Default: from the request's `Host` (and `X-Forwarded-Proto`) and `path`.
@@ -42,6 +49,7 @@ const mcpKeys = optionKeys<McpPluginOptions>()(
   'path',
   'collections',
   'allowedOrigins',
+  'allowedHosts',
   'resource',
   'authorizationServers',
   'name',
@@ -83,6 +91,15 @@ function resourceOf(request: RouteRequest, path: string, configured: string | un
   return `${forwarded === 'https' ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${path}`;
 }
 
+/** The loopback names a local server answers to. */
+const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** A `Host` value's name, without its port: `127.0.0.1:3030` → `127.0.0.1`, `[::1]:80` → `[::1]`. */
+function hostName(host: string): string {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] ?? host);
+  return name.toLowerCase();
+}
+
 /** Registers the MCP endpoint (docs/mcp.md). */
 export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promise<void> {
   refuseUnknownOptions('mcpPlugin', options, mcpKeys);
@@ -98,17 +115,32 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     byName = new Map(tools.map((tool) => [tool.description.name, tool]));
   });
 
-  /** Refuses a browser on another origin: DNS rebinding, a page calling the agent's endpoint. */
+  let hosts: ReadonlySet<string> | undefined =
+    options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts.map(hostName));
+  app.onListen(({ host }) => {
+    if (options.allowedHosts === undefined && loopback.has(hostName(host))) hosts = loopback;
+  });
+
+  /**
+   * Refuses a `Host` the endpoint does not answer to (DNS rebinding: a site whose name resolves
+   * to this machine) and a browser on another origin (a page calling the agent's endpoint).
+   */
   const refuseForeignOrigin = (request: RouteRequest) => {
+    const host = request.headers.host;
+    if (hosts !== undefined && (host === undefined || !hosts.has(hostName(host))))
+      throw new ProceedError(
+        'FORBIDDEN',
+        `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
+      );
     const origin = request.headers.origin;
     if (origin === undefined || allowed.has(origin)) return;
-    let host: string | undefined;
+    let originHost: string | undefined;
     try {
-      host = new URL(origin).host;
+      originHost = new URL(origin).host;
     } catch {
-      host = undefined;
+      originHost = undefined;
     }
-    if (host === undefined || host !== request.headers.host)
+    if (originHost === undefined || originHost !== host)
       throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
   };
 
