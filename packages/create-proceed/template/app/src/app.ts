@@ -12,6 +12,7 @@ import {
   resolveSecret,
   TokenService,
 } from 'proceedjs/auth';
+import { mcpPlugin } from 'proceedjs/mcp';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import { auth, authRateLimit } from './auth.js';
@@ -66,6 +67,8 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
     routePrefix: '/api/docs',
     openapi: { info: { title: 'Notes API', version: '0.1.0' } },
   });
+  // The notes as tools for AI agents at /mcp: each caller sees and gets what its REST calls would.
+  await app.register(mcpPlugin, { collections: ['notes'], name: 'notes' });
 
   if (options.inspect === true) {
     // proceed routes / openapi / manifest: no database, no secret; this app serves nothing.

@@ -150,4 +150,25 @@ describe.each(engines)('notes on $name', (engine) => {
     expect(unknown.problem.detail).toContain('limt');
     expect(await query('limit=abc')).toMatchObject({ status: 400 });
   });
+  it('serves the notes as MCP tools: an agent reads a note as its caller would over REST', async () => {
+    const mcp = async (method: string, params: object, token?: string) => {
+      const answer = await fetch(`${served.origin}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      return (await answer.json()) as {
+        result: { tools?: Array<{ name: string }>; structuredContent?: unknown };
+      };
+    };
+    const note = await ada.api.notes.createNote({ title: 'For agents', body: 'read by a tool' });
+    const { result } = await mcp('tools/list', {});
+    expect(result.tools?.map((tool) => tool.name)).toContain('getNote');
+    const called = await mcp('tools/call', { name: 'getNote', arguments: { id: note.id } });
+    expect(called.result.structuredContent).toEqual(await anonymous().notes.getNote({ id: note.id }));
+  });
 });
