@@ -72,8 +72,11 @@ export interface Scenario {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
-  /** Per contender, when the contenders need different requests (another path, a token). */
-  vary?: (contender: string, server: ServerInfo) => { path?: string; headers?: Record<string, string> };
+  /** Per contender, when the contenders need different requests (another path, a token, a method and body). */
+  vary?: (
+    contender: string,
+    server: ServerInfo,
+  ) => { path?: string; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string };
   expectStatus: number;
   /** Makes two answers comparable when they may differ only where they must (a new record's id). */
   normalize?: (answer: string) => string;
@@ -267,10 +270,12 @@ async function measure(
   duration: number,
 ): Promise<Sample> {
   const varied = scenario.vary?.(contender, server) ?? {};
+  const method = varied.method ?? scenario.method;
+  const body = varied.body ?? scenario.body;
   if (loadGenerator === 'wrk') {
     return measureWithWrk(
       `${server.address}${varied.path ?? scenario.path}`,
-      scenario,
+      { ...scenario, method, ...(body === undefined ? {} : { body }) },
       { 'content-type': 'application/json', ...varied.headers },
       duration,
       contender,
@@ -278,11 +283,11 @@ async function measure(
   }
   const result = await autocannon({
     url: `${server.address}${varied.path ?? scenario.path}`,
-    method: scenario.method,
+    method,
     connections,
     duration,
     headers: { 'content-type': 'application/json', ...varied.headers },
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+    ...(body === undefined ? {} : { body }),
   });
   const statusCount = (result as unknown as { statusCodeStats?: Record<string, { count: number }> })
     .statusCodeStats;
@@ -459,10 +464,11 @@ export function report(
 /** One request's answer, as compared between contenders before any timing. */
 export async function answerOf(server: ServerInfo, scenario: Scenario, contender: string): Promise<string> {
   const varied = scenario.vary?.(contender, server) ?? {};
+  const body = varied.body ?? scenario.body;
   const response = await fetch(`${server.address}${varied.path ?? scenario.path}`, {
-    method: scenario.method,
+    method: varied.method ?? scenario.method,
     headers: { 'content-type': 'application/json', ...varied.headers },
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+    ...(body === undefined ? {} : { body }),
   });
   return `${response.status} location=${response.headers.get('location')}\n${await response.text()}`;
 }

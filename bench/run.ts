@@ -5,7 +5,7 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand, runtimes (bun: its Bun half), tracing, uploads; default all),
+ * workers, embedded, by-hand, mcp, runtimes (bun: its Bun half), tracing, uploads; default all),
  * BENCH_BASELINE (a built checkout whose blog runs beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
  * DUEL_ROUNDS and DUEL_SECONDS (the size of the peers' and the blog's duels, compare.ts).
  */
@@ -99,6 +99,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('workers')) await workersComparison();
   if (runs('embedded')) await embeddedComparison();
   if (runs('by-hand')) await handWrittenComparison();
+  if (runs('mcp')) await mcpSection();
   if (runs('runtimes') || runs('bun')) await bunSection();
   if (runs('runtimes')) await nodeBridgeSection();
   if (runs('tracing')) await tracingSection();
@@ -266,6 +267,74 @@ async function tracingSection(): Promise<void> {
  * same bridge, beside Proceed on its own Node server (Fastify). The same data calls, no request
  * log anywhere (Elysia has none of its own).
  */
+/**
+ * A procedure called as an MCP tool against the same procedure over its REST route, on one app
+ * (docs/mcp.md): the same data calls, the same answer (the tool's `structuredContent` is the REST
+ * body), what the JSON-RPC envelope and the per-call context cost. Bar: at most 1.2 × the CPU.
+ */
+async function mcpSection(): Promise<void> {
+  const env = { BENCH_OFF: 'request-log', BENCH_MCP: '1' };
+  const contenders = [
+    { name: 'rest', script: './servers/proceed-posts.ts', env },
+    { name: 'mcp', script: './servers/proceed-posts.ts', env },
+  ];
+  const toolCall = (name: string, args: unknown) =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const accept = { accept: 'application/json, text/event-stream' };
+  /** The answer's JSON either way: a REST body, or a tool result's structuredContent (never an error). */
+  const normalize = (answer: string) => {
+    const parsed = JSON.parse(answer.slice(answer.indexOf('\n') + 1)) as {
+      jsonrpc?: string;
+      result?: { structuredContent?: unknown; isError?: boolean };
+    };
+    if (parsed.jsonrpc === undefined) return JSON.stringify(parsed);
+    if (parsed.result?.isError === true) return `a tool error: ${JSON.stringify(parsed.result)}`;
+    return JSON.stringify(parsed.result?.structuredContent);
+  };
+  const scenarios: Scenario[] = [
+    {
+      name: 'getPost',
+      method: 'GET',
+      path: getPath,
+      expectStatus: 200,
+      normalize,
+      vary: (contender) =>
+        contender === 'mcp'
+          ? {
+              method: 'POST',
+              path: '/mcp',
+              headers: accept,
+              body: toolCall('getPost', { id: getPath.split('/').at(-1) }),
+            }
+          : {},
+    },
+    {
+      name: 'createPost (bearer JWT, 1 KB)',
+      method: 'POST',
+      path: '/api/posts',
+      body: createBody,
+      expectStatus: 201,
+      normalize,
+      vary: (contender, server) => {
+        const authorization = `Bearer ${server.token}`;
+        return contender === 'mcp'
+          ? {
+              path: '/mcp',
+              headers: { ...accept, authorization },
+              body: toolCall('createPost', JSON.parse(createBody)),
+            }
+          : { headers: { authorization } };
+      },
+    },
+  ];
+  reportMany(
+    'A tools/call through the MCP endpoint vs the same procedure over REST (one app, no request log; the bar: tools/call at most 1.2 × the CPU)',
+    'mcp',
+    ['rest', 'mcp'],
+    await compareMany('mcp', contenders, scenarios),
+  );
+}
+
 /** Proceed on Bun against Hono and Elysia there (BENCH_ONLY=bun runs this half of `runtimes`). */
 async function bunSection(): Promise<void> {
   installContenders();

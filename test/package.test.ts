@@ -82,6 +82,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
       './client',
       './config',
       './metrics',
+      './mcp',
       './idempotency',
       './tanstack-query',
       './opentelemetry',

@@ -2,6 +2,7 @@
  * Proceed as its users write it: `resource()` views, `cursorInput`/`cursorPage` with
  * `paginateKeyset` over the shared data access, `z.uuid()` ids, `authPlugin` with a
  * TokenService, a revocation store and a user loader, `.guard(authenticated)` on the create.
+ * With BENCH_MCP=1 the same procedures are MCP tools too (`mcpPlugin`).
  * Every default on (entity tags, request ids, the request log at info), unless BENCH_OFF names
  * some to turn off: `entity-tags`, `request-log`, `request-ids` (comma-separated), so that the
  * cost of each is measured.
@@ -73,6 +74,11 @@ export const app = createApp<Ctx>({
   ...(off.has('request-ids') ? { requestIds: false } : {}),
 });
 await app.register(authPlugin, { tokens, userLoader: (id) => postsData.findUser(id) });
+// BENCH_MCP=1: the same procedures as MCP tools too (bench/run.ts, the mcp section).
+if (process.env.BENCH_MCP === '1') {
+  const { mcpPlugin } = await import('proceedjs/mcp');
+  await app.register(mcpPlugin, { collections: ['posts'] });
+}
 app.mount([postsApi]);
 export const { accessToken } = await tokens.issuePair(userId);
 

@@ -5,6 +5,8 @@
 import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
 import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
@@ -628,43 +630,67 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expectProblem(await send('GET', '/api/entries?limit=1000'), 400, 'VALIDATION_FAILED');
   });
 
-  it('serves procedures as MCP tools: listed per caller, called through the same view as the REST route', async () => {
+  it('serves procedures as MCP tools to the SDK client: listed per caller, called through the same view as the REST route', async () => {
     const { accessToken } = JSON.parse(
       (await send('POST', '/api/session', { headers: json, body: '{"name":"ada"}' })).body,
     );
-    const rpc = async (method: string, params: object, token?: string) => {
-      const answer = await send('POST', '/mcp', {
-        headers: {
-          ...json,
-          accept: 'application/json, text/event-stream',
-          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-      return { status: answer.status, headers: answer.headers, message: JSON.parse(answer.body || '{}') };
+    /** A client of @modelcontextprotocol/sdk, over this target's sockets or straight into app.fetch. */
+    const connect = async (token?: string) => {
+      const client = new Client({ name: 'conformance', version: '1.0.0' });
+      const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+      const viaSend: typeof fetch = async (input, init) => {
+        const url = new URL(input instanceof Request ? input.url : input);
+        const sent: Record<string, string> = {};
+        new Headers(init?.headers).forEach((value, name) => {
+          sent[name] = value;
+        });
+        const answer = await send(init?.method ?? 'GET', `${url.pathname}${url.search}`, {
+          headers: sent,
+          ...(typeof init?.body === 'string' ? { body: init.body } : {}),
+        });
+        return new Response(answer.body === '' ? null : answer.body, {
+          status: answer.status,
+          headers: answer.headers,
+        });
+      };
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', origin ?? 'http://api.example'), {
+          requestInit: { headers },
+          ...(origin === undefined ? { fetch: viaSend } : {}),
+        }),
+      );
+      return client;
     };
-    const initialized = await rpc('initialize', {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'conformance', version: '1' },
-    });
-    expect(initialized.message.result.protocolVersion).toBe('2025-11-25');
-    const names = async (token?: string) =>
-      (await rpc('tools/list', {}, token)).message.result.tools.map((tool: { name: string }) => tool.name);
+    const names = async (token?: string) => {
+      const client = await connect(token);
+      const { tools } = await client.listTools();
+      await client.close();
+      return tools.map((tool) => tool.name);
+    };
     expect(await names()).toEqual(['listEntries', 'getEntry']);
     expect(await names(accessToken)).toEqual(['listEntries', 'getEntry', 'createEntry']);
     for (const token of [undefined, accessToken]) {
-      const called = await rpc('tools/call', { name: 'getEntry', arguments: { id: 'e01' } }, token);
+      const client = await connect(token);
+      const called = await client.callTool({ name: 'getEntry', arguments: { id: 'e01' } });
+      const invalid = await client.callTool({ name: 'getEntry', arguments: {} });
+      await client.close();
       const rest = await send('GET', '/api/entries/e01', {
         headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
       });
-      expect(called.message.result.structuredContent).toEqual(JSON.parse(rest.body));
+      expect(called.structuredContent).toEqual(JSON.parse(rest.body));
+      expect(invalid).toMatchObject({ isError: true, structuredContent: { status: 400 } });
     }
-    const refused = await rpc('tools/call', { name: 'createEntry', arguments: { title: 'x' } });
+    const refused = await send('POST', '/mcp', {
+      headers: { ...json, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'createEntry', arguments: { title: 'x' } },
+      }),
+    });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="http/);
-    const invalid = await rpc('tools/call', { name: 'getEntry', arguments: {} });
-    expect(invalid.message.result).toMatchObject({ isError: true, structuredContent: { status: 400 } });
   });
 
   it('signs callers in with a bearer token, answers each at its view, and refuses a bad token', async () => {

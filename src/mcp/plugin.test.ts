@@ -258,6 +258,15 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(version.status).toBe(400);
     const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(notification.status).toBe(202);
+    for (const wrong of [
+      { id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: null, method: 'ping' },
+      { jsonrpc: '2.0', id: 1, method: 5 },
+    ]) {
+      const refused = await post(wrong);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: { code: -32600 } });
+    }
     const stream = await (through ?? fetch)(url, { headers: { accept: 'text/event-stream' } });
     expect(stream.status).toBe(405);
     expect(stream.headers.get('allow')).toBe('POST');

@@ -246,9 +246,24 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
         id: null,
         error: { code: rpc.invalidRequest, message: 'A message is one JSON-RPC object' },
       });
-    const rpcMessage = message as RpcRequest;
+    const rpcMessage = message as RpcRequest & { jsonrpc?: unknown };
     // A notification, or a client's answer: taken, nothing to say.
-    if (rpcMessage.id === undefined || rpcMessage.method === undefined) return { status: 202 };
+    if (rpcMessage.jsonrpc === '2.0' && (rpcMessage.id === undefined || rpcMessage.method === undefined))
+      return { status: 202 };
+    const { id } = rpcMessage;
+    if (
+      rpcMessage.jsonrpc !== '2.0' ||
+      typeof rpcMessage.method !== 'string' ||
+      (typeof id !== 'string' && typeof id !== 'number')
+    )
+      return json(400, {
+        jsonrpc: '2.0',
+        id: typeof id === 'string' || typeof id === 'number' ? id : null,
+        error: {
+          code: rpc.invalidRequest,
+          message: 'Not a JSON-RPC 2.0 request: jsonrpc "2.0", a string method, a string or number id',
+        },
+      });
     try {
       const result = await answer(rpcMessage, request);
       return json(200, { jsonrpc: '2.0', id: rpcMessage.id, result });
