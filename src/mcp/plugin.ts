@@ -78,6 +78,14 @@ class RpcError extends Error {
   }
 }
 
+/** Decodes whole bodies only (no stream), so one serves every request. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A result already written as JSON text. */
+class RawResult {
+  constructor(readonly json: string) {}
+}
+
 const json = (status: number, body: unknown) => ({
   status,
   headers: { 'content-type': 'application/json' },
@@ -159,23 +167,26 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     });
   };
 
-  const callToolResult = async (tool: Tool, request: CallingRequest, args: unknown) => {
+  /**
+   * A tool's result as JSON text, made around the answer's own text rather than by parsing it
+   * back: the procedure's serializer wrote it already (an object's text starts with `{`).
+   */
+  const callToolResult = async (tool: Tool, request: CallingRequest, args: unknown): Promise<RawResult> => {
+    let text: string;
+    let isError = false;
     try {
-      const answered = await app.callProcedure(tool.route, request, args);
-      const text = answered.body;
-      const value: unknown = text === '' ? undefined : JSON.parse(text);
-      const structured = typeof value === 'object' && value !== null && !Array.isArray(value);
-      return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: value } : {}) };
+      text = (await app.callProcedure(tool.route, request, args)).body;
     } catch (error) {
       const problem = problemAnswer(error, { exposeErrors: false, log: app.log });
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
       if (problem.status === 401) throw error;
-      return {
-        content: [{ type: 'text', text: problem.body }],
-        structuredContent: JSON.parse(problem.body) as object,
-        isError: true,
-      };
+      text = problem.body;
+      isError = true;
     }
+    const structured = text.startsWith('{') ? `,"structuredContent":${text}` : '';
+    return new RawResult(
+      `{"content":[{"type":"text","text":${JSON.stringify(text)}}]${structured}${isError ? ',"isError":true' : ''}}`,
+    );
   };
 
   const answer = async (message: RpcRequest, request: RouteRequest): Promise<unknown> => {
@@ -236,7 +247,7 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
       });
     let message: unknown;
     try {
-      message = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await request.body()));
+      message = JSON.parse(utf8.decode(await request.body()));
     } catch {
       return json(400, { jsonrpc: '2.0', id: null, error: { code: rpc.parse, message: 'Parse error' } });
     }
@@ -266,7 +277,12 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
       });
     try {
       const result = await answer(rpcMessage, request);
-      return json(200, { jsonrpc: '2.0', id: rpcMessage.id, result });
+      const written = result instanceof RawResult ? result.json : JSON.stringify(result);
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${written}}`,
+      };
     } catch (error) {
       if (error instanceof RpcError)
         return json(200, {

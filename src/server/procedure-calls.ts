@@ -106,13 +106,17 @@ export class ProcedureCalls {
    */
   async call(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
     const { call, limiter, params } = this.#compile(route);
-    if (limiter !== undefined) await limiter.check(request.ip);
+    if (limiter !== undefined) {
+      const checked = limiter.check(request.ip);
+      if (checked instanceof Promise) await checked;
+    }
     const given = input ?? {};
     if (typeof given !== 'object' || Array.isArray(given))
       throw new ValidationError([{ path: '', message: 'The arguments must be an object' }]);
     const { pathParams, rest } = splitParams(given as Record<string, unknown>, params);
     const info = new CalledRequest(request, route, pathParams, this.#parts.cookieSigner);
-    const ctx = (await this.#parts.context.build(info)) as BaseContext & { user?: unknown };
+    const made = this.#parts.context.build(info);
+    const ctx = (made instanceof Promise ? await made : made) as BaseContext & { user?: unknown };
     const body = route.inputMode === 'update' ? (rest as { data?: unknown }).data : rest;
     const sent: Call = {
       ctx,
