@@ -11,6 +11,7 @@ import { TokenService } from '../auth/tokens.js';
 import { NotFoundError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
+import { idempotencyPlugin, MemoryIdempotencyStore } from '../idempotency/index.js';
 import { createApp } from '../server/create-app.js';
 import { mcpPlugin, protocolVersions } from './plugin.js';
 
@@ -304,6 +305,53 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       expect(await statusFor(url.host, url.origin)).toBe(200);
     },
   );
+});
+
+describe('a tool call with an Idempotency-Key', () => {
+  it('replays the first answer to a create sent again with its key, as its REST route does', async () => {
+    const notes: Array<{ id: string; text: string }> = [];
+    const app = createApp({ logger: false });
+    await app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), creates: true });
+    await app.register(mcpPlugin, { collections: ['notes'] });
+    app.mount([
+      procedures('notes', {
+        createNote: procedure()
+          .input(z.object({ text: z.string() }))
+          .output(Note)
+          .mutation(({ input }) => {
+            const note = { id: String(notes.length + 1), text: input.text };
+            notes.push(note);
+            return note;
+          }),
+      }),
+    ]);
+    const create = async (key?: string) => {
+      const answer = await app.fetch(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(key === undefined ? {} : { 'idempotency-key': key }),
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'createNote', arguments: { text: 'once' } },
+          }),
+        }),
+        { ip: '127.0.0.1' },
+      );
+      return ((await answer.json()) as { result: { structuredContent: { id: string } } }).result
+        .structuredContent;
+    };
+    expect(await create('key-1')).toEqual({ id: '1', text: 'once' });
+    expect(await create('key-1')).toEqual({ id: '1', text: 'once' });
+    expect(await create()).toEqual({ id: '2', text: 'once' });
+    expect(notes).toHaveLength(2);
+    await app.close();
+  });
 });
 
 describe('the MCP endpoint with allowedHosts', () => {

@@ -124,7 +124,8 @@ export class ProcedureCalls {
       query: route.inputMode === 'query' ? rest : undefined,
       body: route.inputMode === 'query' ? undefined : body,
     };
-    return call.run(sent, undefined);
+    // One tool call per request (stateless MCP): the request's Idempotency-Key is the call's.
+    return call.run(sent, request.headers['idempotency-key']);
   }
 }
 
