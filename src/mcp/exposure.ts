@@ -1,0 +1,88 @@
+/**
+ * What the MCP endpoint answers to and how it asks for credentials (docs/mcp.md, "Security"):
+ * the `Host` names (DNS rebinding), browser origins, and the 401 that names the endpoint's
+ * protected-resource metadata (RFC 9728).
+ */
+import { type ProblemCode, ProceedError } from '../core/errors.js';
+import type { RouteRequest } from '../http/app-routes.js';
+
+/** The loopback names a local server answers to. */
+const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** A `Host` value's name, without its port: `127.0.0.1:3030` → `127.0.0.1`, `[::1]:80` → `[::1]`. */
+function hostName(host: string): string {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] ?? host);
+  return name.toLowerCase();
+}
+
+export interface ExposureOptions {
+  readonly path: string;
+  readonly allowedOrigins?: readonly string[] | undefined;
+  readonly allowedHosts?: readonly string[] | undefined;
+  readonly resource?: string | undefined;
+}
+
+export class Exposure {
+  readonly #options: ExposureOptions;
+  readonly #origins: ReadonlySet<string>;
+  #hosts: ReadonlySet<string> | undefined;
+  /** Where the protected-resource metadata is served. */
+  readonly metadataPath: string;
+
+  constructor(options: ExposureOptions) {
+    this.#options = options;
+    this.#origins = new Set(options.allowedOrigins ?? []);
+    this.#hosts =
+      options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts.map(hostName));
+    this.metadataPath = `/.well-known/oauth-protected-resource${options.path === '/mcp' ? '' : options.path}`;
+  }
+
+  /** The app listens on `host`: on a loopback interface, loopback names only, unless told which. */
+  listening(host: string): void {
+    if (this.#options.allowedHosts === undefined && loopback.has(hostName(host))) this.#hosts = loopback;
+  }
+
+  /**
+   * Refuses a `Host` the endpoint does not answer to (DNS rebinding: a site whose name resolves
+   * to this machine) and a browser on another origin (a page calling the agent's endpoint).
+   */
+  refuseForeign(request: RouteRequest): void {
+    const host = request.headers.host;
+    if (this.#hosts !== undefined && (host === undefined || !this.#hosts.has(hostName(host))))
+      throw new ProceedError(
+        'FORBIDDEN',
+        `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
+      );
+    const origin = request.headers.origin;
+    if (origin === undefined || this.#origins.has(origin)) return;
+    let originHost: string | undefined;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      originHost = undefined;
+    }
+    if (originHost === undefined || originHost !== host)
+      throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
+  }
+
+  /** The endpoint's public URL, for the metadata and `WWW-Authenticate`. */
+  resourceOf(request: RouteRequest): string {
+    if (this.#options.resource !== undefined) return this.#options.resource;
+    const forwarded = request.headers['x-forwarded-proto']?.split(',')[0]?.trim();
+    return `${forwarded === 'https' ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${this.#options.path}`;
+  }
+
+  /** A 401 as the protocol asks: where to learn how to get a token (RFC 9728). */
+  unauthenticated(error: ProceedError, request: RouteRequest): ProceedError {
+    const metadata = `${new URL(this.resourceOf(request)).origin}${this.metadataPath}`;
+    const challenge = error.headers?.['www-authenticate'];
+    // The auth plugin's own challenge (`error="invalid_token"`) is kept, the metadata added to it.
+    const header =
+      challenge?.startsWith('Bearer ') === true
+        ? `${challenge}, resource_metadata="${metadata}"`
+        : `Bearer resource_metadata="${metadata}"`;
+    return new ProceedError(error.code as ProblemCode, error.message, {
+      headers: { ...error.headers, 'www-authenticate': header },
+    });
+  }
+}
