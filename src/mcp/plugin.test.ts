@@ -62,6 +62,16 @@ async function buildApp() {
         notes.set(note.id, note);
         return note;
       }),
+    updateNote: p()
+      .guard(authenticated)
+      .input(z.object({ id: z.string(), data: z.object({ text: z.string() }) }))
+      .output(Note)
+      .mutation(({ input }) => {
+        const note = notes.get(input.id);
+        if (note === undefined) throw new NotFoundError('No such note');
+        note.text = input.data.text;
+        return note;
+      }),
     deleteNote: p()
       .guard(admin)
       .input(z.object({ id: z.string() }))
@@ -148,8 +158,14 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       return tools.map((tool) => tool.name);
     };
     expect(await names()).toEqual(['getNote', 'listNotes']);
-    expect(await names(built.user)).toEqual(['getNote', 'listNotes', 'createNote']);
-    expect(await names(built.admin)).toEqual(['getNote', 'listNotes', 'createNote', 'deleteNote']);
+    expect(await names(built.user)).toEqual(['getNote', 'listNotes', 'createNote', 'updateNote']);
+    expect(await names(built.admin)).toEqual([
+      'getNote',
+      'listNotes',
+      'createNote',
+      'updateNote',
+      'deleteNote',
+    ]);
   });
 
   it('describes each tool with its input and output schemas and hints from its method', async () => {
@@ -203,6 +219,20 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(invalid.structuredContent).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     const missing = await client.callTool({ name: 'getNote', arguments: { id: 'nope' } });
     expect(missing).toMatchObject({ isError: true, structuredContent: { status: 404, code: 'NOT_FOUND' } });
+    const stray = await client.callTool({
+      name: 'updateNote',
+      arguments: { id: '1', data: { text: 'x' }, extra: 1 },
+    });
+    expect(stray).toMatchObject({
+      isError: true,
+      structuredContent: { status: 400, code: 'VALIDATION_FAILED' },
+    });
+    expect(JSON.stringify(stray)).toContain('extra');
+    const renamed = await client.callTool({
+      name: 'updateNote',
+      arguments: { id: '1', data: { text: 'first' } },
+    });
+    expect(renamed.structuredContent).toEqual({ id: '1', text: 'first' });
     const forbidden = await client.callTool({ name: 'deleteNote', arguments: { id: '1' } });
     expect(forbidden).toMatchObject({ isError: true, structuredContent: { status: 403, code: 'FORBIDDEN' } });
     await expect(client.callTool({ name: 'noSuchTool', arguments: {} })).rejects.toThrow(/noSuchTool/);

@@ -94,7 +94,11 @@ export class ProcedureCalls {
     const callable: MountedRoute[] = [];
     for (const route of routes) {
       let all = true;
-      for (const guard of route.definition.guards) if (!(await passes(guard))) all = false;
+      for (const guard of route.definition.guards)
+        if (!(await passes(guard))) {
+          all = false;
+          break;
+        }
       if (all) callable.push(route);
     }
     return callable;
@@ -117,7 +121,14 @@ export class ProcedureCalls {
     const info = new CalledRequest(request, route, pathParams, this.#parts.cookieSigner);
     const made = this.#parts.context.build(info);
     const ctx = (made instanceof Promise ? await made : made) as BaseContext & { user?: unknown };
-    const body = route.inputMode === 'update' ? (rest as { data?: unknown }).data : rest;
+    // An update's input is its parameters and `data`: anything else would be dropped unread.
+    if (route.inputMode === 'update')
+      for (const key of Object.keys(rest))
+        if (key !== 'data')
+          throw new ValidationError([
+            { path: key, message: `Unknown key "${key}": an update takes its parameters and data` },
+          ]);
+    const body = route.inputMode === 'update' ? rest.data : rest;
     const sent: Call = {
       ctx,
       params: pathParams,
