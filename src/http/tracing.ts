@@ -71,9 +71,39 @@ export async function* framesInTrace(
   }
 }
 
+/**
+ * One operation inside a request that is not a route of its own: an MCP message, carried by the
+ * request to the MCP endpoint (docs/mcp.md). Its span is a child of the request's.
+ */
+export interface TracedOperation {
+  /** The span's name (`tools/call getPost`). */
+  readonly name: string;
+  readonly attributes: Readonly<Record<string, string | number | boolean>>;
+}
+
+/** An operation's trace while it runs. */
+export interface OperationTrace {
+  /** Set while the operation is recorded: a procedure it calls times its steps under it. */
+  readonly steps: StepTracer | undefined;
+  /**
+   * The operation failed though its request may still be answered 200 (a tool call's result
+   * that is an error): `type` is its `error.type`, and an `error` that is the server's own (not a
+   * client's mistake) marks the span as failed.
+   */
+  failed(type: string, error?: unknown): void;
+}
+
+/** What an operation sees where nothing traces it. */
+export const untracedOperation: OperationTrace = { steps: undefined, failed: () => undefined };
+
 export interface RequestTracing {
   /** A new request has arrived. */
   begin(request: TracedRequest): RequestTrace;
+  /**
+   * Runs `work` as an operation of the request being handled, under a span of its own. A tracer
+   * without it leaves operations untraced (their request is traced all the same).
+   */
+  operation?<T>(operation: TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T>;
   /** `trace_id` and `span_id` of the active span, for log lines; undefined outside any trace. */
   logFields(): Record<string, string> | undefined;
 }

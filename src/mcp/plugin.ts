@@ -6,7 +6,7 @@
 import { ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteRequest } from '../http/app-routes.js';
-import { problemAnswer } from '../http/problems.js';
+import type { OperationTrace, TracedOperation } from '../http/tracing.js';
 import type { App } from '../server/app.js';
 import type { CallingRequest } from '../server/procedure-calls.js';
 import { Exposure } from './exposure.js';
@@ -86,13 +86,32 @@ class McpMethods {
     this.#byName = new Map(this.#tools.map((tool) => [tool.description.name, tool]));
   }
 
-  async answer({ method, params }: RpcRequest, request: RouteRequest): Promise<unknown> {
+  /** How a message is traced: named as the conventions for MCP name it (docs/observability.md). */
+  operationOf({ id, method, params }: RpcRequest, version: string | undefined): TracedOperation {
+    const attributes: Record<string, string> = {
+      'mcp.method.name': method,
+      'jsonrpc.request.id': String(id),
+    };
+    if (version !== undefined) attributes['mcp.protocol.version'] = version;
+    const tool = method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
+    if (tool === undefined || !this.#byName.has(tool)) return { name: method, attributes };
+    attributes['gen_ai.tool.name'] = tool;
+    attributes['gen_ai.operation.name'] = 'execute_tool';
+    return { name: `${method} ${tool}`, attributes };
+  }
+
+  async answer(
+    { method, params }: RpcRequest,
+    request: RouteRequest,
+    trace: OperationTrace,
+  ): Promise<unknown> {
     const calling: CallingRequest = {
       id: request.id,
       method: request.method,
       url: request.path,
       ip: request.ip,
       headers: request.headers,
+      steps: trace.steps,
     };
     switch (method) {
       case 'initialize': {
@@ -111,7 +130,7 @@ class McpMethods {
         const { name } = params;
         const tool = typeof name === 'string' ? this.#byName.get(name) : undefined;
         if (tool === undefined) throw new RpcError(rpc.invalidParams, `No tool is named ${String(name)}`);
-        return this.#call(tool, calling, params.arguments ?? {});
+        return this.#call(tool, calling, params.arguments ?? {}, trace);
       }
       default:
         throw new RpcError(rpc.noMethod, `This server has no method ${method}`);
@@ -136,15 +155,16 @@ class McpMethods {
    * A tool's result as JSON text, made around the answer's own text rather than by parsing it
    * back: the procedure's serializer wrote it already (an object's text starts with `{`).
    */
-  async #call(tool: Tool, calling: CallingRequest, args: unknown): Promise<RawResult> {
+  async #call(tool: Tool, calling: CallingRequest, args: unknown, trace: OperationTrace): Promise<RawResult> {
     let text: string;
     let isError = false;
     try {
       text = (await this.#app.callProcedure(tool.route, calling, args)).body;
     } catch (error) {
-      const problem = problemAnswer(error, { exposeErrors: false, log: this.#app.log });
+      const problem = this.#app.problemOf(error);
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
       if (problem.status === 401) throw error;
+      trace.failed('tool_error', error);
       text = problem.body;
       isError = true;
     }
@@ -172,9 +192,16 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const message = await readRequest(request);
     if (!('method' in message)) return message;
     try {
-      return rpcAnswer(message.id, await methods.answer(message, request));
+      return await app.traceOperation(methods.operationOf(message, version), async (trace) => {
+        try {
+          return rpcAnswer(message.id, await methods.answer(message, request, trace));
+        } catch (error) {
+          if (!(error instanceof RpcError)) throw error;
+          trace.failed(String(error.code));
+          return rpcAnswer(message.id, error);
+        }
+      });
     } catch (error) {
-      if (error instanceof RpcError) return rpcAnswer(message.id, error);
       if (error instanceof ProceedError && error.status === 401)
         throw exposure.unauthenticated(error, request);
       throw error;

@@ -24,11 +24,24 @@ import {
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { StepKind, StepTracer } from '../core/tracing.js';
-import type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
+import {
+  type OperationTrace,
+  type RequestTrace,
+  type RequestTracing,
+  type TracedOperation,
+  type TracedRequest,
+  untracedOperation,
+} from '../http/tracing.js';
 
 // What another tracer implements to be given as `createApp({ tracing })`.
 export type { StepKind, StepTracer } from '../core/tracing.js';
-export type { RequestTrace, RequestTracing, TracedRequest } from '../http/tracing.js';
+export type {
+  OperationTrace,
+  RequestTrace,
+  RequestTracing,
+  TracedOperation,
+  TracedRequest,
+} from '../http/tracing.js';
 
 export interface OpenTelemetryOptions {
   /** Default: the global provider, which the OpenTelemetry SDK registers when it starts. */
@@ -292,6 +305,54 @@ class OpenTelemetryTrace implements RequestTrace {
 }
 
 /**
+ * An operation under the active request's span: a SERVER span of its own, as the conventions for
+ * MCP name one (`tools/call getPost`, `mcp.method.name`, `gen_ai.tool.name`), with the steps of
+ * the procedure it calls under it. A request the sampler left out gets none.
+ */
+function traceOperation<T>(
+  tracer: Tracer,
+  operation: TracedOperation,
+  work: (trace: OperationTrace) => Promise<T>,
+): Promise<T> {
+  const parent = context.active();
+  if (trace.getSpan(parent)?.isRecording() !== true) return work(untracedOperation);
+  const span = tracer.startSpan(
+    operation.name,
+    { kind: SpanKind.SERVER, attributes: operation.attributes },
+    parent,
+  );
+  const active = trace.setSpan(parent, span);
+  const traced: OperationTrace = {
+    steps: stepTracer(tracer, active),
+    failed(type, error) {
+      span.setAttribute('error.type', type);
+      if (error !== undefined) markFailed(span, error);
+    },
+  };
+  const ended = (error?: unknown) => {
+    if (error !== undefined) {
+      const type =
+        error instanceof ProceedError ? error.code : error instanceof Error ? error.name : 'unknown';
+      span.setAttribute('error.type', type);
+      markFailed(span, error);
+    }
+    span.end();
+  };
+  return context
+    .with(active, () => work(traced))
+    .then(
+      (value) => {
+        ended();
+        return value;
+      },
+      (error: unknown) => {
+        ended(error);
+        throw error;
+      },
+    );
+}
+
+/**
  * Traces every request of the app with OpenTelemetry: pass it as `createApp({ tracing })`.
  * Spans go to the global tracer provider unless another is given; with no SDK started, they
  * are the API's no-op spans and no step is timed.
@@ -308,6 +369,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RequestTracin
   const tracer = provider.getTracer('proceedjs');
   return {
     begin: (request) => new OpenTelemetryTrace(tracer, request),
+    operation: (operation, work) => traceOperation(tracer, operation, work),
     logFields() {
       const span = trace.getSpan(context.active());
       if (span === undefined) return undefined;

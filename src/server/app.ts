@@ -25,10 +25,12 @@ import {
 } from '../http/app-routes.js';
 import { createFetchHandler } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
+import { type ProblemAnswer, problemAnswer } from '../http/problems.js';
 import type { Answered } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
+import { type OperationTrace, type TracedOperation, untracedOperation } from '../http/tracing.js';
 import { AppExtensions } from './app-extensions.js';
 import { fetchCoreOf } from './app-fetch.js';
 import { AppHooks } from './app-hooks.js';
@@ -195,8 +197,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
 
   /**
    * Counts the requests received and not yet answered (a stream until it ends or its client
-   * leaves), the same way on every adapter: on Node as the server hands each request over, through
-   * `app.fetch` on Bun, Deno and Workers. Off until a plugin asks (the metrics plugin does): it
+   * leaves), the same way on every adapter. Off until a plugin asks (the metrics plugin does): it
    * costs a listener per request. Returns the reader of the count.
    */
   countRequestsInFlight(): () => number {
@@ -325,6 +326,23 @@ export class App<TCtx extends object = object> extends AppExtensions {
    */
   callProcedure(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
     return this.#calls.call(route, request, input);
+  }
+
+  /**
+   * The problem the app answers `error` with, as its routes do: its `exposeErrors` setting, an
+   * unexpected error logged with its stack.
+   */
+  problemOf(error: unknown): ProblemAnswer {
+    return problemAnswer(error, { exposeErrors: this.#settings.exposeErrors, log: this.#log });
+  }
+
+  /**
+   * Runs `work` as one operation of the request being handled (an MCP message, docs/mcp.md),
+   * traced under a span of its own when the app traces requests (docs/observability.md).
+   */
+  traceOperation<T>(operation: TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T> {
+    const traced = this.#settings.tracing?.operation;
+    return traced === undefined ? work(untracedOperation) : traced(operation, work);
   }
 
   /** Of `routes`, those whose guards let the caller of `request` through before any input. */

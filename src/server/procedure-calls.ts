@@ -10,6 +10,7 @@ import { ValidationError } from '../core/errors.js';
 import type { Guard } from '../core/guards.js';
 import type { BaseContext, RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
+import type { StepTracer } from '../core/tracing.js';
 import { type CookieSigner, RequestCookies } from '../http/cookies.js';
 import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
 import type { HeaderRecord } from '../http/fetch-core.js';
@@ -28,6 +29,8 @@ export interface CallingRequest {
   readonly url: string;
   readonly ip: string;
   readonly headers: HeaderRecord;
+  /** Times the call's steps (`app.traceOperation`'s), while the operation is recorded. */
+  readonly steps?: StepTracer | undefined;
 }
 
 export interface ProcedureCallsParts {
@@ -134,6 +137,7 @@ export class ProcedureCalls {
       params: pathParams,
       query: route.inputMode === 'query' ? rest : undefined,
       body: route.inputMode === 'query' ? undefined : body,
+      trace: request.steps,
     };
     // One tool call per request (stateless MCP): the request's Idempotency-Key is the call's.
     return call.run(sent, request.headers['idempotency-key']);
