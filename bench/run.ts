@@ -274,9 +274,13 @@ async function tracingSection(): Promise<void> {
  */
 async function mcpSection(): Promise<void> {
   const env = { BENCH_OFF: 'request-log', BENCH_MCP: '1' };
+  // The floor: the same tool calls by hand on Fastify, against its own REST routes.
+  const byHand = { BENCH_LOGS: 'off', BENCH_MCP: '1' };
   const contenders = [
     { name: 'rest', script: './servers/proceed-posts.ts', env },
     { name: 'mcp', script: './servers/proceed-posts.ts', env },
+    { name: 'fastify-rest', script: './servers/fastify-posts.ts', env: byHand },
+    { name: 'fastify-mcp', script: './servers/fastify-posts.ts', env: byHand },
   ];
   const toolCall = (name: string, args: unknown) =>
     JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
@@ -299,7 +303,7 @@ async function mcpSection(): Promise<void> {
       expectStatus: 200,
       normalize,
       vary: (contender) =>
-        contender === 'mcp'
+        contender.endsWith('mcp')
           ? {
               method: 'POST',
               path: '/mcp',
@@ -317,7 +321,7 @@ async function mcpSection(): Promise<void> {
       normalize,
       vary: (contender, server) => {
         const authorization = `Bearer ${server.token}`;
-        return contender === 'mcp'
+        return contender.endsWith('mcp')
           ? {
               path: '/mcp',
               headers: { ...accept, authorization },
@@ -327,12 +331,19 @@ async function mcpSection(): Promise<void> {
       },
     },
   ];
+  const names = contenders.map((contender) => contender.name);
+  const rows = await compareMany('mcp', contenders, scenarios);
   reportMany(
-    'A tools/call through the MCP endpoint vs the same procedure over REST (one app, no request log; the bar: tools/call at most 1.2 × the CPU)',
+    'A tools/call through the MCP endpoint vs the same procedure over REST (one app, no request log; the bar: tools/call at most 1.2 × the CPU), beside the same two by hand on Fastify',
     'mcp',
-    ['rest', 'mcp'],
-    await compareMany('mcp', contenders, scenarios),
+    names,
+    rows,
   );
+  const cpu = (row: (typeof rows)[number], name: string) => row.samples.get(name)?.cpu ?? Number.NaN;
+  for (const row of rows)
+    console.log(
+      `${row.scenario}: tools/call ÷ REST, server CPU per request: Proceed ${(cpu(row, 'mcp') / cpu(row, 'rest')).toFixed(2)}, Fastify by hand ${(cpu(row, 'fastify-mcp') / cpu(row, 'fastify-rest')).toFixed(2)}`,
+    );
 }
 
 /** Proceed on Bun against Hono and Elysia there (BENCH_ONLY=bun runs this half of `runtimes`). */

@@ -138,6 +138,50 @@ app.post(
   },
 );
 
+// BENCH_MCP=1: the same two calls as MCP tools, written by hand as a Fastify user would, with no
+// SDK and no validation of the arguments: what a tool call costs over its REST route on Fastify
+// itself (bench/run.ts, the mcp section).
+if (process.env.BENCH_MCP === '1') {
+  interface ToolCall {
+    id: string | number;
+    method: string;
+    params?: { name?: string; arguments?: Record<string, string> };
+  }
+  const result = (id: ToolCall['id'], value: unknown, isError = false) => {
+    const text = JSON.stringify(value);
+    return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}${isError ? ',"isError":true' : ''}}}`;
+  };
+  app.post('/mcp', async (request, reply) => {
+    const { id, method, params } = request.body as ToolCall;
+    reply.header('content-type', 'application/json');
+    if (method !== 'tools/call')
+      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32601,"message":"No such method"}}`;
+    const args = params?.arguments ?? {};
+    if (params?.name === 'getPost') {
+      const post = await postsData.findPost(String(args.id));
+      if (post === undefined) return result(id, problem(404, 'NOT_FOUND', 'No such post'), true);
+      return result(id, { id: post.id, title: post.title, excerpt: post.excerpt });
+    }
+    let sub: string;
+    try {
+      sub = (verify((request.headers.authorization ?? '').slice('Bearer '.length)) as { sub: string }).sub;
+    } catch {
+      return reply.code(401).send(problem(401, 'INVALID_TOKEN', 'Invalid token'));
+    }
+    const user = await postsData.findUser(sub);
+    if (user === undefined || !user.isActive)
+      return reply.code(401).send(problem(401, 'INVALID_TOKEN', 'Invalid token'));
+    const post = await postsData.insertPost({
+      title: String(args.title),
+      excerpt: args.excerpt ?? '',
+      content: String(args.content),
+      authorId: user.id,
+    });
+    const { id: postId, title, excerpt, content, authorId, status } = post;
+    return result(id, { id: postId, title, excerpt, content, authorId, status });
+  });
+}
+
 export { app };
 export const accessToken = sign({ sub: userId });
 

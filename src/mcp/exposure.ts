@@ -11,8 +11,8 @@ const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]'
 
 /** A `Host` value's name, without its port: `127.0.0.1:3030` → `127.0.0.1`, `[::1]:80` → `[::1]`. */
 function hostName(host: string): string {
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] ?? host);
-  return name.toLowerCase();
+  const end = host.startsWith('[') ? host.indexOf(']') + 1 : host.indexOf(':');
+  return (end <= 0 ? host : host.slice(0, end)).toLowerCase();
 }
 
 export interface ExposureOptions {
@@ -26,6 +26,8 @@ export class Exposure {
   readonly #options: ExposureOptions;
   readonly #origins: ReadonlySet<string>;
   #hosts: ReadonlySet<string> | undefined;
+  /** The last `Host` found allowed: an agent sends the same one with every message. */
+  #allowedHost: string | undefined;
   /** Where the protected-resource metadata is served. */
   readonly metadataPath: string;
 
@@ -39,7 +41,10 @@ export class Exposure {
 
   /** The app listens on `host`: on a loopback interface, loopback names only, unless told which. */
   listening(host: string): void {
-    if (this.#options.allowedHosts === undefined && loopback.has(hostName(host))) this.#hosts = loopback;
+    if (this.#options.allowedHosts === undefined && loopback.has(hostName(host))) {
+      this.#hosts = loopback;
+      this.#allowedHost = undefined;
+    }
   }
 
   /**
@@ -48,11 +53,14 @@ export class Exposure {
    */
   refuseForeign(request: RouteRequest): void {
     const host = request.headers.host;
-    if (this.#hosts !== undefined && (host === undefined || !this.#hosts.has(hostName(host))))
-      throw new ProceedError(
-        'FORBIDDEN',
-        `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
-      );
+    if (this.#hosts !== undefined && host !== this.#allowedHost) {
+      if (host === undefined || !this.#hosts.has(hostName(host)))
+        throw new ProceedError(
+          'FORBIDDEN',
+          `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
+        );
+      this.#allowedHost = host;
+    }
     const origin = request.headers.origin;
     if (origin === undefined || this.#origins.has(origin)) return;
     let originHost: string | undefined;

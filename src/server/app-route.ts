@@ -13,25 +13,28 @@ const empty = new Uint8Array(0);
 class FastifyRouteRequest implements RouteRequest {
   readonly method: string;
   readonly path: string;
-  readonly query: URLSearchParams;
   readonly params: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly id: string;
   readonly #request: FastifyRequest;
+  readonly #queryStart: number;
+  #query: URLSearchParams | undefined;
 
   constructor(request: FastifyRequest) {
     this.#request = request;
     this.method = request.method;
     const { url } = request;
-    const query = url.indexOf('?');
-    this.path = query === -1 ? url : url.slice(0, query);
-    this.query = new URLSearchParams(query === -1 ? '' : url.slice(query + 1));
+    this.#queryStart = url.indexOf('?');
+    this.path = this.#queryStart === -1 ? url : url.slice(0, this.#queryStart);
     this.params = request.params as Record<string, string>;
-    const headers: Record<string, string | undefined> = {};
-    for (const [name, value] of Object.entries(request.headers))
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    this.headers = headers;
+    this.headers = joinedHeaders(request.headers);
     this.id = request.id;
+  }
+
+  get query(): URLSearchParams {
+    const start = this.#queryStart;
+    this.#query ??= new URLSearchParams(start === -1 ? '' : this.#request.url.slice(start + 1));
+    return this.#query;
   }
 
   get ip(): string {
@@ -42,6 +45,21 @@ class FastifyRouteRequest implements RouteRequest {
     const { body } = this.#request;
     return Promise.resolve(body instanceof Uint8Array ? body : empty);
   }
+}
+
+/**
+ * Node's headers with each repeated one joined, as a Fetch `Headers` gives them; most requests
+ * repeat none (only `set-cookie` comes as a list), and are handed on as they are.
+ */
+function joinedHeaders(headers: FastifyRequest['headers']): Readonly<Record<string, string | undefined>> {
+  for (const name in headers) {
+    if (!Array.isArray(headers[name])) continue;
+    const joined: Record<string, string | undefined> = {};
+    for (const [each, value] of Object.entries(headers))
+      joined[each] = Array.isArray(value) ? value.join(', ') : value;
+    return joined;
+  }
+  return headers as Readonly<Record<string, string | undefined>>;
 }
 
 /**

@@ -163,11 +163,12 @@ function splitParams(
 class CalledRequest implements RequestInfo {
   readonly id: string;
   readonly method: string;
-  readonly url: string;
   readonly ip: string;
   readonly headers: HeaderRecord;
   readonly params: Readonly<Record<string, string>>;
   readonly #signer: CookieSigner;
+  readonly #request: CallingRequest;
+  readonly #route: MountedRoute | undefined;
   #cookies: RequestCookies | undefined;
 
   constructor(
@@ -179,13 +180,19 @@ class CalledRequest implements RequestInfo {
     this.id = request.id;
     // With no route (a list of what the caller may call), the carrying request's own.
     this.method = route?.method ?? request.method;
-    this.url =
-      route?.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) ??
-      request.url;
     this.ip = request.ip;
     this.headers = request.headers;
     this.params = params;
     this.#signer = signer;
+    this.#request = request;
+    this.#route = route;
+  }
+
+  /** The route's path with the call's parameters, as its own request would have it (read seldom: made when read). */
+  get url(): string {
+    const route = this.#route;
+    if (route === undefined) return this.#request.url;
+    return route.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(this.params[name] ?? ''));
   }
 
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
