@@ -65,63 +65,11 @@ export async function* eventFrames(
   onClosing: (listener: () => void) => () => void,
   problemBody: (error: unknown) => string,
 ): AsyncGenerator<string, void, undefined> {
-  const iterator = events.source[Symbol.asyncIterator]();
+  const waits = new HandlerWaits(events, onClosing);
   let opened = false;
-  let ended: 'closing' | 'left' | undefined;
-  /** The one waiter of this turn: what ends it (the handler, a quiet spell, the app, the client). */
-  let wake: ((reason: 'settled' | 'quiet' | 'closing' | 'left') => void) | undefined;
-  const end = (reason: 'closing' | 'left') => {
-    ended ??= reason;
-    wake?.(reason);
-  };
-  const left = () => end('left');
-  events.signal.addEventListener('abort', left, { once: true });
-  const stopListening = onClosing(() => end('closing'));
-  if (events.signal.aborted) end('left');
-  // What the handler's next() gave, once it settles: one reaction per next(), however many
-  // keep-alives pass while it is out.
-  let asked = false;
-  let outcome: { ok: true; value: IteratorResult<unknown> } | { ok: false; error: unknown } | undefined;
-  const ask = () => {
-    asked = true;
-    outcome = undefined;
-    iterator.next().then(
-      (value) => {
-        outcome = { ok: true, value };
-        wake?.('settled');
-      },
-      (error: unknown) => {
-        outcome = { ok: false, error };
-        wake?.('settled');
-      },
-    );
-  };
-  /** What comes next: the handler's next value, a quiet spell, the app closing or the client leaving. */
-  const nextPending = async (): Promise<Pending> => {
-    if (ended !== undefined) return ended;
-    if (!asked) ask();
-    let reason: 'settled' | 'quiet' | 'closing' | 'left' = 'settled';
-    if (outcome === undefined) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      reason = await new Promise((resolve) => {
-        wake = resolve;
-        timer = setTimeout(
-          () => resolve('quiet'),
-          opened ? events.keepAlive : Math.min(openWithin, events.keepAlive),
-        );
-      });
-      clearTimeout(timer);
-      wake = undefined;
-    }
-    if (reason !== 'settled') return reason;
-    const settled = outcome as NonNullable<typeof outcome>;
-    asked = false;
-    if (!settled.ok) throw settled.error;
-    return settled.value;
-  };
   try {
     while (true) {
-      const next = await nextPending();
+      const next = await waits.next(opened);
       if (next === 'left') return;
       if (next === 'closing') {
         yield closingFrame;
@@ -143,11 +91,84 @@ export async function* eventFrames(
     // The status is sent already: the problem travels as an event (its reason to the log).
     yield eventFrame(problemBody(error), { event: 'error' });
   } finally {
-    stopListening();
-    events.signal.removeEventListener('abort', left);
-    events.abort();
+    waits.stop();
+  }
+}
+
+type Wake = 'settled' | 'quiet' | 'closing' | 'left';
+type Outcome = { ok: true; value: IteratorResult<unknown> } | { ok: false; error: unknown };
+
+/** What an event stream waits for between frames: the handler's next value, a quiet spell, the app closing, the client leaving. */
+class HandlerWaits {
+  readonly #events: EventsAnswer;
+  readonly #iterator: AsyncIterator<unknown>;
+  readonly #stopListening: () => void;
+  readonly #left = () => this.#end('left');
+  #ended: 'closing' | 'left' | undefined;
+  /** The one waiter of this turn: what ends it (the handler, a quiet spell, the app, the client). */
+  #wake: ((reason: Wake) => void) | undefined;
+  // What the handler's next() gave, once it settles: one reaction per next(), however many
+  // keep-alives pass while it is out.
+  #asked = false;
+  #outcome: Outcome | undefined;
+
+  constructor(events: EventsAnswer, onClosing: (listener: () => void) => () => void) {
+    this.#events = events;
+    this.#iterator = events.source[Symbol.asyncIterator]();
+    events.signal.addEventListener('abort', this.#left, { once: true });
+    this.#stopListening = onClosing(() => this.#end('closing'));
+    if (events.signal.aborted) this.#end('left');
+  }
+
+  #end(reason: 'closing' | 'left'): void {
+    this.#ended ??= reason;
+    this.#wake?.(reason);
+  }
+
+  #ask(): void {
+    this.#asked = true;
+    this.#outcome = undefined;
+    this.#iterator.next().then(
+      (value) => {
+        this.#outcome = { ok: true, value };
+        this.#wake?.('settled');
+      },
+      (error: unknown) => {
+        this.#outcome = { ok: false, error };
+        this.#wake?.('settled');
+      },
+    );
+  }
+
+  /** What comes next; before the stream has `opened`, a quiet spell is {@link openWithin} at most. */
+  async next(opened: boolean): Promise<Pending> {
+    if (this.#ended !== undefined) return this.#ended;
+    if (!this.#asked) this.#ask();
+    let reason: Wake = 'settled';
+    if (this.#outcome === undefined) {
+      const { keepAlive } = this.#events;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      reason = await new Promise((resolve) => {
+        this.#wake = resolve;
+        timer = setTimeout(() => resolve('quiet'), opened ? keepAlive : Math.min(openWithin, keepAlive));
+      });
+      clearTimeout(timer);
+      this.#wake = undefined;
+    }
+    if (reason !== 'settled') return reason;
+    const settled = this.#outcome as Outcome;
+    this.#asked = false;
+    if (!settled.ok) throw settled.error;
+    return settled.value;
+  }
+
+  /** The stream ended: listeners removed, the handler told to stop. */
+  stop(): void {
+    this.#stopListening();
+    this.#events.signal.removeEventListener('abort', this.#left);
+    this.#events.abort();
     // A handler still waiting returns once its wait ends (its signal is aborted now).
-    void Promise.resolve(iterator.return?.()).catch(() => undefined);
+    void Promise.resolve(this.#iterator.return?.()).catch(() => undefined);
   }
 }
 

@@ -58,15 +58,15 @@ interface ReadBody {
   uploaded: UploadBody | undefined;
 }
 
-/** One procedure's route: the same steps, in the same order, as its Node route. */
-export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
-  const procedure = procedureRoute(route, core);
+/** How a procedure's route reads its request's body: an upload's parts as its input reads them, JSON whole. */
+function bodyReader(
+  core: FetchCore,
+  route: MountedRoute,
+): (exchange: Exchange, headers: HeaderRecord) => Promise<ReadBody> {
   // Any body sent to a write is read and checked, as on Node, even where the input ignores it.
   const readsBody = route.method !== 'GET';
-  const limiter = core.rateLimits.limiterFor(route);
   const upload = uploadPlanOf(route, core.uploads);
-
-  const readBody = async (exchange: Exchange, headers: HeaderRecord): Promise<ReadBody> => {
+  return async (exchange, headers) => {
     const { request } = exchange;
     if (upload !== undefined) {
       const source = webBodySource(request, lingeringBytes(upload.limits.total));
@@ -92,6 +92,13 @@ export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHan
     }
     return { body: parseJson(text), uploaded: undefined };
   };
+}
+
+/** One procedure's route: the same steps, in the same order, as its Node route. */
+export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
+  const procedure = procedureRoute(route, core);
+  const limiter = core.rateLimits.limiterFor(route);
+  const readBody = bodyReader(core, route);
 
   /** The call, from the context to the neutral answer (src/http/procedure-answer.ts). */
   const answerOf = async (

@@ -14,7 +14,6 @@ import { appRouteHandler, procedureHandler } from './fetch-routes.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import type { ObservedRoute } from './observed.js';
 import { problemAnswer } from './problems.js';
-import type { RateLimitHeaders } from './rate-limit.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
@@ -27,51 +26,69 @@ export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 export function createFetchHandler(
   core: FetchCore,
 ): (request: Request, argument?: unknown) => Promise<Response> {
-  const clientAddress = clientAddressResolver(core.trustProxy);
-  // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
-  const router = new Router<RouteHandler>();
-  let count = 0;
-  const requestIdOf = (headers: Headers): string => {
-    if (!core.requestIds) return String(++count);
-    return requestIdFrom(headers.get('x-request-id'), core.newRequestId);
+  const pipeline = new FetchPipeline(core);
+  const { tracing } = core;
+  if (tracing === undefined) return (request, argument) => pipeline.handle(request, argument, undefined);
+  return (request, argument) => {
+    const trace = tracing.begin(new FetchTracedRequest(request));
+    return trace.run(() => pipeline.handle(request, argument, trace));
   };
+}
 
-  const problemResponse = (
-    error: unknown,
-    id: string,
-    head: boolean,
-    limitHeaders: RateLimitHeaders | undefined,
-    connection: 'close' | 'keep' | undefined,
-  ): { response: Response; code: string } => {
+/** The route table of `app.fetch` and what every request goes through around its route. */
+class FetchPipeline {
+  readonly #core: FetchCore;
+  readonly #clientAddress: ReturnType<typeof clientAddressResolver>;
+  // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
+  readonly #router = new Router<RouteHandler>();
+  #count = 0;
+
+  constructor(core: FetchCore) {
+    this.#core = core;
+    this.#clientAddress = clientAddressResolver(core.trustProxy);
+    for (const route of core.routes)
+      this.#router.on(
+        route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+        route.path,
+        procedureHandler(core, route),
+      );
+    for (const route of core.appRoutes)
+      this.#router.on(
+        route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+        route.path,
+        appRouteHandler(core, route),
+      );
+  }
+
+  #requestIdOf(headers: Headers): string {
+    if (!this.#core.requestIds) return String(++this.#count);
+    return requestIdFrom(headers.get('x-request-id'), this.#core.newRequestId);
+  }
+
+  #problemResponse(error: unknown, exchange: Exchange, id: string): { response: Response; code: string } {
+    const core = this.#core;
     const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
-    const headers: Record<string, string> = { ...limitHeaders, ...problem.headers };
-    if (connection === 'close') headers.connection = 'close';
+    const headers: Record<string, string> = { ...exchange.limitHeaders, ...problem.headers };
+    if (exchange.connection === 'close') headers.connection = 'close';
     // The rest of the body is read: a client still writing it reads the answer, then goes on.
-    else if (connection === 'keep') delete headers.connection;
+    else if (exchange.connection === 'keep') delete headers.connection;
     // Cloudflare's edge owns the connection; a Worker's Connection header only confuses a proxy.
     if (!runtime.namesConnections) delete headers.connection;
     if (core.requestIds) headers['x-request-id'] = id;
+    const head = exchange.method === 'HEAD';
     const response = new Response(head ? null : problem.body, { status: problem.status, headers });
     return { response, code: problem.code };
-  };
-
-  for (const route of core.routes) {
-    const handler = procedureHandler(core, route);
-    router.on(route.method === 'GET' ? ['GET', 'HEAD'] : route.method, route.path, handler);
   }
-  for (const route of core.appRoutes)
-    router.on(
-      route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
-      route.path,
-      appRouteHandler(core, route),
-    );
 
-  const unmatched = (method: string, path: string): ProceedError =>
-    unmatchedProblem(method, path, (each) => router.find(each, path) !== null);
+  #unmatched(method: string, path: string): ProceedError {
+    return unmatchedProblem(method, path, (each) => this.#router.find(each, path) !== null);
+  }
 
   /** The route's handler for a request (a CORS preflight's own), or the problem of none. */
-  const routed = (exchange: Exchange, request: Request): RouteHandler => {
+  #routed(exchange: Exchange, request: Request): RouteHandler {
     const { method, path } = exchange;
+    const core = this.#core;
+    const router = this.#router;
     const preflight =
       core.cors !== undefined && method === 'OPTIONS' && decodes(path)
         ? core.cors.preflight(
@@ -87,16 +104,17 @@ export function createFetchHandler(
         preflight: true,
       };
     const found = router.find(method, path);
-    if (found === null) throw decodes(path) ? unmatched(method, path) : malformedUrl();
+    if (found === null) throw decodes(path) ? this.#unmatched(method, path) : malformedUrl();
     const { params } = found;
     for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
     exchange.params = params;
     return found.handler;
-  };
+  }
 
   /** What every answer gets on its way out: the connection's fate, CORS, a HEAD's empty body. */
-  const finished = (exchange: Exchange, answered: Response, problem: string | undefined): Response => {
+  #finished(exchange: Exchange, answered: Response, problem: string | undefined): Response {
     const { request, method } = exchange;
+    const core = this.#core;
     let response = answered;
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
@@ -122,22 +140,22 @@ export function createFetchHandler(
       response = new Response(null, response);
     }
     return response;
-  };
+  }
 
   /** Tells the observers and the request log of an answer, when either listens. */
-  const observed = (
+  #observed(
     exchange: Exchange,
     route: ObservedRoute | undefined,
     status: number,
     problem: string | undefined,
     started: number,
     logged: boolean,
-  ): void => {
+  ): void {
     const milliseconds = performance.now() - started;
     const { method, id } = exchange;
-    core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
+    this.#core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
     if (logged)
-      core.requestLog?.write({
+      this.#core.requestLog?.write({
         id,
         method,
         url: `${exchange.path}${exchange.search}`,
@@ -146,51 +164,35 @@ export function createFetchHandler(
         status,
         milliseconds,
       });
-  };
+  }
 
-  const handle = async (
-    request: Request,
-    argument: unknown,
-    trace: RequestTrace | undefined,
-  ): Promise<Response> => {
+  async handle(request: Request, argument: unknown, trace: RequestTrace | undefined): Promise<Response> {
+    const core = this.#core;
     // The line's fields (the client's address, the host) are worked out only when it is written.
     const logged = core.requestLog?.enabled() === true;
     const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
-    const id = requestIdOf(request.headers);
+    const id = this.#requestIdOf(request.headers);
     let response: Response;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
     const exchange = new Exchange(request, id, () =>
-      clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
+      this.#clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
     );
     exchange.trace = trace;
     try {
-      const handler = routed(exchange, request);
+      const handler = this.#routed(exchange, request);
       route = handler.preflight === true ? undefined : handler.observed;
       if (trace !== undefined && route !== undefined)
         trace.routed(pathTemplate(route.path), route.procedure, id);
       response = await handler.serve(exchange);
     } catch (error) {
-      ({ response, code: problem } = problemResponse(
-        error,
-        id,
-        exchange.method === 'HEAD',
-        exchange.limitHeaders,
-        exchange.connection,
-      ));
+      ({ response, code: problem } = this.#problemResponse(error, exchange, id));
       if (response.status >= 500) trace?.failed(error);
     }
-    response = finished(exchange, response, problem);
-    if (timed) observed(exchange, route, response.status, problem, started, logged);
+    response = this.#finished(exchange, response, problem);
+    if (timed) this.#observed(exchange, route, response.status, problem, started, logged);
     if (trace?.recording === true && !exchange.streaming) trace.end(response.status);
     return response;
-  };
-
-  const { tracing } = core;
-  if (tracing === undefined) return (request, argument) => handle(request, argument, undefined);
-  return (request, argument) => {
-    const trace = tracing.begin(new FetchTracedRequest(request));
-    return trace.run(() => handle(request, argument, trace));
-  };
+  }
 }

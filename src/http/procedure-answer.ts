@@ -120,25 +120,83 @@ function appendVary(headers: HeaderValues, value: string): void {
 }
 
 export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOptions): ProcedureRoute {
-  const call = procedureCall(route, options);
-  const isRead = route.method === 'GET';
-  const { requestIds, cookieSigner, csrfTrusted, compression, matchingTag, bytesTag, entityTag } = options;
-  // Reads never change anything: only writes are checked for another site's cookies.
-  const checksCrossSite = csrfTrusted !== undefined && !isRead;
-  const fixedHeaders: HeaderValues = { ...route.definition.headers, ...jsonHeaders };
-  // No body to type on a 204; a file types its own; an event stream is typed by its frames.
-  const { 'content-type': _json, ...untypedHeaders } = fixedHeaders;
-  const eventHeaders: HeaderValues = { ...untypedHeaders, ...eventStreamHeaders };
+  return new RouteAnswers(route, options);
+}
+
+/** A procedure's route: its compiled call, and the answers made from its replies. */
+class RouteAnswers implements ProcedureRoute {
+  readonly call: ProcedureCall;
+  readonly #options: ProcedureAnswerOptions;
+  readonly #isRead: boolean;
+  /** Reads never change anything: only writes are checked for another site's cookies. */
+  readonly #checksCrossSite: boolean;
+  readonly #fixedHeaders: HeaderValues;
+  /** No body to type on a 204; a file types its own. */
+  readonly #untypedHeaders: HeaderValues;
+  /** An event stream is typed by its frames. */
+  readonly #eventHeaders: HeaderValues;
+
+  constructor(route: MountedRoute, options: ProcedureAnswerOptions) {
+    this.call = procedureCall(route, options);
+    this.#options = options;
+    this.#isRead = route.method === 'GET';
+    this.#checksCrossSite = options.csrfTrusted !== undefined && !this.#isRead;
+    this.#fixedHeaders = { ...route.definition.headers, ...jsonHeaders };
+    const { 'content-type': _json, ...untypedHeaders } = this.#fixedHeaders;
+    this.#untypedHeaders = untypedHeaders;
+    this.#eventHeaders = { ...untypedHeaders, ...eventStreamHeaders };
+  }
+
+  refuseCrossSite(
+    method: string,
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    ownOrigin: () => string,
+  ): void {
+    const trusted = this.#options.csrfTrusted;
+    // Only a request with cookies can be forged by another site: nothing else is looked at.
+    if (!this.#checksCrossSite || trusted === undefined || headers.cookie === undefined) return;
+    const refusal = crossSiteRefusal(method, headers, ownOrigin, trusted);
+    if (refusal !== undefined) throw crossSiteRequest(refusal);
+  }
+
+  answer(request: AnsweredRequest, result: Answered): ProcedureAnswer | Promise<ProcedureAnswer> {
+    if (result.events !== undefined) return this.#eventsAnswer(request, result, result.events);
+    // A stale If-Match on a read is a 412 that must not carry the route's success headers.
+    const tag = this.call.tagOf(result, request.header('if-match'));
+    if (result.file !== undefined) return this.#fileAnswer(request, result, result.file);
+    if (result.status === 204) {
+      const { headers, cookies } = this.#headersOf(this.#untypedHeaders, request, result);
+      return { status: 204, headers, cookies, body: { kind: 'none' } };
+    }
+    const { headers, cookies } = this.#headersOf(this.#fixedHeaders, request, result);
+    if (!this.#isRead) {
+      if (result.version !== undefined) headers.etag = this.#options.entityTag(result.body, result.version);
+    } else if (tag !== undefined) {
+      // The tag the client holds, coding suffix included, names the representation it keeps.
+      const held = this.#options.matchingTag(request.header('if-none-match'), tag);
+      if (held !== undefined) {
+        headers.etag = held;
+        delete headers['content-type'];
+        // A 304 says Vary as the 200 would.
+        const { compression } = this.#options;
+        if (compression !== undefined && utf8Length(result.body) >= compression.above)
+          appendVary(headers, 'accept-encoding');
+        return { status: 304, headers, cookies, body: { kind: 'none' } };
+      }
+      headers.etag = tag;
+    }
+    return this.#jsonAnswer(request, result.status, headers, cookies, result.body);
+  }
 
   /** The headers every answer of the route carries, then the handler's own (its Vary added to). */
-  const headersOf = (
+  #headersOf(
     base: HeaderValues,
     request: AnsweredRequest,
     result: Answered,
-  ): { headers: HeaderValues; cookies: readonly string[] } => {
+  ): { headers: HeaderValues; cookies: readonly string[] } {
     // Copied key by key: keys are added to it below (src/core/objects.ts).
     const headers: HeaderValues = assignOwn({}, base);
-    if (requestIds) headers['x-request-id'] = request.id;
+    if (this.#options.requestIds) headers['x-request-id'] = request.id;
     if (result.replayed === true) headers['idempotency-replayed'] = 'true';
     if (result.location !== undefined) headers.location = result.location;
     const control = result.response;
@@ -150,29 +208,29 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
     }
     return {
       headers,
-      cookies: control.cookies === undefined ? [] : setCookieLines(control.cookies, cookieSigner),
+      cookies:
+        control.cookies === undefined ? [] : setCookieLines(control.cookies, this.#options.cookieSigner),
     };
-  };
+  }
 
-  const problemBody = (request: AnsweredRequest) => (error: unknown) =>
-    problemAnswer(error, { exposeErrors: options.exposeErrors, log: request.log }).body;
-
-  const eventsAnswer = async (
+  async #eventsAnswer(
     request: AnsweredRequest,
     result: Answered,
     events: EventsAnswer,
-  ): Promise<ProcedureAnswer> => {
+  ): Promise<ProcedureAnswer> {
     // The client leaving ends the stream at once, whatever the handler waits for.
     request.onGone(events.abort);
     if (request.method === 'HEAD') {
       events.abort();
-      return { status: 200, ...headersOf(eventHeaders, request, result), body: { kind: 'head' } };
+      return { status: 200, ...this.#headersOf(this.#eventHeaders, request, result), body: { kind: 'head' } };
     }
-    const frames = eventFrames(events, options.onClosing, problemBody(request));
+    const { exposeErrors, onClosing } = this.#options;
+    const problemBody = (error: unknown) => problemAnswer(error, { exposeErrors, log: request.log }).body;
+    const frames = eventFrames(events, onClosing, problemBody);
     // An error before the first frame is thrown here: an ordinary problem answer.
     const first = await frames.next();
     try {
-      const { headers, cookies } = headersOf(eventHeaders, request, result);
+      const { headers, cookies } = this.#headersOf(this.#eventHeaders, request, result);
       return {
         status: 200,
         headers,
@@ -184,9 +242,9 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
       await frames.return(undefined);
       throw error;
     }
-  };
+  }
 
-  const fileAnswer = (request: AnsweredRequest, result: Answered, file: FileAnswer): ProcedureAnswer => {
+  #fileAnswer(request: AnsweredRequest, result: Answered, file: FileAnswer): ProcedureAnswer {
     try {
       const plan = planFile(
         file,
@@ -197,10 +255,10 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
           ifModifiedSince: request.header('if-modified-since'),
           ifRange: request.header('if-range'),
         },
-        fileTag(file, bytesTag),
-        untypedHeaders,
+        fileTag(file, this.#options.bytesTag),
+        this.#untypedHeaders,
       );
-      const { headers, cookies } = headersOf(plan.headers, request, result);
+      const { headers, cookies } = this.#headersOf(plan.headers, request, result);
       if (plan.sendsBody)
         return { status: plan.status, headers, cookies, body: { kind: 'file', file, range: plan.range } };
       file.source.discard();
@@ -214,16 +272,17 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
       file.source.discard();
       throw error;
     }
-  };
+  }
 
   /** The JSON body, compressed when it is large enough and the client takes a coding. */
-  const jsonAnswer = (
+  #jsonAnswer(
     request: AnsweredRequest,
     status: number,
     headers: HeaderValues,
     cookies: readonly string[],
     text: string,
-  ): ProcedureAnswer | Promise<ProcedureAnswer> => {
+  ): ProcedureAnswer | Promise<ProcedureAnswer> {
+    const { compression } = this.#options;
     if (compression === undefined || !worthCompressing(text, compression.above, utf8Length))
       return { status, headers, cookies, body: { kind: 'text', text } };
     // Another client may get another coding of this answer: caches must key on it.
@@ -237,42 +296,5 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
     return bytes instanceof Promise
       ? bytes.then((encoded) => ({ status, headers, cookies, body: { kind: 'bytes', bytes: encoded } }))
       : { status, headers, cookies, body: { kind: 'bytes', bytes } };
-  };
-
-  return {
-    call,
-    refuseCrossSite(method, headers, ownOrigin) {
-      // Only a request with cookies can be forged by another site: nothing else is looked at.
-      if (!checksCrossSite || csrfTrusted === undefined || headers.cookie === undefined) return;
-      const refusal = crossSiteRefusal(method, headers, ownOrigin, csrfTrusted);
-      if (refusal !== undefined) throw crossSiteRequest(refusal);
-    },
-    answer(request, result) {
-      if (result.events !== undefined) return eventsAnswer(request, result, result.events);
-      // A stale If-Match on a read is a 412 that must not carry the route's success headers.
-      const tag = call.tagOf(result, request.header('if-match'));
-      if (result.file !== undefined) return fileAnswer(request, result, result.file);
-      if (result.status === 204) {
-        const { headers, cookies } = headersOf(untypedHeaders, request, result);
-        return { status: 204, headers, cookies, body: { kind: 'none' } };
-      }
-      const { headers, cookies } = headersOf(fixedHeaders, request, result);
-      if (!isRead) {
-        if (result.version !== undefined) headers.etag = entityTag(result.body, result.version);
-      } else if (tag !== undefined) {
-        // The tag the client holds, coding suffix included, names the representation it keeps.
-        const held = matchingTag(request.header('if-none-match'), tag);
-        if (held !== undefined) {
-          headers.etag = held;
-          delete headers['content-type'];
-          // A 304 says Vary as the 200 would.
-          if (compression !== undefined && utf8Length(result.body) >= compression.above)
-            appendVary(headers, 'accept-encoding');
-          return { status: 304, headers, cookies, body: { kind: 'none' } };
-        }
-        headers.etag = tag;
-      }
-      return jsonAnswer(request, result.status, headers, cookies, result.body);
-    },
-  };
+  }
 }

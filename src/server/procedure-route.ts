@@ -19,7 +19,12 @@ import { bytesTag, entityTag, ifMatchHolds, matchingTag } from '../http/entity-t
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import { lingeringBytes } from '../http/lingering.js';
 import { closingRefusal } from '../http/problems.js';
-import { type AnsweredRequest, type ProcedureAnswer, procedureRoute } from '../http/procedure-answer.js';
+import {
+  type AnsweredRequest,
+  type ProcedureAnswer,
+  type ProcedureRoute,
+  procedureRoute,
+} from '../http/procedure-answer.js';
 import type { Answered, IdempotencyRuntime } from '../http/procedure-call.js';
 import type { Spools } from '../http/spool.js';
 import { framesInTrace, type RequestTrace } from '../http/tracing.js';
@@ -232,7 +237,37 @@ export function registerProcedureRoute(
   onRequest: readonly onRequestAsyncHookHandler[],
   options: ProcedureRouteOptions,
 ): void {
-  const procedure = procedureRoute(route, {
+  const handling = new FastifyProcedure(answersOf(route, lifecycle, options), context, lifecycle, options);
+  const upload = uploadPlanOf(route, options.uploads);
+  const register = (instance: FastifyInstance) =>
+    instance.route({
+      method: route.method,
+      url: route.path,
+      config: { procedure: `${route.collection}.${route.name}` },
+      ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
+      ...(upload !== undefined
+        ? { preParsing: uploadsOnly(upload, lifecycle), onSend: lingerUnlessRead(upload.limits.total) }
+        : takesBody(route)
+          ? { preParsing: onlyJsonBodies(lifecycle), onSend: lingerUnlessRead(options.bodyLimit) }
+          : {}),
+      // The answer's own promise, not an async function's wrapping it: two microtasks less.
+      handler:
+        upload === undefined
+          ? (request, reply) => handling.answer(request, reply, request.body)
+          : (request, reply) =>
+              handling.answer(request, reply, uploadBodyOf(upload, request, reply, options.spools)),
+    });
+  if (upload === undefined) register(server);
+  else inUploadContext(server, register);
+}
+
+/** The route's answers, with what Node brings to them: its hashes, zlib's encoders, the app's closing. */
+function answersOf(
+  route: MountedRoute,
+  lifecycle: Lifecycle,
+  options: ProcedureRouteOptions,
+): ProcedureRoute {
+  return procedureRoute(route, {
     ...options,
     entityTag,
     ifMatchHolds,
@@ -244,62 +279,68 @@ export function registerProcedureRoute(
         ? undefined
         : { above: options.compressAbove, codings: nodeCodings, encode: encoded },
   });
-  const readsBody = takesBody(route);
-  const { cookieSigner, traced } = options;
-  const upload = uploadPlanOf(route, options.uploads);
-  const register = (instance: FastifyInstance) =>
-    instance.route({
-      method: route.method,
-      url: route.path,
-      config: { procedure: `${route.collection}.${route.name}` },
-      ...(onRequest.length === 0 ? {} : { onRequest: [...onRequest] }),
-      ...(upload !== undefined
-        ? { preParsing: uploadsOnly(upload, lifecycle), onSend: lingerUnlessRead(upload.limits.total) }
-        : readsBody
-          ? { preParsing: onlyJsonBodies(lifecycle), onSend: lingerUnlessRead(options.bodyLimit) }
-          : {}),
-      // The answer's own promise, not an async function's wrapping it: two microtasks less.
-      handler:
-        upload === undefined
-          ? (request, reply) => answer(request, reply, request.body)
-          : (request, reply) => {
-              const body = new UploadBody(
-                upload,
-                request.headers,
-                nodeBodySource(request.raw),
-                options.spools,
-              );
-              // Once the answer is sent, or the client left: the spooled files go.
-              reply.raw.once('close', () => {
-                body
-                  .dispose()
-                  .catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
-              });
-              return answer(request, reply, body);
-            },
-    });
-  // Synchronous while every step is, then continued with `then`: no async function's promise
-  // and resumption per request where nothing waits (docs/architecture.md, "A request").
-  const answer = (request: FastifyRequest, reply: FastifyReply, body: unknown): unknown => {
-    if (lifecycle.phase !== 'serving') {
-      if (lifecycle.arrivedWhileClosing(request.raw)) throw closingRefusal();
+}
+
+/** An upload's body, read as the call reaches its input; its files go once the answer is sent or the client left. */
+function uploadBodyOf(
+  upload: UploadPlan,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  spools: Spools,
+): UploadBody {
+  const body = new UploadBody(upload, request.headers, nodeBodySource(request.raw), spools);
+  reply.raw.once('close', () => {
+    body.dispose().catch((error: unknown) => request.log.error({ err: error }, 'Removing an upload failed'));
+  });
+  return body;
+}
+
+/**
+ * One procedure's Fastify handler: synchronous while every step is, then continued with `then`:
+ * no async function's promise and resumption per request where nothing waits
+ * (docs/architecture.md, "A request").
+ */
+class FastifyProcedure {
+  readonly #procedure: ProcedureRoute;
+  readonly #context: ContextPipeline;
+  readonly #lifecycle: Lifecycle;
+  readonly #cookieSigner: CookieSigner;
+  readonly #traced: boolean;
+
+  constructor(
+    procedure: ProcedureRoute,
+    context: ContextPipeline,
+    lifecycle: Lifecycle,
+    { cookieSigner, traced }: ProcedureRouteOptions,
+  ) {
+    this.#procedure = procedure;
+    this.#context = context;
+    this.#lifecycle = lifecycle;
+    this.#cookieSigner = cookieSigner;
+    this.#traced = traced;
+  }
+
+  answer(request: FastifyRequest, reply: FastifyReply, body: unknown): unknown {
+    if (this.#lifecycle.phase !== 'serving') {
+      if (this.#lifecycle.arrivedWhileClosing(request.raw)) throw closingRefusal();
       // Keep-alive clients reconnect, through the load balancer, to another instance.
       reply.header('connection', 'close');
     }
-    procedure.refuseCrossSite(request.method, request.headers, () => ownOrigin(request));
-    const requestTrace = traced ? traceOf(request.raw) : undefined;
-    const made = context.build(new FastifyRequestInfo(request, cookieSigner));
+    this.#procedure.refuseCrossSite(request.method, request.headers, () => ownOrigin(request));
+    const requestTrace = this.#traced ? traceOf(request.raw) : undefined;
+    const made = this.#context.build(new FastifyRequestInfo(request, this.#cookieSigner));
     return made instanceof Promise
-      ? made.then((ctx) => run(request, reply, body, ctx, requestTrace))
-      : run(request, reply, body, made, requestTrace);
-  };
-  const run = (
+      ? made.then((ctx) => this.#run(request, reply, body, ctx, requestTrace))
+      : this.#run(request, reply, body, made, requestTrace);
+  }
+
+  #run(
     request: FastifyRequest,
     reply: FastifyReply,
     body: unknown,
     ctx: Call['ctx'],
     requestTrace: RequestTrace | undefined,
-  ): unknown => {
+  ): unknown {
     const call: Call = {
       ctx,
       params: request.params as Record<string, string>,
@@ -308,22 +349,21 @@ export function registerProcedureRoute(
       ifMatch: request.headers['if-match'],
       trace: requestTrace?.steps,
     };
-    const pending = procedure.call.run(call, request.headers['idempotency-key']);
+    const pending = this.#procedure.call.run(call, request.headers['idempotency-key']);
     return pending instanceof Promise
-      ? pending.then((result) => send(request, reply, result, requestTrace))
-      : send(request, reply, pending, requestTrace);
-  };
-  const send = (
+      ? pending.then((result) => this.#send(request, reply, result, requestTrace))
+      : this.#send(request, reply, pending, requestTrace);
+  }
+
+  #send(
     request: FastifyRequest,
     reply: FastifyReply,
     result: Answered,
     requestTrace: RequestTrace | undefined,
-  ): unknown => {
-    const answered = procedure.answer(new FastifyAnsweredRequest(request, reply), result);
+  ): unknown {
+    const answered = this.#procedure.answer(new FastifyAnsweredRequest(request, reply), result);
     return answered instanceof Promise
       ? answered.then((each) => write(reply, each, requestTrace))
       : write(reply, answered, requestTrace);
-  };
-  if (upload === undefined) register(server);
-  else inUploadContext(server, register);
+  }
 }
