@@ -63,36 +63,62 @@ function answerProblem(response: ServerResponse, error: ProceedError): void {
 }
 
 /**
- * Serves Prometheus metrics on their own port while the app listens.
- *
- * @example
- * await app.register(metricsPlugin, { port: 9464, pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+ * The answers counted per route and method. The hot path only adds to plain numbers; prom-client
+ * reads them at each scrape (`collect`). Its own inc/observe hash and validate the labels on every
+ * call, which measured a quarter of the throughput of a small route (docs/metrics.md, "Cost").
  */
-export async function metricsPlugin(app: App, options: MetricsPluginOptions): Promise<void> {
-  if (!runtime.listens) throw refusedOnWorkers('metricsPlugin', 'serves /metrics on a port of its own');
-  refuseUnknownOptions(
-    'metricsPlugin',
-    options,
-    optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
-    { required: true },
-  );
-  if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
-    throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');
-  const registry = new Registry();
+class RouteStatsTable {
+  readonly routes: RouteStats[] = [];
+  /** The stats of a route and method, made at its first answer and found again by its route. */
+  readonly #byRoute = new Map<ObservedRoute | undefined, Record<string, RouteStats>>();
 
-  // The hot path only adds to plain numbers kept per route; prom-client reads them at each
-  // scrape (`collect`). Its own inc/observe hash and validate the labels on every call, which
-  // measured a quarter of the throughput of a small route (docs/metrics.md, "Cost").
-  const routes: RouteStats[] = [];
-  const inFlight = app.countRequestsInFlight();
+  #statsOf(answer: Answer): RouteStats {
+    let byMethod = this.#byRoute.get(answer.route);
+    if (byMethod === undefined) {
+      byMethod = {};
+      this.#byRoute.set(answer.route, byMethod);
+    }
+    let stats = byMethod[answer.method];
+    if (stats === undefined) {
+      stats = {
+        // Its procedure, the health routes (or another route) by path, or nothing matched.
+        label: answer.route?.procedure ?? answer.route?.path ?? 'unmatched',
+        method: answer.method,
+        answered: [0, 0, 0, 0, 0],
+        reported: [0, 0, 0, 0, 0],
+        buckets: new Array<number>(latencyBuckets.length).fill(0),
+        seconds: 0,
+      };
+      byMethod[answer.method] = stats;
+      this.routes.push(stats);
+    }
+    return stats;
+  }
 
+  count(answer: Answer): void {
+    const stats = this.#statsOf(answer);
+    const index = Math.floor(answer.status / 100) - 1;
+    if (index >= 0 && index < 5) stats.answered[index] = (stats.answered[index] ?? 0) + 1;
+    stats.seconds += answer.seconds;
+    const bucket = latencyBuckets.findIndex((bound) => answer.seconds <= bound);
+    if (bucket >= 0) stats.buckets[bucket] = (stats.buckets[bucket] ?? 0) + 1;
+  }
+}
+
+/** The app's metrics in `registry`: requests, in flight, problems, the pool. Returns the problems' counter. */
+function defineMetrics(
+  registry: Registry,
+  table: RouteStatsTable,
+  inFlight: () => number,
+  pool: (() => PoolStats) | undefined,
+): Counter<'code' | 'status'> {
   new Counter({
     name: 'proceed_http_requests_total',
     help: 'Requests answered, by procedure (or route), method and status class',
     labelNames: ['procedure', 'method', 'status_class'] as const,
     registers: [registry],
     collect() {
-      for (const route of routes) {
+      for (const route of table.routes) {
         statusClasses.forEach((statusClass, index) => {
           const delta = (route.answered[index] ?? 0) - (route.reported[index] ?? 0);
           if (delta === 0) return;
@@ -110,14 +136,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
       this.set(inFlight());
     },
   });
-  const problems = new Counter({
-    name: 'proceed_problems_total',
-    help: 'Problem answers, by code (VALIDATION_FAILED, INTERNAL, …) and status',
-    labelNames: ['code', 'status'] as const,
-    registers: [registry],
-  });
-  const { pool } = options;
-  if (pool !== undefined) {
+  if (pool !== undefined)
     new Gauge({
       name: 'proceed_db_pool_connections',
       help: 'Database pool connections by state (total, idle, waiting requests)',
@@ -130,44 +149,17 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
         this.set({ state: 'waiting' }, stats.waiting);
       },
     });
-  }
-
-  /** The stats of a route and method, made at its first answer and found again by its route. */
-  const byRoute = new Map<ObservedRoute | undefined, Record<string, RouteStats>>();
-  const statsOf = (answer: Answer): RouteStats => {
-    let byMethod = byRoute.get(answer.route);
-    if (byMethod === undefined) {
-      byMethod = {};
-      byRoute.set(answer.route, byMethod);
-    }
-    let stats = byMethod[answer.method];
-    if (stats === undefined) {
-      stats = {
-        // Its procedure, the health routes (or another route) by path, or nothing matched.
-        label: answer.route?.procedure ?? answer.route?.path ?? 'unmatched',
-        method: answer.method,
-        answered: [0, 0, 0, 0, 0],
-        reported: [0, 0, 0, 0, 0],
-        buckets: new Array<number>(latencyBuckets.length).fill(0),
-        seconds: 0,
-      };
-      byMethod[answer.method] = stats;
-      routes.push(stats);
-    }
-    return stats;
-  };
-
-  app.observe((answer) => {
-    const stats = statsOf(answer);
-    const index = Math.floor(answer.status / 100) - 1;
-    if (index >= 0 && index < 5) stats.answered[index] = (stats.answered[index] ?? 0) + 1;
-    stats.seconds += answer.seconds;
-    const bucket = latencyBuckets.findIndex((bound) => answer.seconds <= bound);
-    if (bucket >= 0) stats.buckets[bucket] = (stats.buckets[bucket] ?? 0) + 1;
-    if (answer.problem !== undefined) problems.inc({ code: answer.problem, status: String(answer.status) });
+  return new Counter({
+    name: 'proceed_problems_total',
+    help: 'Problem answers, by code (VALIDATION_FAILED, INTERNAL, …) and status',
+    labelNames: ['code', 'status'] as const,
+    registers: [registry],
   });
+}
 
-  const server: Server = createServer((request, response) => {
+/** The listener of `GET /metrics`, on a port of its own. */
+function metricsServer(app: App, registry: Registry, table: RouteStatsTable): Server {
+  return createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (request.method !== 'GET' || path !== '/metrics') {
       answerProblem(response, new ProceedError('ROUTE_NOT_FOUND', 'Only GET /metrics is served here'));
@@ -176,7 +168,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     Promise.all([processMetrics().metrics(), registry.metrics()]).then(
       ([processText, appText]) => {
         response.writeHead(200, { 'content-type': registry.contentType });
-        response.end(`${processText}\n${appText}\n${durationText(routes)}`);
+        response.end(`${processText}\n${appText}\n${durationText(table.routes)}`);
       },
       (error: unknown) => {
         app.log.error({ err: error }, 'Metrics could not be collected');
@@ -184,7 +176,33 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
       },
     );
   });
+}
 
+/**
+ * Serves Prometheus metrics on their own port while the app listens.
+ *
+ * @example
+ * await app.register(metricsPlugin, { port: 9464, pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+ */
+export async function metricsPlugin(app: App, options: MetricsPluginOptions): Promise<void> {
+  if (!runtime.listens) throw refusedOnWorkers('metricsPlugin', 'serves /metrics on a port of its own');
+  refuseUnknownOptions(
+    'metricsPlugin',
+    options,
+    optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
+    { required: true },
+  );
+  if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
+    throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');
+  const registry = new Registry();
+  const table = new RouteStatsTable();
+  const problems = defineMetrics(registry, table, app.countRequestsInFlight(), options.pool);
+  app.observe((answer) => {
+    table.count(answer);
+    if (answer.problem !== undefined) problems.inc({ code: answer.problem, status: String(answer.status) });
+  });
+
+  const server = metricsServer(app, registry, table);
   app.onListen(async (listening) => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
