@@ -46,10 +46,18 @@ export class CorsPolicy {
     return typeof origin === 'string' && (this.#allowed === undefined || this.#allowed.has(origin));
   }
 
-  /** The CORS headers of an answer to a request from `origin`; `Vary` is the adapter's to add. */
-  answerHeaders(origin: string | null | undefined): Headers | undefined {
-    if (!this.#allows(origin)) return undefined;
-    return { 'access-control-allow-origin': origin, ...this.#answer };
+  /**
+   * The headers CORS sets on any answer but a preflight's, to a request of `method` from `origin`
+   * whose answer says `vary` so far: `Vary` with `Origin` first (every answer depends on it, so
+   * caches keep them apart), and, for an allowed origin, its `Access-Control-*`. An `OPTIONS`
+   * that is no preflight is a 404 or 405 problem, without them.
+   */
+  answerHeaders(method: string, origin: string | null | undefined, vary: string | null | undefined): Headers {
+    const headers: Headers = {
+      vary: vary === null || vary === undefined || vary === '' ? 'Origin' : `Origin, ${vary}`,
+    };
+    if (method === 'OPTIONS' || !this.#allows(origin)) return headers;
+    return { ...headers, 'access-control-allow-origin': origin, ...this.#answer };
   }
 
   /**

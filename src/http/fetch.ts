@@ -124,15 +124,9 @@ class FetchPipeline {
     )
       response.headers.set('connection', 'close');
     if (core.cors !== undefined) {
-      // Every answer depends on Origin: caches must keep them apart.
-      const vary = response.headers.get('vary');
-      response.headers.set('vary', vary === null ? 'Origin' : `Origin, ${vary}`);
-      // A preflight carries its own; any other OPTIONS is a problem without them, as on Node.
-      if (method !== 'OPTIONS') {
-        const cors = core.cors.answerHeaders(request.headers.get('origin'));
-        if (cors !== undefined)
-          for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
-      }
+      const origin = request.headers.get('origin');
+      const cors = core.cors.answerHeaders(method, origin, response.headers.get('vary'));
+      for (const name in cors) response.headers.set(name, cors[name] as string);
     }
     if (method === 'HEAD' && response.body !== null) {
       // The body a GET would send is let go (a stream closes its file or its source).

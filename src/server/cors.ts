@@ -12,9 +12,6 @@ export type { CorsOptions } from '../http/cors.js';
 export function registerCors(server: FastifyInstance, policy: CorsPolicy, methods: MethodIndex): void {
   server.addHook('onRequest', async (request, reply) => {
     const { origin } = request.headers;
-    // Every answer depends on Origin now: caches must keep them apart.
-    const vary = reply.getHeader('vary');
-    reply.header('vary', vary === undefined || vary === '' ? 'Origin' : `${String(vary)}, Origin`);
     if (request.method === 'OPTIONS') {
       const path = request.url.split('?', 1)[0] ?? '/';
       const headers = policy.preflight(
@@ -22,11 +19,17 @@ export function registerCors(server: FastifyInstance, policy: CorsPolicy, method
         request.headers['access-control-request-method'] as string | undefined,
         methods.methodsOf(path),
       );
-      if (headers === undefined) return;
-      await reply.code(204).headers(headers).send();
-      return reply;
+      if (headers !== undefined) {
+        await reply
+          .code(204)
+          .headers({ ...headers, vary: 'Origin' })
+          .send();
+        return reply;
+      }
     }
-    const headers = policy.answerHeaders(origin);
-    if (headers !== undefined) reply.headers(headers);
+    const vary = reply.getHeader('vary');
+    reply.headers(
+      policy.answerHeaders(request.method, origin, vary === undefined ? undefined : String(vary)),
+    );
   });
 }
