@@ -165,6 +165,11 @@ class McpMethods {
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
       if (problem.status === 401) throw error;
       trace.failed('tool_error', error);
+      // The request's own line says 200: this one says which tool answered what.
+      this.#app.log.info(
+        { reqId: calling.id, tool: tool.description.name, status: problem.status, code: problem.code },
+        'MCP tool call answered with a problem',
+      );
       text = problem.body;
       isError = true;
     }

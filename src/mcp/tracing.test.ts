@@ -167,9 +167,11 @@ describe.each(adapters)('MCP messages traced on %s', (_adapter, send) => {
   });
 });
 
-describe('an app with exposeErrors', () => {
-  it("gives a tool's unexpected error its message, as its REST route does", async () => {
-    const exposing = createApp({ exposeErrors: true, logger: false }).mount([things]);
+describe('an app with exposeErrors and a log', () => {
+  it("gives a tool's unexpected error its message, as its REST route does, and logs each refusal", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { stream: { write: (line: string) => lines.push(JSON.parse(line)) } };
+    const exposing = createApp({ exposeErrors: true, logger }).mount([things]);
     await exposing.register(mcpPlugin, { collections: ['things'] });
     const response = await exposing.fetch(
       new Request(
@@ -182,6 +184,9 @@ describe('an app with exposeErrors', () => {
     expect(result.structuredContent.detail).toContain('The disk is on fire');
     const rest = await exposing.fetch(new Request('http://api.example/api/things/broken'));
     expect((await rest.json()).detail).toBe(result.structuredContent.detail);
+    const refusal = lines.find((line) => line.msg === 'MCP tool call answered with a problem');
+    expect(refusal).toMatchObject({ tool: 'getThing', status: 500, code: 'INTERNAL' });
+    expect(refusal?.reqId).toBe(response.headers.get('x-request-id'));
     await exposing.close();
   });
 });
