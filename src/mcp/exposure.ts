@@ -53,7 +53,7 @@ export class Exposure {
    */
   refuseForeign(request: RouteRequest): void {
     const host = request.headers.host;
-    if (this.#hosts !== undefined && host !== this.#allowedHost) {
+    if (this.#hosts !== undefined && (host === undefined || host !== this.#allowedHost)) {
       if (host === undefined || !this.#hosts.has(hostName(host)))
         throw new ProceedError(
           'FORBIDDEN',

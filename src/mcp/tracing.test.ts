@@ -190,3 +190,21 @@ describe('an app with exposeErrors and a log', () => {
     await exposing.close();
   });
 });
+
+describe('an operation whose work throws at once', () => {
+  it('ends its span, marked with the error', async () => {
+    const tracing = openTelemetry({ tracerProvider: provider });
+    const failing = () =>
+      provider.getTracer('a-test').startActiveSpan(
+        'a request',
+        (parent) =>
+          tracing.operation?.({ name: 'tools/call broken', attributes: {} }, () => {
+            throw new Error('Thrown before any promise');
+          }) ?? Promise.resolve(parent.end()),
+      );
+    expect(failing).toThrow('Thrown before any promise');
+    const span = exporter.getFinishedSpans().find((each) => each.name === 'tools/call broken');
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span?.attributes['error.type']).toBe('Error');
+  });
+});

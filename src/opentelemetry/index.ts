@@ -338,18 +338,23 @@ function traceOperation<T>(
     }
     span.end();
   };
-  return context
-    .with(active, () => work(traced))
-    .then(
-      (value) => {
-        ended();
-        return value;
-      },
-      (error: unknown) => {
-        ended(error);
-        throw error;
-      },
-    );
+  let working: Promise<T>;
+  try {
+    working = context.with(active, () => work(traced));
+  } catch (error) {
+    ended(error);
+    throw error;
+  }
+  return working.then(
+    (value) => {
+      ended();
+      return value;
+    },
+    (error: unknown) => {
+      ended(error);
+      throw error;
+    },
+  );
 }
 
 /**

@@ -341,8 +341,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
    * traced under a span of its own when the app traces requests (docs/observability.md).
    */
   traceOperation<T>(operation: TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T> {
-    const traced = this.#settings.tracing?.operation;
-    return traced === undefined ? work(untracedOperation) : traced(operation, work);
+    const { tracing } = this.#settings;
+    return tracing?.operation === undefined ? work(untracedOperation) : tracing.operation(operation, work);
   }
 
   /** Of `routes`, those whose guards let the caller of `request` through before any input. */

@@ -3,11 +3,17 @@
  * rules of src/http/cors.ts. A preflight is answered there; any other OPTIONS request goes on to
  * the 404 or 405 problem.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CorsPolicy } from '../http/cors.js';
 import type { MethodIndex } from './not-found.js';
 
 export type { CorsOptions } from '../http/cors.js';
+
+/** The `Vary` an earlier hook set, if any. */
+function varyOf(reply: FastifyReply): string | undefined {
+  const vary = reply.getHeader('vary');
+  return vary === undefined ? undefined : String(vary);
+}
 
 export function registerCors(server: FastifyInstance, policy: CorsPolicy, methods: MethodIndex): void {
   server.addHook('onRequest', async (request, reply) => {
@@ -20,16 +26,14 @@ export function registerCors(server: FastifyInstance, policy: CorsPolicy, method
         methods.methodsOf(path),
       );
       if (headers !== undefined) {
+        const { vary } = policy.answerHeaders('OPTIONS', origin, varyOf(reply));
         await reply
           .code(204)
-          .headers({ ...headers, vary: 'Origin' })
+          .headers({ ...headers, vary })
           .send();
         return reply;
       }
     }
-    const vary = reply.getHeader('vary');
-    reply.headers(
-      policy.answerHeaders(request.method, origin, vary === undefined ? undefined : String(vary)),
-    );
+    reply.headers(policy.answerHeaders(request.method, origin, varyOf(reply)));
   });
 }
