@@ -66,7 +66,7 @@ export class Exchange {
 export interface RouteHandler {
   /** The same object for every answer of the route, as observers expect. */
   observed: ObservedRoute;
-  serve(exchange: Exchange): Promise<Response>;
+  serve(exchange: Exchange): Response | Promise<Response>;
   /** A CORS preflight's answer: no route answers it, so no route is observed or traced. */
   preflight?: true;
 }

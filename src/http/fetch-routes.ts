@@ -96,82 +96,133 @@ function bodyReader(
 
 /** One procedure's route: the same steps, in the same order, as its Node route. */
 export function procedureHandler(core: FetchCore, route: MountedRoute): RouteHandler {
-  const procedure = procedureRoute(route, core);
-  const limiter = core.rateLimits.limiterFor(route);
-  const readBody = bodyReader(core, route);
+  return new FetchProcedure(core, route);
+}
 
-  /** The call, from the context to the neutral answer (src/http/procedure-answer.ts). */
-  const answerOf = async (
+/** `next` of `value`, at once when it is no promise: no promise is made where nothing waits. */
+const then = <T, U>(value: T | Promise<T>, next: (each: T) => U | Promise<U>): U | Promise<U> =>
+  value instanceof Promise ? value.then(next) : next(value);
+
+/**
+ * A procedure's route on `app.fetch`. Synchronous while every step is (a read without a body, a
+ * context and a handler that answer at once), continued with `then` where one waits
+ * (docs/architecture.md, "A request").
+ */
+class FetchProcedure implements RouteHandler {
+  readonly observed: RouteHandler['observed'];
+  readonly #core: FetchCore;
+  readonly #procedure: ReturnType<typeof procedureRoute>;
+  readonly #limiter: ReturnType<FetchCore['rateLimits']['limiterFor']>;
+  readonly #readBody: ReturnType<typeof bodyReader>;
+  /** Neither an upload nor a write: no body is ever read. */
+  readonly #bodiless: boolean;
+
+  constructor(core: FetchCore, route: MountedRoute) {
+    this.observed = { procedure: `${route.collection}.${route.name}`, path: route.path };
+    this.#core = core;
+    this.#procedure = procedureRoute(route, core);
+    this.#limiter = core.rateLimits.limiterFor(route);
+    this.#readBody = bodyReader(core, route);
+    this.#bodiless = route.method === 'GET' && uploadPlanOf(route, core.uploads) === undefined;
+  }
+
+  serve(exchange: Exchange): Response | Promise<Response> {
+    if (this.#core.closing()) throw closingRefusal();
+    // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
+    if (this.#limiter === undefined) return this.#read(exchange);
+    return then(this.#limiter.check(exchange.ip), (checked) => {
+      exchange.limitHeaders = checked;
+      return this.#read(exchange);
+    });
+  }
+
+  #read(exchange: Exchange): Response | Promise<Response> {
+    const headers = headerRecord(exchange.request.headers);
+    if (this.#bodiless) {
+      const answered = this.#answerOf(exchange, headers, undefined, undefined);
+      return then(answered, (answer) => responseOf(exchange, answer, undefined));
+    }
+    return this.#readBody(exchange, headers).then((read) => this.#withBody(exchange, headers, read));
+  }
+
+  async #withBody(
     exchange: Exchange,
     headers: HeaderRecord,
     { body, uploaded }: ReadBody,
-  ): Promise<ProcedureAnswer> => {
+  ): Promise<Response> {
+    let answer: ProcedureAnswer;
+    try {
+      answer = await this.#answerOf(exchange, headers, body, uploaded);
+    } catch (error) {
+      // A body left unread closes the connection; one read to its end (and dropped) need not.
+      if (uploaded !== undefined) {
+        exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+        await uploaded.dispose();
+      }
+      throw error;
+    }
+    return responseOf(exchange, answer, uploaded);
+  }
+
+  /** The call, from the context to the neutral answer (src/http/procedure-answer.ts). */
+  #answerOf(
+    exchange: Exchange,
+    headers: HeaderRecord,
+    body: unknown,
+    uploaded: UploadBody | undefined,
+  ): ProcedureAnswer | Promise<ProcedureAnswer> {
+    const core = this.#core;
+    const procedure = this.#procedure;
     // After the body, as on Node: a malformed body is a 400 whoever sent it.
     procedure.refuseCrossSite(exchange.method, headers, () => exchange.url.origin);
     const params = exchange.params as Record<string, string>;
     const made = core.buildContext(
       new FetchRequestInfo(exchange, exchange.method, headers, params, core.cookieSigner),
     );
-    const ctx = made instanceof Promise ? await made : made;
-    const call = {
-      ctx: ctx as BaseContext & { user?: unknown },
-      params,
-      query: queryRecord(exchange.search),
-      body,
-      ifMatch: headers['if-match'] as string | undefined,
-      trace: exchange.trace?.steps,
-    };
-    const ran = procedure.call.run(call, headers['idempotency-key']);
-    const result = ran instanceof Promise ? await ran : ran;
-    // An answer made without the input (a step that answered itself) left the body unread.
-    if (uploaded !== undefined && !uploaded.started)
-      exchange.connection = uploaded.readsRest ? 'keep' : 'close';
-    const answered = procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
-    return answered instanceof Promise ? await answered : answered;
-  };
-
-  return {
-    observed: { procedure: `${route.collection}.${route.name}`, path: route.path },
-    async serve(exchange) {
-      if (core.closing()) throw closingRefusal();
-      // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
-      if (limiter !== undefined) {
-        const checked = limiter.check(exchange.ip);
-        exchange.limitHeaders = checked instanceof Promise ? await checked : checked;
-      }
-      const headers = headerRecord(exchange.request.headers);
-      const read = await readBody(exchange, headers);
-      const { uploaded } = read;
-      let answer: ProcedureAnswer;
-      try {
-        answer = await answerOf(exchange, headers, read);
-      } catch (error) {
-        // A body left unread closes the connection; one read to its end (and dropped) need not.
-        if (uploaded !== undefined) {
-          exchange.connection = uploaded.readsRest ? 'keep' : 'close';
-          await uploaded.dispose();
-        }
-        throw error;
-      }
-      return responseOf(exchange, answer, uploaded);
-    },
-  };
+    const ran = then(made, (ctx) =>
+      procedure.call.run(
+        {
+          ctx: ctx as BaseContext & { user?: unknown },
+          params,
+          query: queryRecord(exchange.search),
+          body,
+          ifMatch: headers['if-match'] as string | undefined,
+          trace: exchange.trace?.steps,
+        },
+        headers['idempotency-key'],
+      ),
+    );
+    return then(ran, (result) => {
+      // An answer made without the input (a step that answered itself) left the body unread.
+      if (uploaded !== undefined && !uploaded.started)
+        exchange.connection = uploaded.readsRest ? 'keep' : 'close';
+      return procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
+    });
+  }
 }
 
 /** The neutral answer as a `Response`; an upload's files go once it is made or its file sent. */
-async function responseOf(
+function responseOf(
   exchange: Exchange,
   answer: ProcedureAnswer,
   uploaded: UploadBody | undefined,
-): Promise<Response> {
+): Response | Promise<Response> {
   // The rate limit's headers first: a handler's own of the same name wins, as on Node.
   const answerHeaders =
     exchange.limitHeaders === undefined ? answer.headers : { ...exchange.limitHeaders, ...answer.headers };
   const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
   const sent = answer.body;
-  // The files of an upload go once the answer is made, or, when it sends a file (which may
-  // be one of them), once that is sent or abandoned.
-  if (uploaded !== undefined && sent.kind !== 'file') await uploaded.dispose();
+  if (sent.kind === 'file') return fileResponse(sent.file, sent.range, uploaded, init);
+  // The files of an upload go once the answer is made.
+  if (uploaded !== undefined) return uploaded.dispose().then(() => sentResponse(exchange, sent, init));
+  return sentResponse(exchange, sent, init);
+}
+
+function sentResponse(
+  exchange: Exchange,
+  sent: Exclude<ProcedureAnswer['body'], { kind: 'file' }>,
+  init: ResponseInit,
+): Response {
   switch (sent.kind) {
     case 'none':
     case 'head':
@@ -182,15 +233,23 @@ async function responseOf(
       return new Response(sent.bytes as BodyInit, init);
     case 'events':
       return new Response(eventBody(exchange, sent.frames, sent.abort), init);
-    case 'file':
-      try {
-        return new Response(await fileBody(sent.file, sent.range, uploaded), init);
-      } catch (error) {
-        // The file could not be read: nothing is sent, and the upload's files go now.
-        sent.file.source.discard();
-        await uploaded?.dispose();
-        throw error;
-      }
+  }
+}
+
+/** A file's answer; an upload's files go once it is sent or abandoned (it may be one of them). */
+async function fileResponse(
+  file: FileAnswer,
+  range: ByteRange | undefined,
+  uploaded: UploadBody | undefined,
+  init: ResponseInit,
+): Promise<Response> {
+  try {
+    return new Response(await fileBody(file, range, uploaded), init);
+  } catch (error) {
+    // The file could not be read: nothing is sent, and the upload's files go now.
+    file.source.discard();
+    await uploaded?.dispose();
+    throw error;
   }
 }
 
