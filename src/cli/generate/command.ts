@@ -178,17 +178,21 @@ export function summary(plan: Plan, migration: readonly string[]): string {
   const procedures = ['list', 'get', 'create', 'update', 'delete']
     .map((verb) => `${verb}${verb === 'list' ? plural : resource}`)
     .join(', ');
+  const rows: [string, string][] = [
+    ['src/schema.ts', `the ${plan.names.table} table`],
+    [sql.join(', '), 'its migration, applied when the app next starts'],
+    [`src/${collection}.ts`, `${resource} and ${procedures}`],
+    ['src/app.ts', `${collection}Procedures added to api`],
+    [`test/${collection}.test.ts`, 'the CRUD through the typed client'],
+  ];
+  const width = Math.max(...rows.map(([path]) => path.length)) + 2;
   return `Added ${collection}:
-  src/schema.ts            the ${plan.names.table} table
-  ${sql.join(', ').padEnd(24)} its migration, applied when the app next starts
-  src/${`${collection}.ts`.padEnd(20)} ${resource} and ${procedures}
-  src/app.ts               ${collection}Procedures added to api
-  test/${`${collection}.test.ts`.padEnd(19)} the CRUD through the typed client
+${rows.map(([path, what]) => `  ${path.padEnd(width)}${what}`).join('\n')}
 
 With the typed client (proceedjs/client), as in test/client.ts:
-  const api = createClient<typeof api>({ baseUrl, routes: routeManifest(api), token });
-  const created = await api.${collection}.create${resource}(${sampleObject(plan.fields, 0)});
-  const page = await api.${collection}.list${plural}({ limit: 20 }); // then { cursor: page.nextCursor }
+  const client = createClient<typeof api>({ baseUrl, routes: routeManifest(api), token });
+  const created = await client.${collection}.create${resource}(${sampleObject(plan.fields, 0)});
+  const page = await client.${collection}.list${plural}({ limit: 20 }); // then { cursor: page.nextCursor }
 
 Next: npm test
 `;

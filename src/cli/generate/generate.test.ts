@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
-import { generateCommand, planResource, writeResource } from './command.js';
+import { generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
 import { addTable, addToApi, testModule } from './render.js';
 
@@ -107,6 +107,18 @@ describe('the generated text', () => {
   const plan = planResource(directory, 'bookmarks', ['url:string', 'notes:text?', 'visits:integer']);
   const [schema, appModule] = plan.changed;
   const [resourceFile, testFile] = plan.created;
+
+  it('sums up what it wrote in aligned columns, with a client hint that names the client apart from api', () => {
+    const text = summary(plan, ['drizzle/0001_bookmarks.sql', 'drizzle/meta/0001_snapshot.json']);
+    const rows = text.split('\n').slice(1, 6);
+    // Where each row's description starts: after its path and at least two spaces.
+    const columns = rows.map((row) => row.search(/(?<=\S {2,})\S/));
+    expect(new Set(columns).size).toBe(1);
+    expect(rows[1]).toMatch(/^ {2}drizzle\/0001_bookmarks\.sql {2,}its migration/);
+    expect(text).toContain('const client = createClient<typeof api>(');
+    expect(text).toContain('await client.bookmarks.createBookmark(');
+    expect(text).not.toMatch(/const api = /);
+  });
 
   it('adds the table to src/schema.ts with its columns, and imports what it uses', () => {
     expect(schema?.path).toBe('src/schema.ts');
