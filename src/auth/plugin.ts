@@ -174,7 +174,7 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   };
   // Not async itself: a request without a token (every public read) awaits nothing here.
   app.extendContext((ctx) => {
-    const token = bearerTokenOf(ctx.request.headers.authorization);
+    const token = bearerTokenOf(ctx.request.header('authorization'));
     return token === undefined ? undefined : signIn(ctx, token);
   });
 

@@ -5,7 +5,10 @@ export interface RequestInfo {
   readonly method: string;
   readonly url: string;
   readonly ip: string;
+  /** Every header by lower-case name (made when first read on a Fetch runtime). */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** One header by lower-case name, a repeated one joined with ", ": what to read for one or two. */
+  header(name: string): string | undefined;
   /** Raw path parameters, before coercion and validation. */
   readonly params: Readonly<Record<string, string>>;
   /**

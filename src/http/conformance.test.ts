@@ -411,6 +411,13 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     ).not.toBe('bad id');
   });
 
+  it("gives a handler the request's headers one by one, as a record and in the request's JSON, alike", async () => {
+    const answer = await send('GET', '/api/notes/headers', { headers: { 'x-echo': 'a, b' } });
+    expect(JSON.parse(answer.body)).toEqual({ one: 'a, b', all: 'a, b', json: 'a, b' });
+    const none = await send('GET', '/api/notes/headers');
+    expect(JSON.parse(none.body)).toEqual({ one: null, all: null, json: null });
+  });
+
   it('refuses a cross-site write with cookies', async () => {
     const answer = await send('POST', '/api/notes', {
       headers: { ...json, cookie: 'last=1', 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },

@@ -39,6 +39,7 @@ export class Exchange {
   readonly #address: () => string;
   #ip: string | undefined;
   #url: URL | undefined;
+  #headers: HeaderRecord | undefined;
 
   constructor(request: Request, id: string, address: () => string) {
     this.request = request;
@@ -61,6 +62,16 @@ export class Exchange {
     this.#url ??= new URL(this.request.url);
     return this.#url;
   }
+
+  /** Every header, as Node gives them: made once, when first asked for (a read asks for one or two). */
+  get headers(): HeaderRecord {
+    this.#headers ??= headerRecord(this.request.headers);
+    return this.#headers;
+  }
+
+  header(name: string): string | undefined {
+    return this.request.headers.get(name) ?? undefined;
+  }
 }
 
 export interface RouteHandler {
@@ -76,26 +87,26 @@ export class FetchRequestInfo implements RequestInfo {
   readonly id: string;
   readonly method: string;
   readonly url: string;
-  readonly headers: HeaderRecord;
   readonly #exchange: Exchange;
   readonly params: Readonly<Record<string, string>>;
   readonly #signer: CookieSigner;
   #cookies: RequestCookies | undefined;
 
-  constructor(
-    exchange: Exchange,
-    method: string,
-    headers: HeaderRecord,
-    params: Record<string, string>,
-    signer: CookieSigner,
-  ) {
+  constructor(exchange: Exchange, method: string, params: Record<string, string>, signer: CookieSigner) {
     this.id = exchange.id;
     this.method = method;
     this.url = `${exchange.path}${exchange.search}`;
     this.#exchange = exchange;
-    this.headers = headers;
     this.params = params;
     this.#signer = signer;
+  }
+
+  get headers(): HeaderRecord {
+    return this.#exchange.headers;
+  }
+
+  header(name: string): string | undefined {
+    return this.#exchange.header(name);
   }
 
   get ip(): string {
@@ -103,8 +114,14 @@ export class FetchRequestInfo implements RequestInfo {
   }
 
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
-    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    this.#cookies ??= new RequestCookies(this.#exchange.header('cookie'), this.#signer);
     return this.#cookies.get(name, options);
+  }
+
+  /** `JSON.stringify` and loggers see the headers and the address too, as on Node. */
+  toJSON(): Omit<RequestInfo, 'cookie' | 'header'> {
+    const { id, method, url, ip, headers, params } = this;
+    return { id, method, url, ip, headers, params };
   }
 }
 
@@ -202,19 +219,19 @@ export class FetchAnsweredRequest implements AnsweredRequest {
   readonly method: string;
   readonly id: string;
   readonly log: FetchCore['log'];
-  readonly #headers: HeaderRecord;
+  readonly #exchange: Exchange;
   readonly #request: Request;
 
-  constructor(exchange: Exchange, headers: HeaderRecord, log: FetchCore['log']) {
+  constructor(exchange: Exchange, log: FetchCore['log']) {
     this.method = exchange.method;
     this.id = exchange.id;
     this.log = log;
-    this.#headers = headers;
+    this.#exchange = exchange;
     this.#request = exchange.request;
   }
 
   header(name: string): string | undefined {
-    return this.#headers[name] as string | undefined;
+    return this.#exchange.header(name);
   }
 
   /** Runtimes abort the request's signal when its client leaves. */

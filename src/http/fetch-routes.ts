@@ -16,7 +16,6 @@ import {
   FetchAnsweredRequest,
   FetchRequestInfo,
   FetchRouteRequest,
-  headerRecord,
   queryRecord,
   type RouteHandler,
 } from './fetch-request.js';
@@ -137,22 +136,21 @@ class FetchProcedure implements RouteHandler {
   }
 
   #read(exchange: Exchange): Response | Promise<Response> {
-    const headers = headerRecord(exchange.request.headers);
+    // A read looks at a header or two: the record of them all is made only when asked for.
     if (this.#bodiless) {
-      const answered = this.#answerOf(exchange, headers, undefined, undefined);
+      const answered = this.#answerOf(exchange, undefined, undefined);
       return then(answered, (answer) => responseOf(exchange, answer, undefined));
     }
-    return this.#readBody(exchange, headers).then((read) => this.#withBody(exchange, headers, read));
+    return this.#readBody(exchange, exchange.headers).then((read) => this.#withBody(exchange, read));
   }
 
-  async #withBody(
-    exchange: Exchange,
-    headers: HeaderRecord,
-    { body, uploaded }: ReadBody,
-  ): Promise<Response> {
+  async #withBody(exchange: Exchange, { body, uploaded }: ReadBody): Promise<Response> {
     let answer: ProcedureAnswer;
     try {
-      answer = await this.#answerOf(exchange, headers, body, uploaded);
+      // After the body, as on Node: a malformed body is a 400 whoever sent it (a read takes none
+      // and is never refused as cross-site).
+      this.#procedure.refuseCrossSite(exchange.method, exchange.headers, () => exchange.url.origin);
+      answer = await this.#answerOf(exchange, body, uploaded);
     } catch (error) {
       // A body left unread closes the connection; one read to its end (and dropped) need not.
       if (uploaded !== undefined) {
@@ -167,17 +165,14 @@ class FetchProcedure implements RouteHandler {
   /** The call, from the context to the neutral answer (src/http/procedure-answer.ts). */
   #answerOf(
     exchange: Exchange,
-    headers: HeaderRecord,
     body: unknown,
     uploaded: UploadBody | undefined,
   ): ProcedureAnswer | Promise<ProcedureAnswer> {
     const core = this.#core;
     const procedure = this.#procedure;
-    // After the body, as on Node: a malformed body is a 400 whoever sent it.
-    procedure.refuseCrossSite(exchange.method, headers, () => exchange.url.origin);
     const params = exchange.params as Record<string, string>;
     const made = core.buildContext(
-      new FetchRequestInfo(exchange, exchange.method, headers, params, core.cookieSigner),
+      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner),
     );
     const ran = then(made, (ctx) =>
       procedure.call.run(
@@ -186,17 +181,17 @@ class FetchProcedure implements RouteHandler {
           params,
           query: queryRecord(exchange.search),
           body,
-          ifMatch: headers['if-match'] as string | undefined,
+          ifMatch: exchange.header('if-match'),
           trace: exchange.trace?.steps,
         },
-        headers['idempotency-key'],
+        exchange.header('idempotency-key'),
       ),
     );
     return then(ran, (result) => {
       // An answer made without the input (a step that answered itself) left the body unread.
       if (uploaded !== undefined && !uploaded.started)
         exchange.connection = uploaded.readsRest ? 'keep' : 'close';
-      return procedure.answer(new FetchAnsweredRequest(exchange, headers, core.log), result);
+      return procedure.answer(new FetchAnsweredRequest(exchange, core.log), result);
     });
   }
 }

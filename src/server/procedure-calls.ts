@@ -195,6 +195,11 @@ class CalledRequest implements RequestInfo {
     return route.path.replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(this.params[name] ?? ''));
   }
 
+  header(name: string): string | undefined {
+    const value = this.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
     this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
     return this.#cookies.get(name, options);

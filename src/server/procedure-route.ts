@@ -65,13 +65,17 @@ class FastifyRequestInfo implements RequestInfo {
     return this.#request.ip;
   }
 
+  header(name: string): string | undefined {
+    return oneValue(this.headers[name]);
+  }
+
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
     this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
     return this.#cookies.get(name, options);
   }
 
   /** `JSON.stringify` and loggers see the address too, as they did a plain object. */
-  toJSON(): Omit<RequestInfo, 'cookie'> {
+  toJSON(): Omit<RequestInfo, 'cookie' | 'header'> {
     const { id, method, url, ip, headers, params } = this;
     return { id, method, url, ip, headers, params };
   }
