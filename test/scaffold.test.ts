@@ -129,7 +129,7 @@ describe('npm create proceed, from the packed tarballs', () => {
     const generated = await clock.time('proceed generate resource', () => succeed(app, 'npx', generate));
     expect(generated).toContain('Added bookmarks:');
     expect(generated).toContain(
-      "api.bookmarks.createBookmark({ url: 'url 1', title: 'title 1', notes: 'notes 1' })",
+      "await client.bookmarks.createBookmark({ url: 'url 1', title: 'title 1', notes: 'notes 1' })",
     );
     const migration = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_bookmarks.sql'));
     expect(migration).toBe('0001_bookmarks.sql');
