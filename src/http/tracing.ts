@@ -100,10 +100,11 @@ export interface RequestTracing {
   /** A new request has arrived. */
   begin(request: TracedRequest): RequestTrace;
   /**
-   * Runs `work` as an operation of the request being handled, under a span of its own. A tracer
-   * without it leaves operations untraced (their request is traced all the same).
+   * Runs `work` as an operation of the request being handled, under a span of its own, which
+   * `describe` names (called only for a request being recorded). A tracer without it leaves
+   * operations untraced (their request is traced all the same).
    */
-  operation?<T>(operation: TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T>;
+  operation?<T>(describe: () => TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T>;
   /** `trace_id` and `span_id` of the active span, for log lines; undefined outside any trace. */
   logFields(): Record<string, string> | undefined;
 }

@@ -197,15 +197,18 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const message = await readRequest(request);
     if (!('method' in message)) return message;
     try {
-      return await app.traceOperation(methods.operationOf(message, version), async (trace) => {
-        try {
-          return rpcAnswer(message.id, await methods.answer(message, request, trace));
-        } catch (error) {
-          if (!(error instanceof RpcError)) throw error;
-          trace.failed(String(error.code));
-          return rpcAnswer(message.id, error);
-        }
-      });
+      return await app.traceOperation(
+        () => methods.operationOf(message, version),
+        async (trace) => {
+          try {
+            return rpcAnswer(message.id, await methods.answer(message, request, trace));
+          } catch (error) {
+            if (!(error instanceof RpcError)) throw error;
+            trace.failed(String(error.code));
+            return rpcAnswer(message.id, error);
+          }
+        },
+      );
     } catch (error) {
       if (error instanceof ProceedError && error.status === 401)
         throw exposure.unauthenticated(error, request);

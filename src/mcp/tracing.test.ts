@@ -4,25 +4,18 @@
  * name it, with the called procedure's steps under it; a tool's failure marked on it.
  */
 import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { memorySpans, spanTree } from '../opentelemetry/fixtures/spans.js';
 import { openTelemetry } from '../opentelemetry/index.js';
 import { createApp } from '../server/create-app.js';
 import { mcpPlugin } from './plugin.js';
 
 const settling = { timeout: 10_000 };
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const { exporter, provider } = memorySpans();
 afterAll(() => context.disable());
 afterEach(() => exporter.reset());
 
@@ -68,17 +61,6 @@ const adapters: [string, Send][] = [
   ['app.fetch', (body) => app.fetch(new Request('http://127.0.0.1/mcp', init(body)))],
 ];
 
-interface Node {
-  name: string;
-  children: Node[];
-}
-function treeOf(spans: readonly ReadableSpan[], root: ReadableSpan): Node {
-  const children = spans
-    .filter((span) => span.parentSpanContext?.spanId === root.spanContext().spanId)
-    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-  return { name: root.name, children: children.map((child) => treeOf(spans, child)) };
-}
-
 /** The request's span, once ended, and the message's under it. */
 async function spans(): Promise<{ request: ReadableSpan; message: ReadableSpan; all: ReadableSpan[] }> {
   await expect
@@ -99,7 +81,7 @@ describe.each(adapters)('MCP messages traced on %s', (_adapter, send) => {
     });
     expect((await response.json()).result.isError).toBeUndefined();
     const { request, message, all } = await spans();
-    expect(treeOf(all, request)).toEqual({
+    expect(spanTree(all, request)).toEqual({
       name: 'POST /mcp',
       children: [
         {
@@ -198,13 +180,33 @@ describe('an operation whose work throws at once', () => {
       provider.getTracer('a-test').startActiveSpan(
         'a request',
         (parent) =>
-          tracing.operation?.({ name: 'tools/call broken', attributes: {} }, () => {
-            throw new Error('Thrown before any promise');
-          }) ?? Promise.resolve(parent.end()),
+          tracing.operation?.(
+            () => ({ name: 'tools/call broken', attributes: {} }),
+            () => {
+              throw new Error('Thrown before any promise');
+            },
+          ) ?? Promise.resolve(parent.end()),
       );
     expect(failing).toThrow('Thrown before any promise');
     const span = exporter.getFinishedSpans().find((each) => each.name === 'tools/call broken');
     expect(span?.status.code).toBe(SpanStatusCode.ERROR);
     expect(span?.attributes['error.type']).toBe('Error');
+  });
+});
+
+describe('an operation of a request nobody records', () => {
+  it('is not described: no name or attributes made for it', async () => {
+    let described = 0;
+    const describe = () => {
+      described += 1;
+      return { name: 'tools/call unseen', attributes: {} };
+    };
+    const untraced = createApp({ logger: false });
+    expect(await untraced.traceOperation(describe, async (trace) => trace.steps)).toBeUndefined();
+    // A tracer, but no recording span around the call.
+    const traced = createApp({ logger: false, tracing: openTelemetry({ tracerProvider: provider }) });
+    expect(await traced.traceOperation(describe, async (trace) => trace.steps)).toBeUndefined();
+    expect(described).toBe(0);
+    await Promise.all([untraced.close(), traced.close()]);
   });
 });

@@ -311,11 +311,12 @@ class OpenTelemetryTrace implements RequestTrace {
  */
 function traceOperation<T>(
   tracer: Tracer,
-  operation: TracedOperation,
+  describe: () => TracedOperation,
   work: (trace: OperationTrace) => Promise<T>,
 ): Promise<T> {
   const parent = context.active();
   if (trace.getSpan(parent)?.isRecording() !== true) return work(untracedOperation);
+  const operation = describe();
   const span = tracer.startSpan(
     operation.name,
     { kind: SpanKind.SERVER, attributes: operation.attributes },
@@ -374,7 +375,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RequestTracin
   const tracer = provider.getTracer('proceedjs');
   return {
     begin: (request) => new OpenTelemetryTrace(tracer, request),
-    operation: (operation, work) => traceOperation(tracer, operation, work),
+    operation: (describe, work) => traceOperation(tracer, describe, work),
     logFields() {
       const span = trace.getSpan(context.active());
       if (span === undefined) return undefined;

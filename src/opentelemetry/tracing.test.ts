@@ -4,12 +4,10 @@
  * 404 and a 500, the client's traceparent as parent, and the trace ids in the log lines.
  */
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   AlwaysOffSampler,
   BasicTracerProvider,
-  InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
@@ -19,14 +17,12 @@ import { eventStream } from '../core/events.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/create-app.js';
+import { memorySpans, spanTree } from './fixtures/spans.js';
 import { openTelemetry } from './index.js';
 
 /** A span ends as its response closes: on a busy machine, a while after the client has it. */
 const settling = { timeout: 10_000 };
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager().enable();
-context.setGlobalContextManager(contextManager);
+const { exporter, provider } = memorySpans();
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 afterAll(() => {
   context.disable();
@@ -85,18 +81,6 @@ const things = procedures('things', {
     }),
 });
 
-/** The spans exported so far, as a tree of names under the server span. */
-interface Node {
-  name: string;
-  children: Node[];
-}
-function treeOf(spans: readonly ReadableSpan[], root: ReadableSpan): Node {
-  const children = spans
-    .filter((span) => span.parentSpanContext?.spanId === root.spanContext().spanId)
-    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-  return { name: root.name, children: children.map((child) => treeOf(spans, child)) };
-}
-
 /** The one SERVER span exported, once the request's span has ended. */
 async function serverSpan(): Promise<ReadableSpan> {
   await expect
@@ -148,7 +132,7 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     });
     expect(server.attributes['proceed.request_id']).toBe(response.headers.get('x-request-id'));
     expect(server.status.code).toBe(SpanStatusCode.UNSET);
-    expect(treeOf(exporter.getFinishedSpans(), server)).toEqual({
+    expect(spanTree(exporter.getFinishedSpans(), server)).toEqual({
       name: 'POST /api/things',
       children: [
         { name: 'guard hasKey', children: [{ name: 'SELECT key', children: [] }] },
@@ -186,7 +170,7 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(server.status.code).toBe(SpanStatusCode.UNSET);
     expect(server.attributes['http.response.status_code']).toBe(401);
     // The guard said no: no validation, no handler.
-    expect(treeOf(exporter.getFinishedSpans(), server).children.map((child) => child.name)).toEqual([
+    expect(spanTree(exporter.getFinishedSpans(), server).children.map((child) => child.name)).toEqual([
       'guard hasKey',
     ]);
     exporter.reset();
@@ -237,7 +221,7 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(server.name).toBe('GET /api/things/events');
     const spans = exporter.getFinishedSpans();
     // The queries between events nest under the handler, which spans the whole stream.
-    const tree = treeOf(spans, server);
+    const tree = spanTree(spans, server);
     expect(tree.children.map((child) => child.name).sort()).toEqual([
       'event',
       'event',

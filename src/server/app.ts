@@ -328,21 +328,21 @@ export class App<TCtx extends object = object> extends AppExtensions {
     return this.#calls.call(route, request, input);
   }
 
-  /**
-   * The problem the app answers `error` with, as its routes do: its `exposeErrors` setting, an
-   * unexpected error logged with its stack.
-   */
+  /** The problem the app answers `error` with, as its routes do (`exposeErrors`; a 500 logged). */
   problemOf(error: unknown): ProblemAnswer {
     return problemAnswer(error, { exposeErrors: this.#settings.exposeErrors, log: this.#log });
   }
 
   /**
    * Runs `work` as one operation of the request being handled (an MCP message, docs/mcp.md),
-   * traced under a span of its own when the app traces requests (docs/observability.md).
+   * traced under a span `describe` names when the app traces the request (docs/observability.md).
    */
-  traceOperation<T>(operation: TracedOperation, work: (trace: OperationTrace) => Promise<T>): Promise<T> {
-    const { tracing } = this.#settings;
-    return tracing?.operation === undefined ? work(untracedOperation) : tracing.operation(operation, work);
+  traceOperation<T>(
+    describe: () => TracedOperation,
+    work: (trace: OperationTrace) => Promise<T>,
+  ): Promise<T> {
+    const traced = this.#settings.tracing;
+    return traced?.operation === undefined ? work(untracedOperation) : traced.operation(describe, work);
   }
 
   /** Of `routes`, those whose guards let the caller of `request` through before any input. */
