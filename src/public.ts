@@ -45,6 +45,13 @@ export {
   type UnplacedEventId,
 } from './core/events.js';
 export {
+  type SocketHandlerOptions,
+  type SocketLimits,
+  type SocketOf,
+  type SocketOutput,
+  webSocket,
+} from './core/sockets.js';
+export {
   type DownloadOutput,
   download,
   FileAnswer,

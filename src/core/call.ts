@@ -6,6 +6,7 @@ import type { EventsAnswer } from './events.js';
 import type { FileAnswer } from './files.js';
 import type { BaseContext } from './request-context.js';
 import type { ResponseControl } from './response.js';
+import type { SocketAnswer } from './sockets.js';
 import type { StepTracer } from './tracing.js';
 
 /** One request, as the adapter hands it over. */
@@ -33,6 +34,8 @@ export interface Reply {
   file?: FileAnswer;
   /** Events to stream instead of `body`, for a procedure declared with `.output(eventStream())`. */
   events?: EventsAnswer;
+  /** A WebSocket to open instead of `body`, for a procedure declared with `.output(webSocket())`. */
+  socket?: SocketAnswer;
 }
 
 /**

@@ -8,6 +8,7 @@ import { inputReader } from './input-assembly.js';
 import { parseIfMatch, preconditionOf, unversionedRoute } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
 import { eventStreamer, replyMaker } from './reply.js';
+import { socketer } from './socket-reply.js';
 import { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
 import { runGuards } from './run-guards.js';
@@ -83,7 +84,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
   const answer = replyMaker(route);
-  const streams = eventStreamer(route);
+  const streams = eventStreamer(route) ?? socketer(route);
   const { successStatuses } = route;
   const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
     const response = new ResponseControl<never>(successStatuses);

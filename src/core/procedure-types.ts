@@ -8,6 +8,7 @@ import type { EventStreamOf, EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
 import type { ResponseControl } from './response.js';
+import type { SocketHandlerOptions, SocketInOf, SocketMessages, SocketOutOf, SocketOutput } from './sockets.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { Middleware, RateLimitRule, RouteDocumentation } from './steps.js';
 import type { UploadOptions } from './upload-options.js';
@@ -37,7 +38,9 @@ export type OutputDeclaration =
   /** A file: the handler returns a {@link FileAnswer} (docs/files.md). */
   | { kind: 'download'; types: readonly string[] }
   /** Server-sent events: the handler yields them (docs/events.md). */
-  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number };
+  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number }
+  /** A WebSocket: the handler takes the client's messages and sends its own (docs/sockets.md). */
+  | { kind: 'socket'; socket: SocketOutput };
 
 export type AnyHandler = (options: { input: never; ctx: never; response: ResponseControl<never> }) => unknown;
 export type AnyMiddleware = Middleware<never, object, never>;
@@ -162,5 +165,8 @@ export type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus, TDecla
     input: TInput;
     ctx: TCtx;
     response: ResponseControl<TStatus>;
-  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown),
+  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown) &
+    ([Extract<TDeclared, SocketMessages<unknown>>] extends [never]
+      ? unknown
+      : SocketHandlerOptions<SocketInOf<TDeclared>, SocketOutOf<TDeclared>>),
 ) => MaybePromise<TOutput>;

@@ -4,6 +4,7 @@
  */
 
 import { type EventStreamOf, type EventStreamOutput, isEventStreamOutput } from './events.js';
+import { isSocketOutput, type SocketOf, type SocketOutput } from './sockets.js';
 import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
@@ -105,6 +106,17 @@ export class ProcedureBuilder<
     TReturn,
     TStatus
   >;
+  output<In extends StandardSchemaV1, Out extends StandardSchemaV1>(
+    socket: SocketOutput<In, Out>,
+  ): ProcedureBuilder<
+    TCtx,
+    TClientInput,
+    TInput,
+    SocketOf<StandardSchemaV1.InferOutput<In>, StandardSchemaV1.InferInput<Out>>,
+    THasInput,
+    TReturn,
+    TStatus
+  >;
   output<S extends StandardSchemaV1>(
     schema: S,
   ): ProcedureBuilder<
@@ -129,7 +141,12 @@ export class ProcedureBuilder<
     TStatus
   >;
   output(
-    schemaOrChoices: DownloadOutput | EventStreamOutput | StandardSchemaV1 | Record<string, StandardSchemaV1>,
+    schemaOrChoices:
+      | DownloadOutput
+      | EventStreamOutput
+      | SocketOutput
+      | StandardSchemaV1
+      | Record<string, StandardSchemaV1>,
     select?: (ctx: TCtx) => string,
   ): unknown {
     if (isDownloadOutput(schemaOrChoices))
@@ -138,6 +155,7 @@ export class ProcedureBuilder<
       return this.#with({
         output: { kind: 'events', schema: schemaOrChoices.schema, keepAlive: schemaOrChoices.keepAlive },
       });
+    if (isSocketOutput(schemaOrChoices)) return this.#with({ output: { kind: 'socket', socket: schemaOrChoices } });
     if ('~standard' in schemaOrChoices) {
       return this.#with({ output: { kind: 'fixed', schema: schemaOrChoices as StandardSchemaV1 } });
     }

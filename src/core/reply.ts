@@ -22,7 +22,7 @@ type Serialize = (value: unknown, ctx: Call['ctx']) => string | Promise<string>;
 function replySerializer(route: RouteEntry): Serialize {
   const { output } = route.definition;
   const isDelete = route.convention?.prefix === 'delete';
-  if (output?.kind === 'download' || output?.kind === 'events') {
+  if (output?.kind === 'download' || output?.kind === 'events' || output?.kind === 'socket') {
     return () => '';
   }
   if (output === undefined) {

@@ -98,6 +98,16 @@ export function planRoutes(
           `${owner} answers server-sent events and maps to ${resolved.method}: an event stream is a GET (what EventSource sends); make it a query, or .rest({ method: 'GET', path })`,
         );
       }
+      if (definition.output?.kind === 'socket' && resolved.method !== 'GET') {
+        throw new ProceedConfigError(
+          `${owner} opens a WebSocket and maps to ${resolved.method}: a WebSocket handshake is a GET; make it a query, or .rest({ method: 'GET', path })`,
+        );
+      }
+      if (definition.output?.kind === 'socket' && (definition.versioning !== undefined || definition.idempotent)) {
+        throw new ProceedConfigError(
+          `${owner} opens a WebSocket and is .versioned() or .idempotent(): a socket has no version and is never replayed; drop them`,
+        );
+      }
       if (definition.output?.kind === 'events' && definition.versioning !== undefined) {
         throw new ProceedConfigError(
           `${owner} answers server-sent events and is .versioned(): a stream has no version; drop .versioned()`,

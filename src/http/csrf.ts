@@ -54,7 +54,8 @@ export function trustedOriginsOf(
 
 /**
  * Why a request must be refused as cross-site, or undefined when it may go on. `ownOrigin` is
- * asked only when an `Origin` header has to be compared.
+ * asked only when an `Origin` header has to be compared. `method` is `WEBSOCKET` for a socket's
+ * handshake.
  */
 export function crossSiteRefusal(
   method: string,
@@ -63,16 +64,18 @@ export function crossSiteRefusal(
   trusted: ReadonlySet<string>,
 ): string | undefined {
   if (safeMethods.has(method) || headers.cookie === undefined) return undefined;
+  // A WebSocket's handshake is a GET, and what it opens writes as much as any POST.
+  const what = method === 'WEBSOCKET' ? 'a WebSocket' : 'a write';
   const site = headers['sec-fetch-site'];
   if (site === 'same-origin' || site === 'none') return undefined;
   const origin = headers.origin;
   if (typeof origin === 'string' && origin !== 'null') {
     if (origin === ownOrigin() || trusted.has(origin)) return undefined;
-    return `a write with cookies from ${origin}, which this API does not trust`;
+    return `${what} with cookies from ${origin}, which this API does not trust`;
   }
-  if (origin === 'null') return 'a write with cookies from an opaque origin';
+  if (origin === 'null') return `${what} with cookies from an opaque origin`;
   // A sibling subdomain is same-site, and may be someone else's: only a trusted Origin passes.
-  if (site === 'cross-site' || site === 'same-site') return `a ${site} write with cookies`;
+  if (site === 'cross-site' || site === 'same-site') return `a ${site} ${what.slice(2)} with cookies`;
   // Neither header: not a browser that would attach another site's cookies by itself.
   return undefined;
 }

@@ -13,6 +13,7 @@ import type { CookieSigner } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import type { Answer } from './observed.js';
 import type { RateLimits } from './rate-limit.js';
+import type { OpenSockets } from './sockets.js';
 import type { Spools } from './spool.js';
 import type { RequestTracing } from './tracing.js';
 
@@ -50,6 +51,8 @@ export interface FetchCore {
   readonly tracing: RequestTracing | undefined;
   /** Calls the listener when the app begins closing (open event streams end then); returns its removal. */
   readonly onClosing: (listener: () => void) => () => void;
+  /** The app's open WebSockets, against its limit. */
+  readonly sockets: OpenSockets;
   /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
   readonly serving: () => boolean;
   /** Closing: a request that arrives now is refused with 503 (draining still serves it). */

@@ -29,6 +29,8 @@ export class Exchange {
   trace: RequestTrace | undefined;
   /** Its answer streams: the trace ends with the stream, not with the headers. */
   streaming = false;
+  /** What the runtime passed beside the request (Bun's server, Deno's handler info). */
+  argument: unknown;
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
   /**
@@ -232,6 +234,10 @@ export class FetchAnsweredRequest implements AnsweredRequest {
 
   header(name: string): string | undefined {
     return this.#exchange.header(name);
+  }
+
+  ownOrigin(): string {
+    return this.#exchange.url.origin;
   }
 
   /** Runtimes abort the request's signal when its client leaves. */

@@ -208,6 +208,7 @@ function responseOf(
   const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
   const sent = answer.body;
   if (sent.kind === 'file') return fileResponse(sent.file, sent.range, uploaded, init);
+  if (sent.kind === 'socket') return socketResponse(exchange, sent, answerHeaders, answer.cookies);
   // The files of an upload go once the answer is made.
   if (uploaded !== undefined) return uploaded.dispose().then(() => sentResponse(exchange, sent, init));
   return sentResponse(exchange, sent, init);
@@ -215,7 +216,7 @@ function responseOf(
 
 function sentResponse(
   exchange: Exchange,
-  sent: Exclude<ProcedureAnswer['body'], { kind: 'file' }>,
+  sent: Exclude<ProcedureAnswer['body'], { kind: 'file' | 'socket' }>,
   init: ResponseInit,
 ): Response {
   switch (sent.kind) {
@@ -229,6 +230,33 @@ function sentResponse(
     case 'events':
       return new Response(eventBody(exchange, sent.frames, sent.abort), init);
   }
+}
+
+/** A WebSocket's handshake, completed by the runtime (docs/sockets.md). */
+function socketResponse(
+  exchange: Exchange,
+  sent: Extract<ProcedureAnswer['body'], { kind: 'socket' }>,
+  headers: Record<string, string>,
+  cookies: readonly string[],
+): Response {
+  const upgrade = runtime.upgradeSocket;
+  if (upgrade === undefined) {
+    sent.session.ended();
+    throw new ProceedError(
+      'UNAVAILABLE',
+      `app.fetch on ${runtime.name} opens no WebSockets: serve the app with app.listen() (docs/sockets.md)`,
+    );
+  }
+  const lines: [string, string][] = Object.entries(headers);
+  for (const cookie of cookies) lines.push(['set-cookie', cookie]);
+  return upgrade({
+    request: exchange.request,
+    argument: exchange.argument,
+    session: sent.session,
+    frameLimit: sent.frameLimit,
+    pingInterval: sent.session.pingInterval,
+    headers: lines,
+  });
 }
 
 /** A file's answer; an upload's files go once it is sent or abandoned (it may be one of them). */

@@ -174,6 +174,7 @@ class FetchPipeline {
       this.#clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
     );
     exchange.trace = trace;
+    exchange.argument = argument;
     try {
       const handler = this.#routed(exchange, request);
       route = handler.preflight === true ? undefined : handler.observed;

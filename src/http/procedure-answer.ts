@@ -8,10 +8,12 @@
  * `Vary` the 200 would carry, compression, a file's plan (range, 304, HEAD), and an event stream's
  * first frame and HEAD. Adapters only turn it into their own response.
  */
+import { ProceedError } from '../core/errors.js';
 import type { EventsAnswer } from '../core/events.js';
 import type { ByteRange, FileAnswer } from '../core/files.js';
 import { assignOwn } from '../core/objects.js';
 import type { MountedRoute } from '../core/route-table.js';
+import type { SocketAnswer } from '../core/sockets.js';
 import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
@@ -19,6 +21,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
 import { jsonHeaders } from './json.js';
 import { problemAnswer } from './problems.js';
+import { type OpenSockets, SocketSession } from './sockets.js';
 import {
   type Answered,
   crossSiteRequest,
@@ -46,7 +49,9 @@ export type AnswerBody =
       readonly kind: 'events';
       readonly frames: AsyncGenerator<string, void, undefined>;
       readonly abort: () => void;
-    };
+    }
+  /** A WebSocket to open: the adapter completes the handshake and hands the socket to the session. */
+  | { readonly kind: 'socket'; readonly session: SocketSession; readonly frameLimit: number };
 
 /** A procedure's answer, before any adapter writes it. */
 export interface ProcedureAnswer {
@@ -63,6 +68,8 @@ export interface AnsweredRequest {
   readonly id: string;
   /** One value of a request header (a repeated one joined with ", "); lower-case name. */
   header(name: string): string | undefined;
+  /** The origin a browser names for this server (scheme, host, port), for the cross-site check. */
+  ownOrigin(): string;
   /** Calls `listener` once the client leaves, or the answer ended (an event stream's end then). */
   onGone(listener: () => void): void;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
@@ -88,6 +95,8 @@ export interface ProcedureAnswerOptions extends ProcedureCallOptions {
   readonly bytesTag: (bytes: Uint8Array) => string;
   /** Calls the listener when the app begins closing (open event streams end then). */
   readonly onClosing: (listener: () => void) => () => void;
+  /** The app's open WebSockets, against its limit. */
+  readonly sockets: OpenSockets;
 }
 
 /** One procedure's route as every adapter serves it: the call, and its answer. */
@@ -161,6 +170,7 @@ class RouteAnswers implements ProcedureRoute {
 
   answer(request: AnsweredRequest, result: Answered): ProcedureAnswer | Promise<ProcedureAnswer> {
     if (result.events !== undefined) return this.#eventsAnswer(request, result, result.events);
+    if (result.socket !== undefined) return this.#socketAnswer(request, result, result.socket);
     // A stale If-Match on a read is a 412 that must not carry the route's success headers.
     const tag = this.call.tagOf(result, request.header('if-match'));
     if (result.file !== undefined) return this.#fileAnswer(request, result, result.file);
@@ -242,6 +252,52 @@ class RouteAnswers implements ProcedureRoute {
       await frames.return(undefined);
       throw error;
     }
+  }
+
+  /**
+   * A WebSocket's handshake accepted: checked here, once, for every runtime. A socket is open to
+   * any site's page (no CORS guards it), so one that carries cookies is refused across sites as
+   * a write is (docs/sockets.md, "Security").
+   */
+  #socketAnswer(request: AnsweredRequest, result: Answered, socket: SocketAnswer): ProcedureAnswer {
+    if (request.method !== 'GET' || !/\bwebsocket\b/i.test(request.header('upgrade') ?? ''))
+      throw new ProceedError('UPGRADE_REQUIRED', 'This route opens a WebSocket: send a WebSocket handshake', {
+        headers: { upgrade: 'websocket', connection: 'Upgrade' },
+      });
+    if (request.header('sec-websocket-version') !== '13' || request.header('sec-websocket-key') === undefined)
+      throw new ProceedError(
+        'BAD_REQUEST',
+        'A WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13',
+        { headers: { 'sec-websocket-version': '13' } },
+      );
+    const trusted = this.#options.csrfTrusted;
+    if (trusted !== undefined && request.header('cookie') !== undefined) {
+      const refusal = crossSiteRefusal(
+        'WEBSOCKET',
+        { cookie: 'sent', 'sec-fetch-site': request.header('sec-fetch-site'), origin: request.header('origin') },
+        () => request.ownOrigin(),
+        trusted,
+      );
+      if (refusal !== undefined) throw crossSiteRequest(refusal);
+    }
+    const { sockets } = this.#options;
+    if (sockets.full)
+      throw new ProceedError('UNAVAILABLE', `This instance holds its most WebSockets (${sockets.max}); retry`, {
+        headers: { 'retry-after': '1' },
+      });
+    const session = new SocketSession(socket, {
+      exposeErrors: this.#options.exposeErrors,
+      log: request.log,
+      sockets,
+      onClosing: this.#options.onClosing,
+    });
+    const { headers, cookies } = this.#headersOf(this.#untypedHeaders, request, result);
+    return {
+      status: 101,
+      headers,
+      cookies,
+      body: { kind: 'socket', session, frameLimit: SocketSession.frameLimit(socket.limits) },
+    };
   }
 
   #fileAnswer(request: AnsweredRequest, result: Answered, file: FileAnswer): ProcedureAnswer {

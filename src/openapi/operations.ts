@@ -146,7 +146,9 @@ export class DocumentBuilder {
           ),
         };
       }
-      operation.responses[String(status)] = this.headers.addTo(success, status, limited);
+      // A socket's handshake succeeds with 101, whatever the GET's status would be.
+      const sent = route.definition.output?.kind === 'socket' ? 101 : status;
+      operation.responses[String(sent)] = this.headers.addTo(success, sent, limited);
     }
     const { output } = route.definition;
     if (output?.kind === 'download' && route.method === 'GET') {
@@ -195,6 +197,16 @@ export class DocumentBuilder {
     if (status === 204) return { description: 'No content' };
     const { output } = route.definition;
     if (output?.kind === 'download') return { description: 'The file', content: binaryContent(output.types) };
+    if (output?.kind === 'socket')
+      return {
+        description:
+          'Switching Protocols: a WebSocket opens. Each message either way is JSON text: what the client sends is `x-proceed-socket.receive`, what the server sends `x-proceed-socket.send`; a message the server refuses is answered with `{"type":"error","problem":{…}}` (docs/sockets.md)',
+        'x-proceed-socket': {
+          receive: this.convert(output.socket.receive, 'input', owner, `${hint}Message`),
+          send: this.convert(output.socket.send, 'output', owner, `${hint}Sent`),
+          maxMessageSize: output.socket.maxMessageSize,
+        },
+      } as OpenApiResponse;
     if (output?.kind === 'events')
       return {
         description:
@@ -245,7 +257,7 @@ export class DocumentBuilder {
     }
     if (output.kind === 'fixed') return this.convert(output.schema, 'output', owner, `${hint}Output`);
     if (output.kind === 'download') return { type: 'string', format: 'binary' };
-    if (output.kind === 'events') return { type: 'string' };
+    if (output.kind === 'events' || output.kind === 'socket') return { type: 'string' };
     const choices = new Map<string, JsonSchema>();
     for (const [key, schema] of Object.entries(output.choices)) {
       const json = this.convert(

@@ -56,6 +56,7 @@ export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
     tracing: settings.tracing,
     serving: () => lifecycle.phase === 'serving',
     onClosing: lifecycle.onClosing,
+    sockets: lifecycle.sockets,
     closing: () => lifecycle.phase === 'closing',
     cors: settings.cors,
     rateLimits: parts.rateLimits,

@@ -101,6 +101,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     );
     this.#settings = settings;
     this.#log = log;
+    this.#lifecycle.sockets.max = settings.maxSockets;
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,

@@ -30,6 +30,7 @@ import { MethodIndex } from './not-found.js';
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import { type ProcedureRouteOptions, procedureOf, registerProcedureRoute } from './procedure-route.js';
 import type { AppSettings } from './settings.js';
+import { routeUpgrades } from './sockets.js';
 import { traceRequests } from './tracing.js';
 
 /** What the adapter is given of the app, once, as the app is made. */
@@ -157,6 +158,11 @@ export class FastifyAdapter {
   /** One native route per procedure; `limiters` are the routes' rate limits, in the same order. */
   mount(routes: readonly MountedRoute[], limiters: readonly (RouteLimiter | undefined)[]): void {
     const host = this.#host;
+    // Node destroys upgrade requests no one listens for: only an app with sockets takes them.
+    if (!this.#routesUpgrades && routes.some((route) => route.definition.output?.kind === 'socket')) {
+      this.#routesUpgrades = true;
+      routeUpgrades(this.server.server);
+    }
     routes.forEach((route, index) => {
       registerProcedureRoute(
         this.server,
@@ -173,6 +179,8 @@ export class FastifyAdapter {
     this.#own.add(route.path);
     registerAppRoute(this.server, route, this.#host.settings.bodyLimit);
   }
+
+  #routesUpgrades = false;
 
   /** Paths of the app's own routes; any other route is one added on `app.server`. */
   readonly #own = new Set<string>();

@@ -6,8 +6,10 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
+import { OpenSockets } from '../http/sockets.js';
 import { rawProblemResponse } from './problems.js';
 
 /** Where an app listens: the interface it was asked for and its port (see `App.onListen`). */
@@ -57,6 +59,8 @@ const overLimitProblem = () =>
 /** Where an app is in its life; read on every request, so a plain field. */
 export class Lifecycle {
   phase: Phase = 'serving';
+  /** The app's open WebSockets; their limit is set from the app's settings. */
+  readonly sockets = new OpenSockets(0);
   readonly #closingListeners = new Set<() => void>();
 
   /**
@@ -157,6 +161,11 @@ export class Lifecycle {
     server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
     // Nothing was sent on these, so nothing is lost: the client opens another, elsewhere.
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
+  }
+
+  /** A connection that became a WebSocket: its session keeps it, neither shed nor counted here. */
+  upgraded(connection: Duplex): void {
+    this.#connections.delete(connection as Socket);
   }
 
   /** Whether this request arrived after closing began. */

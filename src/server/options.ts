@@ -47,6 +47,11 @@ export interface AppOptions<TCtx extends object> {
    * it gets a 503 at once. Default `MAX_CONNECTIONS`, else the open-file limit less a reserve.
    */
   maxConnections?: number;
+  /**
+   * WebSockets this process holds open at most (docs/sockets.md, "Limits"); a handshake past it
+   * gets 503 with `Retry-After`. Default 10,000.
+   */
+  maxSockets?: number;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
   /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
@@ -126,6 +131,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'shutdownTimeout',
   'drainDelay',
   'maxConnections',
+  'maxSockets',
   'timeouts',
   'health',
   'trustProxy',

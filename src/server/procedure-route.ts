@@ -9,6 +9,7 @@ import type {
   preParsingHookHandler,
 } from 'fastify';
 import type { Call } from '../core/call.js';
+import { ProceedError } from '../core/errors.js';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
 import type { RequestInfo } from '../core/request-context.js';
@@ -34,6 +35,7 @@ import { encoded, nodeCodings } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 import { lingerOnUnreadBody } from './lingering.js';
 import { traceOf } from './tracing.js';
+import { isHeldUpgrade, openSocket } from './sockets.js';
 import { nodeBodySource } from './uploads.js';
 
 /**
@@ -138,13 +140,30 @@ function inUploadContext(server: FastifyInstance, register: (instance: FastifyIn
  * Writes a procedure's answer on the reply. The reply may hold headers already: the rate limit's,
  * CORS's (whose `Vary: Origin` comes first), `Connection: close` while draining.
  */
-function write(reply: FastifyReply, answer: ProcedureAnswer, trace: RequestTrace | undefined): unknown {
+function write(
+  reply: FastifyReply,
+  answer: ProcedureAnswer,
+  trace: RequestTrace | undefined,
+  lifecycle: Lifecycle,
+): unknown {
+  const { body } = answer;
+  if (body.kind === 'socket') {
+    // The handshake is ws's to answer; Fastify sends nothing.
+    reply.hijack();
+    if (!isHeldUpgrade(reply.request.raw)) {
+      body.session.ended();
+      throw new ProceedError('UPGRADE_REQUIRED', 'This route opens a WebSocket: send a WebSocket handshake');
+    }
+    openSocket(reply.request.raw, body.session, body.frameLimit, answer, (connection) =>
+      lifecycle.upgraded(connection),
+    );
+    return reply;
+  }
   const { headers } = answer;
   const before = headers.vary === undefined ? undefined : reply.getHeader('vary');
   reply.code(answer.status).headers(headers);
   if (before !== undefined && before !== '') reply.header('vary', `${String(before)}, ${headers.vary}`);
   if (answer.cookies.length > 0) reply.header('set-cookie', answer.cookies);
-  const { body } = answer;
   switch (body.kind) {
     case 'text':
       return body.text;
@@ -184,6 +203,10 @@ class FastifyAnsweredRequest implements AnsweredRequest {
 
   header(name: string): string | undefined {
     return oneValue(this.#request.headers[name]);
+  }
+
+  ownOrigin(): string {
+    return ownOrigin(this.#request);
   }
 
   /** The response closes when it is sent, or when its client left first. */
@@ -278,6 +301,7 @@ function answersOf(
     matchingTag,
     bytesTag,
     onClosing: lifecycle.onClosing,
+    sockets: lifecycle.sockets,
     compression:
       options.compressAbove === undefined
         ? undefined
@@ -367,7 +391,7 @@ class FastifyProcedure {
   ): unknown {
     const answered = this.#procedure.answer(new FastifyAnsweredRequest(request, reply), result);
     return answered instanceof Promise
-      ? answered.then((each) => write(reply, each, requestTrace))
-      : write(reply, answered, requestTrace);
+      ? answered.then((each) => write(reply, each, requestTrace, this.#lifecycle))
+      : write(reply, answered, requestTrace, this.#lifecycle);
   }
 }

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
 import type { UploadOptions } from '../core/uploads.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
@@ -25,6 +26,7 @@ export interface AppSettings {
   readonly trustProxy: boolean | string | string[];
   readonly timeouts: ServerTimeouts;
   readonly maxConnections: number;
+  readonly maxSockets: number;
   readonly drainDelay: number;
   readonly shutdownTimeout: number;
   /** Bodies of this many bytes or more are compressed; undefined: never (Workers: the edge does). */
@@ -57,6 +59,7 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     trustProxy: options.trustProxy ?? false,
     timeouts: server.timeouts,
     maxConnections: server.maxConnections,
+    maxSockets: socketLimit(options.maxSockets),
     drainDelay: server.drainDelay,
     shutdownTimeout: options.shutdownTimeout ?? 10_000,
     // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
@@ -73,4 +76,11 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
       : workersLogger(options.logger, traceFields),
     logsRequests: options.logger !== false,
   });
+}
+
+function socketLimit(max: number | undefined): number {
+  if (max === undefined) return 10_000;
+  if (!Number.isInteger(max) || max < 1)
+    throw new ProceedConfigError(`createApp: maxSockets must be a whole number of 1 or more (got ${max})`);
+  return max;
 }

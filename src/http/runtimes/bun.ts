@@ -1,10 +1,75 @@
 /** Bun (docs/deployment.md, "Fetch runtimes"): `app.listen` serves app.fetch with `Bun.serve`. */
-import { type NativeServe, type Runtime, withNodeCode } from './common.js';
+import { ProceedError } from '../../core/errors.js';
+import type { SocketSession } from '../sockets.js';
+import { type NativeServe, type Runtime, type SocketUpgrade, withNodeCode } from './common.js';
 import { openedFile } from './node.js';
 
 interface BunServer {
   readonly port: number;
   stop(closeActiveConnections?: boolean): Promise<void> | void;
+  upgrade?(request: Request, options: { data: BunSocketData; headers: [string, string][] }): boolean;
+}
+
+interface BunSocketData {
+  readonly session: SocketSession;
+}
+
+/** Bun's server-side WebSocket. */
+interface BunSocket {
+  readonly data: BunSocketData;
+  send(text: string): number;
+  getBufferedAmount(): number;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  ping(): number;
+}
+
+/**
+ * What Bun calls for every socket of the server (`Bun.serve`'s `websocket`). Bun reads at most
+ * `maxPayloadLength` of a frame (past it, 1009); pings are the session's.
+ */
+export const bunSocketHandlers = {
+  open(ws: BunSocket): void {
+    ws.data.session.open({
+      send: (text) => void ws.send(text),
+      buffered: () => ws.getBufferedAmount(),
+      close: (code, reason) => ws.close(code, reason),
+      terminate: () => ws.terminate(),
+      ping: () => void ws.ping(),
+      tellsDrain: true,
+    });
+  },
+  message(ws: BunSocket, message: string | Uint8Array): void {
+    if (typeof message === 'string') ws.data.session.received(message, false);
+    else ws.data.session.received(message, true);
+  },
+  pong(ws: BunSocket): void {
+    ws.data.session.pong();
+  },
+  drain(ws: BunSocket): void {
+    ws.data.session.drained();
+  },
+  close(ws: BunSocket): void {
+    ws.data.session.ended();
+  },
+  perMessageDeflate: false,
+  sendPings: false,
+  // The session's pings find clients that are gone; Bun's own timeout is its longest.
+  idleTimeout: 960,
+  maxPayloadLength: 16 * 1024 * 1024,
+};
+
+function upgradeSocket({ request, argument, session, headers }: SocketUpgrade): Response {
+  const server = argument as BunServer | undefined;
+  if (typeof server?.upgrade !== 'function' || !server.upgrade(request, { data: { session }, headers: [...headers] as [string, string][] })) {
+    session.ended();
+    throw new ProceedError(
+      'BAD_REQUEST',
+      'The WebSocket handshake could not be completed: serve the app with app.listen(), or pass websocket: app.socketHandlers to Bun.serve (docs/sockets.md)',
+    );
+  }
+  // Bun answers the handshake itself: this answer is not sent.
+  return new Response(null);
 }
 
 interface BunGlobal {
@@ -13,6 +78,7 @@ interface BunGlobal {
     port: number;
     hostname: string;
     fetch: (request: Request, server: BunServer) => Promise<Response>;
+    websocket: typeof bunSocketHandlers;
     maxRequestBodySize: number;
     idleTimeout: number;
     error: (error: unknown) => Response;
@@ -35,6 +101,7 @@ const serve: NativeServe = async ({ port, host, fetch, bodyLimit, keepAlive, fai
       port,
       hostname: host,
       fetch,
+      websocket: bunSocketHandlers,
       // The app's limit answers 413 as problem+json; Bun's cap stays for bodies far larger,
       // which it would otherwise hold in memory unread (a 413 of its own answers them).
       maxRequestBodySize: Math.max(bodyLimit, bunBodyCap),
@@ -71,5 +138,6 @@ export const bun: Runtime = {
   serve,
   hasStandardOutput: true,
   importsTypeScript: true,
+  upgradeSocket,
   xxHash64: (data) => (globalThis as unknown as { Bun: BunGlobal }).Bun.hash.xxHash64(data),
 };

@@ -4,7 +4,47 @@
  * "Runtimes"). `src/http/runtime.ts` picks the one this process runs on.
  */
 
+import type { SocketPeer, SocketSession } from '../sockets.js';
+
 export type FetchHandler = (request: Request, runtime?: unknown) => Promise<Response>;
+
+/** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */
+export interface SocketUpgrade {
+  readonly request: Request;
+  /** What the runtime passed beside the request to app.fetch (Bun's server). */
+  readonly argument: unknown;
+  readonly session: SocketSession;
+  /** The most one frame may carry: the runtime closes with 1009 past it, where it can tell. */
+  readonly frameLimit: number;
+  /** ms between pings, for a runtime that keeps sockets alive itself (Deno). */
+  readonly pingInterval: number;
+  /** The app's headers for the `101`: its request id, the handler's cookies. */
+  readonly headers: readonly (readonly [string, string])[];
+}
+
+/** A standard `WebSocket` (Deno's, a Worker's) as a session drives it. */
+export function standardPeer(socket: WebSocket, ping: (() => void) | undefined): SocketPeer {
+  return {
+    send: (text) => socket.send(text),
+    buffered: () => socket.bufferedAmount ?? 0,
+    close: (code, reason) => socket.close(code, reason),
+    // A standard socket has no way to drop its connection unannounced: closed with "going away".
+    terminate: () => socket.close(1001, 'no answer to pings'),
+    ping,
+    tellsDrain: false,
+  };
+}
+
+/** Hands a standard `WebSocket`'s events to its session. */
+export function followStandardSocket(socket: WebSocket, session: SocketSession): void {
+  socket.addEventListener('message', (event: MessageEvent) => {
+    const { data } = event;
+    if (typeof data === 'string') session.received(data, false);
+    else session.received(new Uint8Array(data instanceof ArrayBuffer ? data : new ArrayBuffer(0)), true);
+  });
+  socket.addEventListener('close', () => session.ended());
+  socket.addEventListener('error', () => session.ended());
+}
 
 /** A runtime's own server, started: its port, and how to stop it (gracefully, then at once). */
 export interface NativeServer {
@@ -68,6 +108,11 @@ export interface Runtime {
    * and are the same as that hasher's (src/http/entity-tags.ts).
    */
   readonly xxHash64: ((data: string | Uint8Array) => bigint) | undefined;
+  /**
+   * Completes a WebSocket handshake through app.fetch and gives the socket to its session: the
+   * answer to return. Undefined on Node, where the app's own server opens sockets (app.listen).
+   */
+  readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
 }
 
 /** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */

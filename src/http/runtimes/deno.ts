@@ -1,5 +1,13 @@
 /** Deno (docs/deployment.md, "Fetch runtimes"): `app.listen` serves app.fetch with `Deno.serve`. */
-import { type FetchHandler, type NativeServe, type Runtime, withNodeCode } from './common.js';
+import {
+  type FetchHandler,
+  followStandardSocket,
+  type NativeServe,
+  type Runtime,
+  type SocketUpgrade,
+  standardPeer,
+  withNodeCode,
+} from './common.js';
 
 interface DenoServer {
   shutdown(): Promise<void>;
@@ -7,6 +15,7 @@ interface DenoServer {
 }
 
 interface DenoGlobal {
+  upgradeWebSocket(request: Request, options: { idleTimeout: number }): { socket: WebSocket; response: Response };
   serve(
     options: {
       port: number;
@@ -17,6 +26,21 @@ interface DenoGlobal {
     },
     handler: FetchHandler,
   ): DenoServer;
+}
+
+/**
+ * Deno's socket. Deno pings it itself (`idleTimeout`: a ping after that many seconds of quiet,
+ * closed when no pong follows), so the session sends none.
+ */
+function upgradeSocket({ request, session, pingInterval, headers }: SocketUpgrade): Response {
+  const { Deno } = globalThis as unknown as { Deno: DenoGlobal };
+  const { socket, response } = Deno.upgradeWebSocket(request, {
+    idleTimeout: Math.ceil(pingInterval / 1000),
+  });
+  socket.addEventListener('open', () => session.open(standardPeer(socket, undefined)), { once: true });
+  followStandardSocket(socket, session);
+  for (const [name, value] of headers) response.headers.append(name, value);
+  return response;
 }
 
 /** Deno's handler info, passed beside each request. */
@@ -88,6 +112,7 @@ export const deno: Runtime = {
   hasStandardOutput: true,
   importsTypeScript: true,
   xxHash64: undefined,
+  upgradeSocket,
 };
 
 /**

@@ -30,4 +30,6 @@ export const node: Runtime = {
   hasStandardOutput: true,
   importsTypeScript: false,
   xxHash64: undefined,
+  // On Node the app's own server opens sockets (src/server/sockets.ts), not app.fetch.
+  upgradeSocket: undefined,
 };

@@ -1,0 +1,318 @@
+/**
+ * A WebSocket procedure's open socket, the same on every runtime (docs/sockets.md): each frame
+ * the client sends is checked (text, size, JSON, the `receive` schema) before the handler sees
+ * it, and answered with an error frame when it fails; what the handler sends waits while the
+ * client does not read; pings find clients that are gone; the app's shutdown closes every socket
+ * with 1001. Each runtime's adapter only hands frames in and out through a {@link SocketPeer}.
+ */
+import { ProceedError } from '../core/errors.js';
+import type { SocketAnswer, SocketLimits } from '../core/sockets.js';
+import { problemAnswer } from './problems.js';
+
+/** The close codes a session sends (RFC 6455, section 7.4.1). */
+export const closeCodes = Object.freeze({
+  normal: 1000,
+  goingAway: 1001,
+  policy: 1008,
+  tooBig: 1009,
+  internal: 1011,
+});
+
+/** A runtime's open WebSocket, as the session drives it. */
+export interface SocketPeer {
+  send(text: string): void;
+  /** Bytes handed to `send` and not yet written to the network. */
+  buffered(): number;
+  close(code: number, reason: string): void;
+  /** Drops the connection at once: a client that stopped answering pings. */
+  terminate(): void;
+  /** Sends a ping; absent where the runtime keeps sockets alive itself (Deno's `idleTimeout`, Workers). */
+  readonly ping: (() => void) | undefined;
+  /** Whether the adapter calls {@link SocketSession.drained}; otherwise `buffered` is polled. */
+  readonly tellsDrain: boolean;
+}
+
+/** The sockets open on one app: their count against its limit, and their shutdown. */
+export class OpenSockets {
+  /** Set once from the app's `maxSockets` (docs/sockets.md, "Limits"). */
+  max: number;
+  #open = 0;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  get open(): number {
+    return this.#open;
+  }
+
+  /** Whether one more may open: refused with 503 before the upgrade otherwise. */
+  get full(): boolean {
+    return this.#open >= this.max;
+  }
+
+  opened(): void {
+    this.#open++;
+  }
+
+  closed(): void {
+    this.#open--;
+  }
+}
+
+/** What a session needs of its app. */
+export interface SessionOptions {
+  readonly exposeErrors: boolean;
+  readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  readonly sockets: OpenSockets;
+  /** Calls the listener when the app begins closing; returns its removal. */
+  readonly onClosing: (listener: () => void) => () => void;
+}
+
+/** How long a socket closed by the server waits for the client's close frame before it is dropped. */
+const closeWait = 5000;
+/** How often a runtime that tells no drain is asked how much it still holds. */
+const drainPoll = 10;
+
+const utf8 = new TextEncoder();
+
+/** A message's size in bytes of UTF-8, measured only when it could be over `limit`. */
+function overLimit(text: string, limit: number): boolean {
+  if (text.length * 3 <= limit) return false;
+  if (text.length > limit) return true;
+  return utf8.encode(text).byteLength > limit;
+}
+
+/** The client's messages, waiting for the handler: one reader, ended when the socket closes. */
+class MessageQueue implements AsyncIterable<unknown> {
+  readonly #items: unknown[] = [];
+  #ended = false;
+  #wake: (() => void) | undefined;
+
+  get length(): number {
+    return this.#items.length;
+  }
+
+  push(item: unknown): void {
+    this.#items.push(item);
+    this.#wake?.();
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#items.length = 0;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<unknown, void, undefined> {
+    while (true) {
+      if (this.#items.length > 0) {
+        yield this.#items.shift();
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+  }
+}
+
+/**
+ * One open socket of a WebSocket procedure. The adapter makes it once the handshake is accepted
+ * and calls `open` with its peer, then `received`, `pong`, `drained` and `ended` as the runtime
+ * tells it.
+ */
+export class SocketSession {
+  readonly #answer: SocketAnswer;
+  readonly #limits: SocketLimits;
+  readonly #options: SessionOptions;
+  readonly #messages = new MessageQueue();
+  readonly #controller = new AbortController();
+  #peer: SocketPeer | undefined;
+  #invalid = 0;
+  #answered = true;
+  #pinger: ReturnType<typeof setInterval> | undefined;
+  #drainWaiters: (() => void)[] = [];
+  #drainTimer: ReturnType<typeof setInterval> | undefined;
+  #stopClosing: (() => void) | undefined;
+  #closing = false;
+  #ended = false;
+
+  constructor(answer: SocketAnswer, options: SessionOptions) {
+    this.#answer = answer;
+    this.#limits = answer.limits;
+    this.#options = options;
+  }
+
+  /** ms between pings (a runtime that pings itself is told). */
+  get pingInterval(): number {
+    return this.#limits.pingInterval;
+  }
+
+  /** The most bytes one frame may carry before the runtime drops the connection with 1009 unread. */
+  static frameLimit(limits: SocketLimits): number {
+    return Math.max(4 * limits.maxMessageSize, 64 * 1024);
+  }
+
+  /** The socket is open: the handler starts, pings begin, the app's shutdown will close it. */
+  open(peer: SocketPeer): void {
+    this.#peer = peer;
+    this.#options.sockets.opened();
+    this.#stopClosing = this.#options.onClosing(() => this.close(closeCodes.goingAway, 'the server is shutting down'));
+    if (peer.ping !== undefined) {
+      const ping = peer.ping;
+      this.#pinger = setInterval(() => {
+        // Neither a pong nor a message since the last ping, one interval ago: gone.
+        if (!this.#answered) {
+          peer.terminate();
+          this.ended();
+          return;
+        }
+        this.#answered = false;
+        ping();
+      }, this.#limits.pingInterval);
+      (this.#pinger as { unref?: () => void }).unref?.();
+    }
+    const signal = this.#controller.signal;
+    this.#answer
+      .run({ messages: this.#messages, send: (text) => this.#send(text), signal })
+      .then(
+        () => this.close(closeCodes.normal, ''),
+        (error: unknown) => {
+          if (this.#ended) return;
+          const problem = this.#problemFrame(error);
+          this.#peer?.send(problem.text);
+          this.close(problem.status >= 500 ? closeCodes.internal : closeCodes.policy, problem.reason);
+        },
+      );
+  }
+
+  /** A frame from the client: checked, then handed to the handler, or answered with an error frame. */
+  received(data: string | Uint8Array, binary: boolean): void {
+    if (this.#closing) return;
+    this.#answered = true;
+    let message: unknown;
+    try {
+      if (binary || typeof data !== 'string')
+        throw new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'Messages are JSON text: binary frames are refused');
+      if (overLimit(data, this.#limits.maxMessageSize))
+        throw new ProceedError(
+          'PAYLOAD_TOO_LARGE',
+          `A message may hold at most ${this.#limits.maxMessageSize} bytes`,
+        );
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        throw new ProceedError('INVALID_JSON', 'The message is not valid JSON');
+      }
+      message = this.#answer.check(parsed);
+    } catch (error) {
+      this.#refuse(error);
+      return;
+    }
+    if (this.#messages.length >= this.#limits.maxQueued) {
+      this.close(closeCodes.policy, 'messages arrive faster than they are handled');
+      return;
+    }
+    this.#messages.push(message);
+  }
+
+  /** The client answered a ping. */
+  pong(): void {
+    this.#answered = true;
+  }
+
+  /** The runtime wrote what it held: `send`s waiting for the client may go on. */
+  drained(): void {
+    if (this.#peer === undefined || this.#peer.buffered() > this.#limits.sendBuffer) return;
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const wake of waiters) wake();
+    if (this.#drainTimer !== undefined) {
+      clearInterval(this.#drainTimer);
+      this.#drainTimer = undefined;
+    }
+  }
+
+  /** Closes the socket from the server's side; the client's close frame ends it. */
+  close(code: number, reason: string): void {
+    if (this.#closing || this.#ended) return;
+    this.#closing = true;
+    this.#peer?.close(code, reason);
+    const peer = this.#peer;
+    const wait = setTimeout(() => {
+      peer?.terminate();
+      this.ended();
+    }, closeWait);
+    (wait as { unref?: () => void }).unref?.();
+    this.#controller.signal.addEventListener('abort', () => clearTimeout(wait), { once: true });
+    this.#stop();
+  }
+
+  /** The socket is closed, by either side, or its connection was lost. */
+  ended(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#closing = true;
+    this.#options.sockets.closed();
+    this.#stop();
+    this.#controller.abort();
+  }
+
+  /** Stops what drives the handler: its messages end, its waits on the client are let go. */
+  #stop(): void {
+    if (this.#pinger !== undefined) clearInterval(this.#pinger);
+    this.#pinger = undefined;
+    this.#stopClosing?.();
+    this.#stopClosing = undefined;
+    this.#messages.end();
+    if (this.#drainTimer !== undefined) clearInterval(this.#drainTimer);
+    this.#drainTimer = undefined;
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Sends one message; resolves once the client holds less than the send buffer. */
+  #send(text: string): Promise<void> {
+    const peer = this.#peer;
+    // After the socket closed, the handler's signal has said so: nothing more is sent.
+    if (peer === undefined || this.#closing) return Promise.resolve();
+    peer.send(text);
+    const buffered = peer.buffered();
+    if (buffered <= this.#limits.sendBuffer) return Promise.resolve();
+    // A handler that does not wait for `send` would fill the server's memory: past four
+    // buffers the client is taken for one that does not read.
+    if (buffered > 4 * this.#limits.sendBuffer) {
+      this.close(closeCodes.policy, 'the client does not read its messages');
+      return Promise.resolve();
+    }
+    if (!peer.tellsDrain && this.#drainTimer === undefined)
+      this.#drainTimer = setInterval(() => this.drained(), drainPoll);
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  /** An invalid message: an error frame, and the socket closed once the client sent too many. */
+  #refuse(error: unknown): void {
+    const problem = this.#problemFrame(error);
+    this.#peer?.send(problem.text);
+    this.#invalid++;
+    if (this.#invalid >= this.#limits.invalidLimit)
+      this.close(closeCodes.policy, `${this.#invalid} invalid messages`);
+  }
+
+  #problemFrame(error: unknown): { text: string; status: number; reason: string } {
+    const { body, status } = problemAnswer(error, {
+      exposeErrors: this.#options.exposeErrors,
+      log: this.#options.log,
+    });
+    return {
+      text: `{"type":"error","problem":${body}}`,
+      status,
+      reason: status >= 500 ? 'the handler failed' : 'the handler refused',
+    };
+  }
+}

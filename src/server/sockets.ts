@@ -1,0 +1,109 @@
+/**
+ * WebSockets on Node's http server (docs/sockets.md), with `ws`. A handshake is served as any
+ * request first: Node hands it to the `upgrade` event, which passes it on to the app's routes
+ * with a response written on its connection, so a guard's 401 or a rate limit's 429 is an
+ * ordinary HTTP answer. Only a socket procedure's accepted answer completes the handshake; the
+ * session (src/http/sockets.ts) drives the socket from then on.
+ */
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { HeaderValues } from '../http/procedure-answer.js';
+import type { SocketPeer, SocketSession } from '../http/sockets.js';
+
+interface HeldUpgrade {
+  readonly socket: Duplex;
+  readonly head: Buffer;
+  readonly response: ServerResponse;
+}
+
+const heldUpgrades = new WeakMap<IncomingMessage, HeldUpgrade>();
+/** The lines the app adds to a `101` (its request id, the handler's cookies). */
+const extraHeaders = new WeakMap<IncomingMessage, readonly string[]>();
+
+/**
+ * Serves the server's upgrade requests through its routes. A route that answers anything but a
+ * socket writes its answer on the connection, which then ends.
+ */
+export function routeUpgrades(server: Server): void {
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket as Socket);
+    response.once('finish', () => socket.end());
+    heldUpgrades.set(request, { socket, head, response });
+    server.emit('request', request, response);
+  });
+}
+
+/** One `ws` server per frame limit: what `ws` reads of a frame before it closes with 1009. */
+const servers = new Map<number, WebSocketServer>();
+
+function serverFor(frameLimit: number): WebSocketServer {
+  let server = servers.get(frameLimit);
+  if (server === undefined) {
+    server = new WebSocketServer({
+      noServer: true,
+      maxPayload: frameLimit,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    server.on('headers', (lines: string[], request: IncomingMessage) => {
+      lines.push(...(extraHeaders.get(request) ?? []));
+    });
+    servers.set(frameLimit, server);
+  }
+  return server;
+}
+
+/** Whether this request came through the `upgrade` event: it can become a socket. */
+export function isHeldUpgrade(request: IncomingMessage): boolean {
+  return heldUpgrades.has(request);
+}
+
+/**
+ * Completes the handshake of a held upgrade and gives the socket to its session. `upgraded` is
+ * called with the connection once it is no longer an HTTP one.
+ */
+export function openSocket(
+  request: IncomingMessage,
+  session: SocketSession,
+  frameLimit: number,
+  answer: { headers: HeaderValues; cookies: readonly string[] },
+  upgraded: (connection: Duplex) => void,
+): void {
+  const held = heldUpgrades.get(request);
+  if (held === undefined) throw new Error('openSocket: the request did not come through the upgrade event');
+  heldUpgrades.delete(request);
+  const lines: string[] = [];
+  for (const [name, value] of Object.entries(answer.headers)) lines.push(`${name}: ${value}`);
+  for (const cookie of answer.cookies) lines.push(`set-cookie: ${cookie}`);
+  extraHeaders.set(request, lines);
+  // The connection is the socket's now: the response that stood for it is done.
+  held.response.detachSocket(held.socket as Socket);
+  held.response.emit('close');
+  serverFor(frameLimit).handleUpgrade(request, held.socket, held.head, (ws: WebSocket) => {
+    upgraded(held.socket);
+    session.open(wsPeer(ws));
+    ws.on('message', (data: Buffer, binary: boolean) =>
+      session.received(binary ? new Uint8Array(data) : data.toString('utf8'), binary),
+    );
+    ws.on('pong', () => session.pong());
+    ws.on('close', () => session.ended());
+    // Invalid UTF-8, a frame over the limit: ws closes with 1007 or 1009 and emits close.
+    ws.on('error', () => undefined);
+  });
+}
+
+function wsPeer(ws: WebSocket): SocketPeer {
+  return {
+    send: (text) => ws.send(text),
+    buffered: () => ws.bufferedAmount,
+    close: (code, reason) => ws.close(code, reason),
+    terminate: () => ws.terminate(),
+    ping: () => ws.ping(),
+    tellsDrain: false,
+  };
+}
