@@ -45,13 +45,6 @@ export {
   type UnplacedEventId,
 } from './core/events.js';
 export {
-  type SocketHandlerOptions,
-  type SocketLimits,
-  type SocketOf,
-  type SocketOutput,
-  webSocket,
-} from './core/sockets.js';
-export {
   type DownloadOutput,
   download,
   FileAnswer,
@@ -98,6 +91,13 @@ export type { BaseContext, RequestInfo } from './core/request-context.js';
 export type { CookieOptions, ResponseControl } from './core/response.js';
 export type { DocumentationSource, Mount, MountedRoute, RouteTable } from './core/route-table.js';
 export { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export {
+  type SocketHandlerOptions,
+  type SocketLimits,
+  type SocketOf,
+  type SocketOutput,
+  webSocket,
+} from './core/sockets.js';
 export {
   type HeaderDocumentation,
   type Middleware,

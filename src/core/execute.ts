@@ -8,10 +8,10 @@ import { inputReader } from './input-assembly.js';
 import { parseIfMatch, preconditionOf, unversionedRoute } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
 import { eventStreamer, replyMaker } from './reply.js';
-import { socketer } from './socket-reply.js';
 import { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
 import { runGuards } from './run-guards.js';
+import { socketer } from './socket-reply.js';
 import type { MiddlewareResult } from './steps.js';
 
 type Step<T> = (call: Call, input: T) => Reply | Promise<Reply>;

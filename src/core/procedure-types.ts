@@ -8,8 +8,14 @@ import type { EventStreamOf, EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
 import type { ResponseControl } from './response.js';
-import type { SocketHandlerOptions, SocketInOf, SocketMessages, SocketOutOf, SocketOutput } from './sockets.js';
 import type { StandardSchemaV1 } from './schema.js';
+import type {
+  SocketHandlerOptions,
+  SocketInOf,
+  SocketMessages,
+  SocketOutOf,
+  SocketOutput,
+} from './sockets.js';
 import type { Middleware, RateLimitRule, RouteDocumentation } from './steps.js';
 import type { UploadOptions } from './upload-options.js';
 

@@ -4,7 +4,6 @@
  */
 
 import { type EventStreamOf, type EventStreamOutput, isEventStreamOutput } from './events.js';
-import { isSocketOutput, type SocketOf, type SocketOutput } from './sockets.js';
 import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
@@ -12,6 +11,7 @@ import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
 import type { StandardSchemaV1 } from './schema.js';
+import { isSocketOutput, type SocketOf, type SocketOutput } from './sockets.js';
 import type { Middleware, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
 
@@ -155,7 +155,8 @@ export class ProcedureBuilder<
       return this.#with({
         output: { kind: 'events', schema: schemaOrChoices.schema, keepAlive: schemaOrChoices.keepAlive },
       });
-    if (isSocketOutput(schemaOrChoices)) return this.#with({ output: { kind: 'socket', socket: schemaOrChoices } });
+    if (isSocketOutput(schemaOrChoices))
+      return this.#with({ output: { kind: 'socket', socket: schemaOrChoices } });
     if ('~standard' in schemaOrChoices) {
       return this.#with({ output: { kind: 'fixed', schema: schemaOrChoices as StandardSchemaV1 } });
     }

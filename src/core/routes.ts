@@ -103,7 +103,10 @@ export function planRoutes(
           `${owner} opens a WebSocket and maps to ${resolved.method}: a WebSocket handshake is a GET; make it a query, or .rest({ method: 'GET', path })`,
         );
       }
-      if (definition.output?.kind === 'socket' && (definition.versioning !== undefined || definition.idempotent)) {
+      if (
+        definition.output?.kind === 'socket' &&
+        (definition.versioning !== undefined || definition.idempotent)
+      ) {
         throw new ProceedConfigError(
           `${owner} opens a WebSocket and is .versioned() or .idempotent(): a socket has no version and is never replayed; drop them`,
         );

@@ -32,7 +32,9 @@ export function socketer(
     refuseNul(message);
     const result = validate(receive, message);
     if (isThenable(result))
-      throw new TypeError(`${owner}: webSocket's receive schema validates asynchronously; messages need a synchronous one`);
+      throw new TypeError(
+        `${owner}: webSocket's receive schema validates asynchronously; messages need a synchronous one`,
+      );
     if (!result.ok) throw new ValidationError(result.errors);
     return result.value;
   };

@@ -96,6 +96,7 @@ export interface SocketMessages<In> {
  * What the handler of a socket procedure returns: nothing (it sends with `send`) or the messages
  * it yields. The mark carries the client's messages to the types that need them.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: an async handler that sends returns Promise<void>
 export type SocketOf<In, Out> = AsyncIterable<Out> | undefined | void | SocketMessages<In>;
 
 /** What a socket handler receives besides its input and context. */
@@ -113,7 +114,8 @@ export type SocketInOf<T> = [Extract<T, SocketMessages<unknown>>] extends [Socke
   ? In
   : never;
 /** The server's messages type of a socket procedure's declared output. */
-export type SocketOutOf<T> = Extract<T, AsyncIterable<unknown>> extends AsyncIterable<infer Out> ? Out : never;
+export type SocketOutOf<T> =
+  Extract<T, AsyncIterable<unknown>> extends AsyncIterable<infer Out> ? Out : never;
 
 /** How the socket a handler runs on is driven: what src/http/sockets.ts gives the core. */
 export interface SocketChannel {
@@ -134,4 +136,3 @@ export interface SocketAnswer {
    */
   readonly run: (channel: SocketChannel) => Promise<void>;
 }
-

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import xxhash from 'xxhash-wasm';
 import { buildConformanceApp, documentBytes, documentModified } from '../../test/fixtures/conformance-app.js';
 import { jpegBytes, pngBytes } from '../../test/fixtures/images.js';
@@ -1173,6 +1174,123 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
   // on Node and Deno), they come on connections already open, each pipelined behind a request
   // held in flight, as a kept-alive client's next request would: Node answers the first with its
   // 503 and closes; Deno closes once the held request is answered and drops what came behind it.
+
+  /** A signed-in caller's bearer header. */
+  const bearer = async (name = 'ada') => {
+    const { accessToken } = JSON.parse(
+      (await send('POST', '/api/session', { headers: json, body: JSON.stringify({ name }) })).body,
+    );
+    return { authorization: `Bearer ${accessToken as string}` };
+  };
+
+  it('refuses a WebSocket before its upgrade with an HTTP answer: 426 without a handshake, then the guard, the input and the cross-site check', async () => {
+    const signedIn = await bearer();
+    const plain = await send('GET', '/api/rooms/main/socket', { headers: signedIn });
+    expectProblem(plain, 426, 'UPGRADE_REQUIRED');
+    // Cloudflare's edge keeps hop-by-hop headers such as Upgrade to itself.
+    if (!workers) expect(plain.headers.get('upgrade')).toBe('websocket');
+    if (origin === undefined) {
+      // app.fetch on Node opens no sockets: the app's own server does (app.listen).
+      const handshake = await send('GET', '/api/rooms/main/socket', {
+        headers: {
+          ...signedIn,
+          upgrade: 'websocket',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          'sec-websocket-version': '13',
+        },
+      });
+      expectProblem(handshake, 503, 'UNAVAILABLE');
+      return;
+    }
+    const listening = origin;
+    const refused = async (path: string, headers: Record<string, string>) => {
+      const opened = await socketAt(listening, path, headers);
+      if (!('status' in opened)) throw new Error(`${path} opened`);
+      return opened;
+    };
+    expectProblem(await refused('/api/rooms/main/socket', {}), 401, 'UNAUTHENTICATED');
+    expectProblem(await refused('/api/rooms/MAIN!/socket', signedIn), 400, 'VALIDATION_FAILED');
+    expectProblem(
+      await refused('/api/rooms/main/socket', {
+        ...signedIn,
+        cookie: 'session=1',
+        origin: 'https://evil.example',
+      }),
+      403,
+      'FORBIDDEN',
+    );
+  });
+
+  it('checks every message before the handler: error frames, the send view, and 1008 after too many invalid ones', async ({
+    skip,
+  }) => {
+    if (origin === undefined) return skip();
+    const socket = await openedSocket(origin, '/api/rooms/main/socket', await bearer());
+    expect(socket.upgrade.get('x-request-id')).toEqual(expect.any(String));
+    expect(await socket.next()).toEqual({ text: 'welcome', by: 'ada', room: 'main' });
+    socket.ws.send(JSON.stringify({ text: 'hello' }));
+    expect(await socket.next()).toEqual({ text: 'hello', by: 'ada', room: 'main' });
+    const refusal = async (sent: string | Buffer, status: number, code: string) => {
+      socket.ws.send(sent);
+      expect(await socket.next()).toMatchObject({ type: 'error', problem: { status, code } });
+    };
+    await refusal('{"text":', 400, 'INVALID_JSON');
+    await refusal(JSON.stringify({ text: '' }), 400, 'VALIDATION_FAILED');
+    // Still open after two: a valid message is still echoed.
+    socket.ws.send(JSON.stringify({ text: 'still here' }));
+    expect(await socket.next()).toEqual({ text: 'still here', by: 'ada', room: 'main' });
+    await refusal(JSON.stringify({ text: 'x'.repeat(300) }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(await socket.closed).toEqual({ code: 1008, reason: '3 invalid messages' });
+  });
+
+  it('closes with 1000 when the handler returns, and after a problem frame when it throws, with no reason of a 500', async ({
+    skip,
+  }) => {
+    if (origin === undefined) return skip();
+    const headers = await bearer();
+    const ending = await openedSocket(origin, '/api/rooms/main/socket', headers);
+    await ending.next();
+    ending.ws.send(JSON.stringify({ text: 'bye' }));
+    expect((await ending.closed).code).toBe(1000);
+    const failing = await openedSocket(origin, '/api/rooms/main/socket', headers);
+    await failing.next();
+    failing.ws.send(JSON.stringify({ text: 'fail' }));
+    const failure = (await failing.next()) as { problem: { code: string; detail: string } };
+    expect(failure.problem.code).toBe('INTERNAL');
+    expect(failure.problem.detail).not.toContain('reason');
+    expect((await failing.closed).code).toBe(1011);
+    const refusing = await openedSocket(origin, '/api/rooms/main/socket', headers);
+    await refusing.next();
+    refusing.ws.send(JSON.stringify({ text: 'refuse' }));
+    expect(await refusing.next()).toMatchObject({ problem: { status: 403, code: 'FORBIDDEN' } });
+    expect((await refusing.closed).code).toBe(1008);
+  });
+
+  it('holds a handler that sends faster than its client reads', async ({ skip }) => {
+    // Workers tell no buffered amount: there the platform buffers (docs/sockets.md).
+    if (origin === undefined || workers) return skip();
+    const flood = `f${Math.random().toString(36).slice(2, 10)}`;
+    const socket = await openedSocket(origin, `/api/rooms/flood/${flood}`, {});
+    (socket.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const sent = async () =>
+      JSON.parse((await send('GET', `/api/rooms/flood/${flood}/count`)).body).sent as number;
+    // Held once the kernel's buffers are full: the count stops growing.
+    let held = -1;
+    await expect
+      .poll(
+        async () => {
+          const before = held;
+          held = await sent();
+          return held === before;
+        },
+        { timeout: 15_000, interval: 500 },
+      )
+      .toBe(true);
+    // What the kernel's buffers and the send buffer hold, not what a loop would send in 2 s.
+    expect(held).toBeLessThan(40_000);
+    socket.ws.terminate();
+  });
+
   it('refuses what arrives while the app closes with a 503, before its rate limit counts it and before its body is read', async () => {
     const late = {
       // Past its limit (an earlier case spent it), this would be a 429 if it were counted.
@@ -1185,8 +1303,17 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       expectProblem(answer as Answer, 503, 'UNAVAILABLE');
       expect(answer?.headers.get('x-ratelimit-limit')).toBeNull();
     };
+    // An open socket is closed with 1001 ("going away") as the app closes: its client reconnects elsewhere.
+    const open =
+      origin === undefined ? undefined : await openedSocket(origin, '/api/rooms/main/socket', await bearer());
+    await open?.next();
+    const goingAway = async () => {
+      if (open !== undefined)
+        expect(await open.closed).toEqual({ code: 1001, reason: 'the server is shutting down' });
+    };
     if (origin === undefined || workers || name.startsWith('Bun')) {
       expect((await send('POST', '/closing')).status).toBe(202);
+      await goingAway();
       expectRefused(await send('GET', '/api/notes/caller'));
       expectRefused(
         await send('POST', '/api/notes', {
@@ -1201,6 +1328,7 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     const connections = gates.map((gate) => heldConnection(listening, gate));
     await expect.poll(async () => Number((await send('GET', '/in-flight')).body), { timeout: 5_000 }).toBe(3);
     expect((await send('POST', `/closing?gates=${gates.join(',')}`)).status).toBe(202);
+    await goingAway();
     const answered = await Promise.all(
       connections.map((connection, index) =>
         connection.then((held) => held(Object.values(late)[index] ?? '')),
@@ -1215,6 +1343,74 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     }
   });
 });
+
+/** A WebSocket the server accepted: its messages in order, its close, the 101's headers. */
+interface OpenedSocket {
+  ws: WebSocket;
+  upgrade: Headers;
+  next(): Promise<unknown>;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+/** Opens a WebSocket at `path`: the socket, or the HTTP answer that refused it. */
+function socketAt(
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<OpenedSocket | Answer> {
+  const ws = new WebSocket(`${origin.replace(/^http/, 'ws')}${path}`, { headers });
+  const received: unknown[] = [];
+  let wake: (() => void) | undefined;
+  ws.on('message', (data) => {
+    received.push(JSON.parse(String(data)));
+    wake?.();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  const next = async (): Promise<unknown> => {
+    const deadline = Date.now() + 5000;
+    while (received.length === 0) {
+      if (Date.now() > deadline) throw new Error('no message within 5 s');
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 100);
+      });
+    }
+    return received.shift();
+  };
+  return new Promise((resolve, reject) => {
+    let upgrade = new Headers();
+    ws.once('upgrade', (response) => {
+      upgrade = new Headers(response.headers as Record<string, string>);
+    });
+    ws.once('open', () => resolve({ ws, upgrade, next, closed }));
+    ws.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: new Headers(response.headers as Record<string, string>),
+          body,
+        }),
+      );
+    });
+    ws.once('error', reject);
+  });
+}
+
+async function openedSocket(
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<OpenedSocket> {
+  const opened = await socketAt(origin, path, headers);
+  if ('status' in opened) throw new Error(`${path}: ${opened.status} ${opened.body}`);
+  return opened;
+}
 
 /**
  * A connection with a request held at `gate`; what it returns sends `next` behind it and gives

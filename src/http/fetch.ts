@@ -113,6 +113,9 @@ class FetchPipeline {
 
   /** What every answer gets on its way out: the connection's fate, CORS, a HEAD's empty body. */
   #finished(exchange: Exchange, answered: Response, problem: string | undefined): Response {
+    // A WebSocket's handshake is the runtime's own answer, left as it is (Deno refuses another
+    // once a header is set on it); no CORS applies to a socket.
+    if (answered.status === 101) return answered;
     const { request, method } = exchange;
     const core = this.#core;
     let response = answered;

@@ -21,7 +21,6 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
 import { jsonHeaders } from './json.js';
 import { problemAnswer } from './problems.js';
-import { type OpenSockets, SocketSession } from './sockets.js';
 import {
   type Answered,
   crossSiteRequest,
@@ -29,6 +28,7 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
+import { type OpenSockets, SocketSession } from './sockets.js';
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;
@@ -274,7 +274,11 @@ class RouteAnswers implements ProcedureRoute {
     if (trusted !== undefined && request.header('cookie') !== undefined) {
       const refusal = crossSiteRefusal(
         'WEBSOCKET',
-        { cookie: 'sent', 'sec-fetch-site': request.header('sec-fetch-site'), origin: request.header('origin') },
+        {
+          cookie: 'sent',
+          'sec-fetch-site': request.header('sec-fetch-site'),
+          origin: request.header('origin'),
+        },
         () => request.ownOrigin(),
         trusted,
       );
@@ -282,9 +286,13 @@ class RouteAnswers implements ProcedureRoute {
     }
     const { sockets } = this.#options;
     if (sockets.full)
-      throw new ProceedError('UNAVAILABLE', `This instance holds its most WebSockets (${sockets.max}); retry`, {
-        headers: { 'retry-after': '1' },
-      });
+      throw new ProceedError(
+        'UNAVAILABLE',
+        `This instance holds its most WebSockets (${sockets.max}); retry`,
+        {
+          headers: { 'retry-after': '1' },
+        },
+      );
     const session = new SocketSession(socket, {
       exposeErrors: this.#options.exposeErrors,
       log: request.log,

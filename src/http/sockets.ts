@@ -160,7 +160,9 @@ export class SocketSession {
   open(peer: SocketPeer): void {
     this.#peer = peer;
     this.#options.sockets.opened();
-    this.#stopClosing = this.#options.onClosing(() => this.close(closeCodes.goingAway, 'the server is shutting down'));
+    this.#stopClosing = this.#options.onClosing(() =>
+      this.close(closeCodes.goingAway, 'the server is shutting down'),
+    );
     if (peer.ping !== undefined) {
       const ping = peer.ping;
       this.#pinger = setInterval(() => {
@@ -176,17 +178,15 @@ export class SocketSession {
       (this.#pinger as { unref?: () => void }).unref?.();
     }
     const signal = this.#controller.signal;
-    this.#answer
-      .run({ messages: this.#messages, send: (text) => this.#send(text), signal })
-      .then(
-        () => this.close(closeCodes.normal, ''),
-        (error: unknown) => {
-          if (this.#ended) return;
-          const problem = this.#problemFrame(error);
-          this.#peer?.send(problem.text);
-          this.close(problem.status >= 500 ? closeCodes.internal : closeCodes.policy, problem.reason);
-        },
-      );
+    this.#answer.run({ messages: this.#messages, send: (text) => this.#send(text), signal }).then(
+      () => this.close(closeCodes.normal, ''),
+      (error: unknown) => {
+        if (this.#ended) return;
+        const problem = this.#problemFrame(error);
+        this.#peer?.send(problem.text);
+        this.close(problem.status >= 500 ? closeCodes.internal : closeCodes.policy, problem.reason);
+      },
+    );
   }
 
   /** A frame from the client: checked, then handed to the handler, or answered with an error frame. */
@@ -241,8 +241,13 @@ export class SocketSession {
   close(code: number, reason: string): void {
     if (this.#closing || this.#ended) return;
     this.#closing = true;
-    this.#peer?.close(code, reason);
     const peer = this.#peer;
+    try {
+      peer?.close(code, reason);
+    } catch (error) {
+      // Workers refuse I/O on a socket from another request's turn (an app.close() from elsewhere).
+      this.#options.log.warn({ err: error }, 'A WebSocket could not be closed');
+    }
     const wait = setTimeout(() => {
       peer?.terminate();
       this.ended();

@@ -3,6 +3,7 @@
  * answers they add, the idempotency store, who loads `ctx.user`, context steps, and the hooks
  * of its life (ready, close, listen) and of its answers. `App` (src/server/app.ts) serves.
  */
+
 import type { ContextPipeline, ContextResolver } from '../core/context.js';
 import { idempotencyDocumentation } from '../core/documentation.js';
 import { ProceedConfigError } from '../core/errors.js';
@@ -10,6 +11,7 @@ import { replaysByKey } from '../core/idempotency.js';
 import { type DocumentationSource, RouteTable } from '../core/route-table.js';
 import type { Answer } from '../http/observed.js';
 import type { IdempotencyRuntime } from '../http/procedure-call.js';
+import { runtime } from '../http/runtime.js';
 import type { AppHooks } from './app-hooks.js';
 import type { Listening } from './lifecycle.js';
 import type { MaybePromise } from './options.js';
@@ -20,6 +22,15 @@ export class AppExtensions {
   protected readonly hooks: AppHooks;
   protected readonly contextPipeline: ContextPipeline;
   protected idempotencyRuntime: IdempotencyRuntime | undefined;
+
+  /**
+   * What `Bun.serve` calls for the app's WebSockets, beside `fetch` (docs/sockets.md):
+   * `Bun.serve({ fetch: app.fetch, websocket: app.websocket })`. `app.listen()` passes it itself;
+   * undefined on other runtimes, whose sockets need nothing more.
+   */
+  get websocket(): object | undefined {
+    return runtime.socketHandlers;
+  }
   /** Set once every plugin is loaded: past it, nothing may be added. */
   protected loaded = false;
   #userSource: string | undefined;

@@ -183,7 +183,6 @@ export class App<TCtx extends object = object> extends AppExtensions {
       hasIdempotencyStore: this.idempotencyRuntime !== undefined,
     });
   }
-
   readonly #entry = new FetchEntry(() => this.#createFetchHandler());
 
   /**

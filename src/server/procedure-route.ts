@@ -9,9 +9,9 @@ import type {
   preParsingHookHandler,
 } from 'fastify';
 import type { Call } from '../core/call.js';
-import { ProceedError } from '../core/errors.js';
 import type { ContextPipeline } from '../core/context.js';
 import { takesBody } from '../core/documentation.js';
+import { ProceedError } from '../core/errors.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, type UploadPlan, uploadPlanOf } from '../core/uploads.js';
@@ -34,8 +34,8 @@ import { emptyBody, nodeBody } from './files.js';
 import { encoded, nodeCodings } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
 import { lingerOnUnreadBody } from './lingering.js';
-import { traceOf } from './tracing.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';
+import { traceOf } from './tracing.js';
 import { nodeBodySource } from './uploads.js';
 
 /**

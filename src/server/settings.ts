@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
-import type { UploadOptions } from '../core/uploads.js';
 import { ProceedConfigError } from '../core/errors.js';
+import type { UploadOptions } from '../core/uploads.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';

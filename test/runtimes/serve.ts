@@ -7,7 +7,9 @@ import { buildConformanceApp } from '../fixtures/conformance-app.js';
 
 type FetchHandler = (request: Request) => Promise<Response>;
 interface BunRuntime {
-  serve(options: { port: number; hostname: string; fetch: FetchHandler }): { port: number };
+  serve(options: { port: number; hostname: string; fetch: FetchHandler; websocket: unknown }): {
+    port: number;
+  };
 }
 interface DenoRuntime {
   serve: unknown;
@@ -19,7 +21,7 @@ const announce = (origin: string) => console.log(JSON.stringify({ address: origi
 if (runtime.Bun !== undefined) {
   // Bun: app.fetch handed to Bun.serve, as docs/deployment.md shows.
   announce(
-    `http://127.0.0.1:${runtime.Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch }).port}`,
+    `http://127.0.0.1:${runtime.Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: app.fetch, websocket: app.websocket }).port}`,
   );
 } else if (runtime.Deno !== undefined) {
   // Deno: app.listen, which serves app.fetch with Deno.serve.

@@ -61,11 +61,14 @@ export const bunSocketHandlers = {
 
 function upgradeSocket({ request, argument, session, headers }: SocketUpgrade): Response {
   const server = argument as BunServer | undefined;
-  if (typeof server?.upgrade !== 'function' || !server.upgrade(request, { data: { session }, headers: [...headers] as [string, string][] })) {
+  if (
+    typeof server?.upgrade !== 'function' ||
+    !server.upgrade(request, { data: { session }, headers: [...headers] as [string, string][] })
+  ) {
     session.ended();
     throw new ProceedError(
       'BAD_REQUEST',
-      'The WebSocket handshake could not be completed: serve the app with app.listen(), or pass websocket: app.socketHandlers to Bun.serve (docs/sockets.md)',
+      'The WebSocket handshake could not be completed: serve the app with app.listen(), or pass websocket: app.websocket to Bun.serve (docs/sockets.md)',
     );
   }
   // Bun answers the handshake itself: this answer is not sent.
@@ -139,5 +142,6 @@ export const bun: Runtime = {
   hasStandardOutput: true,
   importsTypeScript: true,
   upgradeSocket,
+  socketHandlers: bunSocketHandlers,
   xxHash64: (data) => (globalThis as unknown as { Bun: BunGlobal }).Bun.hash.xxHash64(data),
 };

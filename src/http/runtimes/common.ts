@@ -113,6 +113,8 @@ export interface Runtime {
    * answer to return. Undefined on Node, where the app's own server opens sockets (app.listen).
    */
   readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
+  /** What the runtime's server calls for every socket, where it asks for them apart (Bun). */
+  readonly socketHandlers: object | undefined;
 }
 
 /** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */

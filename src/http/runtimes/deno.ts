@@ -15,7 +15,10 @@ interface DenoServer {
 }
 
 interface DenoGlobal {
-  upgradeWebSocket(request: Request, options: { idleTimeout: number }): { socket: WebSocket; response: Response };
+  upgradeWebSocket(
+    request: Request,
+    options: { idleTimeout: number },
+  ): { socket: WebSocket; response: Response };
   serve(
     options: {
       port: number;
@@ -113,6 +116,7 @@ export const deno: Runtime = {
   importsTypeScript: true,
   xxHash64: undefined,
   upgradeSocket,
+  socketHandlers: undefined,
 };
 
 /**

@@ -32,4 +32,5 @@ export const node: Runtime = {
   xxHash64: undefined,
   // On Node the app's own server opens sockets (src/server/sockets.ts), not app.fetch.
   upgradeSocket: undefined,
+  socketHandlers: undefined,
 };

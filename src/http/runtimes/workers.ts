@@ -15,7 +15,11 @@ function upgradeSocket({ session, headers }: SocketUpgrade): Response {
   server.accept();
   followStandardSocket(server, session);
   session.open(standardPeer(server, undefined));
-  const init = { status: 101, webSocket: client, headers: headers.map(([name, value]): [string, string] => [name, value]) };
+  const init = {
+    status: 101,
+    webSocket: client,
+    headers: headers.map(([name, value]): [string, string] => [name, value]),
+  };
   return new Response(null, init as ResponseInit);
 }
 
@@ -35,4 +39,5 @@ export const workers: Runtime = {
   importsTypeScript: false,
   xxHash64: undefined,
   upgradeSocket,
+  socketHandlers: undefined,
 };
