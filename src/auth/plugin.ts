@@ -174,7 +174,7 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   };
   // Not async itself: a request without a token (every public read) awaits nothing here.
   app.extendContext((ctx) => {
-    const token = bearerTokenOf(ctx.request.header('authorization'));
+    const token = bearerTokenOf(ctx.request.header('authorization')) ?? socketToken(ctx.request);
     return token === undefined ? undefined : signIn(ctx, token);
   });
 
@@ -182,6 +182,19 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   app.providesUser(
     `authPlugin's userLoader${userLoader.name === '' || userLoader.name === 'userLoader' ? '' : ` (${userLoader.name})`}`,
   );
+}
+
+/**
+ * A WebSocket's handshake may carry its token as the `access_token` query parameter: a browser's
+ * `WebSocket` sets no header (docs/sockets.md, "Authentication"). Any other request must send it
+ * in `Authorization`, where it is kept out of URLs and logs.
+ */
+function socketToken(request: { url: string; header(name: string): string | undefined }): string | undefined {
+  if (!/\bwebsocket\b/i.test(request.header('upgrade') ?? '')) return undefined;
+  const query = request.url.indexOf('?');
+  if (query < 0) return undefined;
+  const token = new URLSearchParams(request.url.slice(query + 1)).get('access_token');
+  return token === null || token === '' ? undefined : token;
 }
 
 function buildTokenService(app: App, options: AuthPluginOptions): TokenService {

@@ -10,13 +10,15 @@ import type { Database } from './db/index.js';
 /** One event: its id (ordering, `Last-Event-ID`) and the post's public fields. */
 export interface FeedEvent {
   readonly id: string;
+  /** Who wrote the post: what the live socket's subscriptions name. Never sent itself. */
+  readonly authorId: string;
   readonly post: { readonly id: string; readonly title: string; readonly excerpt: string };
 }
 
 /** How many events one read returns at most (the feed keeps at least 100, or 5 minutes). */
 export const replayLimit = 1000;
 
-const eventsAfter = `SELECT e.id::text AS event_id, p.id, p.title, p.excerpt
+const eventsAfter = `SELECT e.id::text AS event_id, p.id, p.author_id, p.title, p.excerpt
   FROM post_events e JOIN posts p ON p.id = e.post_id
   WHERE e.id > $1 AND p.status = 'published'
   ORDER BY e.id LIMIT ${replayLimit}`;
@@ -32,12 +34,14 @@ const bounds = `SELECT s.seqstart::text AS first,
 interface EventRow {
   event_id: string;
   id: string;
+  author_id: string;
   title: string;
   excerpt: string;
 }
 
 const toEvent = (row: EventRow): FeedEvent => ({
   id: row.event_id,
+  authorId: row.author_id,
   post: { id: row.id, title: row.title, excerpt: row.excerpt },
 });
 

@@ -16,6 +16,7 @@ import {
   serverEvent,
   step,
   ValidationError,
+  webSocket,
 } from 'proceedjs';
 import { authenticated } from 'proceedjs/auth';
 import { cursorInput, cursorPage } from 'proceedjs/pagination';
@@ -126,7 +127,56 @@ const attachmentNameLength = limits.fileName;
 /** A stream's queue of events not yet sent: past this, it ends and the client resumes from the database. */
 const feedBacklog = 1000;
 
+/** What a client of the live socket sends: the authors it follows (docs/blog.md, "The live socket"). */
+const LiveRequest = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('subscribe'), authorId: z.uuid() }),
+  z.object({ type: z.literal('unsubscribe'), authorId: z.uuid() }),
+]);
+/** What the live socket sends: a post of a followed author, as it becomes published, in its public view. */
+const LivePost = z.object({ type: z.literal('post'), post: Post.public });
+/** The most authors one socket follows. */
+const liveSubscriptions = 100;
+
 export const posts = procedures('posts', {
+  livePosts: blogProcedure()
+    .rest({ method: 'GET', path: '/posts/live' })
+    .meta({
+      summary: 'Posts of the authors you follow, live, over a WebSocket',
+      description:
+        'A WebSocket. Send `{"type":"subscribe","authorId":"…"}` or `{"type":"unsubscribe","authorId":"…"}` (at most 100 authors: one more is answered with a problem and closes the socket with 1008); receive `{"type":"post","post":{…}}` with the public view of each post a followed author publishes, on any instance. A message that is not one of these, or longer than 4 KiB, is answered with `{"type":"error","problem":{…}}`; the tenth closes the socket with 1008. A ping at least every 30 s; 1001 when the server shuts down.',
+    })
+    .output(
+      webSocket({
+        receive: LiveRequest,
+        send: LivePost,
+        maxMessageSize: 4096,
+        invalidLimit: 10,
+        pingInterval: 30_000,
+      }),
+    )
+    .query(async ({ ctx, messages, send }) => {
+      const followed = new Set<string>();
+      let sending = Promise.resolve();
+      const unsubscribe = ctx.feed.subscribe((events) => {
+        for (const event of events)
+          if (followed.has(event.authorId))
+            // In order, each once the client can take it (send waits while it does not read).
+            sending = sending.then(() => send({ type: 'post', post: event.post }));
+      });
+      try {
+        for await (const request of messages) {
+          if (request.type === 'unsubscribe') followed.delete(request.authorId);
+          else if (followed.size >= liveSubscriptions && !followed.has(request.authorId))
+            throw new ValidationError([
+              { path: 'authorId', message: `A socket follows at most ${liveSubscriptions} authors` },
+            ]);
+          else followed.add(request.authorId);
+        }
+      } finally {
+        unsubscribe();
+      }
+    }),
+
   postEvents: blogProcedure()
     .rest({ method: 'GET', path: '/posts/events' })
     .meta({
