@@ -33,6 +33,7 @@ function unsuitable(route: MountedRoute): string | undefined {
   const { output } = route.definition;
   if (output?.kind === 'events')
     return 'it streams events, which a tool result cannot carry (subscribe over its REST route)';
+  if (output?.kind === 'socket') return 'it opens a WebSocket, which a tool call cannot hold open';
   if (output?.kind === 'download') return 'it answers with a file, which a tool result does not carry as one';
   if (uploadShapeOf(route.definition, route.inputMode) !== undefined)
     return 'it takes files, which tool arguments (JSON) cannot carry';

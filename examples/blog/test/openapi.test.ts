@@ -86,6 +86,7 @@ describe('the blog’s OpenAPI document', () => {
         'PUT /api/users/{id} updateUser users',
         'DELETE /api/users/{id} deleteUser users',
         'GET /api/posts listPosts posts',
+        'GET /api/posts/live livePosts posts',
         'GET /api/posts/events postEvents posts',
         'POST /api/posts createPost posts',
         'GET /api/posts/{id} getPost posts',
