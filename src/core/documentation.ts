@@ -60,6 +60,7 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     ...(definition.idempotent ? [idempotencyDocumentation()] : []),
     ...(definition.output?.kind === 'download' ? [fileDocumentation(route)] : []),
     ...(definition.output?.kind === 'events' ? [eventStreamDocumentation] : []),
+    ...(definition.output?.kind === 'socket' ? [socketDocumentation] : []),
     ...added,
   ];
   // The procedure's fixed headers (`.headers()`), as HTTP documents name them: Cache-Control.
@@ -174,7 +175,8 @@ export const entityTagDocumentation: DocumentationSource = (route) =>
   route.successStatus === 200 &&
   route.definition.versioning === undefined &&
   route.definition.output?.kind !== 'download' &&
-  route.definition.output?.kind !== 'events'
+  route.definition.output?.kind !== 'events' &&
+  route.definition.output?.kind !== 'socket'
     ? conditionalRead(etagOfBody)
     : undefined;
 
@@ -187,6 +189,14 @@ const eventStreamDocumentation: RouteDocumentation = {
       type: 'string',
     },
   },
+};
+
+/**
+ * What a socket's handshake may be refused with before the upgrade (docs/sockets.md): no
+ * handshake at all, a malformed one, one with cookies from another site.
+ */
+const socketDocumentation: RouteDocumentation = {
+  problems: ['UPGRADE_REQUIRED', 'BAD_REQUEST', 'FORBIDDEN'],
 };
 
 /** What a file answer carries and honours (docs/files.md); ranges and 304 on GET only. */

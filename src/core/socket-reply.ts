@@ -41,14 +41,21 @@ export function socketer(
   return (call, input, response) => {
     const run = async (channel: SocketChannel): Promise<void> => {
       const send = async (message: unknown) => {
-        const text = writeMessage(message, call.ctx);
-        await channel.send(typeof text === 'string' ? text : await text);
+        let text: string;
+        try {
+          const written = writeMessage(message, call.ctx);
+          text = typeof written === 'string' ? written : await written;
+        } catch (error) {
+          channel.fail(error);
+          throw error;
+        }
+        await channel.send(text);
       };
       const returned = handler({
         input: input as never,
         ctx: call.ctx as never,
         response,
-        ...({ messages: channel.messages, send, signal: channel.signal } as object),
+        ...({ messages: channel.messages, send, signal: channel.signal, refuse: channel.refuse } as object),
       } as never);
       const settled = isThenable(returned) ? await returned : returned;
       if (settled === undefined) return;

@@ -107,6 +107,11 @@ export interface SocketHandlerOptions<In, Out> {
   readonly send: (message: Out) => Promise<void>;
   /** Aborted when the socket closes (the client left, a limit closed it, the app shuts down). */
   readonly signal: AbortSignal;
+  /**
+   * Answers a message the handler cannot act on with an error frame of `error`'s problem, the
+   * socket left open: it counts as an invalid message (`invalidLimit`).
+   */
+  readonly refuse: (error: unknown) => void;
 }
 
 /** The client's messages type of a socket procedure's declared output, or never. */
@@ -123,6 +128,13 @@ export interface SocketChannel {
   /** Sends one message's JSON text; resolves once the client can take more. */
   readonly send: (text: string) => Promise<void>;
   readonly signal: AbortSignal;
+  /**
+   * Ends the socket as a failed handler does (a problem frame, then the close): for a message the
+   * handler sent that does not fit `send`, whether or not it awaited the send.
+   */
+  readonly fail: (error: unknown) => void;
+  /** Answers one message with an error frame, as an invalid one is. */
+  readonly refuse: (error: unknown) => void;
 }
 
 /** A socket answer, from the core to the HTTP layer: what runs once the upgrade is done. */

@@ -1303,13 +1303,17 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       expectProblem(answer as Answer, 503, 'UNAVAILABLE');
       expect(answer?.headers.get('x-ratelimit-limit')).toBeNull();
     };
-    // An open socket is closed with 1001 ("going away") as the app closes: its client reconnects elsewhere.
+    // An open socket is closed with 1001 ("going away") as the app closes: its client reconnects
+    // elsewhere. On Workers nothing shuts an app down: Cloudflare closes sockets as it evicts the
+    // isolate, and a socket takes no I/O from another request's turn (docs/sockets.md).
     const open =
-      origin === undefined ? undefined : await openedSocket(origin, '/api/rooms/main/socket', await bearer());
+      origin === undefined || workers
+        ? undefined
+        : await openedSocket(origin, '/api/rooms/main/socket', await bearer());
     await open?.next();
     const goingAway = async () => {
-      if (open !== undefined)
-        expect(await open.closed).toEqual({ code: 1001, reason: 'the server is shutting down' });
+      // Deno's own shutdown may close it first, with its own reason.
+      if (open !== undefined) expect((await open.closed).code).toBe(1001);
     };
     if (origin === undefined || workers || name.startsWith('Bun')) {
       expect((await send('POST', '/closing')).status).toBe(202);

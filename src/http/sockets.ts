@@ -178,15 +178,26 @@ export class SocketSession {
       (this.#pinger as { unref?: () => void }).unref?.();
     }
     const signal = this.#controller.signal;
-    this.#answer.run({ messages: this.#messages, send: (text) => this.#send(text), signal }).then(
-      () => this.close(closeCodes.normal, ''),
-      (error: unknown) => {
-        if (this.#ended) return;
-        const problem = this.#problemFrame(error);
-        this.#peer?.send(problem.text);
-        this.close(problem.status >= 500 ? closeCodes.internal : closeCodes.policy, problem.reason);
-      },
-    );
+    const fail = (error: unknown) => this.#fail(error);
+    this.#answer
+      .run({
+        messages: this.#messages,
+        send: (text) => this.#send(text),
+        signal,
+        fail,
+        refuse: (error) => {
+          if (!this.#closing) this.#refuse(error);
+        },
+      })
+      .then(() => this.close(closeCodes.normal, ''), fail);
+  }
+
+  /** The handler failed: its problem as a last frame (a 500's reason only in the log), then the close. */
+  #fail(error: unknown): void {
+    if (this.#closing || this.#ended) return;
+    const problem = this.#problemFrame(error);
+    this.#peer?.send(problem.text);
+    this.close(problem.status >= 500 ? closeCodes.internal : closeCodes.policy, problem.reason);
   }
 
   /** A frame from the client: checked, then handed to the handler, or answered with an error frame. */
@@ -257,12 +268,12 @@ export class SocketSession {
     this.#stop();
   }
 
-  /** The socket is closed, by either side, or its connection was lost. */
+  /** The socket is closed, by either side, or its connection was lost (or never opened). */
   ended(): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#closing = true;
-    this.#options.sockets.closed();
+    if (this.#peer !== undefined) this.#options.sockets.closed();
     this.#stop();
     this.#controller.abort();
   }

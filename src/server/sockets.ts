@@ -8,7 +8,7 @@
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { HeaderValues } from '../http/procedure-answer.js';
 import type { SocketPeer, SocketSession } from '../http/sockets.js';
 
@@ -22,11 +22,24 @@ const heldUpgrades = new WeakMap<IncomingMessage, HeldUpgrade>();
 /** The lines the app adds to a `101` (its request id, the handler's cookies). */
 const extraHeaders = new WeakMap<IncomingMessage, readonly string[]>();
 
+type WsModule = typeof import('ws');
+/** `ws`, loaded only by an app with a socket procedure: 90 ms of a cold start otherwise. */
+let wsModule: WsModule | undefined;
+let loadingWs: Promise<WsModule> | undefined;
+const loadWs = (): Promise<WsModule> => {
+  loadingWs ??= import('ws').then((loaded) => {
+    wsModule = loaded;
+    return loaded;
+  });
+  return loadingWs;
+};
+
 /**
  * Serves the server's upgrade requests through its routes. A route that answers anything but a
  * socket writes its answer on the connection, which then ends.
  */
 export function routeUpgrades(server: Server): void {
+  void loadWs();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const response = new ServerResponse(request);
@@ -41,10 +54,10 @@ export function routeUpgrades(server: Server): void {
 /** One `ws` server per frame limit: what `ws` reads of a frame before it closes with 1009. */
 const servers = new Map<number, WebSocketServer>();
 
-function serverFor(frameLimit: number): WebSocketServer {
+function serverFor(ws: WsModule, frameLimit: number): WebSocketServer {
   let server = servers.get(frameLimit);
   if (server === undefined) {
-    server = new WebSocketServer({
+    server = new ws.WebSocketServer({
       noServer: true,
       maxPayload: frameLimit,
       perMessageDeflate: false,
@@ -84,17 +97,24 @@ export function openSocket(
   // The connection is the socket's now: the response that stood for it is done.
   held.response.detachSocket(held.socket as Socket);
   held.response.emit('close');
-  serverFor(frameLimit).handleUpgrade(request, held.socket, held.head, (ws: WebSocket) => {
-    upgraded(held.socket);
-    session.open(wsPeer(ws));
-    ws.on('message', (data: Buffer, binary: boolean) =>
-      session.received(binary ? new Uint8Array(data) : data.toString('utf8'), binary),
-    );
-    ws.on('pong', () => session.pong());
-    ws.on('close', () => session.ended());
-    // Invalid UTF-8, a frame over the limit: ws closes with 1007 or 1009 and emits close.
-    ws.on('error', () => undefined);
-  });
+  const upgrade = (module: WsModule) =>
+    serverFor(module, frameLimit).handleUpgrade(request, held.socket, held.head, (ws: WebSocket) => {
+      upgraded(held.socket);
+      session.open(wsPeer(ws));
+      ws.on('message', (data: Buffer, binary: boolean) =>
+        session.received(binary ? new Uint8Array(data) : data.toString('utf8'), binary),
+      );
+      ws.on('pong', () => session.pong());
+      ws.on('close', () => session.ended());
+      // Invalid UTF-8, a frame over the limit: ws closes with 1007 or 1009 and emits close.
+      ws.on('error', () => undefined);
+    });
+  if (wsModule !== undefined) upgrade(wsModule);
+  else
+    loadWs().then(upgrade, () => {
+      held.socket.destroy();
+      session.ended();
+    });
 }
 
 function wsPeer(ws: WebSocket): SocketPeer {

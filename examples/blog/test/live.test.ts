@@ -101,6 +101,22 @@ for (const engine of engines()) {
       expect(await live.closed).toBe(1008);
     });
 
+    it('follows at most 100 authors: the 101st subscription is refused, the socket stays open', async () => {
+      const live = await openLive(blog.origin);
+      try {
+        for (let index = 0; index < 101; index++)
+          live.send({ type: 'subscribe', authorId: crypto.randomUUID() });
+        expect(await live.next()).toMatchObject({
+          type: 'error',
+          problem: { code: 'VALIDATION_FAILED', errors: [{ path: 'authorId' }] },
+        });
+        live.send({ type: 'unsubscribe', authorId: crypto.randomUUID() });
+        await live.quiet(200);
+      } finally {
+        live.ws.close();
+      }
+    });
+
     it('refuses a plain GET with 426 and a forged token before the upgrade with 401', async () => {
       const plain = await fetch(`${blog.origin}/api/posts/live`);
       expect(plain.status).toBe(426);

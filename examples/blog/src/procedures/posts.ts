@@ -143,7 +143,7 @@ export const posts = procedures('posts', {
     .meta({
       summary: 'Posts of the authors you follow, live, over a WebSocket',
       description:
-        'A WebSocket. Send `{"type":"subscribe","authorId":"…"}` or `{"type":"unsubscribe","authorId":"…"}` (at most 100 authors: one more is answered with a problem and closes the socket with 1008); receive `{"type":"post","post":{…}}` with the public view of each post a followed author publishes, on any instance. A message that is not one of these, or longer than 4 KiB, is answered with `{"type":"error","problem":{…}}`; the tenth closes the socket with 1008. A ping at least every 30 s; 1001 when the server shuts down.',
+        'A WebSocket. Send `{"type":"subscribe","authorId":"…"}` or `{"type":"unsubscribe","authorId":"…"}` (at most 100 authors: one more is answered with a problem, as an invalid message is); receive `{"type":"post","post":{…}}` with the public view of each post a followed author publishes, on any instance. A message that is not one of these, or longer than 4 KiB, is answered with `{"type":"error","problem":{…}}`; the tenth closes the socket with 1008. A ping at least every 30 s; 1001 when the server shuts down.',
     })
     .output(
       webSocket({
@@ -154,22 +154,25 @@ export const posts = procedures('posts', {
         pingInterval: 30_000,
       }),
     )
-    .query(async ({ ctx, messages, send }) => {
+    .query(async ({ ctx, messages, send, refuse }) => {
       const followed = new Set<string>();
       let sending = Promise.resolve();
       const unsubscribe = ctx.feed.subscribe((events) => {
         for (const event of events)
           if (followed.has(event.authorId))
             // In order, each once the client can take it (send waits while it does not read).
-            sending = sending.then(() => send({ type: 'post', post: event.post }));
+            // A post that did not fit the view would end the socket with 1011, logged: nothing to add.
+            sending = sending.then(() => send({ type: 'post', post: event.post })).catch(() => undefined);
       });
       try {
         for await (const request of messages) {
           if (request.type === 'unsubscribe') followed.delete(request.authorId);
           else if (followed.size >= liveSubscriptions && !followed.has(request.authorId))
-            throw new ValidationError([
-              { path: 'authorId', message: `A socket follows at most ${liveSubscriptions} authors` },
-            ]);
+            refuse(
+              new ValidationError([
+                { path: 'authorId', message: `A socket follows at most ${liveSubscriptions} authors` },
+              ]),
+            );
           else followed.add(request.authorId);
         }
       } finally {

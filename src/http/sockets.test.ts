@@ -1,0 +1,227 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '../core/errors.js';
+import { type SocketAnswer, type SocketChannel, socketDefaults } from '../core/sockets.js';
+import { OpenSockets, type SocketPeer, SocketSession } from './sockets.js';
+
+/** What a runtime's socket was asked to do, in order. */
+class RecordingPeer implements SocketPeer {
+  readonly sent: unknown[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+  terminated = false;
+  pings = 0;
+  bufferedBytes = 0;
+  readonly tellsDrain = true;
+  readonly ping = () => {
+    this.pings++;
+  };
+
+  send(text: string): void {
+    this.sent.push(JSON.parse(text));
+  }
+
+  buffered(): number {
+    return this.bufferedBytes;
+  }
+
+  close(code: number, reason: string): void {
+    this.closedWith = { code, reason };
+  }
+
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+const silentLog = { error: () => undefined, warn: () => undefined };
+
+/** A session whose handler is `run`, its messages validated as `{ text: string }`. */
+function sessionOf(
+  run: (channel: SocketChannel) => Promise<void>,
+  limits: Partial<typeof socketDefaults> = {},
+  sockets = new OpenSockets(10),
+) {
+  let closing: (() => void) | undefined;
+  const answer: SocketAnswer = {
+    limits: { ...socketDefaults, ...limits },
+    check: (message) => {
+      const text = (message as { text?: unknown } | null)?.text;
+      if (typeof text !== 'string')
+        throw new ValidationError([{ path: 'text', message: 'Expected a string' }]);
+      return { text };
+    },
+    run,
+  };
+  const session = new SocketSession(answer, {
+    exposeErrors: false,
+    log: silentLog,
+    sockets,
+    onClosing: (listener) => {
+      closing = listener;
+      return () => {
+        closing = undefined;
+      };
+    },
+  });
+  const peer = new RecordingPeer();
+  session.open(peer);
+  return { session, peer, sockets, shutDown: () => closing?.() };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('SocketSession', () => {
+  it('hands valid messages to the handler and answers each invalid one with its problem, closing with 1008 at the limit', async () => {
+    const taken: unknown[] = [];
+    const { session, peer } = sessionOf(
+      async ({ messages }) => {
+        for await (const message of messages) taken.push(message);
+      },
+      { invalidLimit: 3 },
+    );
+    session.received('{"text":"hi"}', false);
+    session.received('{"text":', false);
+    session.received(new Uint8Array([1, 2]), true);
+    await settle();
+    expect(taken).toEqual([{ text: 'hi' }]);
+    expect(peer.sent).toMatchObject([
+      { type: 'error', problem: { status: 400, code: 'INVALID_JSON' } },
+      { type: 'error', problem: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } },
+    ]);
+    expect(peer.closedWith).toBeUndefined();
+    session.received('{"other":1}', false);
+    expect(peer.sent.at(-1)).toMatchObject({ problem: { code: 'VALIDATION_FAILED' } });
+    expect(peer.closedWith).toEqual({ code: 1008, reason: '3 invalid messages' });
+  });
+
+  it('lets the handler refuse a valid message: an error frame, the socket open, counted toward the limit', async () => {
+    const { session, peer } = sessionOf(
+      async ({ messages, refuse }) => {
+        for await (const _message of messages)
+          refuse(new ValidationError([{ path: 'text', message: 'Not now' }]));
+      },
+      { invalidLimit: 2 },
+    );
+    session.received('{"text":"a"}', false);
+    await settle();
+    expect(peer.sent).toMatchObject([
+      { type: 'error', problem: { code: 'VALIDATION_FAILED', detail: 'text: Not now' } },
+    ]);
+    expect(peer.closedWith).toBeUndefined();
+    session.received('{"text":"b"}', false);
+    await settle();
+    expect(peer.closedWith).toEqual({ code: 1008, reason: '2 invalid messages' });
+  });
+
+  it('measures a message in bytes of UTF-8: three-byte characters count three times', () => {
+    const { session, peer } = sessionOf(async () => new Promise(() => undefined), { maxMessageSize: 13 });
+    // 12 characters, 13 bytes: at the limit.
+    session.received('{"text":"é"}', false);
+    expect(peer.sent).toEqual([]);
+    // 13 characters, 17 bytes.
+    session.received('{"text":"€€"}', false);
+    expect(peer.sent).toMatchObject([{ problem: { status: 413, code: 'PAYLOAD_TOO_LARGE' } }]);
+  });
+
+  it('closes with 1008 once more messages wait than the handler takes', () => {
+    const { session, peer } = sessionOf(async () => new Promise(() => undefined), { maxQueued: 2 });
+    session.received('{"text":"1"}', false);
+    session.received('{"text":"2"}', false);
+    expect(peer.closedWith).toBeUndefined();
+    session.received('{"text":"3"}', false);
+    expect(peer.closedWith).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
+  });
+
+  it('holds send while the client holds more than the send buffer, and closes a handler that does not wait past four', async () => {
+    let second: Promise<void> | undefined;
+    const { session, peer } = sessionOf(
+      async ({ send }) => {
+        // The session is made before `peer` is known here: one turn later it is.
+        await settle();
+        peer.bufferedBytes = 2048;
+        second = send('{"n":1}');
+        // Still running: a handler that returned would close the socket and let its sends go.
+        await new Promise(() => undefined);
+      },
+      { sendBuffer: 1024 },
+    );
+    await settle();
+    await settle();
+    let released = false;
+    void second?.then(() => {
+      released = true;
+    });
+    await settle();
+    expect(released).toBe(false);
+    peer.bufferedBytes = 512;
+    session.drained();
+    await settle();
+    expect(released).toBe(true);
+    const flooding = sessionOf(
+      async ({ send }) => {
+        await settle();
+        flooding.peer.bufferedBytes = 4097;
+        void send('{"n":2}');
+      },
+      { sendBuffer: 1024 },
+    );
+    await settle();
+    await settle();
+    expect(flooding.peer.closedWith).toEqual({ code: 1008, reason: 'the client does not read its messages' });
+  });
+
+  it('pings every interval and drops a client that answered nothing since the last ping', () => {
+    vi.useFakeTimers();
+    const { session, peer } = sessionOf(async () => new Promise(() => undefined), { pingInterval: 1000 });
+    vi.advanceTimersByTime(1000);
+    expect(peer.pings).toBe(1);
+    session.pong();
+    vi.advanceTimersByTime(1000);
+    expect(peer.pings).toBe(2);
+    expect(peer.terminated).toBe(false);
+    vi.advanceTimersByTime(1000);
+    expect(peer.terminated).toBe(true);
+  });
+
+  it('ends with 1000 when the handler returns, with a problem frame and 1011 when a sent message fails, its reason unsaid', async () => {
+    const returning = sessionOf(async () => undefined);
+    await settle();
+    expect(returning.peer.closedWith).toEqual({ code: 1000, reason: '' });
+    const failing = sessionOf(async ({ fail }) => {
+      fail(new Error('a secret of the server'));
+    });
+    await settle();
+    expect(failing.peer.sent).toMatchObject([{ type: 'error', problem: { status: 500, code: 'INTERNAL' } }]);
+    expect(JSON.stringify(failing.peer.sent)).not.toContain('secret');
+    expect(failing.peer.closedWith?.code).toBe(1011);
+  });
+
+  it('closes with 1001 when the app shuts down, and counts open sockets only', async () => {
+    const sockets = new OpenSockets(1);
+    let signal: AbortSignal | undefined;
+    const { session, peer, shutDown } = sessionOf(
+      async (channel) => {
+        signal = channel.signal;
+        return new Promise(() => undefined);
+      },
+      {},
+      sockets,
+    );
+    expect(sockets.full).toBe(true);
+    shutDown();
+    expect(peer.closedWith).toEqual({ code: 1001, reason: 'the server is shutting down' });
+    session.ended();
+    expect(signal?.aborted).toBe(true);
+    expect(sockets.open).toBe(0);
+    // A session whose handshake never completed was never counted.
+    const never = new SocketSession(
+      { limits: socketDefaults, check: (message) => message, run: async () => undefined },
+      { exposeErrors: false, log: silentLog, sockets, onClosing: () => () => undefined },
+    );
+    never.ended();
+    expect(sockets.open).toBe(0);
+  });
+});
