@@ -5,7 +5,7 @@
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
  * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
- * workers, embedded, by-hand, mcp, runtimes (bun: its Bun half), tracing, uploads; default all),
+ * workers, embedded, by-hand, mcp, runtimes (bun: its Bun half), tracing, uploads, sockets; default all),
  * BENCH_BASELINE (a built checkout whose blog runs beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
  * DUEL_ROUNDS and DUEL_SECONDS (the size of the peers' and the blog's duels, compare.ts).
  */
@@ -32,6 +32,7 @@ import {
   stopServer,
 } from './compare.js';
 import { createBody, expectedCalls, getPath, listPath } from './servers/posts.js';
+import { socketsComparison } from './sockets.js';
 import { uploadsComparison } from './uploads.js';
 import { embeddedComparison, handWrittenComparison, workersComparison } from './workers.js';
 
@@ -104,6 +105,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (runs('runtimes')) await nodeBridgeSection();
   if (runs('tracing')) await tracingSection();
   if (runs('uploads')) await uploadsComparison();
+  if (runs('sockets')) await socketsComparison();
 }
 
 /**

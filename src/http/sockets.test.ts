@@ -173,6 +173,21 @@ describe('SocketSession', () => {
     expect(flooding.peer.closedWith).toEqual({ code: 1008, reason: 'the client does not read its messages' });
   });
 
+  it('lets the process turn to its timers while a handler sends in a loop to a client that keeps up', async () => {
+    let sent = 0;
+    const { session, peer } = sessionOf(async ({ send, signal }) => {
+      while (!signal.aborted) {
+        await send('{"n":1}');
+        sent++;
+      }
+    });
+    // Buffered stays 0: only the session's own turns let this timer run.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toBeGreaterThan(64);
+    expect(peer.closedWith).toBeUndefined();
+    session.ended();
+  });
+
   it('pings every interval and drops a client that answered nothing since the last ping', () => {
     vi.useFakeTimers();
     const { session, peer } = sessionOf(async () => new Promise(() => undefined), { pingInterval: 1000 });

@@ -71,6 +71,17 @@ export interface SessionOptions {
 
 /** How long a socket closed by the server waits for the client's close frame before it is dropped. */
 const closeWait = 5000;
+/**
+ * A handler sending in a loop waits one turn of the event loop once it has held the process for
+ * `turnSlice` ms, looked at every `sendsPerTurn` sends (a clock read per send would cost more).
+ */
+const sendsPerTurn = 64;
+const turnSlice = 4;
+/** One turn of the event loop: after its I/O, where the runtime has `setImmediate` (Workers may not). */
+const nextTurn: (resolve: () => void) => void =
+  typeof setImmediate === 'function'
+    ? (resolve) => setImmediate(resolve)
+    : (resolve) => setTimeout(resolve, 0);
 /** How often a runtime that tells no drain is asked how much it still holds. */
 const drainPoll = 10;
 
@@ -135,6 +146,10 @@ export class SocketSession {
   #answered = true;
   #pinger: ReturnType<typeof setInterval> | undefined;
   #drainWaiters: (() => void)[] = [];
+  /** Sends since the handler last waited a turn of the event loop. */
+  #sentInTurn = 0;
+  /** When the handler last waited a turn (ms, `performance.now()`). */
+  #turnStarted = 0;
   #drainTimer: ReturnType<typeof setInterval> | undefined;
   #stopClosing: (() => void) | undefined;
   #closing = false;
@@ -299,7 +314,16 @@ export class SocketSession {
     if (peer === undefined || this.#closing) return Promise.resolve();
     peer.send(text);
     const buffered = peer.buffered();
-    if (buffered <= this.#limits.sendBuffer) return Promise.resolve();
+    if (buffered <= this.#limits.sendBuffer) {
+      // A handler that sends in a loop, to a client that reads as fast, would never let the
+      // process turn to its other sockets and timers: every so many sends it waits one turn.
+      if (++this.#sentInTurn < sendsPerTurn) return Promise.resolve();
+      this.#sentInTurn = 0;
+      const now = performance.now();
+      if (now - this.#turnStarted < turnSlice) return Promise.resolve();
+      this.#turnStarted = now;
+      return new Promise(nextTurn);
+    }
     // A handler that does not wait for `send` would fill the server's memory: past four
     // buffers the client is taken for one that does not read.
     if (buffered > 4 * this.#limits.sendBuffer) {
