@@ -188,6 +188,21 @@ describe('SocketSession', () => {
     session.ended();
   });
 
+  it('aborts the handler as the server closes, and a loop that ignores it still lets the process turn', async () => {
+    let signal: AbortSignal | undefined;
+    let testOver = false;
+    const { session, shutDown } = sessionOf(async (channel) => {
+      signal = channel.signal;
+      while (!testOver) await channel.send('{"n":1}');
+    });
+    shutDown();
+    expect(signal?.aborted).toBe(true);
+    // Were sends after the close to resolve at once, this timer would never run.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    testOver = true;
+    session.ended();
+  });
+
   it('pings every interval and drops a client that answered nothing since the last ping', () => {
     vi.useFakeTimers();
     const { session, peer } = sessionOf(async () => new Promise(() => undefined), { pingInterval: 1000 });

@@ -154,6 +154,7 @@ export class SocketSession {
   #stopClosing: (() => void) | undefined;
   #closing = false;
   #ended = false;
+  #closeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(answer: SocketAnswer, options: SessionOptions) {
     this.#answer = answer;
@@ -274,13 +275,14 @@ export class SocketSession {
       // Workers refuse I/O on a socket from another request's turn (an app.close() from elsewhere).
       this.#options.log.warn({ err: error }, 'A WebSocket could not be closed');
     }
-    const wait = setTimeout(() => {
+    this.#closeTimer = setTimeout(() => {
       peer?.terminate();
       this.ended();
     }, closeWait);
-    (wait as { unref?: () => void }).unref?.();
-    this.#controller.signal.addEventListener('abort', () => clearTimeout(wait), { once: true });
+    (this.#closeTimer as { unref?: () => void }).unref?.();
     this.#stop();
+    // The handler stops now: what it would send can no longer go.
+    this.#controller.abort();
   }
 
   /** The socket is closed, by either side, or its connection was lost (or never opened). */
@@ -289,6 +291,7 @@ export class SocketSession {
     this.#ended = true;
     this.#closing = true;
     if (this.#peer !== undefined) this.#options.sockets.closed();
+    if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
     this.#stop();
     this.#controller.abort();
   }
@@ -311,7 +314,8 @@ export class SocketSession {
   #send(text: string): Promise<void> {
     const peer = this.#peer;
     // After the socket closed, the handler's signal has said so: nothing more is sent.
-    if (peer === undefined || this.#closing) return Promise.resolve();
+    // A handler that loops without looking at its signal must still let the process turn.
+    if (peer === undefined || this.#closing) return new Promise(nextTurn);
     peer.send(text);
     const buffered = peer.buffered();
     if (buffered <= this.#limits.sendBuffer) {
