@@ -4,9 +4,10 @@ import { notes } from '../../test/fixtures/notes.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { cursorPage } from '../pagination/cursor.js';
 import { resource } from '../resource/index.js';
-import { type Client, createClient, type Jsonify } from './index.js';
+import { type Client, type ClientSocket, createClient, type Jsonify } from './index.js';
 
 const api = [notes] as const;
 const client = createClient<typeof api>({ baseUrl: 'http://localhost:3030' });
@@ -272,5 +273,43 @@ describe('views chosen per record', () => {
     const page = await client.notes.listNotes();
     const first = page.data[0];
     if (first !== undefined && 'body' in first) expectTypeOf(first.body).toEqualTypeOf<string>();
+  });
+});
+
+describe('a socket procedure on the client', () => {
+  const Said = z.object({ text: z.string().trim().min(1), room: z.string().default('lobby') });
+  const Echoed = z.object({ text: z.string(), at: z.date() });
+  const rooms = procedures('rooms', {
+    roomSocket: procedure()
+      .rest({ method: 'GET', path: '/rooms/:room/socket' })
+      .input(z.object({ room: z.string() }))
+      .output(webSocket({ receive: Said, send: Echoed }))
+      .query(async function* ({ messages }) {
+        for await (const said of messages) yield { text: said.text, at: new Date() };
+      }),
+  });
+  const socketClient = createClient<[typeof rooms]>({ baseUrl: 'http://localhost:3030' });
+
+  it('answers a socket that sends what receive takes and iterates what send writes, as JSON', async () => {
+    const socket = await socketClient.rooms.roomSocket({ room: 'a' });
+    expectTypeOf(socket).toEqualTypeOf<
+      ClientSocket<{ text: string; room?: string | undefined }, { text: string; at: string }>
+    >();
+    expectTypeOf(socket.send).parameter(0).toEqualTypeOf<{ text: string; room?: string | undefined }>();
+    for await (const message of socket) expectTypeOf(message).toEqualTypeOf<{ text: string; at: string }>();
+    // @ts-expect-error: a message of the wrong shape
+    await socket.send({ body: 'x' });
+  });
+
+  it('leaves other outputs alone, any included', () => {
+    const anyOut = procedures('loose', {
+      getLoose: procedure()
+        .input(z.object({ id: z.string() }))
+        // biome-ignore lint/suspicious/noExplicitAny: an app's loosely typed handler, what this test is about
+        .query((): any => ({})),
+    });
+    const loose = createClient<[typeof anyOut]>({ baseUrl: 'http://localhost:3030' });
+    type Loose = Awaited<ReturnType<typeof loose.loose.getLoose>>;
+    expectTypeOf<Loose>().not.toExtend<ClientSocket<never, unknown>>();
   });
 });

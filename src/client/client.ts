@@ -8,6 +8,7 @@ import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
 import { reconnectingEvents } from './events.js';
 import type { ManifestRoute, RouteManifest } from './manifest.js';
 import { encodeCall } from './request.js';
+import { openSocket, type WebSocketClass } from './sockets.js';
 import type { ApiShape, AppErrors, CallOptions, Client } from './types.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -28,6 +29,11 @@ export interface ClientOptions {
   headers?: HeadersInit | (() => MaybePromise<HeadersInit>);
   /** Routes generated on the server (`routeManifest`, `proceed manifest`); needed for `.rest()` overrides. */
   routes?: RouteManifest;
+  /**
+   * The WebSocket class socket procedures open (docs/sockets.md): the global one by default;
+   * on Node 20, which has none, `ws`'s default export.
+   */
+  WebSocket?: WebSocketClass;
 }
 
 const jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
@@ -120,6 +126,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     const encoded = encodeCall(where, route, input);
     const url = `${base}${prefix}${encoded.path}`;
     if (route.events === true) return openEvents(url, `${route.method} ${url}`, callOptions);
+    if (route.socket === true) return socketAt(url, callOptions);
     const init: RequestInit = {
       method: route.method,
       headers: await headersFor(typeof encoded.body === 'string', callOptions, encoded.headers),
@@ -162,6 +169,11 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     }
     if (!response.ok) {
       if (parsed && isReceivedProblem(body) && (problemType.test(contentType) || 'code' in body)) {
+        // A socket procedure the manifest did not name (a conventional name): open its socket.
+        if (body.code === 'UPGRADE_REQUIRED' && route.method === 'GET') {
+          routes.set(`${collection}.${name}`, { ...route, socket: true });
+          return socketAt(url, callOptions);
+        }
         throw new ProblemError(body, response.headers);
       }
       throw new ClientError(
@@ -232,6 +244,40 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
     };
     const first = await connect(undefined, callOptions?.signal);
     return reconnectingEvents(first, connect, callOptions?.signal, label);
+  };
+
+  /**
+   * A socket procedure (docs/sockets.md): the handshake carries the token as `access_token`, since
+   * a browser's WebSocket cannot send headers; a refused one is asked of the route over HTTP, with
+   * the token as a header, to tell its problem.
+   */
+  const socketAt = (url: string, callOptions: CallOptions | undefined) => {
+    const WebSocketImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketClass }).WebSocket;
+    if (WebSocketImpl === undefined) {
+      throw new ClientError(
+        'network',
+        'This runtime has no global WebSocket (Node 20): pass createClient({ WebSocket }) from the ws package',
+      );
+    }
+    const socketUrl = url.replace(/^http/i, 'ws');
+    return openSocket(
+      {
+        label: `GET ${socketUrl}`,
+        WebSocket: WebSocketImpl,
+        url: async () => {
+          const token = typeof options.token === 'function' ? await options.token() : options.token;
+          if (token === undefined || token === null || token === '') return socketUrl;
+          return `${socketUrl}${socketUrl.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}`;
+        },
+        probe: async (signal) => {
+          const response = await fetchImpl(url, { headers: await headersFor(false, callOptions), signal });
+          if (response.status === 426 || response.ok) return undefined;
+          const refused = await refusal(response, `GET ${url}`);
+          return refused instanceof ProblemError ? refused : undefined;
+        },
+      },
+      callOptions?.signal,
+    );
   };
 
   const collections = new Map<string, object>();

@@ -60,7 +60,9 @@ export type ClientErrorReason =
   /** The client cannot tell where the procedure lives (a `.rest()` override without a manifest). */
   | 'unknown-route'
   /** The input cannot be put on the wire (a nested object in a query string). */
-  | 'invalid-input';
+  | 'invalid-input'
+  /** A WebSocket closed for good (docs/sockets.md, "The typed client"), without a problem to tell why. */
+  | 'closed';
 
 /**
  * A call that failed without problem details: see `reason`. `status` is set when a response

@@ -14,6 +14,7 @@ export {
   type RouteManifestOptions,
   routeManifest,
 } from './manifest.js';
+export type { ClientSocket, WebSocketClass, WebSocketLike } from './sockets.js';
 export type {
   ApiShape,
   AppErrors,

@@ -18,6 +18,8 @@ export interface ManifestRoute {
   download?: true;
   /** Present when the procedure answers server-sent events: the client answers an async iterable. */
   events?: true;
+  /** Present when the procedure opens a WebSocket: the client answers a typed socket (docs/sockets.md). */
+  socket?: true;
   /** Present when the procedure takes files: a form (`multipart/form-data`) or the raw body (docs/uploads.md). */
   upload?: 'form' | 'raw';
 }
@@ -43,9 +45,17 @@ export interface MountedRouteLike {
 const uploadOf = (upload: 'form' | 'raw' | undefined): { upload?: 'form' | 'raw' } =>
   upload === undefined ? {} : { upload };
 
-/** Only a file answer says so. */
-const downloadOf = (output: { readonly kind: string } | undefined): { download?: true; events?: true } =>
-  output?.kind === 'download' ? { download: true } : output?.kind === 'events' ? { events: true } : {};
+/** Only an answer that is not JSON says what it is. */
+const downloadOf = (
+  output: { readonly kind: string } | undefined,
+): { download?: true; events?: true; socket?: true } =>
+  output?.kind === 'download'
+    ? { download: true }
+    : output?.kind === 'events'
+      ? { events: true }
+      : output?.kind === 'socket'
+        ? { socket: true }
+        : {};
 
 export interface RouteManifestOptions {
   /**

@@ -7,7 +7,9 @@ import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
 import type { ServerEvent } from '../core/events.js';
 import type { FileAnswer } from '../core/files.js';
 import type { AnyProcedure, Collection, NoContent } from '../core/procedure.js';
+import type { SocketWire, SocketWireOf } from '../core/sockets.js';
 import type { ProblemError } from './errors.js';
+import type { ClientSocket } from './sockets.js';
 
 /**
  * What `createClient` takes as its type argument: the collections the server mounts, as a
@@ -130,18 +132,22 @@ type SentInput<I> = I extends File
  */
 export type ProcedureOutput<P, N extends string = string> =
   TypesOf<P> extends { output: infer O }
-    ? [O] extends [NoContent]
-      ? undefined
-      : [O] extends [FileAnswer]
-        ? Blob
-        : [O] extends [AsyncIterable<infer E>]
-          ? AsyncIterable<Jsonify<Exclude<E, ServerEvent<unknown>>>>
-          : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
-            [O] extends [void]
-            ? N extends DeleteName
-              ? { success: true }
-              : null
-            : Jsonify<O>
+    ? [SocketWireOf<O>] extends [never]
+      ? [O] extends [NoContent]
+        ? undefined
+        : [O] extends [FileAnswer]
+          ? Blob
+          : [O] extends [AsyncIterable<infer E>]
+            ? AsyncIterable<Jsonify<Exclude<E, ServerEvent<unknown>>>>
+            : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
+              [O] extends [void]
+              ? N extends DeleteName
+                ? { success: true }
+                : null
+              : Jsonify<O>
+      : SocketWireOf<O> extends SocketWire<infer Sends, infer Receives>
+        ? ClientSocket<Sends, Jsonify<Receives>>
+        : never
     : never;
 
 /**

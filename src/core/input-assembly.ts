@@ -40,8 +40,13 @@ export function assembler(
   const unchecked = checksNothing(shape);
   if (inputMode === 'query') {
     const query = { noun: 'query parameter', exempt };
+    // A socket's handshake may carry the bearer token in the query (a browser's WebSocket sends no
+    // header): it is the auth plugin's, never the input's (docs/sockets.md, "Authentication").
+    const tokenInQuery = route.definition.output?.kind === 'socket';
     return (call) => {
-      const input = coerce(assignOwn(assignOwn({}, call.query), call.params));
+      const sent: Record<string, unknown> = assignOwn({}, call.query);
+      if (tokenInQuery) delete sent.access_token;
+      const input = coerce(assignOwn(sent, call.params));
       if (!unchecked) refuseUnknownKeys(input, shape, query);
       return input;
     };

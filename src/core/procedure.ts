@@ -11,7 +11,7 @@ import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
 import type { StandardSchemaV1 } from './schema.js';
-import { isSocketOutput, type SocketOf, type SocketOutput } from './sockets.js';
+import { isSocketOutput, type SocketOf, type SocketOutput, type SocketWire } from './sockets.js';
 import type { Middleware, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
 
@@ -112,7 +112,11 @@ export class ProcedureBuilder<
     TCtx,
     TClientInput,
     TInput,
-    SocketOf<StandardSchemaV1.InferOutput<In>, StandardSchemaV1.InferInput<Out>>,
+    SocketOf<
+      StandardSchemaV1.InferOutput<In>,
+      StandardSchemaV1.InferInput<Out>,
+      SocketWire<StandardSchemaV1.InferInput<In>, StandardSchemaV1.InferOutput<Out>>
+    >,
     THasInput,
     TReturn,
     TStatus

@@ -87,17 +87,31 @@ export function isSocketOutput(value: unknown): value is SocketOutput {
 }
 
 declare const socketIn: unique symbol;
-/** Marks what a socket procedure's client sends, for the types of the client and the handler. */
-export interface SocketMessages<In> {
+declare const socketWire: unique symbol;
+/** What a socket's client writes and reads: the schemas' other sides (input of `receive`, output of `send`). */
+export interface SocketWire<Sends = unknown, Receives = unknown> {
+  readonly sends: Sends;
+  readonly receives: Receives;
+}
+/**
+ * Marks what a socket procedure's client sends, for the types of the handler (`In`, as
+ * `receive` outputs it) and of the typed client (`Wire`, before and after the schemas).
+ */
+export interface SocketMessages<In, Wire extends SocketWire = SocketWire> {
   readonly [socketIn]: In;
+  readonly [socketWire]: Wire;
 }
 
 /**
  * What the handler of a socket procedure returns: nothing (it sends with `send`) or the messages
  * it yields. The mark carries the client's messages to the types that need them.
  */
-// biome-ignore lint/suspicious/noConfusingVoidType: an async handler that sends returns Promise<void>
-export type SocketOf<In, Out> = AsyncIterable<Out> | undefined | void | SocketMessages<In>;
+export type SocketOf<In, Out, Wire extends SocketWire = SocketWire<In, Out>> =
+  | AsyncIterable<Out>
+  | undefined
+  // biome-ignore lint/suspicious/noConfusingVoidType: an async handler that sends returns Promise<void>
+  | void
+  | SocketMessages<In, Wire>;
 
 /** What a socket handler receives besides its input and context. */
 export interface SocketHandlerOptions<In, Out> {
@@ -118,6 +132,14 @@ export interface SocketHandlerOptions<In, Out> {
 export type SocketInOf<T> = [Extract<T, SocketMessages<unknown>>] extends [SocketMessages<infer In>]
   ? In
   : never;
+/** What a typed client sends and receives on a socket procedure's declared output, or never (`any` too). */
+export type SocketWireOf<T> = 0 extends 1 & T
+  ? never
+  : [Extract<T, SocketMessages<unknown>>] extends [never]
+    ? never
+    : Extract<T, SocketMessages<unknown>> extends SocketMessages<unknown, infer Wire>
+      ? Wire
+      : never;
 /** The server's messages type of a socket procedure's declared output. */
 export type SocketOutOf<T> =
   Extract<T, AsyncIterable<unknown>> extends AsyncIterable<infer Out> ? Out : never;

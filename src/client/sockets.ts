@@ -1,0 +1,392 @@
+/**
+ * WebSocket procedures in the typed client (docs/sockets.md, "The typed client"): a socket that
+ * sends typed messages, iterates the server's, and reconnects with a fresh token when the
+ * connection drops or the server goes away (a rolling restart's 1001), until it is closed.
+ */
+import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
+
+/**
+ * The few members of a WebSocket the client uses: the standard one (browsers, Bun, Deno, Node 22)
+ * and the `ws` package's both fit.
+ */
+export interface WebSocketLike {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'message', listener: (event: { readonly data: unknown }) => void): void;
+  addEventListener(
+    type: 'close',
+    listener: (event: { readonly code: number; readonly reason: string }) => void,
+  ): void;
+  addEventListener(type: 'open' | 'error', listener: () => void): void;
+}
+
+/** A WebSocket class: `globalThis.WebSocket`, or `ws`'s default export on Node 20. */
+export type WebSocketClass = new (url: string) => WebSocketLike;
+
+/** A socket procedure, called: typed both ways, and an async iterable of what the server sends. */
+export interface ClientSocket<In, Out> extends AsyncIterable<Out> {
+  /**
+   * Sends one message. Resolves once it is handed to an open connection whose send buffer is
+   * under 1 MiB; while the socket reconnects it waits, and it is sent after `onReconnect`'s
+   * listeners ran. Rejects once the socket is closed for good.
+   */
+  send(message: In): Promise<void>;
+  /** Closes the socket (1000) and ends the iteration; the same as the call's signal aborting. */
+  close(): void;
+  /**
+   * Listens for the error frames that leave the socket open: a message the server refused (not
+   * the schema's, too long, refused by the handler). Returns a function that stops listening.
+   */
+  onProblem(listener: (problem: ProblemError) => void): () => void;
+  /**
+   * Listens for each reconnection: the server side starts again from nothing, so send what it
+   * must know again (subscriptions). Returns a function that stops listening.
+   */
+  onReconnect(listener: () => void): () => void;
+  /** `open`, `reconnecting` (the connection dropped and is being made again) or `closed`. */
+  readonly state: 'open' | 'reconnecting' | 'closed';
+}
+
+/** How a socket is reached: the caller's URL (with a fresh token) and what refused a handshake. */
+export interface SocketConnector {
+  readonly label: string;
+  /** The `ws:`/`wss:` URL of one handshake, with the token asked for again. */
+  readonly url: () => Promise<string>;
+  /** Why a handshake failed, asked of the route over HTTP: its problem, or undefined when it would pass. */
+  readonly probe: (signal: AbortSignal) => Promise<ProblemError | undefined>;
+  readonly WebSocket: WebSocketClass;
+}
+
+const open = 1;
+/** Messages received and not yet iterated; past this the client is not reading and the socket is closed. */
+const maxUnread = 10_000;
+/** Bytes handed to the connection and not yet sent before `send` waits. */
+const sendBuffer = 1024 * 1024;
+/** Close codes after which the same socket is opened again: the server went away, the network dropped. */
+const reconnectCodes = new Set([1001, 1005, 1006, 1012, 1013, 1014]);
+/** Refusals of a handshake that a later one may not meet (an instance full, a rate limit, a gateway). */
+const retryStatuses = new Set([429, 502, 503, 504]);
+
+function isErrorFrame(value: unknown): value is { type: 'error'; problem: ReceivedProblem } {
+  if (typeof value !== 'object' || value === null) return false;
+  const { type, problem } = value as { type?: unknown; problem?: unknown };
+  return (
+    type === 'error' &&
+    typeof problem === 'object' &&
+    problem !== null &&
+    typeof (problem as { status?: unknown }).status === 'number'
+  );
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+type Opened = { readonly socket: WebSocketLike } | { readonly failure: Error };
+
+/**
+ * Opens one connection: the socket once open, or why it could not be (the route's problem, asked
+ * over HTTP since a refused handshake tells a WebSocket nothing, or a network failure).
+ */
+async function connect(
+  connector: SocketConnector,
+  signal: AbortSignal,
+  attach: (socket: WebSocketLike) => void,
+): Promise<Opened> {
+  let socket: WebSocketLike;
+  try {
+    socket = new connector.WebSocket(await connector.url());
+    // Before anything can arrive: a message may follow the open event at once.
+    attach(socket);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { failure: new ClientError('network', `${connector.label} failed: ${reason}`, { cause: error }) };
+  }
+  const opened = await new Promise<boolean>((resolve) => {
+    const stop = () => {
+      socket.close();
+      resolve(false);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    socket.addEventListener('open', () => {
+      signal.removeEventListener('abort', stop);
+      resolve(true);
+    });
+    socket.addEventListener('close', () => {
+      signal.removeEventListener('abort', stop);
+      resolve(false);
+    });
+  });
+  if (opened) return { socket };
+  if (signal.aborted) return { failure: new ClientError('closed', `${connector.label} was closed`) };
+  const problem = await connector.probe(signal).catch(() => undefined);
+  return {
+    failure:
+      problem ??
+      new ClientError('network', `${connector.label} failed: the WebSocket handshake did not complete`),
+  };
+}
+
+/** Whether a failed connection may be tried again: the network, or a refusal that passes. */
+function retryable(failure: Error): boolean {
+  if (failure instanceof ProblemError) return retryStatuses.has(failure.status);
+  return failure instanceof ClientError && failure.reason === 'network';
+}
+
+/** The wait before the `attempt`th reconnection: 250 ms doubling to 10 s, ±20 % so that clients spread. */
+function backoff(attempt: number): number {
+  const wait = Math.min(10_000, 250 * 2 ** attempt);
+  return Math.round(wait * (0.8 + Math.random() * 0.4));
+}
+
+class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
+  readonly #connector: SocketConnector;
+  readonly #closing = new AbortController();
+  /** The connection whose messages count: the last one that opened. */
+  #socket: WebSocketLike | undefined;
+  #state: 'open' | 'reconnecting' | 'closed' = 'reconnecting';
+  readonly #unread: Out[] = [];
+  #reader: { resolve: (result: IteratorResult<Out>) => void; reject: (error: unknown) => void } | undefined;
+  /** Why the socket ended, once it has: an error the iteration throws, or null for a quiet end. */
+  #ending: Error | null | undefined;
+  #lastProblem: ProblemError | undefined;
+  readonly #problemListeners = new Set<(problem: ProblemError) => void>();
+  readonly #reconnectListeners = new Set<() => void>();
+  /** Sends waiting for an open connection or for the buffer to drain. */
+  readonly #waiting = new Set<() => void>();
+
+  constructor(connector: SocketConnector, signal: AbortSignal | undefined) {
+    this.#connector = connector;
+    if (signal !== undefined) {
+      const stop = () => this.close();
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+      this.#closing.signal.addEventListener('abort', () => signal.removeEventListener('abort', stop), {
+        once: true,
+      });
+    }
+  }
+
+  /** The first connection: rejects as a call does when the route refuses it or the network fails. */
+  async open(): Promise<void> {
+    const opened = await connect(this.#connector, this.#closing.signal, (socket) => this.#attach(socket));
+    if ('failure' in opened) {
+      this.#end(null);
+      throw opened.failure;
+    }
+    this.#state = 'open';
+  }
+
+  get state(): 'open' | 'reconnecting' | 'closed' {
+    return this.#state;
+  }
+
+  async send(message: In): Promise<void> {
+    const text = JSON.stringify(message);
+    while (true) {
+      if (this.#state === 'closed')
+        throw this.#ending ?? new ClientError('closed', `${this.#connector.label} is closed`);
+      const socket = this.#socket;
+      if (this.#state === 'open' && socket !== undefined && socket.readyState === open) {
+        if (socket.bufferedAmount < sendBuffer) {
+          socket.send(text);
+          return;
+        }
+        // Browsers tell no drain: look again shortly.
+        await pause(10, this.#closing.signal);
+        continue;
+      }
+      await new Promise<void>((resolve) => this.#waiting.add(resolve));
+    }
+  }
+
+  close(): void {
+    if (this.#state === 'closed') return;
+    this.#socket?.close(1000);
+    this.#end(null);
+  }
+
+  onProblem(listener: (problem: ProblemError) => void): () => void {
+    this.#problemListeners.add(listener);
+    return () => this.#problemListeners.delete(listener);
+  }
+
+  onReconnect(listener: () => void): () => void {
+    this.#reconnectListeners.add(listener);
+    return () => this.#reconnectListeners.delete(listener);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Out> {
+    return {
+      next: () => {
+        const message = this.#unread.shift();
+        if (message !== undefined) return Promise.resolve({ done: false, value: message });
+        if (this.#ending === null) return Promise.resolve({ done: true, value: undefined });
+        if (this.#ending !== undefined) {
+          const ending = this.#ending;
+          // Thrown once: after it, the iteration is simply over.
+          this.#ending = null;
+          return Promise.reject(ending);
+        }
+        return new Promise((resolve, reject) => {
+          this.#reader = { resolve, reject };
+        });
+      },
+      // Leaving a `for await` early closes the socket, as with an event stream.
+      return: () => {
+        this.close();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  }
+
+  #attach(socket: WebSocketLike): void {
+    // A close always follows an error, and says what is known; `ws` throws an error nobody listens to.
+    socket.addEventListener('error', () => undefined);
+    socket.addEventListener('open', () => {
+      if (this.#state !== 'closed') this.#socket = socket;
+    });
+    socket.addEventListener('message', (event: { data: unknown }) => {
+      if (socket !== this.#socket || this.#state === 'closed') return;
+      this.#receive(event.data);
+    });
+    // A connection that drops before it is taken for open is the reconnect loop's to retry.
+    socket.addEventListener('close', (event: { code: number; reason: string }) => {
+      if (socket !== this.#socket || this.#state !== 'open') return;
+      this.#closed(event.code, event.reason);
+    });
+  }
+
+  #receive(data: unknown): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(typeof data === 'string' ? data : String(data));
+    } catch (error) {
+      this.#fail(
+        new ClientError('invalid-response', `${this.#connector.label}: a message is not JSON`, {
+          cause: error,
+        }),
+      );
+      return;
+    }
+    if (isErrorFrame(message)) {
+      const problem = new ProblemError(message.problem);
+      this.#lastProblem = problem;
+      for (const listener of this.#problemListeners) listener(problem);
+      return;
+    }
+    if (this.#reader !== undefined) {
+      const reader = this.#reader;
+      this.#reader = undefined;
+      reader.resolve({ done: false, value: message as Out });
+      return;
+    }
+    if (this.#unread.length >= maxUnread) {
+      this.#fail(
+        new ClientError(
+          'closed',
+          `${this.#connector.label}: ${maxUnread} messages arrived that nothing iterated`,
+        ),
+      );
+      return;
+    }
+    this.#unread.push(message as Out);
+  }
+
+  #closed(code: number, reason: string): void {
+    if (code === 1000) {
+      this.#end(null);
+      return;
+    }
+    if (reconnectCodes.has(code)) {
+      void this.#reconnect();
+      return;
+    }
+    // A limit or the handler's failure: the error frame sent just before says why.
+    this.#end(
+      this.#lastProblem ??
+        new ClientError(
+          'closed',
+          `${this.#connector.label} closed with ${code}${reason === '' ? '' : `: ${reason}`}`,
+        ),
+    );
+  }
+
+  async #reconnect(): Promise<void> {
+    this.#state = 'reconnecting';
+    this.#lastProblem = undefined;
+    for (let attempt = 0; ; attempt++) {
+      await pause(backoff(attempt), this.#closing.signal);
+      // Closed meanwhile (`close()`, the signal): the closing signal is aborted by then.
+      if (this.#closing.signal.aborted) return;
+      const opened = await connect(this.#connector, this.#closing.signal, (socket) => this.#attach(socket));
+      if (this.#closing.signal.aborted) {
+        if ('socket' in opened) opened.socket.close(1000);
+        return;
+      }
+      if ('socket' in opened && opened.socket.readyState === open) {
+        this.#state = 'open';
+        for (const listener of this.#reconnectListeners) listener();
+        this.#wake();
+        return;
+      }
+      if ('failure' in opened && !retryable(opened.failure)) {
+        this.#end(opened.failure);
+        return;
+      }
+    }
+  }
+
+  #fail(error: Error): void {
+    this.#socket?.close(1000);
+    this.#end(error);
+  }
+
+  #end(ending: Error | null): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#closing.abort();
+    this.#wake();
+    const reader = this.#reader;
+    this.#reader = undefined;
+    if (reader === undefined) {
+      this.#ending = ending;
+    } else if (ending === null) {
+      this.#ending = null;
+      reader.resolve({ done: true, value: undefined });
+    } else {
+      this.#ending = null;
+      reader.reject(ending);
+    }
+  }
+
+  #wake(): void {
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const resolve of waiting) resolve();
+  }
+}
+
+/**
+ * Opens a socket procedure's socket: resolves once the first handshake is accepted, rejects with
+ * the route's problem (401, 403, 400, 429) or a network failure, as any call does.
+ */
+export async function openSocket<In, Out>(
+  connector: SocketConnector,
+  signal: AbortSignal | undefined,
+): Promise<ClientSocket<In, Out>> {
+  const socket = new ReconnectingSocket<In, Out>(connector, signal);
+  await socket.open();
+  return socket;
+}
