@@ -3,13 +3,18 @@
  * instances on one PostgreSQL database behind haproxy, which health-checks `GET /api/health` and
  * never retries (`retries 0`). While clients keep sending reads and sign-ins, each instance in
  * turn gets SIGTERM, drains (readiness 503, still serving), exits 0 and is started again. No
- * client sees an error.
+ * client sees an error. Live sockets of the typed client (docs/sockets.md) ride it out: each
+ * closed with 1001 opens again through haproxy on the other instance, follows its author again,
+ * and receives the posts published after each restart, whichever instance they were published on.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
+import type { api } from '../examples/blog/src/app.js';
+import { type ClientSocket, createClient, type ProblemError } from '../src/client/index.js';
 import { createScratchDatabase } from './postgres.js';
 import { bin, eventually, freePort, installed, launch, type Running, root } from './processes.js';
 
@@ -25,6 +30,8 @@ function haproxyConfig(front: number, stats: number, backends: readonly number[]
     '  timeout client 30s',
     '  timeout server 30s',
     '  timeout check 2s',
+    // An upgraded WebSocket is a tunnel: open as long as its pings keep it busy.
+    '  timeout tunnel 1h',
     // Nothing is retried: a request sent to an instance that cannot take it is the client's error.
     '  retries 0',
     'backend blog',
@@ -53,6 +60,17 @@ async function serverStates(stats: number): Promise<string[]> {
     .map((row) => row.split(','))
     .filter((fields) => fields[0] === 'blog' && fields[1]?.startsWith('blog'))
     .map((fields) => fields[status] ?? '');
+}
+
+/** Sends a message the live socket refuses and waits for its error frame: what came before is taken. */
+async function refusedOnce(socket: ClientSocket<unknown, unknown>): Promise<void> {
+  await new Promise<ProblemError>((resolve) => {
+    const stop = socket.onProblem((problem) => {
+      stop();
+      resolve(problem);
+    });
+    void socket.send({ type: 'settled' });
+  });
 }
 
 describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restart behind haproxy', () => {
@@ -97,6 +115,78 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
         body: JSON.stringify({ ...credentials, name: 'Rolling' }),
       });
       expect(registered.status).toBe(201);
+      const author = (await registered.json()) as { accessToken: string; user: { id: string } };
+
+      // Live sockets through haproxy, each following the author again whenever it reopens.
+      const live = createClient<typeof api>({
+        baseUrl: base,
+        WebSocket,
+        routes: {
+          posts: { livePosts: { method: 'GET', path: '/posts/live', inputMode: 'query', socket: true } },
+        },
+      });
+      type Live = Awaited<ReturnType<typeof live.posts.livePosts>>;
+      const subscribe = { type: 'subscribe', authorId: author.user.id } as const;
+      const sockets: { socket: Live; titles: string[]; reconnects: number; down: number[] }[] = [];
+      for (let index = 0; index < 4; index++) {
+        const socket = await live.posts.livePosts();
+        const entry = { socket, titles: [] as string[], reconnects: 0, down: [] as number[] };
+        socket.onReconnect(() => {
+          entry.reconnects++;
+          void socket.send(subscribe);
+        });
+        void (async () => {
+          for await (const message of socket) entry.titles.push(message.post.title);
+        })();
+        await socket.send(subscribe);
+        sockets.push(entry);
+      }
+      // How long each socket is not open: sampled, so a gap is known to within the sampling.
+      let sampling = true;
+      const sampler = (async () => {
+        const since = new Map<Live, number>();
+        while (sampling) {
+          for (const { socket, down } of sockets) {
+            const start = since.get(socket);
+            if (socket.state !== 'open' && start === undefined) since.set(socket, Date.now());
+            if (socket.state === 'open' && start !== undefined) {
+              down.push(Date.now() - start);
+              since.delete(socket);
+            }
+          }
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+      /** Every socket has taken what it was sent: a message it refuses is answered in order. */
+      const settled = async () => {
+        await eventually(
+          () => sockets.every(({ socket }) => socket.state === 'open'),
+          20_000,
+          'every live socket is open',
+        );
+        await Promise.all(sockets.map(({ socket }) => refusedOnce(socket)));
+      };
+      let published = 0;
+      const publishAndReceive = async () => {
+        await settled();
+        const title = `Live ${++published}`;
+        const created = await fetch(`${base}/api/posts`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${author.accessToken}` },
+          body: JSON.stringify({
+            title,
+            content: 'Published during a rolling restart.',
+            status: 'published',
+          }),
+        });
+        expect(created.status).toBe(201);
+        await eventually(
+          () => sockets.every(({ titles }) => titles.includes(title)),
+          10_000,
+          `every live socket receives "${title}"`,
+        );
+      };
+      await publishAndReceive();
 
       let running = true;
       let answered = 0;
@@ -130,12 +220,25 @@ describe.skipIf(postgresUrl === null || !installed('haproxy'))('a rolling restar
         instances[index] = await start(port);
         // As an operator would: the next one only once haproxy sends to this one again.
         await eventually(bothUp, 20_000, 'haproxy sees the restarted instance up');
+        await publishAndReceive();
       }
       running = false;
       await Promise.all(clients);
+      sampling = false;
+      await sampler;
 
       expect(failures).toEqual([]);
       expect(answered).toBeGreaterThan(200);
+      // Each socket was closed by the instance it was on, at most once per restart, and each
+      // time opened again at the first try: the first wait is 250 ms ±20 %, then one handshake.
+      for (const { socket, reconnects, down, titles } of sockets) {
+        expect(reconnects).toBeGreaterThanOrEqual(1);
+        expect(reconnects).toBeLessThanOrEqual(2);
+        expect(down).toHaveLength(reconnects);
+        for (const gap of down) expect(gap).toBeLessThan(2000);
+        expect(titles).toEqual(['Live 1', 'Live 2', 'Live 3']);
+        socket.close();
+      }
     } finally {
       haproxy.child.kill('SIGTERM');
       for (const instance of instances) instance.child.kill('SIGTERM');
