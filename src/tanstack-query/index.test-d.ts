@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createClient } from '../client/index.js';
 import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { cursorInput, cursorPage } from '../pagination/cursor.js';
 import { type PageParam, queryUtils } from './index.js';
 
@@ -24,6 +25,10 @@ const posts = procedures('posts', {
   postEvents: procedure()
     .rest({ method: 'GET', path: '/posts/events' })
     .output(eventStream(Post))
+    .query(async function* () {}),
+  livePosts: procedure()
+    .rest({ method: 'GET', path: '/posts/live' })
+    .output(webSocket({ receive: z.object({ follow: z.string() }), send: Post }))
     .query(async function* () {}),
 });
 const queries = queryUtils(createClient<readonly [typeof posts]>({ baseUrl: 'http://x' }));
@@ -49,6 +54,10 @@ describe('queryUtils types', () => {
       .parameter(0)
       .toEqualTypeOf<{ title: string }>();
     expectTypeOf(await queryClient.fetchQuery(queries.posts.postEvents.streamedOptions())).toEqualTypeOf<
+      WirePost[]
+    >();
+    // A socket the page only reads: its messages so far.
+    expectTypeOf(await queryClient.fetchQuery(queries.posts.livePosts.streamedOptions())).toEqualTypeOf<
       WirePost[]
     >();
   });

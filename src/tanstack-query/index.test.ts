@@ -7,10 +7,12 @@ import {
   QueryObserver,
 } from '@tanstack/query-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { z } from 'zod';
 import { createClient, routeManifest } from '../client/index.js';
 import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { cursorInput, cursorPage } from '../pagination/cursor.js';
 import { paginateArray } from '../pagination/index.js';
 import { createApp } from '../server/create-app.js';
@@ -226,6 +228,38 @@ describe('streamedOptions', () => {
     } finally {
       unsubscribe();
       await queryClient.cancelQueries({ queryKey: options.queryKey });
+    }
+  });
+});
+
+describe('streamedOptions of a socket procedure', () => {
+  it("collects the socket's messages as its data, and the query's cancel closes the socket", async () => {
+    let closed = 0;
+    const ticks = procedures('ticks', {
+      tickSocket: procedure()
+        .rest({ method: 'GET', path: '/ticks/socket' })
+        .output(webSocket({ receive: z.object({}), send: z.object({ n: z.number() }) }))
+        .query(async ({ send, signal }) => {
+          for (let n = 1; n <= 3; n++) await send({ n });
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          closed++;
+        }),
+    });
+    const live = createApp({ logger: false }).mount([ticks]);
+    const baseUrl = await live.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    try {
+      const socketQueries = queryUtils(
+        createClient<readonly [typeof ticks]>({ baseUrl, routes: routeManifest([ticks]), WebSocket }),
+      );
+      const options = socketQueries.ticks.tickSocket.streamedOptions();
+      const observer = new QueryObserver(queryClient, options);
+      const unsubscribe = observer.subscribe(() => undefined);
+      await expect.poll(() => observer.getCurrentResult().data).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      unsubscribe();
+      await queryClient.cancelQueries({ queryKey: options.queryKey });
+      await expect.poll(() => closed).toBe(1);
+    } finally {
+      await live.close();
     }
   });
 });
