@@ -18,6 +18,7 @@ interface BunSocketData {
 interface BunSocket {
   readonly data: BunSocketData;
   send(text: string): number;
+  cork(write: () => void): void;
   getBufferedAmount(): number;
   close(code?: number, reason?: string): void;
   terminate(): void;
@@ -30,10 +31,39 @@ interface BunSocket {
  */
 export const bunSocketHandlers = {
   open(ws: BunSocket): void {
+    // Bun writes each send outside its own callbacks at once, a system call per message: what a
+    // handler sends in one turn is held and written in one corked batch after it (the same
+    // batches Bun makes inside its callbacks), counted as buffered meanwhile.
+    let held: string[] = [];
+    let heldBytes = 0;
+    let scheduled = false;
+    const write = () => {
+      scheduled = false;
+      const batch = held;
+      held = [];
+      heldBytes = 0;
+      if (batch.length === 1) ws.send(batch[0] as string);
+      else if (batch.length > 1)
+        ws.cork(() => {
+          for (const text of batch) ws.send(text);
+        });
+      // Bun tells a drain only of what it held: a send waiting on the batch goes on here.
+      ws.data.session.drained();
+    };
     ws.data.session.open({
-      send: (text) => void ws.send(text),
-      buffered: () => ws.getBufferedAmount(),
-      close: (code, reason) => ws.close(code, reason),
+      send: (text) => {
+        held.push(text);
+        heldBytes += text.length;
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(write);
+        }
+      },
+      buffered: () => ws.getBufferedAmount() + heldBytes,
+      close: (code, reason) => {
+        write();
+        ws.close(code, reason);
+      },
       terminate: () => ws.terminate(),
       ping: () => void ws.ping(),
       tellsDrain: true,
