@@ -1,8 +1,9 @@
 /**
  * WebSockets on Node's server, over real sockets: what only the Node adapter decides (the frame
- * limit `ws` holds, invalid UTF-8) and the app's socket limit. The rules every runtime shares are
- * in the conformance suite (src/http/conformance.test.ts).
+ * limit `ws` holds, invalid UTF-8, handshakes that stall) and the app's socket limit. The rules
+ * every runtime shares are in the conformance suite (src/http/conformance.test.ts).
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -10,8 +11,7 @@ import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
 import { createApp } from './create-app.js';
 
-const app = createApp({ logger: false, maxSockets: 2 });
-app.mount([
+const rooms = () =>
   procedures('rooms', {
     echoRoom: procedure()
       .rest({ method: 'GET', path: '/rooms/echo' })
@@ -25,8 +25,9 @@ app.mount([
       .query(async function* ({ messages }) {
         for await (const message of messages) yield message;
       }),
-  }),
-]);
+  });
+const app = createApp({ logger: false, maxSockets: 2 });
+app.mount([rooms()]);
 let origin = '';
 beforeAll(async () => {
   origin = (await app.listen({ port: 0, handleSignals: false, logRoutes: false })).replace(/^http/, 'ws');
@@ -82,5 +83,53 @@ describe('WebSockets on Node', () => {
     const socket = await opened();
     socket.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
     expect(await socket.closed).toBe(1007);
+  });
+});
+
+describe('handshakes that stall', () => {
+  /** A connection that sent a handshake's first lines and never ends its headers. */
+  function stalled(port: number, trickle: boolean) {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('error', () => undefined);
+    socket.write('GET /api/rooms/echo HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n');
+    // One more header line every 50 ms: sending keeps no stalled handshake alive.
+    const timer = trickle ? setInterval(() => socket.write(`X-Slow-${Date.now()}: 1\r\n`), 50) : undefined;
+    const closed = new Promise<string>((resolve) =>
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve(text);
+      }),
+    );
+    return { closed };
+  }
+
+  it('cuts 500 with 408 after timeouts.headers, trickling or silent, while a socket opens and echoes beside them', async () => {
+    const slow = createApp({ logger: false, timeouts: { headers: 1500, request: 600_000 } });
+    slow.mount([rooms()]);
+    const address = new URL(await slow.listen({ port: 0, handleSignals: false, logRoutes: false }));
+    try {
+      const started = Date.now();
+      const held = Array.from({ length: 500 }, (_, index) => stalled(Number(address.port), index % 10 === 0));
+      const ws = new WebSocket(`ws://127.0.0.1:${address.port}/api/rooms/echo`);
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      const echoed = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+      ws.send('{"text":"beside"}');
+      expect(await echoed).toBe('{"text":"beside"}');
+      const answers = await Promise.all(held.map(({ closed }) => closed));
+      expect(answers.filter((text) => !text.startsWith('HTTP/1.1 408 '))).toEqual([]);
+      // Within the headers timeout and the server's check interval (docs/deployment.md, "Timeouts").
+      expect(Date.now() - started).toBeLessThan(15_000);
+      ws.close();
+    } finally {
+      await slow.close();
+    }
   });
 });

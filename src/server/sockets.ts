@@ -100,7 +100,7 @@ export function openSocket(
   const upgrade = (module: WsModule) =>
     serverFor(module, frameLimit).handleUpgrade(request, held.socket, held.head, (ws: WebSocket) => {
       upgraded(held.socket);
-      session.open(wsPeer(ws));
+      session.open(wsPeer(ws, held.socket as Socket));
       ws.on('message', (data: Buffer, binary: boolean) =>
         session.received(binary ? new Uint8Array(data) : data.toString('utf8'), binary),
       );
@@ -117,9 +117,26 @@ export function openSocket(
     });
 }
 
-function wsPeer(ws: WebSocket): SocketPeer {
+/**
+ * What a handler sends in one turn of the event loop leaves in one write: the connection is
+ * corked at the first send and uncorked after the turn's I/O, as Bun's own server does inside
+ * its callbacks (a system call per message otherwise: docs/performance.md, "WebSockets").
+ */
+function wsPeer(ws: WebSocket, connection: Socket): SocketPeer {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    connection.uncork();
+  };
   return {
-    send: (text) => ws.send(text),
+    send: (text) => {
+      if (!corked) {
+        corked = true;
+        connection.cork();
+        setImmediate(uncork);
+      }
+      ws.send(text);
+    },
     buffered: () => ws.bufferedAmount,
     close: (code, reason) => ws.close(code, reason),
     terminate: () => ws.terminate(),
