@@ -315,6 +315,38 @@ export default async () => {
     expect(document.info).toEqual({ title: 'Served', version: '9.9.9' });
   });
 
+  it("writes the AsyncAPI document of the app's socket procedures with --asyncapi, and refuses an app without", async () => {
+    const directory = project('sockets', {
+      'src/app.ts': `
+import { createApp, procedure, procedures, webSocket } from 'proceedjs';
+import { z } from 'zod';
+const rooms = procedures('rooms', {
+  roomSocket: procedure()
+    .rest({ method: 'GET', path: '/rooms/:room/socket' })
+    .input(z.object({ room: z.string() }))
+    .output(webSocket({ receive: z.object({ text: z.string() }), send: z.object({ text: z.string() }) }))
+    .query(async function* ({ messages }) {
+      for await (const said of messages) yield said;
+    }),
+});
+export default createApp({ logger: false }).mount([rooms]);
+`,
+    });
+    const out = join(directory, 'asyncapi.yaml');
+    const written = await runCli(['openapi', '--asyncapi', '--out', out], { cwd: directory });
+    expect(written.code).toBe(0);
+    expect(written.stdout).toBe(`Wrote ${out} (1 channel)\n`);
+    const document = parseYaml(readFileSync(out, 'utf8')) as {
+      asyncapi: string;
+      channels: Record<string, { address: string }>;
+    };
+    expect(document.asyncapi).toBe('3.0.0');
+    expect(document.channels.roomSocket?.address).toBe('/api/rooms/{room}/socket');
+    const none = await runCli(['openapi', minimalEntry, '--asyncapi']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('The app has no WebSocket procedures');
+  });
+
   it('lints the document with the OWASP rules and the override: exit 0 without errors, 1 listing each', async () => {
     const app = (items: string) => `
 import { createApp, guard, procedure, procedures, rateLimit } from 'proceedjs';

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import { generateOpenApi, type OpenApiDocument } from '../openapi/index.js';
+import { asyncApiOf, generateOpenApi, type OpenApiDocument } from '../openapi/index.js';
 
 import type { App } from '../server/app.js';
 import { resolveEntry } from './entry.js';
@@ -88,10 +88,27 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
     };
     return served === undefined ? generateOpenApi({ app, info }) : { ...served, info };
   });
-  const text =
-    format === 'yaml'
-      ? stringify(document, { aliasDuplicateObjects: false })
-      : `${JSON.stringify(document, null, 2)}\n`;
+  if (values.asyncapi === true) {
+    if (values.lint === true)
+      throw new UsageError(
+        '--lint checks the OpenAPI document: leave out --asyncapi',
+        commands.openapi.usage,
+      );
+    const asyncapi = asyncApiOf(document);
+    if (asyncapi === undefined)
+      throw new UsageError(
+        'The app has no WebSocket procedures: there is no AsyncAPI document',
+        commands.openapi.usage,
+      );
+    const channels = Object.keys(asyncapi.channels).length;
+    await writeOutput(
+      serialized(asyncapi, format),
+      values.out,
+      `${channels} channel${channels === 1 ? '' : 's'}`,
+    );
+    return;
+  }
+  const text = serialized(document, format);
   const operations = Object.values(document.paths).reduce(
     (count, item) => count + Object.keys(item ?? {}).filter((key) => operationMethods.has(key)).length,
     0,
@@ -99,4 +116,10 @@ export async function openapiCommand(args: readonly string[]): Promise<void> {
   if (values.lint !== true || values.out !== undefined)
     await writeOutput(text, values.out, `${operations} operation${operations === 1 ? '' : 's'}`);
   if (values.lint === true) reportLint(await lintOpenApi(document, values.out ?? 'openapi.json'));
+}
+
+function serialized(document: object, format: 'json' | 'yaml'): string {
+  return format === 'yaml'
+    ? stringify(document, { aliasDuplicateObjects: false })
+    : `${JSON.stringify(document, null, 2)}\n`;
 }

@@ -84,7 +84,7 @@ ${entryNote}`,
   openapi: {
     name: 'openapi',
     summary: 'Print or write the OpenAPI document',
-    usage: `Usage: proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml] [--lint]
+    usage: `Usage: proceed openapi [entry] [--out FILE] [--title T] [--version V] [--format json|yaml] [--lint] [--asyncapi]
 
 Prints the app's OpenAPI 3.1 document. When the app serves its documentation (the docs plugin
 at {prefix}/docs), that exact document is printed; otherwise it is generated from the routes.
@@ -98,6 +98,8 @@ Options:
                      override (openapi-owasp.spectral.yaml): prints each finding instead of the
                      document (written only with --out), exits 1 on an error. Needs
                      @stoplight/spectral-core, -parsers and -owasp-ruleset installed
+      --asyncapi     The AsyncAPI 3.0 document of the app's WebSocket procedures instead
+                     (made from the same OpenAPI document); an error when it has none
   -h, --help         Show this help
 
 ${entryNote}`,
@@ -108,6 +110,7 @@ ${entryNote}`,
       version: { type: 'string' },
       format: { type: 'string' },
       lint: { type: 'boolean' },
+      asyncapi: { type: 'boolean' },
     },
   },
   manifest: {

@@ -5,6 +5,7 @@
  *
  * @module proceed/openapi
  */
+export { type AsyncApiDocument, asyncApiOf } from './asyncapi.js';
 export { createResponseValidator, exampleErrors, type ResponseValidator } from './conformance.js';
 export {
   generateOpenApi,

@@ -5,13 +5,14 @@
  * whatever the order of `mount` and `register`.
  */
 import { stringify } from 'yaml';
-import { ProceedConfigError } from '../core/errors.js';
+import { NotFoundError, ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
 import type { AppRouteMethod, RouteAnswer, RouteHandler } from '../http/app-routes.js';
 import { matchingTag } from '../http/entity-tags.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
+import { asyncApiOf } from './asyncapi.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import {
   docsAsset,
@@ -94,7 +95,15 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 
   const title = `${info.title}: API documentation`;
-  let served: { json: RouteAnswer; yaml: RouteAnswer; assets: SwaggerUiAssets } | undefined;
+  let served:
+    | {
+        json: RouteAnswer;
+        yaml: RouteAnswer;
+        assets: SwaggerUiAssets;
+        /** Present when the app has WebSocket procedures (docs/sockets.md, "AsyncAPI"). */
+        asyncapi?: { json: RouteAnswer; yaml: RouteAnswer };
+      }
+    | undefined;
   app.onReady(async () => {
     const source = options.collections === undefined ? { app } : { app, collections: options.collections };
     let document: OpenApiDocument;
@@ -106,10 +115,22 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     }
     const json = JSON.stringify(document);
     const yaml = stringify(document, { aliasDuplicateObjects: false });
+    const asyncapi = asyncApiOf(document);
     served = {
       json: docsAsset('application/json; charset=utf-8', json),
       yaml: docsAsset('application/x-yaml; charset=utf-8', yaml),
       assets: await swaggerUiAssets(title, routePrefix),
+      ...(asyncapi === undefined
+        ? {}
+        : {
+            asyncapi: {
+              json: docsAsset('application/json; charset=utf-8', JSON.stringify(asyncapi)),
+              yaml: docsAsset(
+                'application/x-yaml; charset=utf-8',
+                stringify(asyncapi, { aliasDuplicateObjects: false }),
+              ),
+            },
+          }),
     };
   });
   const ready = () => {
@@ -140,6 +161,17 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     `${routePrefix}/yaml`,
     get((files) => files.yaml),
   );
+  // The AsyncAPI document beside it, for an app with WebSocket procedures (a 404 problem otherwise).
+  const asyncApi =
+    (format: 'json' | 'yaml'): RouteHandler =>
+    (request) => {
+      const files = ready();
+      if (files.asyncapi === undefined)
+        throw new NotFoundError('This app has no WebSocket procedures: there is no AsyncAPI document');
+      return get(() => (files.asyncapi as { json: RouteAnswer; yaml: RouteAnswer })[format])(request);
+    };
+  app.route('GET', `${routePrefix}/asyncapi/json`, asyncApi('json'));
+  app.route('GET', `${routePrefix}/asyncapi/yaml`, asyncApi('yaml'));
   for (const name of swaggerUiFileNames)
     app.route(
       'GET',

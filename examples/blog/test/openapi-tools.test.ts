@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Parser as AsyncApiParser } from '@asyncapi/parser';
 import { createClient as heyApi } from '@hey-api/openapi-ts';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import spectralCore from '@stoplight/spectral-core';
@@ -289,6 +290,29 @@ describe('the blog’s OpenAPI document in the tools users have', () => {
     expect(
       (await owasp(crossOrigin.instance.document, true)).filter((finding) => finding.severity === 'error'),
     ).toEqual([]);
+  });
+
+  it("serves an AsyncAPI 3.0 document of its live socket that AsyncAPI's own parser reads without an error", async () => {
+    const served = await fetch(`${blog.origin}/api/docs/asyncapi/json`);
+    expect(served.status).toBe(200);
+    const text = await served.text();
+    const parser = new AsyncApiParser();
+    const { document, diagnostics } = await parser.parse(text);
+    expect(diagnostics.filter((diagnostic) => diagnostic.severity === 0)).toEqual([]);
+    expect(document?.version()).toBe('3.0.0');
+    const live = document?.channels().get('livePosts');
+    expect(live?.address()).toBe('/api/posts/live');
+    expect(
+      live
+        ?.messages()
+        .all()
+        .map((message) => message.id()),
+    ).toEqual(['received', 'sent', 'error']);
+    // The parser can fail: a channel that points at a message that is not there.
+    const broken = JSON.parse(text) as { channels: { livePosts: { messages: { sent: { $ref: string } } } } };
+    broken.channels.livePosts.messages.sent.$ref = '#/components/messages/nowhere';
+    const refused = await parser.parse(JSON.stringify(broken));
+    expect(refused.diagnostics.filter((diagnostic) => diagnostic.severity === 0)).not.toEqual([]);
   });
 
   it('fails both linters on a document that breaks their rules (the checks above can fail)', async () => {
