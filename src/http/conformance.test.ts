@@ -20,6 +20,7 @@ import {
   wranglerDev,
   wranglerReady,
 } from '../../test/runtimes/start.js';
+import { type ClientSocket, createClient } from '../client/index.js';
 
 const run = promisify(execFile);
 
@@ -1264,6 +1265,47 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     refusing.ws.send(JSON.stringify({ text: 'refuse' }));
     expect(await refusing.next()).toMatchObject({ problem: { status: 403, code: 'FORBIDDEN' } });
     expect((await refusing.closed).code).toBe(1008);
+  });
+
+  it('opens through the typed client: the token in the handshake, typed messages, a refused one to onProblem, the problem of a refused handshake', async ({
+    skip,
+  }) => {
+    if (origin === undefined) return skip();
+    const { authorization } = await bearer();
+    const routes = {
+      rooms: { roomSocket: { method: 'GET', path: '/rooms/:room/socket', inputMode: 'query', socket: true } },
+    } as const;
+    type Rooms = {
+      rooms: {
+        roomSocket(input: {
+          room: string;
+        }): Promise<ClientSocket<{ text: string }, { text: string; by: string }>>;
+      };
+    };
+    const client = createClient({
+      baseUrl: origin,
+      routes,
+      WebSocket,
+      token: authorization.slice('Bearer '.length),
+    }) as unknown as Rooms;
+    const room = await client.rooms.roomSocket({ room: 'typed' });
+    const problems: string[] = [];
+    room.onProblem((problem) => problems.push(problem.code));
+    await room.send({ text: '' });
+    await room.send({ text: 'typed' });
+    const received: string[] = [];
+    for await (const message of room) {
+      received.push(`${message.by}: ${message.text}`);
+      if (received.length === 2) break;
+    }
+    expect(received).toEqual(['ada: welcome', 'ada: typed']);
+    expect(problems).toEqual(['VALIDATION_FAILED']);
+    expect(room.state).toBe('closed');
+    const anonymous = createClient({ baseUrl: origin, routes, WebSocket }) as unknown as Rooms;
+    await expect(anonymous.rooms.roomSocket({ room: 'typed' })).rejects.toMatchObject({
+      status: 401,
+      code: 'UNAUTHENTICATED',
+    });
   });
 
   it('holds a handler that sends faster than its client reads', async ({ skip }) => {
