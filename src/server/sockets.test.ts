@@ -13,6 +13,13 @@ import { createApp } from './create-app.js';
 
 const rooms = () =>
   procedures('rooms', {
+    // A handler that never takes its messages: what a client floods it with waits, up to maxQueued.
+    stuckRoom: procedure()
+      .rest({ method: 'GET', path: '/rooms/stuck' })
+      .output(webSocket({ receive: z.object({ n: z.number() }), send: z.object({}), maxQueued: 100 }))
+      .query(
+        ({ signal }) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
+      ),
     echoRoom: procedure()
       .rest({ method: 'GET', path: '/rooms/echo' })
       .output(
@@ -77,6 +84,19 @@ describe('WebSockets on Node', () => {
     const socket = await opened();
     socket.ws.send(JSON.stringify({ text: 'x'.repeat(70 * 1024) }));
     expect(await socket.closed).toBe(1009);
+  });
+
+  it('closes with 1008 a client that floods a handler with small messages, past maxQueued', async () => {
+    const ws = new WebSocket(`${origin}/api/rooms/stuck`);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    for (let n = 0; n < 5000 && ws.readyState === WebSocket.OPEN; n++) ws.send(`{"n":${n}}`);
+    expect(await closed).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
   });
 
   it('closes with 1007 on a text frame that is not UTF-8', async () => {
