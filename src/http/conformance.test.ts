@@ -1308,6 +1308,39 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     });
   });
 
+  it('survives hostile frames: invalid UTF-8 and a frame far over the message limit end that socket only', async ({
+    skip,
+  }) => {
+    if (origin === undefined) return skip();
+    const listening = origin;
+    const headers = await bearer();
+    const outcome = async (frame: Buffer) => {
+      const socket = await openedSocket(listening, '/api/rooms/main/socket', headers);
+      await socket.next();
+      socket.ws.send(frame, { binary: false });
+      // Either the runtime closes the connection (1007, 1009) or the session answers an error frame.
+      const answer = await Promise.race([
+        socket.closed.then(({ code }) => `closed ${code}`),
+        socket.next().then((message) => `error ${(message as { problem: { code: string } }).problem.code}`),
+      ]);
+      socket.ws.terminate();
+      return answer;
+    };
+    const invalidUtf8 = await outcome(Buffer.from([0x7b, 0x22, 0x74, 0xff, 0xfe, 0x7d]));
+    const oversized = await outcome(Buffer.from(JSON.stringify({ text: 'x'.repeat(2 * 1024 * 1024) })));
+    // Node and Bun close with 1007; Deno drops the connection (1006); workerd hands the text on
+    // with replacement characters, which is not JSON (docs/sockets.md, "Limits").
+    expect(invalidUtf8).toBe(
+      name.startsWith('Deno') ? 'closed 1006' : workers ? 'error INVALID_JSON' : 'closed 1007',
+    );
+    // Node's ws does not read a frame over four times the limit; the others read it and refuse it.
+    expect(oversized).toBe(name === fastifyTarget ? 'closed 1009' : 'error PAYLOAD_TOO_LARGE');
+    // The server goes on: another socket is served.
+    const after = await openedSocket(origin, '/api/rooms/main/socket', headers);
+    expect(await after.next()).toMatchObject({ text: 'welcome' });
+    after.ws.close();
+  });
+
   it('holds a handler that sends faster than its client reads', async ({ skip }) => {
     // Workers tell no buffered amount: there the platform buffers (docs/sockets.md).
     if (origin === undefined || workers) return skip();
