@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { authenticated } from '../auth/guards.js';
@@ -15,6 +15,8 @@ type Ctx = AuthContext<{ id: string }>;
 const p = () => procedure<Ctx>();
 
 const Said = z.object({ text: z.string().min(1) });
+/** Handlers the room socket has run: a socket the server opened. */
+let handlers = 0;
 const Echoed = z.object({ text: z.string(), by: z.string(), room: z.string(), at: z.date() });
 
 const rooms = procedures('rooms', {
@@ -24,6 +26,7 @@ const rooms = procedures('rooms', {
     .input(z.object({ room: z.string().regex(/^[a-z]+$/) }))
     .output(webSocket({ receive: Said, send: Echoed, invalidLimit: 5 }))
     .query(async function* ({ input, ctx, messages }) {
+      handlers++;
       for await (const said of messages) {
         if (said.text === 'fail') throw new Error('a secret reason');
         if (said.text === 'bye') return;
@@ -154,9 +157,17 @@ describe('a socket procedure in the typed client', () => {
     expect(received).toEqual(['one']);
   });
 
-  it('finds a conventionally named socket procedure without a manifest', async () => {
+  it('finds a conventionally named socket procedure without a manifest, with one GET for the client', async () => {
     const { url } = await started();
-    const client = createClient<typeof api>({ baseUrl: url, WebSocket });
+    let gets = 0;
+    const client = createClient<typeof api>({
+      baseUrl: url,
+      WebSocket,
+      fetch: (input, init) => {
+        gets++;
+        return fetch(input, init);
+      },
+    });
     const ticker = await client.tickers.getTicker({ id: 'abc' });
     await ticker.send({ n: 21 });
     expect(await next(ticker)).toEqual({ id: 'abc', n: 42 });
@@ -166,6 +177,7 @@ describe('a socket procedure in the typed client', () => {
     await again.send({ n: 1 });
     expect(await next(again)).toEqual({ id: 'def', n: 2 });
     again.close();
+    expect(gets).toBe(1);
   });
 
   it('closes when the call signal aborts', async () => {
@@ -181,6 +193,75 @@ describe('a socket procedure in the typed client', () => {
     controller.abort();
     expect(await reading).toEqual([]);
     expect(ticker.state).toBe('closed');
+  });
+
+  it('sends in order what is sent without waiting, and shares the messages between two readers', async () => {
+    const { url } = await started();
+    const client = createClient<typeof api>({ baseUrl: url, WebSocket });
+    const ticker = await client.tickers.getTicker({ id: 'abc' });
+    // Fewer than the route's maxQueued (100), which a flood would pass.
+    const sent = Array.from({ length: 80 }, (_, n) => ticker.send({ n }));
+    const iterator = ticker[Symbol.asyncIterator]();
+    const received: number[] = [];
+    // Two reads pending at once: each gets its own message.
+    while (received.length < 80) {
+      const [first, second] = await Promise.all([iterator.next(), iterator.next()]);
+      for (const result of [first, second]) if (result.done !== true) received.push(result.value.n / 2);
+    }
+    await Promise.all(sent);
+    expect(received).toEqual(Array.from({ length: 80 }, (_, n) => n));
+    ticker.close();
+  });
+
+  it('opens nothing when the call is aborted while its token is fetched', async () => {
+    const { url } = await started();
+    const { accessToken } = await tokens.issuePair('u1');
+    const controller = new AbortController();
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const client = createClient<typeof api>({
+      baseUrl: url,
+      routes,
+      WebSocket,
+      token: async () => {
+        asked();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return accessToken;
+      },
+    });
+    const before = handlers;
+    const call = client.rooms.roomSocket({ room: 'lobby' }, { signal: controller.signal });
+    await asking;
+    controller.abort();
+    const refused = await failure(call);
+    expect(refused).toBeInstanceOf(ClientError);
+    expect((refused as ClientError).reason).toBe('closed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(handlers).toBe(before);
+  });
+
+  it('survives a listener that throws: it is reported, and the socket goes on', async () => {
+    const { url } = await started();
+    const { accessToken } = await tokens.issuePair('u1');
+    const client = createClient<typeof api>({ baseUrl: url, token: accessToken, routes, WebSocket });
+    const socket = await client.rooms.roomSocket({ room: 'lobby' });
+    const reported = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      socket.onProblem(() => {
+        throw new Error('a listener of the app failed');
+      });
+      await socket.send({ text: '' });
+      await socket.send({ text: 'after' });
+      expect(await next(socket)).toMatchObject({ text: 'after' });
+      expect(reported).toHaveBeenCalledWith(
+        expect.objectContaining({ message: 'a listener of the app failed' }),
+      );
+    } finally {
+      reported.mockRestore();
+      socket.close();
+    }
   });
 
   it('says what to pass where the runtime has no WebSocket', async () => {
@@ -243,6 +324,31 @@ describe('reconnecting', () => {
     expect(order).toEqual(['reconnected', 'sent']);
     expect(socket.state).toBe('open');
     socket.close();
+  });
+
+  it('ends with the error of a token function that throws at a reconnection, without retrying it', async () => {
+    const first = await started();
+    const port = Number(new URL(first.url).port);
+    const { accessToken } = await tokens.issuePair('u1');
+    let asked = 0;
+    const client = createClient<typeof api>({
+      baseUrl: first.url,
+      routes,
+      WebSocket,
+      token: () => {
+        asked++;
+        if (asked > 1) throw new Error('signed out');
+        return accessToken;
+      },
+    });
+    const socket = await client.rooms.roomSocket({ room: 'lobby' });
+    await first.app.close();
+    opened.splice(opened.indexOf(first.app), 1);
+    await started(port);
+    const ended = await failure(next(socket));
+    expect((ended as Error).message).toBe('signed out');
+    expect(asked).toBe(2);
+    expect(socket.state).toBe('closed');
   });
 
   it('ends with the problem when a reconnection is refused for good', async () => {

@@ -28,9 +28,10 @@ export type WebSocketClass = new (url: string) => WebSocketLike;
 /** A socket procedure, called: typed both ways, and an async iterable of what the server sends. */
 export interface ClientSocket<In, Out> extends AsyncIterable<Out> {
   /**
-   * Sends one message. Resolves once it is handed to an open connection whose send buffer is
-   * under 1 MiB; while the socket reconnects it waits, and it is sent after `onReconnect`'s
-   * listeners ran. Rejects once the socket is closed for good.
+   * Sends one message, in order with every other. Resolves once it is handed to an open
+   * connection whose send buffer is under 1 MiB; while the socket reconnects it waits, and goes
+   * out after `onReconnect`'s listeners (and their promises) are done. Rejects once the socket is
+   * closed for good.
    */
   send(message: In): Promise<void>;
   /** Closes the socket (1000) and ends the iteration; the same as the call's signal aborting. */
@@ -42,9 +43,10 @@ export interface ClientSocket<In, Out> extends AsyncIterable<Out> {
   onProblem(listener: (problem: ProblemError) => void): () => void;
   /**
    * Listens for each reconnection: the server side starts again from nothing, so send what it
-   * must know again (subscriptions). Returns a function that stops listening.
+   * must know again (subscriptions); what the listener sends, until its promise settles, goes
+   * ahead of the messages waiting to be sent. Returns a function that stops listening.
    */
-  onReconnect(listener: () => void): () => void;
+  onReconnect(listener: () => unknown): () => void;
   /** `open`, `reconnecting` (the connection dropped and is being made again) or `closed`. */
   readonly state: 'open' | 'reconnecting' | 'closed';
 }
@@ -93,7 +95,8 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-type Opened = { readonly socket: WebSocketLike } | { readonly failure: Error };
+/** A failed connection, and whether another attempt may meet it again (`final`: it would not help). */
+type Opened = { readonly socket: WebSocketLike } | { readonly failure: Error; readonly final?: true };
 
 /**
  * Opens one connection: the socket once open, or why it could not be (the route's problem, asked
@@ -104,9 +107,17 @@ async function connect(
   signal: AbortSignal,
   attach: (socket: WebSocketLike) => void,
 ): Promise<Opened> {
+  let url: string;
+  try {
+    url = await connector.url();
+  } catch (error) {
+    // The token function failed (signed out): the caller's own error, as a call's would be.
+    return { failure: error instanceof Error ? error : new Error(String(error)), final: true };
+  }
+  if (signal.aborted) return { failure: closedError(connector) };
   let socket: WebSocketLike;
   try {
-    socket = new connector.WebSocket(await connector.url());
+    socket = new connector.WebSocket(url);
     // Before anything can arrive: a message may follow the open event at once.
     attach(socket);
   } catch (error) {
@@ -129,7 +140,7 @@ async function connect(
     });
   });
   if (opened) return { socket };
-  if (signal.aborted) return { failure: new ClientError('closed', `${connector.label} was closed`) };
+  if (signal.aborted) return { failure: closedError(connector) };
   const problem = await connector.probe(signal).catch(() => undefined);
   return {
     failure:
@@ -138,8 +149,14 @@ async function connect(
   };
 }
 
+function closedError(connector: SocketConnector): ClientError {
+  return new ClientError('closed', `${connector.label} is closed`);
+}
+
 /** Whether a failed connection may be tried again: the network, or a refusal that passes. */
-function retryable(failure: Error): boolean {
+function retryable(opened: { readonly failure: Error; readonly final?: true }): boolean {
+  if (opened.final === true) return false;
+  const { failure } = opened;
   if (failure instanceof ProblemError) return retryStatuses.has(failure.status);
   return failure instanceof ClientError && failure.reason === 'network';
 }
@@ -150,6 +167,24 @@ function backoff(attempt: number): number {
   return Math.round(wait * (0.8 + Math.random() * 0.4));
 }
 
+/** An app's listener threw: reported as the platform reports an event listener's error, the socket unharmed. */
+function report(error: unknown): void {
+  const global = globalThis as { reportError?: (error: unknown) => void };
+  if (typeof global.reportError === 'function') global.reportError(error);
+  else console.error(error);
+}
+
+interface Reader<Out> {
+  resolve(result: IteratorResult<Out>): void;
+  reject(error: unknown): void;
+}
+
+interface Outgoing {
+  readonly text: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   readonly #connector: SocketConnector;
   readonly #closing = new AbortController();
@@ -157,13 +192,20 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   #socket: WebSocketLike | undefined;
   #state: 'open' | 'reconnecting' | 'closed' = 'reconnecting';
   readonly #unread: Out[] = [];
-  #reader: { resolve: (result: IteratorResult<Out>) => void; reject: (error: unknown) => void } | undefined;
+  /** `next()` calls waiting for a message, in the order they were made. */
+  readonly #readers: Reader<Out>[] = [];
   /** Why the socket ended, once it has: an error the iteration throws, or null for a quiet end. */
   #ending: Error | null | undefined;
+  /** The error frame that came last, if no message came after it: why a close that follows it happened. */
   #lastProblem: ProblemError | undefined;
   readonly #problemListeners = new Set<(problem: ProblemError) => void>();
-  readonly #reconnectListeners = new Set<() => void>();
-  /** Sends waiting for an open connection or for the buffer to drain. */
+  readonly #reconnectListeners = new Set<() => unknown>();
+  /** Messages to send, in order: one loop sends them, so that none overtakes another. */
+  readonly #outbox: Outgoing[] = [];
+  #pumping = false;
+  /** While `onReconnect`'s listeners run, what they send goes first, ahead of the outbox. */
+  #replaying = false;
+  /** The send loop waiting for an open connection. */
   readonly #waiting = new Set<() => void>();
 
   constructor(connector: SocketConnector, signal: AbortSignal | undefined) {
@@ -181,6 +223,11 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   /** The first connection: rejects as a call does when the route refuses it or the network fails. */
   async open(): Promise<void> {
     const opened = await connect(this.#connector, this.#closing.signal, (socket) => this.#attach(socket));
+    // Closed while it connected (the call's signal, `close()`): the connection is not kept.
+    if (this.#closing.signal.aborted) {
+      if ('socket' in opened) opened.socket.close(1000);
+      throw 'failure' in opened ? opened.failure : closedError(this.#connector);
+    }
     if ('failure' in opened) {
       this.#end(null);
       throw opened.failure;
@@ -192,23 +239,18 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
     return this.#state;
   }
 
-  async send(message: In): Promise<void> {
+  send(message: In): Promise<void> {
+    if (this.#state === 'closed') return Promise.reject(this.#ending ?? closedError(this.#connector));
     const text = JSON.stringify(message);
-    while (true) {
-      if (this.#state === 'closed')
-        throw this.#ending ?? new ClientError('closed', `${this.#connector.label} is closed`);
-      const socket = this.#socket;
-      if (this.#state === 'open' && socket !== undefined && socket.readyState === open) {
-        if (socket.bufferedAmount < sendBuffer) {
-          socket.send(text);
-          return;
-        }
-        // Browsers tell no drain: look again shortly.
-        await pause(10, this.#closing.signal);
-        continue;
-      }
-      await new Promise<void>((resolve) => this.#waiting.add(resolve));
+    const socket = this.#socket;
+    if (this.#replaying && this.#state === 'open' && socket?.readyState === open) {
+      socket.send(text);
+      return Promise.resolve();
     }
+    return new Promise((resolve, reject) => {
+      this.#outbox.push({ text, resolve, reject });
+      void this.#pump();
+    });
   }
 
   close(): void {
@@ -222,7 +264,7 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
     return () => this.#problemListeners.delete(listener);
   }
 
-  onReconnect(listener: () => void): () => void {
+  onReconnect(listener: () => unknown): () => void {
     this.#reconnectListeners.add(listener);
     return () => this.#reconnectListeners.delete(listener);
   }
@@ -240,7 +282,7 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
           return Promise.reject(ending);
         }
         return new Promise((resolve, reject) => {
-          this.#reader = { resolve, reject };
+          this.#readers.push({ resolve, reject });
         });
       },
       // Leaving a `for await` early closes the socket, as with an event stream.
@@ -249,6 +291,36 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
         return Promise.resolve({ done: true, value: undefined });
       },
     };
+  }
+
+  /** Sends the outbox in order, each once a connection is open with room in its buffer. */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#outbox.length > 0) {
+        if (this.#state === 'closed') {
+          const ending = this.#ending ?? closedError(this.#connector);
+          for (const outgoing of this.#outbox.splice(0)) outgoing.reject(ending);
+          return;
+        }
+        const socket = this.#socket;
+        if (this.#state === 'open' && !this.#replaying && socket?.readyState === open) {
+          if (socket.bufferedAmount < sendBuffer) {
+            const outgoing = this.#outbox.shift() as Outgoing;
+            socket.send(outgoing.text);
+            outgoing.resolve();
+          } else {
+            // Browsers tell no drain: look again shortly.
+            await pause(10, this.#closing.signal);
+          }
+          continue;
+        }
+        await new Promise<void>((resolve) => this.#waiting.add(resolve));
+      }
+    } finally {
+      this.#pumping = false;
+    }
   }
 
   #attach(socket: WebSocketLike): void {
@@ -283,12 +355,18 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
     if (isErrorFrame(message)) {
       const problem = new ProblemError(message.problem);
       this.#lastProblem = problem;
-      for (const listener of this.#problemListeners) listener(problem);
+      for (const listener of this.#problemListeners) {
+        try {
+          listener(problem);
+        } catch (error) {
+          report(error);
+        }
+      }
       return;
     }
-    if (this.#reader !== undefined) {
-      const reader = this.#reader;
-      this.#reader = undefined;
+    this.#lastProblem = undefined;
+    const reader = this.#readers.shift();
+    if (reader !== undefined) {
       reader.resolve({ done: false, value: message as Out });
       return;
     }
@@ -337,14 +415,32 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
       }
       if ('socket' in opened && opened.socket.readyState === open) {
         this.#state = 'open';
-        for (const listener of this.#reconnectListeners) listener();
+        await this.#replay();
         this.#wake();
         return;
       }
-      if ('failure' in opened && !retryable(opened.failure)) {
+      if ('failure' in opened && !retryable(opened)) {
         this.#end(opened.failure);
         return;
       }
+    }
+  }
+
+  /** Runs `onReconnect`'s listeners, their promises awaited: what they send goes out first. */
+  async #replay(): Promise<void> {
+    this.#replaying = true;
+    try {
+      const running = [...this.#reconnectListeners].map((listener) => {
+        try {
+          return Promise.resolve(listener());
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      });
+      for (const settled of await Promise.allSettled(running))
+        if (settled.status === 'rejected') report(settled.reason);
+    } finally {
+      this.#replaying = false;
     }
   }
 
@@ -358,17 +454,17 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
     this.#state = 'closed';
     this.#closing.abort();
     this.#wake();
-    const reader = this.#reader;
-    this.#reader = undefined;
-    if (reader === undefined) {
+    const readers = this.#readers.splice(0);
+    if (readers.length === 0) {
       this.#ending = ending;
-    } else if (ending === null) {
-      this.#ending = null;
-      reader.resolve({ done: true, value: undefined });
-    } else {
-      this.#ending = null;
-      reader.reject(ending);
+      return;
     }
+    this.#ending = null;
+    // The first reader learns why; any other is simply done.
+    readers.forEach((reader, index) => {
+      if (index === 0 && ending !== null) reader.reject(ending);
+      else reader.resolve({ done: true, value: undefined });
+    });
   }
 
   #wake(): void {

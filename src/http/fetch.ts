@@ -18,7 +18,7 @@ import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
 import type { RequestTrace } from './tracing.js';
-import { decodes, malformedUrl, maxParamLength, paramTooLong } from './url.js';
+import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
@@ -155,7 +155,7 @@ class FetchPipeline {
       this.#core.requestLog?.write({
         id,
         method,
-        url: `${exchange.path}${exchange.search}`,
+        url: loggedUrl(`${exchange.path}${exchange.search}`),
         host: exchange.url.host,
         ip: exchange.ip,
         status,

@@ -22,3 +22,12 @@ export function decodes(path: string): boolean {
     return false;
   }
 }
+
+/**
+ * A URL as logs write it: the value of an `access_token` query parameter (a WebSocket
+ * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`. Looked
+ * for only where the URL holds the name, so other URLs cost a search of their text.
+ */
+export function loggedUrl(url: string): string {
+  return url.includes('access_token=') ? url.replace(/([?&]access_token=)[^&#]*/g, '$1[redacted]') : url;
+}

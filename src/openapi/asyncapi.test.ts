@@ -9,7 +9,7 @@ import { TokenService } from '../auth/tokens.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
 import { createApp } from '../server/create-app.js';
-import { asyncApiOf } from './asyncapi.js';
+import { asyncApiOf, toDraft07 } from './asyncapi.js';
 import { generateOpenApi } from './generate.js';
 import { docsPlugin } from './plugin.js';
 
@@ -146,5 +146,29 @@ describe('the AsyncAPI document of the socket procedures', () => {
     const missing = await plain.inject({ url: '/api/docs/asyncapi/json' });
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it("writes its schemas in AsyncAPI's format (draft 07's superset): tuples, a $ref beside other keywords, $defs", () => {
+    expect(
+      toDraft07({
+        type: 'object',
+        properties: {
+          pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false },
+          author: { $ref: '#/components/schemas/User', description: 'who wrote it' },
+          node: { $ref: '#/$defs/Node' },
+          examples: { type: 'string', examples: [{ $ref: 'not a schema' }] },
+        },
+        $defs: { Node: { type: 'object' } },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false },
+        author: { description: 'who wrote it', allOf: [{ $ref: '#/components/schemas/User' }] },
+        node: { $ref: '#/definitions/Node' },
+        examples: { type: 'string', examples: [{ $ref: 'not a schema' }] },
+      },
+      definitions: { Node: { type: 'object' } },
+    });
   });
 });

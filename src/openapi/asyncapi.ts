@@ -1,6 +1,7 @@
 /**
  * The AsyncAPI 3.0 document of an app's socket procedures (docs/sockets.md, "AsyncAPI"), made
- * from its OpenAPI document, so that both say the same of every schema: each socket route becomes
+ * from its OpenAPI document, so that both say the same of every schema (in AsyncAPI's default
+ * schema format, draft 07's superset): each socket route becomes
  * a channel at its path, with the message the server receives, the messages it sends (its own and
  * the error frame) and its handshake's query parameters as the WebSocket binding.
  */
@@ -58,6 +59,45 @@ interface SocketFacts {
 }
 
 const schemaRef = '#/components/schemas/';
+
+/**
+ * A JSON Schema of OpenAPI 3.1 (draft 2020-12) in AsyncAPI's default schema format, a superset
+ * of draft 07: a `$ref` with other keywords beside it (ignored there) moves into `allOf`, a
+ * tuple's `prefixItems` become `items` and `additionalItems`, `$defs` become `definitions`.
+ */
+export function toDraft07(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toDraft07);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const converted: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$ref' && typeof value === 'string')
+      converted.$ref = value.replace('#/$defs/', '#/definitions/');
+    else if (key === '$defs' || key === 'properties' || key === 'patternProperties' || key === 'definitions')
+      converted[key === '$defs' ? 'definitions' : key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, toDraft07(inner)]),
+      );
+    else if (
+      key === 'examples' ||
+      key === 'enum' ||
+      key === 'const' ||
+      key === 'default' ||
+      key === 'required'
+    )
+      converted[key] = value;
+    else converted[key] = toDraft07(value);
+  }
+  if (Array.isArray(converted.prefixItems)) {
+    const rest = converted.items;
+    converted.items = converted.prefixItems;
+    delete converted.prefixItems;
+    if (rest !== undefined) converted.additionalItems = rest;
+  }
+  if (typeof converted.$ref === 'string' && Object.keys(converted).length > 1) {
+    const { $ref, ...beside } = converted;
+    return { ...beside, allOf: [{ $ref }, ...((beside.allOf as unknown[] | undefined) ?? [])] };
+  }
+  return converted;
+}
 
 function socketOf(operation: OpenApiOperation): SocketFacts | undefined {
   const switching = operation.responses['101'] as
@@ -157,13 +197,13 @@ export function asyncApiOf(document: OpenApiDocument): AsyncApiDocument | undefi
       name: `${id}Received`,
       title: 'What the client sends',
       contentType: 'application/json',
-      payload: socket.receive,
+      payload: toDraft07(socket.receive) as JsonSchema,
     };
     messages[`${id}Sent`] = {
       name: `${id}Sent`,
       title: 'What the server sends',
       contentType: 'application/json',
-      payload: socket.send,
+      payload: toDraft07(socket.send) as JsonSchema,
     };
     roots.push(socket.receive, socket.send, ...query.map((parameter) => parameter.schema));
     channels[id] = {
@@ -194,7 +234,7 @@ export function asyncApiOf(document: OpenApiDocument): AsyncApiDocument | undefi
                 query: {
                   type: 'object',
                   properties: Object.fromEntries(
-                    query.map((parameter) => [parameter.name, parameter.schema]),
+                    query.map((parameter) => [parameter.name, toDraft07(parameter.schema)]),
                   ),
                   ...(query.some((parameter) => parameter.required)
                     ? {
@@ -252,7 +292,12 @@ export function asyncApiOf(document: OpenApiDocument): AsyncApiDocument | undefi
     channels,
     operations,
     components: {
-      schemas: reachable(roots, schemas),
+      schemas: Object.fromEntries(
+        Object.entries(reachable(roots, schemas)).map(([name, schema]) => [
+          name,
+          toDraft07(schema) as JsonSchema,
+        ]),
+      ),
       messages,
       ...(secured
         ? {

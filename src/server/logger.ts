@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Logger, type LoggerOptions as PinoOptions, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
+import { loggedUrl } from '../http/url.js';
 import { batchedStandardOutput, type TraceFields } from './log-output.js';
 
 export type { TraceFields };
@@ -79,7 +80,7 @@ function traceMixin(traceFields: TraceFields | undefined): { mixin?: () => objec
 const requestSerializers = {
   req: (request: FastifyRequest) => ({
     method: request.method,
-    url: request.url,
+    url: loggedUrl(request.url),
     version: request.headers?.['accept-version'],
     host: request.host,
     remoteAddress: request.ip,

@@ -152,6 +152,34 @@ describe('the request line, escaped', () => {
   });
 });
 
+describe('the request line of a URL with a token', () => {
+  it("writes no access_token's value, through Fastify's routes and through app.fetch", async () => {
+    const { app, lines } = thingsLoggingTo();
+    await app.inject({
+      url: '/api/things/7?access_token=sekrit-one&q=x',
+      headers: { 'x-request-id': 'token-1' },
+    });
+    await app.fetch(
+      new Request('http://api.example/api/things/8?q=y&access_token=sekrit-two', {
+        headers: { 'x-request-id': 'token-2' },
+      }),
+    );
+    await eventually(
+      () =>
+        lines.some((line) => line.includes('"token-1"')) && lines.some((line) => line.includes('"token-2"')),
+      10_000,
+      'the lines of both requests',
+    );
+    await app.close();
+    const urlOf = (id: string) =>
+      (JSON.parse(lines.find((line) => line.includes(`"${id}"`)) ?? '{}') as { req?: { url?: string } }).req
+        ?.url;
+    expect(urlOf('token-1')).toBe('/api/things/7?access_token=[redacted]&q=x');
+    expect(urlOf('token-2')).toBe('/api/things/8?q=y&access_token=[redacted]');
+    expect(lines.join('')).not.toContain('sekrit');
+  });
+});
+
 describe('the request lines of one connection', () => {
   it("write each request's own host and client address, and the connection's port", async () => {
     const lines: string[] = [];

@@ -9,6 +9,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
 import { type Logger, pino } from 'pino';
+import { loggedUrl } from '../http/url.js';
 import { atTurnEnd, beforeStandardOutputWrites, isStandardOutput, type TraceFields } from './log-output.js';
 
 export type { TraceFields } from './log-output.js';
@@ -239,7 +240,7 @@ export class OneLinePerRequest extends LogController {
       Date.now(),
       request.id,
       request.method,
-      request.url,
+      loggedUrl(request.url),
       request.headers['accept-version'],
       peerFields(request),
       reply.statusCode,
