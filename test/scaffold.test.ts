@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import pg from 'pg';
 import { createClient, type RouteManifest } from 'proceedjs/client';
@@ -100,7 +100,11 @@ describe('npm create proceed, from the packed tarballs', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
-    expect(manifest.dependencies.proceedjs).toBe(`file:${framework.tarball}`);
+    // The tarball is the app's own: it and its Docker image build from a clean copy anywhere.
+    expect(manifest.dependencies.proceedjs).toBe(`file:vendor/${basename(framework.tarball)}`);
+    expect(existsSync(join(app, 'vendor', basename(framework.tarball)))).toBe(true);
+    expect(readFileSync(join(app, 'Dockerfile'), 'utf8')).toContain('COPY vendor ./vendor\nRUN npm ci');
+    expect(readFileSync(join(app, 'src/app.ts'), 'utf8')).toContain("title: 'My API'");
 
     const installed = await clock.time('npm install', () => succeed(app, 'npm', freshInstallArgs));
     // Every package it pulled in supports the Node.js Proceed supports.
@@ -330,7 +334,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       dependencies: Record<string, string>;
     };
     expect(manifest.dependencies).toEqual({
-      proceedjs: `file:${framework.tarball}`,
+      proceedjs: `file:vendor/${basename(framework.tarball)}`,
       zod: expect.any(String),
     });
 

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
+import { apiTitle, packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
 import {
   appDependencyVersions,
   appDevDependencyVersions,
@@ -210,6 +210,47 @@ describe('scaffold', () => {
     await expect(scaffold({ directory: taken })).rejects.toThrow(ScaffoldError);
     await expect(scaffold({ directory: taken })).rejects.toThrow(/is not empty: choose a new directory/);
     expect(readdirSync(taken)).toEqual(['notes.txt']);
+  });
+
+  it('keeps a tarball given with --proceed in the app, named by a relative path and copied in by the Dockerfile; a checkout is named relative to the app', async () => {
+    const tarball = join(scratch, 'proceedjs-9.9.9.tgz');
+    writeFileSync(tarball, 'a tarball');
+    const directory = join(scratch, 'vendored');
+    const app = await scaffold({ directory, proceed: tarball, platform: 'linux' });
+    expect(app.files).toContain('vendor/proceedjs-9.9.9.tgz');
+    expect(readFileSync(join(directory, 'vendor/proceedjs-9.9.9.tgz'), 'utf8')).toBe('a tarball');
+    const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest.dependencies.proceedjs).toBe('file:vendor/proceedjs-9.9.9.tgz');
+    expect(readFileSync(join(directory, 'Dockerfile'), 'utf8')).toContain(
+      'COPY package.json package-lock.json ./\nCOPY vendor ./vendor\nRUN npm ci',
+    );
+
+    const checkout = join(scratch, 'checkout');
+    mkdirSync(checkout, { recursive: true });
+    const linked = join(scratch, 'apps', 'linked');
+    await scaffold({ directory: linked, proceed: checkout, platform: 'linux' });
+    const linkedManifest = JSON.parse(readFileSync(join(linked, 'package.json'), 'utf8')) as Manifest;
+    expect(linkedManifest.dependencies.proceedjs).toBe('file:../../checkout');
+    expect(existsSync(join(linked, 'vendor'))).toBe(false);
+    // A version from the registry: nothing to copy, and the Dockerfile as it was.
+    const registry = join(scratch, 'registry');
+    await scaffold({ directory: registry, platform: 'linux' });
+    expect(readFileSync(join(registry, 'Dockerfile'), 'utf8')).toContain(
+      'COPY package.json package-lock.json ./\nRUN npm ci',
+    );
+  });
+
+  it("titles the API after the app's directory", async () => {
+    expect(apiTitle('bookmarks')).toBe('Bookmarks API');
+    expect(apiTitle('my-notes-api')).toBe('My Notes API');
+    expect(apiTitle('My Notes API')).toBe('My Notes API');
+    expect(apiTitle("o'brien_shop")).toBe('O Brien Shop API');
+    expect(apiTitle('---')).toBe('API');
+    const directory = join(scratch, 'reading-list');
+    await scaffold({ directory, platform: 'linux' });
+    expect(readFileSync(join(directory, 'src/app.ts'), 'utf8')).toContain(
+      "openapi: { info: { title: 'Reading List API', version: '0.1.0' } }",
+    );
   });
 
   it('names the proceedjs dependency by version, by path or by tarball', () => {

@@ -8,7 +8,7 @@
  * `dockerignore` renamed to their dotted names, which npm would drop from a package.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -325,27 +325,60 @@ function readmeParts(runtime: Runtime): { commands: string; layout: string; prod
 const appImageFiles = (user: string) =>
   ['COPY --from=build /app/drizzle ./drizzle', `RUN mkdir .data && chown ${user} .data`, ''].join('\n');
 
+/**
+ * The API's title in its documents and docs page, from the directory's name as the user wrote
+ * it: its words capitalized, with "API" at the end unless it has one.
+ *
+ * @example
+ * apiTitle('bookmarks')     // 'Bookmarks API'
+ * apiTitle('my-notes-api')  // 'My Notes API'
+ */
+export function apiTitle(directoryName: string): string {
+  const words = directoryName.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
+  if (words.length > 0 && words.at(-1)?.toLowerCase() === 'api') words.pop();
+  const named = words.map((word) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`).join(' ');
+  return named === '' ? 'API' : `${named} API`;
+}
+
+/** The Dockerfile's line that brings a vendored framework tarball in before `npm ci`. */
+const vendoredCopy = (vendored: string | undefined) =>
+  vendored === undefined ? '' : `COPY ${vendoredDirectory} ./${vendoredDirectory}\n`;
+
+/** Where the app keeps a framework tarball given to the scaffolder: inside it, so that it builds anywhere. */
+const vendoredDirectory = 'vendor';
+
 /** A template file with the app's name, runtime and template filled in. */
 function filled(
   text: string,
-  { name, runtime, template }: { name: string; runtime: Runtime; template: Template },
+  {
+    name,
+    title,
+    runtime,
+    template,
+    vendored,
+  }: { name: string; title: string; runtime: Runtime; template: Template; vendored: string | undefined },
 ): string {
   const docker = runtime === 'workers' ? undefined : images[runtime];
   const readme = readmeParts(runtime);
-  return text
-    .replaceAll(
-      '{{appImageFiles}}',
-      template === 'app' && docker !== undefined ? appImageFiles(docker.user) : '',
-    )
-    .replaceAll('{{start}}', runtime === 'workers' ? '' : runs[runtime]('start dist/app.js'))
-    .replaceAll('{{commands}}', readme.commands)
-    .replaceAll('{{layout}}', readme.layout)
-    .replaceAll('{{production}}', readme.production)
-    .replaceAll('{{name}}', name)
-    .replaceAll('{{runtime}}', runtime)
-    .replaceAll('{{runtimeImage}}', docker?.image ?? '')
-    .replaceAll('{{runtimeUser}}', docker?.user ?? '')
-    .replaceAll('{{startCommand}}', docker?.command ?? '');
+  return (
+    text
+      .replaceAll(
+        '{{appImageFiles}}',
+        template === 'app' && docker !== undefined ? appImageFiles(docker.user) : '',
+      )
+      .replaceAll('{{start}}', runtime === 'workers' ? '' : runs[runtime]('start dist/app.js'))
+      .replaceAll('{{commands}}', readme.commands)
+      .replaceAll('{{layout}}', readme.layout)
+      .replaceAll('{{production}}', readme.production)
+      .replaceAll('{{name}}', name)
+      // Letters, digits and spaces only (apiTitle): safe inside the template's quotes.
+      .replaceAll('{{title}}', title)
+      .replaceAll('{{vendoredCopy}}', vendoredCopy(vendored))
+      .replaceAll('{{runtime}}', runtime)
+      .replaceAll('{{runtimeImage}}', docker?.image ?? '')
+      .replaceAll('{{runtimeUser}}', docker?.user ?? '')
+      .replaceAll('{{startCommand}}', docker?.command ?? '')
+  );
 }
 
 /**
@@ -367,8 +400,9 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
   }
   const template = checkTemplate(options.template);
   const runtime = checkRuntime(options.runtime, template);
-  const proceed = proceedDependency(options.proceed);
+  const given = proceedDependency(options.proceed);
   const name = packageName(basename(directory));
+  const title = apiTitle(basename(directory));
   const written: string[] = [];
   const write = async (file: string, text: string) => {
     const target = join(directory, file);
@@ -377,10 +411,26 @@ export async function scaffold(options: ScaffoldOptions): Promise<Scaffolded> {
     written.push(file);
   };
 
+  // A path becomes one relative to the app: a tarball is copied into it (the app, its Dockerfile
+  // included, then builds from a clean copy anywhere), a checkout is pointed at from where it is.
+  let proceed = given;
+  let vendored: string | undefined;
+  if (given.startsWith('file:')) {
+    const path = given.slice('file:'.length);
+    if (statSync(path).isFile()) {
+      vendored = `${vendoredDirectory}/${basename(path)}`;
+      await mkdir(join(directory, vendoredDirectory), { recursive: true });
+      await copyFile(path, join(directory, vendored));
+      written.push(vendored);
+      proceed = `file:${vendored}`;
+    } else {
+      proceed = `file:${relative(directory, path).split('\\').join('/') || '.'}`;
+    }
+  }
   for (const { from, to } of filesOf(template)) {
     if (onlyFor[to]?.includes(runtime) === false) continue;
     const text = await readFile(join(templateDirectory, from), 'utf8');
-    await write(renamed[to] ?? to, filled(text, { name, runtime, template }));
+    await write(renamed[to] ?? to, filled(text, { name, title, runtime, template, vendored }));
   }
   await write(
     'package.json',

@@ -65,7 +65,7 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
   app.mount(api);
   await app.register(docsPlugin, {
     routePrefix: '/api/docs',
-    openapi: { info: { title: 'Notes API', version: '0.1.0' } },
+    openapi: { info: { title: '{{title}}', version: '0.1.0' } },
   });
   // The notes as tools for AI agents at /mcp: each caller sees and gets what its REST calls would.
   await app.register(mcpPlugin, { collections: ['notes'], name: 'notes' });
