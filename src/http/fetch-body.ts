@@ -1,7 +1,7 @@
 /** A Fetch request's JSON body, read up to a limit (src/http/fetch.ts). */
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
-import { forbiddenKeyOf } from './json.js';
+import { forbiddenKeyOf, invalidJson } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
@@ -67,8 +67,8 @@ export function parseJson(text: string): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ProceedError('INVALID_JSON', `Body is not valid JSON: ${(error as Error).message}`);
+  } catch {
+    throw invalidJson();
   }
   const refused = forbiddenKeyOf(parsed);
   if (refused !== undefined) throw refused;

@@ -74,3 +74,9 @@ export const jsonHeaders = {
   'content-type': 'application/json; charset=utf-8',
   'x-content-type-options': 'nosniff',
 } as const;
+
+/**
+ * A body that is not JSON, in the same words on every runtime: the engines' own messages differ
+ * (V8's and JavaScriptCore's), and Fastify's names the header rather than what is wrong.
+ */
+export const invalidJson = () => new ProceedError('INVALID_JSON', 'The body is not valid JSON');

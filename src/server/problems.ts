@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js';
-import { notJsonBody } from '../http/json.js';
+import { invalidJson, notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { malformedUrl, paramTooLong } from '../http/url.js';
 import { isLingering } from './lingering.js';
@@ -26,12 +26,13 @@ export function fromFastifyError(error: FastifyError): ProceedError | undefined 
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return paramTooLong();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return invalidJson();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ProceedError('INVALID_JSON', error.message);
   }
   const status = error.statusCode;
   if (status === undefined || status < 400 || status >= 500) return undefined;
-  if (status === 400 && error instanceof SyntaxError) return new ProceedError('INVALID_JSON', error.message);
+  if (status === 400 && error instanceof SyntaxError) return invalidJson();
   if (status === 413) return new ProceedError('PAYLOAD_TOO_LARGE', error.message);
   if (status === 415) return new ProceedError('UNSUPPORTED_MEDIA_TYPE', error.message);
   if (status === 429) return new ProceedError('RATE_LIMITED', error.message);
