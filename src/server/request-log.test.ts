@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
+import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './create-app.js';
 import { batched } from './log-output.js';
@@ -149,6 +150,39 @@ describe('the request line, escaped', () => {
     const parsed = JSON.parse(line) as { req: { url: string; host: string } };
     expect(parsed.req).toMatchObject({ url: '/api/things/7?q=a\\b', host });
     expect(line).toContain(JSON.stringify(host));
+  });
+});
+
+describe('the request line of an event stream its client leaves', () => {
+  it('is one line, "request completed": the normal end of a feed, not an abort or a stream error', async () => {
+    const lines: string[] = [];
+    const ticks = procedures('ticks', {
+      tickEvents: procedure()
+        .rest({ method: 'GET', path: '/ticks' })
+        .output(eventStream(z.object({ n: z.number() })))
+        .query(async function* ({ signal }) {
+          for (let n = 0; !signal.aborted; n++) {
+            yield { n };
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([ticks]);
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const leaving = new AbortController();
+    const response = await fetch(`${url}/api/ticks`, {
+      signal: leaving.signal,
+      headers: { 'x-request-id': 'feed-1' },
+    });
+    await response.body?.getReader().read();
+    leaving.abort();
+    await eventually(() => lines.some((line) => line.includes('"feed-1"')), 10_000, 'the line of feed-1');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await app.close();
+    const ofFeed = lines
+      .filter((line) => line.includes('"feed-1"'))
+      .map((line) => JSON.parse(line) as { msg: string });
+    expect(ofFeed.map((line) => line.msg)).toEqual(['request completed']);
   });
 });
 

@@ -148,6 +148,11 @@ function peerFields(request: FastifyRequest): string {
   return text;
 }
 
+function isEventStream(reply: FastifyReply): boolean {
+  const type = reply.getHeader('content-type');
+  return typeof type === 'string' && type.startsWith('text/event-stream');
+}
+
 /** How many values a held request line has (`#hold`). */
 const heldFields = 10;
 const completed = '"request completed"';
@@ -247,7 +252,8 @@ export class OneLinePerRequest extends LogController {
       responseTime,
       // The trace ids of the request's own context, read now: later there is none.
       this.#traced(),
-      reply.raw.writableEnded,
+      // An event stream ends when its client leaves: its normal end, not an abort.
+      reply.raw.writableEnded || isEventStream(reply),
     );
     if (this.#held.length > heldFields) return;
     waiting.add(this);
@@ -299,6 +305,16 @@ export class OneLinePerRequest extends LogController {
     let text = '';
     for (const name in fields) text += field(name, fields[name]);
     return text;
+  }
+
+  /**
+   * A client that leaves a streamed answer (an event stream's normal end, a download cut short)
+   * is said by the request line alone; Fastify's own "stream closed prematurely" is `debug`.
+   */
+  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') return super.streamError(error, request, reply);
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ res: reply }, 'stream closed by the client');
   }
 
   override requestCompleted(
