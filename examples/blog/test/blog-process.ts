@@ -4,10 +4,7 @@
  * configured by its environment.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+import { blogDirectory, proceedBin } from './support.js';
 
 export interface BlogProcess {
   child: ChildProcess;
@@ -25,17 +22,9 @@ export interface BlogProcess {
 export async function startBlogProcess(env: Record<string, string>): Promise<BlogProcess> {
   const child = spawn(
     process.execPath,
-    [
-      join(root, 'bin/proceed.js'),
-      'start',
-      'examples/blog/dist/main.js',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-    ],
+    [proceedBin, 'start', 'dist/main.js', '--port', '0', '--host', '127.0.0.1'],
     {
-      cwd: root,
+      cwd: blogDirectory,
       env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

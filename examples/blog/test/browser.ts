@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { inCi } from '../../../test/ci.js';
+import { inCi } from './ci.js';
 
 const chromiumPath = '/usr/bin/chromium';
 

@@ -11,8 +11,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { launch, type Running, root } from '../../../test/processes.js';
 import type { PostAuthenticated, Session } from './harness.js';
+import { launch, proceedBin, type Running } from './support.js';
 
 const directories: string[] = [];
 afterAll(() => Promise.all(directories.map((path) => rm(path, { recursive: true, force: true }))));
@@ -57,9 +57,9 @@ async function start(directory: string, secret: string): Promise<Crashable> {
     'sh',
     [
       '-c',
-      `setsid "${process.execPath}" bin/proceed.js start examples/blog/dist/main.js --port 0 & echo "server pid $!"; exec sleep 600`,
+      `setsid "${process.execPath}" "${proceedBin}" start dist/main.js --port 0 & echo "server pid $!"; exec sleep 600`,
     ],
-    { cwd: root, env: { DATABASE_URL: directory, JWT_SECRET: secret, LOG_LEVEL: 'info' } },
+    { env: { DATABASE_URL: directory, JWT_SECRET: secret, LOG_LEVEL: 'info' } },
   );
   await parent.waitFor(/server pid \d+/);
   const pid = Number(/server pid (\d+)/.exec(parent.output())?.[1]);

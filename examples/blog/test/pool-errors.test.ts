@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { App } from 'proceedjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from '../../../test/processes.js';
 import { createBlogApp } from '../src/app.js';
 import type { BlogContext } from '../src/context.js';
 import { createPostgresDatabase } from './databases.js';
+import { eventually } from './support.js';
 
 const postgresUrl = inject('postgresUrl');
 

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { inCi } from '../../../test/ci.js';
+import { inCi } from './ci.js';
 import { freePort } from './ports.js';
 
 export class RedisServer {

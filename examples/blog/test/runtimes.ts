@@ -6,8 +6,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import type { BlogOptions } from '../src/app.js';
+import { blogDirectory, installedCommand, proceedBin } from './support.js';
+
+export { blogDirectory };
 
 export type BlogRuntime = 'bun' | 'deno';
 
@@ -18,10 +20,6 @@ export function blogRuntime(): BlogRuntime | undefined {
   if (chosen === 'bun' || chosen === 'deno') return chosen;
   throw new Error(`BLOG_RUNTIME must be node, bun or deno (got "${chosen}")`);
 }
-
-/** The blog's directory, where its commands run. */
-export const blogDirectory = fileURLToPath(new URL('..', import.meta.url));
-const repository = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The environment that says what `options` say, as an operator would write it. */
 function environmentOf(options: Partial<BlogOptions>): Record<string, string> {
@@ -70,12 +68,10 @@ export function proceedCommand(
   runtime: BlogRuntime | 'node',
   args: readonly string[],
 ): { command: string; args: string[] } {
-  const proceed = `${repository}bin/proceed.js`;
-  if (runtime === 'node') return { command: process.execPath, args: [proceed, ...args] };
-  const command = fileURLToPath(new URL(`node_modules/.bin/${runtime}`, `file://${repository}/`));
+  if (runtime === 'node') return { command: process.execPath, args: [proceedBin, ...args] };
   return {
-    command,
-    args: runtime === 'bun' ? [proceed, ...args] : ['run', '--allow-all', proceed, ...args],
+    command: installedCommand(runtime),
+    args: runtime === 'bun' ? [proceedBin, ...args] : ['run', '--allow-all', proceedBin, ...args],
   };
 }
 

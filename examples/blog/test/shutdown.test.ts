@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eventually, launch, requestInFlight } from '../../../test/processes.js';
 import { blogDirectory, blogRuntime, proceedCommand } from './runtimes.js';
+import { eventually, launch, requestInFlight } from './support.js';
 
 const runtime = blogRuntime() ?? 'node';
 /** High enough for the probes below: the auth routes' limit per minute. */

@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createScratchDatabase } from '../../../test/postgres.js';
-import { freePort, launch, type Running, root } from '../../../test/processes.js';
+import { createPostgresDatabase } from './databases.js';
+import { freePort, launch, proceedBin, type Running } from './support.js';
 
 /** What the receiver got on /v1/traces: the body and its content type. */
 interface Export {
@@ -39,7 +39,7 @@ describe.skipIf(postgresUrl === null)('the blog traced with OpenTelemetry, on Po
   let receiver: Server;
   let endpoint = '';
   const exports: Export[] = [];
-  let database: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
 
   beforeAll(async () => {
     receiver = createServer((request, response) => {
@@ -54,7 +54,7 @@ describe.skipIf(postgresUrl === null)('the blog traced with OpenTelemetry, on Po
     }).listen(0, '127.0.0.1');
     await once(receiver, 'listening');
     endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    database = await createScratchDatabase(postgresUrl ?? '', 'blog_telemetry');
+    database = await createPostgresDatabase(postgresUrl ?? '');
   });
   afterAll(async () => {
     receiver?.close();
@@ -64,8 +64,7 @@ describe.skipIf(postgresUrl === null)('the blog traced with OpenTelemetry, on Po
   /** The compiled blog with OTLP over `protocol`, until it listens. */
   async function startBlog(protocol: string): Promise<{ blog: Running; origin: string }> {
     const port = await freePort();
-    const blog = launch(process.execPath, ['bin/proceed.js', 'start', 'examples/blog/dist/main.js'], {
-      cwd: root,
+    const blog = launch(process.execPath, [proceedBin, 'start', 'dist/main.js'], {
       env: {
         PORT: String(port),
         DATABASE_URL: database.url,
