@@ -54,10 +54,21 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
   }
   const length = Number(oneHeader(headers['content-length']) ?? Number.NaN);
   if (length > plan.limits.total)
-    return uploadTooLarge(
-      `The body is ${length} bytes; this route takes at most ${sizeText(plan.limits.total)}`,
-    );
+    return uploadTooLarge(`The body is ${length} bytes; this route takes at most ${bodyLimitText(plan)}`);
   return undefined;
+}
+
+/**
+ * A route's body limit as a refusal states it: a form's total with its largest file beside it,
+ * so that a file over its field's own limit is not answered with a larger number than that limit.
+ */
+function bodyLimitText(plan: UploadPlan): string {
+  const { total, fileSize } = plan.limits;
+  if (plan.mode === 'raw') return sizeText(total);
+  const largest = Math.max(
+    ...[...plan.fields.values()].map((field) => Math.min(fileSize, field.maxSize ?? fileSize)),
+  );
+  return `${sizeText(total)} in all, a file at most ${sizeText(largest)}`;
 }
 
 /**
@@ -258,7 +269,7 @@ export class UploadBody extends DeferredBody {
     });
     return Promise.race([
       (async () => {
-        await this.#pump(parser, limits.total, form);
+        await this.#pump(parser, limits.total, bodyLimitText(this.#plan), form);
         await parsed;
         await Promise.all(parts);
         if (failure !== undefined) throw failure;
@@ -301,16 +312,14 @@ export class UploadBody extends DeferredBody {
   }
 
   /** Feeds the body to the form's parser, refusing it past `total` bytes. */
-  async #pump(parser: busboy.Busboy, total: number, form: FormState): Promise<void> {
+  async #pump(parser: busboy.Busboy, total: number, limitText: string, form: FormState): Promise<void> {
     let received = 0;
     try {
       for await (const chunk of this.#source.chunks) {
         if (form.failed()) return;
         received += chunk.byteLength;
         if (received > total)
-          return form.fail(
-            uploadTooLarge(`The body is larger than this route takes (at most ${sizeText(total)})`),
-          );
+          return form.fail(uploadTooLarge(`The body is larger than this route takes (at most ${limitText})`));
         if (!parser.write(chunk)) await drainedOrClosed(parser);
       }
     } catch (error) {

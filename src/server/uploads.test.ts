@@ -423,6 +423,10 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
       );
       expect(declared).toMatch(/^HTTP\/1\.1 413/);
       expect(declared.toLowerCase()).toContain('connection: close');
+      // The form's total, and beside it the largest file a field takes: never only the larger number.
+      expect(declared).toContain(
+        'The body is 999999999 bytes; this route takes at most 1051576 bytes in all, a file at most 1000 bytes',
+      );
       // A chunked form that passes the total (3 files of 1000 bytes + 1 MiB) midway.
       const part = `--b\r\ncontent-disposition: form-data; name="photos"; filename="a.png"\r\ncontent-type: image/png\r\n\r\n`;
       const chunk = Buffer.from(`${part}${'x'.repeat(900)}\r\n`);
