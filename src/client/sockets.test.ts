@@ -148,6 +148,9 @@ describe('a socket procedure in the typed client', () => {
     expect(thrown).toMatchObject({ status: 500, code: 'INTERNAL' });
     expect(JSON.stringify((thrown as ProblemError).problem)).not.toContain('secret');
     expect(failing.state).toBe('closed');
+    // A send after it: closed, and why.
+    const late = await failure(failing.send({ text: 'late' }));
+    expect(late).toMatchObject({ reason: 'closed', cause: thrown });
 
     const leaving = await client.rooms.roomSocket({ room: 'lobby' });
     await leaving.send({ text: 'one' });

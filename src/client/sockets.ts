@@ -149,8 +149,8 @@ async function connect(
   };
 }
 
-function closedError(connector: SocketConnector): ClientError {
-  return new ClientError('closed', `${connector.label} is closed`);
+function closedError(connector: SocketConnector, cause?: Error): ClientError {
+  return new ClientError('closed', `${connector.label} is closed`, cause === undefined ? {} : { cause });
 }
 
 /** Whether a failed connection may be tried again: the network, or a refusal that passes. */
@@ -196,6 +196,8 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   readonly #readers: Reader<Out>[] = [];
   /** Why the socket ended, once it has: an error the iteration throws, or null for a quiet end. */
   #ending: Error | null | undefined;
+  /** The error the socket ended with, kept after the iteration threw it: the cause of a later send's. */
+  #endedWith: Error | undefined;
   /** The error frame that came last, if no message came after it: why a close that follows it happened. */
   #lastProblem: ProblemError | undefined;
   readonly #problemListeners = new Set<(problem: ProblemError) => void>();
@@ -240,7 +242,7 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   }
 
   send(message: In): Promise<void> {
-    if (this.#state === 'closed') return Promise.reject(this.#ending ?? closedError(this.#connector));
+    if (this.#state === 'closed') return Promise.reject(closedError(this.#connector, this.#endedWith));
     const text = JSON.stringify(message);
     const socket = this.#socket;
     if (this.#replaying && this.#state === 'open' && socket?.readyState === open) {
@@ -300,7 +302,7 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
     try {
       while (this.#outbox.length > 0) {
         if (this.#state === 'closed') {
-          const ending = this.#ending ?? closedError(this.#connector);
+          const ending = closedError(this.#connector, this.#endedWith);
           for (const outgoing of this.#outbox.splice(0)) outgoing.reject(ending);
           return;
         }
@@ -452,6 +454,7 @@ class ReconnectingSocket<In, Out> implements ClientSocket<In, Out> {
   #end(ending: Error | null): void {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
+    if (ending !== null) this.#endedWith = ending;
     this.#closing.abort();
     this.#wake();
     const readers = this.#readers.splice(0);

@@ -17,6 +17,7 @@ import { problemAnswer } from './problems.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
+import { sentStatus } from './sockets.js';
 import type { RequestTrace } from './tracing.js';
 import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
@@ -115,7 +116,7 @@ class FetchPipeline {
   #finished(exchange: Exchange, answered: Response, problem: string | undefined): Response {
     // A WebSocket's handshake is the runtime's own answer, left as it is (Deno refuses another
     // once a header is set on it); no CORS applies to a socket.
-    if (answered.status === 101) return answered;
+    if (sentStatus(answered) === 101) return answered;
     const { request, method } = exchange;
     const core = this.#core;
     let response = answered;
@@ -189,8 +190,9 @@ class FetchPipeline {
       if (response.status >= 500) trace?.failed(error);
     }
     response = this.#finished(exchange, response, problem);
-    if (timed) this.#observed(exchange, route, response.status, problem, started, logged);
-    if (trace?.recording === true && !exchange.streaming) trace.end(response.status);
+    const status = sentStatus(response);
+    if (timed) this.#observed(exchange, route, status, problem, started, logged);
+    if (trace?.recording === true && !exchange.streaming) trace.end(status);
     return response;
   }
 }

@@ -23,7 +23,7 @@ interface AsyncApiChannel {
   description?: string;
   parameters?: Record<string, { description: string }>;
   messages: Record<string, Ref>;
-  bindings?: { ws: { method: 'GET'; query: JsonSchema; bindingVersion: '0.1.0' } };
+  bindings: { ws: { method: 'GET'; query?: JsonSchema; bindingVersion: '0.1.0' } };
   'x-proceed-max-message-size': number;
 }
 
@@ -225,12 +225,13 @@ export function asyncApiOf(document: OpenApiDocument): AsyncApiDocument | undefi
         sent: { $ref: `#/components/messages/${id}Sent` },
         error: { $ref: '#/components/messages/SocketError' },
       },
-      ...(query.length === 0
-        ? {}
-        : {
-            bindings: {
-              ws: {
-                method: 'GET' as const,
+      // The ws binding says, whatever the servers, that the channel is a WebSocket opened by a GET.
+      bindings: {
+        ws: {
+          method: 'GET' as const,
+          ...(query.length === 0
+            ? {}
+            : {
                 query: {
                   type: 'object',
                   properties: Object.fromEntries(
@@ -244,10 +245,10 @@ export function asyncApiOf(document: OpenApiDocument): AsyncApiDocument | undefi
                       }
                     : {}),
                 },
-                bindingVersion: '0.1.0' as const,
-              },
-            },
-          }),
+              }),
+          bindingVersion: '0.1.0' as const,
+        },
+      },
       'x-proceed-max-message-size': socket.maxMessageSize,
     };
     // Only a token the handshake must carry: an optional one (`{}` among the requirements) is not security.

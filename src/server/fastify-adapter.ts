@@ -196,6 +196,14 @@ export class FastifyAdapter {
 
   /** Tells `observe` of every answer, once it has left (one hook for all observers). */
   observe(observe: (answer: Answer) => void): void {
+    this.#host.lifecycle.observeUpgrade = (request, reply) =>
+      observe({
+        route: observedRouteOf(request),
+        method: request.method,
+        status: 101,
+        problem: undefined,
+        seconds: reply.elapsedTime / 1000,
+      });
     this.server.addHook('onResponse', (request, reply, done) => {
       observe({
         route: observedRouteOf(request),

@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
 import { OpenSockets } from '../http/sockets.js';
 import { rawProblemResponse } from './problems.js';
@@ -162,6 +162,12 @@ export class Lifecycle {
     // Nothing was sent on these, so nothing is lost: the client opens another, elsewhere.
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
   }
+
+  /**
+   * Tells the app's observers (metrics) of a WebSocket handshake answered 101 on Node, where the
+   * reply, hijacked for ws, runs no onResponse hook. Set by the adapter when the app observes.
+   */
+  observeUpgrade: ((request: FastifyRequest, reply: FastifyReply) => void) | undefined;
 
   /** A connection that became a WebSocket: its session keeps it, neither shed nor counted here. */
   upgraded(connection: Duplex): void {

@@ -157,6 +157,7 @@ function write(
     openSocket(reply.request.raw, body.session, body.frameLimit, answer, (connection) =>
       lifecycle.upgraded(connection),
     );
+    lifecycle.observeUpgrade?.(reply.request, reply);
     return reply;
   }
   const { headers } = answer;

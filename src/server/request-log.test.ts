@@ -3,10 +3,12 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { createApp } from './create-app.js';
 import { batched } from './log-output.js';
 
@@ -183,6 +185,41 @@ describe('the request line of an event stream its client leaves', () => {
       .filter((line) => line.includes('"feed-1"'))
       .map((line) => JSON.parse(line) as { msg: string });
     expect(ofFeed.map((line) => line.msg)).toEqual(['request completed']);
+  });
+});
+
+describe('the request line of a WebSocket handshake', () => {
+  it('says 101 and "request completed" once the socket is open, its token redacted', async () => {
+    const lines: string[] = [];
+    const rooms = procedures('rooms', {
+      roomSocket: procedure()
+        .rest({ method: 'GET', path: '/rooms/socket' })
+        .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+    });
+    const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([rooms]);
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/rooms/socket?access_token=sekrit`, {
+      headers: { 'x-request-id': 'socket-1' },
+    });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    await eventually(() => lines.some((line) => line.includes('"socket-1"')), 10_000, 'the line of socket-1');
+    ws.close();
+    await app.close();
+    const line = JSON.parse(lines.find((each) => each.includes('"socket-1"')) ?? '{}') as Record<
+      string,
+      unknown
+    >;
+    expect(line).toMatchObject({
+      msg: 'request completed',
+      res: { statusCode: 101 },
+      req: { url: '/api/rooms/socket?access_token=[redacted]' },
+    });
   });
 });
 

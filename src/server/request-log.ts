@@ -252,8 +252,9 @@ export class OneLinePerRequest extends LogController {
       responseTime,
       // The trace ids of the request's own context, read now: later there is none.
       this.#traced(),
-      // An event stream ends when its client leaves: its normal end, not an abort.
-      reply.raw.writableEnded || isEventStream(reply),
+      // An event stream ends when its client leaves: its normal end, not an abort; a WebSocket's
+      // handshake is done once upgraded (101).
+      reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
     );
     if (this.#held.length > heldFields) return;
     waiting.add(this);

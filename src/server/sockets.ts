@@ -94,7 +94,9 @@ export function openSocket(
   for (const [name, value] of Object.entries(answer.headers)) lines.push(`${name}: ${value}`);
   for (const cookie of answer.cookies) lines.push(`set-cookie: ${cookie}`);
   extraHeaders.set(request, lines);
-  // The connection is the socket's now: the response that stood for it is done.
+  // The connection is the socket's now: the response that stood for it is done, as the 101 ws
+  // writes (what the request line and metrics say of it).
+  held.response.statusCode = 101;
   held.response.detachSocket(held.socket as Socket);
   held.response.emit('close');
   const upgrade = (module: WsModule) =>

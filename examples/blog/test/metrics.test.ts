@@ -1,5 +1,6 @@
 /** METRICS_PORT: the blog's Prometheus metrics on a port of their own (docs/blog.md). */
 import { describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
 import { engines, useBlog } from './harness.js';
 import { freePort } from './ports.js';
 
@@ -27,6 +28,27 @@ describe.skipIf(postgres === undefined || inject('postgresUrl') === null)('the b
     expect(text).toMatch(/^proceed_db_pool_connections\{state="total"\} [1-9]\d*$/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
     expect((await blog.get('/metrics')).status).toBe(404);
+  });
+
+  it('counts a WebSocket handshake as the 101 it was answered with, on every runtime', async () => {
+    const ws = new WebSocket(`${blog.origin.replace(/^http/, 'ws')}/api/posts/live`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    const counted = () =>
+      fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+        .then((scrape) => scrape.text())
+        .then((text) =>
+          text.includes(
+            'proceed_http_requests_total{procedure="posts.livePosts",method="GET",status_class="1xx"} 1',
+          ),
+        );
+    // Counted once the handshake's answer is done with: asked until it is.
+    for (let tries = 0; !(await counted()) && tries < 50; tries++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await counted()).toBe(true);
+    ws.close();
   });
 
   it('counts a request in flight on every runtime: an open event stream, until its client leaves', async () => {

@@ -1,6 +1,6 @@
 /** Bun (docs/deployment.md, "Fetch runtimes"): `app.listen` serves app.fetch with `Bun.serve`. */
 import { ProceedError } from '../../core/errors.js';
-import type { SocketSession } from '../sockets.js';
+import { completedHandshake, type SocketSession } from '../sockets.js';
 import { type NativeServe, type Runtime, type SocketUpgrade, withNodeCode } from './common.js';
 import { openedFile } from './node.js';
 
@@ -102,7 +102,7 @@ function upgradeSocket({ request, argument, session, headers }: SocketUpgrade): 
     );
   }
   // Bun answers the handshake itself: this answer is not sent.
-  return new Response(null);
+  return completedHandshake();
 }
 
 interface BunGlobal {
