@@ -313,9 +313,8 @@ export class OneLinePerRequest extends LogController {
    * is said by the request line alone; Fastify's own "stream closed prematurely" is `debug`.
    */
   override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
-    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') return super.streamError(error, request, reply);
-    if (this.isLogDisabled(request)) return;
-    request.log.debug({ res: reply }, 'stream closed by the client');
+    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') super.streamError(error, request, reply);
+    else if (!this.isLogDisabled(request)) request.log.debug({ res: reply }, 'stream closed by the client');
   }
 
   override requestCompleted(
