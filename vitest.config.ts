@@ -12,7 +12,7 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
  * is the one a Node process serves, on every runtime.
  */
 const blogSuitesOnRuntimes =
-  'examples/blog/test/{attachments,auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,mcp,metrics,openapi,outage,posts,shared-limits,shutdown,users}.test.ts';
+  'examples/blog/test/{attachments,auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,live-reconnect,mcp,metrics,openapi,outage,posts,shared-limits,shutdown,users}.test.ts';
 
 export default defineConfig({
   resolve: {
