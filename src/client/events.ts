@@ -143,7 +143,8 @@ export async function* reconnectingEvents(
   }
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or less when `signal` aborts (the event stream's and the socket's reconnections). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

@@ -4,6 +4,7 @@
  * connection drops or the server goes away (a rolling restart's 1001), until it is closed.
  */
 import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
+import { pause } from './events.js';
 
 /**
  * The few members of a WebSocket the client uses: the standard one (browsers, Bun, Deno, Node 22)
@@ -80,19 +81,6 @@ function isErrorFrame(value: unknown): value is { type: 'error'; problem: Receiv
     problem !== null &&
     typeof (problem as { status?: unknown }).status === 'number'
   );
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** A failed connection, and whether another attempt may meet it again (`final`: it would not help). */

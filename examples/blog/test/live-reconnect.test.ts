@@ -5,52 +5,12 @@
  * opens again there, follows its author again from `onReconnect`, and receives a post published
  * through the first instance (docs/sockets.md, "The typed client").
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createClient } from 'proceedjs/client';
 import { describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import type { api } from '../src/app.js';
 import { engines, uniqueEmail, withTwoInstances } from './harness.js';
-
-/** A TCP proxy whose target can change: `drop()` cuts what is open, new connections go to the target. */
-class SwitchingProxy {
-  target: number;
-  port = 0;
-  readonly #sockets = new Set<Socket>();
-  #server: Server | undefined;
-
-  constructor(target: number) {
-    this.target = target;
-  }
-
-  async start(): Promise<this> {
-    const server = createServer((client) => {
-      const upstream = connect(this.target, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.port = (server.address() as { port: number }).port;
-    this.#server = server;
-    return this;
-  }
-
-  drop(): void {
-    for (const socket of this.#sockets) socket.destroy();
-  }
-
-  async stop(): Promise<void> {
-    this.drop();
-    await new Promise<void>((resolve) => this.#server?.close(() => resolve()) ?? resolve());
-  }
-}
+import { TcpProxy } from './tcp-proxy.js';
 
 const postgres = engines().find((engine) => engine.name === 'PostgreSQL');
 const portOf = (origin: string) => Number(new URL(origin).port);
@@ -66,7 +26,7 @@ describe.skipIf(postgres === undefined || inject('postgresUrl') === null)(
           { json: { email: uniqueEmail('again'), password: 'a-long-password-1', name: 'Again' } },
         );
         expect(registered.status).toBe(201);
-        const proxy = await new SwitchingProxy(portOf(first.origin)).start();
+        const proxy = await new TcpProxy({ host: '127.0.0.1', port: portOf(first.origin) }).start();
         const client = createClient<typeof api>({
           baseUrl: `http://127.0.0.1:${proxy.port}`,
           WebSocket,
@@ -109,7 +69,7 @@ describe.skipIf(postgres === undefined || inject('postgresUrl') === null)(
           await live.send(follow);
           await settled();
           await publish('Before the drop');
-          proxy.target = portOf(second.origin);
+          proxy.target = { host: '127.0.0.1', port: portOf(second.origin) };
           proxy.drop();
           const deadline = Date.now() + 10_000;
           while ((reconnects === 0 || live.state !== 'open') && Date.now() < deadline)
@@ -123,7 +83,7 @@ describe.skipIf(postgres === undefined || inject('postgresUrl') === null)(
         } finally {
           live.close();
           await reading;
-          await proxy.stop();
+          await proxy.cut();
         }
       });
     });

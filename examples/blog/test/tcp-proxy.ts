@@ -1,24 +1,26 @@
 /**
- * A TCP proxy in front of the PostgreSQL server, to make a real outage for one app without
- * touching the shared server: `cut()` drops every connection and refuses new ones, `restore()`
- * listens again on the same port.
+ * A TCP proxy, to make a real outage without touching what is behind it: in front of the
+ * PostgreSQL server, `cut()` drops every connection and refuses new ones, `restore()` listens
+ * again on the same port; in front of a blog instance, `target` may change and `drop()` cuts what
+ * is open (a network that failed over).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class TcpProxy {
-  readonly #target: { host: string; port: number };
+  /** Where new connections go: change it to send them elsewhere. */
+  target: { host: string; port: number };
   readonly #sockets = new Set<Socket>();
   #server: Server | undefined;
   port = 0;
 
   constructor(target: { host: string; port: number }) {
-    this.#target = target;
+    this.target = target;
   }
 
   /** Listens (on a free port the first time, on the same port after a cut). */
   async start(): Promise<this> {
     const server = createServer((client) => {
-      const upstream = connect(this.#target.port, this.#target.host);
+      const upstream = connect(this.target.port, this.target.host);
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
         socket.on('close', () => this.#sockets.delete(socket));
@@ -39,11 +41,16 @@ export class TcpProxy {
     return this;
   }
 
+  /** Every open connection dropped; new ones still taken, to `target`. */
+  drop(): void {
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
   /** The outage: every connection dropped, new ones refused. */
   async cut(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
-    for (const socket of this.#sockets) socket.destroy();
+    this.drop();
     if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
