@@ -33,18 +33,18 @@ async function connectAll(path: string, count: number): Promise<WebSocket[]> {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function echo(connections: number, inFlight: number, seconds: number): Promise<void> {
-  const sockets = await connectAll('/echo', connections);
-  const message = JSON.stringify({ text: 'hello, socket' });
+/**
+ * Messages received per second on `sockets` over `seconds`, after a 1 s warm-up; `onMessage`
+ * answers each one (the echo) or nothing (the push). Prints the figure and closes the sockets.
+ */
+async function measure(sockets: WebSocket[], seconds: number, onMessage: (ws: WebSocket) => void) {
   let counted = 0;
   let counting = false;
-  for (const ws of sockets) {
+  for (const ws of sockets)
     ws.on('message', () => {
       if (counting) counted++;
-      ws.send(message);
+      onMessage(ws);
     });
-    for (let index = 0; index < inFlight; index++) ws.send(message);
-  }
   await wait(1000);
   counting = true;
   const started = performance.now();
@@ -55,22 +55,16 @@ async function echo(connections: number, inFlight: number, seconds: number): Pro
   console.log(JSON.stringify({ perSecond: counted / elapsed }));
 }
 
+async function echo(connections: number, inFlight: number, seconds: number): Promise<void> {
+  const sockets = await connectAll('/echo', connections);
+  const message = JSON.stringify({ text: 'hello, socket' });
+  const measuring = measure(sockets, seconds, (ws) => ws.send(message));
+  for (const ws of sockets) for (let index = 0; index < inFlight; index++) ws.send(message);
+  await measuring;
+}
+
 async function push(connections: number, seconds: number): Promise<void> {
-  const sockets = await connectAll('/push', connections);
-  let counted = 0;
-  let counting = false;
-  for (const ws of sockets)
-    ws.on('message', () => {
-      if (counting) counted++;
-    });
-  await wait(1000);
-  counting = true;
-  const started = performance.now();
-  await wait(seconds * 1000);
-  counting = false;
-  const elapsed = (performance.now() - started) / 1000;
-  for (const ws of sockets) ws.terminate();
-  console.log(JSON.stringify({ perSecond: counted / elapsed }));
+  await measure(await connectAll('/push', connections), seconds, () => undefined);
 }
 
 async function hold(count: number): Promise<void> {
