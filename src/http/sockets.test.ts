@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '../core/errors.js';
 import { type SocketAnswer, type SocketChannel, socketDefaults } from '../core/sockets.js';
-import { OpenSockets, type SocketPeer, SocketSession } from './sockets.js';
+import { completedHandshake, OpenSockets, type SocketPeer, SocketSession, sentStatus } from './sockets.js';
 
 /** What a runtime's socket was asked to do, in order. */
 class RecordingPeer implements SocketPeer {
@@ -253,5 +253,13 @@ describe('SocketSession', () => {
     );
     never.ended();
     expect(sockets.open).toBe(0);
+  });
+});
+
+describe('a handshake the runtime completed itself', () => {
+  it('is counted as the 101 it was, while any other answer keeps its status', () => {
+    expect(sentStatus(completedHandshake())).toBe(101);
+    expect(sentStatus(new Response(null))).toBe(200);
+    expect(sentStatus(new Response(null, { status: 426 }))).toBe(426);
   });
 });

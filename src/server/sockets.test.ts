@@ -153,3 +153,24 @@ describe('handshakes that stall', () => {
     }
   });
 });
+
+describe('observers of a Node app', () => {
+  it('are told of a handshake as the 101 it was answered with (the hijacked reply runs no onResponse hook)', async () => {
+    const answers: { method: string; status: number }[] = [];
+    const observed = createApp({ logger: false });
+    observed.observe(({ method, status }) => answers.push({ method, status }));
+    observed.mount([rooms()]);
+    const address = await observed.listen({ port: 0, handleSignals: false, logRoutes: false });
+    try {
+      const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/api/rooms/echo`);
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      expect(answers).toEqual([{ method: 'GET', status: 101 }]);
+      ws.close();
+    } finally {
+      await observed.close();
+    }
+  });
+});
