@@ -1422,8 +1422,10 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       const [finished, refused] = answers;
       expect(finished?.status).toBe(200);
       expect(JSON.parse(finished?.body ?? '')).toEqual({ opened: gates[index] });
-      if (name.startsWith('Deno')) expect(refused).toBeUndefined();
-      else expectRefused(refused);
+      // Deno, stopping, may or may not hand the pipelined request over (it did in one run of
+      // five): when it does, the answer is the refusal, as everywhere else.
+      if (name.startsWith('Deno') && refused === undefined) continue;
+      expectRefused(refused);
     }
   });
 });
