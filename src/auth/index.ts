@@ -1,6 +1,7 @@
 /**
  * `proceedjs/auth`: JWT access and refresh tokens (HS256, rotation with reuse detection,
- * revocation stores), scrypt password hashing, guards and the auth plugin. Rate limits are a
+ * revocation stores), scrypt password hashing, guards, the auth plugin and the account
+ * procedures (register, login, refresh, logout, me, password change and reset). Rate limits are a
  * step of their own: `rateLimit()` from `proceedjs`.
  * See docs/auth.md.
  */
@@ -13,6 +14,15 @@ export {
   resolveSecret,
   type WarningLogger,
 } from '../config/index.js';
+export {
+  type AccountOptions,
+  type AccountStore,
+  type AccountUser,
+  accountProcedures,
+  accountRateLimit,
+  type PasswordResetOptions,
+  type ResetTokenStore,
+} from './accounts.js';
 export {
   admin,
   allOf,

@@ -361,6 +361,58 @@ describe('authDocumentation', () => {
 });
 
 describe('authPlugin options', () => {
+  it('takes its options from a function once the app gets ready, asked once, and refuses bad ones then', async () => {
+    const tokens = new TokenService({ secret: fixtureSecret });
+    let asked = 0;
+    const app = createApp<AuthContext<{ id: string }>>({ logger: false });
+    await app.register(authPlugin, () => {
+      asked++;
+      return { tokens, userLoader: (id: string) => ({ id }) };
+    });
+    app.mount([
+      procedures('things', {
+        listThings: procedure<AuthContext<{ id: string }>>()
+          .guard(authenticated)
+          .query(({ ctx }) => ({ viewer: ctx.user.id })),
+      }),
+    ]);
+    expect(asked).toBe(0);
+    const { accessToken } = await tokens.issuePair('u1');
+    for (let request = 0; request < 2; request++) {
+      const answer = await app.inject({
+        url: '/api/things',
+        headers: { authorization: `Bearer ${accessToken}` },
+      });
+      expect(answer.json()).toEqual({ viewer: 'u1' });
+    }
+    expect(asked).toBe(1);
+    await app.close();
+
+    const refused = createApp({ logger: false });
+    await refused.register(authPlugin, () => ({ tokens }) as never);
+    await expect(refused.ready()).rejects.toThrow(/needs a userLoader/);
+  });
+
+  it('never asks for them on an app that is only inspected, which still documents the bearer token', async () => {
+    const app = createApp({ logger: false, inspect: true });
+    await app.register(authPlugin, () => {
+      throw new Error('asked while inspected');
+    });
+    app.mount([
+      procedures('things', {
+        listThings: procedure<AuthContext<{ id: string }>>()
+          .guard(authenticated)
+          .query(() => []),
+      }),
+    ]);
+    await app.ready();
+    expect(app.inspected).toBe(true);
+    const document = generateOpenApi({ app, info: { title: 'Things', version: '1' } });
+    expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }]);
+    await expect(app.listen({ port: 0 })).rejects.toThrow(/built to be inspected/);
+    await app.close();
+  });
+
   it('refuses the removed rateLimit option instead of running unlimited', async () => {
     const app = createApp({ logger: false });
     await expect(

@@ -111,9 +111,17 @@ export const authDocumentation: Readonly<RouteDocumentation> = Object.freeze({
  */
 export const authPlugin: ContextualPlugin<AuthPluginOptionsFor> = registerAuth;
 
-/** `authPlugin`'s options on an app whose context is `ctx`: the loader returns its user. */
+/**
+ * `authPlugin`'s options on an app whose context is `ctx`: the loader returns its user. Given as
+ * a function, they are asked for once the app gets ready to serve, and never when it is only
+ * inspected (`proceed routes/openapi/manifest`): an app opens its database and makes its
+ * TokenService after registering the plugin, and only when it serves (docs/auth.md, "Inspecting
+ * without services").
+ */
 export interface AuthPluginOptionsFor extends PluginOptionsKind {
-  readonly options: AuthPluginOptions<UserOf<this['ctx']>>;
+  readonly options:
+    | AuthPluginOptions<UserOf<this['ctx']>>
+    | (() => MaybePromise<AuthPluginOptions<UserOf<this['ctx']>>>);
 }
 
 const authOptionKeys = optionKeys<AuthPluginOptions>()(
@@ -124,7 +132,39 @@ const authOptionKeys = optionKeys<AuthPluginOptions>()(
   'production',
 );
 
-async function registerAuth(app: App, options: AuthPluginOptions): Promise<void> {
+type SignIn = (ctx: RequestContext, token: string) => Promise<void>;
+
+async function registerAuth(
+  app: App,
+  options: AuthPluginOptions | (() => MaybePromise<AuthPluginOptions>),
+): Promise<void> {
+  let signIn: SignIn | undefined;
+  if (typeof options === 'function') {
+    if (!app.inspected) {
+      app.onReady(async () => {
+        signIn = signInWith(app, await options());
+      });
+    }
+  } else {
+    signIn = signInWith(app, options);
+  }
+  // Not async itself: a request without a token (every public read) awaits nothing here.
+  app.extendContext((ctx) => {
+    const token = bearerTokenOf(ctx.request.header('authorization')) ?? socketToken(ctx.request);
+    if (token === undefined) return undefined;
+    if (signIn === undefined) throw new ProceedConfigError('authPlugin: this app was built to be inspected');
+    return signIn(ctx, token);
+  });
+
+  app.document(authDocumentation);
+  const loader = typeof options === 'function' ? undefined : options.userLoader;
+  app.providesUser(
+    `authPlugin's userLoader${loader === undefined || loader.name === '' || loader.name === 'userLoader' ? '' : ` (${loader.name})`}`,
+  );
+}
+
+/** Checks the options and answers what signs a request in. */
+function signInWith(app: App, options: AuthPluginOptions): SignIn {
   if (typeof options === 'object' && options !== null && 'rateLimit' in options) {
     throw new ProceedConfigError(
       'authPlugin no longer takes rateLimit: put a rateLimit({ name, max }) step on the procedures to limit (docs/auth.md#rate-limiting)',
@@ -150,7 +190,7 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
   const leavesRevocation =
     checkedIn !== undefined && tokens.verifyAccess === TokenService.prototype.verifyAccess;
 
-  const signIn = async (ctx: RequestContext, token: string): Promise<void> => {
+  return async (ctx, token) => {
     const claims = !leavesRevocation
       ? await tokens.verifyAccess(token)
       : tokens[verifyAccessLeavingRevocation](token);
@@ -172,16 +212,6 @@ async function registerAuth(app: App, options: AuthPluginOptions): Promise<void>
     ctx.user = user;
     ctx.auth = { claims, token, tokens } satisfies AuthState;
   };
-  // Not async itself: a request without a token (every public read) awaits nothing here.
-  app.extendContext((ctx) => {
-    const token = bearerTokenOf(ctx.request.header('authorization')) ?? socketToken(ctx.request);
-    return token === undefined ? undefined : signIn(ctx, token);
-  });
-
-  app.document(authDocumentation);
-  app.providesUser(
-    `authPlugin's userLoader${userLoader.name === '' || userLoader.name === 'userLoader' ? '' : ` (${userLoader.name})`}`,
-  );
 }
 
 /**

@@ -200,6 +200,36 @@ describe('proceed routes', slow, () => {
     expect(existsSync(join(directory, '.data'))).toBe(false);
   });
 
+  it('marks the apps an entry makes as inspected, so services given when the app serves are never asked for, and refuses to serve them', async () => {
+    const directory = project('inspected', {
+      'app.mjs': `
+import { createApp, procedure, procedures } from 'proceedjs';
+import { authenticated, authPlugin } from 'proceedjs/auth';
+import { idempotencyPlugin } from 'proceedjs/idempotency';
+const app = createApp();
+const fail = () => { throw new Error('a service was asked for while the app was only read'); };
+await app.register(authPlugin, fail);
+await app.register(idempotencyPlugin, { store: fail, creates: true });
+app.mount([procedures('things', { createThing: procedure().guard(authenticated).mutation(() => ({ ok: true })) })]);
+if (process.env.LISTEN_TOO === '1') await app.listen({ port: 0 });
+export default app;
+`,
+    });
+    const routes = await runCli(['routes', 'app.mjs'], { cwd: directory });
+    expect(routes.stderr).toBe('');
+    expect(routes.stdout).toMatch(/POST\s+\/api\/things\s+things\.createThing\s+authenticated/);
+    const openapi = await runCli(['openapi', 'app.mjs'], { cwd: directory });
+    expect(openapi.code).toBe(0);
+    const document = JSON.parse(openapi.stdout);
+    expect(document.paths['/api/things'].post.parameters).toContainEqual(
+      expect.objectContaining({ name: 'Idempotency-Key' }),
+    );
+    expect(Object.keys(document.paths['/api/things'].post.responses)).toContain('401');
+    const listening = await runCli(['routes', 'app.mjs'], { cwd: directory, env: { LISTEN_TOO: '1' } });
+    expect(listening.code).toBe(1);
+    expect(listening.stderr).toContain('This app was built to be inspected');
+  });
+
   it('finds the entry package.json names, as in the blog, and says so when it is missing', async () => {
     const blog = fileURLToPath(new URL('../../examples/blog', import.meta.url));
     const result = await runCli(['routes'], { cwd: blog, env: { NODE_ENV: 'production' } });

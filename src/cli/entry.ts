@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from '../server/app.js';
-import type { EntryContext } from '../server/entry-context.js';
+import { type EntryContext, loadingForInspection } from '../server/entry-context.js';
 import { displayPath } from './display.js';
 import { CliError } from './errors.js';
 import { assertImportable } from './typescript.js';
@@ -101,6 +101,13 @@ export async function loadApp(
 ): Promise<App> {
   assertImportable(file);
   const shown = displayPath(file);
+  // Apps made while an entry is only read (at import, or by its default export) are inspected.
+  return entry.serve
+    ? loadEntry(file, shown, entry)
+    : loadingForInspection(() => loadEntry(file, shown, entry));
+}
+
+async function loadEntry(file: string, shown: string, entry: EntryContext): Promise<App> {
   const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   const exported = module.default;
   if (exported === undefined) {

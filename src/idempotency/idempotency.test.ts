@@ -219,6 +219,37 @@ const post = (app: App, url: string, payload: object, headers: Record<string, st
   app.inject({ method: 'POST', url, payload, headers });
 
 describe('Idempotency-Key over HTTP', () => {
+  it('takes the store from a function once the app gets ready, and never on an inspected app', async () => {
+    const { notes, created } = notesApi();
+    let asked = 0;
+    const app = createApp({ logger: false }).mount([notes]);
+    await app.register(idempotencyPlugin, {
+      store: () => {
+        asked++;
+        return new MemoryIdempotencyStore();
+      },
+      creates: true,
+    });
+    apps.push(app);
+    expect(asked).toBe(0);
+    const key = { 'idempotency-key': randomUUID() };
+    await post(app, '/api/notes', { title: 'Once' }, key);
+    const again = await post(app, '/api/notes', { title: 'Once' }, key);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(created).toHaveLength(1);
+    expect(asked).toBe(1);
+
+    const inspected = createApp({ logger: false, inspect: true }).mount([notesApi().notes]);
+    await inspected.register(idempotencyPlugin, {
+      store: () => {
+        throw new Error('asked while inspected');
+      },
+      creates: true,
+    });
+    apps.push(inspected);
+    await inspected.ready();
+  });
+
   it('replays the first answer, status, body and Location, without running the handler again', async () => {
     const { app, created } = await appWith(new MemoryIdempotencyStore());
     const key = { 'idempotency-key': randomUUID() };

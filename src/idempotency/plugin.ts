@@ -3,13 +3,18 @@
  * and says which POSTs replay.
  */
 import type { Call } from '../core/call.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { defaultCaller, type IdempotencyStore } from '../core/idempotency.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { App } from '../server/app.js';
 
 export interface IdempotencyPluginOptions {
-  /** Where keys live: `PostgresIdempotencyStore` for several instances, `MemoryIdempotencyStore` for one. */
-  store: IdempotencyStore;
+  /**
+   * Where keys live: `PostgresIdempotencyStore` for several instances, `MemoryIdempotencyStore`
+   * for one. A function is asked for the store once the app gets ready to serve, never when it
+   * is only inspected (as `authPlugin`'s options: docs/auth.md, "Inspecting without services").
+   */
+  store: IdempotencyStore | (() => MaybePromise<IdempotencyStore>);
   /** Every `create*` procedure replays, not only those marked `.idempotent()`. Default false. */
   creates?: boolean;
   /** How long a key and its answer are kept, in ms. Default 24 hours. */
@@ -22,6 +27,8 @@ export interface IdempotencyPluginOptions {
   /** Who is asking: keys of different callers never meet. Default: `ctx.user.id`, else the client IP. */
   caller?: (ctx: Call['ctx']) => string;
 }
+
+type MaybePromise<T> = T | Promise<T>;
 
 const day = 24 * 60 * 60_000;
 /** What a timer can wait for. */
@@ -50,7 +57,30 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
     optionKeys<IdempotencyPluginOptions>()('store', 'creates', 'ttl', 'lockTimeout', 'caller'),
     { required: true },
   );
-  const store = options.store as Partial<IdempotencyStore> | undefined;
+  const ttl = duration('ttl', options.ttl, day);
+  const lockTimeout = duration('lockTimeout', options.lockTimeout, 60_000);
+  if (ttl <= lockTimeout)
+    throw new TypeError(
+      `idempotencyPlugin: ttl (${ttl} ms) must be longer than lockTimeout (${lockTimeout} ms), or a key could expire while its request runs`,
+    );
+  if (options.caller !== undefined && typeof options.caller !== 'function')
+    throw new TypeError('idempotencyPlugin: caller must be a function of the context');
+  const settings = { store: notYetServing, ttl, lockTimeout, caller: options.caller ?? defaultCaller };
+  const given = options.store;
+  if (typeof given === 'function') {
+    if (!app.inspected)
+      app.onReady(async () => {
+        settings.store = await readied(await given());
+      });
+  } else {
+    settings.store = await readied(given);
+  }
+  app.useIdempotency({ settings, creates: options.creates === true });
+}
+
+/** Checks the store and creates its tables. */
+async function readied(given: IdempotencyStore): Promise<IdempotencyStore> {
+  const store = given as Partial<IdempotencyStore> | undefined;
   if (
     typeof store?.claim !== 'function' ||
     typeof store.complete !== 'function' ||
@@ -60,18 +90,19 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
     throw new TypeError(
       'idempotencyPlugin: store must be an IdempotencyStore (claim, complete, release, prune)',
     );
-  const ttl = duration('ttl', options.ttl, day);
-  const lockTimeout = duration('lockTimeout', options.lockTimeout, 60_000);
-  if (ttl <= lockTimeout)
-    throw new TypeError(
-      `idempotencyPlugin: ttl (${ttl} ms) must be longer than lockTimeout (${lockTimeout} ms), or a key could expire while its request runs`,
-    );
-  if (options.caller !== undefined && typeof options.caller !== 'function')
-    throw new TypeError('idempotencyPlugin: caller must be a function of the context');
-  const ensureSchema = (options.store as { ensureSchema?: () => Promise<void> }).ensureSchema;
-  if (typeof ensureSchema === 'function') await ensureSchema.call(options.store);
-  app.useIdempotency({
-    settings: { store: options.store, ttl, lockTimeout, caller: options.caller ?? defaultCaller },
-    creates: options.creates === true,
-  });
+  const ensureSchema = (given as { ensureSchema?: () => Promise<void> }).ensureSchema;
+  if (typeof ensureSchema === 'function') await ensureSchema.call(given);
+  return given;
+}
+
+/** The store of an app that was only inspected: it never serves, so this is never reached. */
+const notYetServing: IdempotencyStore = {
+  claim: refuse,
+  complete: refuse,
+  release: refuse,
+  prune: refuse,
+};
+
+function refuse(): never {
+  throw new ProceedConfigError('idempotencyPlugin: this app was built to be inspected');
 }

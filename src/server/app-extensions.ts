@@ -36,10 +36,22 @@ export class AppExtensions {
   #userSource: string | undefined;
   readonly #userFromContext: boolean;
 
-  protected constructor(hooks: AppHooks, context: ContextPipeline, userFromContext: boolean) {
+  /**
+   * The app is only read (routes, OpenAPI, manifest), never served (`createApp({ inspect })`):
+   * a plugin resolves nothing that serving needs.
+   */
+  readonly inspected: boolean;
+
+  protected constructor(
+    hooks: AppHooks,
+    context: ContextPipeline,
+    userFromContext: boolean,
+    inspected: boolean,
+  ) {
     this.hooks = hooks;
     this.contextPipeline = context;
     this.#userFromContext = userFromContext;
+    this.inspected = inspected;
   }
 
   /**

@@ -15,6 +15,8 @@ import type { AppSettings } from './settings.js';
 
 /** What of the app listening needs. */
 export interface ListeningApp {
+  /** Built only to be read: `listen` refuses. */
+  readonly inspected: boolean;
   readonly log: Logger;
   readonly settings: AppSettings;
   readonly lifecycle: Lifecycle;
@@ -42,6 +44,10 @@ export class AppListener {
   }
 
   async listen(options: ListenOptions): Promise<string> {
+    if (this.#app.inspected)
+      throw new ProceedConfigError(
+        'This app was built to be inspected (createApp({ inspect: true }), or loaded by proceed routes/openapi/manifest): it serves nothing',
+      );
     if (!runtime.listens)
       throw new ProceedConfigError(
         "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",

@@ -35,6 +35,7 @@ import { AppExtensions } from './app-extensions.js';
 import { fetchCoreOf } from './app-fetch.js';
 import { AppHooks } from './app-hooks.js';
 import { AppListener } from './app-listen.js';
+import { isLoadingForInspection } from './entry-context.js';
 import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
 import { FetchEntry, type FetchHandler } from './fetch-entry.js';
 import { drain, Lifecycle, type ListenOptions, type Phase } from './lifecycle.js';
@@ -98,6 +99,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
       hooks,
       new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined),
       options.userFromContext === true,
+      options.inspect ?? isLoadingForInspection(),
     );
     this.#settings = settings;
     this.#log = log;
@@ -141,6 +143,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     });
     hooks.whenObserved = () => this.#adapter?.observe(hooks.tellObservers);
     this.#listener = new AppListener({
+      inspected: this.inspected,
       log: this.#log,
       settings,
       lifecycle: this.#lifecycle,

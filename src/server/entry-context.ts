@@ -19,3 +19,22 @@ export interface EntryContext {
    */
   clustered: boolean;
 }
+
+/** Set while the CLI loads an entry only to read it; global, as the entry may load its own copy. */
+const inspecting = Symbol.for('proceedjs.inspecting-entry');
+
+/** Runs `load` with every app it creates marked as inspected (see `AppOptions.inspect`). */
+export async function loadingForInspection<T>(load: () => Promise<T>): Promise<T> {
+  const global = globalThis as { [inspecting]?: boolean };
+  global[inspecting] = true;
+  try {
+    return await load();
+  } finally {
+    delete global[inspecting];
+  }
+}
+
+/** Whether an app created now is one the CLI only reads. */
+export function isLoadingForInspection(): boolean {
+  return (globalThis as { [inspecting]?: boolean })[inspecting] === true;
+}

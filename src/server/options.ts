@@ -105,6 +105,13 @@ export interface AppOptions<TCtx extends object> {
    */
   userFromContext?: boolean;
   /**
+   * The app is only read (routes, OpenAPI, manifest), never served: `listen` refuses, and what a
+   * plugin resolves once the app serves (authPlugin's options given as a function) never is, so
+   * the app opens nothing. Default: true while `proceed routes`, `openapi` or `manifest` loads
+   * the entry (docs/cli.md, "Inspecting an app"), else false.
+   */
+  inspect?: boolean;
+  /**
    * Upload limits of every route that takes files, under each procedure's own `.uploads()`:
    * `fileSize` (10 MiB), `files` (10), `fields` (100), `fieldSize` (64 KiB), `total`
    * (`fileSize × files` + 1 MiB) and `memory` (256 KiB; larger files wait on disk); and
@@ -144,6 +151,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'cookies',
   'csrf',
   'userFromContext',
+  'inspect',
   'uploads',
   'tracing',
 );

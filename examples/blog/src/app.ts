@@ -2,7 +2,6 @@
  * The blog API: posts, users and auth on PGlite or PostgreSQL (docs/blog.md).
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,19 +10,13 @@ import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
   hashPassword,
-  MemoryRevocationStore,
   PostgresRevocationStore,
   resolveSecret,
   TokenService,
   type UserLoader,
   verifyPassword,
 } from 'proceedjs/auth';
-import {
-  type IdempotencyStore,
-  idempotencyPlugin,
-  MemoryIdempotencyStore,
-  PostgresIdempotencyStore,
-} from 'proceedjs/idempotency';
+import { type IdempotencyStore, idempotencyPlugin, PostgresIdempotencyStore } from 'proceedjs/idempotency';
 import { mcpPlugin } from 'proceedjs/mcp';
 import { metricsPlugin } from 'proceedjs/metrics';
 import { docsPlugin } from 'proceedjs/openapi';
@@ -122,19 +115,25 @@ function describeDatabase(location: DatabaseLocation | undefined, database: Data
   }
 }
 
+/** What serving needs: opened in {@link buildBlogApp}, unless the app is only inspected. */
+interface BlogServices {
+  database: Database;
+  context: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background' | 'feed'>;
+  userLoader: UserLoader<SignedInUser>;
+  idempotencyKeys: IdempotencyStore;
+}
+
 /**
  * Auth, idempotent creates, the routes and the documentation: the same whether the app serves or
- * is only inspected.
+ * is only inspected. What the plugins need of the database they ask for once the app serves.
  */
-async function wire(
-  app: App<BlogContext>,
-  tokens: TokenService,
-  userLoader: UserLoader<SignedInUser>,
-  idempotencyKeys: IdempotencyStore,
-): Promise<void> {
-  await app.register(authPlugin, { tokens, userLoader });
+async function wire(app: App<BlogContext>, services: () => BlogServices): Promise<void> {
+  await app.register(authPlugin, () => ({
+    tokens: services().context.tokens,
+    userLoader: services().userLoader,
+  }));
   // A create sent again with its Idempotency-Key replays the first answer (docs/blog.md).
-  await app.register(idempotencyPlugin, { store: idempotencyKeys, creates: true });
+  await app.register(idempotencyPlugin, { store: () => services().idempotencyKeys, creates: true });
   // Posts and users as tools for AI agents at /mcp (docs/mcp.md): each caller sees the tools
   // its guards allow (the users' only to admins), each call answers as its REST route would.
   await app.register(mcpPlugin, { collections: ['posts', 'users'], name: 'proceed-blog' });
@@ -222,8 +221,9 @@ async function buildBlogApp(
   const { production, admin, trustProxy } = settings;
 
   // What handlers get; in place before the app listens, so before the first request.
-  let services: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background' | 'feed'> | undefined;
+  let services!: BlogServices;
   const app: App<BlogContext> = createApp<BlogContext>({
+    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     // Loaded only when traced: an untraced blog loads no OpenTelemetry.
     ...(options.telemetry === undefined
@@ -231,7 +231,7 @@ async function buildBlogApp(
       : { tracing: (await import('proceedjs/opentelemetry')).openTelemetry() }),
     health: {
       check: async () => {
-        await database.ping();
+        await services.database.ping();
         return true;
       },
     },
@@ -242,24 +242,14 @@ async function buildBlogApp(
       limits: { [authRateLimit.name]: { max: settings.authRateLimit } },
       ...(redis === undefined ? {} : { redis, onStoreError: settings.rateLimitOnStoreError }),
     },
-    context: () => {
-      if (services === undefined)
-        throw new Error('This blog app was built for inspection; it serves nothing');
-      return services;
-    },
+    context: () => services.context,
   });
   // Registered first, so it runs last: the spans of everything that closes after are sent too.
   const { telemetry } = options;
   if (telemetry !== undefined) app.onClose(() => telemetry.shutdown());
-  if (options.inspect === true) {
-    // It signs nothing: a throwaway secret, and no warning about the missing one.
-    const tokens = new TokenService({
-      secret: randomBytes(32).toString('hex'),
-      store: new MemoryRevocationStore(),
-    });
-    await wire(app, tokens, () => undefined, new MemoryIdempotencyStore());
-    return app;
-  }
+  await wire(app, () => services);
+  // Read by proceed routes/openapi/manifest: no secret, no database.
+  if (app.inspected) return app;
 
   const secret = resolveSecret({
     secret: settings.jwtSecret,
@@ -305,10 +295,13 @@ async function buildBlogApp(
     const feed = await PostFeed.start(database, app.log);
     // Registered after the database's, so it runs before it: the listening connection goes first.
     app.onClose(() => feed.close());
-    services = { repos, tokens, mailer, background: background.run, feed };
-    // The user and the token's revocation in one statement: one round trip per signed-in request.
-    const userLoader = store.userLoader<SignedInUser>(signedInUserSql);
-    await wire(app, tokens, userLoader, new PostgresIdempotencyStore(database));
+    services = {
+      database,
+      context: { repos, tokens, mailer, background: background.run, feed },
+      // The user and the token's revocation in one statement: one round trip per signed-in request.
+      userLoader: store.userLoader<SignedInUser>(signedInUserSql),
+      idempotencyKeys: new PostgresIdempotencyStore(database),
+    };
     return app;
   } catch (error) {
     await database.close();

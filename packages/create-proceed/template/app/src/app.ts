@@ -2,15 +2,14 @@
  * The app. `npm run dev`, `npm start` and the CLI's `routes`, `openapi` and `manifest` call this
  * module's default export; the tests call {@link buildApp}.
  */
-import { randomBytes } from 'node:crypto';
 import { type App, createApp, type EntryContext, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
-  MemoryRevocationStore,
   PostgresRevocationStore,
   rateLimitFromEnv,
   resolveSecret,
   TokenService,
+  type UserLoader,
 } from 'proceedjs/auth';
 import { mcpPlugin } from 'proceedjs/mcp';
 import { docsPlugin } from 'proceedjs/openapi';
@@ -28,39 +27,41 @@ export interface AppOptions {
   databaseUrl?: string;
   /** A database opened by the caller (the tests), who closes it; instead of `databaseUrl`. */
   database?: Database;
-  /** Only read the app (routes, OpenAPI): open no database, sign nothing. */
-  inspect?: boolean;
   /** How many processes serve the app (`proceed start --workers N`). */
   workers?: number;
 }
 
 export default function main(entry?: EntryContext): Promise<App<AppContext>> {
-  return buildApp({ inspect: entry?.serve === false, workers: entry?.workers ?? 1 });
+  return buildApp({ workers: entry?.workers ?? 1 });
+}
+
+/** What serving needs: opened in {@link buildApp}, unless the app is only read. */
+interface Services {
+  database: Database;
+  context: Pick<AppContext, 'db' | 'tokens'>;
+  userLoader: UserLoader<SignedInUser>;
 }
 
 /**
- * Builds the app: opens and migrates the database, then wires auth, the routes and the docs.
+ * Builds the app: its routes, docs and auth, then (unless `proceed routes`, `openapi` or
+ * `manifest` only reads it) opens and migrates the database.
  *
  * @example
  * const app = await buildApp({ databaseUrl: 'memory://' });
  */
 export async function buildApp(options: AppOptions = {}): Promise<App<AppContext>> {
-  let database: Database | undefined;
-  let services: Pick<AppContext, 'db' | 'tokens'> | undefined;
+  let services!: Services;
   const app = createApp<AppContext>({
     // AUTH_RATE_LIMIT changes how many sign-in attempts a client may make a minute (default 10).
     rateLimit: { limits: { [authRateLimit.name]: { max: rateLimitFromEnv() } } },
     // GET /api/health answers 503 while the database does not.
     health: {
       check: async () => {
-        await database?.sql.query('SELECT 1');
+        await services.database.sql.query('SELECT 1');
         return true;
       },
     },
-    context: () => {
-      if (services === undefined) throw new Error('This app was built to be read, not to serve');
-      return services;
-    },
+    context: () => services.context,
   });
   app.mount(api);
   await app.register(docsPlugin, {
@@ -69,16 +70,12 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
   });
   // The notes as tools for AI agents at /mcp: each caller sees and gets what its REST calls would.
   await app.register(mcpPlugin, { collections: ['notes'], name: 'notes' });
-
-  if (options.inspect === true) {
-    // proceed routes / openapi / manifest: no database, no secret; this app serves nothing.
-    const tokens = new TokenService({
-      secret: randomBytes(32).toString('hex'),
-      store: new MemoryRevocationStore(),
-    });
-    await app.register(authPlugin, { tokens, userLoader: () => undefined });
-    return app;
-  }
+  // Its tokens and users come from the database: asked for once the app serves.
+  await app.register(authPlugin, () => ({
+    tokens: services.context.tokens,
+    userLoader: services.userLoader,
+  }));
+  if (app.inspected) return app;
 
   const workers = options.workers ?? 1;
   if (
@@ -91,23 +88,21 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
     );
   // JWT_SECRET: required in production; in development a random one, with a warning.
   const secret = resolveSecret({ workers, logger: app.log });
-  const opened =
+  const database =
     options.database ??
     (await openDatabase(options.databaseUrl, {
       // One JSON line in the app's log, not a line of plain text among them.
       onPoolError: (error) => app.log.warn({ err: error }, 'PostgreSQL connection error'),
     }));
-  database = opened;
-  if (options.database === undefined) app.onClose(() => opened.close());
+  if (options.database === undefined) app.onClose(() => database.close());
   // Logouts and used refresh tokens, kept in the same database (table proceed_revocations).
-  const store = new PostgresRevocationStore(opened.sql);
+  const store = new PostgresRevocationStore(database.sql);
   await store.ensureSchema();
-  const tokens = new TokenService({ secret, store, userId: z.uuid() });
-  services = { db: opened.db, tokens };
-  await app.register(authPlugin, {
-    tokens,
+  services = {
+    database,
+    context: { db: database.db, tokens: new TokenService({ secret, store, userId: z.uuid() }) },
     // The signed-in user and whether the token was revoked, in one query per request.
     userLoader: store.userLoader<SignedInUser>('SELECT id, email, name, role FROM users WHERE id = $1'),
-  });
+  };
   return app;
 }

@@ -65,7 +65,7 @@ describe.each(engines)('auth on $name', (engine) => {
       name: 'Linus',
     });
     const second = await anonymous().auth.login({ email: 'linus@example.com', password: 'correct horse' });
-    expect(await as(first.accessToken).auth.logout()).toBeUndefined();
+    expect(await as(first.accessToken).auth.logout()).toEqual({ success: true });
     await expect(as(first.accessToken).auth.me()).rejects.toMatchObject({
       status: 401,
       code: 'INVALID_TOKEN',
@@ -76,5 +76,40 @@ describe.each(engines)('auth on $name', (engine) => {
     });
     expect((await as(second.accessToken).auth.me()).name).toBe('Linus');
     await expect(anonymous().auth.logout()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('changes the password: the old one and every other session stop working, this one gets a new pair', async () => {
+    const first = await anonymous().auth.register({
+      email: 'ken@example.com',
+      password: 'correct horse',
+      name: 'Ken',
+    });
+    const other = await anonymous().auth.login({ email: 'ken@example.com', password: 'correct horse' });
+    await expect(
+      as(first.accessToken).auth.changePassword({
+        currentPassword: 'wrong horse',
+        newPassword: 'battery staple',
+      }),
+    ).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+
+    const changed = await as(first.accessToken).auth.changePassword({
+      currentPassword: 'correct horse',
+      newPassword: 'battery staple',
+    });
+    expect(changed.user.email).toBe('ken@example.com');
+    expect((await as(changed.accessToken).auth.me()).name).toBe('Ken');
+    await expect(as(other.accessToken).auth.me()).rejects.toMatchObject({
+      status: 401,
+      code: 'INVALID_TOKEN',
+    });
+    await expect(anonymous().auth.refresh({ refreshToken: other.refreshToken })).rejects.toMatchObject({
+      status: 401,
+    });
+    await expect(
+      anonymous().auth.login({ email: 'ken@example.com', password: 'correct horse' }),
+    ).rejects.toMatchObject({ status: 401 });
+    expect(
+      (await anonymous().auth.login({ email: 'ken@example.com', password: 'battery staple' })).user.name,
+    ).toBe('Ken');
   });
 });
