@@ -30,8 +30,12 @@ export interface ResourceFields<P extends Shape, A extends Shape, O extends Shap
  * view, everyone else the public view.
  */
 export interface ResourceOptions<R, C> {
-  /** Whether the caller owns `record`, the record as the handler returned it (every column). */
-  owner?: (record: R, ctx: C) => boolean;
+  /**
+   * Who owns a record: the name of the field that holds its owner's user id (`'authorId'`: the
+   * caller owns the records whose field equals `ctx.user.id`, and {@link Resource.scopeOf} gives
+   * lists the same rule), or a function of the record as the handler returned it (every column).
+   */
+  owner?: ((record: R, ctx: C) => boolean) | (keyof R & string);
   /** Whether the caller sees every field of every record. Default: nobody. */
   admin?: (ctx: C) => boolean;
 }
@@ -78,7 +82,25 @@ export interface Resource<
   readonly fieldLevels: Readonly<Record<string, Level>>;
   /** The level `ctx`'s caller sees `record` at, as {@link Resource.perRecord} chooses it. */
   levelOf(record: R, ctx: C): Level;
+  /** The field that holds a record's owner, when `owner` named one. */
+  readonly ownerField: (keyof R & string) | undefined;
+  /**
+   * Which records the caller owns, for a list's query: all of them (an admin), those whose owner
+   * field is `userId` (a signed-in caller), or none (anonymous). Filter with the column of
+   * {@link Resource.ownerField}, and a list and `levelOf` cannot disagree (docs/views.md,
+   * "Ownership").
+   */
+  scopeOf(ctx: C): OwnerScope;
 }
+
+/** What {@link Resource.scopeOf} answers. */
+export type OwnerScope = { kind: 'admin' } | { kind: 'owner'; userId: string } | { kind: 'anonymous' };
+
+const userIdOf = (ctx: unknown): string | undefined => {
+  const user = typeof ctx === 'object' && ctx !== null ? (ctx as { user?: unknown }).user : undefined;
+  const id = typeof user === 'object' && user !== null ? (user as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : undefined;
+};
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -142,7 +164,19 @@ export function resource<
     owner: z.object(ownerShape).meta({ id: `${base}Owner` }),
     admin: z.object(adminShape).meta({ id: `${base}Admin` }),
   };
-  const { owner, admin } = options;
+  const { admin } = options;
+  const ownerField = typeof options.owner === 'string' ? options.owner : undefined;
+  if (options.owner !== undefined && ownerField === undefined && typeof options.owner !== 'function')
+    throw new TypeError(
+      `Resource ${name}: owner must be a field name or a function (record, ctx) => boolean`,
+    );
+  const owner =
+    ownerField === undefined
+      ? (options.owner as ((record: R, ctx: C) => boolean) | undefined)
+      : (record: R, ctx: C) => {
+          const userId = userIdOf(ctx);
+          return userId !== undefined && (record as Record<string, unknown>)[ownerField] === userId;
+        };
   const levelOf = (record: R, ctx: C): Level => {
     if (admin?.(ctx) === true) return 'admin';
     if (owner?.(record, ctx) === true) return 'owner';
@@ -169,8 +203,16 @@ export function resource<
     view: (level) => views[level],
     fieldLevels,
     levelOf,
+    ownerField,
+    scopeOf: (ctx) => {
+      if (admin?.(ctx) === true) return { kind: 'admin' };
+      const userId = userIdOf(ctx);
+      return userId === undefined ? { kind: 'anonymous' } : { kind: 'owner', userId };
+    },
   };
 }
+
+export { type OwnedOptions, owned } from './owned.js';
 
 /** Whether a caller at `caller` may see a field declared at `field`. */
 export function levelIncludes(caller: Level, field: Level): boolean {

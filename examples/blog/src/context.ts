@@ -2,7 +2,7 @@
 import type { BaseContext, procedure } from 'proceedjs';
 import { procedure as startProcedure } from 'proceedjs';
 import type { AuthContext, TokenService } from 'proceedjs/auth';
-import type { Repositories, SignedInUser, Visibility } from './db/index.js';
+import type { Repositories, SignedInUser } from './db/index.js';
 import type { PostFeed } from './feed.js';
 import type { Mailer } from './mailer.js';
 
@@ -18,12 +18,3 @@ export interface BlogContext extends AuthContext<SignedInUser>, BaseContext {
 
 /** Starts a blog procedure. */
 export const blogProcedure = (): ReturnType<typeof procedure<BlogContext>> => startProcedure<BlogContext>();
-
-/**
- * Which posts the caller may see (docs/blog.md), as the database filters them: published posts,
- * and every post whose owner (`Post`'s rule in resources.ts: its author) or admin the caller is.
- */
-export function visibilityOf(user: SignedInUser | undefined): Visibility {
-  if (user === undefined) return { kind: 'anonymous' };
-  return user.role === 'admin' ? { kind: 'admin' } : { kind: 'user', userId: user.id };
-}

@@ -49,16 +49,10 @@ export const Post = resource(
     admin: { createdAt: timestamp(), updatedAt: timestamp() },
   },
   {
-    owner: (post: { authorId: string }, ctx: Pick<BlogContext, 'user'>) => post.authorId === ctx.user?.id,
+    owner: 'authorId',
     admin: (ctx: Pick<BlogContext, 'user'>) => ctx.user?.role === 'admin',
   },
 );
-
-/** Whether the caller may change `post`: its author or an admin. */
-export function mayChange(post: { authorId: string }, ctx: Pick<BlogContext, 'user'>): boolean {
-  const level = Post.levelOf(post, ctx);
-  return level === 'owner' || level === 'admin';
-}
 
 /** The answer of every route that ends a session or changes a secret. */
 export const Success = z.object({ success: z.literal(true) });

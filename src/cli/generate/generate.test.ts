@@ -158,8 +158,9 @@ describe('the generated text', () => {
     for (const name of ['listBookmarks', 'getBookmark', 'createBookmark', 'updateBookmark', 'deleteBookmark'])
       expect(text).toContain(`  ${name}: p()`);
     expect(text).toContain('.output(cursorPage(Bookmark.perRecord))');
-    expect(text).toContain('Bookmark.levelOf(bookmark, ctx)');
-    expect(text.match(/\.use\(ownerOrAdmin\)/g)).toHaveLength(2);
+    expect(text).toContain("owner: 'ownerId',");
+    expect(text).toContain('const ownBookmark = owned(\n  Bookmark,');
+    expect(text.match(/\.use\(ownBookmark\)/g)).toHaveLength(2);
   });
 
   it('writes the test through the typed client', () => {

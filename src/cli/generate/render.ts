@@ -126,10 +126,10 @@ export function resourceModule(names: ResourceNames, fields: readonly Field[]): 
  * or an admin changes or deletes it. Written by \`proceed generate resource\`: yours to change.
  */
 import { asc, desc, eq, gt, lt } from 'drizzle-orm';
-import { ForbiddenError, type MiddlewareNext, NotFoundError, procedures, step } from 'proceedjs';
+import { NotFoundError, procedures } from 'proceedjs';
 import { authenticated, uuidv7 } from 'proceedjs/auth';
 import { cursorInput, cursorPage, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
-import { resource } from 'proceedjs/resource';
+import { owned, resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { type AppContext, p } from './context.js';
 import { ${collection} } from './schema.js';
@@ -146,7 +146,8 @@ export const ${resource} = resource(
     admin: { ownerId: z.uuid() },
   },
   {
-    owner: (${one}: { ownerId: string }, ctx: AppContext) => ${one}.ownerId === ctx.user?.id,
+    // Who owns ${a(label)}: the rule of the owner view and of who may change it.
+    owner: 'ownerId',
     admin: (ctx: AppContext) => ctx.user?.role === 'admin',
   },
 );
@@ -163,24 +164,17 @@ function found<Row>([row]: Row[]): Row {
   return row;
 }
 
-const find${resource} = async (ctx: AppContext, ${one}Id: string) =>
-  found(await ctx.db.select().from(${collection}).where(eq(${collection}.id, ${one}Id)));
+const find${plural} = (ctx: AppContext, ${one}Id: string) =>
+  ctx.db.select().from(${collection}).where(eq(${collection}.id, ${one}Id));
 
 /**
- * Loads the ${label} the input names, once, and lets only its owner or an admin on (the rule of
- * the owner and admin views: \`${resource}.levelOf\`); the handler finds it on \`ctx.${one}\`.
+ * Loads the ${label} the path names, once, and lets only its owner or an admin on (the resource's
+ * owner and admin rules); the handler finds it on \`ctx.${one}\`.
  */
-const ownerOrAdmin = step({
-  name: 'owner or admin',
-  documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
-  run: async ({ ctx, input, next }: { ctx: AppContext; input: { id: string }; next: MiddlewareNext }) => {
-    const ${one} = await find${resource}(ctx, input.id);
-    const level = ${resource}.levelOf(${one}, ctx);
-    if (level !== 'owner' && level !== 'admin')
-      throw new ForbiddenError("Only the ${label}'s owner or an admin may change it");
-    return next({ ${one} });
-  },
-});
+const own${resource} = owned(
+  ${resource},
+  async (ctx: AppContext, ${one}Id) => (await find${plural}(ctx, ${one}Id))[0],
+);
 
 export const ${collection}Procedures = procedures('${collection}', {
   // GET /api/${collection}?limit=20&cursor=…: newest first; follow nextCursor for older ones.
@@ -207,7 +201,7 @@ export const ${collection}Procedures = procedures('${collection}', {
   get${resource}: p()
     .input(id)
     .output(${resource}.perRecord)
-    .query(({ input, ctx }) => find${resource}(ctx, input.id)),
+    .query(async ({ input, ctx }) => found(await find${plural}(ctx, input.id))),
 
   // POST /api/${collection}: 201, with Location: /api/${collection}/{id}
   create${resource}: p()
@@ -227,7 +221,7 @@ export const ${collection}Procedures = procedures('${collection}', {
   update${resource}: p()
     .guard(authenticated)
     .input(z.object({ id: z.uuid(), data: z.object(fields).partial() }))
-    .use(ownerOrAdmin)
+    .use(own${resource})
     .output(${resource}.perRecord)
     .mutation(async ({ input, ctx }) =>
       found(
@@ -243,7 +237,7 @@ export const ${collection}Procedures = procedures('${collection}', {
   delete${resource}: p()
     .guard(authenticated)
     .input(id)
-    .use(ownerOrAdmin)
+    .use(own${resource})
     .mutation(async ({ ctx }) => {
       await ctx.db.delete(${collection}).where(eq(${collection}.id, ctx.${one}.id));
     }),

@@ -164,14 +164,14 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       });
 
       it('shows a user published posts and their own in any status', async () => {
-        const asAlice: Visibility = { kind: 'user', userId: alice.id };
+        const asAlice: Visibility = { kind: 'owner', userId: alice.id };
         expect(titles(await list(asAlice))).toEqual(['bob published', 'alice draft', 'alice published']);
         expect(await posts.findById(aliceDraft.id, asAlice)).toBeDefined();
         expect(await posts.findById(bobDraft.id, asAlice)).toBeUndefined();
         expect(await posts.findById(archived.id, asAlice)).toBeUndefined();
         expect(await posts.findShownById(aliceDraft.id, asAlice)).toMatchObject({ title: 'alice draft' });
         expect(await posts.findShownById(bobDraft.id, asAlice)).toBeUndefined();
-        expect(titles(await list({ kind: 'user', userId: bob.id }, { status: 'archived' }))).toEqual([
+        expect(titles(await list({ kind: 'owner', userId: bob.id }, { status: 'archived' }))).toEqual([
           'bob archived',
         ]);
       });

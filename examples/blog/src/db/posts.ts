@@ -6,6 +6,7 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
 import { NotFoundError, PreconditionFailedError, ProceedError } from 'proceedjs';
 import { type CursorPage, type CursorParams, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
+import type { OwnerScope } from 'proceedjs/resource';
 import { blogErrors } from '../errors.js';
 import type { Database } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
@@ -30,8 +31,11 @@ export type PostPatch = {
   [K in 'title' | 'content' | 'excerpt' | 'status']?: Post[K] | undefined;
 };
 
-/** Who is asking: anonymous callers see published posts, users also their own, admins all. */
-export type Visibility = { kind: 'anonymous' } | { kind: 'user'; userId: string } | { kind: 'admin' };
+/**
+ * Who is asking: anonymous callers see published posts, users also their own, admins all. Whose posts besides the published ones the caller sees: `Post.scopeOf(ctx)` (resources.ts),
+ * from the same `owner` rule that chooses a post's view and guards its writes.
+ */
+export type Visibility = OwnerScope;
 
 export interface ListPostsParams extends CursorParams {
   authorId?: string | undefined;
@@ -151,7 +155,7 @@ function visibleTo(visibility: Visibility): SQL | undefined {
   switch (visibility.kind) {
     case 'admin':
       return undefined;
-    case 'user':
+    case 'owner':
       return or(eq(posts.status, 'published'), eq(posts.authorId, visibility.userId));
     case 'anonymous':
       return eq(posts.status, 'published');
@@ -291,7 +295,7 @@ export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepa
       switch (visibility.kind) {
         case 'anonymous':
           return publishedShownById({ id }).then(firstRow);
-        case 'user':
+        case 'owner':
           return userShownById({ id, userId: visibility.userId }).then(firstRow);
         case 'admin':
           return anyShownById({ id }).then(firstRow);
@@ -319,7 +323,7 @@ export function postsRepository(database: Pick<Database, 'db' | 'query' | 'prepa
                 ? publishedFeed.first({ limit })
                 : publishedFeed.before({ cursor, limit });
             }
-            if (visibility.kind === 'user') {
+            if (visibility.kind === 'owner') {
               const { userId } = visibility;
               return cursor === undefined
                 ? userFeed.first({ userId, limit })

@@ -5,27 +5,25 @@
 import {
   download,
   eventStream,
-  ForbiddenError,
   fileAt,
-  type MiddlewareNext,
   NotFoundError,
   type Precondition,
   procedures,
   resumeAfter,
   sendFile,
   serverEvent,
-  step,
   ValidationError,
   webSocket,
 } from 'proceedjs';
 import { authenticated } from 'proceedjs/auth';
 import { cursorInput, cursorPage } from 'proceedjs/pagination';
+import { owned } from 'proceedjs/resource';
 import { z } from 'zod';
-import { type BlogContext, blogProcedure, visibilityOf } from '../context.js';
+import { type BlogContext, blogProcedure } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
-import { Attachment, limits, mayChange, Post, Success } from '../resources.js';
+import { Attachment, limits, Post, Success } from '../resources.js';
 import { updateInput } from '../schemas.js';
 
 const id = z.object({ id: z.uuid() });
@@ -41,56 +39,18 @@ function found<P>(post: P | undefined): P {
   return post;
 }
 
-/** The post, if the caller may see it; a 404 otherwise, so hidden posts stay hidden. */
-async function visiblePost(ctx: BlogContext, id: string): Promise<PostRecord> {
-  return found(await ctx.repos.posts.findById(id, visibilityOf(ctx.user)));
-}
-
 /**
- * The post `id` names, if the caller is its author or an admin. A post the caller may not see is
- * a 404, never a 403 that would reveal it; the 403 keeps the wording of the guard it replaced.
+ * Loads the post the path names, once, and lets only its author or an admin on (`Post`'s owner
+ * and admin rules); the handler finds it on `ctx.post`. A post the caller may not see is a 404,
+ * never a 403 that would reveal it. It reads no body: before `.input()`, an upload is not read
+ * for anyone else.
  */
-async function ownPost(ctx: BlogContext, id: string): Promise<PostRecord> {
-  const user = ctx.user;
-  if (user === undefined) throw new ForbiddenError('Guard "author or admin" denied access');
-  const post = await visiblePost(ctx, id);
-  if (!mayChange(post, ctx)) throw new ForbiddenError('Guard "author or admin" denied access');
-  return post;
-}
-
-/**
- * Loads the post the path names, once, and lets only its author or an admin on; the handler
- * finds it on `ctx.post`. It runs after the input is validated (the id is a UUID), so it is a
- * step rather than a guard.
- */
-const authorOrAdmin = step({
+const authorOrAdmin = owned(Post, (ctx: BlogContext, id) => ctx.repos.posts.findById(id, Post.scopeOf(ctx)), {
   name: 'author or admin',
-  documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
-  run: async ({ ctx, input, next }: { ctx: BlogContext; input: { id: string }; next: MiddlewareNext }) =>
-    next({ post: await ownPost(ctx, input.id) }),
-});
-
-const postId = z.uuid();
-
-/**
- * The same check placed before `.input()`, for the routes that take a file: it runs before the
- * body is read, so nothing is read (or stored) for anyone but the post's author or an admin. The
- * input is not validated yet, so it checks the path's id itself, as the input would (400 naming
- * `id`).
- */
-const authorOrAdminBeforeBody = step({
-  name: 'author or admin',
-  documents: { problems: ['VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN'] },
-  run: async ({ ctx, next }: { ctx: BlogContext; next: MiddlewareNext }) => {
-    const id = postId.safeParse(ctx.request.params.id);
-    if (!id.success)
-      throw new ValidationError(id.error.issues.map((issue) => ({ path: 'id', message: issue.message })));
-    return next({ post: await ownPost(ctx, id.data) });
-  },
 });
 
 /** A write to one post: signed in, the id validated, the post loaded and its ownership checked. */
-const owned = <S extends z.ZodType<{ id: string }>>(input: S) =>
+const ownPost = <S extends z.ZodType<{ id: string }>>(input: S) =>
   blogProcedure().guard(authenticated).input(input).use(authorOrAdmin);
 
 /** What ETags and If-Match name: the post's version (docs/blog.md, "Versions and If-Match"). */
@@ -106,7 +66,7 @@ function versionToWrite(ctx: { post: PostRecord; precondition: Precondition }): 
 }
 
 const moveTo = (status: 'published' | 'archived', path: string, summary: string) =>
-  owned(id)
+  ownPost(id)
     .rest({ method: 'POST', path })
     .meta({
       summary,
@@ -245,7 +205,7 @@ export const posts = procedures('posts', {
       }),
     )
     .output(cursorPage(Post.public, { maxLimit: limits.page, cursor: z.uuid() }))
-    .query(({ input, ctx }) => ctx.repos.posts.listCursor(input, visibilityOf(ctx.user))),
+    .query(({ input, ctx }) => ctx.repos.posts.listCursor(input, Post.scopeOf(ctx))),
 
   getPost: blogProcedure()
     .meta({
@@ -256,9 +216,7 @@ export const posts = procedures('posts', {
     .input(id)
     .output(Post.public)
     .versioned(postVersion)
-    .query(async ({ input, ctx }) =>
-      found(await ctx.repos.posts.findShownById(input.id, visibilityOf(ctx.user))),
-    ),
+    .query(async ({ input, ctx }) => found(await ctx.repos.posts.findShownById(input.id, Post.scopeOf(ctx)))),
 
   createPost: blogProcedure()
     .meta({
@@ -271,7 +229,7 @@ export const posts = procedures('posts', {
     .output(Post.authenticated)
     .mutation(({ input, ctx }) => ctx.repos.posts.create({ ...input, authorId: ctx.user.id })),
 
-  updatePost: owned(
+  updatePost: ownPost(
     updateInput({
       title: title.optional(),
       content: content.optional(),
@@ -292,7 +250,7 @@ export const posts = procedures('posts', {
       return found(await ctx.repos.posts.update(ctx.post.id, input.data, ctx.post, ifChanged));
     }),
 
-  deletePost: owned(id)
+  deletePost: ownPost(id)
     .meta({
       summary: 'Delete a post (author or admin)',
       description: 'With `If-Match`, deletes only the version it names; otherwise 412.',
@@ -318,7 +276,7 @@ export const posts = procedures('posts', {
     })
     .guard(authenticated)
     // Before .input(): the body is read only once the caller may write to this post.
-    .use(authorOrAdminBeforeBody)
+    .use(authorOrAdmin)
     .input(z.object({ id: z.uuid(), file: z.file().max(attachmentMaxSize) }))
     .uploads({ fileSize: attachmentMaxSize, files: 1 })
     .output(Attachment)
@@ -349,7 +307,7 @@ export const posts = procedures('posts', {
     .input(z.object({ id: z.uuid(), attachmentId: z.uuid() }))
     .output(download())
     .query(async ({ input, ctx }) => {
-      found(await ctx.repos.posts.findShownById(input.id, visibilityOf(ctx.user)));
+      found(await ctx.repos.posts.findShownById(input.id, Post.scopeOf(ctx)));
       const file = await ctx.repos.attachments.find(input.id, input.attachmentId);
       if (file === undefined) throw new NotFoundError('No attachment with this id');
       const described = {

@@ -4,13 +4,13 @@
  * in the view its caller may see of it: more fields to its owner, every field to an admin.
  */
 import { and, asc, desc, eq, gt, lt, or, type SQL } from 'drizzle-orm';
-import { ForbiddenError, type MiddlewareNext, NotFoundError, procedures, step } from 'proceedjs';
+import { NotFoundError, procedures } from 'proceedjs';
 import { authenticated, uuidv7 } from 'proceedjs/auth';
 import { cursorInput, cursorPage, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
-import { resource } from 'proceedjs/resource';
+import { owned, resource } from 'proceedjs/resource';
 import { z } from 'zod';
-import { type AppContext, p, type SignedInUser } from './context.js';
-import { type Note as NoteRow, notes } from './schema.js';
+import { type AppContext, p } from './context.js';
+import { notes } from './schema.js';
 
 export const Note = resource(
   'Note',
@@ -23,7 +23,8 @@ export const Note = resource(
     admin: { ownerId: z.uuid(), createdAt: z.date() },
   },
   {
-    owner: (note: NoteRow, ctx: AppContext) => note.ownerId === ctx.user?.id,
+    // Who owns a note: one rule for the view a caller gets, what they may change, and the lists.
+    owner: 'ownerId',
     admin: (ctx: AppContext) => ctx.user?.role === 'admin',
   },
 );
@@ -33,13 +34,14 @@ const body = z.string().max(10_000);
 const id = z.object({ id: z.uuid() });
 
 /**
- * The notes a caller may read: the public ones, their own, and every note for an admin. The same
- * rule as the `Note` resource's owner and admin, as SQL.
+ * The notes a caller may read, as SQL: the public ones, their own (`Note.scopeOf` says whose,
+ * from the resource's owner rule, on its `ownerField` column), and every note for an admin.
  */
-function readableBy(user: SignedInUser | undefined): SQL | undefined {
-  if (user?.role === 'admin') return undefined;
+function readableBy(ctx: AppContext): SQL | undefined {
+  const scope = Note.scopeOf(ctx);
+  if (scope.kind === 'admin') return undefined;
   const open = eq(notes.isPrivate, false);
-  return user === undefined ? open : or(open, eq(notes.ownerId, user.id));
+  return scope.kind === 'anonymous' ? open : or(open, eq(notes.ownerId, scope.userId));
 }
 
 /** The one row a query found; a 404 when there is none (a note deleted meanwhile, too). */
@@ -48,31 +50,18 @@ function found<Row>([row]: Row[]): Row {
   return row;
 }
 
-/** A note the caller may read. Someone else's private note is a 404, never a 403 that would tell it exists. */
-const findNote = async (ctx: AppContext, noteId: string) =>
-  found(
-    await ctx.db
-      .select()
-      .from(notes)
-      .where(and(eq(notes.id, noteId), readableBy(ctx.user))),
-  );
+/** The note, if the caller may read it; someone else's private note is not there for them. */
+const findNotes = (ctx: AppContext, noteId: string) =>
+  ctx.db
+    .select()
+    .from(notes)
+    .where(and(eq(notes.id, noteId), readableBy(ctx)));
 
 /**
- * Loads the note the input names, once, and lets only its owner or an admin on; the handler finds
- * it on `ctx.note`. A step after `.input()`: it needs the validated id.
+ * Loads the note the path names, once, and lets on only its owner or an admin; the handler finds
+ * it on `ctx.note`. A note the caller may not read is a 404, never a 403 that would tell it exists.
  */
-const ownerOrAdmin = step({
-  name: 'owner or admin',
-  documents: { problems: ['NOT_FOUND', 'FORBIDDEN'] },
-  run: async ({ ctx, input, next }: { ctx: AppContext; input: { id: string }; next: MiddlewareNext }) => {
-    const note = await findNote(ctx, input.id);
-    // The resource says who owns a note: one rule for what a caller sees and what they may change.
-    const level = Note.levelOf(note, ctx);
-    if (level !== 'owner' && level !== 'admin')
-      throw new ForbiddenError("Only the note's owner or an admin may change it");
-    return next({ note });
-  },
-});
+const ownNote = owned(Note, async (ctx: AppContext, noteId) => (await findNotes(ctx, noteId))[0]);
 
 export const notesProcedures = procedures('notes', {
   // GET /api/notes?limit=20&cursor=…: newest first; follow nextCursor for older ones.
@@ -87,7 +76,7 @@ export const notesProcedures = procedures('notes', {
           return ctx.db
             .select()
             .from(notes)
-            .where(and(readableBy(ctx.user), keyset.where))
+            .where(and(readableBy(ctx), keyset.where))
             .orderBy(keyset.orderBy)
             .limit(keyset.limit);
         },
@@ -99,7 +88,7 @@ export const notesProcedures = procedures('notes', {
   getNote: p()
     .input(id)
     .output(Note.perRecord)
-    .query(({ input, ctx }) => findNote(ctx, input.id)),
+    .query(async ({ input, ctx }) => found(await findNotes(ctx, input.id))),
 
   // POST /api/notes: 201, with Location: /api/notes/{id}
   createNote: p()
@@ -119,7 +108,7 @@ export const notesProcedures = procedures('notes', {
   updateNote: p()
     .guard(authenticated)
     .input(z.object({ id: z.uuid(), data: z.object({ title, body, isPrivate: z.boolean() }).partial() }))
-    .use(ownerOrAdmin)
+    .use(ownNote)
     .output(Note.perRecord)
     .mutation(async ({ input, ctx }) =>
       found(
@@ -135,7 +124,7 @@ export const notesProcedures = procedures('notes', {
   deleteNote: p()
     .guard(authenticated)
     .input(id)
-    .use(ownerOrAdmin)
+    .use(ownNote)
     .mutation(async ({ ctx }) => {
       await ctx.db.delete(notes).where(eq(notes.id, ctx.note.id));
     }),
