@@ -254,6 +254,12 @@ export const posts = pgTable('posts', {
   content: text('content').notNull(),
   status: text('status', { enum: ['draft', 'published', 'archived'] }).notNull(),
 });
+export const notes = pgTable('notes', {
+  id: uuid('id').primaryKey(),
+  ownerId: uuid('owner_id').notNull(),
+  title: text('title').notNull(),
+  isPrivate: boolean('is_private').notNull(),
+});
 export const db: NodePgDatabase = drizzle(process.env.DATABASE_URL ?? '');
 export async function connect(url: string | undefined): Promise<Db> {
   return { url } as never;

@@ -43,18 +43,18 @@ export function owned<
   C extends RC,
   T extends R,
   Id = string,
-  As extends string = Uncapitalize<N>,
+  const As extends string = Uncapitalize<N>,
 >(
   resource: AnyResource<N, R, RC>,
   find: (ctx: C, id: Id) => MaybePromise<T | undefined>,
   options: OwnedOptions<As, Id> = {},
-): Step<C, { [K in As]: T }> {
+): Step<C, { [K in As]: NonNullable<T> }> {
   const as = options.as ?? (`${resource.name.charAt(0).toLowerCase()}${resource.name.slice(1)}` as As);
   const param = options.param ?? 'id';
   const schema = (options.id ?? z.uuid()) as StandardSchemaV1<string, Id>;
   const name = options.name ?? 'owner or admin';
   const missing = `No ${resource.name.toLowerCase()} with this id`;
-  return step<C, { [K in As]: T }>({
+  return step<C, { [K in As]: NonNullable<T> }>({
     name,
     documents: { problems: ['VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN'] },
     run: async ({ ctx, next }) => {
@@ -67,7 +67,7 @@ export function owned<
       if (record === undefined || record === null) throw new NotFoundError(missing);
       const level = resource.levelOf(record, ctx);
       if (level !== 'owner' && level !== 'admin') throw new ForbiddenError(`Guard "${name}" denied access`);
-      return next({ [as]: record } as { [K in As]: T });
+      return next({ [as]: record } as { [K in As]: NonNullable<T> });
     },
   });
 }
