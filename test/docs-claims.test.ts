@@ -46,7 +46,7 @@ function shippedTitles(pages: readonly { file: string; text: string }[]): string
 }
 
 /** A page's sentences that claim absence, each with its line. Code blocks are left out. */
-export function absenceClaims(text: string): { line: number; sentence: string }[] {
+function absenceClaims(text: string): { line: number; sentence: string }[] {
   const claims: { line: number; sentence: string }[] = [];
   let inCode = false;
   let inAbsenceSection = false;
