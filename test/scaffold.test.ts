@@ -119,27 +119,38 @@ describe('npm create proceed, from the packed tarballs', () => {
     );
     expect(onPglite).toMatch(/Tests\s+\d+ passed \| \d+ skipped/);
 
-    // `proceed generate resource` with no terminal: the rest of this test runs on the app with
-    // bookmarks added, and its tests and type check pass with no edit.
+    // The app as scaffolded, committed: what destroy must leave it as.
+    const git = (...args: string[]) =>
+      succeed(app, 'git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args]);
+    await git('init', '--quiet');
+    await git('add', '-A');
+    await git('commit', '--quiet', '-m', 'As scaffolded');
+
+    // `proceed generate resource` with no terminal: a list, an enum, a reference to a user and a
+    // field only its owner sees. The rest of this test runs on the app with bookmarks added, and
+    // its tests and type check pass with no edit.
     const generate = [
       'proceed',
       'generate',
       'resource',
       'bookmarks',
       'url:string',
-      'title:string',
-      'notes:text',
+      'tags:string[]',
+      'status:enum:unread,read',
+      'author:ref:users?',
+      'notes:text?@owner',
     ];
     const generated = await clock.time('proceed generate resource', () => succeed(app, 'npx', generate));
     expect(generated).toContain('Added bookmarks:');
-    expect(generated).toContain(
-      "await client.bookmarks.createBookmark({ url: 'url 1', title: 'title 1', notes: 'notes 1' })",
-    );
+    expect(generated).toContain("await client.bookmarks.createBookmark({ url: 'https://example.com/first',");
     const migration = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_bookmarks.sql'));
     expect(migration).toBe('0001_bookmarks.sql');
     const sql = readFileSync(join(app, 'drizzle', migration ?? ''), 'utf8');
     expect(sql).toContain('CREATE TABLE "bookmarks"');
+    expect(sql).toContain('"tags" varchar(255)[] NOT NULL');
     expect(sql).toContain('REFERENCES "public"."users"("id") ON DELETE cascade');
+    expect(sql).toContain('REFERENCES "public"."users"("id") ON DELETE set null');
+    expect(sql).toContain('CREATE INDEX "bookmarks_author_id_idx"');
     // Run again, it refuses: exit 2, one line, nothing written.
     const again = await runToEnd('npx', generate, { cwd: app });
     expect(again.code).toBe(2);
@@ -169,6 +180,16 @@ describe('npm create proceed, from the packed tarballs', () => {
     expect(unreachable.code).not.toBe(0);
     expect(stripVTControlCharacters(unreachable.stdout)).toMatch(/Tests\s+2 failed/);
     await clock.time('npm run typecheck', () => succeed(app, 'npm', ['run', 'typecheck']));
+
+    // Taken back before any database applied its migration: the app is as it was committed.
+    const destroyed = await clock.time('proceed destroy resource', () =>
+      succeed(app, 'npx', ['proceed', 'destroy', 'resource', 'bookmarks']),
+    );
+    expect(destroyed).toContain('Took back bookmarks:');
+    expect(await git('status', '--porcelain')).toBe('');
+    // And made again, for the rest of this test.
+    await clock.time('proceed generate resource (again)', () => succeed(app, 'npx', generate));
+    await clock.time('npm run typecheck (again)', () => succeed(app, 'npm', ['run', 'typecheck']));
 
     // The CLI reads the app in production with no database to reach and no secret.
     const nothing = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing', NODE_ENV: 'production' };
@@ -264,6 +285,15 @@ describe('npm create proceed, from the packed tarballs', () => {
 
     process.kill(server.pid, 'SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    // Taken back after the seed applied its migration to .data/db: a new migration drops it.
+    const dropped = await clock.time('proceed destroy resource (applied)', () =>
+      succeed(app, 'npx', ['proceed', 'destroy', 'resource', 'bookmarks']),
+    );
+    expect(dropped).toContain('a migration that drops the table (0001_bookmarks was applied)');
+    const drop = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_drop_bookmarks.sql'));
+    expect(readFileSync(join(app, 'drizzle', drop ?? ''), 'utf8')).toContain('DROP TABLE "bookmarks"');
+    expect(existsSync(join(app, 'src/bookmarks.ts'))).toBe(false);
 
     if (postgresUrl !== null) {
       // Two instances started together on one new database: one applies the migrations while

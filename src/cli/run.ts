@@ -27,6 +27,7 @@ const handlers: Record<CommandName, (args: readonly string[]) => Promise<number 
     return 0;
   },
   generate: async (args) => (await import('./generate/command.js')).generateCommand(args),
+  destroy: async (args) => (await import('./generate/command.js')).destroyCommand(args),
 };
 
 function asksForHelp(args: readonly string[]): boolean {

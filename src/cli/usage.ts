@@ -133,7 +133,7 @@ ${entryNote}`,
   generate: {
     name: 'generate',
     summary: 'Add a resource to an app made by npm create proceed',
-    usage: `Usage: proceed generate resource <name> <field:type>... [--singular S]
+    usage: `Usage: proceed generate resource <name> <field:type>... [--singular S] [--dry-run]
 
 Run in an app made by npm create proceed. For a plural collection name (bookmarks) it adds:
   src/schema.ts          the table: id, owner_id (a user), the fields, created_at, updated_at
@@ -145,16 +145,41 @@ Run in an app made by npm create proceed. For a plural collection name (bookmark
   test/<name>.test.ts    the CRUD through the typed client, on PGlite and PostgreSQL
 
 Field types: string (up to 255 characters), text, integer, number, boolean, date (YYYY-MM-DD),
-datetime (ISO 8601 with an offset), uuid. name:type? makes a field optional (nullable).
+datetime (ISO 8601 with an offset), uuid; enum:a,b,c (one of the values); ref:users (a user's
+id, with a foreign key and an index: author:ref:users is the field authorId).
+After the type: ? makes a field optional (nullable), [] a list (tags:string[]), @owner a field
+only its owner and admins see, @admin one only admins see (notes:text?@owner).
 Nothing is written when anything is wrong; a failure midway puts every file back.
+proceed destroy resource <name> takes it all back.
 
 Options:
       --singular S   The resource's singular, when the name does not end in s (people: person)
+      --dry-run      Print what would be written, and write nothing
   -h, --help         Show this help
 
 Example:
-  proceed generate resource bookmarks url:string title:string notes:text?`,
-    options: { ...help, singular: { type: 'string' } },
+  proceed generate resource bookmarks url:string tags:string[] status:enum:unread,read \\
+    author:ref:users? notes:text?@owner`,
+    options: { ...help, singular: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  },
+  destroy: {
+    name: 'destroy',
+    summary: 'Take back a resource proceed generate added',
+    usage: `Usage: proceed destroy resource <name> [--dry-run]
+
+Run in the app where proceed generate resource <name> ran. It removes src/<name>.ts and
+test/<name>.test.ts, and takes the table out of src/schema.ts and the procedures out of
+src/app.ts, leaving them as they were before. Its migration is removed when no database applied
+it (DATABASE_URL, else PGlite in .data/db) and no migration came after it; otherwise the app's
+drizzle-kit writes a new one that drops the table.
+
+Options:
+      --dry-run      Print what would be done, and change nothing
+  -h, --help         Show this help
+
+Example:
+  proceed destroy resource bookmarks`,
+    options: { ...help, 'dry-run': { type: 'boolean' } },
   },
 } as const satisfies Record<string, CommandSpec>;
 
@@ -162,6 +187,7 @@ export type CommandName = keyof typeof commands;
 
 export const mainUsage = `Usage: proceed <command> [entry] [options]
        proceed generate resource <name> <field:type>...
+       proceed destroy resource <name>
 
 Commands:
 ${Object.values(commands)

@@ -7,9 +7,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { CliError, UsageError } from '../errors.js';
 import { commands } from '../usage.js';
+import { destroySummary, migrationAction, planDestroy, wasApplied, writeDestroy } from './destroy.js';
 import { type Field, GenerateError, parseFields, type ResourceNames, resourceNames } from './fields.js';
 import { addTable, addToApi, resourceModule, sampleObject, testModule } from './render.js';
 
@@ -98,6 +99,19 @@ function migrationFiles(app: string): Map<string, string | undefined> {
   return files;
 }
 
+/**
+ * The journal ends as it ended before drizzle-kit rewrote it, with or without a final newline
+ * (a formatter adds one; drizzle-kit may not): `proceed destroy` can then give the app back its
+ * journal byte for byte.
+ */
+function keepFinalNewline(app: string, before: string | undefined): void {
+  const path = join(app, 'drizzle/meta/_journal.json');
+  if (before === undefined || !existsSync(path)) return;
+  const after = readFileSync(path, 'utf8');
+  const wanted = before.endsWith('\n') ? `${after.replace(/\n+$/, '')}\n` : after.replace(/\n+$/, '');
+  if (wanted !== after) writeFileSync(path, wanted);
+}
+
 /** `npm run db:generate -- --name <collection>`, its output kept for a failure's message. */
 function generateMigration(app: string, name: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -153,6 +167,7 @@ export async function writeResource(
     writeFileSync(join(app, schema.path), schema.after);
     written.push(schema.path);
     await migrate(app, plan.names.collection);
+    keepFinalNewline(app, before.get('drizzle/meta/_journal.json'));
     const migration = [...migrationFiles(app).keys()].filter((path) => !before.has(path));
     if (!migration.some((path) => path.endsWith('.sql')))
       throw new CliError('npm run db:generate wrote no migration; nothing was changed');
@@ -198,21 +213,39 @@ Next: npm test
 `;
 }
 
-/** `proceed generate …`: exit 0, or 2 for what the user must change (nothing written). */
-export async function generateCommand(args: readonly string[], app = process.cwd()): Promise<number> {
-  let parsed: ReturnType<
-    typeof parseArgs<{ options: typeof commands.generate.options; allowPositionals: true }>
-  >;
+/** What `proceed generate resource` would write, for `--dry-run`. */
+export function dryRunSummary(plan: Plan): string {
+  const rows: [string, string][] = [
+    ...plan.changed.map(({ path }): [string, string] => [path, 'changed']),
+    [`drizzle/NNNN_${plan.names.collection}.sql`, "the migration, by the app's drizzle-kit"],
+    ...plan.created.map(({ path }): [string, string] => [path, 'created']),
+  ];
+  const width = Math.max(...rows.map(([path]) => path.length)) + 2;
+  const shown = plan.created.find(({ path }) => path.startsWith('src/'));
+  return `Would add ${plan.names.collection}:
+${rows.map(([path, what]) => `  ${path.padEnd(width)}${what}`).join('\n')}
+
+${shown?.path}:
+${shown?.text}
+Nothing was written (--dry-run).
+`;
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(
+  args: readonly string[],
+  options: O,
+  usage: string,
+) {
   try {
-    parsed = parseArgs({
-      args: [...args],
-      options: commands.generate.options,
-      allowPositionals: true,
-      strict: true,
-    });
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true as const });
   } catch (error) {
     throw new UsageError((error as Error).message.split('. ')[0] ?? 'Bad arguments', usage);
   }
+}
+
+/** `proceed generate …`: exit 0, or 2 for what the user must change (nothing written). */
+export async function generateCommand(args: readonly string[], app = process.cwd()): Promise<number> {
+  const parsed = parse(args, commands.generate.options, usage);
   const [kind, collection, ...fieldWords] = parsed.positionals;
   if (kind !== 'resource')
     throw new UsageError(
@@ -224,12 +257,44 @@ export async function generateCommand(args: readonly string[], app = process.cwd
   if (collection === undefined) throw new UsageError('No collection name given (bookmarks)', usage);
   let plan: Plan;
   try {
-    plan = planResource(app, collection, fieldWords, parsed.values.singular);
+    plan = planResource(app, collection, fieldWords, parsed.values.singular as string | undefined);
   } catch (error) {
     if (error instanceof GenerateError) throw new CliError(error.message, 2);
     throw error;
   }
+  if (parsed.values['dry-run'] === true) {
+    process.stdout.write(dryRunSummary(plan));
+    return 0;
+  }
   const migration = await writeResource(app, plan);
   process.stdout.write(summary(plan, migration));
+  return 0;
+}
+
+/** `proceed destroy resource <name>`: exit 0, or 2 for what the user must change (nothing changed). */
+export async function destroyCommand(
+  args: readonly string[],
+  app = process.cwd(),
+  migrate: (app: string, name: string) => Promise<void> = generateMigration,
+): Promise<number> {
+  const destroyUsage = commands.destroy.usage;
+  const parsed = parse(args, commands.destroy.options, destroyUsage);
+  const [kind, collection, ...rest] = parsed.positionals;
+  if (kind !== 'resource')
+    throw new UsageError('Say what to take back: proceed destroy resource <name>', destroyUsage);
+  if (collection === undefined) throw new UsageError('No collection name given (bookmarks)', destroyUsage);
+  if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}"`, destroyUsage);
+  let plan: ReturnType<typeof planDestroy>;
+  try {
+    plan = planDestroy(app, collection);
+  } catch (error) {
+    if (error instanceof GenerateError) throw new CliError(error.message, 2);
+    throw error;
+  }
+  const applied = plan.migration === undefined ? false : await wasApplied(app, plan.migration.when);
+  const action = migrationAction(plan, applied);
+  const dryRun = parsed.values['dry-run'] === true;
+  if (!dryRun) await writeDestroy(app, plan, action, migrate);
+  process.stdout.write(destroySummary(plan, action, dryRun, applied));
   return 0;
 }

@@ -82,14 +82,34 @@ export const fieldTypes = {
 
 export type FieldTypeName = keyof typeof fieldTypes;
 
+/** The types a list may hold (`tags:string[]`): those whose column arrays read back as written. */
+export const listableTypes: readonly FieldTypeName[] = [
+  'string',
+  'text',
+  'integer',
+  'number',
+  'boolean',
+  'uuid',
+];
+
+/** Which view first shows a field: everyone's (default), its owner's (`@owner`), or admins' (`@admin`). */
+export type FieldLevel = 'public' | 'owner' | 'admin';
+
 export interface Field {
-  /** The property, camelCase: `dueAt`. */
+  /** The property, camelCase: `dueAt` (`authorId` for `author:ref:users`). */
   name: string;
   /** The column, snake_case: `due_at`. */
   column: string;
   type: FieldTypeName;
   /** `name:type?`: the column is nullable, and create may leave it out. */
   optional: boolean;
+  /** `name:type[]`: a list of values, a PostgreSQL array column. */
+  list: boolean;
+  /** `name:enum:a,b,c`: the values it may take (type `string`). */
+  values?: readonly string[];
+  /** `author:ref:users`: the collection whose id it holds (type `uuid`), with a foreign key. */
+  references?: string;
+  level: FieldLevel;
 }
 
 export interface ResourceNames {
@@ -146,6 +166,16 @@ export function singularOf(plural: string): string | undefined {
   return undefined;
 }
 
+/** Refuses a name no collection of the app's can have. */
+export function checkCollectionName(collection: string): void {
+  if (!identifier.test(collection))
+    throw new GenerateError(
+      `"${collection}" is not a collection name: use a plural in camelCase, letters and digits from a lower-case letter (bookmarks, readingLists)`,
+    );
+  if (takenNames.has(collection))
+    throw new GenerateError(`"${collection}" is taken by the app itself: choose another collection name`);
+}
+
 /**
  * The names a collection gives the table, the resource and the procedures.
  *
@@ -153,12 +183,7 @@ export function singularOf(plural: string): string | undefined {
  * resourceNames('bookmarks') // { collection: 'bookmarks', table: 'bookmarks', resource: 'Bookmark', plural: 'Bookmarks' }
  */
 export function resourceNames(collection: string, singular?: string): ResourceNames {
-  if (!identifier.test(collection))
-    throw new GenerateError(
-      `"${collection}" is not a collection name: use a plural in camelCase, letters and digits from a lower-case letter (bookmarks, readingLists)`,
-    );
-  if (takenNames.has(collection))
-    throw new GenerateError(`"${collection}" is taken by the app itself: choose another collection name`);
+  checkCollectionName(collection);
   const one = singular ?? singularOf(collection);
   if (one === undefined)
     throw new GenerateError(
@@ -178,37 +203,80 @@ export function resourceNames(collection: string, singular?: string): ResourceNa
   return { collection, table: snakeCase(collection), resource, plural: capitalize(collection) };
 }
 
+const enumValue = /^[a-z][a-z0-9_-]*$/;
+
 /**
- * Parses `name:type` words (`notes:text?` for an optional field).
+ * Parses the field words: `name:type`, then `?` for an optional field, `[]` for a list of them,
+ * `@owner` or `@admin` for a field only its owner (and admins) or only admins see; an enum is
+ * `status:enum:draft,published`, a reference to another collection `author:ref:users` (the field
+ * is `authorId`).
  *
  * @example
- * parseFields(['url:string', 'notes:text?'])
- * // [{ name: 'url', column: 'url', type: 'string', optional: false }, { name: 'notes', …, optional: true }]
+ * parseFields(['url:string', 'notes:text?@owner', 'tags:string[]', 'status:enum:draft,published'])
  */
-export function parseFields(words: readonly string[]): Field[] {
+export function parseFields(words: readonly string[], collections: readonly string[] = ['users']): Field[] {
   if (words.length === 0)
     throw new GenerateError('No fields given: list them as name:type (url:string title:string)');
   const fields: Field[] = [];
   for (const word of words) {
-    const match = /^([^:]*):([a-z]*)(\??)$/.exec(word);
+    const match = /^([^:@]*):(enum:[^?@[\]]*|ref:[^?@[\]]*|[a-z]*)(\[\])?(\?)?(?:@(owner|admin))?$/.exec(
+      word,
+    );
     if (match === null)
-      throw new GenerateError(`"${word}" is not a field: write name:type, or name:type? for an optional one`);
-    const [, name = '', type = '', mark] = match;
-    if (!identifier.test(name))
       throw new GenerateError(
-        `"${name}" is not a field name: use camelCase, letters and digits from a lower-case letter`,
+        `"${word}" is not a field: write name:type, then ? for an optional one, [] for a list, @owner or @admin for who sees it`,
       );
+    const [, given = '', kind = '', list, mark, level] = match;
+    if (!identifier.test(given))
+      throw new GenerateError(
+        `"${given}" is not a field name: use camelCase, letters and digits from a lower-case letter`,
+      );
+    let type: FieldTypeName;
+    let name = given;
+    const extra: Pick<Field, 'values' | 'references'> = {};
+    if (kind.startsWith('enum:')) {
+      const values = kind.slice('enum:'.length).split(',');
+      if (values.length < 2 || values.some((value) => !enumValue.test(value)))
+        throw new GenerateError(
+          `"${word}": an enum lists two or more values after enum:, each lower-case letters, digits, - or _ (status:enum:draft,published)`,
+        );
+      if (new Set(values).size !== values.length) throw new GenerateError(`"${word}" lists a value twice`);
+      type = 'string';
+      extra.values = values;
+    } else if (kind.startsWith('ref:')) {
+      const target = kind.slice('ref:'.length);
+      if (!collections.includes(target))
+        throw new GenerateError(
+          `"${word}" refers to "${target}", which src/schema.ts does not declare: refer to ${collections.join(', ')}`,
+        );
+      if (list !== undefined) throw new GenerateError(`"${word}": a reference is one id, not a list`);
+      type = 'uuid';
+      name = `${given}Id`;
+      extra.references = target;
+    } else {
+      if (!Object.hasOwn(fieldTypes, kind))
+        throw new GenerateError(
+          `"${kind}" is not a field type (in ${word}): use ${Object.keys(fieldTypes).join(', ')}, enum:a,b or ref:<collection>`,
+        );
+      type = kind as FieldTypeName;
+      if (list !== undefined && !listableTypes.includes(type))
+        throw new GenerateError(`"${word}": a list holds ${listableTypes.join(', ')}, not ${type}`);
+    }
     if ((builtInColumns as readonly string[]).includes(name))
       throw new GenerateError(
         `"${name}" is a column every resource has (${builtInColumns.join(', ')}): choose another name`,
       );
     if (fields.some((field) => field.name === name))
       throw new GenerateError(`The field "${name}" is given twice`);
-    if (!Object.hasOwn(fieldTypes, type))
-      throw new GenerateError(
-        `"${type}" is not a field type (in ${word}): use ${Object.keys(fieldTypes).join(', ')}`,
-      );
-    fields.push({ name, column: snakeCase(name), type: type as FieldTypeName, optional: mark === '?' });
+    fields.push({
+      name,
+      column: snakeCase(name),
+      type,
+      optional: mark === '?',
+      list: list !== undefined,
+      level: (level as FieldLevel | undefined) ?? 'public',
+      ...extra,
+    });
   }
   return fields;
 }

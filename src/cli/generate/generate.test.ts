@@ -1,10 +1,20 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
-import { generateCommand, planResource, summary, writeResource } from './command.js';
+import { destroyCommand, generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
 import { addTable, addToApi, testModule } from './render.js';
 
@@ -80,10 +90,45 @@ describe('names', () => {
 
 describe('fields', () => {
   it('parses name:type, and name:type? as optional, with the column in snake_case', () => {
+    const plain = { optional: false, list: false, level: 'public' };
     expect(parseFields(['url:string', 'dueAt:datetime?', 'count:integer'])).toEqual([
-      { name: 'url', column: 'url', type: 'string', optional: false },
-      { name: 'dueAt', column: 'due_at', type: 'datetime', optional: true },
-      { name: 'count', column: 'count', type: 'integer', optional: false },
+      { ...plain, name: 'url', column: 'url', type: 'string' },
+      { ...plain, name: 'dueAt', column: 'due_at', type: 'datetime', optional: true },
+      { ...plain, name: 'count', column: 'count', type: 'integer' },
+    ]);
+  });
+
+  it('parses lists, enums, references to users, and who sees a field', () => {
+    expect(
+      parseFields([
+        'tags:string[]',
+        'status:enum:draft,published',
+        'author:ref:users?',
+        'notes:text?@owner',
+        'cost:number@admin',
+      ]),
+    ).toEqual([
+      { name: 'tags', column: 'tags', type: 'string', optional: false, list: true, level: 'public' },
+      {
+        name: 'status',
+        column: 'status',
+        type: 'string',
+        optional: false,
+        list: false,
+        level: 'public',
+        values: ['draft', 'published'],
+      },
+      {
+        name: 'authorId',
+        column: 'author_id',
+        type: 'uuid',
+        optional: true,
+        list: false,
+        level: 'public',
+        references: 'users',
+      },
+      { name: 'notes', column: 'notes', type: 'text', optional: true, list: false, level: 'owner' },
+      { name: 'cost', column: 'cost', type: 'number', optional: false, list: false, level: 'admin' },
     ]);
   });
 
@@ -97,6 +142,14 @@ describe('fields', () => {
     [['createdAt:datetime'], 'is a column every resource has'],
     [['id:uuid'], 'is a column every resource has'],
     [['url:string', 'url:text'], 'The field "url" is given twice'],
+    [['tags:datetime[]'], 'a list holds string, text, integer, number, boolean, uuid, not datetime'],
+    [['status:enum:draft'], 'an enum lists two or more values'],
+    [['status:enum:Draft,published'], 'an enum lists two or more values'],
+    [['status:enum:a,a'], 'lists a value twice'],
+    [['owner:ref:users'], '"ownerId" is a column every resource has'],
+    [['author:ref:people'], 'refers to "people", which src/schema.ts does not declare'],
+    [['authors:ref:users[]'], 'a reference is one id, not a list'],
+    [['notes:text@everyone'], 'is not a field'],
   ])('refuses %j', (words, why) => {
     expect(() => parseFields(words)).toThrow(why);
   });
@@ -168,8 +221,11 @@ describe('the generated text', () => {
     const text = testFile?.text ?? '';
     expect(text).toContain("describe.each(engines)('bookmarks on $name'");
     expect(text).toContain(
-      "ada.api.bookmarks.createBookmark({ url: 'url 1', notes: 'notes 1', visits: 42 })",
+      "const first = () => ({ url: 'https://example.com/first', notes: 'First notes', visits: 42 });",
     );
+    expect(text).toContain('ada.api.bookmarks.createBookmark(first())');
+    // Readable: no line longer than 120 columns.
+    expect(text.split('\n').filter((line) => line.length > 120)).toEqual([]);
     expect(text).toContain('// @ts-expect-error: url is required');
     expect(text).toContain('deletes a bookmark, its owner');
     expect(testModule(resourceNames('events'), parseFields(['name:string']))).toContain(
@@ -303,3 +359,109 @@ describe('proceed generate resource', () => {
     expect(snapshot(directory)).toEqual(before);
   });
 });
+
+/** What drizzle-kit does to the journal: one entry more, written as it writes it. */
+const journalledMigrate = async (directory: string, name: string) => {
+  const path = join(directory, 'drizzle/meta/_journal.json');
+  const journal = JSON.parse(readFileSync(path, 'utf8')) as { entries: { idx: number }[] };
+  const idx = journal.entries.length;
+  const tag = `${String(idx).padStart(4, '0')}_${name}`;
+  journal.entries.push({ idx, version: '7', when: 1_800_000_000_000 + idx, tag, breakpoints: true } as never);
+  writeFileSync(path, `${JSON.stringify(journal, null, 2)}\n`);
+  writeFileSync(join(directory, `drizzle/${tag}.sql`), `-- ${name}`);
+  writeFileSync(join(directory, `drizzle/meta/${String(idx).padStart(4, '0')}_snapshot.json`), '{}');
+};
+
+describe('proceed destroy resource', () => {
+  const fields = [
+    'url:string',
+    'tags:string[]',
+    'status:enum:unread,read',
+    'author:ref:users?',
+    'notes:text?@owner',
+  ];
+  const previous = process.env.DATABASE_URL;
+  afterAll(() => {
+    if (previous === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = previous;
+  });
+
+  it('takes back everything generate wrote, the migration too when no database applied it', async () => {
+    delete process.env.DATABASE_URL;
+    const directory = app();
+    const before = snapshot(directory);
+    await writeResource(directory, planResource(directory, 'bookmarks', fields), journalledMigrate);
+    expect(snapshot(directory)).not.toEqual(before);
+    const dry = await captured(() => destroyCommand(['resource', 'bookmarks', '--dry-run'], directory));
+    expect(dry).toContain('Would take back bookmarks');
+    expect(dry).toContain('drizzle/0001_bookmarks.sql, drizzle/meta/0001_snapshot.json  removed');
+    expect(snapshot(directory)).not.toEqual(before);
+    const migrate = vi.fn(async () => {});
+    await captured(() => destroyCommand(['resource', 'bookmarks'], directory, migrate));
+    expect(migrate).not.toHaveBeenCalled();
+    expect(snapshot(directory)).toEqual(before);
+  });
+
+  it('writes a migration that drops the table when the database applied the first', async () => {
+    const directory = app();
+    await writeResource(directory, planResource(directory, 'bookmarks', ['url:string']), journalledMigrate);
+    const afterGenerate = snapshot(directory);
+    // The app's PGlite database, migrated up to the resource's migration.
+    const { PGlite } = await import('@electric-sql/pglite');
+    mkdirSync(join(directory, '.data'));
+    // The app's own drivers: destroy loads them from the app, as from an installed one.
+    symlinkSync(join(root, 'node_modules'), join(directory, 'node_modules'), 'dir');
+    const database = new PGlite(join(directory, '.data/db'));
+    await database.exec(
+      "CREATE SCHEMA drizzle; CREATE TABLE drizzle.__drizzle_migrations (id serial, hash text, created_at bigint); INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('x', 1800000000001)",
+    );
+    await database.close();
+    delete process.env.DATABASE_URL;
+    const migrate = vi.fn(async () => {});
+    const said = await captured(() => destroyCommand(['resource', 'bookmarks'], directory, migrate));
+    expect(migrate).toHaveBeenCalledWith(directory, 'drop_bookmarks');
+    expect(said).toContain('a migration that drops the table (0001_bookmarks was applied)');
+    for (const path of ['drizzle/0001_bookmarks.sql', 'drizzle/meta/_journal.json'])
+      expect(readFileSync(join(directory, path), 'utf8')).toBe(afterGenerate[path]);
+    expect(existsSync(join(directory, 'src/bookmarks.ts'))).toBe(false);
+  });
+
+  it('refuses a collection generate did not make, changing nothing', async () => {
+    const directory = app();
+    const before = snapshot(directory);
+    await expect(destroyCommand(['resource', 'bookmarks'], directory)).rejects.toThrow(
+      'src/schema.ts has no table bookmarks',
+    );
+    await expect(destroyCommand(['resource', 'users'], directory)).rejects.toThrow(
+      'is taken by the app itself',
+    );
+    expect(snapshot(directory)).toEqual(before);
+  });
+
+  it('prints what generate would write with --dry-run, writing nothing', async () => {
+    const directory = app();
+    const before = snapshot(directory);
+    const said = await captured(() =>
+      generateCommand(['resource', 'bookmarks', ...fields, '--dry-run'], directory),
+    );
+    expect(said).toContain('Would add bookmarks');
+    expect(said).toContain('export const Bookmark = resource(');
+    expect(said).toContain('Nothing was written (--dry-run).');
+    expect(snapshot(directory)).toEqual(before);
+  });
+});
+
+/** What a command writes to standard output while `run` runs. */
+async function captured(run: () => Promise<unknown>): Promise<string> {
+  const chunks: string[] = [];
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  try {
+    await run();
+  } finally {
+    write.mockRestore();
+  }
+  return chunks.join('');
+}

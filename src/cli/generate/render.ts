@@ -12,7 +12,7 @@ const apiList = /export const api = \[([^\]]*)\] as const;/;
  * `open a, b, c close` on one line when it fits in 100 characters, else one item a line,
  * indented by `indent` spaces under the line that opens it.
  */
-function listed(open: string, items: readonly string[], close: string, indent = 0): string {
+export function listed(open: string, items: readonly string[], close: string, indent = 0): string {
   const line = `${open}${items.join(', ')}${close}`;
   if (indent + line.length <= 100) return line;
   const pad = ' '.repeat(indent + 2);
@@ -24,17 +24,62 @@ const a = (label: string) => `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
 
 const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
 
+const ordinal = ['first', 'second'] as const;
+
+/** One value of a field's type, as TypeScript: something a reader takes for real data. */
+function scalarSample(field: Field, which: 0 | 1): string {
+  if (field.values !== undefined) return `'${field.values[which]}'`;
+  // The test's users: the first write refers to its author, the second to another user.
+  if (field.references !== undefined) return which === 0 ? 'ada.id' : 'bob.id';
+  if (field.type !== 'string' && field.type !== 'text') return fieldTypes[field.type].samples[which];
+  const name = words(field.name).trim();
+  if (/\b(url|link|website|homepage)\b/.test(name)) return `'https://example.com/${ordinal[which]}'`;
+  if (/\bemail\b/.test(name)) return `'${ordinal[which]}@example.com'`;
+  const text = `${ordinal[which]} ${name}`;
+  return `'${text.charAt(0).toUpperCase()}${text.slice(1)}'`;
+}
+
 /** A field's first or second test value, as TypeScript. */
 function sample(field: Field, which: 0 | 1): string {
-  if (field.type === 'string' || field.type === 'text') return `'${words(field.name)} ${which + 1}'`;
-  return fieldTypes[field.type].samples[which];
+  if (!field.list) return scalarSample(field, which);
+  return which === 0
+    ? `[${scalarSample(field, 0)}]`
+    : `[${scalarSample(field, 1)}, ${scalarSample(field, 0)}]`;
 }
 
 const column = (field: Field) => {
   const type = fieldTypes[field.type];
-  const options = 'columnOptions' in type ? `, ${type.columnOptions}` : '';
-  return `${type.builder}('${field.column}'${options})${field.optional ? '' : '.notNull()'}`;
+  const builder = field.values === undefined ? type.builder : 'text';
+  const options =
+    field.values !== undefined
+      ? `, { enum: [${field.values.map((value) => `'${value}'`).join(', ')}] }`
+      : 'columnOptions' in type
+        ? `, ${type.columnOptions}`
+        : '';
+  const reference =
+    field.references === undefined
+      ? ''
+      : `.references(() => ${field.references}.id, { onDelete: '${field.optional ? 'set null' : 'cascade'}' })`;
+  return `${builder}('${field.column}'${options})${field.list ? '.array()' : ''}${field.optional ? '' : '.notNull()'}${reference}`;
 };
+
+/** The Zod schema of a field in the views. */
+function outputSchema(field: Field): string {
+  const one =
+    field.values === undefined
+      ? fieldTypes[field.type].output
+      : `z.enum([${field.values.map((value) => `'${value}'`).join(', ')}])`;
+  return `${field.list ? `z.array(${one})` : one}${field.optional ? '.nullable()' : ''}`;
+}
+
+/** The Zod schema of a field in create and update bodies. */
+function inputSchema(field: Field): string {
+  const one =
+    field.values === undefined
+      ? fieldTypes[field.type].input
+      : `z.enum([${field.values.map((value) => `'${value}'`).join(', ')}])`;
+  return `${field.list ? `z.array(${one}).max(100)` : one}${field.optional ? '.nullable().optional()' : ''}`;
+}
 
 /**
  * src/schema.ts with the collection's table appended, and the builders it uses imported.
@@ -62,9 +107,15 @@ export function addTable(schema: string, names: ResourceNames, fields: readonly 
     'pgTable',
     'timestamp',
     'uuid',
-    ...fields.map((f) => fieldTypes[f.type].builder),
+    ...fields.map((f) => (f.values === undefined ? fieldTypes[f.type].builder : 'text')),
   ])
     builders.add(builder);
+  const indexes = [
+    `index('${names.table}_owner_id_idx').on(table.ownerId)`,
+    ...fields
+      .filter((field) => field.references !== undefined)
+      .map((field) => `index('${names.table}_${field.column}_idx').on(table.${field.name})`),
+  ];
   const importLine = listed('import { ', [...builders].sort(), " } from 'drizzle-orm/pg-core';");
   const table = `
 export const ${names.collection} = pgTable(
@@ -79,7 +130,7 @@ ${fields.map((field) => `    ${field.name}: ${column(field)},`).join('\n')}
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [index('${names.table}_owner_id_idx').on(table.ownerId)],
+  (table) => [${indexes.length === 1 ? indexes[0] : `\n    ${indexes.join(',\n    ')},\n  `}],
 );
 
 export type ${names.resource} = typeof ${names.collection}.$inferSelect;
@@ -117,33 +168,50 @@ export function resourceModule(names: ResourceNames, fields: readonly Field[]): 
   const { collection, resource, plural } = names;
   const one = lower(resource);
   const label = words(one).trim();
-  const view = (field: Field) =>
-    `${field.name}: ${fieldTypes[field.type].output}${field.optional ? '.nullable()' : ''}`;
-  const input = (field: Field) =>
-    `  ${field.name}: ${fieldTypes[field.type].input}${field.optional ? '.nullable().optional()' : ''},`;
+  const at = (level: Field['level']) =>
+    fields.filter((field) => field.level === level).map((field) => `${field.name}: ${outputSchema(field)}`);
+  const input = (field: Field) => `  ${field.name}: ${inputSchema(field)},`;
+  const references = fields.filter((field) => field.references !== undefined);
+  const checked = (from: string) =>
+    references.length === 0
+      ? ''
+      : `\n      await checkUsers(ctx, { ${references.map((field) => `${field.name}: ${from}.${field.name}`).join(', ')} });`;
+  const checkUsers =
+    references.length === 0
+      ? ''
+      : `
+/** Each user the input names exists: a 400 naming the field otherwise, never a failed write. */
+async function checkUsers(ctx: AppContext, named: Record<string, string | null | undefined>) {
+  for (const [path, userId] of Object.entries(named)) {
+    if (userId === undefined || userId === null) continue;
+    const [found] = await ctx.db.select({ id: users.id }).from(users).where(eq(users.id, userId));
+    if (found === undefined) throw new ValidationError([{ path, message: 'No user with this id' }]);
+  }
+}
+`;
   return `/**
  * /api/${collection}: anyone reads them, a signed-in user creates them, and only ${a(label)}'s owner
  * or an admin changes or deletes it. Written by \`proceed generate resource\`: yours to change.
  */
 import { asc, desc, eq, gt, lt } from 'drizzle-orm';
-import { NotFoundError, procedures } from 'proceedjs';
+import { ${references.length === 0 ? 'NotFoundError, procedures' : 'NotFoundError, procedures, ValidationError'} } from 'proceedjs';
 import { authenticated, uuidv7 } from 'proceedjs/auth';
 import { cursorInput, cursorPage, keysetClauses, paginateKeyset } from 'proceedjs/pagination';
 import { owned, resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { type AppContext, p } from './context.js';
-import { ${collection} } from './schema.js';
+import { ${references.length === 0 ? collection : `${collection}, users`} } from './schema.js';
 
 /**
- * Each ${label} is shown per record (\`${resource}.perRecord\`): everyone sees its fields, its
- * owner also when it was made and changed, an admin also whose it is.
+ * Each ${label} is shown per record (\`${resource}.perRecord\`): everyone sees the public fields,
+ * its owner also the owner's and when it was made and changed, an admin every field and whose it is.
  */
 export const ${resource} = resource(
   '${resource}',
   {
-    ${listed('public: { ', ['id: z.uuid()', ...fields.map(view)], ' },', 4)}
-    owner: { createdAt: z.date(), updatedAt: z.date() },
-    admin: { ownerId: z.uuid() },
+    ${listed('public: { ', ['id: z.uuid()', ...at('public')], ' },', 4)}
+    ${listed('owner: { ', [...at('owner'), 'createdAt: z.date()', 'updatedAt: z.date()'], ' },', 4)}
+    ${listed('admin: { ', ['ownerId: z.uuid()', ...at('admin')], ' },', 4)}
   },
   {
     // Who owns ${a(label)}: the rule of the owner view and of who may change it.
@@ -163,7 +231,7 @@ function found<Row>([row]: Row[]): Row {
   if (row === undefined) throw new NotFoundError('No ${label} with this id');
   return row;
 }
-
+${checkUsers}
 const find${plural} = (ctx: AppContext, ${one}Id: string) =>
   ctx.db.select().from(${collection}).where(eq(${collection}.id, ${one}Id));
 
@@ -208,14 +276,14 @@ export const ${collection}Procedures = procedures('${collection}', {
     .guard(authenticated)
     .input(z.object(fields))
     .output(${resource}.perRecord)
-    .mutation(async ({ input, ctx }) =>
-      found(
+    .mutation(async ({ input, ctx }) => {${checked('input')}
+      return found(
         await ctx.db
           .insert(${collection})
           .values({ id: uuidv7(), ownerId: ctx.user.id, ...input })
           .returning(),
-      ),
-    ),
+      );
+    }),
 
   // PUT /api/${collection}/:id with the fields to change as the body
   update${resource}: p()
@@ -223,15 +291,15 @@ export const ${collection}Procedures = procedures('${collection}', {
     .input(z.object({ id: z.uuid(), data: z.object(fields).partial() }))
     .use(own${resource})
     .output(${resource}.perRecord)
-    .mutation(async ({ input, ctx }) =>
-      found(
+    .mutation(async ({ input, ctx }) => {${checked('input.data')}
+      return found(
         await ctx.db
           .update(${collection})
           .set({ ...input.data, updatedAt: new Date() })
           .where(eq(${collection}.id, ctx.${one}.id))
           .returning(),
-      ),
-    ),
+      );
+    }),
 
   // DELETE /api/${collection}/:id: { success: true }
   delete${resource}: p()
@@ -247,25 +315,45 @@ export const ${collection}Procedures = procedures('${collection}', {
 
 /** An object literal of every field's first or second sample. */
 export function sampleObject(fields: readonly Field[], which: 0 | 1): string {
-  return `{ ${fields.map((field) => `${field.name}: ${sample(field, which)}`).join(', ')} }`;
+  // Outside the generated test there is no ada: a reference reads as some user's id.
+  const value = (field: Field) => (field.references === undefined ? sample(field, which) : 'user.id');
+  return `{ ${fields.map((field) => `${field.name}: ${value(field)}`).join(', ')} }`;
 }
 
 /** test/<collection>.test.ts: the CRUD through the typed client, on each database engine. */
 export function testModule(names: ResourceNames, fields: readonly Field[]): string {
   const { collection, resource, plural } = names;
-  const label = words(lower(resource)).trim();
-  const first = sampleObject(fields, 0);
-  const second = sampleObject(fields, 1);
-  const required = fields.find((field) => !field.optional);
+  const one = lower(resource);
+  const label = words(one).trim();
   const head = fields[0];
   if (head === undefined) throw new GenerateError('No fields given');
-  const moderation = `{ ${head.name}: ${sample(head, 0)} }`;
-  const missing =
+  const required = fields.find((field) => !field.optional && field.references === undefined);
+  const reference = fields.find((field) => field.references !== undefined);
+  const choice = fields.find((field) => field.values !== undefined);
+  const above = (levels: readonly Field['level'][]) => fields.filter((field) => levels.includes(field.level));
+  const strip = (name: string, what: string, hidden: readonly Field[]) =>
+    hidden.length === 0
+      ? ''
+      : `
+  /** What ${what} of ${a(label)}. */
+  const ${name} = (${listed('{ ', [...hidden.map((field) => `${field.name}: _${field.name}`), '...shown'], ' }', 2)}: Written) =>
+    shown;`;
+  const publicOf =
+    above(['owner', 'admin']).length === 0 ? (x: string) => x : (x: string) => `publicOf(${x})`;
+  const ownerOf = above(['admin']).length === 0 ? (x: string) => x : (x: string) => `ownerOf(${x})`;
+  const object = (which: 0 | 1) =>
+    listed(
+      '({ ',
+      fields.map((field) => `${field.name}: ${sample(field, which)}`),
+      ' })',
+      2,
+    );
+  const extraTests = [
     required === undefined
       ? ''
       : `
   it('answers 400 to ${a(label)} without its ${required.name}', async () => {
-    const { ${required.name}: _left, ...rest } = ${first};
+    const { ${required.name}: _left, ...rest } = first();
     // @ts-expect-error: ${required.name} is required, by the types and by the server.
     await expect(ada.api.${collection}.create${resource}(rest)).rejects.toMatchObject({
       status: 400,
@@ -273,7 +361,33 @@ export function testModule(names: ResourceNames, fields: readonly Field[]): stri
       errors: [expect.objectContaining({ path: '${required.name}' })],
     });
   });
-`;
+`,
+    choice === undefined
+      ? ''
+      : `
+  it('answers 400 to a ${choice.name} it does not list', async () => {
+    const written = { ...first(), ${choice.name}: 'something else' };
+    // @ts-expect-error: ${choice.name} is one of ${(choice.values ?? []).join(', ')}.
+    await expect(ada.api.${collection}.create${resource}(written)).rejects.toMatchObject({
+      status: 400,
+      errors: [expect.objectContaining({ path: '${choice.name}' })],
+    });
+  });
+`,
+    reference === undefined
+      ? ''
+      : `
+  it('answers 400 to ${a(label)} naming a user that does not exist, and writes nothing', async () => {
+    const nobody = '00000000-0000-7000-8000-000000000000';
+    await expect(
+      ada.api.${collection}.create${resource}({ ...first(), ${reference.name}: nobody }),
+    ).rejects.toMatchObject({
+      status: 400,
+      errors: [{ path: '${reference.name}', message: 'No user with this id' }],
+    });
+  });
+`,
+  ].join('');
   return `import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { users } from '../src/schema.js';
@@ -304,29 +418,36 @@ describe.each(engines)('${collection} on $name', (engine) => {
     await served.database.db.update(users).set({ role: 'admin' }).where(eq(users.id, admin.id));
   });
 
+  /** What the tests write: the fields of two ${collection}. */
+  const first = () => ${object(0)};
+  const second = () => ${object(1)};
+  type Written = ReturnType<typeof first>;${strip('publicOf', 'everyone sees', above(['owner', 'admin']))}${strip('ownerOf', 'its owner sees', above(['admin']))}
+
   it('creates, reads, updates and deletes ${a(label)}, its owner or an admin only', async () => {
-    const created = await ada.api.${collection}.create${resource}(${first});
-    expect(created).toMatchObject(${first});
+    const created = await ada.api.${collection}.create${resource}(first());
+    expect(created).toMatchObject(${ownerOf('first()')});
     const { id } = created;
-    // Each caller sees the ${label} in their view of it: the fields, and more for its owner and admins.
-    expect(await anonymous().${collection}.get${resource}({ id })).toEqual({ id, ...${first} });
-    expect(await bob.api.${collection}.get${resource}({ id })).toEqual({ id, ...${first} });
-    const owned = await ada.api.${collection}.get${resource}({ id });
-    expect(owned).toMatchObject({ createdAt: expect.any(String), updatedAt: expect.any(String) });
-    expect(owned).not.toHaveProperty('ownerId');
+    // Each caller sees the ${label} in their view of it: more for its owner, every field for admins.
+    expect(await anonymous().${collection}.get${resource}({ id })).toEqual({ id, ...${publicOf('first()')} });
+    expect(await bob.api.${collection}.get${resource}({ id })).toEqual({ id, ...${publicOf('first()')} });
+    const own = await ada.api.${collection}.get${resource}({ id });
+    expect(own).toMatchObject({ createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(own).not.toHaveProperty('ownerId');
     expect(await admin.api.${collection}.get${resource}({ id })).toMatchObject({ ownerId: ada.id });
 
-    await expect(bob.api.${collection}.update${resource}({ id, data: ${second} })).rejects.toMatchObject({
+    const change = { id, data: second() };
+    await expect(bob.api.${collection}.update${resource}(change)).rejects.toMatchObject({
       status: 403,
       code: 'FORBIDDEN',
     });
-    await expect(anonymous().${collection}.update${resource}({ id, data: ${second} })).rejects.toMatchObject({
+    await expect(anonymous().${collection}.update${resource}(change)).rejects.toMatchObject({
       status: 401,
       code: 'UNAUTHENTICATED',
     });
-    expect(await ada.api.${collection}.update${resource}({ id, data: ${second} })).toMatchObject({ id, ...${second} });
-    const moderated = await admin.api.${collection}.update${resource}({ id, data: ${moderation} });
-    expect(moderated).toMatchObject({ id, ...${second}, ...${moderation} });
+    expect(await ada.api.${collection}.update${resource}(change)).toMatchObject(${ownerOf('second()')});
+    const moderation = { ${head.name}: ${sample(head, 0)} };
+    const moderated = await admin.api.${collection}.update${resource}({ id, data: moderation });
+    expect(moderated).toMatchObject({ ...second(), ...moderation });
 
     await expect(bob.api.${collection}.delete${resource}({ id })).rejects.toMatchObject({ status: 403 });
     expect(await ada.api.${collection}.delete${resource}({ id })).toEqual({ success: true });
@@ -340,13 +461,13 @@ describe.each(engines)('${collection} on $name', (engine) => {
   it('lists newest first, a cursor page at a time, each ${label} in its caller\\'s view', async () => {
     const made: string[] = [];
     for (let count = 0; count < 5; count++)
-      made.unshift((await bob.api.${collection}.create${resource}(${first})).id);
+      made.unshift((await bob.api.${collection}.create${resource}(first())).id);
     const seen: string[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const page = await bob.api.${collection}.list${plural}({ limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+      const page = await bob.api.${collection}.list${plural}(cursor === undefined ? { limit: 2 } : { limit: 2, cursor });
       expect(page.data.length).toBeLessThanOrEqual(2);
-      seen.push(...page.data.map((${lower(resource)}) => ${lower(resource)}.id));
+      seen.push(...page.data.map((${one}) => ${one}.id));
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
     }
@@ -354,9 +475,9 @@ describe.each(engines)('${collection} on $name', (engine) => {
     expect(seen.slice(0, 5)).toEqual(made);
     // Bob's own ${collection} in his view, with their dates; ada sees them without.
     const [newest] = (await ada.api.${collection}.list${plural}({ limit: 1 })).data;
-    expect(newest).toEqual({ id: made[0], ...${first} });
+    expect(newest).toEqual({ id: made[0], ...${publicOf('first()')} });
     expect((await bob.api.${collection}.list${plural}({ limit: 1 })).data[0]).toHaveProperty('createdAt');
   });
-${missing}});
+${extraTests}});
 `;
 }
