@@ -186,7 +186,7 @@ describe('npm create proceed, from the packed tarballs', () => {
       succeed(app, 'npx', ['proceed', 'destroy', 'resource', 'bookmarks']),
     );
     expect(destroyed).toContain('Took back bookmarks:');
-    expect(await git('status', '--porcelain')).toBe('');
+    expect((await git('status', '--porcelain')).trim()).toBe('');
     // And made again, for the rest of this test.
     await clock.time('proceed generate resource (again)', () => succeed(app, 'npx', generate));
     await clock.time('npm run typecheck (again)', () => succeed(app, 'npm', ['run', 'typecheck']));
@@ -226,6 +226,15 @@ describe('npm create proceed, from the packed tarballs', () => {
       'Sign in as admin@example.com or ada@example.com with the password seeded password',
     );
     expect(await succeed(app, 'npm', ['run', 'seed'])).toContain('The database is seeded already');
+
+    // Taken back after the seed applied its migration to .data/db: a new migration drops it.
+    const dropped = await clock.time('proceed destroy resource (applied)', () =>
+      succeed(app, 'npx', ['proceed', 'destroy', 'resource', 'bookmarks']),
+    );
+    expect(dropped).toContain('a migration that drops the table (0001_bookmarks was applied)');
+    const drop = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_drop_bookmarks.sql'));
+    expect(readFileSync(join(app, 'drizzle', drop ?? ''), 'utf8')).toContain('DROP TABLE "bookmarks"');
+    expect(existsSync(join(app, 'src/bookmarks.ts'))).toBe(false);
 
     await clock.time('npm run build', () => succeed(app, 'npm', ['run', 'build']));
     expect(existsSync(join(app, 'dist/app.js'))).toBe(true);
@@ -285,15 +294,6 @@ describe('npm create proceed, from the packed tarballs', () => {
 
     process.kill(server.pid, 'SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-
-    // Taken back after the seed applied its migration to .data/db: a new migration drops it.
-    const dropped = await clock.time('proceed destroy resource (applied)', () =>
-      succeed(app, 'npx', ['proceed', 'destroy', 'resource', 'bookmarks']),
-    );
-    expect(dropped).toContain('a migration that drops the table (0001_bookmarks was applied)');
-    const drop = readdirSync(join(app, 'drizzle')).find((name) => name.endsWith('_drop_bookmarks.sql'));
-    expect(readFileSync(join(app, 'drizzle', drop ?? ''), 'utf8')).toContain('DROP TABLE "bookmarks"');
-    expect(existsSync(join(app, 'src/bookmarks.ts'))).toBe(false);
 
     if (postgresUrl !== null) {
       // Two instances started together on one new database: one applies the migrations while

@@ -28,7 +28,8 @@ const ordinal = ['first', 'second'] as const;
 
 /** One value of a field's type, as TypeScript: something a reader takes for real data. */
 function scalarSample(field: Field, which: 0 | 1): string {
-  if (field.values !== undefined) return `'${field.values[which]}'`;
+  // `as const`: in an object made before the call, the value keeps its literal type.
+  if (field.values !== undefined) return `'${field.values[which]}' as const`;
   // The test's users: the first write refers to its author, the second to another user.
   if (field.references !== undefined) return which === 0 ? 'ada.id' : 'bob.id';
   if (field.type !== 'string' && field.type !== 'text') return fieldTypes[field.type].samples[which];
@@ -316,7 +317,12 @@ export const ${collection}Procedures = procedures('${collection}', {
 /** An object literal of every field's first or second sample. */
 export function sampleObject(fields: readonly Field[], which: 0 | 1): string {
   // Outside the generated test there is no ada: a reference reads as some user's id.
-  const value = (field: Field) => (field.references === undefined ? sample(field, which) : 'user.id');
+  const value = (field: Field) =>
+    field.references !== undefined
+      ? 'user.id'
+      : field.values !== undefined
+        ? `'${field.values[which]}'`
+        : sample(field, which);
   return `{ ${fields.map((field) => `${field.name}: ${value(field)}`).join(', ')} }`;
 }
 
