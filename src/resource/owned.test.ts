@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/create-app.js';
-import { resource } from './index.js';
-import { owned } from './owned.js';
+import { owned, resource } from './index.js';
 
 interface Ctx {
   user?: { id: string; role: 'user' | 'admin' };

@@ -101,6 +101,14 @@ const filesCollection = procedures('files', {
       handled += 1;
       return null;
     }),
+  createSingle: procedure()
+    .input(z.object({ file: z.file() }))
+    .uploads({ files: 1 })
+    .rest({ method: 'POST', path: '/files/single' })
+    .mutation(({ input }) => {
+      handled += 1;
+      return { size: input.file.size };
+    }),
   createCapped: procedure()
     .input(z.file())
     .uploads({ total: 1000 })
@@ -256,6 +264,31 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
     });
     expect(many.status).toBe(413);
     expect(many.json.detail).toContain('files');
+  });
+
+  it('refuses a second file on a one-file field with 400, unless the route takes one file: then 413 comes first', async () => {
+    const before = handled;
+    const text = new Blob(['hello'], { type: 'text/plain' });
+    const twice = await send('/api/files', {
+      body: form([
+        ['title', 'Two'],
+        ['copies', '1'],
+        ['file', text, 'a.txt'],
+        ['file', text, 'b.txt'],
+      ]),
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.json).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ path: 'file' }] });
+    expect(String(twice.json.detail)).toContain('Takes one file');
+    const capped = await send('/api/files/single', {
+      body: form([
+        ['file', text, 'a.txt'],
+        ['file', text, 'b.txt'],
+      ]),
+    });
+    expect(capped.status).toBe(413);
+    expect(capped.json.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(handled).toBe(before);
   });
 
   it('refuses what is not a form with 415, and a declared length over the total with 413, before anything runs', async () => {
