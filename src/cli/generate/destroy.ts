@@ -142,6 +142,25 @@ function databaseOf(
   return existsSync(path) ? { kind: 'pglite', path } : undefined;
 }
 
+/**
+ * PGlite is one process's: opened beside a running app (its `app.lock` names a live process),
+ * one of the two would lose what the other wrote.
+ */
+function refuseOpenDatabase(path: string): void {
+  const lock = join(path, 'app.lock');
+  if (!existsSync(lock)) return;
+  const holder = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+  if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid) return;
+  try {
+    process.kill(holder, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return;
+  }
+  throw new CliError(
+    `The database in ${path} is open in another process (pid ${holder}): stop the app first, then run proceed destroy again`,
+  );
+}
+
 const appliedQuery = 'SELECT created_at::text AS "when" FROM drizzle.__drizzle_migrations';
 
 /**
@@ -151,6 +170,7 @@ const appliedQuery = 'SELECT created_at::text AS "when" FROM drizzle.__drizzle_m
 export async function wasApplied(app: string, when: number): Promise<boolean> {
   const database = databaseOf(app);
   if (database === undefined) return false;
+  if (database.kind === 'pglite') refuseOpenDatabase(database.path);
   const load = createRequire(join(app, 'package.json'));
   let rows: { when: string }[];
   try {

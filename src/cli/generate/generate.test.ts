@@ -426,6 +426,21 @@ describe('proceed destroy resource', () => {
     expect(existsSync(join(directory, 'src/bookmarks.ts'))).toBe(false);
   });
 
+  it('refuses to open a PGlite database a running app holds', async () => {
+    delete process.env.DATABASE_URL;
+    const directory = app();
+    await writeResource(directory, planResource(directory, 'bookmarks', ['url:string']), journalledMigrate);
+    const before = snapshot(directory);
+    mkdirSync(join(directory, '.data/db'), { recursive: true });
+    // The test runner's parent: a process that is running, as a dev server would be.
+    writeFileSync(join(directory, '.data/db/app.lock'), String(process.ppid));
+    await expect(destroyCommand(['resource', 'bookmarks'], directory)).rejects.toThrow(
+      `is open in another process (pid ${process.ppid}): stop the app first`,
+    );
+    rmSync(join(directory, '.data'), { recursive: true });
+    expect(snapshot(directory)).toEqual(before);
+  });
+
   it('refuses a collection generate did not make, changing nothing', async () => {
     const directory = app();
     const before = snapshot(directory);
