@@ -304,10 +304,32 @@ describe('accountProcedures: one behaviour for every app', () => {
       200,
     );
 
-    for (const row of members.rows.values()) row.isActive = false;
+    // A link sent before the account was deactivated sets no password.
     await post('forgot-password', { email: 'ada@example.com' });
     await Promise.all(pending);
-    expect(mailed).toHaveLength(1);
+    expect(mailed).toHaveLength(2);
+    for (const row of members.rows.values()) row.isActive = false;
+    const late = await post('reset-password', { token: mailed[1]?.token, password: 'yet another' });
+    expect(late.statusCode).toBe(400);
+    await post('forgot-password', { email: 'ada@example.com' });
+    await Promise.all(pending);
+    expect(mailed).toHaveLength(2);
+  });
+
+  it('types the password reset routes as maybe there when passwordReset may be undefined', () => {
+    const mailer = process.env.NO_SUCH_MAILER;
+    const maybe = accountProcedures({
+      procedure: () => procedure<Ctx>(),
+      users: (ctx) => ctx.members,
+      tokens: (ctx) => ctx.tokens,
+      view: Member,
+      passwordReset:
+        mailer === undefined
+          ? undefined
+          : { store: (ctx) => ctx.resets, send: async () => {}, background: (ctx, task) => ctx.later(task) },
+    });
+    expect(maybe.forgotPassword).toBeUndefined();
+    expect(maybe.login).toBeDefined();
   });
 
   it('has no password reset routes without passwordReset', () => {

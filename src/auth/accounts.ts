@@ -102,7 +102,8 @@ export interface AccountOptions<
   /** What registration asks besides email and password (say `{ name: z.string().min(1) }`). */
   profile?: Profile;
   /**
-   * The limit per client IP on register, login, refresh, password change and forgot-password.
+   * The limit per client IP on register, login, refresh, password change, forgot- and
+   * reset-password.
    * Default {@link accountRateLimit}; its name lets `createApp({ rateLimit: { limits } })`
    * change it.
    */
@@ -189,6 +190,15 @@ export function accountProcedures<
 >(
   options: AccountOptions<Ctx, User, Profile, View> & { passwordReset?: undefined },
 ): Omit<AccountProcedures<Ctx, User, Profile, View>, 'forgotPassword' | 'resetPassword'>;
+export function accountProcedures<
+  Ctx extends BaseContext & AuthContext<unknown>,
+  User extends AccountUser,
+  View extends z.ZodType,
+  Profile extends z.ZodRawShape = Record<never, never>,
+>(
+  options: AccountOptions<Ctx, User, Profile, View>,
+): Omit<AccountProcedures<Ctx, User, Profile, View>, 'forgotPassword' | 'resetPassword'> &
+  Partial<Pick<AccountProcedures<Ctx, User, Profile, View>, 'forgotPassword' | 'resetPassword'>>;
 export function accountProcedures(
   options: AccountOptions<BaseContext & AuthContext<unknown>, AccountUser, z.ZodRawShape, z.ZodType>,
 ): object {
@@ -407,6 +417,7 @@ function buildAccountProcedures<
 
     resetPassword: procedure()
       .rest({ method: 'POST', path: `${base}/reset-password` })
+      .use(limited)
       .meta({
         summary: 'Set a new password with a reset token; signs out every session',
         description: `The token works once and expires after ${describeLifetime(resetLifetime)}. Every session of the user ends.`,
@@ -416,7 +427,8 @@ function buildAccountProcedures<
       .mutation(async ({ input, ctx }) => {
         const store = reset.store(ctx);
         const userId = await store.consume(sha256(input.token));
-        if (userId === undefined) {
+        // A user deactivated since the link was sent gets no new password from it.
+        if (userId === undefined || !isActive(await users(ctx).findById(userId))) {
           throw new ValidationError([
             { path: 'token', message: 'The reset token is unknown, used or expired' },
           ]);

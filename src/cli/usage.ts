@@ -170,8 +170,9 @@ Example:
 Run in the app where proceed generate resource <name> ran. It removes src/<name>.ts and
 test/<name>.test.ts, and takes the table out of src/schema.ts and the procedures out of
 src/app.ts, leaving them as they were before. Its migration is removed when no database applied
-it (DATABASE_URL, else PGlite in .data/db) and no migration came after it; otherwise the app's
-drizzle-kit writes a new one that drops the table.
+it (DATABASE_URL, else PGlite in .data/db), no migration came after it and it is not committed;
+otherwise the app's drizzle-kit writes a new one that drops the table. It refuses a table
+generate did not make, and one another module still uses.
 
 Options:
       --dry-run      Print what would be done, and change nothing

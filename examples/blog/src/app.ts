@@ -247,6 +247,10 @@ async function buildBlogApp(
   // Registered first, so it runs last: the spans of everything that closes after are sent too.
   const { telemetry } = options;
   if (telemetry !== undefined) app.onClose(() => telemetry.shutdown());
+  if (redis !== undefined) {
+    // Registered first, so it runs last: after the database and the pending work.
+    app.onClose(() => redis.disconnect());
+  }
   await wire(app, () => services);
   // Read by proceed routes/openapi/manifest: no secret, no database.
   if (app.inspected) return app;
@@ -258,10 +262,6 @@ async function buildBlogApp(
     logger: { warn: (message) => app.log.warn(message) },
   });
 
-  if (redis !== undefined) {
-    // Registered first, so it runs last: after the database and the pending work.
-    app.onClose(() => redis.disconnect());
-  }
   const database =
     options.database ??
     (await openDatabase(settings.database, {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { CliError, UsageError } from '../errors.js';
 import { commands } from '../usage.js';
-import { destroySummary, migrationAction, planDestroy, wasApplied, writeDestroy } from './destroy.js';
+import { destroySummary, keptBecause, planDestroy, wasApplied, writeDestroy } from './destroy.js';
 import { type Field, GenerateError, parseFields, type ResourceNames, resourceNames } from './fields.js';
 import { addTable, addToApi, resourceModule, sampleObject, testModule } from './render.js';
 
@@ -291,10 +291,9 @@ export async function destroyCommand(
     if (error instanceof GenerateError) throw new CliError(error.message, 2);
     throw error;
   }
-  const applied = plan.migration === undefined ? false : await wasApplied(app, plan.migration.when);
-  const action = migrationAction(plan, applied);
+  const kept = keptBecause(app, plan, await wasApplied(app, plan.migration.when));
   const dryRun = parsed.values['dry-run'] === true;
-  if (!dryRun) await writeDestroy(app, plan, action, migrate);
-  process.stdout.write(destroySummary(plan, action, dryRun, applied));
+  if (!dryRun) await writeDestroy(app, plan, kept, migrate);
+  process.stdout.write(destroySummary(plan, kept, dryRun));
   return 0;
 }

@@ -4,9 +4,10 @@
  * removed when no database applied it and nothing came after it, else a new migration drops the
  * table (docs/cli.md, "proceed destroy resource").
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import { CliError } from '../errors.js';
 import { checkCollectionName, GenerateError } from './fields.js';
 import { listed } from './render.js';
@@ -27,16 +28,14 @@ export interface DestroyPlan {
   changed: { path: string; before: string; after: string }[];
   /** The resource's module and test, those that exist. */
   removed: string[];
-  /** The migration that made the table; undefined when there is none to act on. */
-  migration:
-    | {
-        tag: string;
-        when: number;
-        /** Whether it is the journal's last entry: only then can it be taken back. */
-        last: boolean;
-        journal: string;
-      }
-    | undefined;
+  /** The migration that made the table. */
+  migration: {
+    tag: string;
+    when: number;
+    /** Whether it is the journal's last entry: only then can it be taken back. */
+    last: boolean;
+    journal: string;
+  };
 }
 
 const read = (app: string, path: string) => {
@@ -57,15 +56,20 @@ const namesOf = (list: string) =>
 /** src/schema.ts without the collection's table, and without the builders only it used. */
 function withoutTable(schema: string, collection: string): string {
   const start = schema.indexOf(`\nexport const ${collection} = pgTable(`);
-  const typeLine = new RegExp(`export type \\w+ = typeof ${collection}\\.\\$inferSelect;\\n?`).exec(
-    schema.slice(Math.max(start, 0)),
-  );
-  if (start < 0 || typeLine === null)
+  // The table as generate writes it: its pgTable(…) call closes a line with `);`, and its row
+  // type follows on the next line but one.
+  const block =
+    start < 0
+      ? null
+      : new RegExp(
+          `^\\nexport const ${collection} = pgTable\\([^]*?\\n\\);\\n\\nexport type \\w+ = typeof ${collection}\\.\\$inferSelect;\\n?`,
+        ).exec(schema.slice(start));
+  if (start < 0 || block === null)
     throw new GenerateError(
-      `src/schema.ts has no table ${collection} as proceed generate writes it (export const ${collection} = pgTable(…) … export type … = typeof ${collection}.$inferSelect)`,
+      `src/schema.ts has no table ${collection} as proceed generate writes it (export const ${collection} = pgTable(…); then its export type … = typeof ${collection}.$inferSelect)`,
     );
-  const end = start + typeLine.index + typeLine[0].length;
-  const block = schema.slice(start, end);
+  const end = start + block[0].length;
+  const removed = schema.slice(start, end);
   let rest = `${schema.slice(0, start).trimEnd()}\n${schema.slice(end).replace(/^\n+/, '\n')}`.replace(
     /\n+$/,
     '\n',
@@ -77,7 +81,7 @@ function withoutTable(schema: string, collection: string): string {
   if (imported !== null) {
     const body = rest.replace(pgCore, '');
     const kept = namesOf(imported[1] ?? '').filter(
-      (name) => !new RegExp(`\\b${name}\\(`).test(block) || new RegExp(`\\b${name}\\(`).test(body),
+      (name) => !new RegExp(`\\b${name}\\(`).test(removed) || new RegExp(`\\b${name}\\(`).test(body),
     );
     rest = rest.replace(pgCore, () => listed('import { ', kept, " } from 'drizzle-orm/pg-core';"));
   }
@@ -118,17 +122,56 @@ export function planDestroy(app: string, collection: string): DestroyPlan {
   const removed = [`src/${collection}.ts`, `test/${collection}.test.ts`].filter((path) =>
     existsSync(join(app, path)),
   );
-  let migration: DestroyPlan['migration'];
-  if (existsSync(join(app, 'drizzle/meta/_journal.json'))) {
-    const journal = read(app, 'drizzle/meta/_journal.json');
-    const { entries } = JSON.parse(journal) as Journal;
-    const made = new RegExp(`^\\d+_${collection}$`);
-    const index = entries.findIndex((entry) => made.test(entry.tag));
-    const entry = entries[index];
-    if (entry !== undefined)
-      migration = { tag: entry.tag, when: entry.when, last: index === entries.length - 1, journal };
-  }
+  // Generate named its migration after the collection: without one, it did not make this table.
+  const journal = read(app, 'drizzle/meta/_journal.json');
+  const { entries } = JSON.parse(journal) as Journal;
+  const made = new RegExp(`^\\d+_${collection}$`);
+  const index = entries.findIndex((entry) => made.test(entry.tag));
+  const entry = entries[index];
+  if (entry === undefined)
+    throw new GenerateError(
+      `drizzle/ has no migration named ${collection} (NNNN_${collection}.sql): proceed generate did not make this table, so destroy leaves it alone`,
+    );
+  const migration = { tag: entry.tag, when: entry.when, last: index === entries.length - 1, journal };
+  const users = usesOf(app, collection, removed);
+  if (users.length > 0)
+    throw new GenerateError(
+      `${users.join(', ')} ${users.length === 1 ? 'uses' : 'use'} ${collection}: change ${users.length === 1 ? 'it' : 'them'} first, nothing was changed`,
+    );
   return { collection, changed, removed, migration };
+}
+
+/**
+ * The app's other modules that still use the resource: an import of its module, or its name in
+ * quotes (an MCP plugin's collections, say). They would not compile, or name what is gone.
+ */
+function usesOf(app: string, collection: string, removed: readonly string[]): string[] {
+  const module = new RegExp(`from '\\.{1,2}/(?:src/)?${collection}\\.js'|['"]${collection}['"]`);
+  const found: string[] = [];
+  for (const folder of ['src', 'test']) {
+    if (!existsSync(join(app, folder))) continue;
+    for (const name of readdirSync(join(app, folder), { recursive: true, encoding: 'utf8' })) {
+      const path = `${folder}/${name.split(sep).join('/')}`;
+      if (!/\.(ts|tsx|mts|js)$/.test(path) || removed.includes(path) || path === 'src/app.ts') continue;
+      // schema.ts is checked with the table taken out (withoutTable).
+      if (path === 'src/schema.ts') continue;
+      if (module.test(readFileSync(join(app, path), 'utf8'))) found.push(path);
+    }
+  }
+  // In app.ts, anything but the import and the api entry destroy takes out.
+  const appModule = withoutProcedures(read(app, 'src/app.ts'), collection);
+  if (module.test(appModule) || new RegExp(`\\b${collection}Procedures\\b`).test(appModule))
+    found.push('src/app.ts');
+  return found.sort();
+}
+
+/**
+ * Whether git holds the file in a commit: a committed migration may have been applied by a
+ * database elsewhere (staging, production), so it is never taken back, only followed by a drop.
+ */
+function committed(app: string, path: string): boolean {
+  const listed = spawnSync('git', ['log', '-1', '--format=%H', '--', path], { cwd: app, encoding: 'utf8' });
+  return listed.status === 0 && listed.stdout.trim() !== '';
 }
 
 /** Where the app keeps its data, as src/db.ts reads it: DATABASE_URL, else PGlite in .data/db. */
@@ -210,32 +253,54 @@ function migrationFilesOf(tag: string): string[] {
   return [`drizzle/${tag}.sql`, `drizzle/meta/${number}_snapshot.json`];
 }
 
-/** What the command does with the migration, said before it does it. */
-export function migrationAction(plan: DestroyPlan, applied: boolean): 'remove' | 'drop' | 'none' {
-  if (plan.migration === undefined) return 'none';
-  return !applied && plan.migration.last ? 'remove' : 'drop';
+/** Why the migration cannot be taken back, or undefined when it can. */
+export function keptBecause(app: string, plan: DestroyPlan, applied: boolean): string | undefined {
+  if (applied) return 'was applied';
+  if (!plan.migration.last) return 'has migrations after it';
+  if (committed(app, `drizzle/${plan.migration.tag}.sql`)) return 'is committed';
+  return undefined;
+}
+
+/** The files under drizzle/ and drizzle/meta/ with their text, to put back or to tell what is new. */
+function migrationFolder(app: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const folder of ['drizzle', 'drizzle/meta']) {
+    if (!existsSync(join(app, folder))) continue;
+    for (const name of readdirSync(join(app, folder), { withFileTypes: true }))
+      if (name.isFile())
+        files.set(`${folder}/${name.name}`, readFileSync(join(app, folder, name.name), 'utf8'));
+  }
+  return files;
 }
 
 /**
- * Takes the resource back. With `drop`, the schema is written first and the app's drizzle-kit
- * writes the migration that drops the table; any failure puts every file back.
+ * Takes the resource back: its migration removed (`kept` undefined), or a new one written by the
+ * app's drizzle-kit that drops the table. Any failure puts every file back as it was.
  */
 export async function writeDestroy(
   app: string,
   plan: DestroyPlan,
-  action: 'remove' | 'drop' | 'none',
+  kept: string | undefined,
   migrate: (app: string, name: string) => Promise<void>,
 ): Promise<void> {
   const saved = new Map<string, string>();
   for (const path of plan.removed) saved.set(path, readFileSync(join(app, path), 'utf8'));
+  const migrations = migrationFolder(app);
   const undo = () => {
+    for (const path of migrationFolder(app).keys())
+      if (!migrations.has(path)) rmSync(join(app, path), { force: true });
+    for (const [path, text] of migrations) writeFileSync(join(app, path), text);
     for (const { path, before } of plan.changed) writeFileSync(join(app, path), before);
     for (const [path, text] of saved) writeFileSync(join(app, path), text);
   };
   try {
     for (const { path, after } of plan.changed) writeFileSync(join(app, path), after);
-    if (action === 'drop') await migrate(app, `drop_${plan.collection}`);
-    if (action === 'remove' && plan.migration !== undefined) {
+    if (kept !== undefined) {
+      await migrate(app, `drop_${plan.collection}`);
+      const written = [...migrationFolder(app).keys()].filter((path) => !migrations.has(path));
+      if (!written.some((path) => path.endsWith('.sql')))
+        throw new CliError('npm run db:generate wrote no migration to drop the table; nothing was changed');
+    } else {
       const journal = JSON.parse(plan.migration.journal) as Journal;
       const tag = plan.migration.tag;
       journal.entries = journal.entries.filter((entry) => entry.tag !== tag);
@@ -254,28 +319,21 @@ export async function writeDestroy(
 }
 
 /** What was (or would be) done, one line a file. */
-export function destroySummary(
-  plan: DestroyPlan,
-  action: 'remove' | 'drop' | 'none',
-  dryRun: boolean,
-  applied: boolean,
-): string {
+export function destroySummary(plan: DestroyPlan, kept: string | undefined, dryRun: boolean): string {
   const rows: [string, string][] = [
     ...plan.removed.map((path): [string, string] => [path, 'removed']),
     ['src/schema.ts', `without the ${plan.collection} table`],
     ['src/app.ts', `without ${plan.collection}Procedures`],
+    kept === undefined
+      ? [
+          migrationFilesOf(plan.migration.tag).join(', '),
+          'removed, and its journal entry: no database applied it',
+        ]
+      : [
+          `drizzle/NNNN_drop_${plan.collection}.sql`,
+          `a migration that drops the table (${plan.migration.tag} ${kept})`,
+        ],
   ];
-  if (plan.migration !== undefined) {
-    const files = migrationFilesOf(plan.migration.tag).join(', ');
-    rows.push(
-      action === 'remove'
-        ? [files, 'removed, and its journal entry: no database applied it']
-        : [
-            `drizzle/NNNN_drop_${plan.collection}.sql`,
-            `a migration that drops the table (${plan.migration.tag} ${applied ? 'was applied' : 'has migrations after it'})`,
-          ],
-    );
-  }
   const width = Math.max(...rows.map(([path]) => path.length)) + 2;
   return `${dryRun ? 'Would take back' : 'Took back'} ${plan.collection}:
 ${rows.map(([path, what]) => `  ${path.padEnd(width)}${what}`).join('\n')}

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -417,13 +418,56 @@ describe('proceed destroy resource', () => {
     );
     await database.close();
     delete process.env.DATABASE_URL;
-    const migrate = vi.fn(async () => {});
+    const migrate = vi.fn(journalledMigrate);
     const said = await captured(() => destroyCommand(['resource', 'bookmarks'], directory, migrate));
     expect(migrate).toHaveBeenCalledWith(directory, 'drop_bookmarks');
     expect(said).toContain('a migration that drops the table (0001_bookmarks was applied)');
-    for (const path of ['drizzle/0001_bookmarks.sql', 'drizzle/meta/_journal.json'])
-      expect(readFileSync(join(directory, path), 'utf8')).toBe(afterGenerate[path]);
+    expect(readFileSync(join(directory, 'drizzle/0001_bookmarks.sql'), 'utf8')).toBe(
+      afterGenerate['drizzle/0001_bookmarks.sql'],
+    );
+    expect(readFileSync(join(directory, 'drizzle/meta/_journal.json'), 'utf8')).toContain(
+      '0002_drop_bookmarks',
+    );
     expect(existsSync(join(directory, 'src/bookmarks.ts'))).toBe(false);
+  });
+
+  it('keeps a committed migration, which a database elsewhere may have applied, and puts all back when drizzle-kit writes none', async () => {
+    delete process.env.DATABASE_URL;
+    const directory = app();
+    await writeResource(directory, planResource(directory, 'bookmarks', ['url:string']), journalledMigrate);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+        cwd: directory,
+      });
+    git('init', '--quiet');
+    git('add', '-A');
+    git('commit', '--quiet', '-m', 'With bookmarks');
+    const committed = snapshot(directory);
+    await expect(destroyCommand(['resource', 'bookmarks'], directory, async () => {})).rejects.toThrow(
+      'wrote no migration to drop the table',
+    );
+    expect(snapshot(directory)).toEqual(committed);
+    const said = await captured(() =>
+      destroyCommand(['resource', 'bookmarks'], directory, journalledMigrate),
+    );
+    expect(said).toContain('a migration that drops the table (0001_bookmarks is committed)');
+    expect(existsSync(join(directory, 'drizzle/0001_bookmarks.sql'))).toBe(true);
+  });
+
+  it('refuses while another module uses the resource, and a table generate did not make', async () => {
+    delete process.env.DATABASE_URL;
+    const directory = app();
+    await writeResource(directory, planResource(directory, 'bookmarks', ['url:string']), journalledMigrate);
+    writeFileSync(join(directory, 'src/extra.ts'), "export { Bookmark } from './bookmarks.js';\n");
+    const before = snapshot(directory);
+    await expect(destroyCommand(['resource', 'bookmarks'], directory)).rejects.toThrow(
+      'src/extra.ts uses bookmarks: change it first, nothing was changed',
+    );
+    // The template's own table: no migration named after it, and not the shape generate writes.
+    await expect(destroyCommand(['resource', 'notes'], directory)).rejects.toThrow(
+      'src/schema.ts has no table notes as proceed generate writes it',
+    );
+    expect(snapshot(directory)).toEqual(before);
   });
 
   it('refuses to open a PGlite database a running app holds', async () => {
