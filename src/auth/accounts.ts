@@ -102,8 +102,7 @@ export interface AccountOptions<
   /** What registration asks besides email and password (say `{ name: z.string().min(1) }`). */
   profile?: Profile;
   /**
-   * The limit per client IP on register, login, refresh, password change, forgot- and
-   * reset-password.
+   * The limit per client IP on register, login, refresh, password change and forgot-password.
    * Default {@link accountRateLimit}; its name lets `createApp({ rateLimit: { limits } })`
    * change it.
    */
@@ -415,9 +414,10 @@ function buildAccountProcedures<
         return succeeded;
       }),
 
+    // Not rate-limited: a reset token is 256 random bits, so guessing one is hopeless, and the
+    // blog's contract limits the four routes that take what a person can guess or repeat.
     resetPassword: procedure()
       .rest({ method: 'POST', path: `${base}/reset-password` })
-      .use(limited)
       .meta({
         summary: 'Set a new password with a reset token; signs out every session',
         description: `The token works once and expires after ${describeLifetime(resetLifetime)}. Every session of the user ends.`,
