@@ -486,6 +486,8 @@ export interface ManyRow {
   best: string;
   /** How many times each contender's server was started (its rounds taken in each). */
   processes: number;
+  /** Seconds of warm-up, seconds per round and rounds per process. */
+  timing: { warmup: number; seconds: number; rounds: number };
 }
 
 /**
@@ -498,7 +500,16 @@ export async function compareMany(
   candidate: string,
   contenders: Contender[],
   scenarios: Scenario[],
-  { sameAnswers = true, generations = processes }: { sameAnswers?: boolean; generations?: number } = {},
+  {
+    sameAnswers = true,
+    generations = processes,
+    timing = { warmup: 1, seconds, rounds },
+  }: {
+    sameAnswers?: boolean;
+    generations?: number;
+    /** Seconds of warm-up per contender and scenario, seconds per round, rounds per process. */
+    timing?: { warmup: number; seconds: number; rounds: number };
+  } = {},
 ) {
   const names = contenders.map((contender) => contender.name);
   const extras = new Map(contenders.map((contender) => [contender.name, contender.extraCpuTime]));
@@ -513,18 +524,18 @@ export async function compareMany(
     try {
       for (const [index, scenario] of scenarios.entries()) {
         if (generation === 0) await checkAnswers(scenario, names, info, sameAnswers);
-        for (const name of names) await measure(info.get(name)!, scenario, name, 1);
-        for (let round = 0; round < rounds; round++) {
-          const turn = generation * rounds + round;
+        for (const name of names) await measure(info.get(name)!, scenario, name, timing.warmup);
+        for (let round = 0; round < timing.rounds; round++) {
+          const turn = generation * timing.rounds + round;
           const order = names.map((_, at) => names[(at + turn) % names.length]!);
           for (const name of order) {
             const pid = pids.get(name);
             const extra = extras.get(name);
             const before = { own: treeCpuTime(pid), extra: extra?.() ?? 0 };
-            const sample = await measure(info.get(name)!, scenario, name, seconds);
+            const sample = await measure(info.get(name)!, scenario, name, timing.seconds);
             const own = treeCpuTime(pid) - before.own;
             const outside = (extra?.() ?? 0) - before.extra;
-            const count = sample.total ?? sample.requests * seconds;
+            const count = sample.total ?? sample.requests * timing.seconds;
             samples[index]!.get(name)!.push({
               ...sample,
               cpu: (own + outside) / count,
@@ -570,6 +581,7 @@ export async function compareMany(
       ratioRange: [Math.min(...roundRatios), Math.max(...roundRatios)] as [number, number],
       best,
       processes: generations,
+      timing,
     };
   });
   return Object.assign(rows, { rss });
@@ -600,8 +612,9 @@ async function checkAnswers(
 
 export function reportMany(title: string, candidate: string, names: string[], rows: ManyRow[]) {
   const started = rows[0]?.processes ?? processes;
+  const timing = rows[0]?.timing ?? { warmup: 1, seconds, rounds };
   console.log(
-    `\n${title} (${started} ${started === 1 ? 'process' : 'processes'} × ${rounds} rounds × ${seconds}s each, ${connections} connections, medians${placement()})`,
+    `\n${title} (${started} ${started === 1 ? 'process' : 'processes'} × ${timing.rounds} rounds × ${timing.seconds}s each after ${timing.warmup}s of warm-up, ${connections} connections, medians${placement()})`,
   );
   // Where a contender's database runs in other processes, the CPU column says how much was theirs.
   const outside = rows.some((row) => names.some((name) => row.samples.get(name)!.extraCpu !== undefined));

@@ -4,7 +4,7 @@
  * of auth, of the metrics plugin and of entity tags with compression; and the blog with one
  * worker against two, each side by side in one run (compare.ts). docs/performance.md. Environment:
  * BENCH_ROUNDS (default 3), BENCH_SECONDS per measurement (default 3), BENCH_CONNECTIONS
- * (default 50), BENCH_ONLY (comma-separated sections: peers, fastify, auth, metrics, http-cache,
+ * (default 50), BENCH_ONLY (comma-separated sections: peers, outside (outside-duels: its duels alone), fastify, auth, metrics, http-cache,
  * workers, embedded, by-hand, mcp, runtimes (bun: its Bun half), tracing, uploads, sockets; default all),
  * BENCH_BASELINE (a built checkout whose blog runs beside this one in by-hand), BENCH_LOG_LEVEL (the blog's LOG_LEVEL; default warn), DUEL_PAIRS,
  * DUEL_ROUNDS and DUEL_SECONDS (the size of the peers' and the blog's duels, compare.ts).
@@ -91,6 +91,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const fastify = { name: 'fastify', script: './servers/fastify.ts' };
   const proceed = { name: 'proceed', script: './servers/proceed.ts' };
   if (runs('peers')) await peersSection();
+  if (runs('outside')) await outsideSection();
+  if (runs('outside') || runs('outside-duels')) await outsideDuels();
   if (runs('fastify'))
     report('Proceed vs bare Fastify', 'fastify', 'proceed', await compare(fastify, proceed, itemScenarios));
 
@@ -198,12 +200,76 @@ async function peersSection(): Promise<void> {
 }
 
 /**
+ * The peers' bench as a harness written outside the project sets it up (docs/performance.md,
+ * "The outside set-up"): no contender logs requests, each server runs alone on its core, one
+ * process each, 3 s of warm-up, then 3 alternating rounds of 8 s; plain `node:http` doing the same
+ * work is the floor every contender is given against.
+ */
+async function outsideSection(): Promise<void> {
+  installContenders();
+  const quiet = { BENCH_LOGS: 'off' };
+  const contenders = [
+    { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
+    { name: 'fastify', script: './servers/fastify-posts.ts', env: quiet },
+    { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: quiet },
+    { name: 'node:http', script: './servers/node-posts.ts' },
+  ];
+  await checkDataAccess(contenders);
+  const timing = {
+    warmup: Number(process.env.OUTSIDE_WARMUP ?? 3),
+    seconds: Number(process.env.OUTSIDE_SECONDS ?? 8),
+    rounds: Number(process.env.OUTSIDE_ROUNDS ?? 3),
+  };
+  const rows = await compareMany('proceed', contenders, peerScenarios, { generations: 1, timing });
+  reportMany(
+    'The outside set-up: no request logs, each contender alone on its core (Proceed with every other default on; Fastify with JSON Schema; ts-rest with Zod and response validation; plain node:http by hand)',
+    'proceed',
+    contenders.map((contender) => contender.name),
+    rows,
+  );
+  console.log(
+    '\n| scenario | × node:http: proceed / fastify / ts-rest | proceed ÷ the best of fastify and ts-rest |',
+  );
+  console.log('|---|---:|---:|');
+  for (const row of rows) {
+    const requests = (name: string) => row.samples.get(name)!.requests;
+    const floor = requests('node:http');
+    const times = ['proceed', 'fastify', 'ts-rest'].map((name) => (requests(name) / floor).toFixed(2));
+    const best = Math.max(requests('fastify'), requests('ts-rest'));
+    console.log(
+      `| ${row.scenario} | ${times.join(' / ')} | **${(requests('proceed') / best).toFixed(2)}** |`,
+    );
+  }
+}
+
+/**
+ * The outside set-up's contenders in duels: alternating rounds on a noisy machine move by ±20 %,
+ * a duel by a few percent (`duelsWithPeers`).
+ */
+async function outsideDuels(): Promise<void> {
+  installContenders();
+  const quiet = { BENCH_LOGS: 'off' };
+  await duelsWithPeers(
+    { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
+    [
+      { name: 'fastify', script: './servers/fastify-posts.ts', env: quiet },
+      { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: quiet },
+    ],
+    'with no request log',
+  );
+}
+
+/**
  * The same contenders side by side on one core at once (`duel` in compare.ts): Proceed against
  * each of `peers` in turn, every scenario, and against the best of them, the lowest of its ratios
  * (a peer named "proceed again" is the calibration: Proceed against itself, not a contender).
  * Alternating rounds move by ±20 % on a noisy VM; a duel moves by a few percent.
  */
-async function duelsWithPeers(proceed: Contender, peers: Contender[]): Promise<void> {
+async function duelsWithPeers(
+  proceed: Contender,
+  peers: Contender[],
+  logs = 'each with its request log',
+): Promise<void> {
   if (loadGenerator !== 'wrk' || pinning === undefined) {
     console.log('\nDuels skipped: they need wrk and taskset, and two cores or more');
     return;
@@ -212,7 +278,7 @@ async function duelsWithPeers(proceed: Contender, peers: Contender[]): Promise<v
   const results = new Map<string, Map<string, DuelRatios>>();
   for (const peer of peers) results.set(peer.name, await duel(proceed, peer, peerScenarios, options));
   console.log(
-    `\nThe same, side by side on one core at once, each with its request log: ${proceed.name} ÷ each other in requests per second, each under its own wrk, and the other's CPU per request ÷ ${proceed.name}'s (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
+    `\nThe same, side by side on one core at once, ${logs}: ${proceed.name} ÷ each other in requests per second, each under its own wrk, and the other's CPU per request ÷ ${proceed.name}'s (${options.pairs} process pairs × ${options.rounds} rounds × ${options.seconds}s, medians and rounds' range)`,
   );
   const names = peers.map((peer) => peer.name);
   const spread = (values: number[]) =>

@@ -31,14 +31,19 @@ export const userId = '0190a4f2-0000-7000-8000-000000000001';
 /** A UUIDv7-shaped key whose order is `n`'s: newest first means the highest `n` first. */
 export const postId = (n: number) => `01950000-0000-7000-8000-${String(n).padStart(12, '0')}`;
 
-/** 1,000 posts, newest first (descending ids), as a keyset listing reads them. */
-const posts: PostRow[] = Array.from({ length: 1000 }, (_, index) => {
-  const n = 1000 - index;
+/**
+ * 10,000 posts of about a kilobyte each, newest first (descending ids), as a keyset listing reads
+ * them: a heap the size of a small app's working set, which every collection of the garbage
+ * collector's old generation walks.
+ */
+const count = Number(process.env.BENCH_POSTS ?? 10_000);
+const posts: PostRow[] = Array.from({ length: count }, (_, index) => {
+  const n = count - index;
   return {
     id: postId(n),
     title: `Post number ${n}`,
     excerpt: `What post ${n} is about, in a sentence.`,
-    content: `The body of post ${n}. `.repeat(20),
+    content: `The body of post ${n}. `.repeat(42),
     authorId: userId,
     status: 'published',
     passwordHash: 'scrypt$never$leaves',
