@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import SlowFirstSequencer from './test/sequencer.js';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
@@ -13,6 +13,19 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
  */
 const blogSuitesOnRuntimes =
   'examples/blog/test/{attachments,auth,client,cors,cors.browser,docs.browser,events,hostile,http-cache,http,idempotency,live-reconnect,mcp,metrics,openapi,outage,posts,shared-limits,shutdown,users}.test.ts';
+
+/**
+ * Files that change what the whole process shares (a module replaced with `vi.mock`, `TMPDIR`
+ * pointed at a directory the file removes): each runs in a process of its own. Every other file
+ * shares its worker's modules with the files before it (`isolate: false`): importing the
+ * framework, Zod and Fastify afresh for each of 190 files was about a tenth of the run's CPU
+ * (README.md, "Development").
+ */
+const needIsolation = [
+  'src/auth/password.test.ts',
+  'src/server/upload-content-missing.test.ts',
+  'src/http/spool.test.ts',
+];
 
 export default defineConfig({
   resolve: {
@@ -36,8 +49,11 @@ export default defineConfig({
             'packages/*/src/**/*.test.ts',
             'packages/create-proceed/template/src/**/*.test.ts',
           ],
+          exclude: [...configDefaults.exclude, ...needIsolation],
+          isolate: false,
         },
       },
+      { extends: true, test: { name: 'node (isolated)', include: needIsolation } },
       // The blog's end-to-end suites again, against the compiled blog on Bun and on Deno
       // (examples/blog/test/runtimes.ts): those of blogSuitesOnRuntimes.
       ...(['bun', 'deno'] as const).map((runtime) => ({
@@ -46,6 +62,7 @@ export default defineConfig({
           name: `blog on ${runtime === 'bun' ? 'Bun' : 'Deno'}`,
           include: [blogSuitesOnRuntimes],
           env: { BLOG_RUNTIME: runtime },
+          isolate: false,
         },
       })),
     ],
