@@ -1,0 +1,273 @@
+/**
+ * `npm run bench:types`: what the type checker spends on an API, Proceed beside oRPC and tRPC
+ * (docs/performance.md, "The type checker"). Each contender's API is generated as its users write
+ * it: BENCH_COLLECTIONS collections (default 1,000) of three procedures (list, get by id, create),
+ * each collection with Zod schemas of its own and two views (public, and authenticated with more
+ * fields), one module per collection, the router or route list that gathers them, the server made
+ * from it, and a client module that calls every procedure through the framework's typed client.
+ * Then `tsc --noEmit --extendedDiagnostics` checks each project, BENCH_TYPE_ROUNDS times (default
+ * 3), the contenders alternating; the report gives medians, spreads and ratios. Every contender is
+ * checked by the repository's TypeScript against the repository's Zod; oRPC and tRPC are installed
+ * apart in bench/types (their own lock file), Proceed is the built package (`npm run build`).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const collections = Number(process.env.BENCH_COLLECTIONS ?? 1000);
+const rounds = Number(process.env.BENCH_TYPE_ROUNDS ?? 3);
+// The repository's TypeScript (not one a peer's install might bring).
+const tsc = createRequire(fileURLToPath(new URL('../../package.json', import.meta.url))).resolve(
+  'typescript/bin/tsc',
+);
+const generated = join(here, '.generated');
+
+type Contender = 'proceed' | 'orpc' | 'trpc';
+const contenders: Contender[] = ['proceed', 'orpc', 'trpc'];
+
+/** The fields of collection `n`: names of its own, so that no two collections share a schema. */
+function schemas(n: number): string {
+  return [
+    `export const ${name(n)}Id = z.object({ id: z.uuid() });`,
+    `export const ${name(n)}Query = z.object({ search${n}: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });`,
+    `export const ${name(n)}Input = z.object({ title${n}: z.string().min(1).max(200), count${n}: z.number().int(), tags${n}: z.array(z.string()).max(10) });`,
+  ].join('\n');
+}
+
+const publicFields = (n: number) =>
+  `{ id: z.uuid(), title${n}: z.string(), count${n}: z.number().int(), tags${n}: z.array(z.string()) }`;
+const authenticatedFields = (n: number) => `{ ownerId${n}: z.uuid(), createdAt${n}: z.date() }`;
+const row = (n: number, id: string) =>
+  `{ id: ${id}, title${n}: 'a', count${n}: 1, tags${n}: [], ownerId${n}: ${id}, createdAt${n}: new Date() }`;
+const name = (n: number) => `Item${n}`;
+const collection = (n: number) => `items${n}`;
+
+/** One collection's module, as each framework's users write it. */
+function collectionModule(contender: Contender, n: number): string {
+  const item = name(n);
+  if (contender === 'proceed') {
+    return `import { procedure, procedures } from 'proceedjs';
+import { resource } from 'proceedjs/resource';
+import { z } from 'zod';
+${schemas(n)}
+export const ${item} = resource('${item}', { public: ${publicFields(n)}, authenticated: ${authenticatedFields(n)} });
+export const ${collection(n)} = procedures('${collection(n)}', {
+  list${item}s: procedure().input(${item}Query).output(z.array(${item}.public)).query(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),
+  get${item}: procedure().input(${item}Id).output(${item}.public).query(({ input }) => (${row(n, 'input.id')})),
+  create${item}: procedure().input(${item}Input).output(${item}.authenticated).mutation(({ input }) => ({ ...${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}, ...input })),
+});
+`;
+  }
+  const views = `export const ${item}Public = z.object(${publicFields(n)});
+export const ${item}Authenticated = ${item}Public.extend(${authenticatedFields(n)});`;
+  if (contender === 'orpc') {
+    return `import { os } from '@orpc/server';
+import { z } from 'zod';
+${schemas(n)}
+${views}
+export const ${collection(n)} = {
+  list${item}s: os.input(${item}Query).output(z.array(${item}Public)).handler(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),
+  get${item}: os.input(${item}Id).output(${item}Public).handler(({ input }) => (${row(n, 'input.id')})),
+  create${item}: os.input(${item}Input).output(${item}Authenticated).handler(({ input }) => ({ ...${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}, ...input })),
+};
+`;
+  }
+  return `import { z } from 'zod';
+import { t } from '../trpc.js';
+${schemas(n)}
+${views}
+export const ${collection(n)} = t.router({
+  list${item}s: t.procedure.input(${item}Query).output(z.array(${item}Public)).query(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),
+  get${item}: t.procedure.input(${item}Id).output(${item}Public).query(({ input }) => (${row(n, 'input.id')})),
+  create${item}: t.procedure.input(${item}Input).output(${item}Authenticated).mutation(({ input }) => ({ ...${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}, ...input })),
+});
+`;
+}
+
+const numbers = () => Array.from({ length: collections }, (_, n) => n);
+const imports = () =>
+  numbers()
+    .map((n) => `import { ${collection(n)} } from './collections/${collection(n)}.js';`)
+    .join('\n');
+
+/** The module that gathers every collection and makes the server. */
+function apiModule(contender: Contender): string {
+  const all = numbers().map(collection).join(', ');
+  if (contender === 'proceed')
+    return `import { createApp } from 'proceedjs';
+${imports()}
+export const api = [${all}] as const;
+export const app = createApp();
+app.mount(api);
+`;
+  if (contender === 'orpc')
+    return `import { RPCHandler } from '@orpc/server/node';
+${imports()}
+export const router = { ${all} };
+export const handler = new RPCHandler(router);
+`;
+  return `import { createHTTPServer } from '@trpc/server/adapters/standalone';
+import { t } from './trpc.js';
+${imports()}
+export const appRouter = t.router({ ${all} });
+export type AppRouter = typeof appRouter;
+export const server = createHTTPServer({ router: appRouter });
+`;
+}
+
+/** A client module that calls every procedure and uses what each answers, a function per collection. */
+function clientModule(contender: Contender): string {
+  const id = "'0190a4f2-5b6c-7d8e-9f00-112233445566'";
+  const calls = numbers()
+    .map((n) => {
+      const item = name(n);
+      const c = collection(n);
+      const input = `{ title${n}: 't', count${n}: 1, tags${n}: ['a'] }`;
+      const body =
+        contender === 'trpc'
+          ? `  return (await client.${c}.list${item}s.query({ search${n}: 'a' })).length +
+    (await client.${c}.get${item}.query({ id: ${id} })).count${n} +
+    Date.parse((await client.${c}.create${item}.mutate(${input})).createdAt${n});`
+          : `  return (await client.${c}.list${item}s({ search${n}: 'a' })).length +
+    (await client.${c}.get${item}({ id: ${id} })).count${n} +
+    ${contender === 'proceed' ? 'Date.parse' : ''}((await client.${c}.create${item}(${input})).createdAt${n}${contender === 'proceed' ? '' : '.getTime()'});`;
+      return `export async function call${item}(): Promise<number> {\n${body}\n}`;
+    })
+    .join('\n');
+  const head =
+    contender === 'proceed'
+      ? `import { createClient } from 'proceedjs/client';
+import type { api } from './api.js';
+const client = createClient<typeof api>({ baseUrl: 'http://127.0.0.1:3030' });`
+      : contender === 'orpc'
+        ? `import { createORPCClient } from '@orpc/client';
+import { RPCLink } from '@orpc/client/fetch';
+import type { RouterClient } from '@orpc/server';
+import type { router } from './api.js';
+const client: RouterClient<typeof router> = createORPCClient(new RPCLink({ url: 'http://127.0.0.1:3030/rpc' }));`
+        : `import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import type { AppRouter } from './api.js';
+const client = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: 'http://127.0.0.1:3030/trpc' })] });`;
+  return `${head}
+${calls}
+`;
+}
+
+/** The tsconfig `npm create proceed` writes, for every contender. */
+const tsconfig = {
+  compilerOptions: {
+    target: 'ES2022',
+    lib: ['ES2023', 'DOM'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+    isolatedModules: true,
+    verbatimModuleSyntax: true,
+    skipLibCheck: true,
+    types: ['node'],
+    noEmit: true,
+  },
+  include: ['**/*.ts'],
+};
+
+function generate(contender: Contender): string {
+  const directory = join(generated, contender);
+  rmSync(directory, { recursive: true, force: true });
+  mkdirSync(join(directory, 'collections'), { recursive: true });
+  writeFileSync(join(directory, 'package.json'), '{ "type": "module", "private": true }\n');
+  writeFileSync(join(directory, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  for (const n of numbers())
+    writeFileSync(join(directory, 'collections', `${collection(n)}.ts`), collectionModule(contender, n));
+  writeFileSync(join(directory, 'api.ts'), apiModule(contender));
+  writeFileSync(join(directory, 'client.ts'), clientModule(contender));
+  if (contender === 'trpc')
+    writeFileSync(
+      join(directory, 'trpc.ts'),
+      "import { initTRPC } from '@trpc/server';\nexport const t = initTRPC.create();\n",
+    );
+  return directory;
+}
+
+interface Diagnostics {
+  checkSeconds: number;
+  totalSeconds: number;
+  memoryMB: number;
+  types: number;
+  instantiations: number;
+}
+
+function check(directory: string): Diagnostics {
+  const result = spawnSync(process.execPath, [tsc, '-p', directory, '--extendedDiagnostics'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== 0) throw new Error(`tsc failed on ${directory}:\n${output.slice(0, 4000)}`);
+  const number = (label: string) => {
+    const match = new RegExp(`^${label}:\\s+([\\d.]+)`, 'm').exec(output);
+    if (match?.[1] === undefined) throw new Error(`no "${label}" in tsc's diagnostics:\n${output}`);
+    return Number(match[1]);
+  };
+  return {
+    checkSeconds: number('Check time'),
+    totalSeconds: number('Total time'),
+    memoryMB: number('Memory used') / 1024,
+    types: number('Types'),
+    instantiations: number('Instantiations'),
+  };
+}
+
+function typescriptVersion(): string {
+  return (JSON.parse(readFileSync(join(dirname(tsc), '../package.json'), 'utf8')) as { version: string })
+    .version;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (
+    !existsSync(join(here, 'node_modules/@orpc/server')) ||
+    !existsSync(join(here, 'node_modules/@trpc/server'))
+  )
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
+  if (!existsSync(fileURLToPath(new URL('../../dist/index.d.ts', import.meta.url))))
+    throw new Error('Proceed is checked as its users get it, from dist/: run `npm run build` first');
+  const directories = new Map(contenders.map((contender) => [contender, generate(contender)]));
+  const samples = new Map<Contender, Diagnostics[]>(contenders.map((contender) => [contender, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, at) => contenders[(at + round) % contenders.length]!);
+    for (const contender of order) samples.get(contender)!.push(check(directories.get(contender)!));
+  }
+  const of = (contender: Contender, key: keyof Diagnostics) =>
+    samples.get(contender)!.map((sample) => sample[key]);
+  const cell = (contender: Contender, key: keyof Diagnostics, digits: number) => {
+    const values = of(contender, key);
+    return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  };
+  console.log(
+    `\nThe type checker on an API of ${collections} collections × 3 procedures and a client calling each (tsc ${typescriptVersion()} --noEmit --extendedDiagnostics, ${rounds} rounds alternating, medians and range)`,
+  );
+  console.log('| contender | check time s | total time s | memory MB | types | instantiations |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const contender of contenders)
+    console.log(
+      `| ${contender} | ${cell(contender, 'checkSeconds', 2)} | ${cell(contender, 'totalSeconds', 2)} | ${cell(contender, 'memoryMB', 0)} | ${median(of(contender, 'types')).toFixed(0)} | ${median(of(contender, 'instantiations')).toFixed(0)} |`,
+    );
+  const ratio = (key: keyof Diagnostics, peer: Contender) =>
+    (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
+  console.log('\n| Proceed ÷ | check time | total time | memory |');
+  console.log('|---|---:|---:|---:|');
+  for (const peer of ['orpc', 'trpc'] as const)
+    console.log(
+      `| ${peer} | ${ratio('checkSeconds', peer)} | ${ratio('totalSeconds', peer)} | ${ratio('memoryMB', peer)} |`,
+    );
+}
