@@ -16,7 +16,8 @@ const blogSuitesOnRuntimes =
 
 /**
  * Files that change what the whole process shares (a module replaced with `vi.mock`, `TMPDIR`
- * pointed at a directory the file removes): each runs in a process of its own. Every other file
+ * pointed at a directory the file removes, an app module's own data): each runs in a process of
+ * its own. Every other file
  * shares its worker's modules with the files before it (`isolate: false`): importing the
  * framework, Zod and Fastify afresh for each of 190 files was about a tenth of the run's CPU
  * (README.md, "Development").
@@ -25,6 +26,9 @@ const needIsolation = [
   'src/auth/password.test.ts',
   'src/server/upload-content-missing.test.ts',
   'src/http/spool.test.ts',
+  // The README tour and the minimal template's own tests import one app, notes and all.
+  'test/readme.test.ts',
+  'packages/create-proceed/template/src/**/*.test.ts',
 ];
 
 export default defineConfig({
@@ -67,6 +71,8 @@ export default defineConfig({
       })),
     ],
     globalSetup: ['./test/services.global.ts'],
+    // Hooks every file needs, registered for each file (test/kill-launched.setup.ts says why).
+    setupFiles: ['./test/kill-launched.setup.ts'],
     // Two files at a time: on the 2 cores this project is built on, much of a file's time is
     // spent waiting on child processes and PostgreSQL. Vitest's default there is one.
     maxWorkers: 2,

@@ -4,7 +4,6 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
-import { afterEach } from 'vitest';
 import { inCi } from './ci.js';
 
 export const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
@@ -27,7 +26,12 @@ export interface LaunchOptions {
 
 const running = new Set<ChildProcess>();
 
-afterEach(() => {
+/**
+ * Kills every process `launch` started that is still running, with its process group: after each
+ * test, from test/kill-launched.setup.ts (a setup file runs for every test file, where a hook
+ * registered here would run only for the first file of a worker that shares its modules).
+ */
+export function killLaunched(): void {
   for (const child of running) {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
       try {
@@ -38,7 +42,7 @@ afterEach(() => {
     }
   }
   running.clear();
-});
+}
 
 /** This process's environment without the settings a test must choose for itself. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -9,6 +9,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['./test/services.global.ts'],
+    setupFiles: ['./test/kill-launched.setup.ts'],
     maxWorkers: 2,
     // Suites start databases, servers and child processes: sized for a busy machine.
     testTimeout: 60_000,

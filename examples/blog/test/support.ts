@@ -10,7 +10,6 @@ import { createRequire } from 'node:module';
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
 
 /** The blog's directory, where its commands run. */
 export const blogDirectory = fileURLToPath(new URL('..', import.meta.url));
@@ -42,7 +41,12 @@ export interface Running {
 
 const running = new Set<ChildProcess>();
 
-afterEach(() => {
+/**
+ * Kills every process `launch` started that is still running, with its process group: after each
+ * test, from test/kill-launched.setup.ts (a setup file runs for every test file, where a hook
+ * registered here would run only for the first file of a worker that shares its modules).
+ */
+export function killLaunched(): void {
   for (const child of running) {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
       try {
@@ -53,7 +57,7 @@ afterEach(() => {
     }
   }
   running.clear();
-});
+}
 
 /** This process's environment without the settings a test must choose for itself. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
