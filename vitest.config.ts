@@ -17,10 +17,9 @@ const blogSuitesOnRuntimes =
 /**
  * Files that change what the whole process shares (a module replaced with `vi.mock`, `TMPDIR`
  * pointed at a directory the file removes, an app module's own data): each runs in a process of
- * its own. Every other file
- * shares its worker's modules with the files before it (`isolate: false`): importing the
- * framework, Zod and Fastify afresh for each of 190 files was about a tenth of the run's CPU
- * (README.md, "Development").
+ * its own. Every other file shares its worker's modules with the files before it
+ * (`isolate: false`): importing the framework, Zod and Fastify afresh for each of 190 files was
+ * about a tenth of the run's CPU (README.md, "Development").
  */
 const needIsolation = [
   'src/auth/password.test.ts',
@@ -73,8 +72,8 @@ export default defineConfig({
     globalSetup: ['./test/services.global.ts'],
     // Hooks every file needs, registered for each file (test/kill-launched.setup.ts says why).
     setupFiles: ['./test/kill-launched.setup.ts'],
-    // Two files at a time: on the 2 cores this project is built on, much of a file's time is
-    // spent waiting on child processes and PostgreSQL. Vitest's default there is one.
+    // Two files at a time, one per core of the machines this project is built on (Vitest's default
+    // there is one). The run is bound by CPU: a third worker measured no faster (README.md).
     maxWorkers: 2,
     sequence: { sequencer: SlowFirstSequencer },
     // Timeouts sized for a busy machine (two CPU-bound processes beside the run): suites start
