@@ -205,15 +205,20 @@ async function peersSection(): Promise<void> {
  * process each, 3 s of warm-up, then 3 alternating rounds of 8 s; plain `node:http` doing the same
  * work is the floor every contender is given against.
  */
-async function outsideSection(): Promise<void> {
-  installContenders();
-  const quiet = { BENCH_LOGS: 'off' };
-  const contenders = [
+/** The outside set-up's contenders, none logging requests: Proceed first, the floor last. */
+function outsideContenders(): Contender[] {
+  const noRequestLog = { BENCH_LOGS: 'off' };
+  return [
     { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
-    { name: 'fastify', script: './servers/fastify-posts.ts', env: quiet },
-    { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: quiet },
+    { name: 'fastify', script: './servers/fastify-posts.ts', env: noRequestLog },
+    { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: noRequestLog },
     { name: 'node:http', script: './servers/node-posts.ts' },
   ];
+}
+
+async function outsideSection(): Promise<void> {
+  installContenders();
+  const contenders = outsideContenders();
   await checkDataAccess(contenders);
   const timing = {
     warmup: Number(process.env.OUTSIDE_WARMUP ?? 3),
@@ -248,15 +253,8 @@ async function outsideSection(): Promise<void> {
  */
 async function outsideDuels(): Promise<void> {
   installContenders();
-  const quiet = { BENCH_LOGS: 'off' };
-  await duelsWithPeers(
-    { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
-    [
-      { name: 'fastify', script: './servers/fastify-posts.ts', env: quiet },
-      { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: quiet },
-    ],
-    'with no request log',
-  );
+  const [proceed, fastify, tsRest] = outsideContenders();
+  await duelsWithPeers(proceed!, [fastify!, tsRest!], 'with no request log');
 }
 
 /**

@@ -149,7 +149,8 @@ const server = createServer((request, response) => {
       ).catch(fail);
     if (request.method === 'POST') return void createPost(request, response).catch(fail);
   } else if (path.startsWith('/api/posts/') && request.method === 'GET') {
-    return void getPost(response, decodeURIComponent(path.slice('/api/posts/'.length))).catch(fail);
+    // An id is a UUID, which holds nothing percent-encoded: the raw segment is checked as it is.
+    return void getPost(response, path.slice('/api/posts/'.length)).catch(fail);
   }
   problem(response, 404, 'NOT_FOUND', 'No such route');
 });
