@@ -9,12 +9,15 @@
  * 3), the contenders alternating; the report gives medians, spreads and ratios. Every contender is
  * checked by the repository's TypeScript against the repository's Zod; oRPC and tRPC are installed
  * apart in bench/types (their own lock file), Proceed is the built package (`npm run build`).
+ * Then an editor's view of the same projects (tsserver.ts): the time to a completion on the
+ * client, after opening it and after an edit. BENCH_TYPES=check or editor runs one of the two.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TsServer } from './tsserver.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const collections = Number(process.env.BENCH_COLLECTIONS ?? 1000);
@@ -23,7 +26,10 @@ const rounds = Number(process.env.BENCH_TYPE_ROUNDS ?? 3);
 const tsc = createRequire(fileURLToPath(new URL('../../package.json', import.meta.url))).resolve(
   'typescript/bin/tsc',
 );
+const tsserver = join(dirname(tsc), '../lib/tsserver.js');
 const generated = join(here, '.generated');
+/** Which measures run: `check` (tsc), `editor` (tsserver), or both (the default). */
+const measures = (process.env.BENCH_TYPES ?? 'check,editor').split(',').map((each) => each.trim());
 
 type Contender = 'proceed' | 'orpc' | 'trpc';
 const contenders: Contender[] = ['proceed', 'orpc', 'trpc'];
@@ -222,6 +228,76 @@ function check(directory: string): Diagnostics {
   };
 }
 
+interface EditorSample {
+  /** From starting tsserver to the members of `client.<collection>.`, the client module just opened. */
+  firstMs: number;
+  /** Then the fields of a call's result: `(await client.<collection>.get<Item>(…)).`. */
+  resultMs: number;
+  /** A field typed into a collection's public view, then the same completion on that collection's call. */
+  afterEditMs: number;
+  peakMb: number;
+}
+
+/** A call of collection `n`'s get by id, as each framework's client writes it. */
+const getCall = (contender: Contender, n: number) =>
+  `client.${collection(n)}.get${name(n)}${contender === 'trpc' ? '.query' : ''}({ id: '0190a4f2-5b6c-7d8e-9f00-112233445566' })`;
+
+/**
+ * One editor session on a contender's project: open the client module with three unfinished
+ * lines at its end, as a user types them, and ask for completions at each; the last after a
+ * field is typed into collection 0's public view, which the answer must then offer.
+ */
+async function editorSession(contender: Contender, directory: string): Promise<EditorSample> {
+  const client = join(directory, 'client.ts');
+  const collectionFile = join(directory, 'collections', `${collection(0)}.ts`);
+  const last = collections - 1;
+  const middle = Math.floor(collections / 2);
+  const text = readFileSync(client, 'utf8');
+  const probes = [
+    `export const probeMembers = client.${collection(last)}.`,
+    `export const probeResult = async () => (await ${getCall(contender, middle)}).`,
+    `export const probeEdited = async () => (await ${getCall(contender, 0)}).`,
+  ];
+  const firstProbeLine = text.split('\n').length;
+  const at = (index: number) => ({ line: firstProbeLine + index, offset: (probes[index]?.length ?? 0) + 1 });
+  const server = new TsServer(tsserver);
+  try {
+    const started = performance.now();
+    server.open(client, directory, `${text}${probes.join('\n')}\n`);
+    const members = await server.completions(client, at(0).line, at(0).offset, '.');
+    const firstMs = performance.now() - started;
+    if (!members.includes(`get${name(last)}`))
+      throw new Error(
+        `${contender}: the client's members lack get${name(last)}: ${members.slice(0, 10).join(', ')}`,
+      );
+
+    const resultStarted = performance.now();
+    const fields = await server.completions(client, at(1).line, at(1).offset, '.');
+    const resultMs = performance.now() - resultStarted;
+    if (!fields.includes(`count${middle}`))
+      throw new Error(
+        `${contender}: a result's fields lack count${middle}: ${fields.slice(0, 10).join(', ')}`,
+      );
+
+    const source = readFileSync(collectionFile, 'utf8');
+    const view = source.indexOf(`{ id: z.uuid(), title0:`);
+    if (view === -1) throw new Error(`${contender}: no public view in ${collectionFile}`);
+    const before = source.slice(0, view + '{ id: z.uuid(), '.length).split('\n');
+    server.open(collectionFile, directory);
+    const editStarted = performance.now();
+    server.insert(collectionFile, before.length, (before.at(-1)?.length ?? 0) + 1, 'extra0: z.string(), ');
+    const edited = await server.completions(client, at(2).line, at(2).offset, '.');
+    const afterEditMs = performance.now() - editStarted;
+    if (!edited.includes('extra0'))
+      throw new Error(
+        `${contender}: after the edit, the result's fields lack extra0: ${edited.slice(0, 10).join(', ')}`,
+      );
+    return { firstMs, resultMs, afterEditMs, peakMb: server.peakMb() };
+  } finally {
+    await server.close();
+  }
+}
+
 function typescriptVersion(): string {
   return (JSON.parse(readFileSync(join(dirname(tsc), '../package.json'), 'utf8')) as { version: string })
     .version;
@@ -242,32 +318,58 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!existsSync(fileURLToPath(new URL('../../dist/index.d.ts', import.meta.url))))
     throw new Error('Proceed is checked as its users get it, from dist/: run `npm run build` first');
   const directories = new Map(contenders.map((contender) => [contender, generate(contender)]));
-  const samples = new Map<Contender, Diagnostics[]>(contenders.map((contender) => [contender, []]));
-  for (let round = 0; round < rounds; round++) {
-    const order = contenders.map((_, at) => contenders[(at + round) % contenders.length]!);
-    for (const contender of order) samples.get(contender)!.push(check(directories.get(contender)!));
+  const order = (round: number) => contenders.map((_, at) => contenders[(at + round) % contenders.length]!);
+  const range = (values: number[], digits: number) =>
+    `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  if (measures.includes('check')) {
+    const samples = new Map<Contender, Diagnostics[]>(contenders.map((contender) => [contender, []]));
+    for (let round = 0; round < rounds; round++)
+      for (const contender of order(round)) samples.get(contender)!.push(check(directories.get(contender)!));
+    const of = (contender: Contender, key: keyof Diagnostics) =>
+      samples.get(contender)!.map((sample) => sample[key]);
+    const cell = (contender: Contender, key: keyof Diagnostics, digits: number) =>
+      range(of(contender, key), digits);
+    console.log(
+      `\nThe type checker on an API of ${collections} collections × 3 procedures and a client calling each (tsc ${typescriptVersion()} --noEmit --extendedDiagnostics, ${rounds} rounds alternating, medians and range)`,
+    );
+    console.log('| contender | check time s | total time s | memory MB | types | instantiations |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    for (const contender of contenders)
+      console.log(
+        `| ${contender} | ${cell(contender, 'checkSeconds', 2)} | ${cell(contender, 'totalSeconds', 2)} | ${cell(contender, 'memoryMB', 0)} | ${median(of(contender, 'types')).toFixed(0)} | ${median(of(contender, 'instantiations')).toFixed(0)} |`,
+      );
+    const ratio = (key: keyof Diagnostics, peer: Contender) =>
+      (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
+    console.log('\n| Proceed ÷ | check time | total time | memory |');
+    console.log('|---|---:|---:|---:|');
+    for (const peer of ['orpc', 'trpc'] as const)
+      console.log(
+        `| ${peer} | ${ratio('checkSeconds', peer)} | ${ratio('totalSeconds', peer)} | ${ratio('memoryMB', peer)} |`,
+      );
   }
-  const of = (contender: Contender, key: keyof Diagnostics) =>
-    samples.get(contender)!.map((sample) => sample[key]);
-  const cell = (contender: Contender, key: keyof Diagnostics, digits: number) => {
-    const values = of(contender, key);
-    return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
-  };
-  console.log(
-    `\nThe type checker on an API of ${collections} collections × 3 procedures and a client calling each (tsc ${typescriptVersion()} --noEmit --extendedDiagnostics, ${rounds} rounds alternating, medians and range)`,
-  );
-  console.log('| contender | check time s | total time s | memory MB | types | instantiations |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const contender of contenders)
+  if (measures.includes('editor')) {
+    const sessions = new Map<Contender, EditorSample[]>(contenders.map((contender) => [contender, []]));
+    for (let round = 0; round < rounds; round++)
+      for (const contender of order(round))
+        sessions.get(contender)!.push(await editorSession(contender, directories.get(contender)!));
+    const of = (contender: Contender, key: keyof EditorSample) =>
+      sessions.get(contender)!.map((sample) => sample[key]);
     console.log(
-      `| ${contender} | ${cell(contender, 'checkSeconds', 2)} | ${cell(contender, 'totalSeconds', 2)} | ${cell(contender, 'memoryMB', 0)} | ${median(of(contender, 'types')).toFixed(0)} | ${median(of(contender, 'instantiations')).toFixed(0)} |`,
+      `\nThe editor on the same projects (a fresh tsserver ${typescriptVersion()} per session, ${rounds} sessions alternating, medians and range): ms to the first completion on the client module just opened, to a call's result fields next, to the same after a field is typed into a collection's view; the server's peak RSS`,
     );
-  const ratio = (key: keyof Diagnostics, peer: Contender) =>
-    (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
-  console.log('\n| Proceed ÷ | check time | total time | memory |');
-  console.log('|---|---:|---:|---:|');
-  for (const peer of ['orpc', 'trpc'] as const)
-    console.log(
-      `| ${peer} | ${ratio('checkSeconds', peer)} | ${ratio('totalSeconds', peer)} | ${ratio('memoryMB', peer)} |`,
-    );
+    console.log('| contender | first completion ms | result fields ms | after an edit ms | peak RSS MB |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const contender of contenders)
+      console.log(
+        `| ${contender} | ${range(of(contender, 'firstMs'), 0)} | ${range(of(contender, 'resultMs'), 0)} | ${range(of(contender, 'afterEditMs'), 0)} | ${range(of(contender, 'peakMb'), 0)} |`,
+      );
+    const ratio = (key: keyof EditorSample, peer: Contender) =>
+      (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
+    console.log('\n| Proceed ÷ | first completion | result fields | after an edit | peak RSS |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const peer of ['orpc', 'trpc'] as const)
+      console.log(
+        `| ${peer} | ${ratio('firstMs', peer)} | ${ratio('resultMs', peer)} | ${ratio('afterEditMs', peer)} | ${ratio('peakMb', peer)} |`,
+      );
+  }
 }
