@@ -56,7 +56,15 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'node (isolated)', include: needIsolation } },
+      {
+        extends: true,
+        test: {
+          name: 'node (isolated)',
+          include: needIsolation,
+          // Quiet as the template's own vitest.config.ts keeps its tests (its app logs each request).
+          env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
+        },
+      },
       // The blog's end-to-end suites again, against the compiled blog on Bun and on Deno
       // (examples/blog/test/runtimes.ts): those of blogSuitesOnRuntimes.
       ...(['bun', 'deno'] as const).map((runtime) => ({
