@@ -2,13 +2,15 @@
  * `npm run bench:startup`: how long the blog takes from `proceed start` to its first 200 on
  * `/api/health`, and how much memory its server process holds then (RSS, from /proc), for the
  * compiled blog on PostgreSQL and on PGlite (a new directory and an existing one), and for the
- * TypeScript sources through tsx. Needs `npm run build` first; PostgreSQL from
- * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres). Medians of
- * BENCH_ROUNDS (default 5) starts, alternating the variants.
+ * TypeScript sources through tsx; then, against the same routes written by hand on Fastify and
+ * `pg` (bench/servers/fastify-pg-blog.ts, compiled to JavaScript first as the blog is), the time
+ * of each to its first 200 on the feed, on the same database. Needs `npm run build` first;
+ * PostgreSQL from TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+ * Medians of BENCH_ROUNDS (default 5) starts, alternating the variants.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,24 +46,39 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-async function startOnce(entry: string, env: Record<string, string>): Promise<Start> {
+/** How a variant starts: `proceed start` of a blog entry, or a server script run by Node. */
+type Command = { entry: string } | { script: string };
+
+async function startOnce(
+  command: Command,
+  env: Record<string, string>,
+  path = '/api/health',
+): Promise<Start> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'start', entry, '--port', String(port)], {
+  const args = 'entry' in command ? [bin, 'start', command.entry, '--port', String(port)] : [command.script];
+  const name = 'entry' in command ? command.entry : command.script;
+  const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      BENCH_SERVER_PORT: String(port),
+      ...env,
+    },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      const ok = await fetch(`http://127.0.0.1:${port}${path}`).then(
         (response) => response.status === 200,
         () => false,
       );
       if (ok) break;
-      if (performance.now() - started > 60_000) throw new Error(`${entry} did not answer in 60 s`);
+      if (performance.now() - started > 60_000) throw new Error(`${name} did not answer in 60 s`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const ms = performance.now() - started;
@@ -75,6 +92,31 @@ async function startOnce(entry: string, env: Record<string, string>): Promise<St
   }
 }
 
+/**
+ * The hand-written server as JavaScript, in the repository (so that its packages resolve): run
+ * through tsx, its start would count the compiler's, which the compiled blog does not pay.
+ */
+function compileByHand(): string {
+  const directory = join(root, '.bench-startup');
+  mkdirSync(directory, { recursive: true });
+  const script = join(directory, 'fastify-pg-blog.mjs');
+  const result = spawnSync(
+    join(root, 'node_modules/.bin/esbuild'),
+    [
+      join(root, 'bench/servers/fastify-pg-blog.ts'),
+      '--bundle',
+      '--packages=external',
+      '--platform=node',
+      '--format=esm',
+      `--outfile=${script}`,
+      '--log-level=warning',
+    ],
+    { stdio: 'inherit' },
+  );
+  if (result.status !== 0) throw new Error('esbuild could not compile bench/servers/fastify-pg-blog.ts');
+  return script;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const range = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
 
@@ -82,39 +124,64 @@ const scratch = mkdtempSync(join(tmpdir(), 'proceed-startup-'));
 const database = await createScratchDatabase(adminUrl, 'bench_startup');
 const secret = randomBytes(32).toString('hex');
 const existing = join(scratch, 'existing');
+const blog = { entry: 'examples/blog/dist/main.js' };
+/** The feed's first page, which the blog and the hand-written server both serve. */
+const feed = '/api/posts?limit=20';
 try {
-  // The existing directory is made (initdb and migrations) once, before timing.
-  await startOnce('examples/blog/dist/main.js', { DATABASE_URL: existing, JWT_SECRET: secret });
-  const variants: Array<{ name: string; entry: string; env: (round: number) => Record<string, string> }> = [
-    {
-      name: 'compiled, PostgreSQL',
-      entry: 'examples/blog/dist/main.js',
-      env: () => ({ DATABASE_URL: database.url }),
-    },
+  const byHand = { script: compileByHand() };
+  // The existing directory is made (initdb and migrations) once, before timing; so is the
+  // scratch database's schema, which the hand-written server reads as the blog made it.
+  await startOnce(blog, { DATABASE_URL: existing, JWT_SECRET: secret });
+  await startOnce(blog, { DATABASE_URL: database.url, JWT_SECRET: secret });
+  const variants: Array<{
+    name: string;
+    command: Command;
+    path?: string;
+    env: (round: number) => Record<string, string>;
+  }> = [
+    { name: 'compiled, PostgreSQL', command: blog, env: () => ({ DATABASE_URL: database.url }) },
     {
       name: 'compiled, PGlite (existing directory)',
-      entry: 'examples/blog/dist/main.js',
+      command: blog,
       env: () => ({ DATABASE_URL: existing }),
     },
     {
       name: 'compiled, PGlite (new directory)',
-      entry: 'examples/blog/dist/main.js',
+      command: blog,
       env: (round) => ({ DATABASE_URL: join(scratch, `new-${round}`) }),
     },
     {
       name: 'tsx, PostgreSQL',
-      entry: 'examples/blog/src/main.ts',
+      command: { entry: 'examples/blog/src/main.ts' },
+      env: () => ({ DATABASE_URL: database.url }),
+    },
+    {
+      name: 'compiled, PostgreSQL, to the feed',
+      command: blog,
+      path: feed,
+      env: () => ({ DATABASE_URL: database.url }),
+    },
+    {
+      name: 'by hand on Fastify and pg, PostgreSQL, to the feed',
+      command: byHand,
+      path: feed,
       env: () => ({ DATABASE_URL: database.url }),
     },
   ];
   const results = new Map<string, Start[]>(variants.map((variant) => [variant.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const variant of variants) {
-      const start = await startOnce(variant.entry, { JWT_SECRET: secret, ...variant.env(round) });
+      const start = await startOnce(
+        variant.command,
+        { JWT_SECRET: secret, ...variant.env(round) },
+        variant.path,
+      );
       results.get(variant.name)?.push(start);
     }
   }
-  console.log(`\nStart to first 200 on /api/health, and RSS then (median of ${rounds}, range)\n`);
+  console.log(
+    `\nStart to first 200 on /api/health (the last two: on ${feed}), and RSS then (median of ${rounds}, range)\n`,
+  );
   console.log('| blog | start ms | server RSS MB | all processes RSS MB |');
   console.log('|---|---|---|---|');
   for (const [name, starts] of results) {
@@ -125,7 +192,12 @@ try {
       `| ${name} | ${median(ms).toFixed(0)} (${range(ms)}) | ${median(server).toFixed(0)} (${range(server)}) | ${median(total).toFixed(0)} (${range(total)}) |`,
     );
   }
+  const of = (name: string) => median((results.get(name) ?? []).map((start) => start.ms));
+  console.log(
+    `\nThe blog ÷ by hand, to the feed on PostgreSQL: ${(of('compiled, PostgreSQL, to the feed') / of('by hand on Fastify and pg, PostgreSQL, to the feed')).toFixed(2)}`,
+  );
 } finally {
   await database.drop();
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(join(root, '.bench-startup'), { recursive: true, force: true });
 }

@@ -63,6 +63,27 @@ describe('docsPlugin', () => {
     await app.close();
   });
 
+  it('writes the YAML at its first request, once, with a tag that a revalidation answers with 304', async () => {
+    const app = await documentedApp();
+    // Two first requests at once share one writing.
+    const [first, second] = await Promise.all([
+      app.inject({ method: 'GET', url: '/api/docs/yaml' }),
+      app.inject({ method: 'GET', url: '/api/docs/yaml' }),
+    ]);
+    expect(second.body).toBe(first.body);
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^"[\w-]{27}"$/);
+    expect(second.headers.etag).toBe(tag);
+    const unchanged = await app.inject({
+      method: 'GET',
+      url: '/api/docs/yaml',
+      headers: { 'if-none-match': tag },
+    });
+    expect(unchanged.statusCode).toBe(304);
+    expect(unchanged.body).toBe('');
+    await app.close();
+  });
+
   it('serves the interactive UI at {routePrefix} with every asset from the server itself', async () => {
     const app = await documentedApp();
     const page = await app.inject({ method: 'GET', url: '/api/docs' });

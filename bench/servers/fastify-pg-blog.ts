@@ -230,7 +230,8 @@ app.post(
   },
 );
 
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
+// BENCH_SERVER_PORT for `npm run bench:startup`, which times its start; any free port otherwise.
+const address = await app.listen({ port: Number(process.env.BENCH_SERVER_PORT ?? 0), host: '127.0.0.1' });
 announce({ address, ...(await duelDetails()) });
 process.once('SIGTERM', () => void app.close().then(() => pool.end().then(() => process.exit(0))));
 

@@ -2,14 +2,14 @@
  * The documentation plugin (docs/openapi.md): the OpenAPI document as JSON and YAML and
  * Swagger UI, every asset served by the app itself through `app.route()`, so the same on every
  * adapter. The document is generated once, when the app becomes ready, so it sees every mount
- * whatever the order of `mount` and `register`.
+ * whatever the order of `mount` and `register`; its YAML is written (and the YAML library loaded)
+ * at the first request for it, which a start should not wait for (docs/openapi.md).
  */
-import { stringify } from 'yaml';
 import { NotFoundError, ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
-import type { AppRouteMethod, RouteAnswer, RouteHandler } from '../http/app-routes.js';
+import type { AppRouteMethod, RouteAnswer, RouteHandler, RouteRequest } from '../http/app-routes.js';
 import { matchingTag } from '../http/entity-tags.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import { asyncApiOf } from './asyncapi.js';
@@ -98,10 +98,10 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   let served:
     | {
         json: RouteAnswer;
-        yaml: RouteAnswer;
+        yaml: () => Promise<RouteAnswer>;
         assets: SwaggerUiAssets;
         /** Present when the app has WebSocket procedures (docs/sockets.md, "AsyncAPI"). */
-        asyncapi?: { json: RouteAnswer; yaml: RouteAnswer };
+        asyncapi?: { json: RouteAnswer; yaml: () => Promise<RouteAnswer> };
       }
     | undefined;
   app.onReady(async () => {
@@ -113,22 +113,17 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       if (!(error instanceof ProceedConfigError)) throw error;
       throw new ProceedConfigError(`docsPlugin: ${error.message}`, { cause: error });
     }
-    const json = JSON.stringify(document);
-    const yaml = stringify(document, { aliasDuplicateObjects: false });
     const asyncapi = asyncApiOf(document);
     served = {
-      json: docsAsset('application/json; charset=utf-8', json),
-      yaml: docsAsset('application/x-yaml; charset=utf-8', yaml),
+      json: docsAsset('application/json; charset=utf-8', JSON.stringify(document)),
+      yaml: yamlAsset(document),
       assets: await swaggerUiAssets(title, routePrefix),
       ...(asyncapi === undefined
         ? {}
         : {
             asyncapi: {
               json: docsAsset('application/json; charset=utf-8', JSON.stringify(asyncapi)),
-              yaml: docsAsset(
-                'application/x-yaml; charset=utf-8',
-                stringify(asyncapi, { aliasDuplicateObjects: false }),
-              ),
+              yaml: yamlAsset(asyncapi),
             },
           }),
     };
@@ -138,15 +133,16 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     return served;
   };
   /** The answer, or a 304 when the client holds it (every file has a tag: `no-cache` revalidates). */
+  const answerOrUnchanged = (request: RouteRequest, answer: RouteAnswer): RouteAnswer => {
+    const tag = answer.headers?.etag;
+    if (tag !== undefined && matchingTag(request.headers['if-none-match'], tag) !== undefined)
+      return { status: 304, headers: { etag: tag, 'content-security-policy': docsContentSecurityPolicy } };
+    return answer;
+  };
   const get =
     (pick: (files: NonNullable<typeof served>) => RouteAnswer): RouteHandler =>
-    (request) => {
-      const answer = pick(ready());
-      const tag = answer.headers?.etag;
-      if (tag !== undefined && matchingTag(request.headers['if-none-match'], tag) !== undefined)
-        return { status: 304, headers: { etag: tag, 'content-security-policy': docsContentSecurityPolicy } };
-      return answer;
-    };
+    (request) =>
+      answerOrUnchanged(request, pick(ready()));
   // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
   app.route('GET', routePrefix, (request) =>
     get((files) => (request.path.endsWith('/') ? files.assets.relativePage : files.assets.page))(request),
@@ -156,10 +152,10 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     `${routePrefix}/json`,
     get((files) => files.json),
   );
-  app.route(
-    'GET',
-    `${routePrefix}/yaml`,
-    get((files) => files.yaml),
+  app.route('GET', `${routePrefix}/yaml`, (request) =>
+    ready()
+      .yaml()
+      .then((answer) => answerOrUnchanged(request, answer)),
   );
   // The AsyncAPI document beside it, for an app with WebSocket procedures (a 404 problem otherwise).
   const asyncApi =
@@ -168,7 +164,10 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       const files = ready();
       if (files.asyncapi === undefined)
         throw new NotFoundError('This app has no WebSocket procedures: there is no AsyncAPI document');
-      return get(() => (files.asyncapi as { json: RouteAnswer; yaml: RouteAnswer })[format])(request);
+      const { json, yaml } = files.asyncapi;
+      return format === 'json'
+        ? answerOrUnchanged(request, json)
+        : yaml().then((answer) => answerOrUnchanged(request, answer));
     };
   app.route('GET', `${routePrefix}/asyncapi/json`, asyncApi('json'));
   app.route('GET', `${routePrefix}/asyncapi/yaml`, asyncApi('yaml'));
@@ -178,4 +177,24 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       `${routePrefix}/static/${name}`,
       get((files) => files.assets.files.get(name) as RouteAnswer),
     );
+}
+
+/**
+ * A document's YAML answer, written at the first request for it and kept: the `yaml` library and
+ * the writing (about 100 ms for the blog's document) are left out of the app's start.
+ */
+function yamlAsset(document: object): () => Promise<RouteAnswer> {
+  let answer: Promise<RouteAnswer> | undefined;
+  return () => {
+    answer ??= import('yaml')
+      .then(({ stringify }) =>
+        docsAsset('application/x-yaml; charset=utf-8', stringify(document, { aliasDuplicateObjects: false })),
+      )
+      .catch((error: unknown) => {
+        // The next request tries again rather than meeting the same failure for good.
+        answer = undefined;
+        throw error;
+      });
+    return answer;
+  };
 }
