@@ -2,8 +2,8 @@
  * The documentation plugin (docs/openapi.md): the OpenAPI document as JSON and YAML and
  * Swagger UI, every asset served by the app itself through `app.route()`, so the same on every
  * adapter. The document is generated once, when the app becomes ready, so it sees every mount
- * whatever the order of `mount` and `register`; its YAML is written (and the YAML library loaded)
- * at the first request for it, which a start should not wait for (docs/openapi.md).
+ * whatever the order of `mount` and `register`. Its YAML (and the YAML library) and Swagger UI's
+ * files are made at the first request for them, which a start should not wait for (docs/openapi.md).
  */
 import { NotFoundError, ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
@@ -19,6 +19,7 @@ import {
   docsContentSecurityPolicy,
   type SwaggerUiAssets,
   swaggerUiAssets,
+  swaggerUiDirectory,
   swaggerUiFileNames,
 } from './swagger-ui.js';
 import type { OpenApiDocument } from './types.js';
@@ -99,7 +100,8 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     | {
         json: RouteAnswer;
         yaml: () => Promise<RouteAnswer>;
-        assets: SwaggerUiAssets;
+        /** Swagger UI's files, read at the first request for the page or one of them. */
+        assets: () => Promise<SwaggerUiAssets>;
         /** Present when the app has WebSocket procedures (docs/sockets.md, "AsyncAPI"). */
         asyncapi?: { json: RouteAnswer; yaml: () => Promise<RouteAnswer> };
       }
@@ -114,10 +116,12 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       throw new ProceedConfigError(`docsPlugin: ${error.message}`, { cause: error });
     }
     const asyncapi = asyncApiOf(document);
+    // Found now, so that a package without them stops the start; read at the first request.
+    const directory = await swaggerUiDirectory();
     served = {
       json: docsAsset('application/json; charset=utf-8', JSON.stringify(document)),
       yaml: yamlAsset(document),
-      assets: await swaggerUiAssets(title, routePrefix),
+      assets: once(() => swaggerUiAssets(title, routePrefix, directory)),
       ...(asyncapi === undefined
         ? {}
         : {
@@ -139,19 +143,15 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       return { status: 304, headers: { etag: tag, 'content-security-policy': docsContentSecurityPolicy } };
     return answer;
   };
-  const get =
-    (pick: (files: NonNullable<typeof served>) => RouteAnswer): RouteHandler =>
-    (request) =>
-      answerOrUnchanged(request, pick(ready()));
   // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
   app.route('GET', routePrefix, (request) =>
-    get((files) => (request.path.endsWith('/') ? files.assets.relativePage : files.assets.page))(request),
+    ready()
+      .assets()
+      .then((assets) =>
+        answerOrUnchanged(request, request.path.endsWith('/') ? assets.relativePage : assets.page),
+      ),
   );
-  app.route(
-    'GET',
-    `${routePrefix}/json`,
-    get((files) => files.json),
-  );
+  app.route('GET', `${routePrefix}/json`, (request) => answerOrUnchanged(request, ready().json));
   app.route('GET', `${routePrefix}/yaml`, (request) =>
     ready()
       .yaml()
@@ -172,29 +172,37 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   app.route('GET', `${routePrefix}/asyncapi/json`, asyncApi('json'));
   app.route('GET', `${routePrefix}/asyncapi/yaml`, asyncApi('yaml'));
   for (const name of swaggerUiFileNames)
-    app.route(
-      'GET',
-      `${routePrefix}/static/${name}`,
-      get((files) => files.assets.files.get(name) as RouteAnswer),
+    app.route('GET', `${routePrefix}/static/${name}`, (request) =>
+      ready()
+        .assets()
+        .then((assets) => answerOrUnchanged(request, assets.files.get(name) as RouteAnswer)),
     );
 }
 
 /**
- * A document's YAML answer, written at the first request for it and kept: the `yaml` library and
- * the writing (about 100 ms for the blog's document) are left out of the app's start.
+ * What `make` gives, made at the first call and kept; calls meanwhile share the one making, and
+ * a failed making is tried again at the next call rather than failing every call after it.
  */
-function yamlAsset(document: object): () => Promise<RouteAnswer> {
-  let answer: Promise<RouteAnswer> | undefined;
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
   return () => {
-    answer ??= import('yaml')
-      .then(({ stringify }) =>
-        docsAsset('application/x-yaml; charset=utf-8', stringify(document, { aliasDuplicateObjects: false })),
-      )
-      .catch((error: unknown) => {
-        // The next request tries again rather than meeting the same failure for good.
-        answer = undefined;
-        throw error;
-      });
-    return answer;
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
   };
 }
+
+/**
+ * A document's YAML answer, written at the first request for it: the `yaml` library and the
+ * writing (about 100 ms for the blog's document) are left out of the app's start.
+ */
+const yamlAsset = (document: object): (() => Promise<RouteAnswer>) =>
+  once(async () => {
+    const { stringify } = await import('yaml');
+    return docsAsset(
+      'application/x-yaml; charset=utf-8',
+      stringify(document, { aliasDuplicateObjects: false }),
+    );
+  });

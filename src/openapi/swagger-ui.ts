@@ -218,7 +218,7 @@ const initializer = `window.onload = function () {
  * swagger-ui-dist, so that an app installs no package of its own for them); from the sources, in
  * the swagger-ui-dist dev dependency.
  */
-async function swaggerUiDirectory(): Promise<string> {
+export async function swaggerUiDirectory(): Promise<string> {
   const { access } = await import('node:fs/promises');
   const { fileURLToPath } = await import('node:url');
   const shipped = fileURLToPath(new URL('./swagger-ui/', import.meta.url));
@@ -232,11 +232,14 @@ async function swaggerUiDirectory(): Promise<string> {
   }
 }
 
-/** Reads Swagger UI's files, once, and makes every answer. */
-export async function swaggerUiAssets(title: string, routePrefix: string): Promise<SwaggerUiAssets> {
+/** Reads Swagger UI's files from `directory` ({@link swaggerUiDirectory}) and makes every answer. */
+export async function swaggerUiAssets(
+  title: string,
+  routePrefix: string,
+  directory: string,
+): Promise<SwaggerUiAssets> {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
-  const directory = await swaggerUiDirectory();
   const files = new Map<string, RouteAnswer>();
   for (const [name, type] of Object.entries(distFiles))
     files.set(name, docsAsset(type, new Uint8Array(await readFile(join(directory, name)))));
