@@ -170,7 +170,11 @@ try {
   ];
   const results = new Map<string, Start[]>(variants.map((variant) => [variant.name, []]));
   for (let round = 0; round < rounds; round++) {
-    for (const variant of variants) {
+    // Each round starts one variant later, so that none always follows the same one.
+    const order = variants.map(
+      (_, at) => variants[(at + round) % variants.length] as (typeof variants)[number],
+    );
+    for (const variant of order) {
       const start = await startOnce(
         variant.command,
         { JWT_SECRET: secret, ...variant.env(round) },

@@ -63,9 +63,8 @@ describe('docsPlugin', () => {
     await app.close();
   });
 
-  it('writes the YAML at its first request, once, with a tag that a revalidation answers with 304', async () => {
+  it('answers two first requests for the YAML, made when asked for, alike and with its tag, and a revalidation with 304', async () => {
     const app = await documentedApp();
-    // Two first requests at once share one writing.
     const [first, second] = await Promise.all([
       app.inject({ method: 'GET', url: '/api/docs/yaml' }),
       app.inject({ method: 'GET', url: '/api/docs/yaml' }),

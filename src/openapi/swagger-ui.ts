@@ -132,7 +132,7 @@ export const swaggerUiFileNames = [
   'theme/favicon.svg',
 ] as const;
 
-/** The page, its files and their answers, made once when the app is ready. */
+/** The page, its files and their answers, made once, at the first request for one of them. */
 export interface SwaggerUiAssets {
   /** The page with URLs from the root; `relativePage` with URLs from `{routePrefix}/`. */
   readonly page: RouteAnswer;
@@ -216,20 +216,26 @@ const initializer = `window.onload = function () {
 /**
  * Where Swagger UI's files are: beside this module in the package (the build copies them from
  * swagger-ui-dist, so that an app installs no package of its own for them); from the sources, in
- * the swagger-ui-dist dev dependency.
+ * the swagger-ui-dist dev dependency. Every file the page loads must be there: the app's start
+ * stops otherwise, rather than its docs page failing later.
  */
 export async function swaggerUiDirectory(): Promise<string> {
-  const { access } = await import('node:fs/promises');
   const { fileURLToPath } = await import('node:url');
-  const shipped = fileURLToPath(new URL('./swagger-ui/', import.meta.url));
   try {
-    await access(shipped);
-    return shipped;
+    return await holdsEveryFile(fileURLToPath(new URL('./swagger-ui/', import.meta.url)));
   } catch {
     const { createRequire } = await import('node:module');
     const { dirname } = await import('node:path');
-    return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    return holdsEveryFile(dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
   }
+}
+
+/** `directory`, once each file of Swagger UI the page loads is found in it; refused otherwise. */
+export async function holdsEveryFile(directory: string): Promise<string> {
+  const { access } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  await Promise.all(Object.keys(distFiles).map((name) => access(join(directory, name))));
+  return directory;
 }
 
 /** Reads Swagger UI's files from `directory` ({@link swaggerUiDirectory}) and makes every answer. */
