@@ -309,6 +309,19 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** Proceed's median of each measure divided by each peer's, a column per measure. */
+function printRatios<Key extends string>(
+  of: (contender: Contender, key: Key) => number[],
+  columns: ReadonlyArray<readonly [label: string, key: Key]>,
+): void {
+  console.log(`\n| Proceed ÷ | ${columns.map(([label]) => label).join(' | ')} |`);
+  console.log(`|---|${columns.map(() => '---:').join('|')}|`);
+  for (const peer of ['orpc', 'trpc'] as const)
+    console.log(
+      `| ${peer} | ${columns.map(([, key]) => (median(of('proceed', key)) / median(of(peer, key))).toFixed(2)).join(' | ')} |`,
+    );
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (
     !existsSync(join(here, 'node_modules/@orpc/server')) ||
@@ -338,14 +351,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.log(
         `| ${contender} | ${cell(contender, 'checkSeconds', 2)} | ${cell(contender, 'totalSeconds', 2)} | ${cell(contender, 'memoryMB', 0)} | ${median(of(contender, 'types')).toFixed(0)} | ${median(of(contender, 'instantiations')).toFixed(0)} |`,
       );
-    const ratio = (key: keyof Diagnostics, peer: Contender) =>
-      (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
-    console.log('\n| Proceed ÷ | check time | total time | memory |');
-    console.log('|---|---:|---:|---:|');
-    for (const peer of ['orpc', 'trpc'] as const)
-      console.log(
-        `| ${peer} | ${ratio('checkSeconds', peer)} | ${ratio('totalSeconds', peer)} | ${ratio('memoryMB', peer)} |`,
-      );
+    printRatios(of, [
+      ['check time', 'checkSeconds'],
+      ['total time', 'totalSeconds'],
+      ['memory', 'memoryMB'],
+    ]);
   }
   if (measures.includes('editor')) {
     const sessions = new Map<Contender, EditorSample[]>(contenders.map((contender) => [contender, []]));
@@ -363,13 +373,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.log(
         `| ${contender} | ${range(of(contender, 'firstMs'), 0)} | ${range(of(contender, 'resultMs'), 0)} | ${range(of(contender, 'afterEditMs'), 0)} | ${range(of(contender, 'peakMb'), 0)} |`,
       );
-    const ratio = (key: keyof EditorSample, peer: Contender) =>
-      (median(of('proceed', key)) / median(of(peer, key))).toFixed(2);
-    console.log('\n| Proceed ÷ | first completion | result fields | after an edit | peak RSS |');
-    console.log('|---|---:|---:|---:|---:|');
-    for (const peer of ['orpc', 'trpc'] as const)
-      console.log(
-        `| ${peer} | ${ratio('firstMs', peer)} | ${ratio('resultMs', peer)} | ${ratio('afterEditMs', peer)} | ${ratio('peakMb', peer)} |`,
-      );
+    printRatios(of, [
+      ['first completion', 'firstMs'],
+      ['result fields', 'resultMs'],
+      ['after an edit', 'afterEditMs'],
+      ['peak RSS', 'peakMb'],
+    ]);
   }
 }
