@@ -80,6 +80,10 @@ describe('docsPlugin', () => {
     });
     expect(unchanged.statusCode).toBe(304);
     expect(unchanged.body).toBe('');
+    // A 304 repeats the 200's Cache-Control and ETag (RFC 9110, 15.4.5), and its policy.
+    expect(unchanged.headers['cache-control']).toBe('no-cache');
+    expect(unchanged.headers.etag).toBe(tag);
+    expect(unchanged.headers['content-security-policy']).toBe(first.headers['content-security-policy']);
     await app.close();
   });
 

@@ -16,7 +16,6 @@ import { asyncApiOf } from './asyncapi.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
 import {
   docsAsset,
-  docsContentSecurityPolicy,
   type SwaggerUiAssets,
   swaggerUiAssets,
   swaggerUiDirectory,
@@ -136,12 +135,15 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     if (served === undefined) throw new Error('docsPlugin: the document is built when the app is ready');
     return served;
   };
-  /** The answer, or a 304 when the client holds it (every file has a tag: `no-cache` revalidates). */
+  /**
+   * The answer, or a 304 when the client holds it (every file has a tag: `no-cache` revalidates),
+   * with the 200's headers but its type, as a 304 must repeat them (RFC 9110, 15.4.5).
+   */
   const answerOrUnchanged = (request: RouteRequest, answer: RouteAnswer): RouteAnswer => {
     const tag = answer.headers?.etag;
-    if (tag !== undefined && matchingTag(request.headers['if-none-match'], tag) !== undefined)
-      return { status: 304, headers: { etag: tag, 'content-security-policy': docsContentSecurityPolicy } };
-    return answer;
+    if (tag === undefined || matchingTag(request.headers['if-none-match'], tag) === undefined) return answer;
+    const { 'content-type': _type, ...kept } = answer.headers ?? {};
+    return { status: 304, headers: kept };
   };
   // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
   app.route('GET', routePrefix, (request) =>
