@@ -95,12 +95,41 @@ export interface JsonSchemaOptions {
 }
 
 /**
+ * Conversions already made, by schema, then `override` (each its own), then `io` and `named`: a
+ * procedure's input is converted for its coercion, its unknown keys, its OpenAPI operation and its
+ * MCP tool alike, and a view is shared by several procedures, while Zod takes about 0.4 ms a
+ * conversion (three in four of the blog's at start were repeats: docs/performance.md).
+ */
+const conversions = new WeakMap<object, Map<JsonSchemaOptions['override'], Map<string, JsonSchema>>>();
+
+/**
  * The JSON Schema (draft 2020-12) of a schema, or `{}` when the validator cannot describe itself.
+ * Each call gets a copy of its own, free to change.
  *
  * @example
  * toJsonSchema(z.object({ limit: z.number().int() }), { io: 'input' })
  */
 export function toJsonSchema(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSchema {
+  let byOverride = conversions.get(schema);
+  if (byOverride === undefined) {
+    byOverride = new Map();
+    conversions.set(schema, byOverride);
+  }
+  let byOptions = byOverride.get(options.override);
+  if (byOptions === undefined) {
+    byOptions = new Map();
+    byOverride.set(options.override, byOptions);
+  }
+  const key = options.named === true ? `${options.io} named` : options.io;
+  let converted = byOptions.get(key);
+  if (converted === undefined) {
+    converted = convert(schema, options);
+    byOptions.set(key, converted);
+  }
+  return structuredClone(converted);
+}
+
+function convert(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSchema {
   if (isZodSchema(schema)) {
     const result = z.toJSONSchema(schema, {
       io: options.io,
