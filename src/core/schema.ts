@@ -98,7 +98,9 @@ export interface JsonSchemaOptions {
  * Conversions already made, by schema, then `override` (each its own), then `io` and `named`: a
  * procedure's input is converted for its coercion, its unknown keys, its OpenAPI operation and its
  * MCP tool alike, and a view is shared by several procedures, while Zod takes about 0.4 ms a
- * conversion (three in four of the blog's at start were repeats: docs/performance.md).
+ * conversion (three in four of the blog's at start were repeats: docs/performance.md). Zod's
+ * schemas do not change once made (`.meta()` makes another); one registered in a registry with
+ * `.register()` after its first conversion keeps that conversion.
  */
 const conversions = new WeakMap<object, Map<JsonSchemaOptions['override'], Map<string, JsonSchema>>>();
 
