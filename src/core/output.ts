@@ -37,6 +37,12 @@ function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefi
 }
 
 /**
+ * Serializers already compiled, by schema: a view answers several procedures (the blog's start
+ * asked for 22 serializers of 12 schemas), and a serializer holds nothing of the route it serves.
+ */
+const serializers = new WeakMap<StandardSchemaV1, Serializer>();
+
+/**
  * Compiles the serializer of an output schema. Schemas that describe themselves as JSON Schema
  * go through fast-json-stringify; others (and every schema where code cannot be compiled) are
  * validated, cut to what the JSON Schema names (src/core/projection.ts), and written with
@@ -44,6 +50,15 @@ function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefi
  */
 export function compileSerializer(schema: StandardSchemaV1 | undefined): Serializer {
   if (schema === undefined) return (value) => JSON.stringify(value ?? null);
+  let serializer = serializers.get(schema);
+  if (serializer === undefined) {
+    serializer = compile(schema);
+    serializers.set(schema, serializer);
+  }
+  return serializer;
+}
+
+function compile(schema: StandardSchemaV1): Serializer {
   // Records shown per record are cut to their views first (src/core/record-views.ts).
   const cut = recordCutter(schema);
   const json = toJsonSchema(schema, {
