@@ -3,7 +3,7 @@
  * held to the route's limits, what a file part may be, and file names as handlers get them.
  */
 import type { Writable } from 'node:stream';
-import busboy from 'busboy';
+import type busboy from 'busboy';
 import { ProceedError } from '../core/errors.js';
 import { isMediaType, visibleName } from '../core/files.js';
 import type { FileField, UploadPlan } from '../core/uploads.js';
@@ -37,9 +37,32 @@ export function takesType(field: FileField, type: string): boolean {
   return field.types === undefined || field.types.includes(type);
 }
 
-/** A multipart parser (busboy) held to the route's limits. */
+/** busboy, once the first form was read: an app that takes no form never loads it. */
+let makeParser: typeof busboy | undefined;
+let loadingParser: Promise<void> | undefined;
+
+/**
+ * Loads busboy for {@link formParser}: undefined once it is loaded, else the loading (one for
+ * every form that waits, tried again after a failure).
+ */
+export function loadFormParser(): Promise<void> | undefined {
+  if (makeParser !== undefined) return undefined;
+  loadingParser ??= import('busboy').then(
+    (module) => {
+      makeParser = module.default;
+    },
+    (error: unknown) => {
+      loadingParser = undefined;
+      throw error;
+    },
+  );
+  return loadingParser;
+}
+
+/** A multipart parser (busboy) held to the route's limits; {@link loadFormParser} first. */
 export function formParser(contentType: string, limits: UploadPlan['limits']): busboy.Busboy {
-  return busboy({
+  if (makeParser === undefined) throw new Error('formParser: busboy is not loaded yet (loadFormParser)');
+  return makeParser({
     headers: { 'content-type': contentType },
     limits: {
       files: limits.files,

@@ -20,6 +20,7 @@ import {
   fileRefusal,
   formParser,
   keepingType,
+  loadFormParser,
   malformed,
   notAMediaType,
   refuseOverLimits,
@@ -199,6 +200,16 @@ export class UploadBody extends DeferredBody {
   }
 
   #readForm(): Promise<Record<string, unknown>> {
+    // The body waits in its stream meanwhile, as it does for a slow handler.
+    const loading = loadFormParser();
+    if (loading !== undefined)
+      return loading.then(
+        () => this.#readForm(),
+        (error: unknown) => {
+          void this.#cancel();
+          throw error;
+        },
+      );
     const { limits, fields } = this.#plan;
     const contentType = oneHeader(this.#headers['content-type']) ?? '';
     let parser: busboy.Busboy;
