@@ -9,12 +9,13 @@
  */
 import proxyAddr from 'proxy-addr';
 import { runtime } from './runtime.js';
+import type { PipelineRequest } from './sent.js';
 
 /**
  * The peer's address: `{ ip }` given by the host beside the request, else what the runtime
  * passes there or its platform sets (src/http/runtimes/), else '' when nothing says.
  */
-export function peerAddressOf(request: Request, argument: unknown): string {
+export function peerAddressOf(request: PipelineRequest, argument: unknown): string {
   const given = typeof argument === 'object' && argument !== null ? argument : undefined;
   const ip = (given as { ip?: unknown } | undefined)?.ip;
   if (typeof ip === 'string') return ip;

@@ -2,10 +2,11 @@
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
 import { forbiddenKeyOf, invalidJson } from './json.js';
+import type { PipelineRequest } from './sent.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
-export async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
+export async function readBytes(request: PipelineRequest, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) {
     // Read on and dropped before the answer, so a client still sending it reads the 413, and a
@@ -34,7 +35,7 @@ export async function readBytes(request: Request, limit: number): Promise<Uint8A
 }
 
 /** A body of unknown length, read up to the limit. */
-export async function readStream(request: Request, limit: number): Promise<Uint8Array> {
+export async function readStream(request: PipelineRequest, limit: number): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -76,7 +77,7 @@ export function parseJson(text: string): unknown {
 }
 
 /** Whether a request carries a body: said by its headers, else by the runtime. */
-export function sendsBody(headers: HeaderRecord, request: Request): boolean {
+export function sendsBody(headers: HeaderRecord, request: PipelineRequest): boolean {
   const length = headers['content-length'];
   if (length !== undefined) return length !== '0';
   return headers['transfer-encoding'] !== undefined || request.body !== null;

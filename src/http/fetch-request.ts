@@ -10,6 +10,7 @@ import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import type { ObservedRoute } from './observed.js';
 import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
+import type { PipelineRequest, RequestHeaders, SentAnswer } from './sent.js';
 import type { RequestTrace, TracedRequest } from './tracing.js';
 
 /**
@@ -17,7 +18,7 @@ import type { RequestTrace, TracedRequest } from './tracing.js';
  * client's address and the parsed URL are worked out only when something asks for them.
  */
 export class Exchange {
-  readonly request: Request;
+  readonly request: PipelineRequest;
   /** Read once: each read of a `Request`'s field is a call into the runtime. */
   readonly method: string;
   readonly id: string;
@@ -43,7 +44,7 @@ export class Exchange {
   #url: URL | undefined;
   #headers: HeaderRecord | undefined;
 
-  constructor(request: Request, id: string, address: () => string) {
+  constructor(request: PipelineRequest, id: string, address: () => string) {
     this.request = request;
     this.method = request.method;
     this.id = id;
@@ -79,7 +80,7 @@ export class Exchange {
 export interface RouteHandler {
   /** The same object for every answer of the route, as observers expect. */
   observed: ObservedRoute;
-  serve(exchange: Exchange): Response | Promise<Response>;
+  serve(exchange: Exchange): SentAnswer | Promise<SentAnswer>;
   /** A CORS preflight's answer: no route answers it, so no route is observed or traced. */
   preflight?: true;
 }
@@ -128,7 +129,7 @@ export class FetchRequestInfo implements RequestInfo {
 }
 
 /** Headers as Node gives them: lower-case names, a repeated one joined with ", ". */
-export function headerRecord(headers: Headers): HeaderRecord {
+export function headerRecord(headers: RequestHeaders): HeaderRecord {
   const record: HeaderRecord = {};
   headers.forEach((value, name) => {
     record[name] = value;
@@ -160,9 +161,9 @@ export class FetchTracedRequest implements TracedRequest {
   readonly method: string;
   readonly path: string;
   readonly scheme: string;
-  readonly #headers: Headers;
+  readonly #headers: RequestHeaders;
 
-  constructor(request: Request) {
+  constructor(request: PipelineRequest) {
     this.method = request.method;
     this.#headers = request.headers;
     const { url } = request;
@@ -222,7 +223,7 @@ export class FetchAnsweredRequest implements AnsweredRequest {
   readonly id: string;
   readonly log: FetchCore['log'];
   readonly #exchange: Exchange;
-  readonly #request: Request;
+  readonly #request: PipelineRequest;
 
   constructor(exchange: Exchange, log: FetchCore['log']) {
     this.method = exchange.method;

@@ -27,8 +27,11 @@ import { closingRefusal } from './problems.js';
 import { type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
 import { pulledStream } from './pulled-stream.js';
 import { runtime } from './runtime.js';
+import { SentAnswer, type SentBody } from './sent.js';
 import { framesInTrace } from './tracing.js';
 import { UploadBody, uploadRefusal } from './uploads.js';
+
+const noCookies: readonly string[] = [];
 
 /** A route of the app beside its procedures, served as Fastify serves it on Node. */
 export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler {
@@ -46,7 +49,7 @@ export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler 
       const { status, headers, body } = sentRouteAnswer(answer);
       // The handler's own id wins, as on Node.
       if (core.requestIds) headers['x-request-id'] ??= exchange.id;
-      return new Response(body as BodyInit | null, { status, headers });
+      return new SentAnswer(status, headers, noCookies, body);
     },
   };
 }
@@ -125,7 +128,7 @@ class FetchProcedure implements RouteHandler {
     this.#bodiless = route.method === 'GET' && uploadPlanOf(route, core.uploads) === undefined;
   }
 
-  serve(exchange: Exchange): Response | Promise<Response> {
+  serve(exchange: Exchange): SentAnswer | Promise<SentAnswer> {
     if (this.#core.closing()) throw closingRefusal();
     // Counted before anything else of the route runs, as on Node: a flood costs a lookup.
     if (this.#limiter === undefined) return this.#read(exchange);
@@ -135,7 +138,7 @@ class FetchProcedure implements RouteHandler {
     });
   }
 
-  #read(exchange: Exchange): Response | Promise<Response> {
+  #read(exchange: Exchange): SentAnswer | Promise<SentAnswer> {
     // A read looks at a header or two: the record of them all is made only when asked for.
     if (this.#bodiless) {
       const answered = this.#answerOf(exchange, undefined, undefined);
@@ -144,7 +147,7 @@ class FetchProcedure implements RouteHandler {
     return this.#readBody(exchange, exchange.headers).then((read) => this.#withBody(exchange, read));
   }
 
-  async #withBody(exchange: Exchange, { body, uploaded }: ReadBody): Promise<Response> {
+  async #withBody(exchange: Exchange, { body, uploaded }: ReadBody): Promise<SentAnswer> {
     let answer: ProcedureAnswer;
     try {
       // After the body, as on Node: a malformed body is a 400 whoever sent it (a read takes none
@@ -196,39 +199,39 @@ class FetchProcedure implements RouteHandler {
   }
 }
 
-/** The neutral answer as a `Response`; an upload's files go once it is made or its file sent. */
+/** The neutral answer as the adapter sends it; an upload's files go once it is made or its file sent. */
 function responseOf(
   exchange: Exchange,
   answer: ProcedureAnswer,
   uploaded: UploadBody | undefined,
-): Response | Promise<Response> {
+): SentAnswer | Promise<SentAnswer> {
   // The rate limit's headers first: a handler's own of the same name wins, as on Node.
-  const answerHeaders =
+  const headers =
     exchange.limitHeaders === undefined ? answer.headers : { ...exchange.limitHeaders, ...answer.headers };
-  const init = { status: answer.status, headers: withCookies(answerHeaders, answer.cookies) };
   const sent = answer.body;
-  if (sent.kind === 'file') return fileResponse(sent.file, sent.range, uploaded, init);
-  if (sent.kind === 'socket') return socketResponse(exchange, sent, answerHeaders, answer.cookies);
+  if (sent.kind === 'file') return fileResponse(sent.file, sent.range, uploaded, answer.status, headers, answer.cookies);
+  if (sent.kind === 'socket') return socketResponse(exchange, sent, headers, answer.cookies);
+  const body = sentBody(exchange, sent);
   // The files of an upload go once the answer is made.
-  if (uploaded !== undefined) return uploaded.dispose().then(() => sentResponse(exchange, sent, init));
-  return sentResponse(exchange, sent, init);
+  if (uploaded !== undefined)
+    return uploaded.dispose().then(() => new SentAnswer(answer.status, headers, answer.cookies, body));
+  return new SentAnswer(answer.status, headers, answer.cookies, body);
 }
 
-function sentResponse(
+function sentBody(
   exchange: Exchange,
   sent: Exclude<ProcedureAnswer['body'], { kind: 'file' | 'socket' }>,
-  init: ResponseInit,
-): Response {
+): SentBody {
   switch (sent.kind) {
     case 'none':
     case 'head':
-      return new Response(null, init);
+      return null;
     case 'text':
-      return new Response(sent.text, init);
+      return sent.text;
     case 'bytes':
-      return new Response(sent.bytes as BodyInit, init);
+      return sent.bytes;
     case 'events':
-      return new Response(eventBody(exchange, sent.frames, sent.abort), init);
+      return eventBody(exchange, sent.frames, sent.abort);
   }
 }
 
@@ -238,8 +241,8 @@ function socketResponse(
   sent: Extract<ProcedureAnswer['body'], { kind: 'socket' }>,
   headers: Record<string, string>,
   cookies: readonly string[],
-): Response {
-  const upgrade = runtime.upgradeSocket;
+): SentAnswer {
+  const upgrade = exchange.request.upgradeSocket ?? runtime.upgradeSocket;
   if (upgrade === undefined) {
     sent.session.ended();
     throw new ProceedError(
@@ -251,7 +254,7 @@ function socketResponse(
   void exchange.ip;
   const lines: [string, string][] = Object.entries(headers);
   for (const cookie of cookies) lines.push(['set-cookie', cookie]);
-  return upgrade({
+  const handshake = upgrade({
     request: exchange.request,
     argument: exchange.argument,
     session: sent.session,
@@ -259,6 +262,7 @@ function socketResponse(
     pingInterval: sent.session.pingInterval,
     headers: lines,
   });
+  return new SentAnswer(101, headers, cookies, null, handshake);
 }
 
 /** A file's answer; an upload's files go once it is sent or abandoned (it may be one of them). */
@@ -266,10 +270,12 @@ async function fileResponse(
   file: FileAnswer,
   range: ByteRange | undefined,
   uploaded: UploadBody | undefined,
-  init: ResponseInit,
-): Promise<Response> {
+  status: number,
+  headers: Record<string, string>,
+  cookies: readonly string[],
+): Promise<SentAnswer> {
   try {
-    return new Response(await fileBody(file, range, uploaded), init);
+    return new SentAnswer(status, headers, cookies, await fileBody(file, range, uploaded));
   } catch (error) {
     // The file could not be read: nothing is sent, and the upload's files go now.
     file.source.discard();
@@ -303,12 +309,10 @@ async function fileBody(
   file: FileAnswer,
   range: ByteRange | undefined,
   uploaded: UploadBody | undefined,
-): Promise<BodyInit> {
+): Promise<SentBody> {
   const { blob } = file.source;
   if (uploaded === undefined)
-    return !runtime.streamsKeepLength && blob !== undefined
-      ? blob(range)
-      : (webBody(file.source.read(range)) as BodyInit);
+    return !runtime.streamsKeepLength && blob !== undefined ? blob(range) : webBody(file.source.read(range));
   // Cancelled before its first read, a generator never runs its finally: onCancel disposes.
   return pulledStream(
     disposingAfter(chunksOf(file.source.read(range)), () => uploaded.dispose()),
@@ -325,10 +329,4 @@ function chunksOf(
       yield bytes;
     })();
   return bytes as AsyncIterable<Uint8Array>;
-}
-
-/** The headers of an answer: the record as it is, or pairs when `Set-Cookie` repeats. */
-function withCookies(headers: Record<string, string>, cookies: readonly string[]): HeadersInit {
-  if (cookies.length === 0) return headers;
-  return [...Object.entries(headers), ...cookies.map((line): [string, string] => ['set-cookie', line])];
 }

@@ -5,13 +5,14 @@
  */
 import { lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import { runtime } from './runtime.js';
+import type { PipelineRequest } from './sent.js';
 import type { BodySource } from './uploads.js';
 
 /**
  * A Fetch request's body as a source: read chunk by chunk, cancelled when refused midway, when
  * up to `lingerBytes` more are read on and dropped (src/http/lingering.ts).
  */
-export function webBodySource(request: Request, lingerBytes: number): BodySource {
+export function webBodySource(request: PipelineRequest, lingerBytes: number): BodySource {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   // The read in flight: workerd allows one at a time, so draining waits for it first.
   let pending: Promise<unknown> | undefined;

@@ -17,23 +17,35 @@ import { problemAnswer } from './problems.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
-import { sentStatus } from './sockets.js';
+import { type PipelineRequest, type RequestHeaders, responseOf, SentAnswer } from './sent.js';
 import type { RequestTrace } from './tracing.js';
 import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
-/** Builds the handler once the app is ready; every request then costs a lookup and the route. */
-export function createFetchHandler(
-  core: FetchCore,
-): (request: Request, argument?: unknown) => Promise<Response> {
+const noCookies: readonly string[] = [];
+
+/** The pipeline's neutral handler: what an adapter that writes its own answers calls. */
+export type PipelineHandler = (request: PipelineRequest, argument?: unknown) => Promise<SentAnswer>;
+
+/** The app's pipeline, as `app.fetch` (a `Response`) and as the neutral handler of another adapter. */
+export interface AppPipeline {
+  readonly fetch: (request: Request, argument?: unknown) => Promise<Response>;
+  readonly handle: PipelineHandler;
+}
+
+/** Builds the pipeline once the app is ready; every request then costs a lookup and the route. */
+export function createPipeline(core: FetchCore): AppPipeline {
   const pipeline = new FetchPipeline(core);
   const { tracing } = core;
-  if (tracing === undefined) return (request, argument) => pipeline.handle(request, argument, undefined);
-  return (request, argument) => {
-    const trace = tracing.begin(new FetchTracedRequest(request));
-    return trace.run(() => pipeline.handle(request, argument, trace));
-  };
+  const handle: PipelineHandler =
+    tracing === undefined
+      ? (request, argument) => pipeline.handle(request, argument, undefined)
+      : (request, argument) => {
+          const trace = tracing.begin(new FetchTracedRequest(request));
+          return trace.run(() => pipeline.handle(request, argument, trace));
+        };
+  return { handle, fetch: (request, argument) => handle(request, argument).then(responseOf) };
 }
 
 /** The route table of `app.fetch` and what every request goes through around its route. */
@@ -61,12 +73,12 @@ class FetchPipeline {
       );
   }
 
-  #requestIdOf(headers: Headers): string {
+  #requestIdOf(headers: RequestHeaders): string {
     if (!this.#core.requestIds) return String(++this.#count);
     return requestIdFrom(headers.get('x-request-id'), this.#core.newRequestId);
   }
 
-  #problemResponse(error: unknown, exchange: Exchange, id: string): { response: Response; code: string } {
+  #problemResponse(error: unknown, exchange: Exchange, id: string): { response: SentAnswer; code: string } {
     const core = this.#core;
     const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
     const headers: Record<string, string> = { ...exchange.limitHeaders, ...problem.headers };
@@ -76,8 +88,7 @@ class FetchPipeline {
     // Cloudflare's edge owns the connection; a Worker's Connection header only confuses a proxy.
     if (!runtime.namesConnections) delete headers.connection;
     if (core.requestIds) headers['x-request-id'] = id;
-    const head = exchange.method === 'HEAD';
-    const response = new Response(head ? null : problem.body, { status: problem.status, headers });
+    const response = new SentAnswer(problem.status, headers, noCookies, problem.body);
     return { response, code: problem.code };
   }
 
@@ -86,7 +97,7 @@ class FetchPipeline {
   }
 
   /** The route's handler for a request (a CORS preflight's own), or the problem of none. */
-  #routed(exchange: Exchange, request: Request): RouteHandler {
+  #routed(exchange: Exchange, request: PipelineRequest): RouteHandler {
     const { method, path } = exchange;
     const core = this.#core;
     const router = this.#router;
@@ -101,7 +112,7 @@ class FetchPipeline {
     if (preflight !== undefined)
       return {
         observed: { procedure: undefined, path },
-        serve: async () => new Response(null, { status: 204, headers: preflight }),
+        serve: () => new SentAnswer(204, preflight, noCookies, null),
         preflight: true,
       };
     const found = router.find(method, path);
@@ -113,29 +124,30 @@ class FetchPipeline {
   }
 
   /** What every answer gets on its way out: the connection's fate, CORS, a HEAD's empty body. */
-  #finished(exchange: Exchange, answered: Response, problem: string | undefined): Response {
+  #finished(exchange: Exchange, response: SentAnswer, problem: string | undefined): SentAnswer {
     // A WebSocket's handshake is the runtime's own answer, left as it is (Deno refuses another
     // once a header is set on it); no CORS applies to a socket.
-    if (sentStatus(answered) === 101) return answered;
+    if (response.handshake !== undefined) return response;
     const { request, method } = exchange;
     const core = this.#core;
-    let response = answered;
+    const { headers } = response;
     // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
     if (
       !core.serving() ||
       (exchange.connection === 'close' && runtime.namesConnections && problem === undefined)
     )
-      response.headers.set('connection', 'close');
+      headers.connection = 'close';
     if (core.cors !== undefined) {
       const origin = request.headers.get('origin');
-      const cors = core.cors.answerHeaders(method, origin, response.headers.get('vary'));
-      for (const name in cors) response.headers.set(name, cors[name] as string);
+      const cors = core.cors.answerHeaders(method, origin, headers.vary ?? null);
+      for (const name in cors) headers[name] = cors[name] as string;
     }
-    if (method === 'HEAD' && response.body !== null) {
+    if (method === 'HEAD') {
+      const { body } = response;
       // The body a GET would send is let go (a stream closes its file or its source).
-      void response.body.cancel().catch(() => undefined);
-      response = new Response(null, response);
+      if (body instanceof ReadableStream) void body.cancel().catch(() => undefined);
+      response.body = null;
     }
     return response;
   }
@@ -164,14 +176,14 @@ class FetchPipeline {
       });
   }
 
-  async handle(request: Request, argument: unknown, trace: RequestTrace | undefined): Promise<Response> {
+  async handle(request: PipelineRequest, argument: unknown, trace: RequestTrace | undefined): Promise<SentAnswer> {
     const core = this.#core;
     // The line's fields (the client's address, the host) are worked out only when it is written.
     const logged = core.requestLog?.enabled() === true;
     const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
     const id = this.#requestIdOf(request.headers);
-    let response: Response;
+    let response: SentAnswer;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
     const exchange = new Exchange(request, id, () =>
@@ -190,7 +202,7 @@ class FetchPipeline {
       if (response.status >= 500) trace?.failed(error);
     }
     response = this.#finished(exchange, response, problem);
-    const status = sentStatus(response);
+    const status = response.sentStatus;
     if (timed) this.#observed(exchange, route, status, problem, started, logged);
     if (trace?.recording === true && !exchange.streaming) trace.end(status);
     return response;

@@ -23,7 +23,7 @@ import {
   appRoute,
   type RouteHandler,
 } from '../http/app-routes.js';
-import { createFetchHandler } from '../http/fetch.js';
+import { type AppPipeline, createPipeline } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
 import { type ProblemAnswer, problemAnswer } from '../http/problems.js';
 import type { Answered } from '../http/procedure-call.js';
@@ -186,7 +186,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
       hasIdempotencyStore: this.idempotencyRuntime !== undefined,
     });
   }
-  readonly #entry = new FetchEntry(() => this.#createFetchHandler());
+  readonly #entry = new FetchEntry(() => this.#createPipeline());
 
   /**
    * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
@@ -208,7 +208,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     return this.#entry.countInFlight();
   }
 
-  async #createFetchHandler(): Promise<FetchHandler> {
+  async #createPipeline(): Promise<AppPipeline> {
     if (this.#adapter === undefined) await this.hooks.runReadyTasks();
     else {
       await this.#adapter.ready();
@@ -218,7 +218,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
           `app.fetch does not serve the routes added on app.server, which are Fastify's (${foreign.join(', ')}): add them with app.route() to serve them through app.fetch too (docs/routes.md)`,
         );
     }
-    return createFetchHandler(
+    return createPipeline(
       fetchCoreOf(this.#settings, {
         routes: this.routes,
         appRoutes: this.#appRoutes,

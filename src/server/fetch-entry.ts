@@ -3,24 +3,25 @@
  * again by the next request), called in the request's own turn from then on, and counting the
  * requests in flight when a plugin asks (`app.countRequestsInFlight()`, docs/metrics.md).
  */
+import type { AppPipeline, PipelineHandler } from '../http/fetch.js';
 import { whenBodyEnds } from '../http/pulled-stream.js';
 
 export type FetchHandler = (request: Request, argument?: unknown) => Promise<Response>;
 
 export class FetchEntry {
-  readonly #create: () => Promise<FetchHandler>;
-  #made: Promise<FetchHandler> | undefined;
-  /** The handler, once made. */
-  #ready: FetchHandler | undefined;
+  readonly #create: () => Promise<AppPipeline>;
+  #made: Promise<AppPipeline> | undefined;
+  /** The pipeline, once made. */
+  #ready: AppPipeline | undefined;
   #inFlight = 0;
   #counts = false;
 
-  constructor(create: () => Promise<FetchHandler>) {
+  constructor(create: () => Promise<AppPipeline>) {
     this.#create = create;
   }
 
-  /** The handler, made on the first call. */
-  handler(): Promise<FetchHandler> {
+  /** The pipeline, made on the first call. */
+  handler(): Promise<AppPipeline> {
     if (this.#made === undefined) {
       const made = this.#create();
       this.#made = made;
@@ -43,18 +44,28 @@ export class FetchEntry {
     const counted = this.#counts;
     if (counted) this.#inFlight++;
     // Once ready, the handler is called in this turn: no promise to wait for on every request.
-    const handle = this.#ready;
+    const ready = this.#ready;
     let answer: Promise<Response>;
     try {
       answer =
-        handle === undefined
-          ? this.handler().then((ready) => ready(request, argument))
-          : handle(request, argument);
+        ready === undefined
+          ? this.handler().then((made) => made.fetch(request, argument))
+          : ready.fetch(request, argument);
     } catch (error) {
       // A failure before the handler's own promise (the tracer's start, say) still uncounts it.
       answer = Promise.reject(error);
     }
     return counted ? this.#countedUntilSent(answer) : answer;
+  };
+
+  /**
+   * The neutral handler, for an adapter that writes its own answers (src/server/node-http.ts);
+   * that adapter counts its requests with `arrived` and `answered`.
+   */
+  readonly handle: PipelineHandler = (request, argument) => {
+    const ready = this.#ready;
+    if (ready !== undefined) return ready.handle(request, argument);
+    return this.handler().then((made) => made.handle(request, argument));
   };
 
   /** Whether requests are counted (a plugin asked). */

@@ -93,7 +93,7 @@ function upgradeSocket({ request, argument, session, headers }: SocketUpgrade): 
   const server = argument as BunServer | undefined;
   if (
     typeof server?.upgrade !== 'function' ||
-    !server.upgrade(request, { data: { session }, headers: [...headers] as [string, string][] })
+    !server.upgrade(request as Request, { data: { session }, headers: [...headers] as [string, string][] })
   ) {
     session.ended();
     throw new ProceedError(
@@ -158,7 +158,7 @@ export const bun: Runtime = {
   peerAddress(request, argument) {
     const server = argument as BunArgument | undefined;
     return typeof server?.requestIP === 'function'
-      ? (server.requestIP(request)?.address ?? undefined)
+      ? (server.requestIP(request as Request)?.address ?? undefined)
       : undefined;
   },
   spoolsToDisk: true,

@@ -4,13 +4,15 @@
  * "Runtimes"). `src/http/runtime.ts` picks the one this process runs on.
  */
 
+import type { PipelineRequest } from '../sent.js';
 import type { SocketPeer, SocketSession } from '../sockets.js';
 
 export type FetchHandler = (request: Request, runtime?: unknown) => Promise<Response>;
 
 /** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */
 export interface SocketUpgrade {
-  readonly request: Request;
+  /** A Fetch `Request` where the runtime's own server received it (Bun, Deno, Workers). */
+  readonly request: PipelineRequest;
   /** What the runtime passed beside the request to app.fetch (Bun's server). */
   readonly argument: unknown;
   readonly session: SocketSession;
@@ -74,7 +76,7 @@ export interface Runtime {
    * server, Deno's handler info, the Node request of a bridge), or from what its platform sets;
    * undefined when it says nothing.
    */
-  peerAddress(request: Request, argument: object | undefined): string | undefined;
+  peerAddress(request: PipelineRequest, argument: object | undefined): string | undefined;
   /** Where an upload's large files wait: on disk (a spool per request), or in memory. */
   readonly spoolsToDisk: boolean;
   /** A `File` whose bytes stay on disk at `path`. */

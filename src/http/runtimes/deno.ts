@@ -37,7 +37,7 @@ interface DenoGlobal {
  */
 function upgradeSocket({ request, session, pingInterval, headers }: SocketUpgrade): Response {
   const { Deno } = globalThis as unknown as { Deno: DenoGlobal };
-  const { socket, response } = Deno.upgradeWebSocket(request, {
+  const { socket, response } = Deno.upgradeWebSocket(request as Request, {
     idleTimeout: Math.ceil(pingInterval / 1000),
   });
   socket.addEventListener('open', () => session.open(standardPeer(socket, undefined)), { once: true });

@@ -1,0 +1,85 @@
+/**
+ * The request the pipeline of src/http/fetch.ts reads and the answer it gives, neither tied to a
+ * transport (docs/architecture.md, "A request"): a Fetch `Request` is one such request, and a Node
+ * request seen through the same few members (src/server/node-request.ts) is another. The answer
+ * is what an adapter writes: a `Response` on a Fetch runtime (`responseOf`), Node's own response
+ * on `node:http` (src/server/node-http.ts).
+ */
+import type { SocketUpgrade } from './runtimes/common.js';
+import { sentStatus } from './sockets.js';
+
+/** The headers of a request, read by name. */
+export interface RequestHeaders {
+  get(name: string): string | null;
+  has(name: string): boolean;
+  forEach(each: (value: string, name: string) => void): void;
+}
+
+/** What the pipeline reads of a request: the members of a Fetch `Request` it uses, no more. */
+export interface PipelineRequest {
+  readonly method: string;
+  /** The whole URL: scheme, authority, path and query. */
+  readonly url: string;
+  readonly headers: RequestHeaders;
+  /** The body as a stream; null when the request has none. */
+  readonly body: ReadableStream<Uint8Array> | null;
+  /** Aborted when the client leaves before its answer is sent. */
+  readonly signal?: AbortSignal | undefined;
+  /** The whole body, framed by its `Content-Length`. */
+  arrayBuffer(): Promise<ArrayBuffer>;
+  /**
+   * Completes a WebSocket handshake accepted by the app, where the adapter does so itself (Node's
+   * `ws`): the answer that stands for the 101. A Fetch `Request` has none: its runtime does it.
+   */
+  readonly upgradeSocket?: ((upgrade: SocketUpgrade) => Response) | undefined;
+}
+
+/** What an answer sends after its headers. */
+export type SentBody = string | Uint8Array | ReadableStream<Uint8Array> | Blob | null;
+
+/** An answer, before any adapter writes it. */
+export class SentAnswer {
+  status: number;
+  /** By lower-case name, one value each. */
+  readonly headers: Record<string, string>;
+  /** One `Set-Cookie` line each. */
+  readonly cookies: readonly string[];
+  body: SentBody;
+  /**
+   * A WebSocket handshake the runtime completes itself (Bun, Deno, Workers): its own answer,
+   * handed back as it is.
+   */
+  readonly handshake: Response | undefined;
+
+  constructor(
+    status: number,
+    headers: Record<string, string>,
+    cookies: readonly string[],
+    body: SentBody,
+    handshake?: Response,
+  ) {
+    this.status = status;
+    this.headers = headers;
+    this.cookies = cookies;
+    this.body = body;
+    this.handshake = handshake;
+  }
+
+  /** The status on the wire: 101 for a handshake, whatever the runtime's answer says. */
+  get sentStatus(): number {
+    return this.handshake === undefined ? this.status : sentStatus(this.handshake);
+  }
+}
+
+/** The answer as a Fetch `Response`. */
+export function responseOf(sent: SentAnswer): Response {
+  if (sent.handshake !== undefined) return sent.handshake;
+  const { headers, cookies } = sent;
+  return new Response(sent.body as BodyInit | null, {
+    status: sent.status,
+    headers:
+      cookies.length === 0
+        ? headers
+        : [...Object.entries(headers), ...cookies.map((line): [string, string] => ['set-cookie', line])],
+  });
+}
