@@ -210,6 +210,11 @@ function outsideContenders(): Contender[] {
   const noRequestLog = { BENCH_LOGS: 'off' };
   return [
     { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
+    {
+      name: 'proceed node:http',
+      script: './servers/proceed-posts.ts',
+      env: { BENCH_OFF: 'request-log', BENCH_ADAPTER: 'node' },
+    },
     { name: 'fastify', script: './servers/fastify-posts.ts', env: noRequestLog },
     { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: noRequestLog },
     { name: 'node:http', script: './servers/node-posts.ts' },
@@ -232,17 +237,18 @@ async function outsideSection(): Promise<void> {
     contenders.map((contender) => contender.name),
     rows,
   );
+  const proceeds = ['proceed', 'proceed node:http'];
   console.log(
-    '\n| scenario | × node:http: proceed / fastify / ts-rest | proceed ÷ the best of fastify and ts-rest |',
+    `\n| scenario | × node:http: ${[...proceeds, 'fastify', 'ts-rest'].join(' / ')} | ${proceeds.map((name) => `${name} ÷ the best of fastify and ts-rest`).join(' | ')} |`,
   );
-  console.log('|---|---:|---:|');
+  console.log(`|---|---:|${proceeds.map(() => '---:').join('|')}|`);
   for (const row of rows) {
     const requests = (name: string) => row.samples.get(name)!.requests;
     const floor = requests('node:http');
-    const times = ['proceed', 'fastify', 'ts-rest'].map((name) => (requests(name) / floor).toFixed(2));
+    const times = [...proceeds, 'fastify', 'ts-rest'].map((name) => (requests(name) / floor).toFixed(2));
     const best = Math.max(requests('fastify'), requests('ts-rest'));
     console.log(
-      `| ${row.scenario} | ${times.join(' / ')} | **${(requests('proceed') / best).toFixed(2)}** |`,
+      `| ${row.scenario} | ${times.join(' / ')} | ${proceeds.map((name) => `**${(requests(name) / best).toFixed(2)}**`).join(' | ')} |`,
     );
   }
 }
@@ -253,8 +259,9 @@ async function outsideSection(): Promise<void> {
  */
 async function outsideDuels(): Promise<void> {
   installContenders();
-  const [proceed, fastify, tsRest] = outsideContenders();
+  const [proceed, proceedOnNode, fastify, tsRest] = outsideContenders();
   await duelsWithPeers(proceed!, [fastify!, tsRest!], 'with no request log');
+  await duelsWithPeers(proceedOnNode!, [fastify!, tsRest!], 'with no request log');
 }
 
 /**

@@ -75,6 +75,7 @@ describe('the proceedjs package', { timeout: 120_000 }, () => {
     const entries = Object.entries(manifest.exports).filter(([subpath]) => subpath !== './package.json');
     expect(entries.map(([subpath]) => subpath)).toEqual([
       '.',
+      './node',
       './auth',
       './pagination',
       './resource',

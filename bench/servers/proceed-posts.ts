@@ -5,10 +5,11 @@
  * With BENCH_MCP=1 the same procedures are MCP tools too (`mcpPlugin`).
  * Every default on (entity tags, request ids, the request log at info), unless BENCH_OFF names
  * some to turn off: `entity-tags`, `request-log`, `request-ids` (comma-separated), so that the
- * cost of each is measured.
+ * cost of each is measured. BENCH_ADAPTER=node: the app of `proceedjs/node`, served by Node's own
+ * http module instead of Fastify.
  */
 import { fileURLToPath } from 'node:url';
-import { createApp, NotFoundError, procedure, procedures } from 'proceedjs';
+import type * as Proceed from 'proceedjs';
 import {
   type AuthContext,
   authenticated,
@@ -21,6 +22,10 @@ import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 import { announce } from './announce.js';
 import { postsData, secret, type UserRow, userId } from './posts.js';
+
+// Everything from the one entry the app is made with: `proceedjs/node` loads nothing of Fastify.
+const { createApp, NotFoundError, procedure, procedures }: typeof Proceed =
+  process.env.BENCH_ADAPTER === 'node' ? await import('proceedjs/node') : await import('proceedjs');
 
 type Ctx = AuthContext<UserRow>;
 

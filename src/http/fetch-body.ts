@@ -2,8 +2,8 @@
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
 import { forbiddenKeyOf, invalidJson } from './json.js';
-import type { PipelineRequest } from './sent.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
+import type { PipelineRequest } from './sent.js';
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
 export async function readBytes(request: PipelineRequest, limit: number): Promise<Uint8Array> {

@@ -35,6 +35,13 @@ export class Exchange {
   /** The rate-limit headers, on the answer whatever it is (as on Node). */
   limitHeaders: RateLimitHeaders | undefined;
   /**
+   * The app was draining or closing when the request arrived: its answer closes the connection,
+   * so that a keep-alive client reconnects, through the load balancer, to another instance. A
+   * request already under way when draining began keeps its connection, as its pipelined
+   * followers are answered (a 503 once the app closes).
+   */
+  arrivedDraining = false;
+  /**
    * For a refused upload: `close` when its body is left unread (the answer closes the
    * connection), `keep` when the rest is read and dropped (the connection may stay open).
    */

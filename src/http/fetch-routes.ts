@@ -209,7 +209,8 @@ function responseOf(
   const headers =
     exchange.limitHeaders === undefined ? answer.headers : { ...exchange.limitHeaders, ...answer.headers };
   const sent = answer.body;
-  if (sent.kind === 'file') return fileResponse(sent.file, sent.range, uploaded, answer.status, headers, answer.cookies);
+  if (sent.kind === 'file')
+    return fileResponse(sent.file, sent.range, uploaded, answer.status, headers, answer.cookies);
   if (sent.kind === 'socket') return socketResponse(exchange, sent, headers, answer.cookies);
   const body = sentBody(exchange, sent);
   // The files of an upload go once the answer is made.

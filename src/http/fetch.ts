@@ -24,6 +24,7 @@ import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from '
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
 const noCookies: readonly string[] = [];
+const utf8 = new TextEncoder();
 
 /** The pipeline's neutral handler: what an adapter that writes its own answers calls. */
 export type PipelineHandler = (request: PipelineRequest, argument?: unknown) => Promise<SentAnswer>;
@@ -131,10 +132,9 @@ class FetchPipeline {
     const { request, method } = exchange;
     const core = this.#core;
     const { headers } = response;
-    // Draining: keep-alive clients reconnect, through the load balancer, to another instance.
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
     if (
-      !core.serving() ||
+      exchange.arrivedDraining ||
       (exchange.connection === 'close' && runtime.namesConnections && problem === undefined)
     )
       headers.connection = 'close';
@@ -145,8 +145,11 @@ class FetchPipeline {
     }
     if (method === 'HEAD') {
       const { body } = response;
+      // The length a GET would send, as Node's server says it (RFC 9110 9.3.2).
+      if (typeof body === 'string') headers['content-length'] ??= String(utf8.encode(body).byteLength);
+      else if (body instanceof Uint8Array) headers['content-length'] ??= String(body.byteLength);
       // The body a GET would send is let go (a stream closes its file or its source).
-      if (body instanceof ReadableStream) void body.cancel().catch(() => undefined);
+      else if (body instanceof ReadableStream) void body.cancel().catch(() => undefined);
       response.body = null;
     }
     return response;
@@ -176,7 +179,11 @@ class FetchPipeline {
       });
   }
 
-  async handle(request: PipelineRequest, argument: unknown, trace: RequestTrace | undefined): Promise<SentAnswer> {
+  async handle(
+    request: PipelineRequest,
+    argument: unknown,
+    trace: RequestTrace | undefined,
+  ): Promise<SentAnswer> {
     const core = this.#core;
     // The line's fields (the client's address, the host) are worked out only when it is written.
     const logged = core.requestLog?.enabled() === true;
@@ -191,6 +198,7 @@ class FetchPipeline {
     );
     exchange.trace = trace;
     exchange.argument = argument;
+    exchange.arrivedDraining = !core.serving();
     try {
       const handler = this.#routed(exchange, request);
       route = handler.preflight === true ? undefined : handler.observed;

@@ -7,9 +7,10 @@ import type { Logger } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
 import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import type { FastifyAdapter } from './fastify-adapter.js';
-import type { FetchHandler } from './fetch-entry.js';
+import type { FetchEntry, FetchHandler } from './fetch-entry.js';
 import { exitOnSignals, type Lifecycle, type Listening, type ListenOptions } from './lifecycle.js';
 import { listenNatively, stopNatively } from './native-listen.js';
+import { serveOnNode } from './node-http.js';
 import type { MaybePromise } from './options.js';
 import type { AppSettings } from './settings.js';
 
@@ -23,6 +24,10 @@ export interface ListeningApp {
   readonly adapter: FastifyAdapter | undefined;
   readonly listeners: ReadonlyArray<(listening: Listening) => MaybePromise<void>>;
   readonly fetch: FetchHandler;
+  /** What `app.fetch` calls, for the Node server without Fastify (src/server/node-http.ts). */
+  readonly entry: FetchEntry;
+  /** Whether a route opens WebSockets. */
+  opensSockets(): boolean;
   routeLines(): string[];
   /** Readies the app and refuses what app.fetch does not apply. */
   readyToFetch(): Promise<unknown>;
@@ -54,10 +59,7 @@ export class AppListener {
       );
     if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
     const { adapter, log } = this.#app;
-    if (adapter === undefined)
-      throw new ProceedConfigError(
-        'app.listen() on Node needs the Node adapter: make the app with createApp from proceedjs',
-      );
+    if (adapter === undefined) return this.#listenOnNode(options);
     await adapter.ready();
     if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
     const host = options.host ?? '127.0.0.1';
@@ -80,14 +82,39 @@ export class AppListener {
     }
   }
 
-  async #listenNatively(serve: NativeServe, options: ListenOptions): Promise<string> {
+  /** Node's own http module serving the pipeline, without Fastify (`proceedjs/node`). */
+  #listenOnNode(options: ListenOptions): Promise<string> {
+    const app = this.#app;
+    const { settings, entry } = app;
+    return this.#listenNatively(
+      async ({ port, host }) =>
+        serveOnNode({
+          port,
+          host,
+          handle: entry.handle,
+          lifecycle: app.lifecycle,
+          timeouts: settings.timeouts,
+          maxConnections: settings.maxConnections,
+          upgrades: app.opensSockets(),
+          exposeErrors: settings.exposeErrors,
+          log: app.log,
+          counting: () => entry.counting,
+          arrived: entry.arrived,
+          answered: entry.answered,
+        }),
+      options,
+      'node:http',
+    );
+  }
+
+  async #listenNatively(serve: NativeServe, options: ListenOptions, server?: string): Promise<string> {
     if (this.#nativeServer !== undefined) throw new ProceedConfigError('This app is listening already');
     const { settings, log } = this.#app;
     // Readies the app and refuses what app.fetch does not apply, before the port opens.
     await this.#app.readyToFetch();
     if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const { server, address } = await listenNatively(serve, {
+    const { server: listening, address } = await listenNatively(serve, {
       port: options.port ?? 3030,
       host,
       fetch: this.#app.fetch,
@@ -95,9 +122,10 @@ export class AppListener {
       keepAlive: settings.timeouts.keepAlive,
       exposeErrors: settings.exposeErrors,
       log,
+      server,
     });
-    this.#nativeServer = server;
-    await this.#listening({ host, port: server.port }, options);
+    this.#nativeServer = listening;
+    await this.#listening({ host, port: listening.port }, options);
     return address;
   }
 

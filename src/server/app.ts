@@ -151,6 +151,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
       listeners: hooks.listeners,
       routeLines: () => this.routeLines(),
       fetch: this.fetch,
+      entry: this.#entry,
+      opensSockets: () => this.routes.some((route) => route.definition.output?.kind === 'socket'),
       readyToFetch: () => this.#entry.handler(),
       bodyLimit: () =>
         Math.max(

@@ -159,7 +159,11 @@ export class Lifecycle {
     if (this.phase === 'closing') return;
     this.beginClosing();
     server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
-    // Nothing was sent on these, so nothing is lost: the client opens another, elsewhere.
+    this.dropUnused();
+  }
+
+  /** Closes the connections that never sent a byte: nothing is lost, the client opens another, elsewhere. */
+  dropUnused(): void {
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
   }
 

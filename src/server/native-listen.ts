@@ -18,6 +18,8 @@ export async function listenNatively(
     keepAlive: number;
     exposeErrors: boolean;
     log: Logger;
+    /** The server's name in the log line; the runtime's app.fetch unless said. */
+    server?: string | undefined;
   },
 ): Promise<{ server: NativeServer; address: string }> {
   const { host, log } = options;
@@ -34,7 +36,7 @@ export async function listenNatively(
     },
   });
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-  log.info(`Server listening at ${address} (${runtime.name}, app.fetch)`);
+  log.info(`Server listening at ${address} (${runtime.name}, ${options.server ?? 'app.fetch'})`);
   return { server, address };
 }
 

@@ -92,6 +92,15 @@ function clientProblem(error: NodeJS.ErrnoException): ProceedError {
  * connection cannot carry another request.
  */
 export function answerClientError(this: FastifyInstance, error: Error, socket: Socket): void {
+  answerClientErrorOn(socket, error, this.log);
+}
+
+/** {@link answerClientError} for any Node server, with the logger to tell. */
+export function answerClientErrorOn(
+  socket: Socket,
+  error: Error,
+  log: { debug(object: object, message: string): void },
+): void {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || socket.destroyed) return;
   // Reading a refused body on, its answer sent (src/server/lingering.ts): a timeout there only ends it.
@@ -101,7 +110,7 @@ export function answerClientError(this: FastifyInstance, error: Error, socket: S
   }
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
   const id = randomUUID();
-  this.log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
+  log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
   // A response already under way on this connection (a pipelined request behind it was
   // malformed, or the body it was still reading timed out after an early answer) must not get
   // a second status line written into it: the connection just ends, as Node's own handler does.

@@ -1,0 +1,178 @@
+/**
+ * The app on Node's own http module, without Fastify (`proceedjs/node`, docs/deployment.md, "Node
+ * without Fastify"): each request read as the pipeline's neutral request (src/server/node-request.ts),
+ * answered by the same pipeline as `app.fetch` on every runtime, and its neutral answer written
+ * on Node's response. This module only converts; every HTTP rule is the pipeline's. What only a
+ * Node server has (its timeouts, the connection limit, malformed HTTP, WebSocket upgrades,
+ * graceful close) is set up here as the Fastify adapter sets it up.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { ServerTimeouts } from '../config/server.js';
+import type { PipelineHandler } from '../http/fetch.js';
+import { problemAnswer } from '../http/problems.js';
+import type { NativeServer } from '../http/runtime.js';
+import type { SentAnswer } from '../http/sent.js';
+import type { Lifecycle } from './lifecycle.js';
+import { NodeRequest } from './node-request.js';
+import { answerClientErrorOn } from './problems.js';
+import { routeUpgrades } from './sockets.js';
+
+export interface NodeServeOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly handle: PipelineHandler;
+  readonly lifecycle: Lifecycle;
+  readonly timeouts: ServerTimeouts;
+  readonly maxConnections: number;
+  /** Whether any route opens a WebSocket: only then are upgrade requests taken. */
+  readonly upgrades: boolean;
+  readonly exposeErrors: boolean;
+  readonly log: Logger;
+  /** Counts the requests in flight, when a plugin asked (`app.countRequestsInFlight()`). */
+  readonly counting: () => boolean;
+  readonly arrived: () => void;
+  readonly answered: () => void;
+}
+
+/**
+ * How often Node looks for requests over their time (its default is 30 s, which would let a 10 s
+ * headers timeout run to 40 s), as on the Fastify adapter.
+ */
+const timeoutCheckInterval = 1000;
+
+/** Serves the pipeline on a new `node:http` server; resolves once it listens. */
+export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
+  const { handle, lifecycle, timeouts, log } = options;
+  let ownHost = options.host;
+  const failed = (response: ServerResponse, error: unknown) => {
+    const problem = problemAnswer(error, { exposeErrors: options.exposeErrors, log });
+    if (response.headersSent) response.destroy();
+    else response.writeHead(problem.status, problem.headers).end(problem.body);
+  };
+  const server: Server = createServer(
+    { connectionsCheckingInterval: timeoutCheckInterval, headersTimeout: timeouts.headers },
+    (incoming: IncomingMessage, response: ServerResponse) => {
+      if (options.counting()) {
+        options.arrived();
+        response.once('close', options.answered);
+      }
+      const request = new NodeRequest(incoming, response, ownHost, lifecycle);
+      handle(request, { incoming }).then(
+        (sent) => {
+          try {
+            write(response, sent);
+          } catch (error) {
+            failed(response, error);
+          }
+        },
+        (error: unknown) => failed(response, error),
+      );
+    },
+  );
+  server.requestTimeout = timeouts.request;
+  server.keepAliveTimeout = timeouts.keepAlive;
+  server.on('clientError', (error: Error, socket: Socket) => answerClientErrorOn(socket, error, log));
+  lifecycle.watch(server, options.maxConnections, log);
+  if (options.upgrades) routeUpgrades(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: options.port, host: options.host, backlog: 4096 }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  ownHost = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  return {
+    port,
+    stop: (force) => (force ? closeAll(server) : closeGracefully(server, lifecycle)),
+  };
+}
+
+/** Stops accepting; resolves once every connection has ended, idle ones closed as they become idle. */
+function closeGracefully(server: Server, lifecycle: Lifecycle): Promise<void> {
+  // The app is closing already: a request that arrives now gets the pipeline's 503.
+  lifecycle.dropUnused();
+  // A connection whose answer ends now (an event stream told to close, a request that was
+  // running) would otherwise stay open, idle, until its keep-alive timeout holds up the close.
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  sweep.unref();
+  return new Promise<void>((resolve) => {
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function closeAll(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return Promise.resolve();
+}
+
+/** The neutral answer on Node's response. */
+function write(response: ServerResponse, sent: SentAnswer): void {
+  // A WebSocket: `ws` wrote the 101 and has the connection.
+  if (sent.handshake !== undefined) return;
+  const { status, body } = sent;
+  const headers: OutgoingHttpHeaders = sent.headers;
+  if (sent.cookies.length > 0) headers['set-cookie'] = [...sent.cookies];
+  if (typeof body === 'string') {
+    headers['content-length'] ??= String(Buffer.byteLength(body));
+    response.writeHead(status, headers).end(body);
+  } else if (body instanceof Uint8Array) {
+    headers['content-length'] ??= String(body.byteLength);
+    response.writeHead(status, headers).end(body);
+  } else if (body === null) {
+    response.writeHead(status, headers).end();
+  } else {
+    response.writeHead(status, headers);
+    void pump(body instanceof Blob ? (body.stream() as ReadableStream<Uint8Array>) : body, response);
+  }
+}
+
+/**
+ * A streamed body (a file, event frames) written as the client reads: the next chunk is pulled
+ * only once Node has sent the last one; a client that leaves cancels the stream, which lets go
+ * of its file or ends its handler.
+ */
+async function pump(stream: ReadableStream<Uint8Array>, response: ServerResponse): Promise<void> {
+  const reader = stream.getReader();
+  let gone = false;
+  let resume: (() => void) | undefined;
+  const leave = () => {
+    gone = true;
+    resume?.();
+    void reader.cancel().catch(() => undefined);
+  };
+  response.once('close', leave);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || gone) break;
+      if (!response.write(value))
+        await new Promise<void>((resolve) => {
+          resume = resolve;
+          response.once('drain', resolve);
+        });
+      resume = undefined;
+      if (gone) break;
+    }
+    if (!gone) response.end();
+  } catch {
+    // The source failed midway: the client sees the connection end before the length it was told.
+    response.destroy();
+  } finally {
+    response.off('close', leave);
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * A request of Node's http server as the pipeline reads it (src/http/sent.ts): the few members of
+ * a Fetch `Request` it uses, read from the `IncomingMessage` as they are asked for. Nothing is
+ * copied or converted up front: the headers are Node's own object, the body a stream only when a
+ * route reads it as one, the abort signal made only for a route that listens for it.
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { SocketUpgrade } from '../http/runtimes/common.js';
+import type { PipelineRequest, RequestHeaders } from '../http/sent.js';
+import { completedHandshake } from '../http/sockets.js';
+import type { Lifecycle } from './lifecycle.js';
+import { isHeldUpgrade, openSocket } from './sockets.js';
+
+/** Node's headers by name: a repeated one joined with ", " (Node joins `Cookie` with "; "). */
+class NodeHeaders implements RequestHeaders {
+  readonly #raw: IncomingHttpHeaders;
+
+  constructor(raw: IncomingHttpHeaders) {
+    this.#raw = raw;
+  }
+
+  get(name: string): string | null {
+    const value = this.#raw[name];
+    if (value === undefined) return null;
+    return typeof value === 'string' ? value : value.join(', ');
+  }
+
+  has(name: string): boolean {
+    return this.#raw[name] !== undefined;
+  }
+
+  forEach(each: (value: string, name: string) => void): void {
+    const raw = this.#raw;
+    for (const name in raw) {
+      const value = raw[name];
+      if (value !== undefined) each(typeof value === 'string' ? value : value.join(', '), name);
+    }
+  }
+}
+
+/**
+ * An authority a URL can hold: a host name or address and a port. A `Host` header that is not one
+ * (missing, or malformed) is replaced by the server's own address, so that no URL built from it
+ * fails later.
+ */
+const authority = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+export class NodeRequest implements PipelineRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: NodeHeaders;
+  readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
+  readonly #incoming: IncomingMessage;
+  readonly #response: ServerResponse;
+  #body: ReadableStream<Uint8Array> | null | undefined;
+  #signal: AbortController | undefined;
+
+  constructor(incoming: IncomingMessage, response: ServerResponse, ownHost: string, lifecycle: Lifecycle) {
+    this.#incoming = incoming;
+    this.#response = response;
+    this.method = incoming.method ?? 'GET';
+    const raw = incoming.headers;
+    this.headers = new NodeHeaders(raw);
+    const host = raw.host;
+    const origin = `http://${host !== undefined && authority.test(host) ? host : ownHost}`;
+    const target = incoming.url ?? '/';
+    // The origin form (`/path?query`) is what clients send; the absolute form names its own
+    // authority, and anything else (`*`) matches no route.
+    this.url =
+      target.charCodeAt(0) === 47 ? `${origin}${target}` : `${origin}/${absolutePath(target) ?? '*'}`;
+    this.upgradeSocket = isHeldUpgrade(incoming)
+      ? (upgrade) => {
+          openSocket(incoming, upgrade.session, upgrade.frameLimit, answerOf(upgrade.headers), (connection) =>
+            lifecycle.upgraded(connection),
+          );
+          return completedHandshake();
+        }
+      : undefined;
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#body === undefined) {
+      const raw = this.#incoming.headers;
+      const length = raw['content-length'];
+      const sends =
+        raw['transfer-encoding'] !== undefined || (length !== undefined && length !== '' && length !== '0');
+      this.#body = sends ? streamOf(this.#incoming) : null;
+    }
+    return this.#body;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal === undefined) {
+      const controller = new AbortController();
+      this.#signal = controller;
+      const response = this.#response;
+      if (response.closed && !response.writableFinished) controller.abort();
+      else
+        response.once('close', () => {
+          if (!response.writableFinished) controller.abort();
+        });
+    }
+    return this.#signal.signal;
+  }
+
+  /** The whole body, read from Node's stream without a web stream in between. */
+  arrayBuffer(): Promise<ArrayBuffer> {
+    const body = this.#body;
+    if (body !== undefined && body !== null) return new Response(body).arrayBuffer();
+    const incoming = this.#incoming;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      incoming.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.byteLength;
+      });
+      incoming.once('end', () => {
+        const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+        // A copy: a small Buffer is a view of a pool shared with others.
+        resolve(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer);
+      });
+      incoming.once('error', reject);
+      incoming.once('close', () => {
+        if (!incoming.complete) reject(new Error('The client closed the request'));
+      });
+    });
+  }
+}
+
+/**
+ * Node's request body as a web stream, read as the stream is: Node's stream is paused while a
+ * chunk waits unread, and left paused once the stream is cancelled (the answer then says whether
+ * the connection closes). Node 20's `Readable.toWeb` throws from its data listener when a chunk
+ * arrives after a cancel.
+ */
+function streamOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
+  let settled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        incoming.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
+        });
+        incoming.once('end', () => {
+          if (settled) return;
+          settled = true;
+          controller.close();
+        });
+        const failed = (error: Error) => {
+          if (settled) return;
+          settled = true;
+          controller.error(error);
+        };
+        incoming.once('error', failed);
+        incoming.once('close', () => {
+          if (!incoming.complete) failed(new Error('The client closed the request'));
+        });
+        incoming.pause();
+      },
+      pull() {
+        incoming.resume();
+      },
+      cancel() {
+        settled = true;
+        incoming.pause();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
+/** The path and query of an absolute-form target (`http://host/path`), without its leading '/'. */
+function absolutePath(target: string): string | undefined {
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`.slice(1);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The 101's lines as the `ws` handshake takes them: headers by name, and the cookies apart. */
+function answerOf(lines: SocketUpgrade['headers']): { headers: Record<string, string>; cookies: string[] } {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const [name, value] of lines)
+    if (name === 'set-cookie') cookies.push(value);
+    else headers[name] = value;
+  return { headers, cookies };
+}
