@@ -1,8 +1,8 @@
 /**
  * `npm run bench:cold-start`: process start to first answer, alternated, BENCH_ROUNDS (default 9)
  * starts each; medians and ranges. The smallest useful app (one procedure with validated input,
- * `createApp` from the built package as an app imports it) on Node (the Fastify adapter) and on
- * Bun (`Bun.serve`, no Fastify); a large one, that route and BENCH_PROCEDURES / 3 collections
+ * `createApp` from the built package as an app imports it) on Node (the Fastify adapter, and
+ * Node's own http module through `proceedjs/node`) and on Bun (`Bun.serve`, no Fastify); a large one, that route and BENCH_PROCEDURES / 3 collections
  * (default 1,000) of a list with a query, a get by id and a create, each with Zod schemas of its
  * own; and both written by hand on Fastify with JSON Schema. `BENCH_ROOTS=<checkout>,<checkout>`
  * measures those checkouts' builds instead (each with its `npm ci` and build done), alternated
@@ -115,16 +115,23 @@ const range = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.
 
 /** The app and a tsconfig without `paths` (Bun then resolves `proceedjs` as an app does, to the
  * built package's `bun` entry, not through the repository's tsconfig to the sources). */
-function prepare(root: string): { node: string[]; bun: string[]; large: string[] } {
+function prepare(root: string): { node: string[]; nodeHttp: string[]; bun: string[]; large: string[] } {
   const directory = join(root, '.bench-cold-start');
   mkdirSync(directory, { recursive: true });
   const entry = join(directory, 'app.mjs');
   writeFileSync(entry, app);
   const large = join(directory, 'large.mjs');
   writeFileSync(large, largeProceedApp());
+  const withoutFastify = join(directory, 'app-node.mjs');
+  writeFileSync(withoutFastify, app.replace("from 'proceedjs';", "from 'proceedjs/node';"));
   const tsconfig = join(directory, 'tsconfig.json');
   writeFileSync(tsconfig, '{}');
-  return { node: [entry], bun: [`--tsconfig-override=${tsconfig}`, entry], large: [large] };
+  return {
+    node: [entry],
+    nodeHttp: [withoutFastify],
+    bun: [`--tsconfig-override=${tsconfig}`, entry],
+    large: [large],
+  };
 }
 
 /** The hand-written Fastify apps, once, in this checkout (Fastify is a dependency of Proceed's). */
@@ -143,6 +150,12 @@ const contenders = [
     const label = roots.length === 1 ? '' : `${root}: `;
     return [
       { name: `${label}Node (Fastify adapter)`, root, command: process.execPath, args: args.node },
+      {
+        name: `${label}Node (node:http, proceedjs/node)`,
+        root,
+        command: process.execPath,
+        args: args.nodeHttp,
+      },
       { name: `${label}Bun (Bun.serve)`, root, command: bun, args: args.bun },
       {
         name: `${label}Node, ${collectionCount * 3 + 1} procedures`,
@@ -174,7 +187,7 @@ try {
   const of = (name: string) => median(results.get(name) ?? []);
   const large = collectionCount * 3 + 1;
   console.log(
-    `\nProceed on Node ÷ Fastify by hand: ${(of('Node (Fastify adapter)') / of('Fastify by hand, Node')).toFixed(2)} with one route, ${(of(`Node, ${large} procedures`) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
+    `\nProceed on Node ÷ Fastify by hand: ${(of('Node (Fastify adapter)') / of('Fastify by hand, Node')).toFixed(2)} with one route (${(of('Node (node:http, proceedjs/node)') / of('Fastify by hand, Node')).toFixed(2)} on node:http), ${(of(`Node, ${large} procedures`) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
   );
 } finally {
   for (const root of roots) rmSync(join(root, '.bench-cold-start'), { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /** A Fetch request's JSON body, read up to a limit (src/http/fetch.ts). */
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
-import { forbiddenKeyOf, invalidJson } from './json.js';
+import { forbiddenKeyOf, invalidJson, mayHoldForbiddenKey } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import type { PipelineRequest } from './sent.js';
 
@@ -21,7 +21,8 @@ export async function readBytes(request: PipelineRequest, limit: number): Promis
     // A declared length frames the body: the runtime reads exactly that much, natively, without
     // the stream a bridge such as @hono/node-server builds only when `body` is asked for.
     if (declared >= 0 && !request.headers.has('transfer-encoding')) {
-      const bytes = new Uint8Array(await request.arrayBuffer());
+      const bytes =
+        request.bytes === undefined ? new Uint8Array(await request.arrayBuffer()) : await request.bytes();
       // A Request built in-process is not held to its Content-Length by any wire.
       if (bytes.byteLength > limit) throw tooLarge();
       return bytes;
@@ -71,7 +72,7 @@ export function parseJson(text: string): unknown {
   } catch {
     throw invalidJson();
   }
-  const refused = forbiddenKeyOf(parsed);
+  const refused = mayHoldForbiddenKey(text) ? forbiddenKeyOf(parsed) : undefined;
   if (refused !== undefined) throw refused;
   return parsed;
 }

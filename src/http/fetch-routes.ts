@@ -32,6 +32,8 @@ import { framesInTrace } from './tracing.js';
 import { UploadBody, uploadRefusal } from './uploads.js';
 
 const noCookies: readonly string[] = [];
+/** Decodes a whole body at a time (never streaming), so one decoder serves every request. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A route of the app beside its procedures, served as Fastify serves it on Node. */
 export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler {
@@ -87,7 +89,7 @@ function bodyReader(
     if (!isJsonBody(headers)) throw notJsonBody();
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(await readBytes(request, core.bodyLimit));
+      text = strictUtf8.decode(await readBytes(request, core.bodyLimit));
     } catch (error) {
       if (error instanceof ProceedError) throw error;
       throw new ProceedError('INVALID_JSON', 'Body is not valid UTF-8');

@@ -44,6 +44,15 @@ export function forbiddenKeyIn(text: string): ProceedError | undefined {
   return forbiddenKeyOf(parsed);
 }
 
+/**
+ * Whether a JSON text may hold a refused key: one of the two names, or an escape (`\u005f` can
+ * spell `__proto__`). A key without a backslash is spelled as it is read, so a text with neither
+ * holds none, and its parsed value need not be walked.
+ */
+export function mayHoldForbiddenKey(text: string): boolean {
+  return text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+}
+
 /** The same check on a body already parsed: a 400 naming the first refused key, or undefined. */
 export function forbiddenKeyOf(parsed: unknown): ProceedError | undefined {
   // Iterative: a deeply nested body must not overflow the stack here.

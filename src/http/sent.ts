@@ -27,6 +27,8 @@ export interface PipelineRequest {
   readonly signal?: AbortSignal | undefined;
   /** The whole body, framed by its `Content-Length`. */
   arrayBuffer(): Promise<ArrayBuffer>;
+  /** The same as bytes of its own, where the request reads them without an `ArrayBuffer` first. */
+  bytes?(): Promise<Uint8Array>;
   /**
    * Completes a WebSocket handshake accepted by the app, where the adapter does so itself (Node's
    * `ws`): the answer that stands for the 101. A Fetch `Request` has none: its runtime does it.

@@ -66,6 +66,10 @@ export type ContextualPlugin<K extends PluginOptionsKind> = Plugin<K['options']>
 export type { UserOf } from '../core/guards.js';
 export type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
 
+/** What serves an app without the Fastify adapter: Node's own http module (`proceedjs/node`), or app.fetch. */
+const servedBy = (): string =>
+  runtime.serve === undefined && runtime.listens ? "Node's own http module (proceedjs/node)" : 'app.fetch';
+
 /**
  * A Proceed application: its procedures and routes, its settings, its lifecycle and its
  * observers, the same on every runtime (docs/architecture.md). It serves through `app.fetch`
@@ -174,7 +178,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
   get server(): FastifyInstance {
     if (this.#adapter !== undefined) return this.#adapter.server;
     throw new ProceedConfigError(
-      `app.server is the Fastify instance of the Node adapter, and this app has none: on ${runtime.name} it serves through app.fetch; add routes with app.route() (docs/routes.md)`,
+      `app.server is the Fastify instance of the Node adapter, and this app has none: on ${runtime.name} it serves through ${servedBy()}; add routes with app.route() (docs/routes.md)`,
     );
   }
 
@@ -366,7 +370,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     if (this.#adapter === undefined)
       return Promise.reject(
         new ProceedConfigError(
-          `app.inject() needs the Node adapter, which this app has not on ${runtime.name}: send a Request to app.fetch instead`,
+          `app.inject() needs the Fastify adapter, which this app has not on ${runtime.name} (it serves through ${servedBy()}): send a Request to app.fetch instead`,
         ),
       );
     return this.#adapter.inject(request);

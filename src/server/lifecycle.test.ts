@@ -5,11 +5,24 @@
  */
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
 import type { App, AppOptions } from './app.js';
 import { createApp } from './create-app.js';
+import { createApp as createAppWithoutFastify } from './create-app-fetch.js';
+
+/** The two Node servers: Fastify (`proceedjs`), and Node's own http module (`proceedjs/node`). */
+const nodeServers = [
+  { server: 'Fastify', create: createApp },
+  { server: 'node:http (proceedjs/node)', create: createAppWithoutFastify },
+];
+/** The server the cases of a shared block run on, set before each. */
+let make: typeof createApp = createApp;
+const onEachServer = (create: typeof createApp) =>
+  beforeEach(() => {
+    make = create;
+  });
 
 const apps: App[] = [];
 afterEach(async () => {
@@ -40,7 +53,7 @@ async function started(options: AppOptions<object> = {}, slow = gate()) {
         return { done: true };
       }),
   });
-  const app = createApp({ logger: false, ...options }).mount([things]);
+  const app = make({ logger: false, ...options }).mount([things]);
   apps.push(app);
   const address = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
   return { app, port: Number(address.port), slow };
@@ -126,7 +139,8 @@ function expectProblemAnswer(answer: Parsed | undefined, status: number, code: s
   expect(typeof body.detail).toBe('string');
 }
 
-describe('errors before any route runs are problem+json', () => {
+describe.each(nodeServers)('errors before any route runs are problem+json, on $server', ({ create }) => {
+  onEachServer(create);
   it('answers a URL over the header limit with 431 HEADERS_TOO_LARGE and closes', async () => {
     const { port } = await started();
     const connection = new RawConnection(port);
@@ -179,16 +193,39 @@ describe('errors before any route runs are problem+json', () => {
     expect(slow.filter((connection) => !connection.text.startsWith('HTTP/1.1 408 '))).toHaveLength(0);
   });
 
+  it('routes a request whose Host is malformed or missing, and an absolute-form target; OPTIONS * is a 404', async () => {
+    const { port } = await started();
+    const answered = async (head: string) => {
+      const connection = new RawConnection(port);
+      await connection.send(`${head}\r\nConnection: close\r\n\r\n`);
+      await connection.closed;
+      return responses(connection.text)[0];
+    };
+    for (const head of [
+      'GET /api/things HTTP/1.1\r\nHost: a b',
+      'GET /api/things HTTP/1.0',
+      'GET http://api.example/api/things HTTP/1.1\r\nHost: api.example',
+    ]) {
+      const answer = await answered(head);
+      expect(answer?.status).toBe(200);
+      expect(JSON.parse(answer?.body ?? '')).toEqual([{ id: 1 }]);
+    }
+    const star = await answered('OPTIONS * HTTP/1.1\r\nHost: a');
+    expect(star?.status).toBe(404);
+    expect(star?.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  });
+
   it('refuses impossible timeouts at creation', () => {
-    expect(() => createApp({ timeouts: { headers: 0 } })).toThrow(/timeouts.headers must be/);
-    expect(() => createApp({ timeouts: { headers: 5000, request: 1000 } })).toThrow(
+    expect(() => make({ timeouts: { headers: 0 } })).toThrow(/timeouts.headers must be/);
+    expect(() => make({ timeouts: { headers: 5000, request: 1000 } })).toThrow(
       /must not be longer than timeouts.request/,
     );
-    expect(() => createApp({ drainDelay: -1 })).toThrow(/drainDelay must be/);
+    expect(() => make({ drainDelay: -1 })).toThrow(/drainDelay must be/);
   });
 });
 
-describe('the connection limit', () => {
+describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
+  onEachServer(create);
   /** An app whose create counts its runs: a request shed or refused must never run it. */
   async function counting(maxConnections: number) {
     let creates = 0;
@@ -210,7 +247,7 @@ describe('the connection limit', () => {
           return { done: true };
         }),
     });
-    const app = createApp({ logger: false, maxConnections }).mount([things]);
+    const app = make({ logger: false, maxConnections }).mount([things]);
     apps.push(app);
     const address = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
     /** Resolves once `count` requests wait at the gate. */
@@ -275,12 +312,13 @@ describe('the connection limit', () => {
   });
 
   it('refuses a limit that is not a positive integer', () => {
-    expect(() => createApp({ maxConnections: 0 })).toThrow(/maxConnections must be a positive integer/);
-    expect(() => createApp({ maxConnections: 1.5 })).toThrow(/maxConnections must be a positive integer/);
+    expect(() => make({ maxConnections: 0 })).toThrow(/maxConnections must be a positive integer/);
+    expect(() => make({ maxConnections: 1.5 })).toThrow(/maxConnections must be a positive integer/);
   });
 });
 
-describe('shutdown', () => {
+describe.each(nodeServers)('draining, on $server', ({ create }) => {
+  onEachServer(create);
   it('drains: readiness 503 at once, liveness and routes still served (Connection: close), then closes', async () => {
     const { app, port } = await started({ drainDelay: 800 });
     const base = `http://127.0.0.1:${port}`;
@@ -303,7 +341,11 @@ describe('shutdown', () => {
     expect(app.phase).toBe('closing');
     await expect(fetch(`${base}/api/health/live`)).rejects.toThrow();
   });
+});
 
+describe('shutdown on Fastify', () => {
+  // The node:http server's shutdown is in the conformance suite (src/http/conformance.test.ts).
+  onEachServer(createApp);
   it('serves a request whose body is still arriving when closing begins', async () => {
     const { app, port } = await started({ drainDelay: 0 });
     const connection = new RawConnection(port);

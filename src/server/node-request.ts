@@ -105,8 +105,14 @@ export class NodeRequest implements PipelineRequest {
 
   /** The whole body, read from Node's stream without a web stream in between. */
   arrayBuffer(): Promise<ArrayBuffer> {
+    return this.bytes().then((bytes) => bytes.buffer as ArrayBuffer);
+  }
+
+  /** The whole body in memory of its own (a Buffer of Node's may share its memory with others). */
+  bytes(): Promise<Uint8Array> {
     const body = this.#body;
-    if (body !== undefined && body !== null) return new Response(body).arrayBuffer();
+    if (body !== undefined && body !== null)
+      return new Response(body).arrayBuffer().then((buffer) => new Uint8Array(buffer));
     const incoming = this.#incoming;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -115,14 +121,18 @@ export class NodeRequest implements PipelineRequest {
         chunks.push(chunk);
         size += chunk.byteLength;
       });
-      incoming.once('end', () => {
-        const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-        // A copy: a small Buffer is a view of a pool shared with others.
-        resolve(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer);
-      });
-      incoming.once('error', reject);
-      incoming.once('close', () => {
+      incoming.on('error', reject);
+      incoming.on('close', () => {
         if (!incoming.complete) reject(new Error('The client closed the request'));
+      });
+      incoming.on('end', () => {
+        const bytes = new Uint8Array(size);
+        let offset = 0;
+        for (const chunk of chunks) {
+          bytes.set(chunk, offset);
+          offset += chunk.byteLength;
+        }
+        resolve(bytes);
       });
     });
   }
