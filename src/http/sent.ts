@@ -5,8 +5,7 @@
  * is what an adapter writes: a `Response` on a Fetch runtime (`responseOf`), Node's own response
  * on `node:http` (src/server/node-http.ts).
  */
-import type { SocketUpgrade } from './runtimes/common.js';
-import { sentStatus } from './sockets.js';
+import { type SocketSession, sentStatus } from './sockets.js';
 
 /** The headers of a request, read by name. */
 export interface RequestHeaders {
@@ -34,6 +33,21 @@ export interface PipelineRequest {
    * `ws`): the answer that stands for the 101. A Fetch `Request` has none: its runtime does it.
    */
   readonly upgradeSocket?: ((upgrade: SocketUpgrade) => Response) | undefined;
+}
+
+/** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */
+export interface SocketUpgrade {
+  /** A Fetch `Request` where the runtime's own server received it (Bun, Deno, Workers). */
+  readonly request: PipelineRequest;
+  /** What the runtime passed beside the request to app.fetch (Bun's server). */
+  readonly argument: unknown;
+  readonly session: SocketSession;
+  /** The most one frame may carry: the runtime closes with 1009 past it, where it can tell. */
+  readonly frameLimit: number;
+  /** ms between pings, for a runtime that keeps sockets alive itself (Deno). */
+  readonly pingInterval: number;
+  /** The app's headers for the `101`: its request id, the handler's cookies. */
+  readonly headers: readonly (readonly [string, string])[];
 }
 
 /** What an answer sends after its headers. */

@@ -10,7 +10,6 @@ import type { FastifyAdapter } from './fastify-adapter.js';
 import type { FetchEntry, FetchHandler } from './fetch-entry.js';
 import { exitOnSignals, type Lifecycle, type Listening, type ListenOptions } from './lifecycle.js';
 import { listenNatively, stopNatively } from './native-listen.js';
-import { serveOnNode } from './node-http.js';
 import type { MaybePromise } from './options.js';
 import type { AppSettings } from './settings.js';
 
@@ -88,7 +87,8 @@ export class AppListener {
     const { settings, entry } = app;
     return this.#listenNatively(
       async ({ port, host }) =>
-        serveOnNode({
+        // Loaded only here: Bun, Deno and a Worker's bundle never need Node's own server.
+        (await import('./node-http.js')).serveOnNode({
           port,
           host,
           handle: entry.handle,

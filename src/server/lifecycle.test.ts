@@ -194,7 +194,11 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
   });
 
   it('routes a request whose Host is malformed or missing, and an absolute-form target; OPTIONS * is a 404', async () => {
-    const { port } = await started();
+    // With the request log on: it names the request's host.
+    const lines: string[] = [];
+    const { port } = await started({
+      logger: { level: 'info', stream: { write: (line) => lines.push(line) } },
+    });
     const answered = async (head: string) => {
       const connection = new RawConnection(port);
       await connection.send(`${head}\r\nConnection: close\r\n\r\n`);
@@ -203,6 +207,10 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
     };
     for (const head of [
       'GET /api/things HTTP/1.1\r\nHost: a b',
+      'GET /api/things HTTP/1.1\r\nHost: 1.2.3.4.5',
+      'GET /api/things HTTP/1.1\r\nHost: a:99999',
+      'GET /api/things HTTP/1.1\r\nHost: [1.2.3.4]',
+      'GET /api/things HTTP/1.1\r\nHost: evil.example/api/other?',
       'GET /api/things HTTP/1.0',
       'GET http://api.example/api/things HTTP/1.1\r\nHost: api.example',
     ]) {
@@ -213,6 +221,24 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
     const star = await answered('OPTIONS * HTTP/1.1\r\nHost: a');
     expect(star?.status).toBe(404);
     expect(star?.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(lines.filter((line) => line.includes('"level":50'))).toEqual([]);
+  });
+
+  it('answers 413 to a chunked body past the limit, reads on to its bound, then closes the connection', async () => {
+    const { port } = await started({ bodyLimit: 1024 });
+    const connection = new RawConnection(port);
+    connection.socket.on('error', () => undefined);
+    await connection.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
+    // 64 KiB chunks, 12 MiB in all: past the 10 MiB a refused body is read on for.
+    const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
+    for (let sent = 0; sent < 192 && !connection.isClosed; sent++)
+      await Promise.race([connection.send(chunk), connection.closed]);
+    await connection.closed;
+    const [answer, another] = responses(connection.text);
+    expect(answer?.status).toBe(413);
+    expect(another).toBeUndefined();
   });
 
   it('refuses impossible timeouts at creation', () => {

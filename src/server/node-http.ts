@@ -64,12 +64,19 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
         options.arrived();
         response.once('close', options.answered);
       }
-      const request = new NodeRequest(incoming, response, ownHost, lifecycle);
-      handle(request, { incoming }).then(
+      let answered: Promise<SentAnswer>;
+      try {
+        answered = handle(new NodeRequest(incoming, response, ownHost, lifecycle), { incoming });
+      } catch (error) {
+        // A step before the pipeline's own promise (a tracer's start) failed.
+        answered = Promise.reject(error);
+      }
+      answered.then(
         (sent) => {
           try {
             write(response, sent);
           } catch (error) {
+            if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
             failed(response, error);
           }
         },
@@ -137,7 +144,9 @@ function write(response: ServerResponse, sent: SentAnswer): void {
     response.writeHead(status, headers).end();
   } else {
     response.writeHead(status, headers);
-    void pump(body instanceof Blob ? (body.stream() as ReadableStream<Uint8Array>) : body, response);
+    pump(body instanceof Blob ? (body.stream() as ReadableStream<Uint8Array>) : body, response).catch(() =>
+      response.destroy(),
+    );
   }
 }
 
@@ -148,9 +157,15 @@ function write(response: ServerResponse, sent: SentAnswer): void {
  */
 async function pump(stream: ReadableStream<Uint8Array>, response: ServerResponse): Promise<void> {
   const reader = stream.getReader();
+  // The client left before the answer: the stream lets go of its file or ends its handler.
+  if (response.destroyed) {
+    await reader.cancel().catch(() => undefined);
+    return;
+  }
   let gone = false;
   let resume: (() => void) | undefined;
   const leave = () => {
+    if (gone) return;
     gone = true;
     resume?.();
     void reader.cancel().catch(() => undefined);
@@ -160,11 +175,12 @@ async function pump(stream: ReadableStream<Uint8Array>, response: ServerResponse
     for (;;) {
       const { done, value } = await reader.read();
       if (done || gone) break;
-      if (!response.write(value))
+      if (!response.write(value) && !response.destroyed)
         await new Promise<void>((resolve) => {
           resume = resolve;
           response.once('drain', resolve);
         });
+      if (response.destroyed) leave();
       resume = undefined;
       if (gone) break;
     }

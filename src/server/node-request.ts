@@ -39,11 +39,22 @@ class NodeHeaders implements RequestHeaders {
 }
 
 /**
- * An authority a URL can hold: a host name or address and a port. A `Host` header that is not one
- * (missing, or malformed) is replaced by the server's own address, so that no URL built from it
- * fails later.
+ * The origin a request names with its `Host` header, or the server's own address where that is
+ * missing or not an authority a URL can hold (`1.2.3.4.5`, `a:99999`, `a b`), so that no URL built
+ * from it fails later. The last well-formed host seen is remembered: a server's clients name one or two.
  */
-const authority = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+let lastHost: string | undefined;
+let lastOrigin = '';
+function originOf(host: string | undefined, ownHost: string): string {
+  if (host === undefined) return `http://${ownHost}`;
+  if (host === lastHost) return lastOrigin;
+  const named = `http://${host}`;
+  // A host that carries a path, a query or credentials would move the URL's path.
+  if (/[/?#@\\]/.test(host) || !URL.canParse(named)) return `http://${ownHost}`;
+  lastHost = host;
+  lastOrigin = named;
+  return named;
+}
 
 export class NodeRequest implements PipelineRequest {
   readonly method: string;
@@ -61,11 +72,10 @@ export class NodeRequest implements PipelineRequest {
     this.method = incoming.method ?? 'GET';
     const raw = incoming.headers;
     this.headers = new NodeHeaders(raw);
-    const host = raw.host;
-    const origin = `http://${host !== undefined && authority.test(host) ? host : ownHost}`;
+    const origin = originOf(raw.host, ownHost);
     const target = incoming.url ?? '/';
-    // The origin form (`/path?query`) is what clients send; the absolute form names its own
-    // authority, and anything else (`*`) matches no route.
+    // The origin form (`/path?query`) is what clients send; of the absolute form the path is
+    // taken, and anything else (`*`) matches no route.
     this.url =
       target.charCodeAt(0) === 47 ? `${origin}${target}` : `${origin}/${absolutePath(target) ?? '*'}`;
     this.upgradeSocket = isHeldUpgrade(incoming)
@@ -84,7 +94,7 @@ export class NodeRequest implements PipelineRequest {
       const length = raw['content-length'];
       const sends =
         raw['transfer-encoding'] !== undefined || (length !== undefined && length !== '' && length !== '0');
-      this.#body = sends ? streamOf(this.#incoming) : null;
+      this.#body = sends ? streamOf(this.#incoming, this.#response) : null;
     }
     return this.#body;
   }
@@ -114,6 +124,8 @@ export class NodeRequest implements PipelineRequest {
     if (body !== undefined && body !== null)
       return new Response(body).arrayBuffer().then((buffer) => new Uint8Array(buffer));
     const incoming = this.#incoming;
+    // Destroyed before the read began (its client left while a step waited): no event will come.
+    if (incoming.destroyed) return Promise.reject(new Error('The client closed the request'));
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -140,15 +152,20 @@ export class NodeRequest implements PipelineRequest {
 
 /**
  * Node's request body as a web stream, read as the stream is: Node's stream is paused while a
- * chunk waits unread, and left paused once the stream is cancelled (the answer then says whether
- * the connection closes). Node 20's `Readable.toWeb` throws from its data listener when a chunk
+ * chunk waits unread. Cancelled before its end, it leaves the rest unread, and the connection
+ * closes once the answer is sent (src/http/lingering.ts bounds what is read on before that). Node 20's `Readable.toWeb` throws from its data listener when a chunk
  * arrives after a cancel.
  */
-function streamOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
+function streamOf(incoming: IncomingMessage, response: ServerResponse): ReadableStream<Uint8Array> {
   let settled = false;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        if (incoming.destroyed) {
+          settled = true;
+          controller.error(new Error('The client closed the request'));
+          return;
+        }
         incoming.on('data', (chunk: Buffer) => {
           if (settled) return;
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
@@ -176,6 +193,11 @@ function streamOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
       cancel() {
         settled = true;
         incoming.pause();
+        // The rest of the body is not read: the connection cannot carry another request. Closed
+        // after the answer, or at once if it was sent already (a refused body read on to its bound).
+        if (incoming.complete) return;
+        response.shouldKeepAlive = false;
+        if (response.writableFinished) incoming.socket?.destroy();
       },
     },
     { highWaterMark: 1 },

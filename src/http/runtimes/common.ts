@@ -4,25 +4,13 @@
  * "Runtimes"). `src/http/runtime.ts` picks the one this process runs on.
  */
 
-import type { PipelineRequest } from '../sent.js';
+import type { PipelineRequest, SocketUpgrade } from '../sent.js';
+
+export type { SocketUpgrade } from '../sent.js';
+
 import type { SocketPeer, SocketSession } from '../sockets.js';
 
 export type FetchHandler = (request: Request, runtime?: unknown) => Promise<Response>;
-
-/** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */
-export interface SocketUpgrade {
-  /** A Fetch `Request` where the runtime's own server received it (Bun, Deno, Workers). */
-  readonly request: PipelineRequest;
-  /** What the runtime passed beside the request to app.fetch (Bun's server). */
-  readonly argument: unknown;
-  readonly session: SocketSession;
-  /** The most one frame may carry: the runtime closes with 1009 past it, where it can tell. */
-  readonly frameLimit: number;
-  /** ms between pings, for a runtime that keeps sockets alive itself (Deno). */
-  readonly pingInterval: number;
-  /** The app's headers for the `101`: its request id, the handler's cookies. */
-  readonly headers: readonly (readonly [string, string])[];
-}
 
 /** A standard `WebSocket` (Deno's, a Worker's) as a session drives it. */
 export function standardPeer(socket: WebSocket, ping: (() => void) | undefined): SocketPeer {
