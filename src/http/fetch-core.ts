@@ -86,6 +86,8 @@ export interface RequestLogEntry {
   url: string;
   host: string | undefined;
   ip: string;
+  /** Its `Accept-Version`, as Node's line names it. */
+  version: string | undefined;
   status: number;
   milliseconds: number;
 }

@@ -172,8 +172,10 @@ class FetchPipeline {
         id,
         method,
         url: loggedUrl(`${exchange.path}${exchange.search}`),
-        host: exchange.url.host,
+        // The header as sent, as Node's line names it; a request made in code carries it in its URL.
+        host: exchange.header('host') ?? exchange.url.host,
         ip: exchange.ip,
+        version: exchange.header('accept-version'),
         status,
         milliseconds,
       });

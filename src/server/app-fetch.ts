@@ -15,7 +15,9 @@ import { runtime } from '../http/runtime.js';
 import type { Spools } from '../http/spool.js';
 import { encoded, nodeCodings } from './http-cache.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { TraceFields } from './log-output.js';
 import { newRequestId } from './request-id.js';
+import { field, RequestLines } from './request-lines.js';
 import type { AppSettings } from './settings.js';
 
 export interface AppParts {
@@ -28,8 +30,74 @@ export interface AppParts {
   readonly log: Logger;
   readonly userSource: () => string | undefined;
   readonly idempotency: () => IdempotencyRuntime | undefined;
+  /** Runs `task` as the app closes. */
+  readonly onClose: (task: () => void) => void;
   /** Tells the app's observers of an answer; undefined when it has none. */
   readonly observe: ((answer: Answer) => void) | undefined;
+}
+
+/**
+ * The pipeline's request line: Node's line (src/server/request-lines.ts), held and written once per
+ * turn, as on the Fastify adapter; the lines held are written when the app closes too.
+ */
+function requestLog(
+  log: Logger,
+  traceFields: TraceFields | undefined,
+  onClose: (task: () => void) => void,
+): FetchCore['requestLog'] {
+  const enabled = () => log.isLevelEnabled('info');
+  // A Worker logs through console, a line at a time: pino's own line there.
+  if (!runtime.hasStandardOutput)
+    return {
+      enabled,
+      write: ({ id, method, url, host, ip, version, status, milliseconds }) =>
+        log.info(
+          {
+            reqId: id,
+            // Shaped as Fastify's request serializer reads a request, so the line is Node's.
+            req: {
+              method,
+              url,
+              host,
+              ip: ip === '' ? undefined : ip,
+              headers: { 'accept-version': version },
+            },
+            res: { statusCode: status },
+            responseTime: milliseconds,
+          },
+          'request completed',
+        ),
+    };
+  const lines = new RequestLines(traceFields);
+  lines.attach(log);
+  onClose(lines.writeHeld);
+  // A server's requests name one host and a few clients: the last fields made are kept.
+  let lastHost: string | undefined;
+  let lastIp: string | undefined;
+  let lastPeer = '';
+  const peerOf = (host: string | undefined, ip: string) => {
+    if (host !== lastHost || ip !== lastIp) {
+      lastHost = host;
+      lastIp = ip;
+      lastPeer = `${field('host', host)}${field('remoteAddress', ip === '' ? undefined : ip)}`;
+    }
+    return lastPeer;
+  };
+  return {
+    enabled,
+    write: ({ id, method, url, host, ip, version, status, milliseconds }) =>
+      lines.hold({
+        id,
+        method,
+        url,
+        version,
+        // As Fastify's request serializer reads a request, so the line is Node's.
+        peer: peerOf(host, ip),
+        status,
+        milliseconds,
+        completed: true,
+      }),
+  };
 }
 
 export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
@@ -61,22 +129,9 @@ export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
     cors: settings.cors,
     rateLimits: parts.rateLimits,
     trustProxy: settings.trustProxy,
-    requestLog: !settings.logsRequests
-      ? undefined
-      : {
-          enabled: () => log.isLevelEnabled('info'),
-          write: ({ id, method, url, host, ip, status, milliseconds }) =>
-            log.info(
-              {
-                reqId: id,
-                // Shaped as Fastify's request serializer reads a request, so the line is Node's.
-                req: { method, url, host, ip: ip === '' ? undefined : ip, headers: {} },
-                res: { statusCode: status },
-                responseTime: milliseconds,
-              },
-              'request completed',
-            ),
-        },
+    requestLog: settings.logsRequests
+      ? requestLog(log, settings.tracing?.logFields, parts.onClose)
+      : undefined,
     entityTag,
     bytesTag,
     matchingTag,

@@ -236,6 +236,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
         userSource: () => this.userSource,
         idempotency: () => this.idempotencyRuntime,
         observe: this.hooks.observed ? this.hooks.tellObservers : undefined,
+        onClose: (task) => this.hooks.onFrameworkClose(task),
       }),
     );
   }

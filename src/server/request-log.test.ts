@@ -10,6 +10,7 @@ import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
 import { createApp } from './create-app.js';
+import { createApp as createAppWithoutFastify } from './create-app-fetch.js';
 import { batched } from './log-output.js';
 
 describe('batched', () => {
@@ -109,14 +110,14 @@ describe('the request line', () => {
 });
 
 /** An app of one read, `GET /api/things/:id?q=`, whose log lines land in `lines`. */
-function thingsLoggingTo() {
+function thingsLoggingTo(make: typeof createApp = createApp) {
   const lines: string[] = [];
   const things = procedures('things', {
     getThing: procedure()
       .input(z.object({ id: z.string(), q: z.string().optional() }))
       .query(({ input }) => ({ id: input.id })),
   });
-  const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
+  const app = make({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([things]);
   return { app, lines };
 }
 
@@ -338,6 +339,45 @@ describe('the request line of app.fetch', () => {
       req: { method: 'GET', url: '/api/things/7?q=%22', host: 'api.example', remoteAddress: '203.0.113.7' },
       res: { statusCode: 200 },
       responseTime: expect.any(Number),
+    });
+  });
+});
+
+describe('the request line of the node:http server (proceedjs/node)', () => {
+  it("is Node's line, with the fields and order of the Fastify adapter's", async () => {
+    const { app, lines } = thingsLoggingTo(createAppWithoutFastify);
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const ids = ['node-1', 'node-2', 'node-3'];
+    await Promise.all(
+      ids.map(async (id) =>
+        (await fetch(`${origin}/api/things/7`, { headers: { 'x-request-id': id } })).text(),
+      ),
+    );
+    await eventually(
+      () => lines.filter((line) => line.includes('"node-')).length === 3,
+      5_000,
+      'the three request lines',
+    );
+    await app.close();
+    const line = lines
+      .map((each) => JSON.parse(each) as Record<string, unknown>)
+      .find((each) => each.reqId === 'node-1');
+    expect(Object.keys(line ?? {})).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'responseTime',
+      'msg',
+    ]);
+    expect(line).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'GET', url: '/api/things/7', host: new URL(origin).host, remoteAddress: '127.0.0.1' },
+      res: { statusCode: 200 },
     });
   });
 });

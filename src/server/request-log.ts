@@ -8,9 +8,10 @@
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { loggedUrl } from '../http/url.js';
-import { atTurnEnd, beforeStandardOutputWrites, isStandardOutput, type TraceFields } from './log-output.js';
+import type { TraceFields } from './log-output.js';
+import { field, RequestLines } from './request-lines.js';
 
 export type { TraceFields } from './log-output.js';
 
@@ -101,25 +102,6 @@ export function lazyChildLoggers(
 /** A request whose answer was already logged (as errored). */
 const logged = new WeakSet<FastifyReply>();
 
-/** Where a pino logger writes its lines. */
-const streamOf = (logger: Logger) =>
-  (logger as unknown as Record<symbol, { write(line: string): void } | undefined>)[pino.symbols.streamSym];
-
-const json = JSON.stringify;
-
-/** Text that JSON writes as it is between its quotes: printable ASCII but `"` and `\`. */
-const plain = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/**
- * A string in JSON, as `JSON.stringify` writes it. A line's values (a URL, a host, an address)
- * almost never need escaping, and testing that is cheaper than a call to the serializer.
- */
-const quoted = (text: string): string => (plain.test(text) ? `"${text}"` : json(text));
-
-/** `,"name":value` in JSON, or nothing for undefined: what pino leaves out. */
-const field = (name: string, value: unknown): string =>
-  value === undefined ? '' : `,"${name}":${typeof value === 'string' ? quoted(value) : json(value)}`;
-
 /** A connection's `host`, `remoteAddress` and `remotePort` fields as last written, and their values. */
 interface PeerFields {
   host: string | undefined;
@@ -153,36 +135,6 @@ function isEventStream(reply: FastifyReply): boolean {
   return typeof type === 'string' && type.startsWith('text/event-stream');
 }
 
-/** How many values a held request line has (`#hold`). */
-const heldFields = 10;
-const completed = '"request completed"';
-const aborted = '"request aborted: the client left before the answer was sent"';
-
-/** Request logs holding lines: written when the process exits, before standard output's last write. */
-const waiting = new Set<OneLinePerRequest>();
-let writesOnExit = false;
-
-function writeWaitingOnExit(): void {
-  if (writesOnExit) return;
-  writesOnExit = true;
-  process.prependListener('exit', writeWaiting);
-  beforeStandardOutputWrites(writeWaiting);
-}
-
-/**
- * Writes the lines every request log holds. A stream that throws costs its own lines, never the
- * other logs' or standard output's last write.
- */
-function writeWaiting(): void {
-  for (const log of waiting) {
-    try {
-      log.writeHeld();
-    } catch {
-      // nowhere left to report it
-    }
-  }
-}
-
 /**
  * One log line per request at `info`, when its connection is done with it: "request completed"
  * (method, URL, client address, status, time, request id), or "request aborted" when the client
@@ -193,24 +145,17 @@ function writeWaiting(): void {
 export class OneLinePerRequest extends LogController {
   /** The app's logger, once Fastify made it (`attach`). */
   #logger: Logger | undefined;
-  /** `,"pid":…,"hostname":"…"`: the logger's own bindings, as pino writes them into a line. */
-  #base = '';
-  /** The trace ids of the request's span, written as pino's mixin would (docs/observability.md). */
-  readonly #traceFields: TraceFields | undefined;
-  /** The values of the lines not written yet, {@link heldFields} per request. */
-  #held: unknown[] = [];
+  readonly #lines: RequestLines;
 
   constructor(traceFields?: TraceFields) {
     super();
-    this.#traceFields = traceFields;
+    this.#lines = new RequestLines(traceFields);
   }
 
   /** Takes the app's logger. */
   attach(logger: Logger): void {
     this.#logger = logger;
-    writeWaitingOnExit();
-    const chindings = (logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
-    this.#base = typeof chindings === 'string' ? chindings : '';
+    this.#lines.attach(logger);
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
@@ -231,55 +176,25 @@ export class OneLinePerRequest extends LogController {
     // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
     reply.raw.on('close', () => {
       if (logged.has(reply)) return;
-      this.#hold(request, reply, performance.now() - started);
+      this.#lines.hold({
+        id: request.id,
+        method: request.method,
+        url: loggedUrl(request.url),
+        version: request.headers['accept-version'],
+        peer: peerFields(request),
+        status: reply.statusCode,
+        milliseconds: performance.now() - started,
+        // An event stream ends when its client leaves: its normal end, not an abort; a
+        // WebSocket's handshake is done once upgraded (101).
+        completed: reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
+      });
     });
   }
 
-  /**
-   * Keeps a finished request's values for its line: lines are composed together, once per turn
-   * of the event loop, where composing each in its own `close` cost a cursor page several
-   * percent more (docs/performance.md, "What the cursor page pays").
-   */
-  #hold(request: FastifyRequest, reply: FastifyReply, responseTime: number): void {
-    this.#held.push(
-      Date.now(),
-      request.id,
-      request.method,
-      loggedUrl(request.url),
-      request.headers['accept-version'],
-      peerFields(request),
-      reply.statusCode,
-      responseTime,
-      // The trace ids of the request's own context, read now: later there is none.
-      this.#traced(),
-      // An event stream ends when its client leaves: its normal end, not an abort; a WebSocket's
-      // handshake is done once upgraded (101).
-      reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
-    );
-    if (this.#held.length > heldFields) return;
-    waiting.add(this);
-    // Standard output's own end of turn takes them first when it is due (`batched`).
-    atTurnEnd(this.writeHeld);
+  /** Writes the lines of the requests held so far (on close). */
+  writeHeld(): void {
+    this.#lines.writeHeld();
   }
-
-  /** Writes the lines of the requests held so far: at the end of their turn, on close and on exit. */
-  readonly writeHeld = (): void => {
-    waiting.delete(this);
-    const held = this.#held;
-    if (held.length === 0) return;
-    this.#held = [];
-    const stream = this.#logger === undefined ? undefined : streamOf(this.#logger);
-    if (stream === undefined) return;
-    // Standard output takes the turn's lines as one text; another stream, as pino would, a line a write.
-    const together = isStandardOutput(stream);
-    let text = '';
-    for (let at = 0; at < held.length; at += heldFields) {
-      const line = this.#line(held, at);
-      if (together) text += line;
-      else stream.write(line);
-    }
-    if (together) stream.write(text);
-  };
 
   #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
     if (logged.has(reply)) return;
@@ -287,25 +202,6 @@ export class OneLinePerRequest extends LogController {
     if (this.#logger === undefined || this.isLogDisabled(request)) return;
     const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
     reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
-  }
-
-  /** The line pino would write for `{ req, res, responseTime }` at info, from the values held at `at`. */
-  #line(held: unknown[], at: number): string {
-    return (
-      `{"level":30,"time":${held[at] as number}${this.#base}${field('reqId', held[at + 1])}` +
-      `,"req":{"method":${quoted(held[at + 2] as string)}${field('url', held[at + 3])}` +
-      `${field('version', held[at + 4])}${held[at + 5] as string}}` +
-      `,"res":{"statusCode":${held[at + 6] as number}},"responseTime":${held[at + 7] as number}${held[at + 8] as string}` +
-      `,"msg":${held[at + 9] === true ? completed : aborted}}\n`
-    );
-  }
-
-  #traced(): string {
-    const fields = this.#traceFields?.();
-    if (fields === undefined) return '';
-    let text = '';
-    for (const name in fields) text += field(name, fields[name]);
-    return text;
   }
 
   /**
