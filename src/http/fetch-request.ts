@@ -48,6 +48,7 @@ export class Exchange {
   connection: 'close' | 'keep' | undefined;
   readonly #address: () => string;
   #ip: string | undefined;
+  #lineFields: { host: string; version: string | undefined } | undefined;
   #url: URL | undefined;
   #headers: HeaderRecord | undefined;
 
@@ -66,6 +67,19 @@ export class Exchange {
   get ip(): string {
     this.#ip ??= this.#address();
     return this.#ip;
+  }
+
+  /**
+   * What the request line names of the request beside its address: the `Host` header as sent (a
+   * request made in code carries it in its URL) and `Accept-Version`. Read once; a WebSocket's
+   * handshake reads it before the upgrade, after which Deno's request can no longer be read.
+   */
+  get lineFields(): { host: string; version: string | undefined } {
+    this.#lineFields ??= {
+      host: this.header('host') ?? this.url.host,
+      version: this.header('accept-version'),
+    };
+    return this.#lineFields;
   }
 
   get url(): URL {

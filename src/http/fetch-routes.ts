@@ -253,8 +253,10 @@ function socketResponse(
       `app.fetch on ${runtime.name} opens no WebSockets: serve the app with app.listen() (docs/sockets.md)`,
     );
   }
-  // Read before the upgrade: Deno's request is closed once it is upgraded, its peer with it.
+  // Read before the upgrade: Deno's request is closed once it is upgraded, its peer and headers
+  // with it.
   void exchange.ip;
+  void exchange.lineFields;
   const lines: [string, string][] = Object.entries(headers);
   for (const cookie of cookies) lines.push(['set-cookie', cookie]);
   const handshake = upgrade({

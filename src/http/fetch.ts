@@ -172,10 +172,8 @@ class FetchPipeline {
         id,
         method,
         url: loggedUrl(`${exchange.path}${exchange.search}`),
-        // The header as sent, as Node's line names it; a request made in code carries it in its URL.
-        host: exchange.header('host') ?? exchange.url.host,
+        ...exchange.lineFields,
         ip: exchange.ip,
-        version: exchange.header('accept-version'),
         status,
         milliseconds,
       });

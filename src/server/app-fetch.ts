@@ -50,17 +50,17 @@ function requestLog(
   if (!runtime.hasStandardOutput)
     return {
       enabled,
-      write: ({ id, method, url, host, ip, version, status, milliseconds }) =>
+      write: ({ id, method, url, host, ip, status, milliseconds }) =>
         log.info(
           {
             reqId: id,
-            // Shaped as Fastify's request serializer reads a request, so the line is Node's.
+            // As before the lines were held: the Worker's console logger writes these fields.
             req: {
               method,
               url,
               host,
               ip: ip === '' ? undefined : ip,
-              headers: { 'accept-version': version },
+              headers: {},
             },
             res: { statusCode: status },
             responseTime: milliseconds,

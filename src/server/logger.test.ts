@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './create-app.js';
-import { serializeError } from './logger.js';
+import { appLogger, serializeError } from './logger.js';
 
 /** Shaped like the error Drizzle throws for a failed query: the parameters are in the message. */
 class QueryError extends Error {
@@ -142,6 +142,25 @@ describe('request logs', () => {
     expect((await logged('debug')).map((line) => line.msg)).toEqual([
       'incoming request',
       'request completed',
+    ]);
+  });
+});
+
+describe('the trace fields of a line', () => {
+  it('leave no line with the fields of another when there is no span to name', () => {
+    const lines: string[] = [];
+    let span: Record<string, string> | undefined;
+    const logger = appLogger({ level: 'info', stream: { write: (line) => lines.push(line) } }, () => span);
+    logger?.info({ reqId: 'first' }, 'outside any span');
+    span = { trace_id: 'a'.repeat(32) };
+    logger?.info('inside a span');
+    span = undefined;
+    logger?.info('outside again');
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed.map((line) => [line.msg, line.reqId, line.trace_id])).toEqual([
+      ['outside any span', 'first', undefined],
+      ['inside a span', undefined, 'a'.repeat(32)],
+      ['outside again', undefined, undefined],
     ]);
   });
 });

@@ -68,8 +68,8 @@ function prettyPrinter(): string | undefined {
 /** pino's mixin for those fields; none when the app traces nothing. */
 function traceMixin(traceFields: TraceFields | undefined): { mixin?: () => object } {
   if (traceFields === undefined) return {};
-  const none = {};
-  return { mixin: () => traceFields() ?? none };
+  // A new object each time: pino merges the line's own fields into what the mixin returns.
+  return { mixin: () => traceFields() ?? {} };
 }
 
 /**

@@ -2,7 +2,8 @@
  * The request log's lines (docs/deployment.md, "Logs"), composed as cheaply as a line can be, for
  * every server: the Fastify adapter (src/server/request-log.ts), and the pipeline of `app.fetch`
  * and of Node's own http server (src/server/app-fetch.ts). Each line is composed directly, with
- * exactly the fields and order pino would give `{ req, res, responseTime }` at `info`, for all
+ * the fields and order pino would give `{ req, res, responseTime }` at `info` (a traced request's
+ * ids come after `responseTime`, where pino's mixin would put them after `hostname`), for all
  * requests done within one turn of the event loop at its end; lines to standard output are written
  * with one call per turn. Nothing here knows Fastify.
  */
@@ -55,6 +56,18 @@ function writeWaiting(): void {
     } catch {
       // nowhere left to report it
     }
+  }
+}
+
+/**
+ * Writes on the app's stream. One that throws (a stream of the app's own) costs that line, never
+ * the process: the lines are written at the end of a turn, where nothing would catch it.
+ */
+function written(stream: { write(line: string): void }, text: string): void {
+  try {
+    stream.write(text);
+  } catch {
+    // nowhere left to report it
   }
 }
 
@@ -136,9 +149,9 @@ export class RequestLines {
     for (let at = 0; at < held.length; at += heldFields) {
       const line = this.#line(held, at);
       if (together) text += line;
-      else stream.write(line);
+      else written(stream, line);
     }
-    if (together) stream.write(text);
+    if (together) written(stream, text);
   };
 
   /** The line pino would write for `{ req, res, responseTime }` at info, from the values held at `at`. */
