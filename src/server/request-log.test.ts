@@ -74,17 +74,7 @@ describe('the request line', () => {
     await app.close();
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const line = parsed.find((each) => each.reqId === 'line-7' && each.msg === 'request completed');
-    expect(Object.keys(line ?? {})).toEqual([
-      'level',
-      'time',
-      'pid',
-      'hostname',
-      'reqId',
-      'req',
-      'res',
-      'responseTime',
-      'msg',
-    ]);
+    expect(Object.keys(line ?? {})).toEqual(nodeLineKeys);
     expect(line).toMatchObject({
       level: 30,
       pid: process.pid,
@@ -311,6 +301,24 @@ describe('the request lines of one connection', () => {
   });
 });
 
+/** The fields of Node's request line, in its order. */
+const nodeLineKeys = ['level', 'time', 'pid', 'hostname', 'reqId', 'req', 'res', 'responseTime', 'msg'];
+
+/** The line of the request `reqId` names: Node's fields, in Node's order, with `req` as given. */
+function expectNodeLine(lines: string[], reqId: string, req: Record<string, string>): void {
+  const line = lines
+    .map((each) => JSON.parse(each) as Record<string, unknown>)
+    .find((each) => each.reqId === reqId);
+  expect(Object.keys(line ?? {})).toEqual(nodeLineKeys);
+  expect(line).toMatchObject({
+    level: 30,
+    msg: 'request completed',
+    req,
+    res: { statusCode: 200 },
+    responseTime: expect.any(Number),
+  });
+}
+
 describe('the request line of app.fetch', () => {
   it('has the fields and order of the Node line, the client address from the runtime included', async () => {
     const { app, lines } = thingsLoggingTo();
@@ -319,26 +327,11 @@ describe('the request line of app.fetch', () => {
     });
     await (await app.fetch(request, { ip: '203.0.113.7' })).text();
     await app.close();
-    const line = lines
-      .map((each) => JSON.parse(each) as Record<string, unknown>)
-      .find((each) => each.reqId === 'fetch-7');
-    expect(Object.keys(line ?? {})).toEqual([
-      'level',
-      'time',
-      'pid',
-      'hostname',
-      'reqId',
-      'req',
-      'res',
-      'responseTime',
-      'msg',
-    ]);
-    expect(line).toMatchObject({
-      level: 30,
-      msg: 'request completed',
-      req: { method: 'GET', url: '/api/things/7?q=%22', host: 'api.example', remoteAddress: '203.0.113.7' },
-      res: { statusCode: 200 },
-      responseTime: expect.any(Number),
+    expectNodeLine(lines, 'fetch-7', {
+      method: 'GET',
+      url: '/api/things/7?q=%22',
+      host: 'api.example',
+      remoteAddress: '203.0.113.7',
     });
   });
 });
@@ -359,25 +352,11 @@ describe('the request line of the node:http server (proceedjs/node)', () => {
       'the three request lines',
     );
     await app.close();
-    const line = lines
-      .map((each) => JSON.parse(each) as Record<string, unknown>)
-      .find((each) => each.reqId === 'node-1');
-    expect(Object.keys(line ?? {})).toEqual([
-      'level',
-      'time',
-      'pid',
-      'hostname',
-      'reqId',
-      'req',
-      'res',
-      'responseTime',
-      'msg',
-    ]);
-    expect(line).toMatchObject({
-      level: 30,
-      msg: 'request completed',
-      req: { method: 'GET', url: '/api/things/7', host: new URL(origin).host, remoteAddress: '127.0.0.1' },
-      res: { statusCode: 200 },
+    expectNodeLine(lines, 'node-1', {
+      method: 'GET',
+      url: '/api/things/7',
+      host: new URL(origin).host,
+      remoteAddress: '127.0.0.1',
     });
   });
 });
