@@ -1,7 +1,8 @@
 /**
  * What an app loads only when it needs it (docs/performance.md, "Cold start"): the multipart
- * parser is loaded by the first form a route reads, not by importing `proceedjs`. Run in a
- * process of its own, against the built package as an app imports it.
+ * parser is loaded by the first form a route reads, not by importing `proceedjs`; an app of
+ * `proceedjs/node` never loads Fastify, listening and answering included. Run in a process of its
+ * own, against the built package as an app imports it.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -30,7 +31,29 @@ console.log(JSON.stringify({ atImport, afterMount, status: answer.status, body: 
 await app.close();
 `;
 
+const withoutFastify = `
+import { createRequire } from 'node:module';
+import { createApp, procedure, procedures } from 'proceedjs/node';
+import { z } from 'zod';
+const { cache } = createRequire(import.meta.url);
+const fastifyLoaded = () =>
+  Object.keys(cache).some((path) => ['/fastify/', '/find-my-way/', '/light-my-request/', '/avvio/'].some((name) => path.includes('/node_modules' + name)));
+const getNote = procedure().input(z.object({ id: z.string() })).query(({ input }) => ({ id: input.id }));
+const app = createApp({ logger: false }).mount([procedures('notes', { getNote })]);
+const origin = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+const answer = await fetch(origin + '/api/notes/7');
+console.log(JSON.stringify({ status: answer.status, body: await answer.json(), fastifyLoaded: fastifyLoaded() }));
+await app.close();
+`;
+
 describe('modules loaded when needed', { timeout: 60_000 }, () => {
+  it('loads nothing of Fastify for an app of proceedjs/node, which listens and answers on node:http', async () => {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', withoutFastify], {
+      cwd: root,
+    });
+    expect(JSON.parse(stdout)).toEqual({ status: 200, body: { id: '7' }, fastifyLoaded: false });
+  });
+
   it('loads the multipart parser at the first form, not with proceedjs, and reads that form', async () => {
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
     expect(JSON.parse(stdout)).toEqual({
