@@ -6,7 +6,6 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { type App, createApp, ProceedConfigError } from 'proceedjs';
 import {
   authPlugin,
   hashPassword,
@@ -19,6 +18,7 @@ import {
 import { type IdempotencyStore, idempotencyPlugin, PostgresIdempotencyStore } from 'proceedjs/idempotency';
 import { mcpPlugin } from 'proceedjs/mcp';
 import { metricsPlugin } from 'proceedjs/metrics';
+import { type App, createApp, ProceedConfigError } from 'proceedjs/node';
 import { docsPlugin } from 'proceedjs/openapi';
 import { z } from 'zod';
 import type { BlogContext } from './context.js';

@@ -1,9 +1,11 @@
 /** ADMIN_EMAIL and ADMIN_PASSWORD at start-up: create, leave alone, or take over and end old sessions. */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BlogOptions, createBlogApp } from '../src/app.js';
+import { inProcess } from './in-process.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'proceed-admin-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -16,7 +18,7 @@ async function withBlog<T>(
   const app = await createBlogApp({ databaseUrl: directory, jwtSecret, logger: false, ...options });
   try {
     return await work(async (method, url, payload, token) => {
-      const response = await app.inject({
+      const response = await inProcess(app, {
         method: method as 'GET',
         url,
         ...(payload === undefined ? {} : { payload: payload as object }),

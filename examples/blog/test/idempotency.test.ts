@@ -3,10 +3,12 @@
  * `Idempotency-Key` replays the first answer, twenty at once create one post, a key reused with
  * another body is refused, and keys live in the database (every instance sees them).
  */
+
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createBlogApp } from '../src/app.js';
 import { engines, expectProblem, useBlog } from './harness.js';
+import { inProcess } from './in-process.js';
 
 describe.each(engines())('Idempotency-Key on $name', (engine) => {
   if (engine.skip) {
@@ -119,7 +121,7 @@ describe.skipIf(postgres === undefined || postgres.skip)('Idempotency-Key across
         headers: { 'idempotency-key': key },
         json,
       });
-      const replay = await second.inject({
+      const replay = await inProcess(second, {
         method: 'POST',
         url: '/api/posts',
         headers: { 'idempotency-key': key, authorization: `Bearer ${writer.accessToken}` },

@@ -2,11 +2,13 @@
  * The blog's OpenAPI document (docs/openapi.md). Every other suite already validates each answer it
  * receives against this document (harness.ts); this one checks the document itself.
  */
+
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createResponseValidator, exampleErrors, type OpenApiDocument } from 'proceedjs/openapi';
 import { describe, expect, it } from 'vitest';
 import { createBlogApp } from '../src/app.js';
 import { connect, engines, useBlog } from './harness.js';
+import { inProcess } from './in-process.js';
 
 const [pglite] = engines();
 if (pglite === undefined) throw new Error('No PGlite engine');
@@ -46,7 +48,7 @@ describe('the blog’s OpenAPI document', () => {
   it('is the document the same app serves in a Node process, inspected as the CLI reads it', async () => {
     const app = await createBlogApp({ ...blog.instance.settings, inspect: true });
     try {
-      const served = await app.inject({ method: 'GET', url: '/api/docs/json' });
+      const served = await inProcess(app, { method: 'GET', url: '/api/docs/json' });
       expect(served.statusCode).toBe(200);
       expect(document()).toEqual(served.json());
     } finally {

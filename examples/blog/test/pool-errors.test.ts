@@ -3,6 +3,7 @@
  * error of the pool, not of a request: the blog logs it as one JSON line at `warn` in its own
  * log, never as plain text among the JSON lines, and serves on with new connections.
  */
+
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { App } from 'proceedjs';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createBlogApp } from '../src/app.js';
 import type { BlogContext } from '../src/context.js';
 import { createPostgresDatabase } from './databases.js';
+import { inProcess } from './in-process.js';
 import { eventually } from './support.js';
 
 const postgresUrl = inject('postgresUrl');
@@ -34,7 +36,7 @@ describe.skipIf(postgresUrl === null)('an idle connection the server ends', () =
   });
 
   it('is one warn line in the app’s log, and the next request gets a new connection', async () => {
-    expect((await app.inject({ method: 'GET', url: '/api/posts' })).statusCode).toBe(200);
+    expect((await inProcess(app, { method: 'GET', url: '/api/posts' })).statusCode).toBe(200);
     const admin = new pg.Client({ connectionString: postgresUrl ?? '' });
     await admin.connect();
     try {
@@ -54,6 +56,6 @@ describe.skipIf(postgresUrl === null)('an idle connection the server ends', () =
     const record = logged().find((entry) => entry.msg === 'PostgreSQL connection error');
     expect(record?.level).toBe(40);
     expect(record?.err?.message).toMatch(/terminating connection/);
-    expect((await app.inject({ method: 'GET', url: '/api/posts' })).statusCode).toBe(200);
+    expect((await inProcess(app, { method: 'GET', url: '/api/posts' })).statusCode).toBe(200);
   });
 });

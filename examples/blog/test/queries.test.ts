@@ -3,6 +3,7 @@
  * once (the ownership step loads it; the handler takes it from the context), then write; a login
  * does the same work whether or not the email has an account.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { App } from 'proceedjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -10,6 +11,7 @@ import { createBlogApp } from '../src/app.js';
 import type { BlogContext } from '../src/context.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { createPostgresDatabase } from './databases.js';
+import { inProcess } from './in-process.js';
 
 const postgresUrl = inject('postgresUrl');
 
@@ -45,7 +47,7 @@ describe.each(engines)('the queries of a request on $name', (engine) => {
       logger: false,
       admin: { email: 'admin@example.com', password: 'admin-password' },
     });
-    const session = await app.inject({
+    const session = await inProcess(app, {
       method: 'POST',
       url: '/api/auth/register',
       payload: { email: 'writer@example.com', password: 'writer-password', name: 'Writer' },
@@ -60,7 +62,7 @@ describe.each(engines)('the queries of a request on $name', (engine) => {
   /** The statements on `posts` one request runs. */
   async function postStatements(method: 'PUT' | 'DELETE' | 'POST', url: string, payload?: object) {
     statements.length = 0;
-    const reply = await app.inject({
+    const reply = await inProcess(app, {
       method,
       url,
       headers: { authorization: `Bearer ${token}` },
@@ -73,7 +75,7 @@ describe.each(engines)('the queries of a request on $name', (engine) => {
   }
 
   async function newPost(): Promise<string> {
-    const reply = await app.inject({
+    const reply = await inProcess(app, {
       method: 'POST',
       url: '/api/posts',
       headers: { authorization: `Bearer ${token}` },
@@ -92,7 +94,7 @@ describe.each(engines)('the queries of a request on $name', (engine) => {
   it('a login for an unknown email runs the same statements as a wrong password (no account oracle)', async () => {
     const loginStatements = async (email: string) => {
       statements.length = 0;
-      const reply = await app.inject({
+      const reply = await inProcess(app, {
         method: 'POST',
         url: '/api/auth/login',
         payload: { email, password: 'not-the-password' },

@@ -1,4 +1,5 @@
 /** `npm run seed` fills a fresh database once, leaves a seeded one alone, and its logins work. */
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBlogApp } from '../src/app.js';
+import { inProcess } from './in-process.js';
 
 const run = promisify(execFile);
 // The compiled seed, as `npm run seed` runs it (the test run builds first).
@@ -33,20 +35,20 @@ describe('npm run seed', () => {
 
     const app = await createBlogApp({ databaseUrl: directory, logger: false, jwtSecret: 'x'.repeat(32) });
     try {
-      const login = await app.inject({
+      const login = await inProcess(app, {
         method: 'POST',
         url: '/api/auth/login',
         payload: { email: 'seed-admin@example.com', password: 'seed-admin-pw' },
       });
       expect(login.statusCode).toBe(200);
       const token = login.json().accessToken as string;
-      const users = await app.inject({
+      const users = await inProcess(app, {
         method: 'GET',
         url: '/api/users?limit=1',
         headers: { authorization: `Bearer ${token}` },
       });
       expect(users.json().meta.total).toBeGreaterThanOrEqual(30);
-      const published = await app.inject({ method: 'GET', url: '/api/posts?limit=100' });
+      const published = await inProcess(app, { method: 'GET', url: '/api/posts?limit=100' });
       expect(published.json().data).toHaveLength(100);
       expect(published.json().nextCursor).not.toBeNull();
     } finally {
