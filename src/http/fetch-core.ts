@@ -75,6 +75,9 @@ export interface FetchCore {
         /** Whether a line would be written now (the level may change while the app runs). */
         enabled(): boolean;
         write(entry: RequestLogEntry): void;
+        /** Whether a request is also logged as it arrives ("incoming request", at `debug`). */
+        arrivals(): boolean;
+        arrived(entry: Omit<RequestLogEntry, 'status' | 'milliseconds'>): void;
       }
     | undefined;
 }

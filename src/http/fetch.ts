@@ -199,6 +199,15 @@ class FetchPipeline {
     exchange.trace = trace;
     exchange.argument = argument;
     exchange.arrivedDraining = !core.serving();
+    // At debug, as on the Fastify adapter: an operator sees a request the moment it arrives.
+    if (core.requestLog?.arrivals() === true)
+      core.requestLog.arrived({
+        id,
+        method: exchange.method,
+        url: loggedUrl(`${exchange.path}${exchange.search}`),
+        ...exchange.lineFields,
+        ip: exchange.ip,
+      });
     try {
       const handler = this.#routed(exchange, request);
       route = handler.preflight === true ? undefined : handler.observed;

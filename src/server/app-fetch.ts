@@ -46,10 +46,19 @@ function requestLog(
   onClose: (task: () => void) => void,
 ): FetchCore['requestLog'] {
   const enabled = () => log.isLevelEnabled('info');
+  const arrivals = () => log.isLevelEnabled('debug');
+  const arrived: NonNullable<FetchCore['requestLog']>['arrived'] = ({ id, method, url, host, ip, version }) =>
+    // Shaped as a request the app logger's serializer reads, so the line is the Fastify adapter's.
+    log.debug(
+      { reqId: id, req: { method, url, host, ip, headers: { 'accept-version': version } } },
+      'incoming request',
+    );
   // A Worker logs through console, a line at a time: pino's own line there.
   if (!runtime.hasStandardOutput)
     return {
       enabled,
+      arrivals,
+      arrived,
       write: ({ id, method, url, host, ip, status, milliseconds }) =>
         log.info(
           {
@@ -85,6 +94,8 @@ function requestLog(
   };
   return {
     enabled,
+    arrivals,
+    arrived,
     write: ({ id, method, url, host, ip, version, status, milliseconds }) =>
       lines.hold({
         id,
