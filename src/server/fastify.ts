@@ -13,6 +13,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { forbiddenKeyIn } from '../http/json.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { maxParamLength } from '../http/url.js';
+import { timeoutCheckInterval } from './lifecycle.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
 import { lazyChildLoggers, OneLinePerRequest } from './request-log.js';
@@ -41,12 +42,6 @@ export interface FastifySettings {
   /** The trace ids a request's log line carries, when the app traces. */
   traceFields: TraceFields | undefined;
 }
-
-/**
- * How often Node looks for requests over their time (its default is 30 s, which would let a
- * 10 s headers timeout run to 40 s).
- */
-const timeoutCheckInterval = 1000;
 
 /**
  * What Fastify checks and passes when it holds the logger, kept now that the app holds it: a

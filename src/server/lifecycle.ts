@@ -31,6 +31,12 @@ export interface ListenOptions {
 
 export type Phase = 'serving' | 'draining' | 'closing';
 
+/**
+ * How often a Node server looks for requests over their time, on either Node server (Node's default
+ * is 30 s, which would let a 10 s headers timeout run to 40 s).
+ */
+export const timeoutCheckInterval = 1000;
+
 /** A connection's current response, as Node's http server keeps it (null between requests). */
 type ServedSocket = Socket & { _httpMessage?: ServerResponse | null };
 

@@ -20,7 +20,7 @@ import type { PipelineHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import type { NativeServer } from '../http/runtime.js';
 import type { SentAnswer } from '../http/sent.js';
-import type { Lifecycle } from './lifecycle.js';
+import { type Lifecycle, timeoutCheckInterval } from './lifecycle.js';
 import { NodeRequest } from './node-request.js';
 import { answerClientErrorOn } from './problems.js';
 import { routeUpgrades } from './sockets.js';
@@ -41,12 +41,6 @@ export interface NodeServeOptions {
   readonly arrived: () => void;
   readonly answered: () => void;
 }
-
-/**
- * How often Node looks for requests over their time (its default is 30 s, which would let a 10 s
- * headers timeout run to 40 s), as on the Fastify adapter.
- */
-const timeoutCheckInterval = 1000;
 
 /** Serves the pipeline on a new `node:http` server; resolves once it listens. */
 export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
