@@ -24,21 +24,36 @@ export function peerAddressOf(request: PipelineRequest, argument: unknown): stri
 
 export type TrustProxy = boolean | string | string[];
 
+/** The last of a header's comma-separated values: what the nearest proxy added. */
+function lastEntry(value: string): string {
+  const comma = value.lastIndexOf(',');
+  return (comma === -1 ? value : value.slice(comma + 1)).trim();
+}
+
 /**
- * Resolves the client's address from the peer's; the identity when no proxy is trusted. The same
- * forms as Fastify's `trustProxy`: true (any), a comma-separated string or a list of addresses,
- * subnets or `loopback` / `linklocal` / `uniquelocal`.
+ * What a trusted proxy says of a request (the same forms as Fastify's `trustProxy`: true (any), a
+ * comma-separated string or a list of addresses, subnets or `loopback` / `linklocal` /
+ * `uniquelocal`; both on `proxy-addr`): the client's address from `X-Forwarded-For`, and the
+ * origin the client named from `X-Forwarded-Proto` and `X-Forwarded-Host`.
  */
-export function clientAddressResolver(
-  trust: TrustProxy,
-): (peer: string, forwardedFor: string | null) => string {
-  if (trust === false) return (peer) => peer;
-  const trusts =
-    trust === true
-      ? () => true
-      : proxyAddr.compile(typeof trust === 'string' ? trust.split(',').map((each) => each.trim()) : trust);
-  return (peer, forwardedFor) => {
-    if (forwardedFor === null) return peer;
+export class ProxyTrust {
+  readonly #trusts: ((address: string, hop: number) => boolean) | undefined;
+
+  constructor(trust: TrustProxy) {
+    this.#trusts =
+      trust === false
+        ? undefined
+        : trust === true
+          ? () => true
+          : proxyAddr.compile(
+              typeof trust === 'string' ? trust.split(',').map((each) => each.trim()) : trust,
+            );
+  }
+
+  /** The client's address; the peer's when no proxy is trusted. */
+  clientAddress(peer: string, forwardedFor: string | null): string {
+    const trusts = this.#trusts;
+    if (trusts === undefined || forwardedFor === null) return peer;
     const request = { headers: { 'x-forwarded-for': forwardedFor }, connection: { remoteAddress: peer } };
     try {
       return proxyAddr(request as never, trusts);
@@ -46,5 +61,33 @@ export function clientAddressResolver(
       // An address the list cannot parse (an unknown peer, say) is no trusted proxy.
       return peer;
     }
-  };
+  }
+
+  /**
+   * The origin the client named (the server's own, to the cross-site check): the request URL's,
+   * or where the peer is a trusted proxy, its `X-Forwarded-Proto` and `X-Forwarded-Host` in
+   * place of the scheme and host it saw.
+   */
+  origin(url: URL, peer: () => string, headers: { get(name: string): string | null }): string {
+    const trusts = this.#trusts;
+    if (trusts === undefined) return url.origin;
+    const proto = headers.get('x-forwarded-proto');
+    const host = headers.get('x-forwarded-host');
+    if ((proto === null && host === null) || !this.#trustsPeer(trusts, peer())) return url.origin;
+    const scheme = proto === null ? url.protocol.slice(0, -1) : lastEntry(proto);
+    // As a browser writes `Origin`: lower case, no default port; a malformed value names nothing.
+    try {
+      return new URL(`${scheme}://${host === null ? url.host : lastEntry(host)}`).origin;
+    } catch {
+      return url.origin;
+    }
+  }
+
+  #trustsPeer(trusts: (address: string, hop: number) => boolean, peer: string): boolean {
+    try {
+      return trusts(peer, 0);
+    } catch {
+      return false;
+    }
+  }
 }

@@ -77,7 +77,7 @@ export interface FetchCore {
         write(entry: RequestLogEntry): void;
         /** Whether a request is also logged as it arrives ("incoming request", at `debug`). */
         arrivals(): boolean;
-        arrived(entry: Omit<RequestLogEntry, 'status' | 'milliseconds'>): void;
+        arrived(entry: Omit<RequestLogEntry, 'status' | 'milliseconds' | 'completed' | 'port'>): void;
       }
     | undefined;
 }
@@ -91,6 +91,10 @@ export interface RequestLogEntry {
   ip: string;
   /** Its `Accept-Version`, as Node's line names it. */
   version: string | undefined;
+  /** The peer's port, where the runtime tells it. */
+  port: number | undefined;
   status: number;
   milliseconds: number;
+  /** False when the client left before the answer was made (where the adapter can tell). */
+  completed: boolean;
 }

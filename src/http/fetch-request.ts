@@ -2,12 +2,15 @@
  * A Fetch `Request` as each part of `app.fetch` reads it (src/http/fetch.ts): the exchange that
  * carries it through, and the views the core, the answer, a route's handler and the tracer take.
  */
+
 import { parse as parseQuery } from 'fast-querystring';
 import type { RequestInfo } from '../core/request-context.js';
 import type { RouteRequest } from './app-routes.js';
+import { type ProxyTrust, peerAddressOf } from './client-address.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
 import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import type { ObservedRoute } from './observed.js';
+import { logOfRequest, type ProblemOptions } from './problems.js';
 import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
 import type { PipelineRequest, RequestHeaders, SentAnswer } from './sent.js';
@@ -46,17 +49,17 @@ export class Exchange {
    * connection), `keep` when the rest is read and dropped (the connection may stay open).
    */
   connection: 'close' | 'keep' | undefined;
-  readonly #address: () => string;
+  readonly #proxy: ProxyTrust;
   #ip: string | undefined;
   #lineFields: { host: string; version: string | undefined } | undefined;
   #url: URL | undefined;
   #headers: HeaderRecord | undefined;
 
-  constructor(request: PipelineRequest, id: string, address: () => string) {
+  constructor(request: PipelineRequest, id: string, proxy: ProxyTrust) {
     this.request = request;
     this.method = request.method;
     this.id = id;
-    this.#address = address;
+    this.#proxy = proxy;
     const { url } = request;
     const start = pathStart(url);
     const query = start === -1 ? -1 : url.indexOf('?', start);
@@ -64,9 +67,19 @@ export class Exchange {
     this.search = query === -1 ? '' : url.slice(query);
   }
 
+  /** The address of the peer: the client, or the proxy in front of it. */
+  get peer(): string {
+    return peerAddressOf(this.request, this.argument);
+  }
+
   get ip(): string {
-    this.#ip ??= this.#address();
+    this.#ip ??= this.#proxy.clientAddress(this.peer, this.request.headers.get('x-forwarded-for'));
     return this.#ip;
+  }
+
+  /** The origin the client named: the server's own, to the cross-site check. */
+  get origin(): string {
+    return this.#proxy.origin(this.url, () => this.peer, this.request.headers);
   }
 
   /**
@@ -242,14 +255,19 @@ export class FetchRouteRequest implements RouteRequest {
 export class FetchAnsweredRequest implements AnsweredRequest {
   readonly method: string;
   readonly id: string;
-  readonly log: FetchCore['log'];
+  readonly #log: FetchCore['log'];
   readonly #exchange: Exchange;
   readonly #request: PipelineRequest;
+
+  /** Made when a problem logs (rarely): a line with the request's id. */
+  get log(): ProblemOptions['log'] {
+    return logOfRequest(this.#log, this.id);
+  }
 
   constructor(exchange: Exchange, log: FetchCore['log']) {
     this.method = exchange.method;
     this.id = exchange.id;
-    this.log = log;
+    this.#log = log;
     this.#exchange = exchange;
     this.#request = exchange.request;
   }
@@ -259,7 +277,7 @@ export class FetchAnsweredRequest implements AnsweredRequest {
   }
 
   ownOrigin(): string {
-    return this.#exchange.url.origin;
+    return this.#exchange.origin;
   }
 
   /** Runtimes abort the request's signal when its client leaves. */

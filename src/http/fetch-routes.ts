@@ -154,7 +154,7 @@ class FetchProcedure implements RouteHandler {
     try {
       // After the body, as on Node: a malformed body is a 400 whoever sent it (a read takes none
       // and is never refused as cross-site).
-      this.#procedure.refuseCrossSite(exchange.method, exchange.headers, () => exchange.url.origin);
+      this.#procedure.refuseCrossSite(exchange.method, exchange.headers, () => exchange.origin);
       answer = await this.#answerOf(exchange, body, uploaded);
     } catch (error) {
       // A body left unread closes the connection; one read to its end (and dropped) need not.

@@ -5,15 +5,14 @@
  * this module only reads a `Request` and writes a `Response`; the rules live beside it in
  * `src/http/` and `src/core/`.
  */
-import type { ProceedError } from '../core/errors.js';
 import { pathTemplate } from '../core/naming.js';
-import { clientAddressResolver, peerAddressOf } from './client-address.js';
+import { ProxyTrust } from './client-address.js';
 import type { FetchCore } from './fetch-core.js';
 import { Exchange, FetchTracedRequest, type RouteHandler } from './fetch-request.js';
 import { appRouteHandler, procedureHandler } from './fetch-routes.js';
 import { routeMethods, unmatchedProblem } from './not-found.js';
 import type { ObservedRoute } from './observed.js';
-import { problemAnswer } from './problems.js';
+import { logOfRequest, problemAnswer } from './problems.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
@@ -52,14 +51,14 @@ export function createPipeline(core: FetchCore): AppPipeline {
 /** The route table of `app.fetch` and what every request goes through around its route. */
 class FetchPipeline {
   readonly #core: FetchCore;
-  readonly #clientAddress: ReturnType<typeof clientAddressResolver>;
+  readonly #proxy: ProxyTrust;
   // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
   readonly #router = new Router<RouteHandler>();
   #count = 0;
 
   constructor(core: FetchCore) {
     this.#core = core;
-    this.#clientAddress = clientAddressResolver(core.trustProxy);
+    this.#proxy = new ProxyTrust(core.trustProxy);
     for (const route of core.routes)
       this.#router.on(
         route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
@@ -81,7 +80,10 @@ class FetchPipeline {
 
   #problemResponse(error: unknown, exchange: Exchange, id: string): { response: SentAnswer; code: string } {
     const core = this.#core;
-    const problem = problemAnswer(error, { exposeErrors: core.exposeErrors, log: core.log });
+    const problem = problemAnswer(error, {
+      exposeErrors: core.exposeErrors,
+      log: logOfRequest(core.log, id),
+    });
     const headers: Record<string, string> = { ...exchange.limitHeaders, ...problem.headers };
     if (exchange.connection === 'close') headers.connection = 'close';
     // The rest of the body is read: a client still writing it reads the answer, then goes on.
@@ -93,8 +95,9 @@ class FetchPipeline {
     return { response, code: problem.code };
   }
 
-  #unmatched(method: string, path: string): ProceedError {
-    return unmatchedProblem(method, path, (each) => this.#router.find(each, path) !== null);
+  /** Whether `method` is served on `path`: by a route of the app's, or of the server's own. */
+  #takes(request: PipelineRequest, method: string, path: string): boolean {
+    return this.#router.find(method, path) !== null || request.serverTakes?.(method, path) === true;
   }
 
   /** The route's handler for a request (a CORS preflight's own), or the problem of none. */
@@ -107,7 +110,7 @@ class FetchPipeline {
         ? core.cors.preflight(
             request.headers.get('origin'),
             request.headers.get('access-control-request-method'),
-            routeMethods.filter((each) => router.find(each, path) !== null),
+            routeMethods.filter((each) => this.#takes(request, each, path)),
           )
         : undefined;
     if (preflight !== undefined)
@@ -117,7 +120,10 @@ class FetchPipeline {
         preflight: true,
       };
     const found = router.find(method, path);
-    if (found === null) throw decodes(path) ? this.#unmatched(method, path) : malformedUrl();
+    if (found === null)
+      throw decodes(path)
+        ? unmatchedProblem(method, path, (each) => this.#takes(request, each, path))
+        : malformedUrl();
     const { params } = found;
     for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
     exchange.params = params;
@@ -174,8 +180,10 @@ class FetchPipeline {
         url: loggedUrl(`${exchange.path}${exchange.search}`),
         ...exchange.lineFields,
         ip: exchange.ip,
+        port: runtime.peerPort(exchange.request, exchange.argument),
         status,
         milliseconds,
+        completed: exchange.request.clientLeft !== true,
       });
   }
 
@@ -193,9 +201,7 @@ class FetchPipeline {
     let response: SentAnswer;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;
-    const exchange = new Exchange(request, id, () =>
-      this.#clientAddress(peerAddressOf(request, argument), request.headers.get('x-forwarded-for')),
-    );
+    const exchange = new Exchange(request, id, this.#proxy);
     exchange.trace = trace;
     exchange.argument = argument;
     exchange.arrivedDraining = !core.serving();

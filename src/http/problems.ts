@@ -24,6 +24,14 @@ export interface ProblemOptions {
   translate?: (error: unknown) => ProceedError | undefined;
 }
 
+/** What a problem logs, with the request's id (`reqId`) on every line, as a request's own logger writes it. */
+export function logOfRequest(log: ProblemOptions['log'], reqId: string): ProblemOptions['log'] {
+  return {
+    warn: (object, message) => log.warn({ reqId, ...object }, message),
+    error: (object, message) => log.error({ reqId, ...object }, message),
+  };
+}
+
 export function problemAnswer(
   error: unknown,
   { exposeErrors, log, translate }: ProblemOptions,

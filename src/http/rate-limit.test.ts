@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MountedRoute } from '../core/route-table.js';
-import { clientAddressResolver, peerAddressOf } from './client-address.js';
+import { ProxyTrust, peerAddressOf } from './client-address.js';
 import { clientKey, RateLimits } from './rate-limit.js';
 import { bun } from './runtimes/bun.js';
 import { deno } from './runtimes/deno.js';
@@ -39,13 +39,40 @@ describe('the client address on a Fetch runtime', () => {
   });
 
   it('reads X-Forwarded-For only from trusted proxies', () => {
-    expect(clientAddressResolver(false)('127.0.0.1', '203.0.113.7')).toBe('127.0.0.1');
-    expect(clientAddressResolver(true)('127.0.0.1', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
-    const loopback = clientAddressResolver('loopback');
-    expect(loopback('127.0.0.1', '203.0.113.7')).toBe('203.0.113.7');
-    expect(loopback('198.51.100.1', '203.0.113.7')).toBe('198.51.100.1');
-    expect(clientAddressResolver(['10.0.0.0/8'])('10.1.2.3', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
-    expect(loopback('127.0.0.1', null)).toBe('127.0.0.1');
+    expect(new ProxyTrust(false).clientAddress('127.0.0.1', '203.0.113.7')).toBe('127.0.0.1');
+    expect(new ProxyTrust(true).clientAddress('127.0.0.1', '203.0.113.7, 10.0.0.9')).toBe('203.0.113.7');
+    const loopback = new ProxyTrust('loopback');
+    expect(loopback.clientAddress('127.0.0.1', '203.0.113.7')).toBe('203.0.113.7');
+    expect(loopback.clientAddress('198.51.100.1', '203.0.113.7')).toBe('198.51.100.1');
+    expect(new ProxyTrust(['10.0.0.0/8']).clientAddress('10.1.2.3', '203.0.113.7, 10.0.0.9')).toBe(
+      '203.0.113.7',
+    );
+    expect(loopback.clientAddress('127.0.0.1', null)).toBe('127.0.0.1');
+  });
+
+  it('takes the origin the client named from a trusted proxy alone, as Fastify reads it', () => {
+    const url = new URL('http://10.0.0.5:3030/api/notes');
+    const forwarded = new Headers({
+      'x-forwarded-proto': 'http, HTTPS',
+      'x-forwarded-host': 'a, Api.Example.com',
+    });
+    const peer = (address: string) => () => address;
+    expect(new ProxyTrust(false).origin(url, peer('127.0.0.1'), forwarded)).toBe('http://10.0.0.5:3030');
+    const loopback = new ProxyTrust('loopback');
+    expect(loopback.origin(url, peer('127.0.0.1'), forwarded)).toBe('https://api.example.com');
+    expect(loopback.origin(url, peer('198.51.100.1'), forwarded)).toBe('http://10.0.0.5:3030');
+    expect(loopback.origin(url, peer(''), forwarded)).toBe('http://10.0.0.5:3030');
+    expect(loopback.origin(url, peer('127.0.0.1'), new Headers({ 'x-forwarded-proto': 'https' }))).toBe(
+      'https://10.0.0.5:3030',
+    );
+    expect(loopback.origin(url, peer('127.0.0.1'), new Headers())).toBe('http://10.0.0.5:3030');
+    const defaultPort = new Headers({
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'api.example.com:443',
+    });
+    expect(loopback.origin(url, peer('127.0.0.1'), defaultPort)).toBe('https://api.example.com');
+    const malformed = new Headers({ 'x-forwarded-host': 'a b' });
+    expect(loopback.origin(url, peer('127.0.0.1'), malformed)).toBe('http://10.0.0.5:3030');
   });
 });
 

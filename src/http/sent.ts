@@ -33,6 +33,13 @@ export interface PipelineRequest {
    * `ws`): the answer that stands for the 101. A Fetch `Request` has none: its runtime does it.
    */
   readonly upgradeSocket?: ((upgrade: SocketUpgrade) => Response) | undefined;
+  /**
+   * Whether the server under the app serves `method` on `path` with a route of its own (one
+   * added on `app.server`), so that 404, 405 and a preflight know of it.
+   */
+  readonly serverTakes?: ((method: string, path: string) => boolean) | undefined;
+  /** Whether the client left before its answer was made, where the adapter can tell (Node). */
+  readonly clientLeft?: boolean;
 }
 
 /** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */

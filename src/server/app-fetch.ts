@@ -83,12 +83,14 @@ function requestLog(
   // A server's requests name one host and a few clients: the last fields made are kept.
   let lastHost: string | undefined;
   let lastIp: string | undefined;
+  let lastPort: number | undefined;
   let lastPeer = '';
-  const peerOf = (host: string | undefined, ip: string) => {
-    if (host !== lastHost || ip !== lastIp) {
+  const peerOf = (host: string | undefined, ip: string, port: number | undefined) => {
+    if (host !== lastHost || ip !== lastIp || port !== lastPort) {
       lastHost = host;
       lastIp = ip;
-      lastPeer = `${field('host', host)}${field('remoteAddress', ip === '' ? undefined : ip)}`;
+      lastPort = port;
+      lastPeer = `${field('host', host)}${field('remoteAddress', ip === '' ? undefined : ip)}${field('remotePort', port)}`;
     }
     return lastPeer;
   };
@@ -96,17 +98,17 @@ function requestLog(
     enabled,
     arrivals,
     arrived,
-    write: ({ id, method, url, host, ip, version, status, milliseconds }) =>
+    write: ({ id, method, url, host, ip, port, version, status, milliseconds, completed }) =>
       lines.hold({
         id,
         method,
         url,
         version,
         // As Fastify's request serializer reads a request, so the line is Node's.
-        peer: peerOf(host, ip),
+        peer: peerOf(host, ip, port),
         status,
         milliseconds,
-        completed: true,
+        completed,
       }),
   };
 }

@@ -138,10 +138,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
     this.#adapter = adapter?.({
       settings,
       lifecycle: this.#lifecycle,
-      context: this.contextPipeline,
-      idempotency: () => this.idempotencyRuntime,
-      userSource: () => this.userSource,
-      spools: this.#spools,
+      handle: this.#entry.handle,
+      pipeline: () => this.#entry.handler(),
       prepare: () => hooks.runReadyTasks(),
       closed: () => hooks.runCloseTasks(),
     });
@@ -217,7 +215,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
   async #createPipeline(): Promise<AppPipeline> {
     if (this.#adapter === undefined) await this.hooks.runReadyTasks();
     else {
-      await this.#adapter.ready();
+      // Fastify's start-up runs the app's (src/server/fastify-adapter.ts).
+      await this.#adapter.server.ready();
       const foreign = this.#adapter.foreignRoutes;
       if (foreign.length > 0)
         this.#log.warn(
@@ -270,7 +269,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.
-    const limiters = plan.routes.map((route) => this.#rateLimits.limiterFor(route));
+    for (const route of plan.routes) this.#rateLimits.limiterFor(route);
     plan.commit();
     if (plan.newHealth)
       for (const route of healthRoutes(prefix, {
@@ -280,7 +279,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
         log: this.#log,
       }))
         this.#addRoute(route);
-    this.#adapter?.mount(plan.routes, limiters);
+    this.#adapter?.mount(plan.routes);
     return this;
   }
 
@@ -311,7 +310,6 @@ export class App<TCtx extends object = object> extends AppExtensions {
 
   #addRoute(route: AppRoute): void {
     this.#appRoutes.push(route);
-    this.#adapter?.addRoute(route);
   }
 
   /**

@@ -1,11 +1,11 @@
 /**
- * CORS on Fastify (docs/cors.md): one `onRequest` hook, for apps that turn CORS on, applying the
- * rules of src/http/cors.ts. A preflight is answered there; any other OPTIONS request goes on to
- * the 404 or 405 problem.
+ * CORS on the routes added on `app.server` (docs/cors.md): their answers carry the same
+ * `Access-Control-*` and `Vary` headers as the app's, from the rules of src/http/cors.ts. The
+ * app's own routes and every preflight are the pipeline's.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler } from 'fastify';
 import type { CorsPolicy } from '../http/cors.js';
-import type { MethodIndex } from './not-found.js';
+import { pipelineRoute } from './pipeline-route.js';
 
 export type { CorsOptions } from '../http/cors.js';
 
@@ -15,25 +15,12 @@ function varyOf(reply: FastifyReply): string | undefined {
   return vary === undefined ? undefined : String(vary);
 }
 
-export function registerCors(server: FastifyInstance, policy: CorsPolicy, methods: MethodIndex): void {
-  server.addHook('onRequest', async (request, reply) => {
-    const { origin } = request.headers;
-    if (request.method === 'OPTIONS') {
-      const path = request.url.split('?', 1)[0] ?? '/';
-      const headers = policy.preflight(
-        origin,
-        request.headers['access-control-request-method'] as string | undefined,
-        methods.methodsOf(path),
-      );
-      if (headers !== undefined) {
-        const { vary } = policy.answerHeaders('OPTIONS', origin, varyOf(reply));
-        await reply
-          .code(204)
-          .headers({ ...headers, vary })
-          .send();
-        return reply;
-      }
-    }
-    reply.headers(policy.answerHeaders(request.method, origin, varyOf(reply)));
+export function corsOnFastifyRoutes(server: FastifyInstance, policy: CorsPolicy): void {
+  const answer: onRequestAsyncHookHandler = async (request, reply) => {
+    reply.headers(policy.answerHeaders(request.method, request.headers.origin, varyOf(reply)));
+  };
+  server.addHook('onRoute', (route) => {
+    if ((route.config as { [pipelineRoute]?: true } | undefined)?.[pipelineRoute] === true) return;
+    route.onRequest = [answer, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
   });
 }

@@ -4,10 +4,10 @@
  * while every route still serves, so load balancers stop sending), then `closing` (no new
  * connections; requests in flight finish; a request that still arrives gets a 503 problem).
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
 import { OpenSockets } from '../http/sockets.js';
 import { rawProblemResponse } from './problems.js';
@@ -89,7 +89,6 @@ export class Lifecycle {
     for (const listener of this.#closingListeners) listener();
     this.#closingListeners.clear();
   }
-  readonly #arrivedWhileClosing = new WeakSet<IncomingMessage>();
   /** Open connections, oldest first (a Set keeps insertion order). */
   readonly #connections = new Set<Socket>();
   #atLimit = false;
@@ -157,14 +156,12 @@ export class Lifecycle {
   }
 
   /**
-   * Enters `closing`. From now on the server notes each request that arrives (a listener added
-   * only now: serving costs nothing), so that one already under way (its body still coming in)
-   * is told from one that came too late.
+   * Enters `closing` and drops the connections that never sent a byte; the pipeline answers
+   * a request that arrives from now on with a 503 (src/http/problems.ts).
    */
-  close(server: Server): void {
+  close(): void {
     if (this.phase === 'closing') return;
     this.beginClosing();
-    server.prependListener('request', (request: IncomingMessage) => this.#arrivedWhileClosing.add(request));
     this.dropUnused();
   }
 
@@ -173,20 +170,9 @@ export class Lifecycle {
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
   }
 
-  /**
-   * Tells the app's observers (metrics) of a WebSocket handshake answered 101 on Node, where the
-   * reply, hijacked for ws, runs no onResponse hook. Set by the adapter when the app observes.
-   */
-  observeUpgrade: ((request: FastifyRequest, reply: FastifyReply) => void) | undefined;
-
   /** A connection that became a WebSocket: its session keeps it, neither shed nor counted here. */
   upgraded(connection: Duplex): void {
     this.#connections.delete(connection as Socket);
-  }
-
-  /** Whether this request arrived after closing began. */
-  arrivedWhileClosing(request: IncomingMessage): boolean {
-    return this.#arrivedWhileClosing.has(request);
   }
 }
 
@@ -218,7 +204,7 @@ export async function closeGracefully(
   lifecycle: Lifecycle,
   timeout: number,
 ): Promise<void> {
-  lifecycle.close(server.server);
+  lifecycle.close();
   const timer = setTimeout(() => {
     server.log.warn(`Requests still running after ${timeout} ms; closing their connections`);
     server.server.closeAllConnections();

@@ -104,16 +104,19 @@ describe('request logs', () => {
       ),
     });
     const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([slow]);
+    const inFlight = app.countRequestsInFlight();
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = new URL(url);
     try {
-      // The client sends a request and leaves before the answer.
+      // The client sends a request and leaves before the answer; the line is written as the
+      // answer is made, and says so.
       const socket = connect(Number(port), '127.0.0.1');
       socket.write('GET /api/slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n');
       await eventually(() => arrived, 10_000, 'the request to arrive');
       socket.destroy();
-      const left = await lineOf(lines, 'left-early');
+      await eventually(() => inFlight() === 0, 10_000, 'the server to see the client leave');
       release();
+      const left = await lineOf(lines, 'left-early');
       expect(left).toMatchObject({
         level: 30,
         msg: 'request aborted: the client left before the answer was sent',

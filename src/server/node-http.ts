@@ -42,15 +42,74 @@ export interface NodeServeOptions {
   readonly answered: () => void;
 }
 
-/** Serves the pipeline on a new `node:http` server; resolves once it listens. */
-export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
-  const { handle, lifecycle, timeouts, log } = options;
-  let ownHost = options.host;
-  const failed = (response: ServerResponse, error: unknown) => {
-    const problem = problemAnswer(error, { exposeErrors: options.exposeErrors, log });
+/**
+ * Answers Node's requests with the pipeline: each read as the neutral request, its neutral answer
+ * written on Node's response. Both Node servers use it: this module's and the Fastify adapter's
+ * one route (src/server/fastify-adapter.ts).
+ */
+export class PipelineOnNode {
+  /** The server's own `host:port`: the origin of a request that names none. */
+  ownHost: string;
+  readonly #handle: PipelineHandler;
+  readonly #lifecycle: Lifecycle;
+  readonly #exposeErrors: boolean;
+  readonly #log: Logger;
+  readonly #serverTakes: ((method: string, path: string) => boolean) | undefined;
+
+  constructor(
+    options: {
+      handle: PipelineHandler;
+      lifecycle: Lifecycle;
+      exposeErrors: boolean;
+      log: Logger;
+      /** Whether the server serves a method on a path with a route of its own (Fastify's). */
+      serverTakes?: (method: string, path: string) => boolean;
+    },
+    ownHost: string,
+  ) {
+    this.#handle = options.handle;
+    this.#serverTakes = options.serverTakes;
+    this.#lifecycle = options.lifecycle;
+    this.#exposeErrors = options.exposeErrors;
+    this.#log = options.log;
+    this.ownHost = ownHost;
+  }
+
+  readonly answer = (incoming: IncomingMessage, response: ServerResponse): void => {
+    let answered: Promise<SentAnswer>;
+    try {
+      answered = this.#handle(
+        new NodeRequest(incoming, response, this.ownHost, this.#lifecycle, this.#serverTakes),
+        { incoming },
+      );
+    } catch (error) {
+      // A step before the pipeline's own promise (a tracer's start) failed.
+      answered = Promise.reject(error);
+    }
+    answered.then(
+      (sent) => {
+        try {
+          write(response, sent);
+        } catch (error) {
+          if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
+          this.#failed(response, error);
+        }
+      },
+      (error: unknown) => this.#failed(response, error),
+    );
+  };
+
+  #failed(response: ServerResponse, error: unknown): void {
+    const problem = problemAnswer(error, { exposeErrors: this.#exposeErrors, log: this.#log });
     if (response.headersSent) response.destroy();
     else response.writeHead(problem.status, problem.headers).end(problem.body);
-  };
+  }
+}
+
+/** Serves the pipeline on a new `node:http` server; resolves once it listens. */
+export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
+  const { lifecycle, timeouts, log } = options;
+  const pipeline = new PipelineOnNode(options, options.host);
   const server: Server = createServer(
     { connectionsCheckingInterval: timeoutCheckInterval, headersTimeout: timeouts.headers },
     (incoming: IncomingMessage, response: ServerResponse) => {
@@ -58,24 +117,7 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
         options.arrived();
         response.once('close', options.answered);
       }
-      let answered: Promise<SentAnswer>;
-      try {
-        answered = handle(new NodeRequest(incoming, response, ownHost, lifecycle), { incoming });
-      } catch (error) {
-        // A step before the pipeline's own promise (a tracer's start) failed.
-        answered = Promise.reject(error);
-      }
-      answered.then(
-        (sent) => {
-          try {
-            write(response, sent);
-          } catch (error) {
-            if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
-            failed(response, error);
-          }
-        },
-        (error: unknown) => failed(response, error),
-      );
+      pipeline.answer(incoming, response);
     },
   );
   server.requestTimeout = timeouts.request;
@@ -92,11 +134,16 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  ownHost = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  pipeline.ownHost = hostAndPort(options.host, port);
   return {
     port,
     stop: (force) => (force ? closeAll(server) : closeGracefully(server, lifecycle)),
   };
+}
+
+/** `host:port` as a `Host` header names it (an IPv6 address in brackets). */
+export function hostAndPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** Stops accepting; resolves once every connection has ended, idle ones closed as they become idle. */

@@ -61,13 +61,21 @@ export class NodeRequest implements PipelineRequest {
   readonly url: string;
   readonly headers: NodeHeaders;
   readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
+  readonly serverTakes: ((method: string, path: string) => boolean) | undefined;
   readonly #incoming: IncomingMessage;
   readonly #response: ServerResponse;
   #body: ReadableStream<Uint8Array> | null | undefined;
   #signal: AbortController | undefined;
 
-  constructor(incoming: IncomingMessage, response: ServerResponse, ownHost: string, lifecycle: Lifecycle) {
+  constructor(
+    incoming: IncomingMessage,
+    response: ServerResponse,
+    ownHost: string,
+    lifecycle: Lifecycle,
+    serverTakes?: (method: string, path: string) => boolean,
+  ) {
     this.#incoming = incoming;
+    this.serverTakes = serverTakes;
     this.#response = response;
     this.method = incoming.method ?? 'GET';
     const raw = incoming.headers;
@@ -97,6 +105,11 @@ export class NodeRequest implements PipelineRequest {
       this.#body = sends ? streamOf(this.#incoming, this.#response) : null;
     }
     return this.#body;
+  }
+
+  get clientLeft(): boolean {
+    const response = this.#response;
+    return response.closed && !response.writableFinished;
   }
 
   get signal(): AbortSignal {

@@ -11,8 +11,6 @@ import { type ProblemResponse, ProceedError, toProblem } from '../core/errors.js
 import { invalidJson, notJsonBody } from '../http/json.js';
 import { problemAnswer } from '../http/problems.js';
 import { malformedUrl, paramTooLong } from '../http/url.js';
-import { isLingering } from './lingering.js';
-import { traceOf } from './tracing.js';
 
 /** Fastify's client errors (body, media type, URL) as Proceed's codes; undefined for the rest. */
 export function fromFastifyError(error: FastifyError): ProceedError | undefined {
@@ -65,7 +63,6 @@ export function sendProblem(
     translate: (thrown) => fromFastifyError(thrown as FastifyError),
   });
   answeredCodes.set(reply, problem.code);
-  if (problem.status >= 500) traceOf(request.raw)?.failed(error);
   reply.code(problem.status).headers(problem.headers);
   if (requestIds) reply.header('x-request-id', request.id);
   return reply.send(problem.body);
@@ -103,11 +100,6 @@ export function answerClientErrorOn(
 ): void {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || socket.destroyed) return;
-  // Reading a refused body on, its answer sent (src/server/lingering.ts): a timeout there only ends it.
-  if (isLingering(socket)) {
-    socket.destroy();
-    return;
-  }
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
   const id = randomUUID();
   log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);

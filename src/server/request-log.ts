@@ -11,6 +11,7 @@ import { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { loggedUrl } from '../http/url.js';
 import type { TraceFields } from './log-output.js';
+import { isPipelineRequest } from './pipeline-route.js';
 import { field, RequestLines } from './request-lines.js';
 
 export type { TraceFields } from './log-output.js';
@@ -159,6 +160,8 @@ export class OneLinePerRequest extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    // The app's pipeline logs its requests itself.
+    if (isPipelineRequest(request)) return;
     const started = performance.now();
     // An answer written after its end (a bug of the route) emits 'error': logged with its
     // request, never left to crash the process as an unheard 'error', whatever the level.

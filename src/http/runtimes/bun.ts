@@ -120,7 +120,7 @@ interface BunGlobal {
 
 /** Bun's server, passed beside each request. */
 interface BunArgument {
-  requestIP?: (request: Request) => { address: string } | null;
+  requestIP?: (request: Request) => { address: string; port?: number } | null;
 }
 
 /** Bun's own cap on a request body, which it buffers until the handler reads it. */
@@ -159,6 +159,12 @@ export const bun: Runtime = {
     const server = argument as BunArgument | undefined;
     return typeof server?.requestIP === 'function'
       ? (server.requestIP(request as Request)?.address ?? undefined)
+      : undefined;
+  },
+  peerPort(request, argument) {
+    const server = argument as BunArgument | undefined;
+    return typeof server?.requestIP === 'function'
+      ? (server.requestIP(request as Request)?.port ?? undefined)
       : undefined;
   },
   spoolsToDisk: true,

@@ -65,6 +65,8 @@ export interface Runtime {
    * undefined when it says nothing.
    */
   peerAddress(request: PipelineRequest, argument: object | undefined): string | undefined;
+  /** The peer's port, for the request line; undefined where the runtime does not tell it. */
+  peerPort(request: PipelineRequest, argument: unknown): number | undefined;
   /** Where an upload's large files wait: on disk (a spool per request), or in memory. */
   readonly spoolsToDisk: boolean;
   /** A `File` whose bytes stay on disk at `path`. */

@@ -48,7 +48,7 @@ function upgradeSocket({ request, session, pingInterval, headers }: SocketUpgrad
 
 /** Deno's handler info, passed beside each request. */
 interface DenoArgument {
-  remoteAddr?: { hostname?: unknown };
+  remoteAddr?: { hostname?: unknown; port?: unknown };
 }
 
 const serve: NativeServe = async ({ port, host, fetch, failed }) => {
@@ -103,6 +103,10 @@ export const deno: Runtime = {
   peerAddress(_request, argument) {
     const hostname = (argument as DenoArgument | undefined)?.remoteAddr?.hostname;
     return typeof hostname === 'string' ? hostname : undefined;
+  },
+  peerPort(_request, argument) {
+    const port = (argument as DenoArgument | undefined)?.remoteAddr?.port;
+    return typeof port === 'number' ? port : undefined;
   },
   spoolsToDisk: true,
   diskFile: async (path, size, name, type) => new DenoDiskFile(path, 0, size, name, type),

@@ -3,7 +3,7 @@ import type { Runtime } from './common.js';
 
 /** `@hono/node-server` passes the Node request beside the `Request`. */
 interface NodeBridgeArgument {
-  incoming?: { socket?: { remoteAddress?: unknown } };
+  incoming?: { socket?: { remoteAddress?: unknown; remotePort?: unknown } };
 }
 
 /** A `File` over a file on disk, read as it is sent (Node's and Bun's `openAsBlob`). */
@@ -18,6 +18,10 @@ export const node: Runtime = {
   peerAddress(_request, argument) {
     const remote = (argument as NodeBridgeArgument | undefined)?.incoming?.socket?.remoteAddress;
     return typeof remote === 'string' ? remote : undefined;
+  },
+  peerPort(_request, argument) {
+    const port = (argument as NodeBridgeArgument | undefined)?.incoming?.socket?.remotePort;
+    return typeof port === 'number' ? port : undefined;
   },
   spoolsToDisk: true,
   diskFile: openedFile,

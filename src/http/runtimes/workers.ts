@@ -27,6 +27,7 @@ export const workers: Runtime = {
   name: 'Cloudflare Workers',
   // Set by Cloudflare's edge, which a client cannot.
   peerAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
+  peerPort: () => undefined,
   spoolsToDisk: false,
   diskFile: () => Promise.reject(new Error('Cloudflare Workers have no disk: uploads stay in memory')),
   compresses: false,
