@@ -77,7 +77,7 @@ export interface FetchCore {
         write(entry: RequestLogEntry): void;
         /** Whether a request is also logged as it arrives ("incoming request", at `debug`). */
         arrivals(): boolean;
-        arrived(entry: Omit<RequestLogEntry, 'status' | 'milliseconds' | 'completed' | 'port'>): void;
+        arrived(entry: Omit<RequestLogEntry, 'status' | 'milliseconds' | 'completed'>): void;
       }
     | undefined;
 }

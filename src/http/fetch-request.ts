@@ -13,6 +13,7 @@ import type { ObservedRoute } from './observed.js';
 import { logOfRequest, type ProblemOptions } from './problems.js';
 import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
+import { runtime } from './runtime.js';
 import type { PipelineRequest, RequestHeaders, SentAnswer } from './sent.js';
 import type { RequestTrace, TracedRequest } from './tracing.js';
 
@@ -20,6 +21,13 @@ import type { RequestTrace, TracedRequest } from './tracing.js';
  * One request on its way through: what the handler reads, and headers any answer carries. The
  * client's address and the parsed URL are worked out only when something asks for them.
  */
+/** What the request line names of a request beside its address. */
+interface LineFields {
+  host: string;
+  version: string | undefined;
+  port: number | undefined;
+}
+
 export class Exchange {
   readonly request: PipelineRequest;
   /** Read once: each read of a `Request`'s field is a call into the runtime. */
@@ -51,7 +59,7 @@ export class Exchange {
   connection: 'close' | 'keep' | undefined;
   readonly #proxy: ProxyTrust;
   #ip: string | undefined;
-  #lineFields: { host: string; version: string | undefined } | undefined;
+  #lineFields: LineFields | undefined;
   #url: URL | undefined;
   #headers: HeaderRecord | undefined;
 
@@ -84,13 +92,14 @@ export class Exchange {
 
   /**
    * What the request line names of the request beside its address: the `Host` header as sent (a
-   * request made in code carries it in its URL) and `Accept-Version`. Read once; a WebSocket's
-   * handshake reads it before the upgrade, after which Deno's request can no longer be read.
+   * request made in code carries it in its URL), `Accept-Version` and the peer's port. Read once; a
+   * WebSocket's handshake reads it before the upgrade, after which Deno's request can no longer be read.
    */
-  get lineFields(): { host: string; version: string | undefined } {
+  get lineFields(): LineFields {
     this.#lineFields ??= {
       host: this.header('host') ?? this.url.host,
       version: this.header('accept-version'),
+      port: runtime.peerPort(this.request, this.argument),
     };
     return this.#lineFields;
   }

@@ -180,7 +180,6 @@ class FetchPipeline {
         url: loggedUrl(`${exchange.path}${exchange.search}`),
         ...exchange.lineFields,
         ip: exchange.ip,
-        port: runtime.peerPort(exchange.request, exchange.argument),
         status,
         milliseconds,
         completed: exchange.request.clientLeft !== true,
