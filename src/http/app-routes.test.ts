@@ -55,7 +55,7 @@ describe('a route that another already takes', () => {
       .mount([procedures('notes', { listNotes: procedure().query(() => []) })])
       .route('GET', '/api/notes', () => ({ body: 'x' }));
 
-  it('is refused as the app starts on the Fastify adapter, whose routes are the pipeline\'s', async () => {
+  it("is refused as the app starts on the Fastify adapter, whose routes are the pipeline's", async () => {
     const app = routes(createApp({ logger: false }));
     await expect(app.ready()).rejects.toThrow(/GET \/api\/notes is routed twice/);
   });

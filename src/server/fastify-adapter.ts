@@ -8,7 +8,7 @@
  * escape hatch (`app.server`). `createApp` from `proceedjs` gives an app this adapter on Node; on
  * Bun, Deno and Workers the app has none.
  */
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -63,6 +63,41 @@ function tagFastifyRoutesWithRequestId(server: FastifyInstance): void {
   });
 }
 
+/** The hooks that run for requests, which Fastify then runs for the app's routes too. */
+const requestHooks = new Set([
+  'onRequest',
+  'preParsing',
+  'preValidation',
+  'preHandler',
+  'preSerialization',
+  'onSend',
+  'onResponse',
+  'onError',
+  'onTimeout',
+  'onRequestAbort',
+]);
+
+interface UserHooks {
+  /** Whether an app's hook on the root instance runs for every request. */
+  readonly every: boolean;
+  /** Fastify's own `addHook`, for the adapter's hooks. */
+  readonly addHook: FastifyInstance['addHook'];
+}
+
+/**
+ * Notes the request hooks added on the root instance (or by a plugin that shares it); those of
+ * an encapsulated plugin run for its own routes alone, which Fastify serves anyway.
+ */
+function noteUserHooks(server: FastifyInstance): UserHooks {
+  const addHook = server.addHook;
+  const noted = { every: false, addHook };
+  server.addHook = function addUserHook(this: FastifyInstance, name: string, ...rest: unknown[]) {
+    if (this === server && requestHooks.has(name)) noted.every = true;
+    return (addHook as (...args: unknown[]) => FastifyInstance).call(this, name, ...rest);
+  } as FastifyInstance['addHook'];
+  return noted;
+}
+
 export class FastifyAdapter {
   /** The Fastify instance: the documented escape hatch for what Proceed does not do itself. */
   readonly server: FastifyInstance;
@@ -85,6 +120,7 @@ export class FastifyAdapter {
       traceFields: settings.tracing?.logFields,
     });
     this.server = server;
+    this.#userHooks = noteUserHooks(server);
     this.#fastifyRoutes = new FastifyRoutes(server);
     this.#pipeline = new PipelineOnNode(
       {
@@ -116,16 +152,56 @@ export class FastifyAdapter {
       // A method no route of Fastify's takes: the pipeline answers 404 or 405 too.
       scope.setNotFoundHandler(toPipeline);
     });
-    server.addHook('onReady', async () => {
+    this.#dispatch(server);
+    this.#ownHook('onReady', async () => {
       await host.prepare();
     });
-    server.addHook('onClose', () => host.closed());
+    this.#ownHook('onClose', () => host.closed());
   }
 
+  /** Hooks of the adapter's own, which do not make every request go through Fastify. */
+  #ownHook(name: string, hook: unknown): void {
+    (this.#userHooks.addHook as (name: string, hook: unknown) => void).call(this.server, name, hook);
+  }
+
+  readonly #userHooks: UserHooks;
+
+  /**
+   * Fastify's route to the pipeline: the headers its hooks set (a plugin's) are kept, under
+   * those of the pipeline's answer.
+   */
   readonly #toPipeline = (request: FastifyRequest, reply: FastifyReply): void => {
     reply.hijack();
-    this.#pipeline.answer(request.raw, reply.raw);
+    const raw = reply.raw;
+    const held = reply.getHeaders();
+    for (const name in held) {
+      const value = held[name];
+      if (value !== undefined) raw.setHeader(name, value as string | string[] | number);
+    }
+    this.#pipeline.answer(request.raw, raw);
   };
+
+  /**
+   * Node's requests go straight to the pipeline, unless a route added on `app.server` takes them
+   * or the app added a hook on `app.server` that runs for every request (an `onRequest` of a
+   * Fastify plugin, say): then Fastify takes every request, and its route for the rest hands them
+   * to the pipeline after the hooks. Fastify's own work per request is paid only where it does
+   * something (docs/deployment.md, "Fastify: the escape hatch").
+   */
+  #dispatch(server: FastifyInstance): void {
+    const http = server.server;
+    const [fastify] = http.listeners('request') as Array<
+      (request: IncomingMessage, response: ServerResponse) => void
+    >;
+    if (fastify === undefined) return;
+    http.removeListener('request', fastify);
+    const routes = this.#fastifyRoutes;
+    const answer = this.#pipeline.answer;
+    http.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (this.#userHooks.every || (routes.any && routes.takesRequest(request))) fastify(request, response);
+      else answer(request, response);
+    });
+  }
 
   /** The app's procedures are the pipeline's; an app with sockets takes upgrade requests. */
   mount(routes: readonly MountedRoute[]): void {
@@ -153,7 +229,7 @@ export class FastifyAdapter {
    * pipeline tells of its own.
    */
   observe(observe: (answer: Answer) => void): void {
-    this.server.addHook('onResponse', (request, reply, done) => {
+    this.#ownHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       if (!isPipelineRequest(request))
         observe({
           route: request.routeOptions.url === undefined ? undefined : observedRouteOf(request),

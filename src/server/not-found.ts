@@ -3,6 +3,7 @@
  * request, and reads this to answer a path of Fastify's with another method 405 + `Allow`, and a
  * preflight for it with its methods (src/http/not-found.ts decides the answers).
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { pipelineRoute } from './pipeline-route.js';
@@ -22,6 +23,18 @@ export class FastifyRoutes {
           this.#known.on(method as never, route.url, () => {});
       }
     });
+  }
+
+  /** Whether any route was added. */
+  get any(): boolean {
+    return this.lines.length > 0;
+  }
+
+  /** Whether a route of Fastify's takes this request (its method on its path). */
+  takesRequest(request: IncomingMessage): boolean {
+    const url = request.url ?? '/';
+    const query = url.indexOf('?');
+    return this.takes(request.method ?? 'GET', query === -1 ? url : url.slice(0, query));
   }
 
   /** Whether a route of Fastify's takes this method on this path. */

@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { procedure, procedures } from '../core/procedure.js';
+import type { App } from './app.js';
+import { createApp } from './create-app.js';
+
+const apps: App[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+const notes = procedures('notes', {
+  listNotes: procedure().query(() => [{ id: 1 }]),
+});
+
+/** An app on the Fastify adapter that counts the requests Fastify itself took (a logger child each). */
+function counted(): { app: App; fastifyRequests: () => number } {
+  let made = 0;
+  const app = createApp({ logger: { level: 'info', stream: { write: () => undefined } } }).mount([notes]);
+  apps.push(app);
+  app.server.setChildLoggerFactory((parent, bindings, options) => {
+    made++;
+    return parent.child(bindings, options);
+  });
+  return { app, fastifyRequests: () => made };
+}
+
+const listen = (app: App) =>
+  app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+
+describe('the Fastify adapter', () => {
+  it("hands the app's requests straight to the pipeline, and Fastify those of its own routes", async () => {
+    const { app, fastifyRequests } = counted();
+    app.server.get('/raw', async () => 'raw');
+    const url = await listen(app);
+    const answer = await fetch(`${url}/api/notes`);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual([{ id: 1 }]);
+    expect(fastifyRequests()).toBe(0);
+    expect(await (await fetch(`${url}/raw`)).text()).toBe('raw');
+    expect(fastifyRequests()).toBe(1);
+    // A method the route of Fastify's does not take: the pipeline's 405 names the one it does.
+    const refused = await fetch(`${url}/raw`, { method: 'DELETE' });
+    expect(refused.status).toBe(405);
+    expect(refused.headers.get('allow')).toBe('GET, HEAD');
+    expect(fastifyRequests()).toBe(1);
+  });
+
+  it('runs an app-wide hook of Fastify for every request, the headers it sets kept under the answer’s', async () => {
+    const { app, fastifyRequests } = counted();
+    const seen: string[] = [];
+    app.server.addHook('onRequest', async (request, reply) => {
+      seen.push(request.url);
+      reply.header('x-frame-options', 'DENY');
+      reply.header('content-type', 'text/plain');
+    });
+    const url = await listen(app);
+    const answer = await fetch(`${url}/api/notes`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-frame-options')).toBe('DENY');
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await answer.json()).toEqual([{ id: 1 }]);
+    expect(seen).toEqual(['/api/notes']);
+    expect(fastifyRequests()).toBe(1);
+  });
+
+  it('leaves the app’s requests to the pipeline when a hook belongs to a plugin’s own routes', async () => {
+    const { app, fastifyRequests } = counted();
+    const seen: string[] = [];
+    await app.server.register(async (scope) => {
+      scope.addHook('onRequest', async (request) => {
+        seen.push(request.url);
+      });
+      scope.get('/scoped', async () => 'scoped');
+    });
+    const url = await listen(app);
+    expect((await fetch(`${url}/api/notes`)).status).toBe(200);
+    expect(await (await fetch(`${url}/scoped`)).text()).toBe('scoped');
+    expect(seen).toEqual(['/scoped']);
+    expect(fastifyRequests()).toBe(1);
+  });
+});
