@@ -210,7 +210,7 @@ export class UploadBody extends DeferredBody {
           throw error;
         },
       );
-    const { limits, fields } = this.#plan;
+    const { limits } = this.#plan;
     const contentType = oneHeader(this.#headers['content-type']) ?? '';
     let parser: busboy.Busboy;
     try {
@@ -247,6 +247,30 @@ export class UploadBody extends DeferredBody {
       else values[name] = Array.isArray(before) ? [...before, value] : [before, value];
     };
     const form: FormState = { add, fail, failed: () => failure !== undefined };
+    this.#takeParts(parser, form, parts);
+    refuseOverLimits(parser, limits, fail);
+    const parsed = new Promise<void>((resolve) => {
+      parser.on('close', resolve);
+      parser.on('error', (error: Error) =>
+        fail(error instanceof ProceedError ? error : malformed(error.message.replace(/^Multipart: /, ''))),
+      );
+    });
+    return Promise.race([
+      (async () => {
+        await this.#pump(parser, limits.total, bodyLimitText(this.#plan), form);
+        await parsed;
+        await Promise.all(parts);
+        if (failure !== undefined) throw failure;
+        return { ...values };
+      })(),
+      failing,
+    ]);
+  }
+
+  /** The form's parts as busboy reads them: fields added, files checked and received. */
+  #takeParts(parser: busboy.Busboy, form: FormState, parts: Promise<void>[]): void {
+    const { limits, fields } = this.#plan;
+    const { add, fail } = form;
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated)
         return fail(uploadTooLarge(`The field "${name}" is larger than ${sizeText(limits.fieldSize)}`));
@@ -271,23 +295,6 @@ export class UploadBody extends DeferredBody {
       const limit = Math.min(limits.fileSize, field.maxSize ?? Number.POSITIVE_INFINITY);
       parts.push(this.#receiveFile(stream, name, info.filename ?? '', type, field, limit, form));
     });
-    refuseOverLimits(parser, limits, fail);
-    const parsed = new Promise<void>((resolve) => {
-      parser.on('close', resolve);
-      parser.on('error', (error: Error) =>
-        fail(error instanceof ProceedError ? error : malformed(error.message.replace(/^Multipart: /, ''))),
-      );
-    });
-    return Promise.race([
-      (async () => {
-        await this.#pump(parser, limits.total, bodyLimitText(this.#plan), form);
-        await parsed;
-        await Promise.all(parts);
-        if (failure !== undefined) throw failure;
-        return { ...values };
-      })(),
-      failing,
-    ]);
   }
 
   /** One file of a form, checked and spooled as it arrives, then added to the form's values. */

@@ -1,9 +1,7 @@
 /**
  * The app (docs/architecture.md): the route table, settings resolved once, the lifecycle, the
- * observers and the plugins' hooks, the same on every runtime. It serves through `app.fetch`
- * (src/http/fetch.ts) and, on Node, through the Fastify adapter `createApp` gives it
- * (src/server/fastify-adapter.ts); `createApp` lives beside each entry point
- * (src/server/create-app.ts for Node, src/server/create-app-fetch.ts for Bun, Deno and Workers).
+ * observers and the plugins' hooks, the same on every runtime, every request answered by one
+ * pipeline (src/http/fetch.ts) under each adapter (`createApp`: src/server/create-app*.ts).
  */
 
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -51,8 +49,10 @@ import { type CallingRequest, ProcedureCalls } from './procedure-calls.js';
 import { type AppSettings, resolveSettings } from './settings.js';
 import { checkAtStartUp } from './start-up-checks.js';
 
+export type { UserOf } from '../core/guards.js';
 export type { Answer, ObservedRoute } from '../http/observed.js';
 export type { AppOptions } from './options.js';
+export type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
 
 /** A plugin: called once with the app and its options. */
 export type Plugin<O> = (app: App, options: O) => MaybePromise<void>;
@@ -63,8 +63,12 @@ export type ContextualPlugin<K extends PluginOptionsKind> = Plugin<K['options']>
   readonly '~options'?: K;
 };
 
-export type { UserOf } from '../core/guards.js';
-export type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
+/** The largest body any route takes: a runtime's own cap must let it through to the route's limits. */
+const largestBody = (routes: readonly MountedRoute[], settings: AppSettings): number =>
+  Math.max(
+    settings.bodyLimit,
+    ...routes.map((route) => uploadPlanOf(route, settings.uploads)?.limits.total ?? 0),
+  );
 
 /** What serves an app without the Fastify adapter: Node's own http module (`proceedjs/node`), or app.fetch. */
 const servedBy = (): string =>
@@ -156,11 +160,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
       entry: this.#entry,
       opensSockets: () => this.routes.some((route) => route.definition.output?.kind === 'socket'),
       readyToFetch: () => this.#entry.handler(),
-      bodyLimit: () =>
-        Math.max(
-          settings.bodyLimit,
-          ...this.routes.map((route) => uploadPlanOf(route, settings.uploads)?.limits.total ?? 0),
-        ),
+      bodyLimit: () => largestBody(this.routes, settings),
       close: () => this.close(),
       shutdown: () => this.shutdown(),
       closed: () => hooks.runCloseTasks(),
@@ -168,10 +168,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
   }
 
   /**
-   * The Fastify instance of the Node adapter: the documented escape hatch for what Proceed does
-   * not do itself (a Fastify plugin, a hook). Its routes are Fastify's: they serve through
-   * `app.listen` and `app.inject` on Node, not through `app.fetch`; {@link App.route} adds a route
-   * every adapter serves. Apps on Bun, Deno and Workers have no Fastify.
+   * The Fastify instance of the Fastify adapter: the escape hatch for what Proceed does not do
+   * (docs/deployment.md, "Fastify: the escape hatch"); {@link App.route} adds a route every adapter serves.
    */
   get server(): FastifyInstance {
     if (this.#adapter !== undefined) return this.#adapter.server;
@@ -190,22 +188,23 @@ export class App<TCtx extends object = object> extends AppExtensions {
       hasIdempotencyStore: this.idempotencyRuntime !== undefined,
     });
   }
-  readonly #entry = new FetchEntry(() => this.#createPipeline());
+  readonly #entry = new FetchEntry(
+    () => this.#createPipeline(),
+    () => this.#adapter?.warnOfFetch(this.#log),
+  );
 
   /**
    * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
    * (docs/deployment.md, "Fetch runtimes"): `export default { fetch: app.fetch }`. The first call
-   * readies the app (its plugins, its checks); it then serves the same routes with the same
-   * rules as the Node server, without Fastify in the way. `runtime` is what the runtime passes
+   * readies the app (its plugins, its checks); it is the pipeline every adapter uses. `runtime` is what the runtime passes
    * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
    * comes from (docs/deployment.md, "The client's address").
    */
   readonly fetch: FetchHandler = this.#entry.fetch;
 
   /**
-   * Counts the requests received and not yet answered (a stream until it ends or its client
-   * leaves), the same way on every adapter. Off until a plugin asks (the metrics plugin does): it
-   * costs a listener per request. Returns the reader of the count.
+   * Counts the requests received and not yet answered (a stream until it ends or its client leaves),
+   * the same on every adapter; off until a plugin asks (a listener per request). Returns the reader.
    */
   countRequestsInFlight(): () => number {
     if (!this.#entry.counting) this.#adapter?.countRequests(this.#entry.arrived, this.#entry.answered);
@@ -213,16 +212,9 @@ export class App<TCtx extends object = object> extends AppExtensions {
   }
 
   async #createPipeline(): Promise<AppPipeline> {
+    // On the Fastify adapter, Fastify's start-up runs the app's (src/server/fastify-adapter.ts).
     if (this.#adapter === undefined) await this.hooks.runReadyTasks();
-    else {
-      // Fastify's start-up runs the app's (src/server/fastify-adapter.ts).
-      await this.#adapter.server.ready();
-      const foreign = this.#adapter.foreignRoutes;
-      if (foreign.length > 0)
-        this.#log.warn(
-          `app.fetch does not serve the routes added on app.server, which are Fastify's (${foreign.join(', ')}): add them with app.route() to serve them through app.fetch too (docs/routes.md)`,
-        );
-    }
+    else await this.#adapter.server.ready();
     return createPipeline(
       fetchCoreOf(this.#settings, {
         routes: this.routes,

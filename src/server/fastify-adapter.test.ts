@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
 import type { App } from './app.js';
 import { createApp } from './create-app.js';
@@ -77,5 +78,22 @@ describe('the Fastify adapter', () => {
     expect(await (await fetch(`${url}/scoped`)).text()).toBe('scoped');
     expect(seen).toEqual(['/scoped']);
     expect(fastifyRequests()).toBe(1);
+  });
+
+  it('says which routes of Fastify app.fetch leaves out, once app.fetch is used, and not as it listens', async () => {
+    const lines: string[] = [];
+    const app = createApp({ logger: { level: 'info', stream: { write: (line) => lines.push(line) } } }).mount(
+      [notes],
+    );
+    apps.push(app);
+    app.server.get('/raw', async () => 'raw');
+    await listen(app);
+    const warned = () => lines.filter((line) => line.includes('app.fetch does not serve')).length;
+    expect(warned()).toBe(0);
+    expect((await app.fetch(new Request('http://api.example/api/notes'))).status).toBe(200);
+    await app.fetch(new Request('http://api.example/api/notes'));
+    await eventually(() => warned() > 0, 5_000, 'the warning');
+    expect(lines.find((line) => line.includes('app.fetch does not serve'))).toContain('GET /raw');
+    expect(warned()).toBe(1);
   });
 });

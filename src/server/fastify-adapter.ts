@@ -217,11 +217,20 @@ export class FastifyAdapter {
   readonly #fastifyRoutes: FastifyRoutes;
 
   /**
-   * Routes added on `app.server` (Fastify plugins, `app.server.get(…)`): Fastify's own, which
-   * `app.fetch` does not serve.
+   * Says, once `app.fetch` is first called, which routes added on `app.server` (Fastify plugins,
+   * `app.server.get(…)`) it does not serve: they are Fastify's own.
    */
-  get foreignRoutes(): readonly string[] {
-    return this.#fastifyRoutes.lines;
+  warnOfFetch(log: { warn(message: string): void }): void {
+    void this.server.ready().then(
+      () => {
+        const routes = this.#fastifyRoutes.lines;
+        if (routes.length > 0)
+          log.warn(
+            `app.fetch does not serve the routes added on app.server, which are Fastify's (${routes.join(', ')}): add them with app.route() to serve them through app.fetch too (docs/routes.md)`,
+          );
+      },
+      () => undefined,
+    );
   }
 
   /**

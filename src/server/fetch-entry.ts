@@ -10,14 +10,17 @@ export type FetchHandler = (request: Request, argument?: unknown) => Promise<Res
 
 export class FetchEntry {
   readonly #create: () => Promise<AppPipeline>;
+  /** Called at the first `fetch`, not at the first request of another adapter. */
+  #firstFetch: (() => void) | undefined;
   #made: Promise<AppPipeline> | undefined;
   /** The pipeline, once made. */
   #ready: AppPipeline | undefined;
   #inFlight = 0;
   #counts = false;
 
-  constructor(create: () => Promise<AppPipeline>) {
+  constructor(create: () => Promise<AppPipeline>, firstFetch?: () => void) {
     this.#create = create;
+    this.#firstFetch = firstFetch;
   }
 
   /** The pipeline, made on the first call. */
@@ -40,6 +43,11 @@ export class FetchEntry {
   }
 
   readonly fetch = (request: Request, argument?: unknown): Promise<Response> => {
+    if (this.#firstFetch !== undefined) {
+      const first = this.#firstFetch;
+      this.#firstFetch = undefined;
+      first();
+    }
     // Counted before anything of it runs: a handler that reads the count counts its own request.
     const counted = this.#counts;
     if (counted) this.#inFlight++;

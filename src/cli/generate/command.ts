@@ -12,7 +12,8 @@ import { CliError, UsageError } from '../errors.js';
 import { commands } from '../usage.js';
 import { destroySummary, keptBecause, planDestroy, wasApplied, writeDestroy } from './destroy.js';
 import { type Field, GenerateError, parseFields, type ResourceNames, resourceNames } from './fields.js';
-import { addTable, addToApi, resourceModule, sampleObject, testModule } from './render.js';
+import { addTable, addToApi, resourceModule } from './render.js';
+import { sampleObject, testModule } from './test-module.js';
 
 const usage = commands.generate.usage;
 

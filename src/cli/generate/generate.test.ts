@@ -17,7 +17,8 @@ import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
 import { destroyCommand, generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
-import { addTable, addToApi, testModule } from './render.js';
+import { addTable, addToApi } from './render.js';
+import { testModule } from './test-module.js';
 
 const template = join(root, 'packages/create-proceed/template/app');
 const scratch = mkdtempSync(join(tmpdir(), 'proceed-generate-'));
