@@ -120,10 +120,12 @@ class FetchPipeline {
         preflight: true,
       };
     const found = router.find(method, path);
-    if (found === null)
-      throw decodes(path)
-        ? unmatchedProblem(method, path, (each) => this.#takes(request, each, path))
-        : malformedUrl();
+    if (found === null) {
+      if (!decodes(path)) throw malformedUrl();
+      // A route of the server's takes this very method and sent it here (a file that is missing): 404.
+      const own = request.serverTakes?.(method, path) === true;
+      throw unmatchedProblem(method, path, (each) => !own && this.#takes(request, each, path));
+    }
     const { params } = found;
     for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
     exchange.params = params;

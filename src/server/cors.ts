@@ -1,11 +1,10 @@
 /**
- * CORS on the routes added on `app.server` (docs/cors.md): their answers carry the same
- * `Access-Control-*` and `Vary` headers as the app's, from the rules of src/http/cors.ts. The
- * app's own routes and every preflight are the pipeline's.
+ * CORS on what Fastify answers itself, the routes added on `app.server` and a hook's own answer
+ * (docs/cors.md): the same `Access-Control-*` and `Vary` headers as the app's, from the rules of
+ * src/http/cors.ts. The app's own routes and every preflight are the pipeline's.
  */
-import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, onRequestAsyncHookHandler } from 'fastify';
 import type { CorsPolicy } from '../http/cors.js';
-import { pipelineRoute } from './pipeline-route.js';
 
 export type { CorsOptions } from '../http/cors.js';
 
@@ -15,12 +14,9 @@ function varyOf(reply: FastifyReply): string | undefined {
   return vary === undefined ? undefined : String(vary);
 }
 
-export function corsOnFastifyRoutes(server: FastifyInstance, policy: CorsPolicy): void {
-  const answer: onRequestAsyncHookHandler = async (request, reply) => {
+/** The `onRequest` hook that gives Fastify's answers the app's CORS headers. */
+export function corsOfFastify(policy: CorsPolicy): onRequestAsyncHookHandler {
+  return async (request, reply) => {
     reply.headers(policy.answerHeaders(request.method, request.headers.origin, varyOf(reply)));
   };
-  server.addHook('onRoute', (route) => {
-    if ((route.config as { [pipelineRoute]?: true } | undefined)?.[pipelineRoute] === true) return;
-    route.onRequest = [answer, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
-  });
 }

@@ -96,4 +96,60 @@ describe('the Fastify adapter', () => {
     expect(lines.find((line) => line.includes('app.fetch does not serve'))).toContain('GET /raw');
     expect(warned()).toBe(1);
   });
+
+  it('lets a wildcard route of Fastify’s take what it serves, and hand the rest to the app', async () => {
+    const lines: string[] = [];
+    const app = createApp({ logger: { level: 'info', stream: { write: (line) => lines.push(line) } } }).mount(
+      [notes],
+    );
+    apps.push(app);
+    // As @fastify/static at the root does: its files, and the not-found handler for anything else.
+    app.server.get('/*', async (request, reply) =>
+      request.url === '/file.txt' ? 'a file' : reply.callNotFound(),
+    );
+    const url = await listen(app);
+    expect(await (await fetch(`${url}/file.txt`)).text()).toBe('a file');
+    const listed = await fetch(`${url}/api/notes`, { headers: { 'x-request-id': 'through-static' } });
+    expect(await listed.json()).toEqual([{ id: 1 }]);
+    // A route of Fastify's takes GET here and found nothing: 404, not a 405 naming HEAD.
+    const missing = await fetch(`${url}/missing`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).code).toBe('ROUTE_NOT_FOUND');
+    await app.close();
+    const linesOf = (id: string) => lines.filter((line) => line.includes(`"reqId":"${id}"`));
+    expect(linesOf('through-static')).toHaveLength(1);
+  });
+
+  it('matches the routes of Fastify’s as Fastify does: a trailing slash', async () => {
+    const { app } = counted();
+    app.server.get('/raw', async () => 'raw');
+    const url = await listen(app);
+    expect(await (await fetch(`${url}/raw/`)).text()).toBe('raw');
+  });
+
+  it('logs, tags and counts an answer a hook of Fastify’s gave in place of the app', async () => {
+    const lines: string[] = [];
+    const app = createApp({ logger: { level: 'info', stream: { write: (line) => lines.push(line) } } }).mount(
+      [notes],
+    );
+    apps.push(app);
+    const ids: string[] = [];
+    app.server.addHook('onRequest', async (request, reply) => {
+      ids.push(request.id);
+      if (request.headers.authorization === undefined) await reply.code(401).send({ denied: true });
+    });
+    const url = await listen(app);
+    const denied = await fetch(`${url}/api/notes`);
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('x-request-id')).toBe(ids[0]);
+    const served = await fetch(`${url}/api/notes`, { headers: { authorization: 'Bearer x' } });
+    expect(served.status).toBe(200);
+    // The id Fastify's hook saw is the one the answer and its line carry.
+    expect(served.headers.get('x-request-id')).toBe(ids[1]);
+    await app.close();
+    const linesOf = (id: string | undefined) => lines.filter((line) => line.includes(`"reqId":"${id}"`));
+    expect(linesOf(ids[0])).toHaveLength(1);
+    expect(linesOf(ids[0])[0]).toContain('"statusCode":401');
+    expect(linesOf(ids[1])).toHaveLength(1);
+  });
 });

@@ -21,12 +21,12 @@ import type { Logger } from 'pino';
 import type { MountedRoute } from '../core/route-table.js';
 import type { PipelineHandler } from '../http/fetch.js';
 import type { Answer } from '../http/observed.js';
-import { corsOnFastifyRoutes } from './cors.js';
+import { corsOfFastify } from './cors.js';
 import { createServer } from './fastify.js';
 import { closeGracefully, type Lifecycle } from './lifecycle.js';
 import { hostAndPort, PipelineOnNode } from './node-http.js';
 import { FastifyRoutes } from './not-found.js';
-import { isPipelineRequest, pipelineRoute } from './pipeline-route.js';
+import { handedToPipeline, handToPipeline } from './pipeline-route.js';
 import { answerClientError, problemCodeOf, sendProblem } from './problems.js';
 import type { AppSettings } from './settings.js';
 import { routeUpgrades } from './sockets.js';
@@ -48,20 +48,14 @@ export interface AdapterHost {
 /** Makes the adapter of an app: `createApp` passes it on Node. */
 export type AdapterFactory = (host: AdapterHost) => FastifyAdapter;
 
-/**
- * Routes added on `app.server` answer with `X-Request-Id` too, as the app's own routes do.
- */
-function tagFastifyRoutesWithRequestId(server: FastifyInstance): void {
-  const tag: onSendAsyncHookHandler = async (request, reply, payload) => {
-    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
-    return payload;
-  };
-  server.addHook('onRoute', (route) => {
-    if ((route.config as { [pipelineRoute]?: true } | undefined)?.[pipelineRoute] === true) return;
-    const existing = route.onSend === undefined ? [] : [route.onSend].flat();
-    route.onSend = [...existing, tag];
-  });
-}
+/** What Fastify answers itself (its routes, a hook's answer) carries `X-Request-Id` too, as the app's answers do. */
+const tagWithRequestId: onSendAsyncHookHandler = async (request, reply, payload) => {
+  if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+  return payload;
+};
+
+/** Headers of a hook's that describe a body Fastify would have sent, not the pipeline's answer. */
+const bodyHeaders = new Set(['content-length', 'transfer-encoding', 'content-encoding']);
 
 /** The hooks that run for requests, which Fastify then runs for the app's routes too. */
 const requestHooks = new Set([
@@ -133,23 +127,20 @@ export class FastifyAdapter {
       'localhost',
     );
     host.lifecycle.watch(server.server, settings.maxConnections, server.log);
-    if (requestIds) tagFastifyRoutesWithRequestId(server);
-    if (settings.cors !== undefined) corsOnFastifyRoutes(server, settings.cors);
+    this.#requestIds = requestIds;
+    // Hooks of every Fastify route; a request handed to the pipeline gets its headers there.
+    if (requestIds) this.#ownHook('onSend', tagWithRequestId);
+    if (settings.cors !== undefined) this.#ownHook('onRequest', corsOfFastify(settings.cors));
     server.setErrorHandler((error, request, reply) =>
       sendProblem(error, request, reply, exposeErrors, requestIds),
     );
     const toPipeline = this.#toPipeline;
-    // One scope whose parser reads nothing: the pipeline reads the body, under the route's limits.
+    // Whatever no route of Fastify's takes is the pipeline's, from Fastify's not-found handler, set
+    // in a scope whose parser reads nothing: the pipeline reads the body, under the route's limits.
+    // (A catch-all route would clash with a wildcard route of the app's own, `@fastify/static`'s.)
     void server.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-      scope.route({
-        method: scope.supportedMethods,
-        url: '*',
-        config: { [pipelineRoute]: true } as object,
-        handler: toPipeline,
-      });
-      // A method no route of Fastify's takes: the pipeline answers 404 or 405 too.
       scope.setNotFoundHandler(toPipeline);
     });
     this.#dispatch(server);
@@ -172,14 +163,21 @@ export class FastifyAdapter {
    */
   readonly #toPipeline = (request: FastifyRequest, reply: FastifyReply): void => {
     reply.hijack();
+    const incoming = request.raw;
+    handToPipeline(incoming);
+    // The id Fastify's hooks logged with is the answer's (a client's own well-formed one kept).
+    if (this.#requestIds) incoming.headers['x-request-id'] = request.id;
     const raw = reply.raw;
     const held = reply.getHeaders();
     for (const name in held) {
       const value = held[name];
-      if (value !== undefined) raw.setHeader(name, value as string | string[] | number);
+      if (value !== undefined && !bodyHeaders.has(name))
+        raw.setHeader(name, value as string | string[] | number);
     }
-    this.#pipeline.answer(request.raw, raw);
+    this.#pipeline.answer(incoming, raw);
   };
+
+  readonly #requestIds: boolean;
 
   /**
    * Node's requests go straight to the pipeline, unless a route added on `app.server` takes them
@@ -239,7 +237,7 @@ export class FastifyAdapter {
    */
   observe(observe: (answer: Answer) => void): void {
     this.#ownHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      if (!isPipelineRequest(request))
+      if (!handedToPipeline(request.raw))
         observe({
           route: request.routeOptions.url === undefined ? undefined : observedRouteOf(request),
           method: request.method,

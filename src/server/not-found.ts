@@ -6,17 +6,17 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { pipelineRoute } from './pipeline-route.js';
+import { maxParamLength } from '../http/url.js';
 
 export class FastifyRoutes {
-  readonly #known = FindMyWay();
+  // Matched as Fastify's own router matches (src/server/fastify.ts).
+  readonly #known = FindMyWay({ ignoreTrailingSlash: true, maxParamLength });
   /** `GET /path` of each, in the order added. */
   readonly lines: string[] = [];
 
   /** Starts recording routes; call before any route is added. */
   constructor(server: FastifyInstance) {
     server.addHook('onRoute', (route) => {
-      if ((route.config as { [pipelineRoute]?: true } | undefined)?.[pipelineRoute] === true) return;
       for (const method of [route.method].flat()) {
         if (method !== 'HEAD') this.lines.push(`${method} ${route.url}`);
         if (!this.#known.hasRoute(method as never, route.url))

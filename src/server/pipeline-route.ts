@@ -1,14 +1,19 @@
 /**
- * The Fastify adapter's one route that hands requests to the app's pipeline
- * (src/server/fastify-adapter.ts). The pipeline logs, traces and observes those requests itself,
- * so Fastify's request log and hooks leave them alone.
+ * The requests the Fastify adapter handed to the app's pipeline (src/server/fastify-adapter.ts).
+ * The pipeline logs, traces and observes those itself, so Fastify's request log and hooks leave
+ * them alone; a request Fastify answered itself (one of its routes, a hook that answered) stays
+ * Fastify's to log.
  */
-import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 
-/** Set in the route's config. */
-export const pipelineRoute = Symbol('proceed.pipelineRoute');
+const handed = new WeakSet<IncomingMessage>();
 
-/** Whether the pipeline answers `request`: it took the pipeline's route, or no route of Fastify's. */
-export function isPipelineRequest(request: FastifyRequest): boolean {
-  return request.is404 || (request.routeOptions.config as { [pipelineRoute]?: true })[pipelineRoute] === true;
+/** Notes that the pipeline answers `request`. */
+export function handToPipeline(request: IncomingMessage): void {
+  handed.add(request);
+}
+
+/** Whether the pipeline answered `request`. */
+export function handedToPipeline(request: IncomingMessage): boolean {
+  return handed.has(request);
 }

@@ -11,7 +11,7 @@ import { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { loggedUrl } from '../http/url.js';
 import type { TraceFields } from './log-output.js';
-import { isPipelineRequest } from './pipeline-route.js';
+import { handedToPipeline } from './pipeline-route.js';
 import { field, RequestLines } from './request-lines.js';
 
 export type { TraceFields } from './log-output.js';
@@ -160,8 +160,6 @@ export class OneLinePerRequest extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    // The app's pipeline logs its requests itself.
-    if (isPipelineRequest(request)) return;
     const started = performance.now();
     // An answer written after its end (a bug of the route) emits 'error': logged with its
     // request, never left to crash the process as an unheard 'error', whatever the level.
@@ -171,14 +169,16 @@ export class OneLinePerRequest extends LogController {
     // Asked first: a disabled debug line then costs no object, no call with its arguments.
     // A child logger factory of the app's may make loggers without `isLevelEnabled`.
     const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
-    if (log.isLevelEnabled === undefined || log.isLevelEnabled('debug'))
+    // A request no route of Fastify's takes goes to the app's pipeline, which logs its arrival.
+    if (!request.is404 && (log.isLevelEnabled === undefined || log.isLevelEnabled('debug')))
       log.debug({ req: request }, 'incoming request');
     // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
     // would be) there is no line to write: nothing to wait for either.
     if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
     // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
     reply.raw.on('close', () => {
-      if (logged.has(reply)) return;
+      // The app's pipeline answered it, and wrote its line.
+      if (logged.has(reply) || handedToPipeline(request.raw)) return;
       this.#lines.hold({
         id: request.id,
         method: request.method,
