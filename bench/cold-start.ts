@@ -186,9 +186,13 @@ try {
   for (const [name, ms] of results) console.log(`| ${name} | ${median(ms).toFixed(0)} (${range(ms)}) |`);
   const of = (name: string) => median(results.get(name) ?? []);
   const large = collectionCount * 3 + 1;
-  console.log(
-    `\nProceed on Node ÷ Fastify by hand: ${(of('Node (Fastify adapter)') / of('Fastify by hand, Node')).toFixed(2)} with one route (${(of('Node (node:http, proceedjs/node)') / of('Fastify by hand, Node')).toFixed(2)} on node:http), ${(of(`Node, ${large} procedures`) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
-  );
+  // With BENCH_ROOTS, each checkout's Proceed is named after it; Fastify by hand runs once.
+  for (const root of roots) {
+    const named = (name: string) => (roots.length > 1 ? `${root}: ${name}` : name);
+    console.log(
+      `\n${roots.length > 1 ? `${root}: ` : ''}Proceed on Node ÷ Fastify by hand: ${(of(named('Node (Fastify adapter)')) / of('Fastify by hand, Node')).toFixed(2)} with one route (${(of(named('Node (node:http, proceedjs/node)')) / of('Fastify by hand, Node')).toFixed(2)} on node:http), ${(of(named(`Node, ${large} procedures`)) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
+    );
+  }
 } finally {
   for (const root of roots) rmSync(join(root, '.bench-cold-start'), { recursive: true, force: true });
   rmSync(join(here, '.bench-cold-start-by-hand'), { recursive: true, force: true });
