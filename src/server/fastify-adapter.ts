@@ -1,12 +1,13 @@
 /**
- * The Fastify adapter (docs/architecture.md): the app served by Fastify on Node's http module.
- * It only converts: one Fastify route takes every request that no route added on `app.server`
- * takes (its body left unread) and hands it to the app's pipeline, the same one `app.fetch` and
- * `proceedjs/node` use (src/server/node-http.ts writes the answer), so every HTTP rule is decided
- * once, in src/http/. What only a Node server has (connection limits and timeouts, listening,
- * graceful close) is Fastify's here; Fastify's own routes, hooks and plugins stay the documented
- * escape hatch (`app.server`). `createApp` from `proceedjs` gives an app this adapter on Node; on
- * Bun, Deno and Workers the app has none.
+ * The Fastify adapter (docs/architecture.md): the app served by Fastify's server on Node's http
+ * module. It only converts: every request that no route added on `app.server` takes goes to the
+ * app's pipeline, the same one `app.fetch` and `proceedjs/node` use (src/server/node-http.ts reads
+ * the request and writes the answer), so every HTTP rule is decided once, in src/http/. It goes
+ * straight there, or through Fastify's not-found handler when an app-wide hook of Fastify's must
+ * run first (docs/deployment.md, "Fastify: the escape hatch"). What only a Node server has
+ * (connection limits and timeouts, listening, graceful close) is set up here; Fastify's own
+ * routes, hooks and plugins stay the escape hatch (`app.server`). `createApp` from `proceedjs`
+ * gives an app this adapter on Node; on Bun, Deno and Workers the app has none.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type {
@@ -158,8 +159,8 @@ export class FastifyAdapter {
   readonly #userHooks: UserHooks;
 
   /**
-   * Fastify's route to the pipeline: the headers its hooks set (a plugin's) are kept, under
-   * those of the pipeline's answer.
+   * From Fastify's not-found handler (and its router's errors) to the pipeline: the headers
+   * Fastify's hooks set (a plugin's) are kept, under those of the pipeline's answer.
    */
   readonly #toPipeline = (request: FastifyRequest, reply: FastifyReply): void => {
     reply.hijack();
