@@ -31,15 +31,17 @@ console.log(JSON.stringify({ atImport, afterMount, status: answer.status, body: 
 await app.close();
 `;
 
-const withoutFastify = `
+/** An app of `entry` that listens and answers; with `askServer`, it asks for `app.server` first. */
+const listening = (entry: string, askServer = false) => `
 import { createRequire } from 'node:module';
-import { createApp, procedure, procedures } from 'proceedjs/node';
+import { createApp, procedure, procedures } from '${entry}';
 import { z } from 'zod';
 const { cache } = createRequire(import.meta.url);
 const fastifyLoaded = () =>
   Object.keys(cache).some((path) => ['/fastify/', '/find-my-way/', '/light-my-request/', '/avvio/'].some((name) => path.includes('/node_modules' + name)));
 const getNote = procedure().input(z.object({ id: z.string() })).query(({ input }) => ({ id: input.id }));
 const app = createApp({ logger: false }).mount([procedures('notes', { getNote })]);
+${askServer ? "app.server.get('/raw', async () => 'raw');" : ''}
 const origin = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
 const answer = await fetch(origin + '/api/notes/7');
 console.log(JSON.stringify({ status: answer.status, body: await answer.json(), fastifyLoaded: fastifyLoaded() }));
@@ -47,11 +49,25 @@ await app.close();
 `;
 
 describe('modules loaded when needed', { timeout: 60_000 }, () => {
-  it('loads nothing of Fastify for an app of proceedjs/node, which listens and answers on node:http', async () => {
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', withoutFastify], {
-      cwd: root,
-    });
-    expect(JSON.parse(stdout)).toEqual({ status: 200, body: { id: '7' }, fastifyLoaded: false });
+  it.each(['proceedjs/node', 'proceedjs'])(
+    'loads nothing of Fastify for an app of %s that never asks for app.server, which listens and answers',
+    async (entry) => {
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', listening(entry)], {
+        cwd: root,
+      });
+      expect(JSON.parse(stdout)).toEqual({ status: 200, body: { id: '7' }, fastifyLoaded: false });
+    },
+  );
+
+  it('loads Fastify once an app of proceedjs asks for app.server', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', listening('proceedjs', true)],
+      {
+        cwd: root,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({ status: 200, body: { id: '7' }, fastifyLoaded: true });
   });
 
   it('loads the multipart parser at the first form, not with proceedjs, and reads that form', async () => {

@@ -20,7 +20,8 @@ export interface ListeningApp {
   readonly log: Logger;
   readonly settings: AppSettings;
   readonly lifecycle: Lifecycle;
-  readonly adapter: FastifyAdapter | undefined;
+  /** The Fastify adapter, once the app asked for it (`app.server`). */
+  adapter(): FastifyAdapter | undefined;
   readonly listeners: ReadonlyArray<(listening: Listening) => MaybePromise<void>>;
   readonly fetch: FetchHandler;
   /** What `app.fetch` calls, for the Node server without Fastify (src/server/node-http.ts). */
@@ -57,7 +58,8 @@ export class AppListener {
         "app.listen() on Cloudflare Workers: Workers listen for you; export the app's fetch instead (export default { fetch: app.fetch })",
       );
     if (runtime.serve !== undefined) return this.#listenNatively(runtime.serve, options);
-    const { adapter, log } = this.#app;
+    const { log } = this.#app;
+    const adapter = this.#app.adapter();
     if (adapter === undefined) return this.#listenOnNode(options);
     await adapter.ready();
     if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
@@ -134,7 +136,8 @@ export class AppListener {
    * runs the app's closing steps.
    */
   async close(): Promise<void> {
-    const { settings, lifecycle, adapter, log } = this.#app;
+    const { settings, lifecycle, log } = this.#app;
+    const adapter = this.#app.adapter();
     const timeout = settings.shutdownTimeout;
     const native = this.#nativeServer;
     if (native !== undefined) {

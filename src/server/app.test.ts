@@ -1,10 +1,10 @@
-import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
 import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped-outage.js';
+import { eventually } from '../../test/processes.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -655,11 +655,12 @@ describe('over a real socket', () => {
       }),
     });
     app = createApp({ logger: false }).mount([slow]);
+    const requestsInFlight = app.countRequestsInFlight();
     const address = await app.listen({ port: 0, handleSignals: false });
     const health = await fetch(`${address}/api/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
 
-    const arrived = once(app.server.server, 'request');
+    const arrived = eventually(() => requestsInFlight() === 1, 10_000, 'the request to arrive');
     const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest(`${address}/api/slow`, (response) => {
         let body = '';

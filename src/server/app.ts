@@ -26,15 +26,15 @@ import { healthRoutes } from '../http/health.js';
 import { type ProblemAnswer, problemAnswer } from '../http/problems.js';
 import type { Answered } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
-import { runtime } from '../http/runtime.js';
 import { Spools } from '../http/spool.js';
 import { type OperationTrace, type TracedOperation, untracedOperation } from '../http/tracing.js';
+import { AppAdapter } from './app-adapter.js';
 import { AppExtensions } from './app-extensions.js';
 import { fetchCoreOf } from './app-fetch.js';
 import { AppHooks } from './app-hooks.js';
 import { AppListener } from './app-listen.js';
 import { isLoadingForInspection } from './entry-context.js';
-import type { AdapterFactory, FastifyAdapter } from './fastify-adapter.js';
+import type { AdapterHost, NodeAdapters } from './fastify-adapter.js';
 import { FetchEntry, type FetchHandler } from './fetch-entry.js';
 import { drain, Lifecycle, type ListenOptions, type Phase } from './lifecycle.js';
 import {
@@ -70,10 +70,6 @@ const largestBody = (routes: readonly MountedRoute[], settings: AppSettings): nu
     ...routes.map((route) => uploadPlanOf(route, settings.uploads)?.limits.total ?? 0),
   );
 
-/** What serves an app without the Fastify adapter: Node's own http module (`proceedjs/node`), or app.fetch. */
-const servedBy = (): string =>
-  runtime.serve === undefined && runtime.listens ? "Node's own http module (proceedjs/node)" : 'app.fetch';
-
 /**
  * A Proceed application: its procedures and routes, its settings, its lifecycle and its
  * observers, the same on every runtime (docs/architecture.md). It serves through `app.fetch`
@@ -91,14 +87,14 @@ export class App<TCtx extends object = object> extends AppExtensions {
   /** Where uploads spool their large files; removed at close for requests that never ended. */
   readonly #spools = new Spools();
   readonly #log: Logger;
-  /** The Fastify adapter, on Node; undefined where the app serves through app.fetch alone. */
-  readonly #adapter: FastifyAdapter | undefined;
+  /** The Fastify adapter, on Node made when the app first asks for `app.server`. */
+  readonly #adapter: AppAdapter;
 
   readonly #listener: AppListener;
   readonly #calls: ProcedureCalls;
 
   /** Use {@link createApp}: it gives the app the adapter of the runtime it runs on. */
-  constructor(options: AppOptions<TCtx> = {}, adapter?: AdapterFactory) {
+  constructor(options: AppOptions<TCtx> = {}, adapters?: NodeAdapters) {
     checkAppOptions(options);
     const settings = resolveSettings(options as AppOptions<object>);
     const log = settings.logger ?? pino({ enabled: false });
@@ -139,21 +135,28 @@ export class App<TCtx extends object = object> extends AppExtensions {
       await hooks.runClosers();
       await this.#spools.disposeAll();
     });
-    this.#adapter = adapter?.({
+    const host: AdapterHost = {
       settings,
+      log,
       lifecycle: this.#lifecycle,
       handle: this.#entry.handle,
       pipeline: () => this.#entry.handler(),
       prepare: () => hooks.runReadyTasks(),
       closed: () => hooks.runCloseTasks(),
+    };
+    this.#adapter = new AppAdapter(adapters, host, {
+      loaded: () => this.loaded,
+      routes: () => this.routes,
+      observer: () => (hooks.observed ? hooks.tellObservers : undefined),
+      counter: () => (this.#entry.counting ? this.#entry : undefined),
     });
-    hooks.whenObserved = () => this.#adapter?.observe(hooks.tellObservers);
+    hooks.whenObserved = () => this.#adapter.made?.observe(hooks.tellObservers);
     this.#listener = new AppListener({
       inspected: this.inspected,
       log: this.#log,
       settings,
       lifecycle: this.#lifecycle,
-      adapter: this.#adapter,
+      adapter: () => this.#adapter.made,
       listeners: hooks.listeners,
       routeLines: () => this.routeLines(),
       fetch: this.fetch,
@@ -172,10 +175,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
    * (docs/deployment.md, "Fastify: the escape hatch"); {@link App.route} adds a route every adapter serves.
    */
   get server(): FastifyInstance {
-    if (this.#adapter !== undefined) return this.#adapter.server;
-    throw new ProceedConfigError(
-      `app.server is the Fastify instance of the Node adapter, and this app has none: on ${runtime.name} it serves through ${servedBy()}; add routes with app.route() (docs/routes.md)`,
-    );
+    return this.#adapter.server();
   }
 
   /** The app's own checks and preparations, once every plugin is loaded. */
@@ -190,7 +190,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
   }
   readonly #entry = new FetchEntry(
     () => this.#createPipeline(),
-    () => this.#adapter?.warnOfFetch(this.#log),
+    () => this.#adapter.made?.warnOfFetch(this.#log),
   );
 
   /**
@@ -207,14 +207,15 @@ export class App<TCtx extends object = object> extends AppExtensions {
    * the same on every adapter; off until a plugin asks (a listener per request). Returns the reader.
    */
   countRequestsInFlight(): () => number {
-    if (!this.#entry.counting) this.#adapter?.countRequests(this.#entry.arrived, this.#entry.answered);
+    if (!this.#entry.counting) this.#adapter.made?.countRequests(this.#entry.arrived, this.#entry.answered);
     return this.#entry.countInFlight();
   }
 
   async #createPipeline(): Promise<AppPipeline> {
     // On the Fastify adapter, Fastify's start-up runs the app's (src/server/fastify-adapter.ts).
-    if (this.#adapter === undefined) await this.hooks.runReadyTasks();
-    else await this.#adapter.server.ready();
+    const adapter = this.#adapter.made;
+    if (adapter === undefined) await this.hooks.runReadyTasks();
+    else await adapter.server.ready();
     return createPipeline(
       fetchCoreOf(this.#settings, {
         routes: this.routes,
@@ -271,7 +272,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
         log: this.#log,
       }))
         this.#addRoute(route);
-    this.#adapter?.mount(plan.routes);
+    this.#adapter.made?.mount(plan.routes);
     return this;
   }
 
@@ -352,19 +353,14 @@ export class App<TCtx extends object = object> extends AppExtensions {
 
   /** Waits until every plugin is loaded; `inject`, `listen` and the first `fetch` call it for you. */
   async ready(): Promise<void> {
-    if (this.#adapter === undefined) await this.#entry.handler();
-    else await this.#adapter.ready();
+    const adapter = this.#adapter.made;
+    if (adapter === undefined) await this.#entry.handler();
+    else await adapter.ready();
   }
 
   /** Sends a request without a socket (tests), through the Node adapter. Elsewhere, send a `Request` to `app.fetch`. */
   inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
-    if (this.#adapter === undefined)
-      return Promise.reject(
-        new ProceedConfigError(
-          `app.inject() needs the Fastify adapter, which this app has not on ${runtime.name} (it serves through ${servedBy()}): send a Request to app.fetch instead`,
-        ),
-      );
-    return this.#adapter.inject(request);
+    return this.#adapter.inject(request, () => this.ready());
   }
 
   /**

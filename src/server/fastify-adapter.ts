@@ -35,6 +35,8 @@ import { routeUpgrades } from './sockets.js';
 /** What the adapter is given of the app, once, as the app is made. */
 export interface AdapterHost {
   readonly settings: AppSettings;
+  /** The app's logger (a disabled one when it logs nothing). */
+  readonly log: Logger;
   readonly lifecycle: Lifecycle;
   /** The app's pipeline: every request of the app's own routes goes to it. */
   readonly handle: PipelineHandler;
@@ -46,8 +48,17 @@ export interface AdapterHost {
   closed(): Promise<void>;
 }
 
-/** Makes the adapter of an app: `createApp` passes it on Node. */
+/** Makes the adapter of an app. */
 export type AdapterFactory = (host: AdapterHost) => FastifyAdapter;
+
+/**
+ * What `createApp` of `proceedjs` gives an app on Node: the Fastify adapter, made when the app
+ * first asks for `app.server`, and `app.inject()` through the pipeline for an app without it.
+ */
+export interface NodeAdapters {
+  readonly fastify: AdapterFactory;
+  inject(host: AdapterHost, request: InjectOptions | string): Promise<LightMyRequestResponse>;
+}
 
 /** What Fastify answers itself (its routes, a hook's answer) carries `X-Request-Id` too, as the app's answers do. */
 const tagWithRequestId: onSendAsyncHookHandler = async (request, reply, payload) => {

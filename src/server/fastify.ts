@@ -1,12 +1,9 @@
 /** The Fastify instance under an app: its options and its one body format, JSON. */
 
 import type { IncomingMessage } from 'node:http';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyServerOptions,
-  type RawServerDefault,
-} from 'fastify';
+import { createRequire } from 'node:module';
+import type * as FastifyModule from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
@@ -16,7 +13,7 @@ import { maxParamLength } from '../http/url.js';
 import { timeoutCheckInterval } from './lifecycle.js';
 import type { TraceFields } from './logger.js';
 import { newRequestId } from './request-id.js';
-import { lazyChildLoggers, OneLinePerRequest } from './request-log.js';
+import { lazyChildLoggers, oneLinePerRequest } from './request-log.js';
 
 /** A well-formed `X-Request-Id` from the client is kept (src/http/request-id.ts); else a new one. */
 function requestIdOf(request: IncomingMessage): string {
@@ -70,11 +67,21 @@ function holdLoggerRules(server: FastifyInstance, logger: Logger): void {
   };
 }
 
+/**
+ * Fastify, loaded when an app first asks for it (`app.server`): an app that never does is served
+ * by Node's own http module and loads none of it (docs/deployment.md, "Fastify: the escape hatch").
+ * Fastify is CommonJS, so it loads in the asking call.
+ */
+export function loadFastify(): typeof FastifyModule {
+  return createRequire(import.meta.url)('fastify') as typeof FastifyModule;
+}
+
 export function createServer(settings: FastifySettings): FastifyInstance {
   const { timeouts } = settings;
   const { logger } = settings;
-  const requestLog = new OneLinePerRequest(settings.traceFields);
-  const server = Fastify<RawServerDefault>({
+  const fastify = loadFastify();
+  const requestLog = oneLinePerRequest(fastify.LogController, settings.traceFields);
+  const server = fastify.fastify<RawServerDefault>({
     // Fastify is given no logger of its own, or it would time every request and listen for the
     // end of every answer: the app's logger reaches requests through the child logger factory
     // (docs/deployment.md, "Logs").

@@ -29,8 +29,15 @@ const failingTracer: RequestTracing = {
   logFields: () => undefined,
 };
 
+/** An app of proceedjs served by Fastify: it asks for app.server as it is set up. */
+const createAppOnFastify: typeof createApp = (options) => {
+  const app = createApp(options);
+  void app.server;
+  return app;
+};
+
 describe.each([
-  { server: 'Fastify', create: createApp },
+  { server: 'Fastify', create: createAppOnFastify },
   { server: 'node:http (proceedjs/node)', create: createAppWithoutFastify },
 ])('a failure before the pipeline’s promise, on $server', ({ create }) => {
   it('answers 500 problem+json without the cause, and the server goes on serving', async () => {

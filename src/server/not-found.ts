@@ -4,13 +4,17 @@
  * preflight for it with its methods (src/http/not-found.ts decides the answers).
  */
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import FindMyWay from 'find-my-way';
+import type FindMyWayModule from 'find-my-way';
 import { maxParamLength } from '../http/url.js';
 
 export class FastifyRoutes {
   // Matched as Fastify's own router matches (src/server/fastify.ts).
-  readonly #known = FindMyWay({ ignoreTrailingSlash: true, maxParamLength });
+  readonly #known = (createRequire(import.meta.url)('find-my-way') as typeof FindMyWayModule)({
+    ignoreTrailingSlash: true,
+    maxParamLength,
+  });
   /** `GET /path` of each, in the order added. */
   readonly lines: string[] = [];
 

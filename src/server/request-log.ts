@@ -6,8 +6,7 @@
  * directly, with exactly the fields and order pino would give it, for all requests done within
  * one turn of the event loop at its end; and lines to stdout are written with one call per turn.
  */
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { loggedUrl } from '../http/url.js';
 import type { TraceFields } from './log-output.js';
@@ -136,92 +135,132 @@ function isEventStream(reply: FastifyReply): boolean {
   return typeof type === 'string' && type.startsWith('text/event-stream');
 }
 
+/** What the adapter holds of its request log. */
+export interface RequestLogController extends LogController {
+  attach(logger: Logger): void;
+  writeHeld(): void;
+}
+
+const controllers = new WeakMap<
+  typeof LogController,
+  new (
+    traceFields?: TraceFields,
+  ) => RequestLogController
+>();
+
 /**
- * One log line per request at `info`, when its connection is done with it: "request completed"
- * (method, URL, client address, status, time, request id), or "request aborted" when the client
- * left before the answer was sent. Fastify's default writes a second line on arrival; here that
- * one is `debug`. The line's values are taken on the response's `close`, which every request
- * has, those the router refuses before any route (a malformed URL) included.
+ * The request log of Fastify's own routes: a `LogController` of the Fastify that was loaded
+ * (src/server/fastify.ts loads it when an app first asks for it), made once.
  */
-export class OneLinePerRequest extends LogController {
-  /** The app's logger, once Fastify made it (`attach`). */
-  #logger: Logger | undefined;
-  readonly #lines: RequestLines;
-
-  constructor(traceFields?: TraceFields) {
-    super();
-    this.#lines = new RequestLines(traceFields);
+export function oneLinePerRequest(
+  Base: typeof LogController,
+  traceFields?: TraceFields,
+): RequestLogController {
+  let made = controllers.get(Base);
+  if (made === undefined) {
+    made = oneLinePerRequestOf(Base);
+    controllers.set(Base, made);
   }
+  return new made(traceFields);
+}
 
-  /** Takes the app's logger. */
-  attach(logger: Logger): void {
-    this.#logger = logger;
-    this.#lines.attach(logger);
-  }
-
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    const started = performance.now();
-    // An answer written after its end (a bug of the route) emits 'error': logged with its
-    // request, never left to crash the process as an unheard 'error', whatever the level.
-    reply.raw.on('error', (error: Error) => this.#errored(error, request, reply, started));
-    const logger = this.#logger;
-    if (logger === undefined || this.isLogDisabled(request)) return;
-    // Asked first: a disabled debug line then costs no object, no call with its arguments.
-    // A child logger factory of the app's may make loggers without `isLevelEnabled`.
-    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
-    // A request no route of Fastify's takes goes to the app's pipeline, which logs its arrival.
-    if (!request.is404 && (log.isLevelEnabled === undefined || log.isLevelEnabled('debug')))
-      log.debug({ req: request }, 'incoming request');
-    // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
-    // would be) there is no line to write: nothing to wait for either.
-    if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
-    // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
-    reply.raw.on('close', () => {
-      // The app's pipeline answered it, and wrote its line.
-      if (logged.has(reply) || handedToPipeline(request.raw)) return;
-      this.#lines.hold({
-        id: request.id,
-        method: request.method,
-        url: loggedUrl(request.url),
-        version: request.headers['accept-version'],
-        peer: peerFields(request),
-        status: reply.statusCode,
-        milliseconds: performance.now() - started,
-        // An event stream ends when its client leaves: its normal end, not an abort; a
-        // WebSocket's handshake is done once upgraded (101).
-        completed: reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
-      });
-    });
-  }
-
-  /** Writes the lines of the requests held so far (on close). */
-  writeHeld(): void {
-    this.#lines.writeHeld();
-  }
-
-  #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
-    if (logged.has(reply)) return;
-    logged.add(reply);
-    if (this.#logger === undefined || this.isLogDisabled(request)) return;
-    const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
-    reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
-  }
-
+function oneLinePerRequestOf(
+  Base: typeof LogController,
+): new (
+  traceFields?: TraceFields,
+) => RequestLogController {
   /**
-   * A client that leaves a streamed answer (an event stream's normal end, a download cut short)
-   * is said by the request line alone; Fastify's own "stream closed prematurely" is `debug`.
+   * One log line per request at `info`, when its connection is done with it: "request completed"
+   * (method, URL, client address, status, time, request id), or "request aborted" when the client
+   * left before the answer was sent. Fastify's default writes a second line on arrival; here that
+   * one is `debug`. The line's values are taken on the response's `close`, which every request
+   * has, those the router refuses before any route (a malformed URL) included.
    */
-  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
-    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') super.streamError(error, request, reply);
-    else if (!this.isLogDisabled(request)) request.log.debug({ res: reply }, 'stream closed by the client');
-  }
+  class OneLinePerRequest extends Base {
+    /** The app's logger, once Fastify made it (`attach`). */
+    #logger: Logger | undefined;
+    readonly #lines: RequestLines;
 
-  override requestCompleted(
-    error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    if (!error) return;
-    this.#errored(error, request, reply);
+    constructor(traceFields?: TraceFields) {
+      super();
+      this.#lines = new RequestLines(traceFields);
+    }
+
+    /** Takes the app's logger. */
+    attach(logger: Logger): void {
+      this.#logger = logger;
+      this.#lines.attach(logger);
+    }
+
+    override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+      const started = performance.now();
+      // An answer written after its end (a bug of the route) emits 'error': logged with its
+      // request, never left to crash the process as an unheard 'error', whatever the level.
+      reply.raw.on('error', (error: Error) => this.#errored(error, request, reply, started));
+      const logger = this.#logger;
+      if (logger === undefined || this.isLogDisabled(request)) return;
+      // Asked first: a disabled debug line then costs no object, no call with its arguments.
+      // A child logger factory of the app's may make loggers without `isLevelEnabled`.
+      const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
+      // A request no route of Fastify's takes goes to the app's pipeline, which logs its arrival.
+      if (!request.is404 && (log.isLevelEnabled === undefined || log.isLevelEnabled('debug')))
+        log.debug({ req: request }, 'incoming request');
+      // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
+      // would be) there is no line to write: nothing to wait for either.
+      if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
+      // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
+      reply.raw.on('close', () => {
+        // The app's pipeline answered it, and wrote its line.
+        if (logged.has(reply) || handedToPipeline(request.raw)) return;
+        this.#lines.hold({
+          id: request.id,
+          method: request.method,
+          url: loggedUrl(request.url),
+          version: request.headers['accept-version'],
+          peer: peerFields(request),
+          status: reply.statusCode,
+          milliseconds: performance.now() - started,
+          // An event stream ends when its client leaves: its normal end, not an abort; a
+          // WebSocket's handshake is done once upgraded (101).
+          completed: reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
+        });
+      });
+    }
+
+    /** Writes the lines of the requests held so far (on close). */
+    writeHeld(): void {
+      this.#lines.writeHeld();
+    }
+
+    #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
+      if (logged.has(reply)) return;
+      logged.add(reply);
+      if (this.#logger === undefined || this.isLogDisabled(request)) return;
+      const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
+      reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
+    }
+
+    /**
+     * A client that leaves a streamed answer (an event stream's normal end, a download cut short)
+     * is said by the request line alone; Fastify's own "stream closed prematurely" is `debug`.
+     */
+    override streamError(
+      error: Error & { code?: string },
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ): void {
+      if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') super.streamError(error, request, reply);
+      else if (!this.isLogDisabled(request)) request.log.debug({ res: reply }, 'stream closed by the client');
+    }
+
+    override requestCompleted(
+      error: Error | null | undefined,
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ): void {
+      if (!error) return;
+      this.#errored(error, request, reply);
+    }
   }
+  return OneLinePerRequest;
 }

@@ -1,6 +1,5 @@
 /** Headers and cookies a handler sets per request, signed cookies and their rotation. */
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
@@ -130,8 +129,7 @@ describe('two cookies over a real socket', () => {
   const app = appWith([newSecret]);
   let port = 0;
   beforeAll(async () => {
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    port = (app.server.server.address() as AddressInfo).port;
+    port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port);
   });
   afterAll(() => app.close());
 
