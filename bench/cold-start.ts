@@ -1,8 +1,8 @@
 /**
  * `npm run bench:cold-start`: process start to first answer, alternated, BENCH_ROUNDS (default 9)
  * starts each; medians and ranges. The smallest useful app (one procedure with validated input,
- * `createApp` from the built package as an app imports it) on Node (the Fastify adapter, and
- * Node's own http module through `proceedjs/node`) and on Bun (`Bun.serve`, no Fastify); a large one, that route and BENCH_PROCEDURES / 3 collections
+ * `createApp` from the built package as an app imports it) on Node (`proceedjs`, the same asking
+ * for `app.server` so that Fastify serves it, and `proceedjs/node`) and on Bun (`Bun.serve`, no Fastify); a large one, that route and BENCH_PROCEDURES / 3 collections
  * (default 1,000) of a list with a query, a get by id and a create, each with Zod schemas of its
  * own; and both written by hand on Fastify with JSON Schema. `BENCH_ROOTS=<checkout>,<checkout>`
  * measures those checkouts' builds instead (each with its `npm ci` and build done), alternated
@@ -115,19 +115,29 @@ const range = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.
 
 /** The app and a tsconfig without `paths` (Bun then resolves `proceedjs` as an app does, to the
  * built package's `bun` entry, not through the repository's tsconfig to the sources). */
-function prepare(root: string): { node: string[]; nodeHttp: string[]; bun: string[]; large: string[] } {
+function prepare(root: string): {
+  node: string[];
+  fastify: string[];
+  nodeHttp: string[];
+  bun: string[];
+  large: string[];
+} {
   const directory = join(root, '.bench-cold-start');
   mkdirSync(directory, { recursive: true });
   const entry = join(directory, 'app.mjs');
   writeFileSync(entry, app);
   const large = join(directory, 'large.mjs');
   writeFileSync(large, largeProceedApp());
+  // The same app asking for app.server, as one that uses a Fastify plugin does: Fastify serves it.
+  const onFastify = join(directory, 'app-fastify.mjs');
+  writeFileSync(onFastify, app.replace('await app.listen', 'void app.server;\nawait app.listen'));
   const withoutFastify = join(directory, 'app-node.mjs');
   writeFileSync(withoutFastify, app.replace("from 'proceedjs';", "from 'proceedjs/node';"));
   const tsconfig = join(directory, 'tsconfig.json');
   writeFileSync(tsconfig, '{}');
   return {
     node: [entry],
+    fastify: [onFastify],
     nodeHttp: [withoutFastify],
     bun: [`--tsconfig-override=${tsconfig}`, entry],
     large: [large],
@@ -149,7 +159,13 @@ const contenders = [
     const args = prepare(root);
     const label = roots.length === 1 ? '' : `${root}: `;
     return [
-      { name: `${label}Node (Fastify adapter)`, root, command: process.execPath, args: args.node },
+      { name: `${label}Node (proceedjs)`, root, command: process.execPath, args: args.node },
+      {
+        name: `${label}Node (proceedjs, asking for app.server)`,
+        root,
+        command: process.execPath,
+        args: args.fastify,
+      },
       {
         name: `${label}Node (node:http, proceedjs/node)`,
         root,
@@ -190,7 +206,7 @@ try {
   for (const root of roots) {
     const named = (name: string) => (roots.length > 1 ? `${root}: ${name}` : name);
     console.log(
-      `\n${roots.length > 1 ? `${root}: ` : ''}Proceed on Node ÷ Fastify by hand: ${(of(named('Node (Fastify adapter)')) / of('Fastify by hand, Node')).toFixed(2)} with one route (${(of(named('Node (node:http, proceedjs/node)')) / of('Fastify by hand, Node')).toFixed(2)} on node:http), ${(of(named(`Node, ${large} procedures`)) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
+      `\n${roots.length > 1 ? `${root}: ` : ''}Proceed on Node ÷ Fastify by hand: ${(of(named('Node (proceedjs)')) / of('Fastify by hand, Node')).toFixed(2)} with one route (${(of(named('Node (proceedjs, asking for app.server)')) / of('Fastify by hand, Node')).toFixed(2)} on Fastify, ${(of(named('Node (node:http, proceedjs/node)')) / of('Fastify by hand, Node')).toFixed(2)} with proceedjs/node), ${(of(named(`Node, ${large} procedures`)) / of(`Fastify by hand, Node, ${large} routes`)).toFixed(2)} with ${large}`,
     );
   }
 } finally {

@@ -164,80 +164,104 @@ export function oneLinePerRequest(
   return new made(traceFields);
 }
 
+/**
+ * One log line per request at `info`, when its connection is done with it: "request completed"
+ * (method, URL, client address, status, time, request id), or "request aborted" when the client
+ * left before the answer was sent. Fastify's default writes a second line on arrival; here that
+ * one is `debug`. The line's values are taken on the response's `close`, which every request
+ * has, those the router refuses before any route (a malformed URL) included. `disabled` is the
+ * controller's `isLogDisabled`.
+ */
+class FastifyRequestLines {
+  /** The app's logger, once Fastify made it (`attach`). */
+  #logger: Logger | undefined;
+  readonly #lines: RequestLines;
+  readonly #disabled: (request: FastifyRequest) => boolean;
+
+  constructor(traceFields: TraceFields | undefined, disabled: (request: FastifyRequest) => boolean) {
+    this.#lines = new RequestLines(traceFields);
+    this.#disabled = disabled;
+  }
+
+  /** Takes the app's logger. */
+  attach(logger: Logger): void {
+    this.#logger = logger;
+    this.#lines.attach(logger);
+  }
+
+  incoming(request: FastifyRequest, reply: FastifyReply): void {
+    const started = performance.now();
+    // An answer written after its end (a bug of the route) emits 'error': logged with its
+    // request, never left to crash the process as an unheard 'error', whatever the level.
+    reply.raw.on('error', (error: Error) => this.errored(error, request, reply, started));
+    const logger = this.#logger;
+    if (logger === undefined || this.#disabled(request)) return;
+    // Asked first: a disabled debug line then costs no object, no call with its arguments.
+    // A child logger factory of the app's may make loggers without `isLevelEnabled`.
+    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
+    // A request no route of Fastify's takes goes to the app's pipeline, which logs its arrival.
+    if (!request.is404 && (log.isLevelEnabled === undefined || log.isLevelEnabled('debug')))
+      log.debug({ req: request }, 'incoming request');
+    // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
+    // would be) there is no line to write: nothing to wait for either.
+    if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
+    // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
+    reply.raw.on('close', () => {
+      // The app's pipeline answered it, and wrote its line.
+      if (logged.has(reply) || handedToPipeline(request.raw)) return;
+      this.#lines.hold({
+        id: request.id,
+        method: request.method,
+        url: loggedUrl(request.url),
+        version: request.headers['accept-version'],
+        peer: peerFields(request),
+        status: reply.statusCode,
+        milliseconds: performance.now() - started,
+        // An event stream ends when its client leaves: its normal end, not an abort; a
+        // WebSocket's handshake is done once upgraded (101).
+        completed: reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
+      });
+    });
+  }
+
+  /** Writes the lines of the requests held so far (on close). */
+  writeHeld(): void {
+    this.#lines.writeHeld();
+  }
+
+  errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
+    if (logged.has(reply)) return;
+    logged.add(reply);
+    if (this.#logger === undefined || this.#disabled(request)) return;
+    const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
+    reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
+  }
+}
+
+/** The `LogController` of a loaded Fastify that writes {@link FastifyRequestLines}. */
 function oneLinePerRequestOf(
   Base: typeof LogController,
 ): new (
   traceFields?: TraceFields,
 ) => RequestLogController {
-  /**
-   * One log line per request at `info`, when its connection is done with it: "request completed"
-   * (method, URL, client address, status, time, request id), or "request aborted" when the client
-   * left before the answer was sent. Fastify's default writes a second line on arrival; here that
-   * one is `debug`. The line's values are taken on the response's `close`, which every request
-   * has, those the router refuses before any route (a malformed URL) included.
-   */
-  class OneLinePerRequest extends Base {
-    /** The app's logger, once Fastify made it (`attach`). */
-    #logger: Logger | undefined;
-    readonly #lines: RequestLines;
+  return class OneLinePerRequest extends Base {
+    readonly #lines: FastifyRequestLines;
 
     constructor(traceFields?: TraceFields) {
       super();
-      this.#lines = new RequestLines(traceFields);
+      this.#lines = new FastifyRequestLines(traceFields, (request) => this.isLogDisabled(request));
     }
 
-    /** Takes the app's logger. */
     attach(logger: Logger): void {
-      this.#logger = logger;
       this.#lines.attach(logger);
     }
 
-    override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-      const started = performance.now();
-      // An answer written after its end (a bug of the route) emits 'error': logged with its
-      // request, never left to crash the process as an unheard 'error', whatever the level.
-      reply.raw.on('error', (error: Error) => this.#errored(error, request, reply, started));
-      const logger = this.#logger;
-      if (logger === undefined || this.isLogDisabled(request)) return;
-      // Asked first: a disabled debug line then costs no object, no call with its arguments.
-      // A child logger factory of the app's may make loggers without `isLevelEnabled`.
-      const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
-      // A request no route of Fastify's takes goes to the app's pipeline, which logs its arrival.
-      if (!request.is404 && (log.isLevelEnabled === undefined || log.isLevelEnabled('debug')))
-        log.debug({ req: request }, 'incoming request');
-      // Above info (LOG_LEVEL=warn, or a route's own `logLevel: 'silent'`, as Fastify's own line
-      // would be) there is no line to write: nothing to wait for either.
-      if (!(log.isLevelEnabled?.('info') ?? logger.isLevelEnabled('info'))) return;
-      // `on`, not `once`: an answer closes once, and once's wrapper would cost every request.
-      reply.raw.on('close', () => {
-        // The app's pipeline answered it, and wrote its line.
-        if (logged.has(reply) || handedToPipeline(request.raw)) return;
-        this.#lines.hold({
-          id: request.id,
-          method: request.method,
-          url: loggedUrl(request.url),
-          version: request.headers['accept-version'],
-          peer: peerFields(request),
-          status: reply.statusCode,
-          milliseconds: performance.now() - started,
-          // An event stream ends when its client leaves: its normal end, not an abort; a
-          // WebSocket's handshake is done once upgraded (101).
-          completed: reply.raw.writableEnded || reply.statusCode === 101 || isEventStream(reply),
-        });
-      });
-    }
-
-    /** Writes the lines of the requests held so far (on close). */
     writeHeld(): void {
       this.#lines.writeHeld();
     }
 
-    #errored(error: Error, request: FastifyRequest, reply: FastifyReply, started?: number): void {
-      if (logged.has(reply)) return;
-      logged.add(reply);
-      if (this.#logger === undefined || this.isLogDisabled(request)) return;
-      const responseTime = started === undefined ? reply.elapsedTime : performance.now() - started;
-      reply.log.error({ req: request, res: reply, err: error, responseTime }, 'request errored');
+    override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+      this.#lines.incoming(request, reply);
     }
 
     /**
@@ -258,9 +282,7 @@ function oneLinePerRequestOf(
       request: FastifyRequest,
       reply: FastifyReply,
     ): void {
-      if (!error) return;
-      this.#errored(error, request, reply);
+      if (error) this.#lines.errored(error, request, reply);
     }
-  }
-  return OneLinePerRequest;
+  };
 }
