@@ -210,10 +210,11 @@ function outsideContenders(): Contender[] {
   const noRequestLog = { BENCH_LOGS: 'off' };
   return [
     { name: 'proceed', script: './servers/proceed-posts.ts', env: { BENCH_OFF: 'request-log' } },
+    // The same app asking for app.server: Fastify serves it (docs/deployment.md).
     {
-      name: 'proceed node:http',
+      name: 'proceed on fastify',
       script: './servers/proceed-posts.ts',
-      env: { BENCH_OFF: 'request-log', BENCH_ADAPTER: 'node' },
+      env: { BENCH_OFF: 'request-log', BENCH_ADAPTER: 'fastify' },
     },
     { name: 'fastify', script: './servers/fastify-posts.ts', env: noRequestLog },
     { name: 'ts-rest', script: './contenders/ts-rest-posts.ts', env: noRequestLog },
@@ -237,7 +238,7 @@ async function outsideSection(): Promise<void> {
     contenders.map((contender) => contender.name),
     rows,
   );
-  const proceeds = ['proceed', 'proceed node:http'];
+  const proceeds = ['proceed', 'proceed on fastify'];
   console.log(
     `\n| scenario | × node:http: ${[...proceeds, 'fastify', 'ts-rest'].join(' / ')} | ${proceeds.map((name) => `${name} ÷ the best of fastify and ts-rest`).join(' | ')} |`,
   );
@@ -259,9 +260,9 @@ async function outsideSection(): Promise<void> {
  */
 async function outsideDuels(): Promise<void> {
   installContenders();
-  const [proceed, proceedOnNode, fastify, tsRest] = outsideContenders();
+  const [proceed, proceedOnFastify, fastify, tsRest] = outsideContenders();
   await duelsWithPeers(proceed!, [fastify!, tsRest!], 'with no request log');
-  await duelsWithPeers(proceedOnNode!, [fastify!, tsRest!], 'with no request log');
+  await duelsWithPeers(proceedOnFastify!, [fastify!, tsRest!], 'with no request log');
 }
 
 /**
@@ -449,7 +450,11 @@ async function nodeBridgeSection(): Promise<void> {
   const onNode = [
     { name: 'proceed app.fetch', script: './contenders/proceed-fetch-posts.ts', env: quiet },
     { name: 'hono', script: './contenders/hono-posts.ts', env: { BENCH_LOGS: 'off' } },
-    { name: 'proceed on Fastify', script: './servers/proceed-posts.ts', env: quiet },
+    {
+      name: 'proceed on Fastify',
+      script: './servers/proceed-posts.ts',
+      env: { ...quiet, BENCH_ADAPTER: 'fastify' },
+    },
   ];
   await checkDataAccess(onNode);
   reportMany(

@@ -5,8 +5,9 @@
  * With BENCH_MCP=1 the same procedures are MCP tools too (`mcpPlugin`).
  * Every default on (entity tags, request ids, the request log at info), unless BENCH_OFF names
  * some to turn off: `entity-tags`, `request-log`, `request-ids` (comma-separated), so that the
- * cost of each is measured. BENCH_ADAPTER=node: the app of `proceedjs/node`, served by Node's own
- * http module instead of Fastify.
+ * cost of each is measured. The app of `proceedjs` never asks for `app.server`, so Node's own http
+ * module serves it (docs/deployment.md); BENCH_ADAPTER=fastify asks for it, so that Fastify serves
+ * the same app; BENCH_ADAPTER=node makes it with `proceedjs/node`.
  */
 import { fileURLToPath } from 'node:url';
 import type * as Proceed from 'proceedjs';
@@ -85,6 +86,8 @@ if (process.env.BENCH_MCP === '1') {
   await app.register(mcpPlugin, { collections: ['posts'] });
 }
 app.mount([postsApi]);
+// As an app that uses a Fastify plugin does: Fastify is loaded and serves it.
+if (process.env.BENCH_ADAPTER === 'fastify') void app.server;
 export const { accessToken } = await tokens.issuePair(userId);
 
 /**
