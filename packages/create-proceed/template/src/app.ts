@@ -50,6 +50,6 @@ const noteProcedures = procedures('notes', {
     .mutation(({ input }) => ({ archived: input.id })),
 });
 
-// 4. An app: one native Fastify route per procedure, problem+json errors, health, shutdown.
+// 4. An app: one route per procedure, problem+json errors, health, shutdown.
 export const api = [noteProcedures] as const; // a typed client is made from it: createClient<typeof api>
 export default createApp<Ctx>({ context: () => ({ notes }) }).mount(api);
