@@ -171,8 +171,9 @@ export class App<TCtx extends object = object> extends AppExtensions {
   }
 
   /**
-   * The Fastify instance of the Fastify adapter: the escape hatch for what Proceed does not do
-   * (docs/deployment.md, "Fastify: the escape hatch"); {@link App.route} adds a route every adapter serves.
+   * A Fastify instance, on Node made (and Fastify loaded) when first asked for, before the app is
+   * ready: the escape hatch for what Proceed does not do (docs/deployment.md, "Fastify: the escape
+   * hatch"). {@link App.route} adds a route every adapter serves.
    */
   get server(): FastifyInstance {
     return this.#adapter.server();
@@ -358,7 +359,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     else await adapter.ready();
   }
 
-  /** Sends a request without a socket (tests), through the Node adapter. Elsewhere, send a `Request` to `app.fetch`. */
+  /** Sends a request without a socket (tests), on Node: through Fastify if the app has it. Elsewhere, send a `Request` to `app.fetch`. */
   inject(request: InjectOptions | string): Promise<LightMyRequestResponse> {
     return this.#adapter.inject(request, () => this.ready());
   }
