@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
+import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import type { App } from './app.js';
 import { createApp } from './create-app.js';
@@ -53,6 +55,8 @@ describe('the Fastify adapter', () => {
       seen.push(request.url);
       reply.header('x-frame-options', 'DENY');
       reply.header('content-type', 'text/plain');
+      // A length of a body Fastify would have sent: never the length of the app's answer.
+      reply.header('content-length', '2');
     });
     const url = await listen(app);
     const answer = await fetch(`${url}/api/notes`);
@@ -151,5 +155,25 @@ describe('the Fastify adapter', () => {
     expect(linesOf(ids[0])).toHaveLength(1);
     expect(linesOf(ids[0])[0]).toContain('"statusCode":401');
     expect(linesOf(ids[1])).toHaveLength(1);
+  });
+
+  it('keeps no body header a hook set on a streamed answer, whose length Fastify never knew', async () => {
+    const ticks = procedures('ticks', {
+      listTicks: procedure()
+        .output(eventStream(z.object({ n: z.number() })))
+        .query(async function* () {
+          yield { n: 1 };
+          yield { n: 2 };
+        }),
+    });
+    const app = createApp({ logger: false }).mount([ticks]);
+    apps.push(app);
+    app.server.addHook('onRequest', async (_request, reply) => {
+      reply.header('content-length', '2');
+    });
+    const url = await listen(app);
+    const answer = await fetch(`${url}/api/ticks`);
+    expect(answer.headers.get('content-length')).toBeNull();
+    expect(await answer.text()).toBe('data: {"n":1}\n\ndata: {"n":2}\n\n');
   });
 });

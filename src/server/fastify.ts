@@ -72,7 +72,7 @@ function holdLoggerRules(server: FastifyInstance, logger: Logger): void {
  * by Node's own http module and loads none of it (docs/deployment.md, "Fastify: the escape hatch").
  * Fastify is CommonJS, so it loads in the asking call.
  */
-export function loadFastify(): typeof FastifyModule {
+function loadFastify(): typeof FastifyModule {
   return createRequire(import.meta.url)('fastify') as typeof FastifyModule;
 }
 
