@@ -10,7 +10,44 @@ import { ValidationError } from './errors.js';
 export function nulPathIn(input: unknown): string | undefined {
   if (typeof input === 'string') return input.includes('\u0000') ? '' : undefined;
   if (typeof input !== 'object' || input === null) return undefined;
+  // Every request's input is looked through: the paths are named only once a NUL is found.
+  return holdsNul(input) ? firstNulPath(input) : undefined;
+}
+
+/** Plain records and arrays are text to look into; a File, a Date or a class instance is not. */
+function isPlainRecord(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Whether any string in a record or an array (or any of its keys) holds NUL. */
+function holdsNul(input: object): boolean {
   // Iterative: a deeply nested body must not overflow the stack here.
+  const pending: object[] = [input];
+  while (pending.length > 0) {
+    const value = pending.pop() as object;
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (typeof item === 'string') {
+          if (item.includes('\u0000')) return true;
+        } else if (typeof item === 'object' && item !== null) pending.push(item);
+      }
+    } else if (isPlainRecord(value)) {
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        if (key.includes('\u0000')) return true;
+        const item = (value as Record<string, unknown>)[key];
+        if (typeof item === 'string') {
+          if (item.includes('\u0000')) return true;
+        } else if (typeof item === 'object' && item !== null) pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+
+/** The path of the first string holding NUL, depth first in key and index order. */
+function firstNulPath(input: object): string | undefined {
   const pending: [value: unknown, path: string][] = [[input, '']];
   while (pending.length > 0) {
     const [value, path] = pending.pop() as [unknown, string];
@@ -24,9 +61,7 @@ export function nulPathIn(input: unknown): string | undefined {
       }
       continue;
     }
-    const prototype = Object.getPrototypeOf(value);
-    // Plain records only: a File, a Date or a class instance is not text to look into.
-    if (prototype !== Object.prototype && prototype !== null) continue;
+    if (!isPlainRecord(value as object)) continue;
     for (const key of Object.keys(value as object)) {
       const item = (value as Record<string, unknown>)[key];
       const at = path === '' ? key : `${path}.${key}`;

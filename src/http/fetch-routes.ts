@@ -120,6 +120,8 @@ class FetchProcedure implements RouteHandler {
   readonly #readBody: ReturnType<typeof bodyReader>;
   /** Neither an upload nor a write: no body is ever read. */
   readonly #bodiless: boolean;
+  /** A GET's route (HEAD too): its call never looks at If-Match (src/core/execute.ts). */
+  readonly #reads: boolean;
 
   constructor(core: FetchCore, route: MountedRoute) {
     this.observed = { procedure: `${route.collection}.${route.name}`, path: route.path };
@@ -127,7 +129,8 @@ class FetchProcedure implements RouteHandler {
     this.#procedure = procedureRoute(route, core);
     this.#limiter = core.rateLimits.limiterFor(route);
     this.#readBody = bodyReader(core, route);
-    this.#bodiless = route.method === 'GET' && uploadPlanOf(route, core.uploads) === undefined;
+    this.#reads = route.method === 'GET';
+    this.#bodiless = this.#reads && uploadPlanOf(route, core.uploads) === undefined;
   }
 
   serve(exchange: Exchange): SentAnswer | Promise<SentAnswer> {
@@ -186,10 +189,12 @@ class FetchProcedure implements RouteHandler {
           params,
           query: queryRecord(exchange.search),
           body,
-          ifMatch: exchange.header('if-match'),
+          // A read's If-Match is compared with the tag of its answer (procedure-answer.ts), not by the call.
+          ifMatch: this.#reads ? undefined : exchange.header('if-match'),
           trace: exchange.trace?.steps,
         },
-        exchange.header('idempotency-key'),
+        // Only a POST replays by key (src/http/procedure-call.ts): a read never looks for one.
+        exchange.method === 'POST' ? exchange.header('idempotency-key') : undefined,
       ),
     );
     return then(ran, (result) => {

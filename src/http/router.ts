@@ -42,6 +42,11 @@ export class Router<T> {
   readonly #root: Node<T> = newNode();
   /** Routes without parameters by their whole path: most requests are found in one lookup. */
   readonly #literalPaths = new Map<string, Map<string, Entry<T>>>();
+  /**
+   * The nodes reached by literal segments alone, by their path: a route whose one parameter is
+   * its last segment (`/api/posts/:id`) is then found in one lookup too.
+   */
+  readonly #literalNodes = new Map<string, Node<T>>([['', this.#root]]);
 
   /** Adds a route; the same method on the same path twice is a mistake of the caller. */
   on(methods: string | readonly string[], given: string, handler: T): void {
@@ -49,6 +54,7 @@ export class Router<T> {
     const path = given.length > 1 && given.endsWith('/') ? given.slice(0, -1) : given;
     let node = this.#root;
     const names: string[] = [];
+    let literalPath = '';
     for (const segment of path === '/' ? [''] : path.slice(1).split('/')) {
       if (segment.startsWith(':')) {
         // Two routes may name the parameter at one place differently, as on Node.
@@ -62,6 +68,10 @@ export class Router<T> {
           node.literals.set(segment, next);
         }
         node = next;
+        if (names.length === 0) {
+          literalPath += `/${segment}`;
+          this.#literalNodes.set(literalPath, node);
+        }
       }
     }
     for (const method of typeof methods === 'string' ? [methods] : methods) {
@@ -75,13 +85,22 @@ export class Router<T> {
   find(method: string, path: string): Match<T> | null {
     // One trailing slash is ignored: `/posts/` is `/posts`.
     const whole = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-    if (!whole.includes('%')) {
+    const encoded = whole.includes('%');
+    if (!encoded) {
       // A route of literals alone wins over parameters, as the walk would find it first.
       const entry = this.#literalPaths.get(whole)?.get(method);
       if (entry !== undefined) return { handler: entry.handler, params: {} };
+      // Literals, then one parameter: what the walk would find first, had no literal matched.
+      const slash = whole.lastIndexOf('/');
+      const last = this.#literalNodes.get(whole.slice(0, slash))?.param?.handlers.get(method);
+      if (last !== undefined) {
+        const params: Record<string, string> = {};
+        params[last.names[0] as string] = whole.slice(slash + 1);
+        return { handler: last.handler, params };
+      }
     }
     const values: string[] = [];
-    const entry = this.#walk(this.#root, whole, 1, method, values);
+    const entry = this.#walk(this.#root, whole, 1, method, values, encoded);
     if (entry === undefined) return null;
     const params: Record<string, string> = {};
     const { names } = entry;
@@ -91,22 +110,32 @@ export class Router<T> {
   }
 
   /** The handler below `node` for the rest of `path` from `at` (just past a '/'). */
-  #walk(node: Node<T>, path: string, at: number, method: string, values: string[]): Entry<T> | undefined {
+  #walk(
+    node: Node<T>,
+    path: string,
+    at: number,
+    method: string,
+    values: string[],
+    encoded: boolean,
+  ): Entry<T> | undefined {
     const slash = path.indexOf('/', at);
     const end = slash === -1 ? path.length : slash;
-    const text = decoded(path.slice(at, end));
+    const segment = path.slice(at, end);
+    const text = encoded ? decoded(segment) : segment;
     if (text === undefined) return undefined;
     const literal = node.literals.get(text);
     if (literal !== undefined) {
       const found =
-        slash === -1 ? literal.handlers.get(method) : this.#walk(literal, path, end + 1, method, values);
+        slash === -1
+          ? literal.handlers.get(method)
+          : this.#walk(literal, path, end + 1, method, values, encoded);
       if (found !== undefined) return found;
     }
     const param = node.param;
     if (param === undefined) return undefined;
     values.push(text);
     const found =
-      slash === -1 ? param.handlers.get(method) : this.#walk(param, path, end + 1, method, values);
+      slash === -1 ? param.handlers.get(method) : this.#walk(param, path, end + 1, method, values, encoded);
     if (found !== undefined) return found;
     values.pop();
     return undefined;
