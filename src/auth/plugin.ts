@@ -220,9 +220,10 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
  * in `Authorization`, where it is kept out of URLs and logs.
  */
 function socketToken(request: { url: string; header(name: string): string | undefined }): string | undefined {
-  if (!/\bwebsocket\b/i.test(request.header('upgrade') ?? '')) return undefined;
   const query = request.url.indexOf('?');
+  // The query first: a request without one asks for no header here.
   if (query < 0) return undefined;
+  if (!/\bwebsocket\b/i.test(request.header('upgrade') ?? '')) return undefined;
   const token = new URLSearchParams(request.url.slice(query + 1)).get('access_token');
   return token === null || token === '' ? undefined : token;
 }
