@@ -66,6 +66,7 @@ export interface FetchCore {
   readonly bytesTag: (bytes: Uint8Array) => string;
   readonly matchingTag: (ifNoneMatch: string | undefined, tag: string) => string | undefined;
   readonly ifMatchHolds: (ifMatch: string, tag: string) => boolean;
+  /** A new request id: a UUID, or the app's next request number with `requestIds: false`. */
   readonly newRequestId: () => string;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
   readonly observe: ((answer: Answer) => void) | undefined;

@@ -16,7 +16,7 @@ import { logOfRequest, problemAnswer } from './problems.js';
 import { requestIdFrom } from './request-id.js';
 import { Router } from './router.js';
 import { runtime } from './runtime.js';
-import { type PipelineRequest, type RequestHeaders, responseOf, SentAnswer } from './sent.js';
+import { type PipelineRequest, responseOf, SentAnswer } from './sent.js';
 import type { RequestTrace } from './tracing.js';
 import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
@@ -54,7 +54,6 @@ class FetchPipeline {
   readonly #proxy: ProxyTrust;
   // Parameters of any length match here, so that one too long is a 400 (as on Node), not a 404.
   readonly #router = new Router<RouteHandler>();
-  #count = 0;
 
   constructor(core: FetchCore) {
     this.#core = core;
@@ -73,9 +72,11 @@ class FetchPipeline {
       );
   }
 
-  #requestIdOf(headers: RequestHeaders): string {
-    if (!this.#core.requestIds) return String(++this.#count);
-    return requestIdFrom(headers.get('x-request-id'), this.#core.newRequestId);
+  /** The id an adapter gave the request already (Fastify's), or the pipeline's rule for one. */
+  #requestIdOf(request: PipelineRequest): string {
+    if (request.givenId !== undefined) return request.givenId;
+    if (!this.#core.requestIds) return this.#core.newRequestId();
+    return requestIdFrom(request.headers.get('x-request-id'), this.#core.newRequestId);
   }
 
   #problemResponse(error: unknown, exchange: Exchange, id: string): { response: SentAnswer; code: string } {
@@ -198,7 +199,7 @@ class FetchPipeline {
     const logged = core.requestLog?.enabled() === true;
     const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
-    const id = this.#requestIdOf(request.headers);
+    const id = this.#requestIdOf(request);
     let response: SentAnswer;
     let route: ObservedRoute | undefined;
     let problem: string | undefined;

@@ -40,6 +40,11 @@ export interface PipelineRequest {
   readonly serverTakes?: ((method: string, path: string) => boolean) | undefined;
   /** Whether the client left before its answer was made, where the adapter can tell (Node). */
   readonly clientLeft?: boolean;
+  /**
+   * The id the server under the app gave the request already (Fastify, whose hooks logged with
+   * it), which the answer and its log line keep: one id per request.
+   */
+  readonly givenId?: string | undefined;
 }
 
 /** A WebSocket handshake the app accepted, for the runtime to complete (docs/sockets.md). */

@@ -149,7 +149,7 @@ export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
     bytesTag,
     matchingTag,
     ifMatchHolds,
-    newRequestId,
+    newRequestId: settings.requestIds ? newRequestId : settings.countRequest,
     log,
     observe: parts.observe,
   };

@@ -157,6 +157,46 @@ describe('the Fastify adapter', () => {
     expect(linesOf(ids[1])).toHaveLength(1);
   });
 
+  it('numbers requests once with requestIds: false, whether Fastify or the pipeline serves them', async () => {
+    const lines: string[] = [];
+    const numbered = (hooked: boolean) => {
+      const app = createApp({
+        requestIds: false,
+        logger: { level: 'info', stream: { write: (line) => lines.push(line) } },
+      }).mount([notes]);
+      apps.push(app);
+      const ids: string[] = [];
+      if (hooked)
+        app.server.addHook('onRequest', async (request) => {
+          ids.push(request.id);
+        });
+      app.server.get('/raw', async () => 'raw');
+      return { app, ids };
+    };
+    // The request lines' ids (not the listening line's, which has none).
+    const reqIds = () =>
+      lines
+        .splice(0)
+        .map((line) => JSON.parse(line) as { reqId?: string; msg: string })
+        .filter((line) => line.msg === 'request completed')
+        .map((line) => line.reqId);
+    // Straight to the pipeline, then a route of Fastify's, then the pipeline again: 1, 2, 3.
+    const straight = numbered(false);
+    const url = await listen(straight.app);
+    for (const path of ['/api/notes', '/raw', '/api/notes'])
+      expect((await fetch(`${url}${path}`)).ok).toBe(true);
+    expect(straight.app.server.hasRoute({ method: 'GET', url: '/raw' })).toBe(true);
+    await straight.app.close();
+    expect(reqIds().sort()).toEqual(['1', '2', '3']);
+    // Handed over by Fastify's not-found handler after an app-wide hook: the id the hook saw.
+    const handed = numbered(true);
+    const handedUrl = await listen(handed.app);
+    for (const path of ['/raw', '/api/notes']) expect((await fetch(`${handedUrl}${path}`)).ok).toBe(true);
+    await handed.app.close();
+    expect(handed.ids).toEqual(['1', '2']);
+    expect(reqIds().sort()).toEqual(['1', '2']);
+  });
+
   it('keeps no body header a hook set on a streamed answer, whose length Fastify never knew', async () => {
     const ticks = procedures('ticks', {
       listTicks: procedure()

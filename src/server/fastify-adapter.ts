@@ -117,6 +117,7 @@ export class FastifyAdapter {
     const server = createServer({
       logger: settings.logger,
       requestIds,
+      countRequest: settings.countRequest,
       bodyLimit: settings.bodyLimit,
       trustProxy: settings.trustProxy,
       timeouts: settings.timeouts,
@@ -186,7 +187,8 @@ export class FastifyAdapter {
       if (value !== undefined && !bodyHeaders.has(name))
         raw.setHeader(name, value as string | string[] | number);
     }
-    this.#pipeline.answer(incoming, raw);
+    // The id Fastify gave the request (its hooks logged with it) is the pipeline's too.
+    this.#pipeline.answer(incoming, raw, request.id);
   };
 
   readonly #requestIds: boolean;

@@ -21,16 +21,13 @@ function requestIdOf(request: IncomingMessage): string {
 }
 
 /** Request ids for the log alone, where answers carry none: a number per request. */
-function countRequests(): () => string {
-  let count = 0;
-  return () => String(++count);
-}
-
 export interface FastifySettings {
   /** The app's logger (src/server/logger.ts), or undefined when the app logs nothing. */
   logger: Logger | undefined;
   /** Whether request ids come from `X-Request-Id` or a UUID (true), or are a counter (false). */
   requestIds: boolean;
+  /** The app's count of its requests: the ids with `requestIds: false`, shared with the pipeline. */
+  countRequest: () => string;
   bodyLimit: number;
   trustProxy: boolean | string | string[];
   timeouts: ServerTimeouts;
@@ -87,7 +84,7 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // (docs/deployment.md, "Logs").
     logger: false,
     bodyLimit: settings.bodyLimit,
-    genReqId: settings.requestIds ? requestIdOf : countRequests(),
+    genReqId: settings.requestIds ? requestIdOf : settings.countRequest,
     logController: requestLog,
     // Without a logger Fastify hands every request the null logger itself; with one, a request's
     // child logger is made only when something logs through it.

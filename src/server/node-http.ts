@@ -75,11 +75,12 @@ export class PipelineOnNode {
     this.ownHost = ownHost;
   }
 
-  readonly answer = (incoming: IncomingMessage, response: ServerResponse): void => {
+  /** Answers a request of Node's; `givenId` is the id the server under the app gave it (Fastify's). */
+  readonly answer = (incoming: IncomingMessage, response: ServerResponse, givenId?: string): void => {
     let answered: Promise<SentAnswer>;
     try {
       answered = this.#handle(
-        new NodeRequest(incoming, response, this.ownHost, this.#lifecycle, this.#serverTakes),
+        new NodeRequest(incoming, response, this.ownHost, this.#lifecycle, this.#serverTakes, givenId),
         { incoming },
       );
     } catch (error) {

@@ -62,6 +62,7 @@ export class NodeRequest implements PipelineRequest {
   readonly headers: NodeHeaders;
   readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
   readonly serverTakes: ((method: string, path: string) => boolean) | undefined;
+  readonly givenId: string | undefined;
   readonly #incoming: IncomingMessage;
   readonly #response: ServerResponse;
   #body: ReadableStream<Uint8Array> | null | undefined;
@@ -73,9 +74,11 @@ export class NodeRequest implements PipelineRequest {
     ownHost: string,
     lifecycle: Lifecycle,
     serverTakes?: (method: string, path: string) => boolean,
+    givenId?: string,
   ) {
     this.#incoming = incoming;
     this.serverTakes = serverTakes;
+    this.givenId = givenId;
     this.#response = response;
     this.method = incoming.method ?? 'GET';
     const raw = incoming.headers;

@@ -19,6 +19,11 @@ import type { AppOptions } from './options.js';
 
 export interface AppSettings {
   readonly requestIds: boolean;
+  /**
+   * With `requestIds: false`, each request's id: the app's one count of its requests, whatever
+   * serves them (the pipeline, or a route of Fastify's on `app.server`), so no two share a number.
+   */
+  readonly countRequest: () => string;
   readonly exposeErrors: boolean;
   readonly entityTags: boolean;
   /** The most a JSON body (or a route's body, unless it says) may hold. */
@@ -53,6 +58,7 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
   const traceFields = options.tracing?.logFields;
   return Object.freeze({
     requestIds: options.requestIds ?? true,
+    countRequest: requestCounter(),
     exposeErrors: options.exposeErrors ?? false,
     entityTags: options.entityTags ?? true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -83,4 +89,10 @@ function socketLimit(max: number | undefined): number {
   if (!Number.isInteger(max) || max < 1)
     throw new ProceedConfigError(`createApp: maxSockets must be a whole number of 1 or more (got ${max})`);
   return max;
+}
+
+/** Request numbers from 1, as text. */
+function requestCounter(): () => string {
+  let count = 0;
+  return () => String(++count);
 }
