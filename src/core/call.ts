@@ -15,7 +15,10 @@ export interface Call {
   params: Record<string, string>;
   query: Record<string, unknown> | undefined;
   body: unknown;
-  /** The `If-Match` header, as sent. */
+  /**
+   * The `If-Match` header, as sent, to a write; a read's is compared with its answer's tag by the
+   * HTTP layer (src/http/procedure-answer.ts), so a read's call has none.
+   */
   ifMatch?: string | undefined;
   /** Times each step in a span of its own; set by the adapter only for a request being traced. */
   trace?: StepTracer | undefined;

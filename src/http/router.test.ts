@@ -71,6 +71,14 @@ describe('Router', () => {
     expect(last.find('POST', '/api/posts/7')).toEqual({ handler: 'update', params: { id: '7' } });
     expect(last.find('POST', '/api/posts/')).toBeNull();
     expect(last.find('GET', '/api/posts/7/raw')).toEqual({ handler: 'raw', params: { id: '7' } });
+    // A literal segment with a ':' inside it still wins over the parameter beside it.
+    last.on('GET', '/api/posts:search', 'search');
+    last.on('GET', '/api/:name', 'named');
+    expect(last.find('GET', '/api/posts:search')).toEqual({ handler: 'search', params: {} });
+    expect(last.find('GET', '/api/posts:other')).toEqual({
+      handler: 'named',
+      params: { name: 'posts:other' },
+    });
   });
 
   it('matches as find-my-way, which Fastify routes with on Node, does', () => {

@@ -78,7 +78,8 @@ export class Router<T> {
       if (node.handlers.has(method)) throw new Error(`${method} ${path} is routed twice`);
       node.handlers.set(method, { handler, names });
     }
-    if (!path.includes(':')) this.#literalPaths.set(path, node.handlers);
+    // A segment holding ':' after its start (`/posts:search`) is a literal too.
+    if (names.length === 0) this.#literalPaths.set(path, node.handlers);
   }
 
   /** The route for a method and a path (without its query), or null. */

@@ -20,7 +20,6 @@ function requestIdOf(request: IncomingMessage): string {
   return requestIdFrom(request.headers['x-request-id'], newRequestId);
 }
 
-/** Request ids for the log alone, where answers carry none: a number per request. */
 export interface FastifySettings {
   /** The app's logger (src/server/logger.ts), or undefined when the app logs nothing. */
   logger: Logger | undefined;
