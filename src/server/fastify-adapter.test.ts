@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import dns from 'node:dns';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { eventStream } from '../core/events.js';
@@ -7,6 +9,7 @@ import type { App } from './app.js';
 import { createApp } from './create-app.js';
 
 const apps: App[] = [];
+const originalLookup = dns.lookup;
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
@@ -155,6 +158,35 @@ describe('the Fastify adapter', () => {
     expect(linesOf(ids[0])).toHaveLength(1);
     expect(linesOf(ids[0])[0]).toContain('"statusCode":401');
     expect(linesOf(ids[1])).toHaveLength(1);
+  });
+
+  it('binds localhost once, as Node’s server does, so no connection bypasses the pipeline', async () => {
+    const { app, fastifyRequests } = counted();
+    // A machine where localhost names both loopbacks (this one may name one): Fastify, given
+    // `localhost`, binds the second with a server of its own.
+    const lookup = vi.spyOn(dns, 'lookup').mockImplementation(((
+      host: string,
+      options: unknown,
+      callback: (error: Error | null, addresses: dns.LookupAddress[]) => void,
+    ) => {
+      if (host === 'localhost' && typeof options === 'object' && (options as { all?: boolean }).all === true)
+        callback(null, [
+          { address: '127.0.0.1', family: 4 },
+          { address: '::1', family: 6 },
+        ]);
+      else (originalLookup as (...args: unknown[]) => void)(host, options, callback);
+    }) as typeof dns.lookup);
+    try {
+      const url = await app.listen({ port: 0, host: 'localhost', handleSignals: false, logRoutes: false });
+      expect(app.server.addresses()).toHaveLength(1);
+      expect(url).toMatch(/^http:\/\/localhost:\d+$/);
+      const [bound] = app.server.addresses() as AddressInfo[];
+      const host = bound?.family === 'IPv6' ? `[${bound.address}]` : bound?.address;
+      expect((await fetch(`http://${host}:${bound?.port}/api/notes`)).status).toBe(200);
+      expect(fastifyRequests()).toBe(0);
+    } finally {
+      lookup.mockRestore();
+    }
   });
 
   it('numbers requests once with requestIds: false, whether Fastify or the pipeline serves them', async () => {

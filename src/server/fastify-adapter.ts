@@ -9,6 +9,7 @@
  * routes, hooks and plugins stay the escape hatch (`app.server`). `createApp` from `proceedjs`
  * gives an app this adapter on Node; on Bun, Deno and Workers the app has none.
  */
+import { lookup } from 'node:dns/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type {
   FastifyInstance,
@@ -283,13 +284,20 @@ export class FastifyAdapter {
     return this.ready().then(() => this.server.inject(request));
   }
 
-  /** Listens on Node's http module; resolves to the address and the port bound. */
+  /**
+   * Listens on Node's http module; resolves to the address and the port bound. `localhost` binds
+   * the one address it resolves to first, as Node's server binds it (`proceedjs/node`): given
+   * `localhost`, Fastify would bind a second address (IPv6 beside IPv4) with a server of its own,
+   * whose requests would miss the dispatch to the pipeline, the connection limit and the count
+   * of requests in flight.
+   */
   async listen(port: number, host: string): Promise<{ address: string; port: number }> {
     await this.ready();
-    const address = await this.server.listen({ port, host, backlog: 4096 });
+    const bindTo = host === 'localhost' ? (await lookup(host)).address : host;
+    const address = await this.server.listen({ port, host: bindTo, backlog: 4096 });
     const bound = Number(new URL(address).port);
     this.#pipeline.ownHost = hostAndPort(host, bound);
-    return { address, port: bound };
+    return { address: host === 'localhost' ? `http://localhost:${bound}` : address, port: bound };
   }
 
   /** The http server underneath, for what follows its connections. */
