@@ -81,6 +81,36 @@ describe('what every adapter does around a route', () => {
     }
   });
 
+  it('answers a GET whose tag the client holds with 304 and the 200’s headers, on Node and app.fetch', async () => {
+    const app = createApp({ logger: false });
+    app.route('GET', '/tagged', () => ({
+      headers: { ETag: '"v1"', 'Cache-Control': 'no-cache', 'Content-Type': 'text/csv' },
+      body: 'a,b',
+    }));
+    app.route('POST', '/tagged', () => ({ headers: { etag: '"v1"' }, body: 'posted' }));
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    try {
+      for (const send of [
+        (init: RequestInit) => fetch(`${origin}/tagged`, init),
+        (init: RequestInit) => app.fetch(new Request('http://api.example/tagged', init)),
+      ]) {
+        const held = await send({ headers: { 'if-none-match': 'W/"v1", "v0"' } });
+        expect(held.status).toBe(304);
+        expect(await held.text()).toBe('');
+        expect(held.headers.get('etag')).toBe('"v1"');
+        expect(held.headers.get('cache-control')).toBe('no-cache');
+        expect(held.headers.get('content-type')).toBeNull();
+        expect((await send({ headers: { 'if-none-match': '"v0"' } })).status).toBe(200);
+        // Not a GET: the tag says nothing of what a write did.
+        const posted = await send({ method: 'POST', headers: { 'if-none-match': '"v1"' } });
+        expect(posted.status).toBe(200);
+        expect(await posted.text()).toBe('posted');
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   it('lets go of the stream a HEAD never sends', async () => {
     let cancelled = false;
     const app = new App({ logger: false }).route('GET', '/stream', () => ({

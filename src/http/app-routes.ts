@@ -92,12 +92,17 @@ export interface SentRouteAnswer {
  * The answer as it is sent: the status (200 unless said); the handler's headers by lower-case
  * name, with a `Content-Type` for a body that has none (text for a string, bytes otherwise) and
  * `nosniff` unless it said otherwise, so that a browser never guesses a type; no body for a
- * status that has none (a stream given there is cancelled).
+ * status that has none (a stream given there is cancelled). A 200 whose `ETag` the client holds
+ * (`held`, its `If-None-Match` on a GET) is a 304 with the 200's headers but its type (RFC 9110,
+ * 15.4.5), as a procedure's read answers one (docs/routes.md).
  */
-export function sentRouteAnswer(answer: RouteAnswer): SentRouteAnswer {
-  const status = answer.status ?? 200;
+export function sentRouteAnswer(answer: RouteAnswer, held?: (tag: string) => boolean): SentRouteAnswer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  const { etag } = headers;
+  const unchanged = (answer.status ?? 200) === 200 && etag !== undefined && held?.(etag) === true;
+  const status = unchanged ? 304 : (answer.status ?? 200);
+  if (unchanged) delete headers['content-type'];
   const given = answer.body ?? null;
   const body = bodiless.has(status) ? null : given;
   if (given instanceof ReadableStream && body === null) void given.cancel().catch(() => undefined);

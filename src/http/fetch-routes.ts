@@ -48,7 +48,13 @@ export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler 
         method === 'GET' || method === 'HEAD' ? new Uint8Array(0) : await readBytes(exchange.request, limit);
       const answered = route.handler(new FetchRouteRequest(exchange, bytes));
       const answer = answered instanceof Promise ? await answered : answered;
-      const { status, headers, body } = sentRouteAnswer(answer);
+      // Only a GET (or its HEAD) is answered 304 for a tag the client holds.
+      const ifNoneMatch =
+        method === 'GET' || method === 'HEAD' ? exchange.header('if-none-match') : undefined;
+      const { status, headers, body } = sentRouteAnswer(
+        answer,
+        ifNoneMatch === undefined ? undefined : (tag) => core.matchingTag(ifNoneMatch, tag) !== undefined,
+      );
       // The handler's own id wins, as on Node.
       if (core.requestIds) headers['x-request-id'] ??= exchange.id;
       return new SentAnswer(status, headers, noCookies, body);

@@ -9,8 +9,7 @@ import { NotFoundError, ProceedConfigError } from '../core/errors.js';
 import { normalizePrefix } from '../core/naming.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
-import type { AppRouteMethod, RouteAnswer, RouteHandler, RouteRequest } from '../http/app-routes.js';
-import { matchingTag } from '../http/entity-tags.js';
+import type { AppRouteMethod, RouteAnswer, RouteHandler } from '../http/app-routes.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import { asyncApiOf } from './asyncapi.js';
 import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
@@ -135,49 +134,33 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     if (served === undefined) throw new Error('docsPlugin: the document is built when the app is ready');
     return served;
   };
-  /**
-   * The answer, or a 304 when the client holds it (every file has a tag: `no-cache` revalidates),
-   * with the 200's headers but its type, as a 304 must repeat them (RFC 9110, 15.4.5).
-   */
-  const answerOrUnchanged = (request: RouteRequest, answer: RouteAnswer): RouteAnswer => {
-    const tag = answer.headers?.etag;
-    if (tag === undefined || matchingTag(request.headers['if-none-match'], tag) === undefined) return answer;
-    const { 'content-type': _type, ...kept } = answer.headers ?? {};
-    return { status: 304, headers: kept };
-  };
   // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
   app.route('GET', routePrefix, (request) =>
     ready()
       .assets()
-      .then((assets) =>
-        answerOrUnchanged(request, request.path.endsWith('/') ? assets.relativePage : assets.page),
-      ),
+      .then((assets) => (request.path.endsWith('/') ? assets.relativePage : assets.page)),
   );
-  app.route('GET', `${routePrefix}/json`, (request) => answerOrUnchanged(request, ready().json));
-  app.route('GET', `${routePrefix}/yaml`, (request) =>
-    ready()
-      .yaml()
-      .then((answer) => answerOrUnchanged(request, answer)),
-  );
+  app.route('GET', `${routePrefix}/json`, () => ready().json);
+  // Every file carries its tag (`no-cache` revalidates): a tag the client holds is the
+  // pipeline's 304, as for any route (docs/routes.md).
+  app.route('GET', `${routePrefix}/yaml`, () => ready().yaml());
   // The AsyncAPI document beside it, for an app with WebSocket procedures (a 404 problem otherwise).
   const asyncApi =
     (format: 'json' | 'yaml'): RouteHandler =>
-    (request) => {
+    () => {
       const files = ready();
       if (files.asyncapi === undefined)
         throw new NotFoundError('This app has no WebSocket procedures: there is no AsyncAPI document');
       const { json, yaml } = files.asyncapi;
-      return format === 'json'
-        ? answerOrUnchanged(request, json)
-        : yaml().then((answer) => answerOrUnchanged(request, answer));
+      return format === 'json' ? json : yaml();
     };
   app.route('GET', `${routePrefix}/asyncapi/json`, asyncApi('json'));
   app.route('GET', `${routePrefix}/asyncapi/yaml`, asyncApi('yaml'));
   for (const name of swaggerUiFileNames)
-    app.route('GET', `${routePrefix}/static/${name}`, (request) =>
+    app.route('GET', `${routePrefix}/static/${name}`, () =>
       ready()
         .assets()
-        .then((assets) => answerOrUnchanged(request, assets.files.get(name) as RouteAnswer)),
+        .then((assets) => assets.files.get(name) as RouteAnswer),
     );
 }
 
