@@ -134,6 +134,8 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
     if (served === undefined) throw new Error('docsPlugin: the document is built when the app is ready');
     return served;
   };
+  // Every file carries its tag (`no-cache` revalidates): a tag the client holds is the
+  // pipeline's 304, as for any route (docs/routes.md).
   // With a trailing slash the page's URLs are relative, as a browser resolves them from there.
   app.route('GET', routePrefix, (request) =>
     ready()
@@ -141,8 +143,6 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
       .then((assets) => (request.path.endsWith('/') ? assets.relativePage : assets.page)),
   );
   app.route('GET', `${routePrefix}/json`, () => ready().json);
-  // Every file carries its tag (`no-cache` revalidates): a tag the client holds is the
-  // pipeline's 304, as for any route (docs/routes.md).
   app.route('GET', `${routePrefix}/yaml`, () => ready().yaml());
   // The AsyncAPI document beside it, for an app with WebSocket procedures (a 404 problem otherwise).
   const asyncApi =
