@@ -141,7 +141,6 @@ export class FastifyAdapter {
       'localhost',
     );
     host.lifecycle.watch(server.server, settings.maxConnections, server.log);
-    this.#requestIds = requestIds;
     // Hooks of every Fastify route; a request handed to the pipeline gets its headers there.
     if (requestIds) this.#ownHook('onSend', tagWithRequestId);
     if (settings.cors !== undefined) this.#ownHook('onRequest', corsOfFastify(settings.cors));
@@ -179,8 +178,6 @@ export class FastifyAdapter {
     reply.hijack();
     const incoming = request.raw;
     handToPipeline(incoming);
-    // The id Fastify's hooks logged with is the answer's (a client's own well-formed one kept).
-    if (this.#requestIds) incoming.headers['x-request-id'] = request.id;
     const raw = reply.raw;
     const held = reply.getHeaders();
     for (const name in held) {
@@ -191,8 +188,6 @@ export class FastifyAdapter {
     // The id Fastify gave the request (its hooks logged with it) is the pipeline's too.
     this.#pipeline.answer(incoming, raw, request.id);
   };
-
-  readonly #requestIds: boolean;
 
   /**
    * Node's requests go straight to the pipeline, unless a route added on `app.server` takes them
