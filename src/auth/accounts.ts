@@ -14,6 +14,7 @@ import {
 } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { BaseContext } from '../core/request-context.js';
+import type { SchemaInput } from '../core/schema.js';
 import { checkRateLimitRule, type RateLimitRule, rateLimit } from '../core/steps.js';
 import type { AccountOptions, AccountUser, PasswordResetOptions } from './account-options.js';
 import { authenticated } from './guards.js';
@@ -270,7 +271,7 @@ function buildAccountProcedures<
       })
       .guard(authenticated)
       .output(options.view)
-      .query(({ ctx }) => ctx.user as z.input<View>),
+      .query(({ ctx }) => ctx.user as SchemaInput<View>),
 
     changePassword: procedure()
       .rest({ method: 'POST', path: `${base}/change-password` })

@@ -4,18 +4,12 @@
  * src/core/procedure.ts builds them.
  */
 import type { ProblemCode } from './errors.js';
-import type { EventStreamOf, EventStreamOptions } from './events.js';
+import type { EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
 import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
-import type {
-  SocketHandlerOptions,
-  SocketInOf,
-  SocketMessages,
-  SocketOutOf,
-  SocketOutput,
-} from './sockets.js';
+import type { SocketHandlerOptions, SocketInOf, SocketOutOf, SocketOutput } from './sockets.js';
 import type { Middleware, RateLimitRule, RouteDocumentation } from './steps.js';
 import type { UploadOptions } from './upload-options.js';
 
@@ -98,6 +92,15 @@ export interface Versioning {
   readonly read: ((result: unknown) => unknown) | undefined;
 }
 
+/**
+ * How a procedure's answer reaches its client, as its `.output()` declared it: JSON (a schema, a
+ * view, or the handler's own type), a file, event frames, a WebSocket, or no body (204). The
+ * builder records it beside the output type, so that the handler's options and the typed client
+ * read one literal instead of testing the output's shape against each kind, which the checker
+ * pays for on every procedure (docs/performance.md, "The type checker").
+ */
+export type AnswerKind = 'json' | 'file' | 'events' | 'socket' | 'empty';
+
 /** Type carriers for inference; never present at run time. */
 export interface ProcedureTypes<
   TCtx,
@@ -106,6 +109,7 @@ export interface ProcedureTypes<
   TOutput,
   TKind extends ProcedureKind,
   TStatus extends SuccessStatus = never,
+  TAnswer extends AnswerKind = AnswerKind,
 > {
   ctx: TCtx;
   /** What a client sends (before the schema's transforms and defaults). */
@@ -117,6 +121,8 @@ export interface ProcedureTypes<
   kind: TKind;
   /** The statuses a handler chooses among with `response.status()`; never when it has one. */
   statuses: TStatus;
+  /** How the answer reaches the client. */
+  answer: TAnswer;
 }
 
 /** A finished procedure. */
@@ -127,13 +133,14 @@ export interface Procedure<
   TOutput = unknown,
   TKind extends ProcedureKind = ProcedureKind,
   TStatus extends SuccessStatus = never,
+  TAnswer extends AnswerKind = AnswerKind,
 > {
   readonly '~proceed': ProcedureDefinition;
-  readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind, TStatus>;
+  readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind, TStatus, TAnswer>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a procedure of any context, input and output
-export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind, any>;
+export type AnyProcedure = Procedure<any, any, any, any, ProcedureKind, any, any>;
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -163,16 +170,37 @@ export type Finished<
   R,
   K extends ProcedureKind,
   TStatus extends SuccessStatus,
-> = Procedure<TCtx, TClientInput, TInput, [TOutput] extends [NoOutput] ? Awaited<R> : TOutput, K, TStatus>;
+  TAnswer extends AnswerKind,
+> = Procedure<
+  TCtx,
+  TClientInput,
+  TInput,
+  [TOutput] extends [NoOutput] ? Awaited<R> : TOutput,
+  K,
+  TStatus,
+  TAnswer
+>;
 
-/** A handler's arguments: its validated input, the request's context and its say over the answer's headers and cookies. */
-export type Handler<TCtx, TInput, TOutput, TStatus extends SuccessStatus, TDeclared = unknown> = (
-  options: {
-    input: TInput;
-    ctx: TCtx;
-    response: ResponseControl<TStatus>;
-  } & ([TDeclared] extends [EventStreamOf<unknown>] ? EventStreamOptions : unknown) &
-    ([Extract<TDeclared, SocketMessages<unknown>>] extends [never]
-      ? unknown
-      : SocketHandlerOptions<SocketInOf<TDeclared>, SocketOutOf<TDeclared>>),
+/** What every handler receives: its validated input, the request's context and its say over the answer's headers and cookies. */
+interface HandlerOptions<TCtx, TInput, TStatus extends SuccessStatus> {
+  input: TInput;
+  ctx: TCtx;
+  response: ResponseControl<TStatus>;
+}
+
+/** A handler: an event stream's and a socket's receive more than the others (by its {@link AnswerKind}). */
+export type Handler<
+  TCtx,
+  TInput,
+  TOutput,
+  TStatus extends SuccessStatus,
+  TDeclared = unknown,
+  TAnswer extends AnswerKind = 'json',
+> = (
+  options: TAnswer extends 'events'
+    ? HandlerOptions<TCtx, TInput, TStatus> & EventStreamOptions
+    : TAnswer extends 'socket'
+      ? HandlerOptions<TCtx, TInput, TStatus> &
+          SocketHandlerOptions<SocketInOf<TDeclared>, SocketOutOf<TDeclared>>
+      : HandlerOptions<TCtx, TInput, TStatus>,
 ) => MaybePromise<TOutput>;

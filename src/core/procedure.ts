@@ -10,12 +10,13 @@ import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './na
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
-import type { StandardSchemaV1 } from './schema.js';
+import type { SchemaInput, SchemaLike, SchemaOutput, StandardSchemaV1 } from './schema.js';
 import { isSocketOutput, type SocketOf, type SocketOutput, type SocketWire } from './sockets.js';
 import type { Middleware, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
 
 export type {
+  AnswerKind,
   AnyHandler,
   AnyMiddleware,
   AnyProcedure,
@@ -30,6 +31,7 @@ export type {
 } from './procedure-types.js';
 
 import type {
+  AnswerKind,
   AnyHandler,
   AnyMiddleware,
   AnyProcedure,
@@ -58,6 +60,7 @@ export class ProcedureBuilder<
   THasInput extends boolean = false,
   TReturn = unknown,
   TStatus extends SuccessStatus = never,
+  TAnswer extends AnswerKind = 'json',
 > {
   readonly #state: BuilderState;
 
@@ -70,18 +73,10 @@ export class ProcedureBuilder<
   }
 
   /** Validates the input with any Standard Schema validator (Zod 4 first of all). */
-  input<S extends StandardSchemaV1>(
+  input<S extends SchemaLike>(
     schema: S,
-  ): ProcedureBuilder<
-    TCtx,
-    StandardSchemaV1.InferInput<S>,
-    StandardSchemaV1.InferOutput<S>,
-    TOutput,
-    true,
-    TReturn,
-    TStatus
-  > {
-    return this.#with({ input: schema }) as never;
+  ): ProcedureBuilder<TCtx, SchemaInput<S>, SchemaOutput<S>, TOutput, true, TReturn, TStatus, TAnswer> {
+    return this.#with({ input: schema as unknown as StandardSchemaV1 }) as never;
   }
 
   /**
@@ -92,19 +87,24 @@ export class ProcedureBuilder<
    * .output(Post.public)
    * .output({ public: Post.public, admin: Post.admin }, (ctx) => (ctx.user?.role === 'admin' ? 'admin' : 'public'))
    */
+  // The schema's overload comes first: the one nearly every call takes, tried before the others.
+  output<S extends SchemaLike>(
+    schema: S,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, SchemaInput<S>, THasInput, TReturn, TStatus, 'json'>;
   output(
     download: DownloadOutput,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, FileAnswer, THasInput, TReturn, TStatus>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, FileAnswer, THasInput, TReturn, TStatus, 'file'>;
   output<S extends StandardSchemaV1>(
     events: EventStreamOutput<S>,
   ): ProcedureBuilder<
     TCtx,
     TClientInput,
     TInput,
-    EventStreamOf<StandardSchemaV1.InferInput<S>>,
+    EventStreamOf<SchemaInput<S>>,
     THasInput,
     TReturn,
-    TStatus
+    TStatus,
+    'events'
   >;
   output<In extends StandardSchemaV1, Out extends StandardSchemaV1>(
     socket: SocketOutput<In, Out>,
@@ -112,37 +112,24 @@ export class ProcedureBuilder<
     TCtx,
     TClientInput,
     TInput,
-    SocketOf<
-      StandardSchemaV1.InferOutput<In>,
-      StandardSchemaV1.InferInput<Out>,
-      SocketWire<StandardSchemaV1.InferInput<In>, StandardSchemaV1.InferOutput<Out>>
-    >,
+    SocketOf<SchemaOutput<In>, SchemaInput<Out>, SocketWire<SchemaInput<In>, SchemaOutput<Out>>>,
     THasInput,
     TReturn,
-    TStatus
+    TStatus,
+    'socket'
   >;
-  output<S extends StandardSchemaV1>(
-    schema: S,
-  ): ProcedureBuilder<
-    TCtx,
-    TClientInput,
-    TInput,
-    StandardSchemaV1.InferInput<S>,
-    THasInput,
-    TReturn,
-    TStatus
-  >;
-  output<C extends Record<string, StandardSchemaV1>>(
+  output<C extends Record<string, SchemaLike>>(
     choices: C,
     select: (ctx: TCtx) => keyof C & string,
   ): ProcedureBuilder<
     TCtx,
     TClientInput,
     TInput,
-    StandardSchemaV1.InferInput<C[keyof C]>,
+    SchemaInput<C[keyof C]>,
     THasInput,
     TReturn,
-    TStatus
+    TStatus,
+    'json'
   >;
   output(
     schemaOrChoices:
@@ -174,7 +161,16 @@ export class ProcedureBuilder<
   /** Adds guards; all must pass. */
   guard<const G extends readonly Guard<TCtx>[]>(
     ...guards: G
-  ): ProcedureBuilder<AfterGuards<TCtx, G>, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  ): ProcedureBuilder<
+    AfterGuards<TCtx, G>,
+    TClientInput,
+    TInput,
+    TOutput,
+    THasInput,
+    TReturn,
+    TStatus,
+    TAnswer
+  > {
     return this.#with({ guards: [...this.#state.guards, ...(guards as readonly Guard<never>[])] }) as never;
   }
 
@@ -193,7 +189,8 @@ export class ProcedureBuilder<
     TOutput,
     THasInput,
     TReturn,
-    TStatus
+    TStatus,
+    TAnswer
   > {
     const state = this.#state;
     const definition = typeof middleware === 'function' ? undefined : middleware['~step'];
@@ -226,11 +223,13 @@ export class ProcedureBuilder<
    */
   rest(
     route: RestRoute & { status: 204 | readonly [204] },
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn, never>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, NoContent, THasInput, TReturn, never, 'empty'>;
   rest<const S extends readonly [SuccessStatus, SuccessStatus, ...SuccessStatus[]]>(
     route: RestRoute & { status: S },
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, S[number]>;
-  rest(route: RestRoute): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, never>;
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, S[number], TAnswer>;
+  rest(
+    route: RestRoute,
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, never, TAnswer>;
   rest(route: RestRoute): unknown {
     refuseUnknownOptions('.rest()', route, restKeys);
     // A later call adds to an earlier one: `.rest({ method, path })` then `.rest({ status })`.
@@ -246,7 +245,7 @@ export class ProcedureBuilder<
    */
   headers(
     headers: Record<string, string>,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus, TAnswer> {
     const lowered = Object.fromEntries(
       Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
     );
@@ -280,7 +279,8 @@ export class ProcedureBuilder<
     TOutput,
     THasInput,
     R,
-    TStatus
+    TStatus,
+    TAnswer
   > {
     if (this.#state.versioning !== undefined) throw new TypeError('.versioned() is called twice');
     if (read !== undefined && typeof read !== 'function')
@@ -297,7 +297,7 @@ export class ProcedureBuilder<
    * @example
    * const createPost = procedure<Ctx>().idempotent().input(newPost).mutation(({ input, ctx }) => ctx.db.posts.insert(input));
    */
-  idempotent(): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  idempotent(): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus, TAnswer> {
     return this.#with({ idempotent: true }) as never;
   }
 
@@ -312,7 +312,7 @@ export class ProcedureBuilder<
    */
   uploads(
     limits: UploadOptions,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus, TAnswer> {
     const checked = checkUploadOptions('.uploads()', limits);
     return this.#with({ uploads: { ...this.#state.uploads, ...checked } }) as never;
   }
@@ -320,7 +320,7 @@ export class ProcedureBuilder<
   /** Documentation for OpenAPI. */
   meta(
     meta: ProcedureMeta,
-  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus> {
+  ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus, TAnswer> {
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
@@ -334,15 +334,15 @@ export class ProcedureBuilder<
 
   /** Finishes a read. */
   query<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
-    handler: Handler<TCtx, TInput, R, TStatus, TOutput>,
-  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query', TStatus> {
+    handler: Handler<TCtx, TInput, R, TStatus, TOutput, TAnswer>,
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'query', TStatus, TAnswer> {
     return this.#finish('query', handler as unknown as AnyHandler) as never;
   }
 
   /** Finishes a write. */
   mutation<R extends ChosenReturn<HandlerReturn<TOutput>, TStatus> & TReturn>(
-    handler: Handler<TCtx, TInput, R, TStatus, TOutput>,
-  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation', TStatus> {
+    handler: Handler<TCtx, TInput, R, TStatus, TOutput, TAnswer>,
+  ): Finished<TCtx, TClientInput, TInput, TOutput, R, 'mutation', TStatus, TAnswer> {
     return this.#finish('mutation', handler as unknown as AnyHandler) as never;
   }
 

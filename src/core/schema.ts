@@ -12,6 +12,34 @@ import { isValibotSchema, valibotConversionOptions, valibotDate, valibotJsonSche
 
 export type { JsonSchema, StandardSchemaV1 };
 
+/**
+ * Any schema, as a procedure's types take it: the mark every Standard Schema carries. The whole
+ * `StandardSchemaV1` interface as a constraint would make the type checker build Zod's
+ * `~standard` types for every schema of an API, about a sixth of what its procedures cost it
+ * (docs/performance.md, "The type checker").
+ */
+export interface SchemaLike {
+  readonly '~standard': unknown;
+}
+
+/**
+ * What a schema accepts, before its transforms and defaults: a Zod schema's own input type, read
+ * from its internals (cheaper for the checker than through `~standard`), any other Standard
+ * Schema's declared one.
+ */
+export type SchemaInput<S> = S extends { readonly _zod: { readonly input: infer I } }
+  ? I
+  : S extends StandardSchemaV1
+    ? StandardSchemaV1.InferInput<S>
+    : never;
+
+/** What a schema gives once it has validated: as {@link SchemaInput}, on the other side. */
+export type SchemaOutput<S> = S extends { readonly _zod: { readonly output: infer O } }
+  ? O
+  : S extends StandardSchemaV1
+    ? StandardSchemaV1.InferOutput<S>
+    : never;
+
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
 /** A Zod 4 schema, recognised by its internals rather than by `instanceof` (several copies may be loaded). */
