@@ -104,7 +104,13 @@ type UpperLetter =
 /** A `delete*` name, by the same rule as `conventionOf`: the prefix, then the end or a capital. */
 type DeleteName = 'delete' | `delete${UpperLetter}${string}`;
 
-type TypesOf<P> = NonNullable<P extends { readonly '~types'?: infer T } ? T : never>;
+// The procedure's types are read by indexing rather than `infer`: a pattern with `infer` is a new
+// type on every use, three per procedure of an API (docs/performance.md, "The type checker").
+interface TypeCarrier {
+  readonly '~types'?: unknown;
+}
+type TypesOf<P> = P extends TypeCarrier ? NonNullable<P['~types']> : never;
+type TypeOf<P, K extends string> = TypesOf<P> extends { readonly [Key in K]: unknown } ? TypesOf<P>[K] : never;
 
 /**
  * What a procedure's caller sends: the input schema's input type (before defaults and
@@ -113,7 +119,7 @@ type TypesOf<P> = NonNullable<P extends { readonly '~types'?: infer T } ? T : ne
  * @example
  * type In = ProcedureInput<typeof posts.procedures.listPosts>; // { limit?: number; … }
  */
-export type ProcedureInput<P> = TypesOf<P> extends { clientInput: infer I } ? SentInput<I> : never;
+export type ProcedureInput<P> = SentInput<TypeOf<P, 'clientInput'>>;
 
 /** A file field as the client sends it: any `Blob` (a `File` brings its name). */
 type BlobForFile<T> = T extends File ? Blob : T extends readonly File[] ? Blob[] : T;
@@ -139,7 +145,7 @@ type SentInput<I> = I extends File
  * type Out = ProcedureOutput<typeof posts.procedures.getPost, 'getPost'>;
  */
 export type ProcedureOutput<P, N extends string = string> =
-  TypesOf<P> extends { output: infer O; answer: infer A } ? OutputOnWire<O, A, N> : never;
+  OutputOnWire<TypeOf<P, 'output'>, TypeOf<P, 'answer'>, N>;
 
 /** An output as its client receives it, by how it is sent (the builder's `AnswerKind`). */
 type OutputOnWire<O, A, N extends string> = A extends 'json'
@@ -170,14 +176,13 @@ type OutputOnWire<O, A, N extends string> = A extends 'json'
  * const saved = await client.bookmarks.saveBookmark(input);
  * if (saved.status === 201) console.log('created', saved.data.id);
  */
-export type ProcedureResult<P, N extends string = string> =
-  TypesOf<P> extends { statuses: infer S }
-    ? [S] extends [never]
-      ? ProcedureOutput<P, N>
-      : S extends 204
-        ? { status: 204; data: undefined }
-        : { status: S; data: ProcedureOutput<P, N> }
-    : ProcedureOutput<P, N>;
+export type ProcedureResult<P, N extends string = string> = [TypeOf<P, 'statuses'>] extends [never]
+  ? ProcedureOutput<P, N>
+  : ResultByStatus<TypeOf<P, 'statuses'>, P, N>;
+
+type ResultByStatus<S, P, N extends string> = S extends 204
+  ? { status: 204; data: undefined }
+  : { status: S; data: ProcedureOutput<P, N> };
 
 /**
  * One procedure on the client. The input may be left out when the procedure takes none or

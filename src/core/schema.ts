@@ -22,20 +22,25 @@ export interface SchemaLike {
   readonly '~standard': unknown;
 }
 
+// Read by indexing rather than `infer`: a pattern with `infer` is a new type on every use.
+interface ZodTypes {
+  readonly _zod: { readonly input: unknown; readonly output: unknown };
+}
+
 /**
  * What a schema accepts, before its transforms and defaults: a Zod schema's own input type, read
  * from its internals (cheaper for the checker than through `~standard`), any other Standard
  * Schema's declared one.
  */
-export type SchemaInput<S> = S extends { readonly _zod: { readonly input: infer I } }
-  ? I
+export type SchemaInput<S> = S extends ZodTypes
+  ? S['_zod']['input']
   : S extends StandardSchemaV1
     ? StandardSchemaV1.InferInput<S>
     : never;
 
 /** What a schema gives once it has validated: as {@link SchemaInput}, on the other side. */
-export type SchemaOutput<S> = S extends { readonly _zod: { readonly output: infer O } }
-  ? O
+export type SchemaOutput<S> = S extends ZodTypes
+  ? S['_zod']['output']
   : S extends StandardSchemaV1
     ? StandardSchemaV1.InferOutput<S>
     : never;
