@@ -115,6 +115,13 @@ describe('Jsonify', () => {
     expectTypeOf<Jsonify<{ nested: { when: Date }[] }>>().toEqualTypeOf<{ nested: { when: string }[] }>();
     expectTypeOf<Jsonify<Record<string, unknown>>>().toEqualTypeOf<{ [key: string]: unknown }>();
   });
+
+  it('gives an object with no key to drop or leave out the same type as one with such a key would', () => {
+    const mark: unique symbol = Symbol('mark');
+    expectTypeOf<Jsonify<{ readonly a: string; when: Date }>>().toEqualTypeOf<{ a: string; when: string }>();
+    expectTypeOf<Jsonify<{ [mark]: number; a: string }>>().toEqualTypeOf<{ a: string }>();
+    expectTypeOf<Jsonify<{ readonly a: string; b?: number }>>().toEqualTypeOf<{ a: string; b?: number }>();
+  });
 });
 
 describe('a 204 procedure', () => {

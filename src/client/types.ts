@@ -47,7 +47,7 @@ type UnsureKeys<T> = {
 // An object none of whose keys is unsure keeps its keys as they are: one mapped type, where
 // splitting the keys in two costs the checker more than twice as much on every output of an API.
 type JsonObject<T> = [UnsureKeys<T>] extends [never]
-  ? { [K in keyof T]: Jsonify<T[K]> }
+  ? { -readonly [K in keyof T]: Jsonify<T[K]> }
   : Flatten<
       { [K in DefinedKeys<T>]: Jsonify<T[K]> } & { [K in MaybeKeys<T>]?: Jsonify<Exclude<T[K], undefined>> }
     >;
