@@ -110,7 +110,8 @@ interface TypeCarrier {
   readonly '~types'?: unknown;
 }
 type TypesOf<P> = P extends TypeCarrier ? NonNullable<P['~types']> : never;
-type TypeOf<P, K extends string> = TypesOf<P> extends { readonly [Key in K]: unknown } ? TypesOf<P>[K] : never;
+type TypeOf<P, K extends string> =
+  TypesOf<P> extends { readonly [Key in K]: unknown } ? TypesOf<P>[K] : never;
 
 /**
  * What a procedure's caller sends: the input schema's input type (before defaults and
@@ -144,8 +145,11 @@ type SentInput<I> = I extends File
  * @example
  * type Out = ProcedureOutput<typeof posts.procedures.getPost, 'getPost'>;
  */
-export type ProcedureOutput<P, N extends string = string> =
-  OutputOnWire<TypeOf<P, 'output'>, TypeOf<P, 'answer'>, N>;
+export type ProcedureOutput<P, N extends string = string> = OutputOnWire<
+  TypeOf<P, 'output'>,
+  TypeOf<P, 'answer'>,
+  N
+>;
 
 /** An output as its client receives it, by how it is sent (the builder's `AnswerKind`). */
 type OutputOnWire<O, A, N extends string> = A extends 'json'
