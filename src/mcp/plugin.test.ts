@@ -405,3 +405,38 @@ describe('the MCP endpoint with allowedHosts', () => {
     await app.close();
   });
 });
+
+describe('a tool call of a route with path parameters', () => {
+  it("gives the handler the URL its route's own request would have, parameters encoded", async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['pages'] });
+    app.mount([
+      procedures('pages', {
+        getPage: procedure()
+          .rest({ method: 'GET', path: '/pages/:section/:slug' })
+          .input(z.object({ section: z.string(), slug: z.string() }))
+          .output(z.object({ url: z.string() }))
+          .query(({ ctx }) => ({ url: ctx.request.url })),
+      }),
+    ]);
+    const called = await app.fetch(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'getPage', arguments: { section: 'a b', slug: 'c/d' } },
+        }),
+      }),
+      { ip: '127.0.0.1' },
+    );
+    const rest = await app.fetch(new Request('http://localhost/api/pages/a%20b/c%2Fd'));
+    expect(
+      ((await called.json()) as { result: { structuredContent: unknown } }).result.structuredContent,
+    ).toEqual({ url: '/api/pages/a%20b/c%2Fd' });
+    expect(await rest.json()).toEqual({ url: '/api/pages/a%20b/c%2Fd' });
+    await app.close();
+  });
+});
