@@ -72,6 +72,7 @@ export {
 } from './core/naming.js';
 export type { EntityVersion, Precondition } from './core/precondition.js';
 export {
+  type AnswerKind,
   type AnyHandler,
   type AnyMiddleware,
   type AnyProcedure,
@@ -90,7 +91,14 @@ export {
 export type { BaseContext, RequestInfo } from './core/request-context.js';
 export type { CookieOptions, ResponseControl } from './core/response.js';
 export type { DocumentationSource, Mount, MountedRoute, RouteTable } from './core/route-table.js';
-export { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './core/schema.js';
+export {
+  type JsonSchema,
+  type SchemaInput,
+  type SchemaLike,
+  type SchemaOutput,
+  type StandardSchemaV1,
+  toJsonSchema,
+} from './core/schema.js';
 export {
   type SocketHandlerOptions,
   type SocketLimits,

@@ -317,6 +317,20 @@ describe('a socket procedure on the client', () => {
     });
     const loose = createClient<[typeof anyOut]>({ baseUrl: 'http://localhost:3030' });
     type Loose = Awaited<ReturnType<typeof loose.loose.getLoose>>;
-    expectTypeOf<Loose>().not.toExtend<ClientSocket<never, unknown>>();
+    expectTypeOf<Loose>().toBeAny();
+  });
+
+  it('resolves a handler that always throws to never', () => {
+    const odd = procedures('odd', {
+      getGone: procedure().query((): never => {
+        throw new Error('gone');
+      }),
+      deleteGone: procedure().mutation((): never => {
+        throw new Error('gone');
+      }),
+    });
+    const client = createClient<[typeof odd]>({ baseUrl: 'http://localhost:3030' });
+    expectTypeOf(client.odd.getGone).returns.resolves.toBeNever();
+    expectTypeOf(client.odd.deleteGone).returns.resolves.toBeNever();
   });
 });

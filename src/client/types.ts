@@ -155,9 +155,7 @@ export type ProcedureOutput<P, N extends string = string> = OutputOnWire<
 type OutputOnWire<O, A, N extends string> = A extends 'json'
   ? // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has output type void
     [O] extends [void]
-    ? N extends DeleteName
-      ? { success: true }
-      : null
+    ? NothingOnWire<O, N>
     : Jsonify<O>
   : A extends 'file'
     ? Blob
@@ -170,6 +168,19 @@ type OutputOnWire<O, A, N extends string> = A extends 'json'
         : SocketWireOf<O> extends SocketWire<infer Sends, infer Receives>
           ? ClientSocket<Sends, Jsonify<Receives>>
           : never;
+
+/**
+ * A JSON procedure whose output is void, undefined, `any` or `never`: a handler that returns
+ * nothing answers `{ success: true }` for a delete and `null` otherwise; `any` stays `any`, and a
+ * handler that always throws resolves to nothing (`never`).
+ */
+type NothingOnWire<O, N extends string> = 0 extends 1 & O
+  ? O
+  : [O] extends [never]
+    ? never
+    : N extends DeleteName
+      ? { success: true }
+      : null;
 
 /**
  * What a call resolves to: the output, or, for a procedure whose handler chooses among several

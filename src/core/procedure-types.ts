@@ -109,7 +109,7 @@ export interface ProcedureTypes<
   TOutput,
   TKind extends ProcedureKind,
   TStatus extends SuccessStatus = never,
-  TAnswer extends AnswerKind = AnswerKind,
+  TAnswer extends AnswerKind = 'json',
 > {
   ctx: TCtx;
   /** What a client sends (before the schema's transforms and defaults). */
@@ -133,7 +133,7 @@ export interface Procedure<
   TOutput = unknown,
   TKind extends ProcedureKind = ProcedureKind,
   TStatus extends SuccessStatus = never,
-  TAnswer extends AnswerKind = AnswerKind,
+  TAnswer extends AnswerKind = 'json',
 > {
   readonly '~proceed': ProcedureDefinition;
   readonly '~types'?: ProcedureTypes<TCtx, TClientInput, TInput, TOutput, TKind, TStatus, TAnswer>;

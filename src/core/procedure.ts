@@ -51,6 +51,19 @@ const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
 type RawInput = Record<string, unknown>;
 
+/**
+ * A schema as the builder takes it: the types ask only for the Standard Schema mark (see
+ * `SchemaLike`), so that what validates is checked here, once, when the procedure is built.
+ */
+function checkedSchema(where: string, schema: unknown): StandardSchemaV1 {
+  const standard = (schema as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
+  if (typeof standard?.validate !== 'function')
+    throw new TypeError(
+      `${where} takes a Standard Schema (a Zod, Valibot or ArkType schema): this one cannot validate`,
+    );
+  return schema as StandardSchemaV1;
+}
+
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<
   TCtx,
@@ -76,7 +89,7 @@ export class ProcedureBuilder<
   input<S extends SchemaLike>(
     schema: S,
   ): ProcedureBuilder<TCtx, SchemaInput<S>, SchemaOutput<S>, TOutput, true, TReturn, TStatus, TAnswer> {
-    return this.#with({ input: schema as unknown as StandardSchemaV1 }) as never;
+    return this.#with({ input: checkedSchema('.input()', schema) }) as never;
   }
 
   /**
@@ -149,12 +162,13 @@ export class ProcedureBuilder<
     if (isSocketOutput(schemaOrChoices))
       return this.#with({ output: { kind: 'socket', socket: schemaOrChoices } });
     if ('~standard' in schemaOrChoices) {
-      return this.#with({ output: { kind: 'fixed', schema: schemaOrChoices as StandardSchemaV1 } });
+      return this.#with({ output: { kind: 'fixed', schema: checkedSchema('.output()', schemaOrChoices) } });
     }
     if (select === undefined) throw new TypeError('.output(choices, select) needs a select function');
     const choices = schemaOrChoices as Record<string, StandardSchemaV1>;
     if (Object.keys(choices).length === 0)
       throw new TypeError('.output(choices, select) needs at least one choice');
+    for (const [name, choice] of Object.entries(choices)) checkedSchema(`.output() choice "${name}"`, choice);
     return this.#with({ output: { kind: 'select', choices, select: select as (ctx: never) => string } });
   }
 
