@@ -15,8 +15,8 @@ export type { JsonSchema, StandardSchemaV1 };
 /**
  * Any schema, as a procedure's types take it: the mark every Standard Schema carries. The whole
  * `StandardSchemaV1` interface as a constraint would make the type checker build Zod's
- * `~standard` types for every schema of an API, about a sixth of what its procedures cost it
- * (docs/performance.md, "The type checker").
+ * `~standard` types for every schema of an API, about a sixth of the type instantiations of its
+ * procedures (docs/performance.md, "The type checker").
  */
 export interface SchemaLike {
   readonly '~standard': unknown;
