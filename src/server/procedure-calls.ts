@@ -72,8 +72,7 @@ export class ProcedureCalls {
           ifMatchHolds,
         }),
         limiter: parts.rateLimits.limiterFor(route),
-        params: [...route.path.matchAll(/:([^/]+)/g)].map((match) => match[1] as string),
-        urlOf: pathMaker(route.path),
+        ...pathParts(route.path),
       };
       this.#compiled.set(route, compiled);
     }
@@ -148,18 +147,23 @@ export class ProcedureCalls {
 }
 
 /**
- * Makes a route's path with given parameters, split once: the auth plugin reads every call's URL
- * (for a socket's token), and a regular expression per call was a fiftieth of a tool call's time.
+ * A route's path split once: the names of its parameters, and how to make it with given ones
+ * (the auth plugin reads every call's URL, for a socket's token, and a regular expression per
+ * call was a fiftieth of a tool call's time).
  */
-function pathMaker(path: string): (params: Readonly<Record<string, string>>) => string {
+function pathParts(path: string): Pick<Compiled, 'params' | 'urlOf'> {
   // Literal text and parameter names in turn: ['/api/posts/', 'id', ''].
   const parts = path.split(/:([^/]+)/);
-  if (parts.length === 1) return () => path;
-  return (params) => {
-    let url = parts[0] as string;
-    for (let at = 1; at < parts.length; at += 2)
-      url += encodeURIComponent(params[parts[at] as string] ?? '') + (parts[at + 1] as string);
-    return url;
+  const params = parts.filter((_, at) => at % 2 === 1);
+  if (params.length === 0) return { params, urlOf: () => path };
+  return {
+    params,
+    urlOf: (values) => {
+      let url = parts[0] as string;
+      for (let at = 1; at < parts.length; at += 2)
+        url += encodeURIComponent(values[parts[at] as string] ?? '') + (parts[at + 1] as string);
+      return url;
+    },
   };
 }
 
