@@ -1,7 +1,7 @@
 /** A Fetch request's JSON body, read up to a limit (src/http/fetch.ts). */
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
-import { forbiddenKeyOf, invalidJson, mayHoldForbiddenKey } from './json.js';
+import { invalidJson, refusedKeyOf } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import type { PipelineRequest } from './sent.js';
 
@@ -72,7 +72,7 @@ export function parseJson(text: string): unknown {
   } catch {
     throw invalidJson();
   }
-  const refused = mayHoldForbiddenKey(text) ? forbiddenKeyOf(parsed) : undefined;
+  const refused = refusedKeyOf(text, parsed);
   if (refused !== undefined) throw refused;
   return parsed;
 }

@@ -53,6 +53,14 @@ export function mayHoldForbiddenKey(text: string): boolean {
   return text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
 }
 
+/**
+ * The check every JSON text gets once parsed (a body, an MCP message, a socket's message): a 400
+ * naming the first refused key, the parsed value walked only when the text may spell one.
+ */
+export function refusedKeyOf(text: string, parsed: unknown): ProceedError | undefined {
+  return mayHoldForbiddenKey(text) ? forbiddenKeyOf(parsed) : undefined;
+}
+
 /** The same check on a body already parsed: a 400 naming the first refused key, or undefined. */
 export function forbiddenKeyOf(parsed: unknown): ProceedError | undefined {
   // Iterative: a deeply nested body must not overflow the stack here.

@@ -97,6 +97,21 @@ describe('SocketSession', () => {
     expect(peer.closedWith).toEqual({ code: 1008, reason: '3 invalid messages' });
   });
 
+  it('refuses a message holding a key no JSON body may hold (__proto__), as a body is refused', async () => {
+    const taken: unknown[] = [];
+    const { session, peer } = sessionOf(async ({ messages }) => {
+      for await (const message of messages) taken.push(message);
+    });
+    session.received('{"text":"hi","__proto__":{"isAdmin":true}}', false);
+    session.received('{"text":"hi","meta":{"constructor":{"prototype":{}}}}', false);
+    await settle();
+    expect(taken).toEqual([]);
+    expect(peer.sent).toMatchObject([
+      { type: 'error', problem: { status: 400, code: 'VALIDATION_FAILED', errors: [{ path: '__proto__' }] } },
+      { type: 'error', problem: { errors: [{ path: 'meta.constructor' }] } },
+    ]);
+  });
+
   it('lets the handler refuse a valid message: an error frame, the socket open, counted toward the limit', async () => {
     const { session, peer } = sessionOf(
       async ({ messages, refuse }) => {

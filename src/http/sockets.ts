@@ -7,6 +7,7 @@
  */
 import { ProceedError } from '../core/errors.js';
 import type { SocketAnswer, SocketLimits } from '../core/sockets.js';
+import { refusedKeyOf } from './json.js';
 import { problemAnswer } from './problems.js';
 
 /** The close codes a session sends (RFC 6455, section 7.4.1). */
@@ -235,6 +236,8 @@ export class SocketSession {
       } catch {
         throw new ProceedError('INVALID_JSON', 'The message is not valid JSON');
       }
+      const refused = refusedKeyOf(data, parsed);
+      if (refused !== undefined) throw refused;
       message = this.#answer.check(parsed);
     } catch (error) {
       this.#refuse(error);

@@ -2,7 +2,9 @@
  * JSON-RPC 2.0 as the MCP endpoint speaks it over one HTTP request (docs/mcp.md): reading one
  * request message, and writing its result or its error.
  */
+import type { ProceedError } from '../core/errors.js';
 import type { RouteAnswer, RouteRequest } from '../http/app-routes.js';
+import { forbiddenKeyOf, mayHoldForbiddenKey } from '../http/json.js';
 
 /** JSON-RPC's error codes that the endpoint answers with. */
 export const rpc = {
@@ -17,6 +19,11 @@ export interface RpcRequest {
   readonly id: string | number;
   readonly method: string;
   readonly params: Record<string, unknown>;
+  /**
+   * The refusal of a key in `params.arguments` that no JSON body may hold (`__proto__`,
+   * `constructor.prototype`; src/http/json.ts): the call answers it as its REST route would.
+   */
+  readonly refusedArguments?: ProceedError;
 }
 
 /** A JSON-RPC failure: the message is the model's to read, so it says what was wrong. */
@@ -53,9 +60,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * client's own answer (nothing to say), 400 to what is not one JSON-RPC 2.0 request.
  */
 export async function readRequest(request: RouteRequest): Promise<RpcRequest | RouteAnswer> {
+  let text: string;
   let message: unknown;
   try {
-    message = JSON.parse(utf8.decode(await request.body()));
+    text = utf8.decode(await request.body());
+    message = JSON.parse(text);
   } catch {
     return rpcRefusal(rpc.parse, 'Parse error');
   }
@@ -72,7 +81,18 @@ export async function readRequest(request: RouteRequest): Promise<RpcRequest | R
       answerable,
     );
   const given = typeof params === 'object' && params !== null ? (params as Record<string, unknown>) : {};
-  return { id: answerable, method, params: given };
+  // The rule of every JSON body, walked only when the text may spell a refused key at all.
+  if (!mayHoldForbiddenKey(text)) return { id: answerable, method, params: given };
+  const { arguments: args, ...rest } = given;
+  const inEnvelope = forbiddenKeyOf({ jsonrpc, id, method, params: rest });
+  if (inEnvelope !== undefined) return rpcRefusal(rpc.invalidRequest, inEnvelope.message, answerable);
+  const refusedArguments = forbiddenKeyOf(args);
+  return {
+    id: answerable,
+    method,
+    params: given,
+    ...(refusedArguments === undefined ? {} : { refusedArguments }),
+  };
 }
 
 /** The answer to a request: its result (as a value, or written already), or its JSON-RPC error. */

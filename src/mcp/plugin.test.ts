@@ -28,6 +28,7 @@ const NoteForAdmin = Note.extend({ secret: z.string() });
 
 async function buildApp() {
   const notes = new Map([['1', { id: '1', text: 'first', secret: 'only admins read this' }]]);
+  const meta: Record<string, unknown> = {};
   const members = new Map<string, Member>([
     ['ann', { id: 'ann', role: 'user', isActive: true }],
     ['bob', { id: 'bob', role: 'admin', isActive: true }],
@@ -72,6 +73,16 @@ async function buildApp() {
         note.text = input.data.text;
         return note;
       }),
+    updateNoteMeta: p()
+      .guard(authenticated)
+      .rest({ method: 'PUT', path: '/notes/:id/meta' })
+      .input(z.object({ id: z.string(), data: z.object({ meta: z.unknown() }) }))
+      .output(z.object({ id: z.string() }))
+      .mutation(({ input }) => {
+        // A merge as apps write it: a `__proto__` key here would change this object's prototype.
+        Object.assign(meta, input.data.meta);
+        return { id: input.id };
+      }),
     deleteNote: p()
       .guard(admin)
       .input(z.object({ id: z.string() }))
@@ -84,7 +95,7 @@ async function buildApp() {
   await app.register(mcpPlugin, { collections: ['notes'] });
   app.mount([api]);
   const tokenOf = async (id: string) => (await tokens.issuePair(id)).accessToken;
-  return { app, user: await tokenOf('ann'), admin: await tokenOf('bob') };
+  return { app, meta, user: await tokenOf('ann'), admin: await tokenOf('bob') };
 }
 
 type Built = Awaited<ReturnType<typeof buildApp>>;
@@ -158,12 +169,19 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       return tools.map((tool) => tool.name);
     };
     expect(await names()).toEqual(['getNote', 'listNotes']);
-    expect(await names(built.user)).toEqual(['getNote', 'listNotes', 'createNote', 'updateNote']);
+    expect(await names(built.user)).toEqual([
+      'getNote',
+      'listNotes',
+      'createNote',
+      'updateNote',
+      'updateNoteMeta',
+    ]);
     expect(await names(built.admin)).toEqual([
       'getNote',
       'listNotes',
       'createNote',
       'updateNote',
+      'updateNoteMeta',
       'deleteNote',
     ]);
   });
@@ -237,6 +255,37 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(forbidden).toMatchObject({ isError: true, structuredContent: { status: 403, code: 'FORBIDDEN' } });
     await expect(client.callTool({ name: 'noSuchTool', arguments: {} })).rejects.toThrow(/noSuchTool/);
     await client.close();
+  });
+
+  it('refuses a key no JSON body may hold (__proto__) in the arguments as the REST route does, and in the envelope', async () => {
+    const sent = '{"meta":{"__proto__":{"isAdmin":true}}}';
+    const call = await post(
+      `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"updateNoteMeta","arguments":{"id":"1","data":${sent}}}}`,
+      { authorization: `Bearer ${built.user}` },
+    );
+    expect(call.status).toBe(200);
+    const { result } = (await call.json()) as { result: { isError: boolean; structuredContent: unknown } };
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      errors: [{ path: 'data.meta.__proto__' }],
+    });
+    const rest = await (through ?? fetch)(new URL('/api/notes/1/meta', url), {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${built.user}`, 'content-type': 'application/json' },
+      body: sent,
+    });
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [{ path: 'meta.__proto__' }],
+    });
+    // Neither call reached the handler: the merged object keeps its prototype.
+    expect(Object.getPrototypeOf(built.meta)).toBe(Object.prototype);
+    const envelope = await post('{"jsonrpc":"2.0","id":4,"method":"ping","params":{"__proto__":{}}}');
+    expect(envelope.status).toBe(400);
+    expect(await envelope.json()).toMatchObject({ id: 4, error: { code: -32600 } });
   });
 
   it("counts a tool call against its procedure's rate limit, as its REST route does", async () => {
