@@ -2,7 +2,8 @@
  * Proceed as its users write it: `resource()` views, `cursorInput`/`cursorPage` with
  * `paginateKeyset` over the shared data access, `z.uuid()` ids, `authPlugin` with a
  * TokenService, a revocation store and a user loader, `.guard(authenticated)` on the create.
- * With BENCH_MCP=1 the same procedures are MCP tools too (`mcpPlugin`).
+ * With BENCH_MCP=1 the same procedures are MCP tools too (`mcpPlugin`); BENCH_MCP_PARTS=1 adds
+ * routes that take a tool call apart (bench/servers/mcp-parts.ts).
  * Every default on (entity tags, request ids, the request log at info), unless BENCH_OFF names
  * some to turn off: `entity-tags`, `request-log`, `request-ids` (comma-separated), so that the
  * cost of each is measured. The app of `proceedjs` never asks for `app.server`, so Node's own http
@@ -86,6 +87,8 @@ if (process.env.BENCH_MCP === '1') {
   await app.register(mcpPlugin, { collections: ['posts'] });
 }
 app.mount([postsApi]);
+// BENCH_MCP_PARTS=1: routes that take a tool call apart (bench/mcp-parts.ts).
+if (process.env.BENCH_MCP_PARTS === '1') (await import('./mcp-parts.js')).addPartRoutes(app);
 // As an app that uses a Fastify plugin does: Fastify is loaded and serves it.
 if (process.env.BENCH_ADAPTER === 'fastify') void app.server;
 export const { accessToken } = await tokens.issuePair(userId);
