@@ -2,7 +2,6 @@
  * JSON-RPC 2.0 as the MCP endpoint speaks it over one HTTP request (docs/mcp.md): reading one
  * request message, and writing its result or its error.
  */
-import type { ProceedError } from '../core/errors.js';
 import type { RouteAnswer, RouteRequest } from '../http/app-routes.js';
 import { forbiddenKeyOf, mayHoldForbiddenKey } from '../http/json.js';
 
@@ -19,11 +18,6 @@ export interface RpcRequest {
   readonly id: string | number;
   readonly method: string;
   readonly params: Record<string, unknown>;
-  /**
-   * The refusal of a key in `params.arguments` that no JSON body may hold (`__proto__`,
-   * `constructor.prototype`; src/http/json.ts): the call answers it as its REST route would.
-   */
-  readonly refusedArguments?: ProceedError;
 }
 
 /** A JSON-RPC failure: the message is the model's to read, so it says what was wrong. */
@@ -81,18 +75,16 @@ export async function readRequest(request: RouteRequest): Promise<RpcRequest | R
       answerable,
     );
   const given = typeof params === 'object' && params !== null ? (params as Record<string, unknown>) : {};
-  // The rule of every JSON body, walked only when the text may spell a refused key at all.
-  if (!mayHoldForbiddenKey(text)) return { id: answerable, method, params: given };
-  const { arguments: args, ...rest } = given;
-  const inEnvelope = forbiddenKeyOf({ jsonrpc, id, method, params: rest });
-  if (inEnvelope !== undefined) return rpcRefusal(rpc.invalidRequest, inEnvelope.message, answerable);
-  const refusedArguments = forbiddenKeyOf(args);
-  return {
-    id: answerable,
-    method,
-    params: given,
-    ...(refusedArguments === undefined ? {} : { refusedArguments }),
-  };
+  // The rule of every JSON body, walked only when the text may spell a refused key at all. A
+  // tool's arguments are its procedure's input, checked where its REST body would be
+  // (src/server/procedure-calls.ts): after the route's rate limit, before the context.
+  if (mayHoldForbiddenKey(text)) {
+    const { params: _params, ...envelope } = message as Record<string, unknown>;
+    const { arguments: _arguments, ...rest } = given;
+    const refused = forbiddenKeyOf({ ...envelope, params: rest });
+    if (refused !== undefined) return rpcRefusal(rpc.invalidRequest, refused.message, answerable);
+  }
+  return { id: answerable, method, params: given };
 }
 
 /** The answer to a request: its result (as a value, or written already), or its JSON-RPC error. */

@@ -281,11 +281,30 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       code: 'VALIDATION_FAILED',
       errors: [{ path: 'meta.__proto__' }],
     });
-    // Neither call reached the handler: the merged object keeps its prototype.
+    // Spelled with an escape, a constructor's prototype: refused the same way.
+    for (const [arguments_, path] of [
+      ['{"id":"1","data":{"meta":{"\\u005f_proto__":{}}}}', 'data.meta.__proto__'],
+      ['{"id":"1","data":{"meta":{"constructor":{"prototype":{}}}}}', 'data.meta.constructor'],
+    ]) {
+      const refused = await post(
+        `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"updateNoteMeta","arguments":${arguments_}}}`,
+        { authorization: `Bearer ${built.user}` },
+      );
+      expect(((await refused.json()) as { result: unknown }).result).toMatchObject({
+        isError: true,
+        structuredContent: { code: 'VALIDATION_FAILED', errors: [{ path }] },
+      });
+    }
+    // None of the calls reached the handler: the merged object keeps its prototype.
     expect(Object.getPrototypeOf(built.meta)).toBe(Object.prototype);
-    const envelope = await post('{"jsonrpc":"2.0","id":4,"method":"ping","params":{"__proto__":{}}}');
-    expect(envelope.status).toBe(400);
-    expect(await envelope.json()).toMatchObject({ id: 4, error: { code: -32600 } });
+    for (const envelope of [
+      '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"__proto__":{}}}',
+      '{"jsonrpc":"2.0","id":4,"method":"ping","__proto__":{}}',
+    ]) {
+      const refused = await post(envelope);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ id: 4, error: { code: -32600 } });
+    }
   });
 
   it("counts a tool call against its procedure's rate limit, as its REST route does", async () => {
@@ -299,6 +318,15 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     }
     await client.close();
     expect(statuses).toEqual(['created', 'created', 'created', 'RATE_LIMITED']);
+    // Counted before its input is read, as a REST body is: over the limit, a refused key is a 429.
+    const over = await post(
+      '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"createNote","arguments":{"text":"x","__proto__":{}}}}',
+      { authorization: `Bearer ${built.user}` },
+    );
+    expect(((await over.json()) as { result: unknown }).result).toMatchObject({
+      isError: true,
+      structuredContent: { status: 429, code: 'RATE_LIMITED' },
+    });
   });
 
   it('answers a call that needs a user, sent without one, with 401 and where to learn how to sign in', async () => {

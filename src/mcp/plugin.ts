@@ -101,7 +101,7 @@ class McpMethods {
   }
 
   async answer(
-    { method, params, refusedArguments }: RpcRequest,
+    { method, params }: RpcRequest,
     request: RouteRequest,
     trace: OperationTrace,
   ): Promise<unknown> {
@@ -130,7 +130,7 @@ class McpMethods {
         const { name } = params;
         const tool = typeof name === 'string' ? this.#byName.get(name) : undefined;
         if (tool === undefined) throw new RpcError(rpc.invalidParams, `No tool is named ${String(name)}`);
-        return this.#call(tool, calling, params.arguments ?? {}, trace, refusedArguments);
+        return this.#call(tool, calling, params.arguments ?? {}, trace);
       }
       default:
         throw new RpcError(rpc.noMethod, `This server has no method ${method}`);
@@ -155,17 +155,10 @@ class McpMethods {
    * A tool's result as JSON text, made around the answer's own text rather than by parsing it
    * back: the procedure's serializer wrote it already (an object's text starts with `{`).
    */
-  async #call(
-    tool: Tool,
-    calling: CallingRequest,
-    args: unknown,
-    trace: OperationTrace,
-    refused: ProceedError | undefined,
-  ): Promise<RawResult> {
+  async #call(tool: Tool, calling: CallingRequest, args: unknown, trace: OperationTrace): Promise<RawResult> {
     let text: string;
     let isError = false;
     try {
-      if (refused !== undefined) throw refused;
       text = (await this.#app.callProcedure(tool.route, calling, args)).body;
     } catch (error) {
       const problem = this.#app.problemOf(error);

@@ -14,6 +14,7 @@ import type { StepTracer } from '../core/tracing.js';
 import { type CookieSigner, RequestCookies } from '../http/cookies.js';
 import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
 import type { HeaderRecord } from '../http/fetch-core.js';
+import { forbiddenKeyOf } from '../http/json.js';
 import {
   type Answered,
   type IdempotencyRuntime,
@@ -111,7 +112,9 @@ export class ProcedureCalls {
 
   /**
    * Calls `route`'s procedure with `input` (what its input schema describes, path parameters
-   * included) for `request`. Throws what its route would answer with as a problem.
+   * included) for `request`. Throws what its route would answer with as a problem; an input
+   * holding a key no JSON body may hold (`__proto__`, `constructor.prototype`) is refused as its
+   * body would be.
    */
   async call(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
     const { call, limiter, params, urlOf } = this.#compile(route);
@@ -122,6 +125,9 @@ export class ProcedureCalls {
     const given = input ?? {};
     if (typeof given !== 'object' || Array.isArray(given))
       throw new ValidationError([{ path: '', message: 'The arguments must be an object' }]);
+    // Where its REST route refuses such a body: after the rate limit, before the context.
+    const refused = forbiddenKeyOf(given);
+    if (refused !== undefined) throw refused;
     const { pathParams, rest } = splitParams(given as Record<string, unknown>, params);
     const info = new CalledRequest(request, route.method, pathParams, this.#parts.cookieSigner, urlOf);
     const made = this.#parts.context.build(info);
