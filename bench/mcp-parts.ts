@@ -4,8 +4,9 @@
  * of bench/servers/mcp-parts.ts) takes, in alternating rounds: the REST read; the same answer from
  * an app route (the read without its procedure); the tool call's POST read and parsed, its result
  * given as it is (the transport alone); the same plus `app.callProcedure` (the call without the
- * endpoint's own layers); and the tool call itself. Reported: the server's CPU per request,
- * medians, each ÷ the REST read. MCP_PARTS_ROUNDS (default 7) and MCP_PARTS_SECONDS (default 3).
+ * endpoint's own layers); and the tool call itself. Reported: the server's CPU per request, and
+ * each part ÷ the REST read of the same round, medians. MCP_PARTS_ROUNDS (default 7) and
+ * MCP_PARTS_SECONDS (default 3).
  */
 import { cpuTimeOf, measureWithWrk, median, type Scenario, startServer, stopServer } from './compare.js';
 import { getPath } from './servers/posts.js';
@@ -49,15 +50,16 @@ try {
       const sample = await measureWithWrk(`${info.address}${part.path}`, part, headers, seconds, part.name);
       cpu.get(part.name)?.push((cpuTimeOf(child.pid) - before) / (sample.total ?? Number.NaN));
     }
-  const rest = median(cpu.get('REST read') ?? []);
+  // Each part ÷ the REST read of its own round: the parts of a round run seconds apart, where the
+  // VM's speed may change between rounds.
+  const rest = cpu.get('REST read') ?? [];
   console.log(`\nA tool call of getPost taken apart (${rounds} rounds × ${seconds}s, one server, medians)`);
-  console.log('| part | server CPU µs/req | ÷ REST read | rounds (µs) |\n|---|---:|---:|---|');
+  console.log("| part | server CPU µs/req | ÷ REST read (its round) | rounds' ratios |\n|---|---:|---:|---|");
   for (const part of parts) {
     const values = cpu.get(part.name) ?? [];
-    const value = median(values);
-    console.log(
-      `| ${part.name} | ${value.toFixed(1)} | ${(value / rest).toFixed(3)} | ${values.map((each) => each.toFixed(1)).join(' ')} |`,
-    );
+    const ratios = values.map((value, round) => value / (rest[round] ?? Number.NaN));
+    const spread = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+    console.log(`| ${part.name} | ${median(values).toFixed(1)} | ${median(ratios).toFixed(3)} | ${spread} |`);
   }
 } finally {
   await stopServer(child);
