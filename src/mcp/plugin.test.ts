@@ -23,6 +23,18 @@ interface Member {
 type Ctx = AuthContext<Member>;
 const p = () => procedure<Ctx>();
 
+/** A refused call's problem: the result's text, never `structuredContent` (docs/mcp.md). */
+function problemIn(result: unknown): Record<string, unknown> {
+  const { isError, structuredContent, content } = result as {
+    isError?: boolean;
+    structuredContent?: unknown;
+    content: Array<{ text: string }>;
+  };
+  expect(isError).toBe(true);
+  expect(structuredContent).toBeUndefined();
+  return JSON.parse(content[0]?.text ?? 'null') as Record<string, unknown>;
+}
+
 const Note = z.object({ id: z.string(), text: z.string() });
 const NoteForAdmin = Note.extend({ secret: z.string() });
 
@@ -232,19 +244,17 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
 
   it('gives refusals as results with isError and the problem, so that a model can correct itself', async () => {
     const client = await connect(built.user);
+    // Listed first, as agents do: the SDK then checks each result against the tool's outputSchema.
+    await client.listTools();
     const invalid = await client.callTool({ name: 'listNotes', arguments: { limit: 99 } });
-    expect(invalid.isError).toBe(true);
-    expect(invalid.structuredContent).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(problemIn(invalid)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     const missing = await client.callTool({ name: 'getNote', arguments: { id: 'nope' } });
-    expect(missing).toMatchObject({ isError: true, structuredContent: { status: 404, code: 'NOT_FOUND' } });
+    expect(problemIn(missing)).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     const stray = await client.callTool({
       name: 'updateNote',
       arguments: { id: '1', data: { text: 'x' }, extra: 1 },
     });
-    expect(stray).toMatchObject({
-      isError: true,
-      structuredContent: { status: 400, code: 'VALIDATION_FAILED' },
-    });
+    expect(problemIn(stray)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     expect(JSON.stringify(stray)).toContain('extra');
     const renamed = await client.callTool({
       name: 'updateNote',
@@ -252,7 +262,7 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     });
     expect(renamed.structuredContent).toEqual({ id: '1', text: 'first' });
     const forbidden = await client.callTool({ name: 'deleteNote', arguments: { id: '1' } });
-    expect(forbidden).toMatchObject({ isError: true, structuredContent: { status: 403, code: 'FORBIDDEN' } });
+    expect(problemIn(forbidden)).toMatchObject({ status: 403, code: 'FORBIDDEN' });
     await expect(client.callTool({ name: 'noSuchTool', arguments: {} })).rejects.toThrow(/noSuchTool/);
     await client.close();
   });
@@ -264,9 +274,7 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       { authorization: `Bearer ${built.user}` },
     );
     expect(call.status).toBe(200);
-    const { result } = (await call.json()) as { result: { isError: boolean; structuredContent: unknown } };
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({
+    expect(problemIn(((await call.json()) as { result: unknown }).result)).toMatchObject({
       status: 400,
       code: 'VALIDATION_FAILED',
       errors: [{ path: 'data.meta.__proto__' }],
@@ -290,9 +298,9 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
         `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"updateNoteMeta","arguments":${arguments_}}}`,
         { authorization: `Bearer ${built.user}` },
       );
-      expect(((await refused.json()) as { result: unknown }).result).toMatchObject({
-        isError: true,
-        structuredContent: { code: 'VALIDATION_FAILED', errors: [{ path }] },
+      expect(problemIn(((await refused.json()) as { result: unknown }).result)).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        errors: [{ path }],
       });
     }
     // None of the calls reached the handler: the merged object keeps its prototype.
@@ -312,9 +320,7 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     const statuses: unknown[] = [];
     for (let index = 0; index < 4; index += 1) {
       const result = await client.callTool({ name: 'createNote', arguments: { text: `note ${index}` } });
-      statuses.push(
-        result.isError === true ? (result.structuredContent as { code: string }).code : 'created',
-      );
+      statuses.push(result.isError === true ? problemIn(result).code : 'created');
     }
     await client.close();
     expect(statuses).toEqual(['created', 'created', 'created', 'RATE_LIMITED']);
@@ -323,9 +329,9 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"createNote","arguments":{"text":"x","__proto__":{}}}}',
       { authorization: `Bearer ${built.user}` },
     );
-    expect(((await over.json()) as { result: unknown }).result).toMatchObject({
-      isError: true,
-      structuredContent: { status: 429, code: 'RATE_LIMITED' },
+    expect(problemIn(((await over.json()) as { result: unknown }).result)).toMatchObject({
+      status: 429,
+      code: 'RATE_LIMITED',
     });
   });
 

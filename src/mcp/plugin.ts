@@ -153,7 +153,9 @@ class McpMethods {
 
   /**
    * A tool's result as JSON text, made around the answer's own text rather than by parsing it
-   * back: the procedure's serializer wrote it already (an object's text starts with `{`).
+   * back: the procedure's serializer wrote it already (an object's text starts with `{`). A
+   * problem is the text alone: `structuredContent` must match the tool's `outputSchema`, and
+   * clients check it even on an error (docs/mcp.md).
    */
   async #call(tool: Tool, calling: CallingRequest, args: unknown, trace: OperationTrace): Promise<RawResult> {
     let text: string;
@@ -173,10 +175,9 @@ class McpMethods {
       text = problem.body;
       isError = true;
     }
-    const structured = text.startsWith('{') ? `,"structuredContent":${text}` : '';
-    return new RawResult(
-      `{"content":[{"type":"text","text":${JSON.stringify(text)}}]${structured}${isError ? ',"isError":true' : ''}}`,
-    );
+    const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`;
+    if (isError) return new RawResult(`${content},"isError":true}`);
+    return new RawResult(text.startsWith('{') ? `${content},"structuredContent":${text}}` : `${content}}`);
   }
 }
 

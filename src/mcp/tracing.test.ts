@@ -126,7 +126,8 @@ describe.each(adapters)('MCP messages traced on %s', (_adapter, send) => {
     const { result } = await response.json();
     expect(result.isError).toBe(true);
     // The app's exposeErrors is off: the model reads a 500 without its message.
-    expect(result.structuredContent).toMatchObject({ status: 500, code: 'INTERNAL' });
+    expect(result.structuredContent).toBeUndefined();
+    expect(JSON.parse(result.content[0].text)).toMatchObject({ status: 500, code: 'INTERNAL' });
     expect(JSON.stringify(result)).not.toContain('on fire');
     const { message, all } = await spans();
     expect(message.attributes['error.type']).toBe('tool_error');
@@ -163,9 +164,10 @@ describe('an app with exposeErrors and a log', () => {
     );
     const { result } = await response.json();
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.detail).toContain('The disk is on fire');
+    const problem = JSON.parse(result.content[0].text);
+    expect(problem.detail).toContain('The disk is on fire');
     const rest = await exposing.fetch(new Request('http://api.example/api/things/broken'));
-    expect((await rest.json()).detail).toBe(result.structuredContent.detail);
+    expect((await rest.json()).detail).toBe(problem.detail);
     const refusal = lines.find((line) => line.msg === 'MCP tool call answered with a problem');
     expect(refusal).toMatchObject({ tool: 'getThing', status: 500, code: 'INTERNAL' });
     expect(refusal?.reqId).toBe(response.headers.get('x-request-id'));
