@@ -9,7 +9,9 @@ import { type AuthContext, authPlugin } from '../auth/plugin.js';
 import { MemoryRevocationStore } from '../auth/revocation.js';
 import { TokenService } from '../auth/tokens.js';
 import { NotFoundError } from '../core/errors.js';
+import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
+import type { BaseContext } from '../core/request-context.js';
 import { rateLimit } from '../core/steps.js';
 import { idempotencyPlugin, MemoryIdempotencyStore } from '../idempotency/index.js';
 import { createApp } from '../server/create-app.js';
@@ -22,6 +24,12 @@ interface Member {
 }
 type Ctx = AuthContext<Member>;
 const p = () => procedure<Ctx>();
+/** A guard that reads the call's path: only the call can decide it, so listing cannot. */
+const selfOrAdmin = guard({
+  name: 'self or admin',
+  requiresUser: true,
+  check: (ctx: Ctx & BaseContext) => ctx.user?.role === 'admin' || ctx.user?.id === ctx.request.params.id,
+});
 
 /** A refused call's problem: the result's text, never `structuredContent` (docs/mcp.md). */
 function problemIn(result: unknown): Record<string, unknown> {
@@ -95,6 +103,12 @@ async function buildApp() {
         Object.assign(meta, input.data.meta);
         return { id: input.id };
       }),
+    updateMember: p()
+      .guard(selfOrAdmin)
+      .rest({ method: 'PUT', path: '/members/:id' })
+      .input(z.object({ id: z.string(), data: z.object({ role: z.literal('user') }) }))
+      .output(z.object({ id: z.string() }))
+      .mutation(({ input }) => ({ id: input.id })),
     deleteNote: p()
       .guard(admin)
       .input(z.object({ id: z.string() }))
@@ -181,12 +195,15 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       return tools.map((tool) => tool.name);
     };
     expect(await names()).toEqual(['getNote', 'listNotes']);
+    // updateMember's guard reads the path (the caller is the member it names): listed to any
+    // signed-in caller, decided by the call.
     expect(await names(built.user)).toEqual([
       'getNote',
       'listNotes',
       'createNote',
       'updateNote',
       'updateNoteMeta',
+      'updateMember',
     ]);
     expect(await names(built.admin)).toEqual([
       'getNote',
@@ -194,6 +211,7 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       'createNote',
       'updateNote',
       'updateNoteMeta',
+      'updateMember',
       'deleteNote',
     ]);
   });
@@ -263,6 +281,16 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(renamed.structuredContent).toEqual({ id: '1', text: 'first' });
     const forbidden = await client.callTool({ name: 'deleteNote', arguments: { id: '1' } });
     expect(problemIn(forbidden)).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    const self = await client.callTool({
+      name: 'updateMember',
+      arguments: { id: 'ann', data: { role: 'user' } },
+    });
+    expect(self.structuredContent).toEqual({ id: 'ann' });
+    const other = await client.callTool({
+      name: 'updateMember',
+      arguments: { id: 'bob', data: { role: 'user' } },
+    });
+    expect(problemIn(other)).toMatchObject({ status: 403, code: 'FORBIDDEN' });
     await expect(client.callTool({ name: 'noSuchTool', arguments: {} })).rejects.toThrow(/noSuchTool/);
     await client.close();
   });

@@ -83,18 +83,37 @@ export class ProcedureCalls {
   /**
    * The routes among `routes` whose guards let the caller of `request` through before any input
    * is read: a guard that needs a user refuses an anonymous caller, any other is asked. A guard
-   * that fails or throws hides its route. The context is built once, for all of them.
+   * that fails or throws hides its route, unless it read the call's path parameters, which no
+   * list has (the caller is the user the path names): that one only the call can decide. The
+   * context is built once, for all of them.
    */
   async callableBy(routes: readonly MountedRoute[], request: CallingRequest): Promise<MountedRoute[]> {
-    const info = new CalledRequest(request, request.method, {}, this.#parts.cookieSigner, undefined);
+    let paramsRead = false;
+    // Every read of a parameter is noted, and finds none.
+    const params = new Proxy({} as Record<string, string>, {
+      get: () => {
+        paramsRead = true;
+        return undefined;
+      },
+      has: () => {
+        paramsRead = true;
+        return false;
+      },
+      ownKeys: () => {
+        paramsRead = true;
+        return [];
+      },
+    });
+    const info = new CalledRequest(request, request.method, params, this.#parts.cookieSigner, undefined);
     const ctx = (await this.#parts.context.build(info)) as BaseContext & { user?: unknown };
     const signedIn = ctx.user !== undefined && ctx.user !== null;
     const passes = async (guard: Guard<never>) => {
       if (guard.requiresUser === true && !signedIn) return false;
+      paramsRead = false;
       try {
-        return (await guard.check(ctx as never)) === true;
+        return (await guard.check(ctx as never)) === true || paramsRead;
       } catch {
-        return false;
+        return paramsRead;
       }
     };
     const callable: MountedRoute[] = [];

@@ -60,7 +60,8 @@ for (const engine of engines()) {
       // A user's public view is anyone's to read, as GET /api/users/:id is.
       expect(anonymous).toEqual(['getPost', 'getUser', 'listPosts']);
       const signedIn = await toolNames(user.accessToken);
-      expect(signedIn).toEqual([...postTools, 'getUser'].sort());
+      // updateUser's guard (self or admin) reads the path: a user may call it on themselves.
+      expect(signedIn).toEqual([...postTools, 'getUser', 'updateUser'].sort());
       expect(await toolNames(await blog.adminToken())).toEqual([...postTools, ...userTools].sort());
     });
 
