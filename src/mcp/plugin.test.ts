@@ -388,6 +388,11 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(foreign.headers.get('content-type')).toContain('application/problem+json');
     const own = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: url.origin });
     expect(await own.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    const text = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    expect(text.headers.get('content-type')).toContain('application/problem+json');
+    const nameless = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call' });
+    expect(await nameless.json()).toMatchObject({ id: 2, error: { code: -32602, message: /params\.name/ } });
     const broken = await post('{"jsonrpc":');
     expect(broken.status).toBe(400);
     expect(await broken.json()).toMatchObject({ error: { code: -32700 } });

@@ -6,6 +6,7 @@
 import { ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteRequest } from '../http/app-routes.js';
+import { isJsonBody, notJsonBody } from '../http/json.js';
 import type { OperationTrace, TracedOperation } from '../http/tracing.js';
 import type { App } from '../server/app.js';
 import type { CallingRequest } from '../server/procedure-calls.js';
@@ -128,8 +129,10 @@ class McpMethods {
         return this.#list(params.cursor, calling);
       case 'tools/call': {
         const { name } = params;
-        const tool = typeof name === 'string' ? this.#byName.get(name) : undefined;
-        if (tool === undefined) throw new RpcError(rpc.invalidParams, `No tool is named ${String(name)}`);
+        if (typeof name !== 'string')
+          throw new RpcError(rpc.invalidParams, "tools/call takes params.name, the tool's name");
+        const tool = this.#byName.get(name);
+        if (tool === undefined) throw new RpcError(rpc.invalidParams, `No tool is named ${name}`);
         return this.#call(tool, calling, params.arguments ?? {}, trace);
       }
       default:
@@ -195,6 +198,8 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const version = request.headers['mcp-protocol-version'];
     if (version !== undefined && !protocolVersions.includes(version as never))
       return rpcRefusal(rpc.invalidRequest, `Unsupported MCP-Protocol-Version ${version}`);
+    // A message is JSON, as a procedure's body is (415 otherwise, the same rule and answer).
+    if (!isJsonBody(request.headers)) throw notJsonBody();
     const message = await readRequest(request);
     if (!('method' in message)) return message;
     try {
