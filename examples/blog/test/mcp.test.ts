@@ -65,6 +65,17 @@ for (const engine of engines()) {
       expect(await toolNames(await blog.adminToken())).toEqual([...postTools, ...userTools].sort());
     });
 
+    it("tells an agent nothing of HTTP headers it cannot send (the REST docs' ETag and If-Match)", async () => {
+      const tools = await withClient(
+        await blog.adminToken(),
+        async (client) => (await client.listTools()).tools,
+      );
+      for (const tool of tools) expect(tool.description ?? '').not.toMatch(/ETag|If-Match/);
+      expect(tools.find((tool) => tool.name === 'getPost')?.description).toBe(
+        'A post; one you may not see is not found (404).',
+      );
+    });
+
     it("answers a user's call as the REST route answers that user: never a field of another view", async () => {
       const author = await blog.register();
       const reader = await blog.register();

@@ -73,6 +73,9 @@ const moveTo = (status: 'published' | 'archived', path: string, summary: string)
       description: `Moves the post to \`${status}\` if its status allows it (409 \`INVALID_TRANSITION\` otherwise). With \`If-Match\`, only the version it names.`,
       errors: [blogErrors.INVALID_TRANSITION],
     })
+    .mcp({
+      description: `Moves the post to \`${status}\` if its status allows it (INVALID_TRANSITION otherwise); its author or an admin.`,
+    })
     .output(Post.authenticated)
     .versioned(postVersion)
     .mutation(async ({ ctx }) =>
@@ -213,6 +216,7 @@ export const posts = procedures('posts', {
       description:
         "A post you may not see is 404. The `ETag` carries the post's version: send it in `If-Match` when you edit the post.",
     })
+    .mcp({ description: 'A post; one you may not see is not found (404).' })
     .input(id)
     .output(Post.public)
     .versioned(postVersion)
@@ -243,6 +247,7 @@ export const posts = procedures('posts', {
         'Changes the fields sent (at least one). With `If-Match`, the edit applies only to the version it names; otherwise 412.',
       errors: [blogErrors.INVALID_TRANSITION],
     })
+    .mcp({ description: 'Changes the fields sent in `data` (at least one); its author or an admin.' })
     .output(Post.authenticated)
     .versioned(postVersion)
     .mutation(async ({ input, ctx }) => {
@@ -255,6 +260,7 @@ export const posts = procedures('posts', {
       summary: 'Delete a post (author or admin)',
       description: 'With `If-Match`, deletes only the version it names; otherwise 412.',
     })
+    .mcp({ description: 'Deletes the post; its author or an admin.' })
     .output(Success)
     .versioned()
     .mutation(async ({ ctx }) => {

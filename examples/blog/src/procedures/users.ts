@@ -67,6 +67,7 @@ export const users = procedures('users', {
       summary: 'A user, public view',
       description: "Anyone may read a public profile. The `ETag` carries the user's version.",
     })
+    .mcp({ description: "Anyone may read a user's public profile." })
     .input(id)
     .output(User.public)
     .versioned(userVersion)
@@ -102,6 +103,10 @@ export const users = procedures('users', {
       description:
         'Deactivating a user ends every session of theirs for good. With `If-Match`, the change applies only to the version it names.',
     })
+    .mcp({
+      description:
+        'Rename yourself; admins may also change role and active state. Deactivating a user ends every session of theirs for good.',
+    })
     .guard(authenticated, selfOrAdmin)
     .input(
       updateInput({
@@ -130,6 +135,7 @@ export const users = procedures('users', {
       summary: 'Delete a user and their posts (admin)',
       description: 'Their posts and sessions go with them. With `If-Match`, only the version it names.',
     })
+    .mcp({ description: 'Their posts and sessions go with them.' })
     .guard(admin)
     .input(id)
     .output(Success)
