@@ -9,12 +9,15 @@
  * DUEL="a=./servers/proceed-posts.ts;b=./servers/fastify-posts.ts" (a contender is
  * name=script, optionally ?ENV=value&… for its environment and @/path/to/checkout to run the
  * script from another checkout, old against new); DUEL_SCENARIOS=get,list,post (the posts
- * servers) or feed,post-by-id,me,create (the blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
+ * servers), tool-get,tool-create (getPost and createPost as MCP tool calls to a contender named
+ * …mcp, as REST calls to the other: bench/mcp-scenarios.ts) or feed,post-by-id,me,create (the
+ * blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
  * (fresh process pairs, default 4), DUEL_ROUNDS (per pair and scenario, default 3),
  * DUEL_SECONDS (default 3).
  */
 import { bearer, blogScenarios } from './blog-scenarios.js';
 import { type Contender, duel, duelOptions, median, type Scenario } from './compare.js';
+import { toolCreate, toolGet } from './mcp-scenarios.js';
 import { createBody, getPath, listPath } from './servers/posts.js';
 
 function contenderOf(entry: string): Contender {
@@ -44,6 +47,9 @@ const scenarios = {
     expectStatus: 201,
     vary: bearer,
   },
+  // A contender named …mcp is sent the tool call, the other the REST call (BENCH_MCP=1 on both).
+  'tool-get': { ...toolGet, name: 'tool-get' },
+  'tool-create': { ...toolCreate, name: 'tool-create' },
   // The blog's routes (bench/servers/blog.ts), as `npm run bench`'s by-hand section reads them.
   ...blogScenarios,
 } satisfies Record<string, Scenario>;

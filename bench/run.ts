@@ -31,6 +31,7 @@ import {
   startServer,
   stopServer,
 } from './compare.js';
+import { toolCreate, toolGet } from './mcp-scenarios.js';
 import { createBody, expectedCalls, getPath, listPath } from './servers/posts.js';
 import { socketsComparison } from './sockets.js';
 import { uploadsComparison } from './uploads.js';
@@ -357,55 +358,7 @@ async function mcpSection(): Promise<void> {
     { name: 'fastify-rest', script: './servers/fastify-posts.ts', env: byHand },
     { name: 'fastify-mcp', script: './servers/fastify-posts.ts', env: byHand },
   ];
-  const toolCall = (name: string, args: unknown) =>
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
-  const accept = { accept: 'application/json, text/event-stream' };
-  /** The answer's JSON either way: a REST body, or a tool result's structuredContent (never an error). */
-  const normalize = (answer: string) => {
-    const parsed = JSON.parse(answer.slice(answer.indexOf('\n') + 1)) as {
-      jsonrpc?: string;
-      result?: { structuredContent?: unknown; isError?: boolean };
-    };
-    if (parsed.jsonrpc === undefined) return JSON.stringify(parsed);
-    if (parsed.result?.isError === true) return `a tool error: ${JSON.stringify(parsed.result)}`;
-    return JSON.stringify(parsed.result?.structuredContent);
-  };
-  const scenarios: Scenario[] = [
-    {
-      name: 'getPost',
-      method: 'GET',
-      path: getPath,
-      expectStatus: 200,
-      normalize,
-      vary: (contender) =>
-        contender.endsWith('mcp')
-          ? {
-              method: 'POST',
-              path: '/mcp',
-              headers: accept,
-              body: toolCall('getPost', { id: getPath.split('/').at(-1) }),
-            }
-          : {},
-    },
-    {
-      name: 'createPost (bearer JWT, 1 KB)',
-      method: 'POST',
-      path: '/api/posts',
-      body: createBody,
-      expectStatus: 201,
-      normalize,
-      vary: (contender, server) => {
-        const authorization = `Bearer ${server.token}`;
-        return contender.endsWith('mcp')
-          ? {
-              path: '/mcp',
-              headers: { ...accept, authorization },
-              body: toolCall('createPost', JSON.parse(createBody)),
-            }
-          : { headers: { authorization } };
-      },
-    },
-  ];
+  const scenarios: Scenario[] = [toolGet, toolCreate];
   const names = contenders.map((contender) => contender.name);
   const rows = await compareMany('mcp', contenders, scenarios);
   reportMany(
