@@ -4,10 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { ScaffoldError, scaffold } from './scaffold.js';
+import { ScaffoldError, scaffold, shownDirectory } from './scaffold.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -106,7 +105,7 @@ async function main(args: string[]): Promise<number> {
     ...(values.runtime === undefined ? {} : { runtime: values.runtime }),
     ...(values.template === undefined ? {} : { template: values.template }),
   });
-  const shown = relative(process.cwd(), app.directory) || '.';
+  const shown = shownDirectory(app.directory);
   process.stdout.write(
     `\nCreated ${app.name} in ${shown}:\n${app.files.map((file) => `  ${file}`).join('\n')}\n`,
   );

@@ -10,7 +10,14 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apiTitle, packageName, proceedDependency, ScaffoldError, scaffold } from './scaffold.js';
+import {
+  apiTitle,
+  packageName,
+  proceedDependency,
+  ScaffoldError,
+  scaffold,
+  shownDirectory,
+} from './scaffold.js';
 import {
   appDependencyVersions,
   appDevDependencyVersions,
@@ -272,6 +279,18 @@ describe('scaffold', () => {
     expect(packageName('.hidden__app')).toBe('hidden__app');
     expect(packageName('Ünïcode app!')).toBe('n-code-app');
     expect(packageName('***')).toBe('proceed-app');
+  });
+});
+
+describe('shownDirectory', () => {
+  it('names an app below the working directory relatively, the directory itself as ., and any other absolutely', () => {
+    expect(shownDirectory('/home/me/apps/my-api', '/home/me/apps')).toBe('my-api');
+    expect(shownDirectory('/home/me/apps/a/b', '/home/me/apps')).toBe(join('a', 'b'));
+    expect(shownDirectory('/home/me/apps', '/home/me/apps')).toBe('.');
+    expect(shownDirectory('/tmp/x', '/home/me/apps')).toBe('/tmp/x');
+    expect(shownDirectory('/home/me', '/home/me/apps')).toBe('/home/me');
+    // A name that only starts with two dots is below it.
+    expect(shownDirectory('/home/me/apps/..app', '/home/me/apps')).toBe('..app');
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   appDependencyVersions,
@@ -324,6 +324,17 @@ function readmeParts(runtime: Runtime): { commands: string; layout: string; prod
  */
 const appImageFiles = (user: string) =>
   ['COPY --from=build /app/drizzle ./drizzle', `RUN mkdir .data && chown ${user} .data`, ''].join('\n');
+
+/**
+ * The app's directory as the next steps name it: relative to where the command ran when it is
+ * below it, `.` when it is that directory, else absolute (`cd ../../tmp/x` for an app made at
+ * /tmp/x would only work from here, and reads as a puzzle).
+ */
+export function shownDirectory(directory: string, cwd = process.cwd()): string {
+  const below = relative(cwd, directory);
+  if (below === '') return '.';
+  return below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below) ? resolve(directory) : below;
+}
 
 /**
  * The API's title in its documents and docs page, from the directory's name as the user wrote
