@@ -541,4 +541,57 @@ describe('a tool call of a route with path parameters', () => {
     expect(await rest.json()).toEqual({ url: '/api/pages/a%20b/c%2Fd' });
     await app.close();
   });
+
+  it("refuses a path parameter that no path could carry, before a guard reading the path or the handler sees it", async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['members'] });
+    const suspended: unknown[] = [];
+    app.mount([
+      procedures('members', {
+        suspendMember: procedure()
+          .rest({ method: 'POST', path: '/members/:id/suspend' })
+          // A guard on the path alone, beside an input that takes any value as text.
+          .guard(
+            guard({
+              name: 'not an admin',
+              check: (ctx) => ctx.request.params.id !== 'admin',
+            }),
+          )
+          .input(z.object({ id: z.coerce.string() }))
+          .output(z.object({ suspended: z.string() }))
+          .mutation(({ input }) => {
+            suspended.push(input.id);
+            return { suspended: input.id };
+          }),
+      }),
+    ]);
+    const call = async (args: unknown) => {
+      const answer = await app.fetch(
+        new Request('http://localhost/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'suspendMember', arguments: args },
+          }),
+        }),
+        { ip: '127.0.0.1' },
+      );
+      return answer.status === 200 ? ((await answer.json()) as { result: unknown }).result : answer.status;
+    };
+    // The guard refuses an anonymous caller: 401, over HTTP as any tool call without credentials.
+    expect(await call({ id: 'admin' })).toBe(401);
+    for (const id of [['admin'], true, null, { id: 'admin' }, '']) {
+      const problem = problemIn(await call({ id }));
+      expect(problem).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+      expect(JSON.stringify(problem)).toContain("parameter of the route's path");
+    }
+    expect(problemIn(await call({}))).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(suspended).toEqual([]);
+    expect(await call({ id: 7 })).toMatchObject({ structuredContent: { suspended: '7' } });
+    expect(suspended).toEqual(['7']);
+    await app.close();
+  });
 });

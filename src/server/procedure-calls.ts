@@ -192,17 +192,33 @@ function pathParts(path: string): Pick<Compiled, 'params' | 'urlOf'> {
   };
 }
 
-/** The path parameters among the input's keys, as the text a path would carry, and the rest. */
+/**
+ * The path parameters among the input's keys, as the text a path would carry, and the rest. A
+ * path always carries each of its parameters as text: one missing, empty, or neither a string nor
+ * a number is refused, as no request to the route could send it (left among the rest, it would
+ * reach the input while a guard reading `ctx.request.params` saw none).
+ */
 function splitParams(
   input: Record<string, unknown>,
   names: readonly string[],
 ): { pathParams: Record<string, string>; rest: Record<string, unknown> } {
   const pathParams: Record<string, string> = {};
   const rest: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(input)) {
-    if (names.includes(key) && (typeof value === 'string' || typeof value === 'number'))
-      pathParams[key] = String(value);
-    else rest[key] = value;
+  for (const [key, value] of Object.entries(input)) if (!names.includes(key)) rest[key] = value;
+  for (const name of names) {
+    const value = input[name];
+    const text = typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+    if (text === undefined || text === '')
+      throw new ValidationError([
+        {
+          path: name,
+          message:
+            value === undefined
+              ? `Required: ${name} is a parameter of the route's path`
+              : `${name} is a parameter of the route's path: a string or a number, not empty`,
+        },
+      ]);
+    pathParams[name] = text;
   }
   return { pathParams, rest };
 }
