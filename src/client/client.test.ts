@@ -338,6 +338,21 @@ describe('errors', () => {
     expect(error.message).toBe('notes.getNote: Missing path parameter "id"');
   });
 
+  it('refuses a path parameter that would call another route (empty, . or ..) before sending', async () => {
+    const sent: string[] = [];
+    const recording = async (input: URL | RequestInfo) => {
+      sent.push(String(input instanceof Request ? input.url : input));
+      return new Response('{}', { headers: { 'content-type': 'application/json' } });
+    };
+    const client = createClient<typeof api>({ baseUrl: 'http://example.test', fetch: recording });
+    for (const id of ['', '.', '..']) {
+      const error = (await rejection(client.notes.getNote({ id }))) as ClientError;
+      expect(error.reason).toBe('invalid-input');
+      expect(error.message).toContain('no URL carries as a path segment');
+    }
+    expect(sent).toEqual([]);
+  });
+
   it('is not mistaken for a promise', async () => {
     const client = createClient<typeof api>({ baseUrl: anonymousUrl });
     expect(await Promise.resolve(client)).toBe(client);

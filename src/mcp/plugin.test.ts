@@ -554,7 +554,7 @@ describe('a tool call of a route with path parameters', () => {
           .guard(
             guard({
               name: 'not an admin',
-              check: (ctx) => ctx.request.params.id !== 'admin',
+              check: (ctx: BaseContext) => ctx.request.params.id !== 'admin',
             }),
           )
           .input(z.object({ id: z.coerce.string() }))
