@@ -542,7 +542,7 @@ describe('a tool call of a route with path parameters', () => {
     await app.close();
   });
 
-  it("refuses a path parameter that no path could carry, before a guard reading the path or the handler sees it", async () => {
+  it('refuses a path parameter that no path could carry, before a guard reading the path or the handler sees it', async () => {
     const app = createApp({ logger: false });
     await app.register(mcpPlugin, { collections: ['members'] });
     const suspended: unknown[] = [];
