@@ -118,10 +118,20 @@ export function defaultCaller(ctx: Call['ctx']): string {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
-/** What makes two requests "the same": method, path with query, and body. */
+/**
+ * What makes two requests "the same": method, path with query, and body. A body nested so deeply
+ * (thousands of levels) that writing it again overflows the stack is the client's to fix: a 400.
+ */
 function fingerprintOf(call: Call): string {
   const { method, url } = call.ctx.request;
-  return sha256(`${method} ${url}\n${call.body === undefined ? '' : JSON.stringify(call.body)}`);
+  let body: string;
+  try {
+    body = call.body === undefined ? '' : JSON.stringify(call.body);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new ValidationError([{ path: '', message: 'The body is nested too deeply' }]);
+  }
+  return sha256(`${method} ${url}\n${body}`);
 }
 
 const reused = () =>

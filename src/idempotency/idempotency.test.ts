@@ -293,6 +293,26 @@ describe('Idempotency-Key over HTTP', () => {
     expect(created).toHaveLength(1);
   });
 
+  it('refuses a body nested too deeply to fingerprint with 400, not 500, and keeps the key free', async () => {
+    const { app, created } = await appWith(new MemoryIdempotencyStore());
+    const key = { 'idempotency-key': randomUUID() };
+    const depth = 20_000;
+    const deep = await app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      headers: { ...key, 'content-type': 'application/json' },
+      payload: `{"title":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    });
+    expect(deep.statusCode).toBe(400);
+    expect(deep.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(deep.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [{ message: 'The body is nested too deeply' }],
+    });
+    expect((await post(app, '/api/notes', { title: 'Fine' }, key)).statusCode).toBe(201);
+    expect(created).toHaveLength(1);
+  });
+
   it('frees the key of a request that failed, so the corrected request may use it', async () => {
     const { app, created } = await appWith(new MemoryIdempotencyStore());
     const key = { 'idempotency-key': randomUUID() };
