@@ -13,6 +13,15 @@ export const malformedUrl = () =>
 export const paramTooLong = () =>
   new ProceedError('VALIDATION_FAILED', `A path parameter is longer than ${maxParamLength} characters`);
 
+/**
+ * Whether a `Host` header's value is an authority a URL can hold as it is (`example.com:8080`,
+ * `[::1]`): not `1.2.3.4.5`, `a:99999`, `a b`, nor one carrying a path, a query or credentials,
+ * which would move a URL built from it. One rule for every place that builds a URL from it.
+ */
+export function isHostValue(host: string): boolean {
+  return !/[/?#@\\]/.test(host) && URL.canParse(`http://${host}`);
+}
+
 /** Whether a path's percent-encoding decodes. */
 export function decodes(path: string): boolean {
   try {

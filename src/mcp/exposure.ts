@@ -5,6 +5,7 @@
  */
 import { type ProblemCode, ProceedError } from '../core/errors.js';
 import type { RouteRequest } from '../http/app-routes.js';
+import { isHostValue } from '../http/url.js';
 
 /** The loopback names a local server answers to. */
 const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -73,18 +74,25 @@ export class Exposure {
       throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
   }
 
-  /** The endpoint's public URL, for the metadata and `WWW-Authenticate`. */
+  /**
+   * The endpoint's public URL, for the metadata and `WWW-Authenticate`. Made from the `Host`
+   * header unless `resource` is set: a value no URL can hold (`localhost:99999`, `a/b`) is a 400.
+   */
   resourceOf(request: RouteRequest): string {
     if (this.#options.resource !== undefined) return this.#options.resource;
     const forwarded = request.headers['x-forwarded-proto']?.split(',')[0]?.trim();
-    return `${forwarded === 'https' ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${this.#options.path}`;
+    const host = request.headers.host ?? 'localhost';
+    if (!isHostValue(host))
+      throw new ProceedError('BAD_REQUEST', `The Host header (${JSON.stringify(host)}) names no host`);
+    return `${forwarded === 'https' ? 'https' : 'http'}://${host}${this.#options.path}`;
   }
 
   /** A 401 as the protocol asks: where to learn how to get a token (RFC 9728). */
   unauthenticated(error: ProceedError, request: RouteRequest): ProceedError {
     const metadata = `${new URL(this.resourceOf(request)).origin}${this.metadataPath}`;
     const challenge = error.headers?.['www-authenticate'];
-    // The auth plugin's own challenge (`error="invalid_token"`) is kept, the metadata added to it.
+    // A challenge with parameters of its own (an app's own auth may send `error="invalid_token"`)
+    // is kept, the metadata added to it; the auth plugin's is a bare `Bearer`, as the REST routes'.
     const header =
       challenge?.startsWith('Bearer ') === true
         ? `${challenge}, resource_metadata="${metadata}"`

@@ -435,6 +435,39 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       expect(await statusFor('evil.example.com')).toBe(403);
       expect(await statusFor(`localhost:${url.port}`)).toBe(200);
       expect(await statusFor(url.host, url.origin)).toBe(200);
+      // A loopback name with a port no URL can hold: where the endpoint names its own URL (the
+      // 401's challenge, the metadata), a 400 problem, not a 500.
+      const answerFor = (host: string, method: string, path: string, body?: string) =>
+        new Promise<{ status: number; type: string }>((resolve, reject) => {
+          const sent = request(
+            new URL(path, url),
+            { method, headers: { host, 'content-type': 'application/json', accept: 'application/json' } },
+            (answer) => {
+              answer.resume();
+              resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'] ?? '' });
+            },
+          );
+          sent.on('error', reject);
+          sent.end(body);
+        });
+      const needsUser = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'deleteNote', arguments: { id: '1' } },
+      });
+      for (const host of ['localhost:99999', 'localhost:x', '[::1]zz']) {
+        const challenged = await answerFor(host, 'POST', url.pathname, needsUser);
+        expect(challenged).toMatchObject({
+          status: 400,
+          type: expect.stringContaining('application/problem+json'),
+        });
+        const metadata = await answerFor(host, 'GET', '/.well-known/oauth-protected-resource');
+        expect(metadata).toMatchObject({
+          status: 400,
+          type: expect.stringContaining('application/problem+json'),
+        });
+      }
     },
   );
 });

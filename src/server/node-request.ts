@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { SocketUpgrade } from '../http/runtimes/common.js';
 import type { PipelineRequest, RequestHeaders } from '../http/sent.js';
+import { isHostValue } from '../http/url.js';
 import { completedHandshake } from '../http/sockets.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';
@@ -49,8 +50,7 @@ function originOf(host: string | undefined, ownHost: string): string {
   if (host === undefined) return `http://${ownHost}`;
   if (host === lastHost) return lastOrigin;
   const named = `http://${host}`;
-  // A host that carries a path, a query or credentials would move the URL's path.
-  if (/[/?#@\\]/.test(host) || !URL.canParse(named)) return `http://${ownHost}`;
+  if (!isHostValue(host)) return `http://${ownHost}`;
   lastHost = host;
   lastOrigin = named;
   return named;
