@@ -1243,6 +1243,40 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       403,
       'FORBIDDEN',
     );
+    // Handshakes a WebSocket server refuses (`ws` on Node with an HTML page of its own): the
+    // pipeline's 400 problem, before any upgrade. Cloudflare's edge (miniflare here) makes the
+    // handshake with the client itself, and sends the Worker one of its own.
+    if (workers) return;
+    const { hostname, port } = new URL(listening);
+    const handshake = (headers: string) =>
+      new Promise<Answer>((resolve, reject) => {
+        const socket = connect(Number(port), hostname);
+        let text = '';
+        const timer = setTimeout(() => socket.destroy(new Error('no answer within 10 s')), 10_000);
+        socket.on('data', (chunk) => {
+          text += chunk.toString('latin1');
+          const [answer] = answersIn(text);
+          if (answer === undefined) return;
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(answer);
+        });
+        socket.on('error', reject);
+        socket.write(
+          `GET /api/rooms/main/socket HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: Upgrade\r\nauthorization: ${signedIn.authorization}\r\nsec-websocket-version: 13\r\n${headers}\r\n`,
+        );
+      });
+    const validKey = 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    for (const headers of [
+      'upgrade: websocket\r\nsec-websocket-key: short\r\n',
+      `upgrade: websocket, foo\r\n${validKey}`,
+      `upgrade: websocket\r\n${validKey}sec-websocket-protocol: a b\r\n`,
+      `upgrade: websocket\r\n${validKey}sec-websocket-protocol: chat, chat\r\n`,
+    ]) {
+      const answer = await handshake(headers);
+      expect({ headers, status: answer.status }).toEqual({ headers, status: 400 });
+      expectProblem(answer, 400, 'BAD_REQUEST');
+    }
   });
 
   it('checks every message before the handler: error frames, the send view, and 1008 after too many invalid ones', async ({

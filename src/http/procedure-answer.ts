@@ -28,7 +28,7 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
-import { type OpenSockets, SocketSession } from './sockets.js';
+import { handshakeRefusal, type OpenSockets, SocketSession } from './sockets.js';
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;
@@ -260,16 +260,19 @@ class RouteAnswers implements ProcedureRoute {
    * a write is (docs/sockets.md, "Security").
    */
   #socketAnswer(request: AnsweredRequest, result: Answered, socket: SocketAnswer): ProcedureAnswer {
-    if (request.method !== 'GET' || !/\bwebsocket\b/i.test(request.header('upgrade') ?? ''))
+    const upgrade = request.header('upgrade') ?? '';
+    if (request.method !== 'GET' || !/\bwebsocket\b/i.test(upgrade))
       throw new ProceedError('UPGRADE_REQUIRED', 'This route opens a WebSocket: send a WebSocket handshake', {
         headers: { upgrade: 'websocket', connection: 'Upgrade' },
       });
-    if (request.header('sec-websocket-version') !== '13' || request.header('sec-websocket-key') === undefined)
-      throw new ProceedError(
-        'BAD_REQUEST',
-        'A WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13',
-        { headers: { 'sec-websocket-version': '13' } },
-      );
+    const refusal = handshakeRefusal(
+      upgrade,
+      request.header('sec-websocket-version'),
+      request.header('sec-websocket-key'),
+      request.header('sec-websocket-protocol'),
+    );
+    if (refusal !== undefined)
+      throw new ProceedError('BAD_REQUEST', refusal, { headers: { 'sec-websocket-version': '13' } });
     const trusted = this.#options.csrfTrusted;
     if (trusted !== undefined && request.header('cookie') !== undefined) {
       const refusal = crossSiteRefusal(

@@ -7,8 +7,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { SocketUpgrade } from '../http/runtimes/common.js';
 import type { PipelineRequest, RequestHeaders } from '../http/sent.js';
-import { isHostValue } from '../http/url.js';
 import { completedHandshake } from '../http/sockets.js';
+import { isHostValue } from '../http/url.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';
 
