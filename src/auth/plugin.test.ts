@@ -47,6 +47,17 @@ describe('authPlugin: every attack on the bearer token is a 401 INVALID_TOKEN', 
     expect(response.json()).toEqual({ viewer: 'u1' });
   });
 
+  it("takes a token from the query string only on a socket procedure's handshake: on another route, an Upgrade header makes none count", async () => {
+    for (const upgrade of ['websocket', 'WebSocket']) {
+      const response = await app.inject({
+        url: `/api/things?access_token=${good}`,
+        headers: { upgrade, connection: 'Upgrade' },
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({ viewer: null });
+    }
+  });
+
   it('rejects alg "none" with no signature', async () => {
     const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(accessClaims())}.`;
     await rejected(`Bearer ${token}`, 'invalid signature');

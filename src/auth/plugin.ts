@@ -8,6 +8,7 @@ import { resolveSecret } from '../config/secret.js';
 import type { RequestContext } from '../core/context.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
+import type { RequestInfo } from '../core/request-context.js';
 import type { RouteDocumentation } from '../core/steps.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { isDataException } from '../stores/sql.js';
@@ -215,15 +216,15 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
 }
 
 /**
- * A WebSocket's handshake may carry its token as the `access_token` query parameter: a browser's
- * `WebSocket` sets no header (docs/sockets.md, "Authentication"). Any other request must send it
- * in `Authorization`, where it is kept out of URLs and logs.
+ * A WebSocket's handshake to a socket procedure may carry its token as the `access_token` query
+ * parameter: a browser's `WebSocket` sets no header (docs/sockets.md, "Authentication"). Any
+ * other request must send it in `Authorization`, where it is kept out of URLs and logs: an
+ * `Upgrade` header on a request to another route makes no query token count.
  */
-function socketToken(request: { url: string; header(name: string): string | undefined }): string | undefined {
+function socketToken(request: RequestInfo): string | undefined {
+  if (request.opensSocket !== true) return undefined;
   const query = request.url.indexOf('?');
-  // The query first: a request without one asks for no header here.
   if (query < 0) return undefined;
-  if (!/\bwebsocket\b/i.test(request.header('upgrade') ?? '')) return undefined;
   const token = new URLSearchParams(request.url.slice(query + 1)).get('access_token');
   return token === null || token === '' ? undefined : token;
 }

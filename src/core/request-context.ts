@@ -12,6 +12,12 @@ export interface RequestInfo {
   /** Raw path parameters, before coercion and validation. */
   readonly params: Readonly<Record<string, string>>;
   /**
+   * True for a WebSocket handshake (a GET asking for `Upgrade: websocket`) to a socket procedure's
+   * route: the one request that may carry its bearer token in the query string, as a browser's
+   * `WebSocket` sets no header (docs/sockets.md, "Authentication").
+   */
+  readonly opensSocket?: boolean;
+  /**
    * A cookie the request carried. With `{ signed: true }`, only when one of the app's cookie
    * secrets signed it: undefined for a forged, altered or unsigned one (docs/procedures.md,
    * "Headers and cookies per request").

@@ -15,6 +15,7 @@ import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
 import { runtime } from './runtime.js';
 import type { PipelineRequest, RequestHeaders, SentAnswer } from './sent.js';
+import { asksForWebSocket } from './sockets.js';
 import type { RequestTrace, TracedRequest } from './tracing.js';
 
 /**
@@ -135,16 +136,24 @@ export class FetchRequestInfo implements RequestInfo {
   readonly url: string;
   readonly #exchange: Exchange;
   readonly params: Readonly<Record<string, string>>;
+  readonly opensSocket: boolean;
   readonly #signer: CookieSigner;
   #cookies: RequestCookies | undefined;
 
-  constructor(exchange: Exchange, method: string, params: Record<string, string>, signer: CookieSigner) {
+  constructor(
+    exchange: Exchange,
+    method: string,
+    params: Record<string, string>,
+    signer: CookieSigner,
+    socketRoute = false,
+  ) {
     this.id = exchange.id;
     this.method = method;
     this.url = `${exchange.path}${exchange.search}`;
     this.#exchange = exchange;
     this.params = params;
     this.#signer = signer;
+    this.opensSocket = socketRoute && method === 'GET' && asksForWebSocket(exchange.header('upgrade'));
   }
 
   get headers(): HeaderRecord {

@@ -128,6 +128,8 @@ class FetchProcedure implements RouteHandler {
   readonly #bodiless: boolean;
   /** A GET's route (HEAD too): its call never looks at If-Match (src/core/execute.ts). */
   readonly #reads: boolean;
+  /** A socket procedure's route: its handshake may carry a token in its query. */
+  readonly #opensSockets: boolean;
 
   constructor(core: FetchCore, route: MountedRoute) {
     this.observed = { procedure: `${route.collection}.${route.name}`, path: route.path };
@@ -136,6 +138,7 @@ class FetchProcedure implements RouteHandler {
     this.#limiter = core.rateLimits.limiterFor(route);
     this.#readBody = bodyReader(core, route);
     this.#reads = route.method === 'GET';
+    this.#opensSockets = route.definition.output?.kind === 'socket';
     this.#bodiless = this.#reads && uploadPlanOf(route, core.uploads) === undefined;
   }
 
@@ -186,7 +189,7 @@ class FetchProcedure implements RouteHandler {
     const procedure = this.#procedure;
     const params = exchange.params as Record<string, string>;
     const made = core.buildContext(
-      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner),
+      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner, this.#opensSockets),
     );
     const ran = then(made, (ctx) =>
       procedure.call.run(

@@ -28,7 +28,7 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
-import { handshakeRefusal, type OpenSockets, SocketSession } from './sockets.js';
+import { asksForWebSocket, handshakeRefusal, type OpenSockets, SocketSession } from './sockets.js';
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;
@@ -261,7 +261,7 @@ class RouteAnswers implements ProcedureRoute {
    */
   #socketAnswer(request: AnsweredRequest, result: Answered, socket: SocketAnswer): ProcedureAnswer {
     const upgrade = request.header('upgrade') ?? '';
-    if (request.method !== 'GET' || !/\bwebsocket\b/i.test(upgrade))
+    if (request.method !== 'GET' || !asksForWebSocket(upgrade))
       throw new ProceedError('UPGRADE_REQUIRED', 'This route opens a WebSocket: send a WebSocket handshake', {
         headers: { upgrade: 'websocket', connection: 'Upgrade' },
       });

@@ -382,6 +382,10 @@ export function sentStatus(answer: Response): number {
   return completedHandshakes.has(answer) ? 101 : answer.status;
 }
 
+/** Whether an `Upgrade` header asks for a WebSocket (its handshake's other checks: {@link handshakeRefusal}). */
+export const asksForWebSocket = (upgrade: string | undefined): boolean =>
+  upgrade !== undefined && /\bwebsocket\b/i.test(upgrade);
+
 /** A handshake's key: 16 random bytes in base64 (RFC 6455, section 4.1). */
 const handshakeKey = /^[+/0-9A-Za-z]{22}==$/;
 /** An HTTP token (RFC 9110, section 5.6.2): a subprotocol's name. */
