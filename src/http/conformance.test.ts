@@ -298,6 +298,13 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
+    // A content coding the server does not decode, whether the body is coded or not.
+    const coded = await send('POST', '/api/notes', {
+      headers: { ...json, 'content-encoding': 'gzip' },
+      body: '{"text":"x"}',
+    });
+    expectProblem(coded, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(coded.headers.get('accept-encoding')).toBe('identity');
     expect(JSON.parse((await send('GET', '/api/notes')).body).items).toHaveLength(3);
   });
 
@@ -1022,6 +1029,11 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
     const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
     expect(refused.status).toBe(415);
+    const coded = await send('PUT', '/api/uploads/text', {
+      headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' },
+      body: 'summer',
+    });
+    expectProblem(coded, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('answers a refused 8 MiB upload with its 403, read by a client still sending it', async () => {

@@ -5,8 +5,26 @@ import { invalidJson, refusedKeyOf } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import type { PipelineRequest } from './sent.js';
 
+/**
+ * A body sent with a content coding (`Content-Encoding: gzip`): 415 naming the one coding taken,
+ * as RFC 9110 asks of a server that does not decode it. Read as it is, a gzip body was "not
+ * valid UTF-8", and a header on a plain body was believed by no one.
+ */
+export function codedBodyRefusal(coding: string | null | undefined): ProceedError | undefined {
+  if (coding === null || coding === undefined) return undefined;
+  const named = coding.trim().toLowerCase();
+  if (named === '' || named === 'identity') return undefined;
+  return new ProceedError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `The server does not decode request bodies sent with Content-Encoding: ${coding.trim()}; send the body as it is`,
+    { headers: { 'accept-encoding': 'identity' } },
+  );
+}
+
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
 export async function readBytes(request: PipelineRequest, limit: number): Promise<Uint8Array> {
+  const coded = codedBodyRefusal(request.headers.get('content-encoding'));
+  if (coded !== undefined) throw coded;
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) {
     // Read on and dropped before the answer, so a client still sending it reads the 413, and a

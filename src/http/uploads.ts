@@ -9,6 +9,7 @@ import type busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
 import { isMediaType } from '../core/files.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
+import { codedBodyRefusal } from './fetch-body.js';
 import { mediaTypeOf } from './json.js';
 import type { Spool, SpooledWrite, Spools } from './spool.js';
 import { contentCheck } from './upload-content.js';
@@ -41,6 +42,8 @@ const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value
  * Both close the connection, so the body is never read.
  */
 export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError | undefined {
+  const coded = codedBodyRefusal(oneHeader(headers['content-encoding']));
+  if (coded !== undefined) return coded;
   const type = mediaTypeOf(headers['content-type']);
   if (plan.mode === 'form') {
     if (type !== 'multipart/form-data')
