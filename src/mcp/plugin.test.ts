@@ -209,8 +209,18 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     expect(byName.get('getNote')).toMatchObject({
       title: 'A note',
-      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      inputSchema: {
+        type: 'object',
+        properties: { id: { type: 'string' } },
+        required: ['id'],
+        additionalProperties: false,
+      },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+    });
+    // Each object whose unknown keys the call refuses says so, as the OpenAPI document does.
+    expect(byName.get('updateNote')?.inputSchema).toMatchObject({
+      additionalProperties: false,
+      properties: { data: { type: 'object', additionalProperties: false } },
     });
     // A view chosen per caller has no one output schema.
     expect(byName.get('getNote')?.outputSchema).toBeUndefined();

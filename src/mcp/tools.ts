@@ -6,6 +6,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type JsonSchema, toJsonSchema } from '../core/schema.js';
 import { uploadShapeOf } from '../core/uploads.js';
+import { strictBody } from '../openapi/schema-facts.js';
 
 /** A tool as `tools/list` describes it (MCP's `Tool`). */
 export interface ToolDescription {
@@ -46,10 +47,14 @@ function withoutDialect(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
+/**
+ * The arguments' schema: the input's, with `additionalProperties: false` on each object the server
+ * checks strictly (an unknown key there is refused), as the OpenAPI document's bodies say.
+ */
 function inputSchemaOf(route: MountedRoute): JsonSchema {
   const { input } = route.definition;
   if (input === undefined) return { type: 'object', properties: {}, additionalProperties: false };
-  const schema = withoutDialect(toJsonSchema(input, { io: 'input' }));
+  const schema = strictBody(withoutDialect(toJsonSchema(input, { io: 'input' })));
   if (schema.type !== 'object')
     throw new ProceedConfigError(
       `${route.collection}.${route.name} cannot be an MCP tool: its input is not an object, and tool arguments are (docs/mcp.md)`,
