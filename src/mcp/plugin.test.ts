@@ -413,6 +413,13 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     const stream = await (through ?? fetch)(url, { headers: { accept: 'text/event-stream' } });
     expect(stream.status).toBe(405);
     expect(stream.headers.get('allow')).toBe('POST');
+    // Every method but POST says the same: none of them is served.
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const other = await (through ?? fetch)(url, { method });
+      expect(other.status).toBe(405);
+      expect(other.headers.get('allow')).toBe('POST');
+      expect(other.headers.get('content-type')).toContain('application/problem+json');
+    }
   });
 
   it.runIf(name.startsWith('Node'))(

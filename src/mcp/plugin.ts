@@ -221,18 +221,8 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
       throw error;
     }
   });
-  // Stateless: no stream of the server's own to open, no session to end.
-  for (const method of ['GET', 'DELETE'] as const)
-    app.route(method, path, () => {
-      const missing = method === 'GET' ? 'stream' : 'session';
-      throw new ProceedError(
-        'METHOD_NOT_ALLOWED',
-        `This MCP endpoint takes POST only (stateless: no ${missing})`,
-        {
-          headers: { allow: 'POST' },
-        },
-      );
-    });
+  // Stateless: no stream of the server's own to open (GET), no session to end (DELETE). Any
+  // method but POST is the pipeline's 405 with `Allow: POST`, as the protocol allows.
   app.route('GET', exposure.metadataPath, (request) => {
     const resource = exposure.resourceOf(request);
     return jsonAnswer(200, {
