@@ -74,7 +74,10 @@ export async function readRequest(request: RouteRequest): Promise<RpcRequest | R
       'Not a JSON-RPC 2.0 request: jsonrpc "2.0", a string method, a string or number id',
       answerable,
     );
-  const given = typeof params === 'object' && params !== null ? (params as Record<string, unknown>) : {};
+  // Every method of the protocol takes its params by name: an object, or none.
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
+    return rpcAnswer(answerable, new RpcError(rpc.invalidParams, 'params, when sent, is an object'));
+  const given = (params ?? {}) as Record<string, unknown>;
   // The rule of every JSON body, walked only when the text may spell a refused key at all. A
   // tool's arguments are its procedure's input, checked where its REST body would be
   // (src/server/procedure-calls.ts): after the route's rate limit, before the context.

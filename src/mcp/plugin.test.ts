@@ -392,6 +392,10 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     const broken = await post('{"jsonrpc":');
     expect(broken.status).toBe(400);
     expect(await broken.json()).toMatchObject({ error: { code: -32700 } });
+    for (const params of ['x', [1], null, 5]) {
+      const shapeless = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list', params });
+      expect(await shapeless.json()).toMatchObject({ id: 8, error: { code: -32602 } });
+    }
     const unknown = await post({ jsonrpc: '2.0', id: 7, method: 'resources/list' });
     expect(await unknown.json()).toMatchObject({ id: 7, error: { code: -32601 } });
     const version = await post(
