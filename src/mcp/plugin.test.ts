@@ -540,6 +540,19 @@ describe('a tool call with an Idempotency-Key', () => {
   });
 });
 
+describe('mcpPlugin options', () => {
+  it('refuses at start-up a pageSize that would page forever or break cursors, and a path without /', async () => {
+    for (const pageSize of [0, -1, 1.5, Number.NaN]) {
+      const app = createApp({ logger: false });
+      await expect(app.register(mcpPlugin, { pageSize })).rejects.toThrow(/pageSize is a whole number/);
+      await app.close();
+    }
+    const app = createApp({ logger: false });
+    await expect(app.register(mcpPlugin, { path: 'mcp' })).rejects.toThrow(/path starts with \//);
+    await app.close();
+  });
+});
+
 describe('the MCP endpoint with allowedHosts', () => {
   it('answers to the hosts named, whatever interface it listens on', async () => {
     const app = createApp({ logger: false });

@@ -3,7 +3,7 @@
  * HTTP, stateless, served as a route of the app on every adapter (docs/mcp.md). Each tool call
  * runs its procedure as its REST route would for the same caller (`app.callProcedure`).
  */
-import { ProceedError } from '../core/errors.js';
+import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteRequest } from '../http/app-routes.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
@@ -187,6 +187,14 @@ class McpMethods {
 /** Registers the MCP endpoint (docs/mcp.md). */
 export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promise<void> {
   refuseUnknownOptions('mcpPlugin', options, mcpKeys);
+  const { pageSize } = options;
+  // Zero would page forever (every page empty, each with a next cursor); a fraction breaks cursors.
+  if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1))
+    throw new ProceedConfigError(
+      `mcpPlugin: pageSize is a whole number of tools, at least 1, not ${pageSize}`,
+    );
+  if (options.path !== undefined && !options.path.startsWith('/'))
+    throw new ProceedConfigError(`mcpPlugin: path starts with /, as a route's does, not ${options.path}`);
   const path = options.path ?? '/mcp';
   const exposure = new Exposure({ ...options, path });
   app.onListen(({ host }) => exposure.listening(host));
