@@ -166,7 +166,7 @@ class McpMethods {
     try {
       text = (await this.#app.callProcedure(tool.route, calling, args)).body;
     } catch (error) {
-      const problem = this.#app.problemOf(error);
+      const problem = this.#app.problemOf(error, calling.id);
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
       if (problem.status === 401) throw error;
       trace.failed('tool_error', error);

@@ -171,6 +171,11 @@ describe('an app with exposeErrors and a log', () => {
     const refusal = lines.find((line) => line.msg === 'MCP tool call answered with a problem');
     expect(refusal).toMatchObject({ tool: 'getThing', status: 500, code: 'INTERNAL' });
     expect(refusal?.reqId).toBe(response.headers.get('x-request-id'));
+    // The error's own line, with its stack, names the request too, as over REST.
+    const unexpected = lines.filter((line) => line.msg === 'Unexpected error');
+    expect(unexpected).toHaveLength(2);
+    expect(unexpected[0]?.reqId).toBe(response.headers.get('x-request-id'));
+    expect(unexpected[1]?.reqId).toBe(rest.headers.get('x-request-id'));
     await exposing.close();
   });
 });

@@ -23,7 +23,7 @@ import {
 } from '../http/app-routes.js';
 import { type AppPipeline, createPipeline } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
-import { type ProblemAnswer, problemAnswer } from '../http/problems.js';
+import { logOfRequest, type ProblemAnswer, problemAnswer } from '../http/problems.js';
 import type { Answered } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { Spools } from '../http/spool.js';
@@ -330,9 +330,13 @@ export class App<TCtx extends object = object> extends AppExtensions {
     return this.#calls.call(route, request, input);
   }
 
-  /** The problem the app answers `error` with, as its routes do (`exposeErrors`; a 500 logged). */
-  problemOf(error: unknown): ProblemAnswer {
-    return problemAnswer(error, { exposeErrors: this.#settings.exposeErrors, log: this.#log });
+  /**
+   * The problem the app answers `error` with, as its routes do (`exposeErrors`; a 500 logged, with
+   * `requestId` as its `reqId` when the error arose serving that request, as a route's is).
+   */
+  problemOf(error: unknown, requestId?: string): ProblemAnswer {
+    const log = requestId === undefined ? this.#log : logOfRequest(this.#log, requestId);
+    return problemAnswer(error, { exposeErrors: this.#settings.exposeErrors, log });
   }
 
   /**
