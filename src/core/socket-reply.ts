@@ -10,7 +10,10 @@ import type { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
 import { validate } from './schema.js';
 import type { SocketChannel } from './sockets.js';
+import { keyShapeOf, refuseUnknownKeys } from './unknown-keys.js';
 import { unsendableKind } from './unsendable.js';
+
+const messageKeys = { noun: 'key' } as const;
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof (value as { then?: unknown } | null)?.then === 'function';
@@ -28,8 +31,11 @@ export function socketer(
   const writeMessage = compileSerializer(socket.send);
   const owner = `${route.collection}.${route.name}`;
   const receive = socket.receive;
+  // A key the schema does not name is refused, as in a REST body, not stripped unread.
+  const shape = keyShapeOf(receive);
   const check = (message: unknown): unknown => {
     refuseNul(message);
+    refuseUnknownKeys(message, shape, messageKeys);
     const result = validate(receive, message);
     if (isThenable(result))
       throw new TypeError(

@@ -1305,7 +1305,12 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       expect(await socket.next()).toMatchObject({ type: 'error', problem: { status, code } });
     };
     await refusal('{"text":', 400, 'INVALID_JSON');
-    await refusal(JSON.stringify({ text: '' }), 400, 'VALIDATION_FAILED');
+    // A key the message schema does not name is refused, as in a REST body, not dropped unread.
+    socket.ws.send(JSON.stringify({ text: 'x', extra: 1 }));
+    expect(await socket.next()).toMatchObject({
+      type: 'error',
+      problem: { status: 400, code: 'VALIDATION_FAILED', errors: [{ path: 'extra' }] },
+    });
     // Still open after two: a valid message is still echoed.
     socket.ws.send(JSON.stringify({ text: 'still here' }));
     expect(await socket.next()).toEqual({ text: 'still here', by: 'ada', room: 'main' });
