@@ -83,10 +83,14 @@ export function inputReader(
   const reviveDates = createBodyDateCoercer(inputSchema);
   const assemble = assembler(route, coerce, reviveDates);
   // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
-  // files pass as they are. A raw body is the file itself (docs/uploads.md).
+  // files pass as they are. A raw body is the file itself (docs/uploads.md). A part the input does
+  // not name is refused, as a JSON body's key is, not dropped by the validator.
+  const formShape = keyShapeOf(inputSchema);
+  const formParts = { noun: 'form field', exempt: route.params };
   const assembleUpload = (call: Call, body: unknown): unknown => {
     if (body instanceof Blob)
       return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
+    if (inputMode !== 'update') refuseUnknownKeys(body, formShape, formParts);
     return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
   };
   const checkedInput = (result: Validation<unknown>): unknown => {

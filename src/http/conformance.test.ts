@@ -1029,6 +1029,15 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(JSON.parse(tooLarge.body).code).toBe('PAYLOAD_TOO_LARGE');
     const refused = await send('POST', '/api/uploads', { headers: json, body: '{"note":"x"}' });
     expect(refused.status).toBe(415);
+    // A text part the input does not name: refused, as a JSON body's key is.
+    const stray = new FormData();
+    stray.append('note', 'stray');
+    stray.append('copies', '1');
+    stray.append('colour', 'red');
+    stray.append('file', new Blob([new Uint8Array(16)]), 'small.bin');
+    const strayAnswer = await send('POST', '/api/uploads', { body: stray });
+    expectProblem(strayAnswer, 400, 'VALIDATION_FAILED');
+    expect(JSON.parse(strayAnswer.body).errors).toEqual([{ path: 'colour', message: 'Unknown form field' }]);
     const coded = await send('PUT', '/api/uploads/text', {
       headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' },
       body: 'summer',

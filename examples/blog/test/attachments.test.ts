@@ -329,10 +329,17 @@ for (const engine of engines()) {
           token,
         });
         expectProblem(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
+        // A text part the input does not name is refused, as a JSON body's key is.
         const fieldsOnly = new FormData();
         fieldsOnly.append('title', 'no file here');
-        const missing = expectProblem(
+        const stray = expectProblem(
           await sendForm(blog.instance, post, fieldsOnly, token),
+          400,
+          'VALIDATION_FAILED',
+        );
+        expect(stray.errors?.map((error) => error.path)).toEqual(['title']);
+        const missing = expectProblem(
+          await sendForm(blog.instance, post, new FormData(), token),
           400,
           'VALIDATION_FAILED',
         );
