@@ -141,6 +141,7 @@ export class FastifyAdapter {
       'localhost',
     );
     host.lifecycle.watch(server.server, settings.maxConnections, server.log);
+    this.#pipeline.watchFraming(server.server);
     // Hooks of every Fastify route; a request handed to the pipeline gets its headers there.
     if (requestIds) this.#ownHook('onSend', tagWithRequestId);
     if (settings.cors !== undefined) this.#ownHook('onRequest', corsOfFastify(settings.cors));

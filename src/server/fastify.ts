@@ -98,7 +98,12 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Errors before there is a request at all: malformed HTTP, headers too large, timeouts.
     clientErrorHandler: settings.clientErrorHandler,
     forceCloseConnections: 'idle',
-    http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeoutCheckInterval },
+    http: {
+      headersTimeout: timeouts.headers,
+      connectionsCheckingInterval: timeoutCheckInterval,
+      // Checked by the pipeline on Node, which answers a problem (PipelineOnNode.answer).
+      requireHostHeader: false,
+    },
     requestTimeout: timeouts.request,
     keepAliveTimeout: timeouts.keepAlive,
   }) as unknown as FastifyInstance;

@@ -167,6 +167,30 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
     expectProblemAnswer(responses(connection.text)[0], 400, 'BAD_REQUEST');
   });
 
+  it('answers an HTTP/1.1 request without Host, and an Expect it cannot meet, with problems, then closes', async () => {
+    const { port } = await started();
+    const hostless = new RawConnection(port);
+    await hostless.send('GET /api/things HTTP/1.1\r\n\r\n');
+    await hostless.closed;
+    const [noHost] = responses(hostless.text);
+    expectProblemAnswer(noHost, 400, 'BAD_REQUEST');
+    expect(JSON.parse(noHost?.body ?? '{}').detail).toContain('Host');
+    expect(noHost?.headers.connection).toBe('close');
+    // HTTP/1.0 has no Host to require.
+    const old = new RawConnection(port);
+    await old.send('GET /api/things HTTP/1.0\r\n\r\n');
+    await old.closed;
+    expect(responses(old.text.replace(/^HTTP\/1\.0 /, 'HTTP/1.1 '))[0]?.status).toBe(200);
+    const expecting = new RawConnection(port);
+    await expecting.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nExpect: weird\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    await expecting.closed;
+    const [unmet] = responses(expecting.text);
+    expectProblemAnswer(unmet, 417, 'EXPECTATION_FAILED');
+    expect(unmet?.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('cuts headers that stall with 408 REQUEST_TIMEOUT after timeouts.headers', async () => {
     // The request timeout is far off: only the headers timeout can end this one (a hang fails
     // the test by its own timeout).

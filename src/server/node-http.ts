@@ -16,6 +16,7 @@ import {
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
+import { ProceedError } from '../core/errors.js';
 import type { PipelineHandler } from '../http/fetch.js';
 import { problemAnswer } from '../http/problems.js';
 import type { NativeServer } from '../http/runtime.js';
@@ -23,6 +24,7 @@ import type { SentAnswer } from '../http/sent.js';
 import { type Lifecycle, timeoutCheckInterval } from './lifecycle.js';
 import { NodeRequest } from './node-request.js';
 import { answerClientErrorOn } from './problems.js';
+import { newRequestId } from './request-id.js';
 import { routeUpgrades } from './sockets.js';
 
 export interface NodeServeOptions {
@@ -77,6 +79,14 @@ export class PipelineOnNode {
 
   /** Answers a request of Node's; `givenId` is the id the server under the app gave it (Fastify's). */
   readonly answer = (incoming: IncomingMessage, response: ServerResponse, givenId?: string): void => {
+    // HTTP/1.1 names its host (RFC 9112, section 3.2): Node's own check answered an empty 400.
+    if (incoming.headers.host === undefined && incoming.httpVersion === '1.1') {
+      this.refuse(
+        response,
+        new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header'),
+      );
+      return;
+    }
     let answered: Promise<SentAnswer>;
     try {
       answered = this.#handle(
@@ -103,16 +113,52 @@ export class PipelineOnNode {
   #failed(response: ServerResponse, error: unknown): void {
     const problem = problemAnswer(error, { exposeErrors: this.#exposeErrors, log: this.#log });
     if (response.headersSent) response.destroy();
-    else response.writeHead(problem.status, problem.headers).end(problem.body);
+    else
+      response
+        .writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body) })
+        .end(problem.body);
+  }
+
+  /**
+   * Answers, before any route, a request whose framing Node would answer with a bare status of
+   * its own (no body, no media type): a problem, then the connection closes (what the client sent
+   * after it is not read).
+   */
+  refuse(response: ServerResponse, error: ProceedError): void {
+    response.shouldKeepAlive = false;
+    response.setHeader('x-request-id', newRequestId());
+    this.#failed(response, error);
+  }
+
+  /** Node's own answers to a request's framing, given as problems instead (both Node servers). */
+  watchFraming(server: Server): void {
+    // An Expect other than 100-continue: Node answered 417 with no body.
+    server.on('checkExpectation', (incoming: IncomingMessage, response: ServerResponse) =>
+      this.refuse(
+        response,
+        new ProceedError(
+          expectationFailed,
+          `This server meets no Expect but 100-continue, not ${incoming.headers.expect ?? ''}`,
+        ),
+      ),
+    );
   }
 }
+
+/** Only Node's framing meets it: no route answers 417. */
+const expectationFailed = { code: 'EXPECTATION_FAILED', status: 417, title: 'Expectation failed' } as const;
 
 /** Serves the pipeline on a new `node:http` server; resolves once it listens. */
 export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
   const { lifecycle, timeouts, log } = options;
   const pipeline = new PipelineOnNode(options, options.host);
   const server: Server = createServer(
-    { connectionsCheckingInterval: timeoutCheckInterval, headersTimeout: timeouts.headers },
+    {
+      connectionsCheckingInterval: timeoutCheckInterval,
+      headersTimeout: timeouts.headers,
+      // Checked by the pipeline on Node, which answers a problem (PipelineOnNode.answer).
+      requireHostHeader: false,
+    },
     (incoming: IncomingMessage, response: ServerResponse) => {
       if (options.counting()) {
         options.arrived();
@@ -124,6 +170,7 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
   server.requestTimeout = timeouts.request;
   server.keepAliveTimeout = timeouts.keepAlive;
   server.on('clientError', (error: Error, socket: Socket) => answerClientErrorOn(socket, error, log));
+  pipeline.watchFraming(server);
   lifecycle.watch(server, options.maxConnections, log);
   if (options.upgrades) routeUpgrades(server);
   await new Promise<void>((resolve, reject) => {
