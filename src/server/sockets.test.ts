@@ -32,6 +32,10 @@ const rooms = () =>
       .query(async function* ({ messages }) {
         for await (const message of messages) yield message;
       }),
+    greetRoom: procedure()
+      .rest({ method: 'POST', path: '/rooms/greetings' })
+      .input(z.object({ name: z.string() }))
+      .mutation(({ input }) => ({ greeting: `hello ${input.name}` })),
   });
 const app = createApp({ logger: false, maxSockets: 2 });
 app.mount([rooms()]);
@@ -62,6 +66,42 @@ async function opened() {
 }
 
 describe('WebSockets on Node', () => {
+  it('serves an upgrade to anything but a WebSocket (h2c) as the plain request it is, body and all, and the next one on its connection', async () => {
+    const { hostname, port } = new URL(origin.replace(/^ws/, 'http'));
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    let wake: () => void = () => undefined;
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      wake();
+    });
+    const received = (count: number) =>
+      new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        const timer = setTimeout(() => reject(new Error(`answer ${count} not received: ${text}`)), 5000);
+        wake = () => {
+          if ((text.match(/\{"greeting":"[^"]*"\}/g) ?? []).length < count) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        wake();
+      });
+    const body = '{"name":"h2c"}';
+    // As `curl --http2` asks over plain HTTP.
+    socket.write(
+      `POST /api/rooms/greetings HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await received(1);
+    socket.write(
+      `POST /api/rooms/greetings HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":"next"}`,
+    );
+    await received(2);
+    socket.destroy();
+    expect(text.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(text).toContain('{"greeting":"hello h2c"}');
+    expect(text).toContain('{"greeting":"hello next"}');
+  });
+
   it('refuses a handshake past maxSockets with 503 before the upgrade, and takes one again once a socket closes', async () => {
     const first = await opened();
     const second = await opened();

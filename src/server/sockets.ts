@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { HeaderValues } from '../http/procedure-answer.js';
-import type { SocketPeer, SocketSession } from '../http/sockets.js';
+import { asksForWebSocket, type SocketPeer, type SocketSession } from '../http/sockets.js';
 
 interface HeldUpgrade {
   readonly socket: Duplex;
@@ -41,6 +41,10 @@ const loadWs = (): Promise<WsModule> => {
 export function routeUpgrades(server: Server): void {
   void loadWs();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!asksForWebSocket(request.headers.upgrade)) {
+      reparse(server, request, socket as Socket, head);
+      return;
+    }
     socket.on('error', () => socket.destroy());
     const response = new ServerResponse(request);
     response.shouldKeepAlive = false;
@@ -49,6 +53,37 @@ export function routeUpgrades(server: Server): void {
     heldUpgrades.set(request, { socket, head, response });
     server.emit('request', request, response);
   });
+}
+
+/** What a request's `Connection` lists only for an upgrade: dropped with it. */
+const upgradeOnly = new Set(['upgrade', 'http2-settings']);
+
+/**
+ * An upgrade to anything but a WebSocket (`h2c`, which `curl --http2` asks for) served as the
+ * plain request it also is, as HTTP lets a server ignore an upgrade it does not take: Node stopped
+ * reading at its head, leaving its body unread, so the head is written again without the upgrade,
+ * in front of what came after it, and the connection handed to Node's HTTP parsing anew.
+ */
+function reparse(server: Server, request: IncomingMessage, socket: Socket, rest: Buffer): void {
+  let head = `${request.method ?? 'GET'} ${request.url ?? '/'} HTTP/${request.httpVersion}\r\n`;
+  const raw = request.rawHeaders;
+  for (let at = 0; at < raw.length; at += 2) {
+    const name = raw[at] as string;
+    const value = raw[at + 1] as string;
+    const lower = name.toLowerCase();
+    if (upgradeOnly.has(lower)) continue;
+    if (lower === 'connection') {
+      const kept = value
+        .split(',')
+        .map((token) => token.trim())
+        .filter((token) => token !== '' && !upgradeOnly.has(token.toLowerCase()));
+      if (kept.length > 0) head += `${name}: ${kept.join(', ')}\r\n`;
+      continue;
+    }
+    head += `${name}: ${value}\r\n`;
+  }
+  socket.unshift(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), rest]));
+  server.emit('connection', socket);
 }
 
 /** One `ws` server per frame limit: what `ws` reads of a frame before it closes with 1009. */
