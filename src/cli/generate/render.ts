@@ -289,7 +289,17 @@ export const ${collection}Procedures = procedures('${collection}', {
   // PUT /api/${collection}/:id with the fields to change as the body
   update${resource}: p()
     .guard(authenticated)
-    .input(z.object({ id: z.uuid(), data: z.object(fields).partial() }))
+    .input(
+      z.object({
+        id: z.uuid(),
+        // Nothing to change would only move updatedAt: an empty body is a 400.
+        data: z
+          .object(fields)
+          .partial()
+          .refine((data) => Object.keys(data).length > 0, 'Send at least one field')
+          .meta({ minProperties: 1 }),
+      }),
+    )
     .use(own${resource})
     .output(${resource}.perRecord)
     .mutation(async ({ input, ctx }) => {${checked('input.data')}

@@ -141,6 +141,11 @@ describe.each(engines)('${collection} on $name', (engine) => {
       status: 401,
       code: 'UNAUTHENTICATED',
     });
+    // Nothing to change is refused: it would only move updatedAt.
+    await expect(ada.api.${collection}.update${resource}({ id, data: {} })).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    });
     expect(await ada.api.${collection}.update${resource}(change)).toMatchObject(${ownerOf('second()')});
     const moderation = { ${head.name}: ${sample(head, 0)} };
     const moderated = await admin.api.${collection}.update${resource}({ id, data: moderation });

@@ -107,7 +107,17 @@ export const notesProcedures = procedures('notes', {
   // PUT /api/notes/:id with the fields to change as the body
   updateNote: p()
     .guard(authenticated)
-    .input(z.object({ id: z.uuid(), data: z.object({ title, body, isPrivate: z.boolean() }).partial() }))
+    .input(
+      z.object({
+        id: z.uuid(),
+        // Nothing to change would only move updatedAt: an empty body is a 400.
+        data: z
+          .object({ title, body, isPrivate: z.boolean() })
+          .partial()
+          .refine((data) => Object.keys(data).length > 0, 'Send at least one field')
+          .meta({ minProperties: 1 }),
+      }),
+    )
     .use(ownNote)
     .output(Note.perRecord)
     .mutation(async ({ input, ctx }) =>

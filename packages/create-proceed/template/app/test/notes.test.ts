@@ -82,6 +82,11 @@ describe.each(engines)('notes on $name', (engine) => {
       status: 401,
       code: 'UNAUTHENTICATED',
     });
+    // Nothing to change is refused: it would only move updatedAt.
+    await expect(ada.api.notes.updateNote({ id: note.id, data: {} })).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    });
     const renamed = await ada.api.notes.updateNote({ id: note.id, data: { title: 'Shopping' } });
     expect(renamed).toMatchObject({ id: note.id, title: 'Shopping', body: 'Milk' });
     const moderated = await admin.api.notes.updateNote({ id: note.id, data: { body: 'Milk, eggs' } });
