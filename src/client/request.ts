@@ -80,7 +80,21 @@ function queryString(where: string, values: Record<string, unknown>): string {
   return text === '' ? '' : `?${text}`;
 }
 
+/**
+ * The call's path. A parameter no path segment can carry is refused before sending: empty
+ * (`/api/posts/` is the list), or `.` and `..`, which URLs resolve away, encoded or not
+ * (`/api/posts/..` is `/api/`): each would call another route.
+ */
 function pathOf(where: string, route: ManifestRoute, input: Record<string, unknown>): string {
+  for (const name of pathParams(route.path)) {
+    const value = input[name];
+    const text = value === undefined || value === null ? undefined : String(value);
+    if (text === '' || text === '.' || text === '..')
+      throw new ClientError(
+        'invalid-input',
+        `${where}: path parameter "${name}" is ${JSON.stringify(text)}, which no URL carries as a path segment`,
+      );
+  }
   try {
     return fillPath(route.path, input);
   } catch (error) {

@@ -90,7 +90,7 @@ export function inputReader(
   const assembleUpload = (call: Call, body: unknown): unknown => {
     if (body instanceof Blob)
       return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
-    if (inputMode !== 'update') refuseUnknownKeys(body, formShape, formParts);
+    refuseUnknownKeys(body, formShape, formParts);
     return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
   };
   const checkedInput = (result: Validation<unknown>): unknown => {

@@ -195,21 +195,12 @@ export function resolveRoute(
   return { method, path, params, inputMode, successStatus, successStatuses, convention };
 }
 
-/**
- * Fills a path pattern's `:params` from an input object, URL-encoding each value. A value no path
- * segment can carry is refused: empty (`/api/posts/` is the list), or `.` and `..`, which URLs
- * resolve away, encoded or not (`/api/posts/..` is `/api/`): each would call another route.
- */
+/** Fills a path pattern's `:params` from an input object, URL-encoding each value. */
 export function fillPath(path: string, values: Record<string, unknown>): string {
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     const value = values[name];
     if (value === undefined || value === null) throw new TypeError(`Missing path parameter "${name}"`);
-    const text = String(value);
-    if (text === '' || text === '.' || text === '..')
-      throw new TypeError(
-        `Path parameter "${name}" is ${JSON.stringify(text)}, which no URL carries as a path segment`,
-      );
-    return encodeURIComponent(text);
+    return encodeURIComponent(String(value));
   });
 }
 

@@ -1239,6 +1239,7 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       const handshake = await send('GET', '/api/rooms/main/socket', {
         headers: {
           ...signedIn,
+          connection: 'Upgrade',
           upgrade: 'websocket',
           'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
           'sec-websocket-version': '13',
@@ -1284,15 +1285,17 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
         });
         socket.on('error', reject);
         socket.write(
-          `GET /api/rooms/main/socket HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: Upgrade\r\nauthorization: ${signedIn.authorization}\r\nsec-websocket-version: 13\r\n${headers}\r\n`,
+          `GET /api/rooms/main/socket HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: ${signedIn.authorization}\r\nsec-websocket-version: 13\r\n${headers}\r\n`,
         );
       });
-    const validKey = 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    const validKey = 'connection: Upgrade\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
     for (const headers of [
-      'upgrade: websocket\r\nsec-websocket-key: short\r\n',
+      'connection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-key: short\r\n',
       `upgrade: websocket, foo\r\n${validKey}`,
       `upgrade: websocket\r\n${validKey}sec-websocket-protocol: a b\r\n`,
       `upgrade: websocket\r\n${validKey}sec-websocket-protocol: chat, chat\r\n`,
+      // No Connection: Upgrade (RFC 6455, 4.2.1): Node took it for a plain GET, and answered 503.
+      'upgrade: websocket\r\nconnection: keep-alive\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
     ]) {
       const answer = await handshake(headers);
       expect({ headers, status: answer.status }).toEqual({ headers, status: 400 });

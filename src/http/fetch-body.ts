@@ -10,8 +10,11 @@ import type { PipelineRequest } from './sent.js';
  * as RFC 9110 asks of a server that does not decode it. Read as it is, a gzip body was "not
  * valid UTF-8", and a header on a plain body was believed by no one.
  */
-export function codedBodyRefusal(coding: string | null | undefined): ProceedError | undefined {
-  if (coding === null || coding === undefined) return undefined;
+export function codedBodyRefusal(
+  given: string | readonly string[] | null | undefined,
+): ProceedError | undefined {
+  if (given === null || given === undefined) return undefined;
+  const coding = typeof given === 'string' ? given : given.join(', ');
   const named = coding.trim().toLowerCase();
   if (named === '' || named === 'identity') return undefined;
   return new ProceedError(
@@ -23,8 +26,6 @@ export function codedBodyRefusal(coding: string | null | undefined): ProceedErro
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */
 export async function readBytes(request: PipelineRequest, limit: number): Promise<Uint8Array> {
-  const coded = codedBodyRefusal(request.headers.get('content-encoding'));
-  if (coded !== undefined) throw coded;
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) {
     // Read on and dropped before the answer, so a client still sending it reads the 413, and a

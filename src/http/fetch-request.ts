@@ -9,13 +9,13 @@ import type { RouteRequest } from './app-routes.js';
 import { type ProxyTrust, peerAddressOf } from './client-address.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
 import type { FetchCore, HeaderRecord } from './fetch-core.js';
+import { asksForWebSocket } from './handshake.js';
 import type { ObservedRoute } from './observed.js';
 import { logOfRequest, type ProblemOptions } from './problems.js';
 import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
 import { runtime } from './runtime.js';
 import type { PipelineRequest, RequestHeaders, SentAnswer } from './sent.js';
-import { asksForWebSocket } from './sockets.js';
 import type { RequestTrace, TracedRequest } from './tracing.js';
 
 /**

@@ -9,7 +9,7 @@ import type { BaseContext } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
 import { type AppRoute, sentRouteAnswer } from './app-routes.js';
-import { parseJson, readBytes, sendsBody } from './fetch-body.js';
+import { codedBodyRefusal, parseJson, readBytes, sendsBody } from './fetch-body.js';
 import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import {
   type Exchange,
@@ -92,6 +92,8 @@ function bodyReader(
     }
     if (!readsBody || (headers['content-type'] === undefined && !sendsBody(headers, request)))
       return { body: undefined, uploaded: undefined };
+    const coded = codedBodyRefusal(headers['content-encoding']);
+    if (coded !== undefined) throw coded;
     if (!isJsonBody(headers)) throw notJsonBody();
     let text: string;
     try {

@@ -19,6 +19,7 @@ import { type CookieSigner, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
 import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
+import { asksForWebSocket, handshakeRefusal } from './handshake.js';
 import { jsonHeaders } from './json.js';
 import { problemAnswer } from './problems.js';
 import {
@@ -28,7 +29,8 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
-import { asksForWebSocket, handshakeRefusal, type OpenSockets, SocketSession } from './sockets.js';
+import { runtime } from './runtime.js';
+import { type OpenSockets, SocketSession } from './sockets.js';
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;
@@ -265,12 +267,7 @@ class RouteAnswers implements ProcedureRoute {
       throw new ProceedError('UPGRADE_REQUIRED', 'This route opens a WebSocket: send a WebSocket handshake', {
         headers: { upgrade: 'websocket', connection: 'Upgrade' },
       });
-    const refusal = handshakeRefusal(
-      upgrade,
-      request.header('sec-websocket-version'),
-      request.header('sec-websocket-key'),
-      request.header('sec-websocket-protocol'),
-    );
+    const refusal = handshakeRefusal((name) => request.header(name), runtime.namesConnections);
     if (refusal !== undefined)
       throw new ProceedError('BAD_REQUEST', refusal, { headers: { 'sec-websocket-version': '13' } });
     const trusted = this.#options.csrfTrusted;

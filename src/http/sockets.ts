@@ -381,35 +381,3 @@ export function completedHandshake(): Response {
 export function sentStatus(answer: Response): number {
   return completedHandshakes.has(answer) ? 101 : answer.status;
 }
-
-/** Whether an `Upgrade` header asks for a WebSocket (its handshake's other checks: {@link handshakeRefusal}). */
-export const asksForWebSocket = (upgrade: string | undefined): boolean =>
-  upgrade !== undefined && /\bwebsocket\b/i.test(upgrade);
-
-/** A handshake's key: 16 random bytes in base64 (RFC 6455, section 4.1). */
-const handshakeKey = /^[+/0-9A-Za-z]{22}==$/;
-/** An HTTP token (RFC 9110, section 5.6.2): a subprotocol's name. */
-const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/**
- * What is wrong with a WebSocket handshake, in words for its 400, or undefined: the checks every
- * runtime's WebSocket server makes (`ws` on Node answers them with an HTML page of its own), made
- * here once, before the route upgrades, so that the refusal is a problem and is logged as one.
- */
-export function handshakeRefusal(
-  upgrade: string,
-  version: string | undefined,
-  key: string | undefined,
-  protocols: string | undefined,
-): string | undefined {
-  if (upgrade.trim().toLowerCase() !== 'websocket')
-    return `A WebSocket handshake upgrades to websocket alone, not ${JSON.stringify(upgrade)}`;
-  if (version?.trim() !== '13' || key === undefined)
-    return 'A WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13';
-  if (!handshakeKey.test(key.trim())) return 'Sec-WebSocket-Key is not 16 bytes in base64, as RFC 6455 asks';
-  if (protocols === undefined) return undefined;
-  const names = protocols.split(',').map((name) => name.trim());
-  if (names.some((name) => !token.test(name)) || new Set(names).size !== names.length)
-    return 'Sec-WebSocket-Protocol is not a list of distinct subprotocol names';
-  return undefined;
-}

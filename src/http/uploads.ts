@@ -42,7 +42,7 @@ const oneHeader = (value: string | string[] | undefined) => (Array.isArray(value
  * Both close the connection, so the body is never read.
  */
 export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError | undefined {
-  const coded = codedBodyRefusal(oneHeader(headers['content-encoding']));
+  const coded = codedBodyRefusal(headers['content-encoding']);
   if (coded !== undefined) return coded;
   const type = mediaTypeOf(headers['content-type']);
   if (plan.mode === 'form') {

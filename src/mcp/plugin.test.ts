@@ -386,6 +386,9 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(await own.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     const text = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
+    const coded = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-encoding': 'gzip' });
+    expect(coded.status).toBe(415);
+    expect(coded.headers.get('accept-encoding')).toBe('identity');
     expect(text.headers.get('content-type')).toContain('application/problem+json');
     const nameless = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call' });
     expect(await nameless.json()).toMatchObject({ id: 2, error: { code: -32602, message: /params\.name/ } });
@@ -540,6 +543,45 @@ describe('a tool call with an Idempotency-Key', () => {
   });
 });
 
+describe('a tool whose path has a parameter its input does not name', () => {
+  it('lists the parameter among the arguments, required, and takes it', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['members'] });
+    app.mount([
+      procedures('members', {
+        pingMember: procedure()
+          .rest({ method: 'POST', path: '/members/:id/ping' })
+          .input(z.object({ note: z.string() }))
+          .output(z.object({ pinged: z.string(), note: z.string() }))
+          .mutation(({ input, ctx }) => ({ pinged: ctx.request.params.id ?? '', note: input.note })),
+      }),
+    ]);
+    const rpc = async (message: object) =>
+      (await (
+        await app.fetch(
+          new Request('http://localhost/mcp', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
+          }),
+          { ip: '127.0.0.1' },
+        )
+      ).json()) as { result: Record<string, unknown> };
+    const { result: listed } = await rpc({ method: 'tools/list' });
+    expect((listed.tools as Array<{ inputSchema: unknown }>)[0]?.inputSchema).toMatchObject({
+      properties: { note: { type: 'string' }, id: { type: 'string', minLength: 1, maxLength: 500 } },
+      required: ['note', 'id'],
+      additionalProperties: false,
+    });
+    const { result } = await rpc({
+      method: 'tools/call',
+      params: { name: 'pingMember', arguments: { id: 'ann', note: 'hi' } },
+    });
+    expect(result.structuredContent).toEqual({ pinged: 'ann', note: 'hi' });
+    await app.close();
+  });
+});
+
 describe('mcpPlugin options', () => {
   it('refuses at start-up a pageSize that would page forever or break cursors, and a path without /', async () => {
     for (const pageSize of [0, -1, 1.5, Number.NaN]) {
@@ -656,6 +698,11 @@ describe('a tool call of a route with path parameters', () => {
       expect(JSON.stringify(problem)).toContain("parameter of the route's path");
     }
     expect(problemIn(await call({}))).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    // Longer than any path parameter a REST request may send (500 characters).
+    expect(problemIn(await call({ id: 'a'.repeat(501) }))).toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    });
     expect(suspended).toEqual([]);
     expect(await call({ id: 7 })).toMatchObject({ structuredContent: { suspended: '7' } });
     expect(suspended).toEqual(['7']);

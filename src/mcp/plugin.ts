@@ -6,6 +6,7 @@
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteRequest } from '../http/app-routes.js';
+import { codedBodyRefusal } from '../http/fetch-body.js';
 import { isJsonBody, notJsonBody } from '../http/json.js';
 import type { OperationTrace, TracedOperation } from '../http/tracing.js';
 import type { App } from '../server/app.js';
@@ -206,7 +207,9 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const version = request.headers['mcp-protocol-version'];
     if (version !== undefined && !protocolVersions.includes(version as never))
       return rpcRefusal(rpc.invalidRequest, `Unsupported MCP-Protocol-Version ${version}`);
-    // A message is JSON, as a procedure's body is (415 otherwise, the same rule and answer).
+    // A message is JSON, as a procedure's body is, and not coded (415 otherwise, the same rules and answers).
+    const coded = codedBodyRefusal(request.headers['content-encoding']);
+    if (coded !== undefined) throw coded;
     if (!isJsonBody(request.headers)) throw notJsonBody();
     const message = await readRequest(request);
     if (!('method' in message)) return message;

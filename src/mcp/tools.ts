@@ -6,6 +6,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type JsonSchema, toJsonSchema } from '../core/schema.js';
 import { uploadShapeOf } from '../core/uploads.js';
+import { maxParamLength } from '../http/url.js';
 import { strictBody } from '../openapi/schema-facts.js';
 
 /** A tool as `tools/list` describes it (MCP's `Tool`). */
@@ -53,13 +54,21 @@ function withoutDialect(schema: JsonSchema): JsonSchema {
  */
 function inputSchemaOf(route: MountedRoute): JsonSchema {
   const { input } = route.definition;
-  if (input === undefined) return { type: 'object', properties: {}, additionalProperties: false };
-  const schema = strictBody(withoutDialect(toJsonSchema(input, { io: 'input' })));
+  const schema =
+    input === undefined
+      ? { type: 'object', properties: {}, additionalProperties: false }
+      : strictBody(withoutDialect(toJsonSchema(input, { io: 'input' })));
   if (schema.type !== 'object')
     throw new ProceedConfigError(
       `${route.collection}.${route.name} cannot be an MCP tool: its input is not an object, and tool arguments are (docs/mcp.md)`,
     );
-  return schema;
+  // A path parameter the input does not name is an argument all the same: the call needs it.
+  const missing = route.params.filter((name) => !Object.hasOwn(schema.properties ?? {}, name));
+  if (missing.length === 0) return schema;
+  const properties: Record<string, JsonSchema> = { ...(schema.properties as Record<string, JsonSchema>) };
+  for (const name of missing) properties[name] = { type: 'string', minLength: 1, maxLength: maxParamLength };
+  const required = [...((schema.required as string[] | undefined) ?? []), ...missing];
+  return { ...schema, properties, required };
 }
 
 /** The output's schema where it is one object for every caller; a tool's `outputSchema` must be one. */

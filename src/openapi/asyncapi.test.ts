@@ -99,6 +99,11 @@ describe('the AsyncAPI document of the socket procedures', () => {
     const socket = switching?.['x-proceed-socket'];
     expect(socket).toBeDefined();
     expect(received?.payload).toEqual(socket?.receive);
+    // A key the message schema does not name is refused, and the schema says so.
+    expect(document?.components.messages.tickSocketReceived?.payload).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+    });
     expect(document?.components.messages.roomSocketSent?.payload).toEqual(socket?.send);
     expect(document?.operations.roomSocketReceive).toMatchObject({
       action: 'receive',

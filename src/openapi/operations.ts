@@ -18,7 +18,7 @@ import {
 } from './parameters.js';
 import { problemReference } from './problems.js';
 import { answeredByRoute, isRateLimited, SharedHeaders } from './response-headers.js';
-import { withImpliedFacts } from './schema-facts.js';
+import { strictBody, withImpliedFacts } from './schema-facts.js';
 import type {
   OpenApiHeader,
   OpenApiMediaType,
@@ -202,7 +202,8 @@ export class DocumentBuilder {
         description:
           'Switching Protocols: a WebSocket opens. Each message either way is JSON text: what the client sends is `x-proceed-socket.receive`, what the server sends `x-proceed-socket.send`; a message the server refuses is answered with `{"type":"error","problem":{…}}` (docs/sockets.md)',
         'x-proceed-socket': {
-          receive: this.convert(output.socket.receive, 'input', owner, `${hint}Message`),
+          // A key the schema does not name is refused (src/core/socket-reply.ts).
+          receive: strictBody(this.convert(output.socket.receive, 'input', owner, `${hint}Message`)),
           send: this.convert(output.socket.send, 'output', owner, `${hint}Sent`),
           maxMessageSize: output.socket.maxMessageSize,
         },

@@ -100,6 +100,8 @@ export function uploadBody(
   route: RouteEntry,
   properties: Record<string, JsonSchema>,
   required: ReadonlySet<string>,
+  /** Whether the input takes keys it does not name (a loose object): a form's other parts then too. */
+  open = false,
 ): OpenApiRequestBody | undefined {
   const shape = uploadShapeOf(route.definition, route.inputMode);
   if (shape === undefined) return undefined;
@@ -128,6 +130,8 @@ export function uploadBody(
       encoding[name] = { contentType: field.types.join(', ') };
   }
   const schema: JsonSchema = { type: 'object', properties: formProperties };
+  // A part the input does not name is refused (src/core/input-assembly.ts).
+  if (!open) schema.additionalProperties = false;
   const bodyRequired = [...required].filter((name) => !route.params.includes(name));
   if (bodyRequired.length > 0) schema.required = bodyRequired;
   const media: OpenApiMediaType = { schema };
@@ -142,7 +146,10 @@ export function requestBody(
   required: ReadonlySet<string>,
 ): OpenApiRequestBody | undefined {
   if (route.inputMode === 'query') return undefined;
-  const upload = uploadBody(route, properties, required);
+  const open = ['additionalProperties', 'patternProperties', 'propertyNames', 'unevaluatedProperties'].some(
+    (key) => key in input,
+  );
+  const upload = uploadBody(route, properties, required, open);
   if (upload !== undefined) return upload;
   if (route.inputMode === 'update') {
     return {

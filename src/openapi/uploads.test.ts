@@ -60,6 +60,8 @@ describe('routes that take files, in OpenAPI', () => {
         },
       },
       required: ['title', 'scan'],
+      // A part the input does not name is refused.
+      additionalProperties: false,
     });
     expect(media?.encoding).toEqual({ photos: { contentType: 'image/png, image/jpeg' } });
   });

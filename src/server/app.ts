@@ -330,10 +330,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     return this.#calls.call(route, request, input);
   }
 
-  /**
-   * The problem the app answers `error` with, as its routes do (`exposeErrors`; a 500 logged, with
-   * `requestId` as its `reqId` when the error arose serving that request, as a route's is).
-   */
+  /** The problem the app answers `error` with, as its routes do (`exposeErrors`; a 500 logged with `requestId`). */
   problemOf(error: unknown, requestId?: string): ProblemAnswer {
     const log = requestId === undefined ? this.#log : logOfRequest(this.#log, requestId);
     return problemAnswer(error, { exposeErrors: this.#settings.exposeErrors, log });

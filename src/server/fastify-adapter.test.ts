@@ -1,5 +1,5 @@
 import dns from 'node:dns';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
@@ -49,6 +49,29 @@ describe('the Fastify adapter', () => {
     expect(refused.status).toBe(405);
     expect(refused.headers.get('allow')).toBe('GET, HEAD');
     expect(fastifyRequests()).toBe(1);
+  });
+
+  it('refuses an HTTP/1.1 request without Host before any route, Fastify’s own and with its hooks too', async () => {
+    const { app } = counted();
+    app.server.get('/raw', async () => 'raw');
+    const url = new URL(await listen(app));
+    const hostless = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname);
+        let text = '';
+        socket.on('data', (chunk) => {
+          text += chunk.toString('latin1');
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(`GET ${path} HTTP/1.1\r\n\r\n`);
+      });
+    for (const path of ['/raw', '/api/notes']) {
+      const answer = await hostless(path);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('application/problem+json');
+      expect(answer).toContain('"code":"BAD_REQUEST"');
+    }
   });
 
   it('runs an app-wide hook of Fastify for every request, the headers it sets kept under the answer’s', async () => {

@@ -205,8 +205,10 @@ export class FastifyAdapter {
     if (fastify === undefined) return;
     http.removeListener('request', fastify);
     const routes = this.#fastifyRoutes;
-    const answer = this.#pipeline.answer;
+    const pipeline = this.#pipeline;
+    const answer = pipeline.answer;
     http.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (pipeline.refusesFraming(request, response)) return;
       if (this.#userHooks.every || (routes.any && routes.takesRequest(request))) fastify(request, response);
       else answer(request, response);
     });
@@ -217,7 +219,7 @@ export class FastifyAdapter {
     // Node destroys upgrade requests no one listens for: only an app with sockets takes them.
     if (!this.#routesUpgrades && routes.some((route) => route.definition.output?.kind === 'socket')) {
       this.#routesUpgrades = true;
-      routeUpgrades(this.server.server);
+      routeUpgrades(this.server.server, this.#host.lifecycle);
     }
   }
 

@@ -109,6 +109,9 @@ export class Lifecycle {
    */
   watch(server: Server, maxConnections: number, log: { warn(message: string): void }): void {
     const serveHttp = server.listeners('connection') as Array<(socket: Socket) => void>;
+    this.#serveHttp = (socket) => {
+      for (const serve of serveHttp) serve.call(server, socket);
+    };
     server.removeAllListeners('connection');
     server.on('connection', (socket: Socket) => {
       if (this.#connections.size >= maxConnections && !this.#shedOne()) {
@@ -128,6 +131,17 @@ export class Lifecycle {
       });
       for (const serve of serveHttp) serve.call(server, socket);
     });
+  }
+
+  #serveHttp: ((socket: Socket) => void) | undefined;
+
+  /**
+   * Hands a connection admitted already back to Node's HTTP parsing (an upgrade the app does not
+   * take, src/server/sockets.ts): neither counted nor refused again.
+   */
+  serveAgain(socket: Socket): void {
+    if (this.#serveHttp === undefined) throw new Error('serveAgain: the server is not watched');
+    this.#serveHttp(socket);
   }
 
   /** Closes the oldest connection that waits on its client; false when there is none. */

@@ -79,14 +79,6 @@ export class PipelineOnNode {
 
   /** Answers a request of Node's; `givenId` is the id the server under the app gave it (Fastify's). */
   readonly answer = (incoming: IncomingMessage, response: ServerResponse, givenId?: string): void => {
-    // HTTP/1.1 names its host (RFC 9112, section 3.2): Node's own check answered an empty 400.
-    if (incoming.headers.host === undefined && incoming.httpVersion === '1.1') {
-      this.refuse(
-        response,
-        new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header'),
-      );
-      return;
-    }
     let answered: Promise<SentAnswer>;
     try {
       answered = this.#handle(
@@ -130,6 +122,20 @@ export class PipelineOnNode {
     this.#failed(response, error);
   }
 
+  /**
+   * Whether a request is refused for its framing before any route (the server's own included):
+   * an HTTP/1.1 request names its host (RFC 9112, section 3.2), which Node's own check answered
+   * with an empty 400. Both Node servers ask it first.
+   */
+  refusesFraming(incoming: IncomingMessage, response: ServerResponse): boolean {
+    if (incoming.headers.host !== undefined || incoming.httpVersion !== '1.1') return false;
+    this.refuse(
+      response,
+      new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header'),
+    );
+    return true;
+  }
+
   /** Node's own answers to a request's framing, given as problems instead (both Node servers). */
   watchFraming(server: Server): void {
     // An Expect other than 100-continue: Node answered 417 with no body.
@@ -164,6 +170,7 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
         options.arrived();
         response.once('close', options.answered);
       }
+      if (pipeline.refusesFraming(incoming, response)) return;
       pipeline.answer(incoming, response);
     },
   );
@@ -172,7 +179,7 @@ export async function serveOnNode(options: NodeServeOptions): Promise<NativeServ
   server.on('clientError', (error: Error, socket: Socket) => answerClientErrorOn(socket, error, log));
   pipeline.watchFraming(server);
   lifecycle.watch(server, options.maxConnections, log);
-  if (options.upgrades) routeUpgrades(server);
+  if (options.upgrades) routeUpgrades(server, lifecycle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, backlog: 4096 }, () => {

@@ -22,6 +22,7 @@ import {
   procedureCall,
 } from '../http/procedure-call.js';
 import type { RateLimits, RouteLimiter } from '../http/rate-limit.js';
+import { maxParamLength } from '../http/url.js';
 
 /** The request a procedure is called for: the one that carried the call (its headers authenticate it). */
 export interface CallingRequest {
@@ -208,6 +209,13 @@ function splitParams(
   for (const name of names) {
     const value = input[name];
     const text = typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+    if (text !== undefined && text.length > maxParamLength)
+      throw new ValidationError([
+        {
+          path: name,
+          message: `${name} is a parameter of the route's path: at most ${maxParamLength} characters`,
+        },
+      ]);
     if (text === undefined || text === '')
       throw new ValidationError([
         {

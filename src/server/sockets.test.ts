@@ -32,6 +32,12 @@ const rooms = () =>
       .query(async function* ({ messages }) {
         for await (const message of messages) yield message;
       }),
+    slowRoom: procedure()
+      .rest({ method: 'GET', path: '/rooms/slow' })
+      .query(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return { slow: true };
+      }),
     greetRoom: procedure()
       .rest({ method: 'POST', path: '/rooms/greetings' })
       .input(z.object({ name: z.string() }))
@@ -66,7 +72,8 @@ async function opened() {
 }
 
 describe('WebSockets on Node', () => {
-  it('serves an upgrade to anything but a WebSocket (h2c) as the plain request it is, body and all, and the next one on its connection', async () => {
+  /** A raw connection to the app: what it received, and a wait for a text to appear `count` times in it. */
+  function rawConnection() {
     const { hostname, port } = new URL(origin.replace(/^ws/, 'http'));
     const socket = connect(Number(port), hostname);
     let text = '';
@@ -75,31 +82,63 @@ describe('WebSockets on Node', () => {
       text += chunk.toString('latin1');
       wake();
     });
-    const received = (count: number) =>
+    const seen = (pattern: RegExp, count: number) =>
       new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
-        const timer = setTimeout(() => reject(new Error(`answer ${count} not received: ${text}`)), 5000);
+        const timer = setTimeout(
+          () => reject(new Error(`${pattern} not seen ${count} times in: ${text}`)),
+          5000,
+        );
         wake = () => {
-          if ((text.match(/\{"greeting":"[^"]*"\}/g) ?? []).length < count) return;
+          if ((text.match(new RegExp(pattern, 'g')) ?? []).length < count) return;
           clearTimeout(timer);
           resolve();
         };
         wake();
       });
-    const body = '{"name":"h2c"}';
-    // As `curl --http2` asks over plain HTTP.
-    socket.write(
-      `POST /api/rooms/greetings HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-    );
-    await received(1);
-    socket.write(
-      `POST /api/rooms/greetings HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":"next"}`,
-    );
-    await received(2);
+    return { socket, hostname, seen, text: () => text };
+  }
+  const greeting = /\{"greeting":"[^"]*"\}/;
+  const greet = (hostname: string, name: string, upgrade = '') => {
+    const body = JSON.stringify({ name });
+    return `POST /api/rooms/greetings HTTP/1.1\r\nHost: ${hostname}\r\n${upgrade}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  };
+  // As `curl --http2` asks over plain HTTP.
+  const h2c =
+    'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+
+  it('serves an upgrade to anything but a WebSocket (h2c, or a POST) as the plain request it is, body and all, and the next one on its connection', async () => {
+    const { socket, hostname, seen, text } = rawConnection();
+    socket.write(greet(hostname, 'h2c', h2c));
+    await seen(greeting, 1);
+    socket.write(greet(hostname, 'websocket', 'Connection: Upgrade\r\nUpgrade: websocket\r\n'));
+    await seen(greeting, 2);
+    socket.write(greet(hostname, 'next'));
+    await seen(greeting, 3);
     socket.destroy();
-    expect(text.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
-    expect(text).toContain('{"greeting":"hello h2c"}');
-    expect(text).toContain('{"greeting":"hello next"}');
+    expect(text().match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+    for (const name of ['h2c', 'websocket', 'next']) expect(text()).toContain(`{"greeting":"hello ${name}"}`);
+  });
+
+  it('answers an upgrade pipelined behind a request still being answered after that answer, in order', async () => {
+    const slow = (hostname: string) => `GET /api/rooms/slow HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`;
+    const plain = rawConnection();
+    plain.socket.write(slow(plain.hostname) + greet(plain.hostname, 'behind', h2c));
+    await plain.seen(greeting, 1);
+    plain.socket.destroy();
+    expect(plain.text().indexOf('{"slow":true}')).toBeGreaterThan(0);
+    expect(plain.text().indexOf('{"slow":true}')).toBeLessThan(plain.text().indexOf('hello behind'));
+    // A WebSocket handshake behind it: the slow answer, then the 101, and the server lives on.
+    const handshake = rawConnection();
+    handshake.socket.write(
+      `${slow(handshake.hostname)}GET /api/rooms/echo HTTP/1.1\r\nHost: ${handshake.hostname}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
+    await handshake.seen(/HTTP\/1\.1 101/, 1);
+    handshake.socket.destroy();
+    expect(handshake.text().indexOf('{"slow":true}')).toBeLessThan(handshake.text().indexOf('HTTP/1.1 101'));
+    const socket = await opened();
+    socket.ws.close();
+    await socket.closed;
   });
 
   it('refuses a handshake past maxSockets with 503 before the upgrade, and takes one again once a socket closes', async () => {

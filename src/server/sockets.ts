@@ -9,8 +9,10 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { asksForWebSocket } from '../http/handshake.js';
 import type { HeaderValues } from '../http/procedure-answer.js';
-import { asksForWebSocket, type SocketPeer, type SocketSession } from '../http/sockets.js';
+import type { SocketPeer, SocketSession } from '../http/sockets.js';
+import type { Lifecycle } from './lifecycle.js';
 
 interface HeldUpgrade {
   readonly socket: Duplex;
@@ -36,23 +38,45 @@ const loadWs = (): Promise<WsModule> => {
 
 /**
  * Serves the server's upgrade requests through its routes. A route that answers anything but a
- * socket writes its answer on the connection, which then ends.
+ * socket writes its answer on the connection, which then ends. A request still being answered
+ * on the connection (the client pipelined this one behind it) is answered first.
  */
-export function routeUpgrades(server: Server): void {
+export function routeUpgrades(server: Server, lifecycle: Lifecycle): void {
   void loadWs();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!asksForWebSocket(request.headers.upgrade)) {
-      reparse(server, request, socket as Socket, head);
-      return;
-    }
-    socket.on('error', () => socket.destroy());
-    const response = new ServerResponse(request);
-    response.shouldKeepAlive = false;
-    response.assignSocket(socket as Socket);
-    response.once('finish', () => socket.end());
-    heldUpgrades.set(request, { socket, head, response });
-    server.emit('request', request, response);
+    const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (pending === null || pending === undefined) takeUpgrade(server, lifecycle, request, socket, head);
+    else
+      pending.once('finish', () =>
+        // After Node's own handling of that answer's end, which may set a keep-alive timeout.
+        setImmediate(() => {
+          (socket as Socket).setTimeout(0);
+          takeUpgrade(server, lifecycle, request, socket, head);
+        }),
+      );
   });
+}
+
+function takeUpgrade(
+  server: Server,
+  lifecycle: Lifecycle,
+  request: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  if (socket.destroyed) return;
+  // No handshake but a GET asking for a WebSocket: any other is the plain request it also is.
+  if (request.method !== 'GET' || !asksForWebSocket(request.headers.upgrade)) {
+    reparse(lifecycle, request, socket as Socket, head);
+    return;
+  }
+  socket.on('error', () => socket.destroy());
+  const response = new ServerResponse(request);
+  response.shouldKeepAlive = false;
+  response.assignSocket(socket as Socket);
+  response.once('finish', () => socket.end());
+  heldUpgrades.set(request, { socket, head, response });
+  server.emit('request', request, response);
 }
 
 /** What a request's `Connection` lists only for an upgrade: dropped with it. */
@@ -64,7 +88,7 @@ const upgradeOnly = new Set(['upgrade', 'http2-settings']);
  * reading at its head, leaving its body unread, so the head is written again without the upgrade,
  * in front of what came after it, and the connection handed to Node's HTTP parsing anew.
  */
-function reparse(server: Server, request: IncomingMessage, socket: Socket, rest: Buffer): void {
+function reparse(lifecycle: Lifecycle, request: IncomingMessage, socket: Socket, rest: Buffer): void {
   let head = `${request.method ?? 'GET'} ${request.url ?? '/'} HTTP/${request.httpVersion}\r\n`;
   const raw = request.rawHeaders;
   for (let at = 0; at < raw.length; at += 2) {
@@ -83,7 +107,7 @@ function reparse(server: Server, request: IncomingMessage, socket: Socket, rest:
     head += `${name}: ${value}\r\n`;
   }
   socket.unshift(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), rest]));
-  server.emit('connection', socket);
+  lifecycle.serveAgain(socket);
 }
 
 /** One `ws` server per frame limit: what `ws` reads of a frame before it closes with 1009. */

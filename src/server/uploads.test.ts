@@ -93,6 +93,11 @@ const filesCollection = procedures('files', {
       size: input.data.size,
       text: await input.data.text(),
     })),
+  // An update whose input holds its file beside other fields: a form, its parts at the top.
+  updateCover: procedure()
+    .input(z.object({ id: z.string(), caption: z.string(), cover: z.file() }))
+    .rest({ method: 'PUT', path: '/files/:id/cover' })
+    .mutation(({ input }) => ({ id: input.id, caption: input.caption, size: input.cover.size })),
   createPair: procedure()
     .input(z.object({ small: z.file().max(10), large: z.file() }))
     .uploads({ memory: 1024 })
@@ -208,6 +213,28 @@ describe.each(adapters)('uploads on $name', ({ name, start }) => {
     expect(answer.status).toBe(400);
     expect(answer.json.code).toBe('VALIDATION_FAILED');
     expect(JSON.stringify(answer.json.errors)).toContain('copies');
+  });
+
+  it('refuses a text part the input does not name, on a create and on an update alike', async () => {
+    const stray = await send('/api/files', {
+      body: form([
+        ['title', 'T'],
+        ['copies', '1'],
+        ['colour', 'red'],
+        ['file', new Blob(['x']), 'x.bin'],
+      ]),
+    });
+    expect(stray.status).toBe(400);
+    expect(stray.json.errors).toEqual([{ path: 'colour', message: 'Unknown form field' }]);
+    const cover = (extra: [string, string][]) =>
+      send('/api/files/abc/cover', {
+        method: 'PUT',
+        body: form([['caption', 'Summer'], ...extra, ['cover', new Blob(['png']), 'c.png']]),
+      });
+    expect((await cover([])).json).toEqual({ id: 'abc', caption: 'Summer', size: 3 });
+    const strayOnUpdate = await cover([['colour', 'red']]);
+    expect(strayOnUpdate.status).toBe(400);
+    expect(strayOnUpdate.json.errors).toEqual([{ path: 'colour', message: 'Unknown form field' }]);
   });
 
   it('refuses a file where text is due, and a file in a field that takes none', async () => {
