@@ -22,6 +22,11 @@ export interface Call {
   ifMatch?: string | undefined;
   /** Times each step in a span of its own; set by the adapter only for a request being traced. */
   trace?: StepTracer | undefined;
+  /**
+   * The input came whole, as arguments (an MCP tool call, src/server/procedure-calls.ts), not
+   * from a query string: a refusal names them so.
+   */
+  givenAsArguments?: true;
 }
 
 /** What the adapter writes back. `body` is JSON text. */

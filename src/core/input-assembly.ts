@@ -40,6 +40,7 @@ export function assembler(
   const unchecked = checksNothing(shape);
   if (inputMode === 'query') {
     const query = { noun: 'query parameter', exempt };
+    const args = { noun: 'argument', exempt };
     // A socket's handshake may carry the bearer token in the query (a browser's WebSocket sends no
     // header): it is the auth plugin's, never the input's (docs/sockets.md, "Authentication").
     const tokenInQuery = route.definition.output?.kind === 'socket';
@@ -47,7 +48,7 @@ export function assembler(
       const sent: Record<string, unknown> = assignOwn({}, call.query);
       if (tokenInQuery) delete sent.access_token;
       const input = coerce(assignOwn(sent, call.params));
-      if (!unchecked) refuseUnknownKeys(input, shape, query);
+      if (!unchecked) refuseUnknownKeys(input, shape, call.givenAsArguments === true ? args : query);
       return input;
     };
   }

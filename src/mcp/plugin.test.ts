@@ -262,6 +262,11 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     await client.listTools();
     const invalid = await client.callTool({ name: 'listNotes', arguments: { limit: 99 } });
     expect(problemIn(invalid)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    // A read's arguments are no query string to the agent that sent them.
+    const misnamed = await client.callTool({ name: 'listNotes', arguments: { limt: 5 } });
+    expect(problemIn(misnamed)).toMatchObject({
+      errors: [{ path: 'limt', message: expect.stringMatching(/^Unknown argument/) }],
+    });
     const missing = await client.callTool({ name: 'getNote', arguments: { id: 'nope' } });
     expect(problemIn(missing)).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     const stray = await client.callTool({

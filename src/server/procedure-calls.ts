@@ -166,6 +166,7 @@ export class ProcedureCalls {
       query: route.inputMode === 'query' ? rest : undefined,
       body: route.inputMode === 'query' ? undefined : body,
       trace: request.steps,
+      givenAsArguments: true,
     };
     // One tool call per request (stateless MCP): the request's Idempotency-Key is the call's.
     return call.run(sent, request.headers['idempotency-key']);
