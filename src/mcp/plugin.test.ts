@@ -14,6 +14,7 @@ import { procedure, procedures } from '../core/procedure.js';
 import type { BaseContext } from '../core/request-context.js';
 import { rateLimit } from '../core/steps.js';
 import { idempotencyPlugin, MemoryIdempotencyStore } from '../idempotency/index.js';
+import type { App } from '../server/app.js';
 import { createApp } from '../server/create-app.js';
 import { mcpPlugin, protocolVersions } from './plugin.js';
 
@@ -41,6 +42,25 @@ function problemIn(result: unknown): Record<string, unknown> {
   expect(isError).toBe(true);
   expect(structuredContent).toBeUndefined();
   return JSON.parse(content[0]?.text ?? 'null') as Record<string, unknown>;
+}
+
+/**
+ * One JSON-RPC message (`jsonrpc` and `id` added) to an app's endpoint through `app.fetch`, as an
+ * agent on this machine sends it.
+ */
+function sendRpc(app: App, message: object, headers: Record<string, string> = {}, host = 'localhost') {
+  return app.fetch(
+    new Request(`http://${host}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
+    }),
+    { ip: '127.0.0.1' },
+  );
 }
 
 const Note = z.object({ id: z.string(), text: z.string() });
@@ -520,22 +540,11 @@ describe('a tool call with an Idempotency-Key', () => {
       }),
     ]);
     const create = async (key?: string) => {
-      const answer = await app.fetch(
-        new Request('http://127.0.0.1/mcp', {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...(key === undefined ? {} : { 'idempotency-key': key }),
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: { name: 'createNote', arguments: { text: 'once' } },
-          }),
-        }),
-        { ip: '127.0.0.1' },
+      const answer = await sendRpc(
+        app,
+        { method: 'tools/call', params: { name: 'createNote', arguments: { text: 'once' } } },
+        key === undefined ? {} : { 'idempotency-key': key },
+        '127.0.0.1',
       );
       return ((await answer.json()) as { result: { structuredContent: { id: string } } }).result
         .structuredContent;
@@ -562,16 +571,7 @@ describe('a tool whose path has a parameter its input does not name', () => {
       }),
     ]);
     const rpc = async (message: object) =>
-      (await (
-        await app.fetch(
-          new Request('http://localhost/mcp', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
-          }),
-          { ip: '127.0.0.1' },
-        )
-      ).json()) as { result: Record<string, unknown> };
+      (await (await sendRpc(app, message)).json()) as { result: Record<string, unknown> };
     const { result: listed } = await rpc({ method: 'tools/list' });
     expect((listed.tools as Array<{ inputSchema: unknown }>)[0]?.inputSchema).toMatchObject({
       properties: { note: { type: 'string' }, id: { type: 'string', minLength: 1, maxLength: 500 } },
@@ -604,15 +604,7 @@ describe('the MCP endpoint with allowedHosts', () => {
   it('answers to the hosts named, whatever interface it listens on', async () => {
     const app = createApp({ logger: false });
     await app.register(mcpPlugin, { allowedHosts: ['api.example'] });
-    const ping = (host: string) =>
-      app.fetch(
-        new Request(`http://${host}/mcp`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-        }),
-        { ip: '127.0.0.1' },
-      );
+    const ping = (host: string) => sendRpc(app, { method: 'ping' }, {}, host);
     expect((await ping('api.example')).status).toBe(200);
     expect((await ping('api.example:8443')).status).toBe(200);
     const refused = await ping('other.example');
@@ -635,19 +627,10 @@ describe('a tool call of a route with path parameters', () => {
           .query(({ ctx }) => ({ url: ctx.request.url })),
       }),
     ]);
-    const called = await app.fetch(
-      new Request('http://localhost/mcp', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'getPage', arguments: { section: 'a b', slug: 'c/d' } },
-        }),
-      }),
-      { ip: '127.0.0.1' },
-    );
+    const called = await sendRpc(app, {
+      method: 'tools/call',
+      params: { name: 'getPage', arguments: { section: 'a b', slug: 'c/d' } },
+    });
     const rest = await app.fetch(new Request('http://localhost/api/pages/a%20b/c%2Fd'));
     expect(
       ((await called.json()) as { result: { structuredContent: unknown } }).result.structuredContent,
@@ -680,19 +663,10 @@ describe('a tool call of a route with path parameters', () => {
       }),
     ]);
     const call = async (args: unknown) => {
-      const answer = await app.fetch(
-        new Request('http://localhost/mcp', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: { name: 'suspendMember', arguments: args },
-          }),
-        }),
-        { ip: '127.0.0.1' },
-      );
+      const answer = await sendRpc(app, {
+        method: 'tools/call',
+        params: { name: 'suspendMember', arguments: args },
+      });
       return answer.status === 200 ? ((await answer.json()) as { result: unknown }).result : answer.status;
     };
     // The guard refuses an anonymous caller: 401, over HTTP as any tool call without credentials.
