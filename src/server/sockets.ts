@@ -44,6 +44,8 @@ const loadWs = (): Promise<WsModule> => {
 export function routeUpgrades(server: Server, lifecycle: Lifecycle): void {
   void loadWs();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node took its own listener off: a client that resets while the upgrade waits must not throw.
+    socket.on('error', () => socket.destroy());
     const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (pending === null || pending === undefined) takeUpgrade(server, lifecycle, request, socket, head);
     else
@@ -70,7 +72,6 @@ function takeUpgrade(
     reparse(lifecycle, request, socket as Socket, head);
     return;
   }
-  socket.on('error', () => socket.destroy());
   const response = new ServerResponse(request);
   response.shouldKeepAlive = false;
   response.assignSocket(socket as Socket);
