@@ -9,7 +9,7 @@ import { refuseNul } from './nul.js';
 import { assignOwn } from './objects.js';
 import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
-import { checksNothing, keyShapeOf, refuseUnknownKeys, shapeAt } from './unknown-keys.js';
+import { checksNothing, type KeyShape, keyShapeOf, refuseUnknownKeys, shapeAt } from './unknown-keys.js';
 import { DeferredBody } from './uploads.js';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -86,11 +86,13 @@ export function inputReader(
   // An upload's fields arrive as text, like a query string's, and are coerced the same way; its
   // files pass as they are. A raw body is the file itself (docs/uploads.md). A part the input does
   // not name is refused, as a JSON body's key is, not dropped by the validator.
-  const formShape = keyShapeOf(inputSchema);
+  // Made at the first form: most routes take none.
+  let formShape: KeyShape | undefined;
   const formParts = { noun: 'form field', exempt: route.params };
   const assembleUpload = (call: Call, body: unknown): unknown => {
     if (body instanceof Blob)
       return inputMode === 'update' ? withData(coerce({ ...call.params }), body) : body;
+    formShape ??= keyShapeOf(inputSchema);
     refuseUnknownKeys(body, formShape, formParts);
     return coerce(assignOwn(assignOwn({}, body as Record<string, unknown>), call.params));
   };
