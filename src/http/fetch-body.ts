@@ -1,7 +1,7 @@
 /** A Fetch request's JSON body, read up to a limit (src/http/fetch.ts). */
 import { ProceedError } from '../core/errors.js';
 import type { HeaderRecord } from './fetch-core.js';
-import { invalidJson, refusedKeyOf } from './json.js';
+import { invalidJson, isJsonBody, notJsonBody, refusedKeyOf } from './json.js';
 import { lingeringBytes, lingeringMilliseconds, lingersOn, readOnAndDrop } from './lingering.js';
 import type { PipelineRequest } from './sent.js';
 
@@ -22,6 +22,14 @@ export function codedBodyRefusal(
     `The server does not decode request bodies sent with Content-Encoding: ${coding.trim()}; send the body as it is`,
     { headers: { 'accept-encoding': 'identity' } },
   );
+}
+
+/**
+ * Why a body that is to be parsed as JSON (a procedure's, an MCP message) cannot be, before a byte
+ * is read: a content coding, or a media type other than JSON (both 415). One rule for each reader.
+ */
+export function jsonBodyRefusal(headers: HeaderRecord): ProceedError | undefined {
+  return codedBodyRefusal(headers['content-encoding']) ?? (isJsonBody(headers) ? undefined : notJsonBody());
 }
 
 /** The body, read up to the limit: 413 as soon as it passes it, whatever `Content-Length` said. */

@@ -9,7 +9,7 @@ import type { BaseContext } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { uploadPlanOf } from '../core/uploads.js';
 import { type AppRoute, sentRouteAnswer } from './app-routes.js';
-import { codedBodyRefusal, parseJson, readBytes, sendsBody } from './fetch-body.js';
+import { jsonBodyRefusal, parseJson, readBytes, sendsBody } from './fetch-body.js';
 import type { FetchCore, HeaderRecord } from './fetch-core.js';
 import {
   type Exchange,
@@ -21,7 +21,6 @@ import {
 } from './fetch-request.js';
 import { disposingAfter, webBodySource } from './fetch-upload.js';
 import { webBody } from './files.js';
-import { isJsonBody, notJsonBody } from './json.js';
 import { lingeringBytes } from './lingering.js';
 import { closingRefusal } from './problems.js';
 import { type ProcedureAnswer, procedureRoute } from './procedure-answer.js';
@@ -92,9 +91,8 @@ function bodyReader(
     }
     if (!readsBody || (headers['content-type'] === undefined && !sendsBody(headers, request)))
       return { body: undefined, uploaded: undefined };
-    const coded = codedBodyRefusal(headers['content-encoding']);
-    if (coded !== undefined) throw coded;
-    if (!isJsonBody(headers)) throw notJsonBody();
+    const refusal = jsonBodyRefusal(headers);
+    if (refusal !== undefined) throw refusal;
     let text: string;
     try {
       text = strictUtf8.decode(await readBytes(request, core.bodyLimit));

@@ -6,8 +6,7 @@
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RouteRequest } from '../http/app-routes.js';
-import { codedBodyRefusal } from '../http/fetch-body.js';
-import { isJsonBody, notJsonBody } from '../http/json.js';
+import { jsonBodyRefusal } from '../http/fetch-body.js';
 import type { OperationTrace, TracedOperation } from '../http/tracing.js';
 import type { App } from '../server/app.js';
 import type { CallingRequest } from '../server/procedure-calls.js';
@@ -207,10 +206,9 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const version = request.headers['mcp-protocol-version'];
     if (version !== undefined && !protocolVersions.includes(version as never))
       return rpcRefusal(rpc.invalidRequest, `Unsupported MCP-Protocol-Version ${version}`);
-    // A message is JSON, as a procedure's body is, and not coded (415 otherwise, the same rules and answers).
-    const coded = codedBodyRefusal(request.headers['content-encoding']);
-    if (coded !== undefined) throw coded;
-    if (!isJsonBody(request.headers)) throw notJsonBody();
+    // A message is JSON, as a procedure's body is, and not coded: the same rule and answers (415).
+    const refusal = jsonBodyRefusal(request.headers);
+    if (refusal !== undefined) throw refusal;
     const message = await readRequest(request);
     if (!('method' in message)) return message;
     try {
