@@ -5,6 +5,7 @@
  * both. The tag's format is read and written in src/core/precondition.ts.
  */
 import xxhash from 'xxhash-wasm';
+import { hex64 } from '../core/hex.js';
 import { listedTags, versionedTag } from '../core/precondition.js';
 import { runtime } from './runtime.js';
 
@@ -18,7 +19,6 @@ let hashToHex: ((text: string) => string) | undefined;
 let hashBytes: ((bytes: Uint8Array) => bigint) | undefined;
 
 const { xxHash64 } = runtime;
-const hex64 = (hash: bigint) => hash.toString(16).padStart(16, '0');
 
 /**
  * WebAssembly compiles asynchronously, and a top-level await would make this module impossible to

@@ -3,6 +3,7 @@
  * lines, when the client sent none of its own.
  */
 import { randomBytes } from 'node:crypto';
+import { hex24 } from '../core/hex.js';
 
 const bits24 = 0xffffff;
 
@@ -13,13 +14,6 @@ function mix(half: number, key: number): number {
   x = Math.imul(x ^ (x >>> 11), 0x2c1b3c6d);
   return (x ^ (x >>> 13)) & bits24;
 }
-
-/** '00' to 'ff': `Number#toString(16)` per id was a tenth of a small read's time on Bun. */
-const hexPairs = Array.from({ length: 256 }, (_, byte) => (byte + 0x100).toString(16).slice(1));
-
-/** Six hex digits of a 24-bit number. */
-const hex24 = (value: number) =>
-  `${hexPairs[value >>> 16]}${hexPairs[(value >>> 8) & 0xff]}${hexPairs[value & 0xff]}`;
 
 /** The process's generator of ids: random keys drawn once, then a count. */
 function idGenerator(): () => string {
