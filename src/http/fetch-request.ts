@@ -106,7 +106,7 @@ export class Exchange {
   }
 
   get url(): URL {
-    this.#url ??= new URL(this.request.url);
+    this.#url ??= new URL(this.request.url, unnamedOrigin);
     return this.#url;
   }
 
@@ -202,11 +202,15 @@ export function queryRecord(search: string): Record<string, string | string[]> {
 /**
  * Where the path of a `Request`'s URL starts (-1: it has none). The URL is already parsed and
  * serialized: the path starts at the first '/' after the authority, its query at the first '?'
- * after that (a fragment is never part of it).
+ * after that (a fragment is never part of it). Bun gives the path alone when it had no host to
+ * put before it (an HTTP/1.0 request without `Host`).
  */
 export function pathStart(url: string): number {
-  return url.indexOf('/', url.indexOf('//') + 2);
+  return url.charCodeAt(0) === 47 ? 0 : url.indexOf('/', url.indexOf('//') + 2);
 }
+
+/** The origin a URL without one is read against: the request named no host (HTTP/1.0). */
+const unnamedOrigin = 'http://localhost';
 
 /** A Fetch request as the tracer reads it. */
 export class FetchTracedRequest implements TracedRequest {

@@ -18,7 +18,7 @@ import { Router } from './router.js';
 import { runtime } from './runtime.js';
 import { type PipelineRequest, responseOf, SentAnswer } from './sent.js';
 import type { RequestTrace } from './tracing.js';
-import { decodes, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
+import { decodes, hostRefusal, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
 
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
@@ -217,6 +217,8 @@ class FetchPipeline {
         ip: exchange.ip,
       });
     try {
+      const hostRefused = hostRefusal(request.headers.get('host'));
+      if (hostRefused !== undefined) throw hostRefused;
       const handler = this.#routed(exchange, request);
       route = handler.preflight === true ? undefined : handler.observed;
       if (trace !== undefined && route !== undefined)

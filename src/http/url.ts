@@ -22,6 +22,29 @@ export function isHostValue(host: string): boolean {
   return !/[/?#@\\]/.test(host) && URL.canParse(`http://${host}`);
 }
 
+/** The last `Host` value accepted: a server sees the same one or two, request after request. */
+let acceptedHost = '';
+
+/**
+ * The 400 of a request whose `Host` no URL can hold (RFC 9112, section 3.2: a server MUST refuse
+ * it, and two `Host` lines, which a Fetch runtime joins with ", "). Deno builds the request's URL
+ * from it as it comes, so that `Host: example.com/admin?` would move the path a proxy checked;
+ * Bun gives a URL without its origin. An empty value is allowed (a URI with no authority).
+ */
+export function hostRefusal(host: string | null): ProceedError | undefined {
+  if (host === null || host === acceptedHost || host === '') return undefined;
+  // No host holds a comma: this is two Host lines, joined.
+  if (host.includes(','))
+    return new ProceedError('BAD_REQUEST', 'A request names one host: it sent two Host headers');
+  if (!isHostValue(host))
+    return new ProceedError(
+      'BAD_REQUEST',
+      `The Host header names no host a URL can hold: ${JSON.stringify(host.slice(0, 100))}`,
+    );
+  acceptedHost = host;
+  return undefined;
+}
+
 /** Whether a path's percent-encoding decodes. */
 export function decodes(path: string): boolean {
   try {

@@ -124,15 +124,13 @@ export class PipelineOnNode {
 
   /**
    * Whether a request is refused for its framing before any route (the server's own included):
-   * an HTTP/1.1 request names its host (RFC 9112, section 3.2), which Node's own check answered
-   * with an empty 400. Both Node servers ask it first.
+   * an HTTP/1.1 request names its host once (RFC 9112, section 3.2); Node's own check answered a
+   * missing one with an empty 400 and kept the first of two. Both Node servers ask it first.
    */
   refusesFraming(incoming: IncomingMessage, response: ServerResponse): boolean {
-    if (incoming.headers.host !== undefined || incoming.httpVersion !== '1.1') return false;
-    this.refuse(
-      response,
-      new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header'),
-    );
+    const refusal = framingRefusal(incoming);
+    if (refusal === undefined) return false;
+    this.refuse(response, refusal);
     return true;
   }
 
@@ -149,6 +147,26 @@ export class PipelineOnNode {
       ),
     );
   }
+}
+
+/**
+ * What RFC 9112 (section 3.2) has a server refuse of a request's `Host` that Node lets through:
+ * none on HTTP/1.1, or two lines (Node keeps the first; a proxy in front may have read the
+ * other). The value itself is the pipeline's to check (src/http/url.ts).
+ */
+function framingRefusal(incoming: IncomingMessage): ProceedError | undefined {
+  if (incoming.headers.host === undefined)
+    return incoming.httpVersion === '1.1'
+      ? new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header')
+      : undefined;
+  const raw = incoming.rawHeaders;
+  let hosts = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts === 2)
+      return new ProceedError('BAD_REQUEST', 'A request names one host: it sent two Host headers');
+  }
+  return undefined;
 }
 
 /** Only Node's framing meets it: no route answers 417. */
