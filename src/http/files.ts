@@ -74,7 +74,9 @@ const rangeNotSatisfiable = (size: number) =>
  * 9110 allows. Throws 416 when the one range lies beyond the end.
  */
 export function byteRange(header: string, size: number): ByteRange | undefined {
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  // Each run of blanks has one place to go: `\s*(\d*)\s*-` let two share it, and a header of
+  // 15,000 blanks took 100 ms to fail (quadratic).
+  const match = /^bytes[ \t]*=[ \t]*(?:(\d+)[ \t]*)?-[ \t]*(\d*)$/i.exec(header.trim());
   if (match === null) return undefined;
   const [, first = '', last = ''] = match;
   if (first === '' && last === '') return undefined;
