@@ -31,6 +31,18 @@ function lastEntry(value: string): string {
 }
 
 /**
+ * An address a proxy wrote with its port (`203.0.113.9:1000`, `[2001:db8::1]:443`, as Azure's
+ * gateways do) as the address alone: the port changes per connection, and neither a rate limit's
+ * key nor `ctx.request.ip` may change with it.
+ */
+function withoutPort(address: string): string {
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(address);
+  if (v4 !== null) return v4[1] as string;
+  const v6 = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(address);
+  return v6 === null ? address : (v6[1] as string);
+}
+
+/**
  * What a trusted proxy says of a request (the same forms as Fastify's `trustProxy`: true (any), a
  * comma-separated string or a list of addresses, subnets or `loopback` / `linklocal` /
  * `uniquelocal`; both on `proxy-addr`): the client's address from `X-Forwarded-For`, and the
@@ -56,7 +68,7 @@ export class ProxyTrust {
     if (trusts === undefined || forwardedFor === null) return peer;
     const request = { headers: { 'x-forwarded-for': forwardedFor }, connection: { remoteAddress: peer } };
     try {
-      return proxyAddr(request as never, trusts);
+      return withoutPort(proxyAddr(request as never, trusts));
     } catch {
       // An address the list cannot parse (an unknown peer, say) is no trusted proxy.
       return peer;

@@ -50,6 +50,19 @@ describe('the client address on a Fetch runtime', () => {
     expect(loopback.clientAddress('127.0.0.1', null)).toBe('127.0.0.1');
   });
 
+  it('reads the address a proxy wrote with its port as the address alone: one client, one key', () => {
+    const trusted = new ProxyTrust('10.0.0.1');
+    expect(trusted.clientAddress('10.0.0.1', '203.0.113.9:1000')).toBe('203.0.113.9');
+    expect(trusted.clientAddress('10.0.0.1', '203.0.113.9:1001')).toBe('203.0.113.9');
+    expect(trusted.clientAddress('10.0.0.1', '[2001:db8::1]:443')).toBe('2001:db8::1');
+    expect(trusted.clientAddress('10.0.0.1', '[2001:db8::1]')).toBe('2001:db8::1');
+    expect(trusted.clientAddress('10.0.0.1', '2001:db8::1')).toBe('2001:db8::1');
+    // Two clients behind the proxy keep two keys (with the port, both were "unknown").
+    expect(clientKey(trusted.clientAddress('10.0.0.1', '198.51.100.7:2000'))).not.toBe(
+      clientKey(trusted.clientAddress('10.0.0.1', '203.0.113.9:1000')),
+    );
+  });
+
   it('takes the origin the client named from a trusted proxy alone, as Fastify reads it', () => {
     const url = new URL('http://10.0.0.5:3030/api/notes');
     const forwarded = new Headers({
