@@ -70,7 +70,7 @@ export function defaultMaxConnections(files: number | undefined): number {
 }
 
 /** The longest delay a Node timer keeps (about 24.8 days); a longer one fires at once. */
-const longestTimer = 2 ** 31 - 1;
+export const longestTimer = 2 ** 31 - 1;
 
 function count(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;

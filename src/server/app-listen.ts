@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import type { FastifyAdapter } from './fastify-adapter.js';
 import type { FetchEntry, FetchHandler } from './fetch-entry.js';
@@ -39,6 +40,33 @@ export interface ListeningApp {
   closed(): Promise<void>;
 }
 
+const listenKeys = optionKeys<ListenOptions>()('port', 'host', 'handleSignals', 'logRoutes');
+
+/**
+ * `app.listen`'s options, refused as the CLI refuses its flags: `{ hostname }` listened on the
+ * default host, and an empty `host` on every interface.
+ */
+function checkListenOptions(options: ListenOptions): void {
+  refuseUnknownOptions('app.listen', options, listenKeys, { required: true });
+  const { port, host, handleSignals, logRoutes } = options;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535))
+    throw new ProceedConfigError(
+      `app.listen: port must be an integer from 0 to 65535 (got ${JSON.stringify(port)})`,
+    );
+  if (host !== undefined && (typeof host !== 'string' || host.trim() === ''))
+    throw new ProceedConfigError(
+      `app.listen: host must name an interface (127.0.0.1, 0.0.0.0, ::), not ${JSON.stringify(host)}`,
+    );
+  for (const [name, value] of [
+    ['handleSignals', handleSignals],
+    ['logRoutes', logRoutes],
+  ] as const)
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new ProceedConfigError(
+        `app.listen: ${name} must be true or false (got ${JSON.stringify(value)})`,
+      );
+}
+
 export class AppListener {
   readonly #app: ListeningApp;
   #nativeServer: NativeServer | undefined;
@@ -49,6 +77,7 @@ export class AppListener {
   }
 
   async listen(options: ListenOptions): Promise<string> {
+    checkListenOptions(options);
     if (this.#app.inspected)
       throw new ProceedConfigError(
         'This app was built to be inspected (createApp({ inspect: true }), or loaded by proceed routes/openapi/manifest): it serves nothing',

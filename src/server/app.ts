@@ -46,7 +46,7 @@ import {
 } from './options.js';
 import type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
 import { type CallingRequest, ProcedureCalls } from './procedure-calls.js';
-import { type AppSettings, resolveSettings } from './settings.js';
+import { type AppSettings, flag, resolveSettings } from './settings.js';
 import { checkAtStartUp } from './start-up-checks.js';
 
 export type { UserOf } from '../core/guards.js';
@@ -102,8 +102,8 @@ export class App<TCtx extends object = object> extends AppExtensions {
     super(
       hooks,
       new ContextPipeline(options.context as ((request: RequestInfo) => object) | undefined),
-      options.userFromContext === true,
-      options.inspect ?? isLoadingForInspection(),
+      flag(options as AppOptions<object>, 'userFromContext', false),
+      flag(options as AppOptions<object>, 'inspect', isLoadingForInspection()),
     );
     this.#settings = settings;
     this.#log = log;

@@ -89,6 +89,51 @@ describe('unknown options', () => {
   });
 });
 
+describe('option values of the wrong kind', () => {
+  it('refuses them on createApp at once, naming the option (read as given, each had an effect)', () => {
+    const refused: Array<[object, RegExp]> = [
+      // NaN and '1mb' turned the limit off on Node's http module and app.fetch.
+      [{ bodyLimit: Number.NaN }, /bodyLimit must be a whole number of bytes/],
+      [{ bodyLimit: '1mb' }, /bodyLimit must be a whole number of bytes/],
+      [{ bodyLimit: 0 }, /bodyLimit must be a whole number of bytes/],
+      // Read by truthiness: 'no' showed internal messages in 500 answers.
+      [{ exposeErrors: 'no' }, /exposeErrors must be true or false/],
+      [{ entityTags: 'false' }, /entityTags must be true or false/],
+      [{ requestIds: 0 }, /requestIds must be true or false/],
+      [{ userFromContext: 'true' }, /userFromContext must be true or false/],
+      [{ inspect: 1 }, /inspect must be true or false/],
+      // A timer fires after 1 ms for any of these: requests in flight were cut at close().
+      [{ shutdownTimeout: Number.NaN }, /shutdownTimeout must be an integer/],
+      [{ shutdownTimeout: -5 }, /shutdownTimeout must be an integer/],
+      [{ shutdownTimeout: 3e9 }, /shutdownTimeout must be an integer/],
+      [{ trustProxy: 1 }, /trustProxy is true, false, or the proxies' addresses/],
+      [{ trustProxy: 'nonsense' }, /^createApp: trustProxy: /],
+      [{ context: 42 }, /context must be a function/],
+      [{ health: { check: 'x' } }, /health.check must be a function/],
+    ];
+    for (const [options, message] of refused)
+      expect(() => createApp({ logger: false, ...options } as never), JSON.stringify(options)).toThrow(
+        message,
+      );
+    for (const options of [{ bodyLimit: 10 }, { shutdownTimeout: 0 }, { trustProxy: 'loopback, 10.0.0.0/8' }])
+      expect(() => createApp({ logger: false, ...options })).not.toThrow();
+  });
+
+  it('refuses them on app.listen before listening: an unknown key, an empty host, a port no socket has', async () => {
+    const app = createApp({ logger: false });
+    for (const [options, message] of [
+      [{ hostname: '0.0.0.0' }, /^app.listen: unknown option "hostname"/],
+      [{ handleSignal: false }, /did you mean "handleSignals"/],
+      [{ host: '' }, /host must name an interface/],
+      [{ port: 70_000 }, /port must be an integer from 0 to 65535/],
+      [{ port: '0' }, /port must be an integer/],
+      [{ logRoutes: 'no' }, /logRoutes must be true or false/],
+    ] as const)
+      await expect(app.listen(options as never), JSON.stringify(options)).rejects.toThrow(message);
+    await app.close();
+  });
+});
+
 describe('a guard that needs a user on an app where nothing sets one', () => {
   it('is a start-up error naming the route, the guard and the fix', async () => {
     const app = createApp({ logger: false }).mount([posts]);

@@ -4,9 +4,10 @@
  * options again.
  */
 import type { Logger } from 'pino';
-import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
+import { longestTimer, type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
 import type { UploadOptions } from '../core/uploads.js';
+import { ProxyTrust } from '../http/client-address.js';
 import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
@@ -56,18 +57,19 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
   });
   const traceFields = options.tracing?.logFields;
+  checkFunctions(options);
   return Object.freeze({
-    requestIds: options.requestIds ?? true,
+    requestIds: flag(options, 'requestIds', true),
     countRequest: requestCounter(),
-    exposeErrors: options.exposeErrors ?? false,
-    entityTags: options.entityTags ?? true,
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    trustProxy: options.trustProxy ?? false,
+    exposeErrors: flag(options, 'exposeErrors', false),
+    entityTags: flag(options, 'entityTags', true),
+    bodyLimit: bodyLimitOf(options.bodyLimit),
+    trustProxy: trustProxyOf(options.trustProxy),
     timeouts: server.timeouts,
     maxConnections: server.maxConnections,
     maxSockets: socketLimit(options.maxSockets),
     drainDelay: server.drainDelay,
-    shutdownTimeout: options.shutdownTimeout ?? 10_000,
+    shutdownTimeout: shutdownTimeoutOf(options.shutdownTimeout),
     // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
     compressAbove: runtime.compresses ? compressionThreshold(options.compression) : undefined,
     cookieSigner: new CookieSigner(options.cookies?.secrets),
@@ -82,6 +84,71 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
       : workersLogger(options.logger, traceFields),
     logsRequests: options.logger !== false,
   });
+}
+
+type BooleanOption = 'requestIds' | 'exposeErrors' | 'entityTags' | 'inspect' | 'userFromContext';
+
+/**
+ * A yes-or-no option: a boolean or left out. Read by truthiness, `exposeErrors: 'no'` showed
+ * internal messages in 500 answers and `entityTags: 'false'` kept tags on.
+ */
+export function flag(options: AppOptions<object>, name: BooleanOption, fallback: boolean): boolean {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean')
+    throw new ProceedConfigError(`createApp: ${name} must be true or false (got ${JSON.stringify(value)})`);
+  return value;
+}
+
+/** Options that are functions the app calls: a value of another kind failed every request. */
+function checkFunctions(options: AppOptions<object>): void {
+  if (options.context !== undefined && typeof options.context !== 'function')
+    throw new ProceedConfigError('createApp: context must be a function of the request');
+  const check = options.health?.check;
+  if (check !== undefined && typeof check !== 'function')
+    throw new ProceedConfigError('createApp: health.check must be a function');
+}
+
+/**
+ * The app-wide body limit in bytes: a whole number of at least 1, as Fastify's own (`NaN` or
+ * `'1mb'` turned the limit off on Node's http module and `app.fetch`).
+ */
+function bodyLimitOf(limit: number | undefined): number {
+  if (limit === undefined) return 1024 * 1024;
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new ProceedConfigError(
+      `createApp: bodyLimit must be a whole number of bytes, 1 or more (got ${JSON.stringify(limit)})`,
+    );
+  return limit;
+}
+
+/** How long `close()` waits for requests in flight: a timer's range (a bad one fired at once). */
+function shutdownTimeoutOf(timeout: number | undefined): number {
+  if (timeout === undefined) return 10_000;
+  if (!Number.isInteger(timeout) || timeout < 0 || timeout > longestTimer)
+    throw new ProceedConfigError(
+      `createApp: shutdownTimeout must be an integer number of ms from 0 to ${longestTimer} (got ${JSON.stringify(timeout)})`,
+    );
+  return timeout;
+}
+
+/** `trustProxy` in one of its forms; an address or list `proxy-addr` cannot read fails here, named. */
+function trustProxyOf(trust: AppOptions<object>['trustProxy']): boolean | string | string[] {
+  if (trust === undefined) return false;
+  const valid =
+    typeof trust === 'boolean' ||
+    typeof trust === 'string' ||
+    (Array.isArray(trust) && trust.every((each) => typeof each === 'string'));
+  if (!valid)
+    throw new ProceedConfigError(
+      `createApp: trustProxy is true, false, or the proxies' addresses or subnets (a string or a list of strings), not ${JSON.stringify(trust)}`,
+    );
+  try {
+    new ProxyTrust(trust);
+  } catch (error) {
+    throw new ProceedConfigError(`createApp: trustProxy: ${(error as Error).message}`);
+  }
+  return trust;
 }
 
 function socketLimit(max: number | undefined): number {
