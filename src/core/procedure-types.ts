@@ -3,10 +3,11 @@
  * and the generator read it, and the types the typed client and the guards infer from.
  * src/core/procedure.ts builds them.
  */
-import type { ProblemCode } from './errors.js';
+import { type ProblemCode, ProceedConfigError } from './errors.js';
 import type { EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
 import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
+import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
 import type { SocketHandlerOptions, SocketInOf, SocketOutOf, SocketOutput } from './sockets.js';
@@ -79,6 +80,18 @@ export interface McpTool {
   readonly title?: string;
   /** What the tool does, for the model; the procedure's description or summary when unset. */
   readonly description?: string;
+}
+
+const mcpToolKeys = optionKeys<McpTool>()('title', 'description');
+const mcpToolTexts = ['title', 'description'] as const;
+
+/** `.mcp()`'s options, checked: a tool is named after its procedure (`{ name }` was kept and ignored). */
+export function checkedMcpTool(tool: McpTool): McpTool {
+  refuseUnknownOptions('.mcp()', tool, mcpToolKeys);
+  for (const key of mcpToolTexts)
+    if (tool[key] !== undefined && typeof tool[key] !== 'string')
+      throw new ProceedConfigError(`.mcp(): ${key} is text, not ${JSON.stringify(tool[key])}`);
+  return tool;
 }
 
 /** What a builder holds: a procedure's definition before its handler. */

@@ -46,6 +46,7 @@ import type {
   ProcedureMeta,
   StepInput,
 } from './procedure-types.js';
+import { checkedMcpTool } from './procedure-types.js';
 
 const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
@@ -338,12 +339,9 @@ export class ProcedureBuilder<
     return this.#with({ meta: { ...this.#state.meta, ...meta } }) as never;
   }
 
-  /**
-   * Makes the procedure a tool of the app's MCP endpoint (`mcpPlugin`, docs/mcp.md): an agent
-   * calls it as a client calls its route, through the same guards, views and limits.
-   */
+  /** Makes the procedure a tool of the app's MCP endpoint (`mcpPlugin`, docs/mcp.md): same guards, views, limits. */
   mcp(tool: McpTool = {}): this {
-    return this.#with({ mcp: Object.freeze({ ...tool }) }) as never;
+    return this.#with({ mcp: Object.freeze({ ...checkedMcpTool(tool) }) }) as never;
   }
 
   /** Finishes a read. */

@@ -26,6 +26,11 @@ export interface RouteRequest {
   /** The client's address, as `trustProxy` resolves it. */
   readonly ip: string;
   /**
+   * The origin the client named (`http://` and its `Host`), or where the peer is a trusted proxy
+   * (`trustProxy`), the scheme and host of its `X-Forwarded-Proto` and `X-Forwarded-Host`.
+   */
+  readonly origin: string;
+  /**
    * The body's bytes, read up to the route's `bodyLimit` (413 past it); empty for GET and HEAD.
    * Read once.
    */

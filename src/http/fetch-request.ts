@@ -267,6 +267,10 @@ export class FetchRouteRequest implements RouteRequest {
     return this.#exchange.ip;
   }
 
+  get origin(): string {
+    return this.#exchange.origin;
+  }
+
   /** Read before the handler runs, as on Node. */
   body(): Promise<Uint8Array> {
     return Promise.resolve(this.#bytes);

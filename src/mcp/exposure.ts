@@ -5,7 +5,6 @@
  */
 import { type ProblemCode, ProceedError } from '../core/errors.js';
 import type { RouteRequest } from '../http/app-routes.js';
-import { isHostValue } from '../http/url.js';
 
 /** The loopback names a local server answers to. */
 const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -75,16 +74,13 @@ export class Exposure {
   }
 
   /**
-   * The endpoint's public URL, for the metadata and `WWW-Authenticate`. Made from the `Host`
-   * header unless `resource` is set: a value no URL can hold (`localhost:99999`, `a/b`) is a 400.
+   * The endpoint's public URL, for the metadata and `WWW-Authenticate`: the origin the client
+   * named (a trusted proxy's `X-Forwarded-Proto` and `X-Forwarded-Host`, as `trustProxy` says;
+   * any client's `X-Forwarded-Proto` was taken before) and `path`, unless `resource` is set.
    */
   resourceOf(request: RouteRequest): string {
     if (this.#options.resource !== undefined) return this.#options.resource;
-    const forwarded = request.headers['x-forwarded-proto']?.split(',')[0]?.trim();
-    const host = request.headers.host ?? 'localhost';
-    if (!isHostValue(host))
-      throw new ProceedError('BAD_REQUEST', `The Host header (${JSON.stringify(host)}) names no host`);
-    return `${forwarded === 'https' ? 'https' : 'http'}://${host}${this.#options.path}`;
+    return `${request.origin}${this.#options.path}`;
   }
 
   /** A 401 as the protocol asks: where to learn how to get a token (RFC 9728). */

@@ -521,6 +521,28 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
   );
 });
 
+describe('the endpoint URL of the metadata behind a proxy', () => {
+  it('takes X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy only', async () => {
+    const metadataFrom = async (trustProxy: string | false, ip: string) => {
+      const app = createApp({ logger: false, trustProxy });
+      await app.register(mcpPlugin, { collections: ['notes'] });
+      app.mount([procedures('notes', { listNotes: procedure().query(() => []) })]);
+      const answer = await app.fetch(
+        new Request('http://api.example/.well-known/oauth-protected-resource', {
+          headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'public.example' },
+        }),
+        { ip },
+      );
+      await app.close();
+      return ((await answer.json()) as { resource: string }).resource;
+    };
+    // Any client's X-Forwarded-Proto was taken: the metadata named a scheme the client chose.
+    expect(await metadataFrom(false, '203.0.113.9')).toBe('http://api.example/mcp');
+    expect(await metadataFrom('loopback', '203.0.113.9')).toBe('http://api.example/mcp');
+    expect(await metadataFrom('loopback', '127.0.0.1')).toBe('https://public.example/mcp');
+  });
+});
+
 describe('a tool call with an Idempotency-Key', () => {
   it('replays the first answer to a create sent again with its key, as its REST route does', async () => {
     const notes: Array<{ id: string; text: string }> = [];
@@ -597,6 +619,45 @@ describe('mcpPlugin options', () => {
     const app = createApp({ logger: false });
     await expect(app.register(mcpPlugin, { path: 'mcp' })).rejects.toThrow(/path starts with \//);
     await app.close();
+  });
+
+  it('refuses origins that could never match, a resource that is no URL and a collection never mounted', async () => {
+    for (const [options, message] of [
+      [
+        { allowedOrigins: ['https://app.example.com/'] },
+        /allowedOrigins holds origins as a browser names them/,
+      ],
+      [{ allowedOrigins: 'https://app.example.com' }, /allowedOrigins is a list of origins/],
+      [
+        { authorizationServers: 'https://auth.example.com' },
+        /authorizationServers is a list of the issuers' URLs/,
+      ],
+      [{ resource: 'not a url' }, /resource is the endpoint's absolute URL/],
+    ] as const) {
+      const app = createApp({ logger: false });
+      await expect(app.register(mcpPlugin, options as never), JSON.stringify(options)).rejects.toThrow(
+        message,
+      );
+      await app.close();
+    }
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, {
+      collections: ['notez'],
+      authorizationServers: ['https://auth.example.com/realms/a'],
+    });
+    app.mount([procedures('notes', { listNotes: procedure().query(() => []) })]);
+    // A misspelt collection gave no tools, and no word of it.
+    await expect(app.ready()).rejects.toThrow(
+      /no collection named "notez" is mounted \(did you mean "notes"\?\)/,
+    );
+    await app.close();
+  });
+
+  it("refuses .mcp()'s unknown keys and values that are not text: a tool is named after its procedure", () => {
+    expect(() => procedure().mcp({ name: 'renamed' } as never)).toThrow(/^\.mcp\(\): unknown option "name"/);
+    expect(() => procedure().mcp({ titel: 'Notes' } as never)).toThrow(/did you mean "title"/);
+    expect(() => procedure().mcp({ title: 42 } as never)).toThrow(/title is text/);
+    expect(() => procedure().mcp({ title: 'Notes', description: 'All notes' })).not.toThrow();
   });
 });
 

@@ -184,6 +184,21 @@ class McpMethods {
   }
 }
 
+/**
+ * A list of origins (`https://app.example.com`, as a browser's `Origin` names one): a plain string,
+ * or an origin with a path or a trailing slash, never matched and was refused as a 403 later.
+ */
+function checkOrigins(name: string, origins: unknown): void {
+  if (origins === undefined) return;
+  if (!Array.isArray(origins))
+    throw new ProceedConfigError(`mcpPlugin: ${name} is a list of origins, not ${JSON.stringify(origins)}`);
+  for (const origin of origins)
+    if (typeof origin !== 'string' || !URL.canParse(origin) || new URL(origin).origin !== origin)
+      throw new ProceedConfigError(
+        `mcpPlugin: ${name} holds origins as a browser names them (https://app.example.com), not ${JSON.stringify(origin)}`,
+      );
+}
+
 /** Registers the MCP endpoint (docs/mcp.md). */
 export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promise<void> {
   refuseUnknownOptions('mcpPlugin', options, mcpKeys);
@@ -192,6 +207,19 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
   if (pageSize !== undefined && (!Number.isSafeInteger(pageSize) || pageSize < 1))
     throw new ProceedConfigError(
       `mcpPlugin: pageSize is a whole number of tools, at least 1, not ${pageSize}`,
+    );
+  checkOrigins('allowedOrigins', options.allowedOrigins);
+  const servers: unknown = options.authorizationServers;
+  if (
+    servers !== undefined &&
+    (!Array.isArray(servers) || !servers.every((each) => typeof each === 'string' && URL.canParse(each)))
+  )
+    throw new ProceedConfigError(
+      `mcpPlugin: authorizationServers is a list of the issuers' URLs, not ${JSON.stringify(servers)}`,
+    );
+  if (options.resource !== undefined && !URL.canParse(options.resource))
+    throw new ProceedConfigError(
+      `mcpPlugin: resource is the endpoint's absolute URL, not ${JSON.stringify(options.resource)}`,
     );
   if (options.path !== undefined && !options.path.startsWith('/'))
     throw new ProceedConfigError(`mcpPlugin: path starts with /, as a route's does, not ${options.path}`);

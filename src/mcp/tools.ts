@@ -2,7 +2,9 @@
  * MCP tools from procedures (docs/mcp.md): which procedures are tools, and what an agent is told
  * of each (its name, its input's and output's JSON Schemas, hints from its method).
  */
+
 import { ProceedConfigError } from '../core/errors.js';
+import { closestName } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type JsonSchema, toJsonSchema } from '../core/schema.js';
 import { uploadShapeOf } from '../core/uploads.js';
@@ -90,6 +92,15 @@ export interface ToolSelection {
  */
 export function toolsOf(routes: readonly MountedRoute[], selection: ToolSelection): Tool[] {
   const collections = new Set(selection.collections ?? []);
+  // A misspelt collection gave no tools and no word: named at start-up, as docsPlugin's are.
+  const mounted = [...new Set(routes.map((route) => route.collection))];
+  for (const name of collections)
+    if (!mounted.includes(name)) {
+      const near = closestName(name, mounted);
+      throw new ProceedConfigError(
+        `mcpPlugin: no collection named ${JSON.stringify(name)} is mounted${near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`}. Mounted: ${mounted.join(', ')}`,
+      );
+    }
   const tools: Tool[] = [];
   const names = new Map<string, MountedRoute>();
   for (const route of routes) {
