@@ -4,6 +4,7 @@
  * used, so that two instances racing with one token cannot both win.
  */
 import { createHash } from 'node:crypto';
+import { durationOption } from '../core/options.js';
 import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 import { type AccessClaims, TokenRevokedError } from './jwt.js';
 import type { UserLoader } from './plugin.js';
@@ -80,7 +81,12 @@ export class PostgresRevocationStore implements RevocationStore {
     );
     this.#table = this.#schema.name;
     this.#checkStatement = statementName('proceed_is_revoked', this.#table);
-    this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
+    this.#pruneInterval = durationOption(
+      'PostgresRevocationStore',
+      'pruneInterval',
+      options.pruneInterval,
+      10 * 60_000,
+    );
   }
 
   /** Creates the table and its index when missing. Safe to call often and from many instances. */

@@ -65,6 +65,17 @@ describe('TokenService', () => {
     const refresh = payloadOf(pair.refreshToken);
     expect((refresh.exp as number) - (refresh.iat as number)).toBe(3600);
     expect(() => new TokenService({ secret, accessTokenTtl: 0 })).toThrow(RangeError);
+    // Every token of a TTL no 32-bit time holds failed verification as malformed.
+    expect(() => new TokenService({ secret, accessTokenTtl: 1e300 })).toThrow(RangeError);
+  });
+
+  it('refuses unknown options and a clock tolerance that would accept tokens long expired', () => {
+    expect(() => new TokenService({ secret, accessTtl: 60 } as never)).toThrow(
+      /^TokenService: unknown option "accessTtl"/,
+    );
+    for (const clockTolerance of [1e9, -1, Number.NaN, 0.5])
+      expect(() => new TokenService({ secret, clockTolerance })).toThrow(/clockTolerance is whole seconds/);
+    expect(() => new TokenService({ secret, clockTolerance: 0 })).not.toThrow();
   });
 
   it('rotates on refresh: a new pair of the same family, the old refresh token used up', async () => {

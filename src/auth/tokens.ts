@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ProceedConfigError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { StandardSchemaV1 } from '../core/schema.js';
 import {
   type AccessClaims,
@@ -159,10 +160,17 @@ export class TokenService {
   readonly #isUserId: (sub: string) => boolean;
 
   constructor(options: TokenServiceOptions) {
+    // `{ accessTtl: 60 }` issued 900 s tokens, silently.
+    refuseUnknownOptions('TokenService', options, tokenServiceKeys, { required: true });
     this.store = options.store ?? new MemoryRevocationStore();
     this.accessTokenTtl = positiveSeconds(options.accessTokenTtl ?? 900, 'accessTokenTtl');
     this.refreshTokenTtl = positiveSeconds(options.refreshTokenTtl ?? 7 * 24 * 3600, 'refreshTokenTtl');
     const clockTolerance = options.clockTolerance ?? 5;
+    // 1e9 accepted a token expired an hour ago: past five minutes a skew is no longer a clock's.
+    if (!Number.isInteger(clockTolerance) || clockTolerance < 0 || clockTolerance > 300)
+      throw new ProceedConfigError(
+        `TokenService: clockTolerance is whole seconds from 0 to 300 (got ${JSON.stringify(clockTolerance)})`,
+      );
     this.#toleranceMs = clockTolerance * 1000;
     this.#jwt = createJwtCodec({ secret: options.secret, clockTolerance });
     this.#isUserId = userIdCheck(options.userId);
@@ -337,7 +345,21 @@ function userIdCheck(schema: StandardSchemaV1<string> | undefined): (sub: string
   };
 }
 
+/** The longest lifetime a token's `exp` can carry as a 32-bit time: about 68 years. */
+const longestTtl = 2 ** 31 - 1;
+
 function positiveSeconds(value: number, name: string): number {
-  if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer`);
+  // 1e300 was taken, and every token it made failed verification as malformed.
+  if (!Number.isInteger(value) || value <= 0 || value > longestTtl)
+    throw new RangeError(`${name} must be a positive integer of seconds, at most ${longestTtl}`);
   return value;
 }
+
+const tokenServiceKeys = optionKeys<TokenServiceOptions>()(
+  'secret',
+  'store',
+  'accessTokenTtl',
+  'refreshTokenTtl',
+  'clockTolerance',
+  'userId',
+);

@@ -5,6 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { ProceedConfigError } from '../core/errors.js';
+import { longestTimer } from '../core/options.js';
+
+export { longestTimer };
 
 /** How long a client may take, in ms. */
 export interface ServerTimeouts {
@@ -70,7 +73,6 @@ export function defaultMaxConnections(files: number | undefined): number {
 }
 
 /** The longest delay a Node timer keeps (about 24.8 days); a longer one fires at once. */
-export const longestTimer = 2 ** 31 - 1;
 
 function count(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;

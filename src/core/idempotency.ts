@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Call, Invoke, Reply } from './call.js';
 import { ProceedError, ValidationError } from './errors.js';
+import { durationOption } from './options.js';
 import type { RouteEntry } from './routes.js';
 
 /** What a replay sends again: the first answer as the adapter wrote it. */
@@ -221,7 +222,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** `pruneInterval`: expired entries are dropped at most this often (ms), on a claim. Default 10 minutes. */
   constructor(options: { pruneInterval?: number } = {}) {
-    this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
+    this.#pruneInterval = durationOption(
+      'MemoryIdempotencyStore',
+      'pruneInterval',
+      options.pruneInterval,
+      10 * 60_000,
+    );
   }
 
   /** How many keys are held (tests). */

@@ -88,3 +88,29 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'string' ? `the string "${value}"` : String(typeof value);
 }
+
+/** The longest delay a timer keeps (ms): past it, Node fires it after 1 ms. */
+export const longestTimer = 2 ** 31 - 1;
+
+/**
+ * A duration option in ms, or its default: an integer from `minimum` to the longest a timer
+ * keeps. `NaN` made a prune interval that never comes (an idempotency store that grew without
+ * bound) or one that comes on every write.
+ *
+ * @example
+ * durationOption('MemoryIdempotencyStore', 'pruneInterval', options.pruneInterval, 600_000);
+ */
+export function durationOption(
+  where: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  minimum = 1,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > longestTimer)
+    throw new ProceedConfigError(
+      `${where}: ${name} must be an integer number of ms from ${minimum} to ${longestTimer} (got ${JSON.stringify(value)})`,
+    );
+  return value;
+}

@@ -9,6 +9,7 @@ import {
   type StoredAnswer,
   stillRunning,
 } from '../core/idempotency.js';
+import { durationOption } from '../core/options.js';
 import { ExpiringTable, type SqlClient } from '../stores/sql.js';
 
 export interface PostgresIdempotencyStoreOptions {
@@ -50,7 +51,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         expires_at bigint NOT NULL`,
     );
     this.#table = this.#schema.name;
-    this.#pruneInterval = options.pruneInterval ?? 10 * 60_000;
+    this.#pruneInterval = durationOption(
+      'PostgresIdempotencyStore',
+      'pruneInterval',
+      options.pruneInterval,
+      10 * 60_000,
+    );
   }
 
   /** Creates the table and its index when missing. Safe to call often and from many instances. */
