@@ -399,3 +399,22 @@ describe('a procedure that answers a file', () => {
     });
   });
 });
+
+describe('createClient options', () => {
+  it('refuses an unknown key and a baseUrl no request could use, before any call', () => {
+    // `{ tokne }` sent no Authorization, silently; `{ baseURL }` failed at the first call.
+    expect(() => createClient({ baseUrl: 'http://127.0.0.1:3030', tokne: 'abc' } as never)).toThrow(
+      /^createClient: unknown option "tokne"/,
+    );
+    expect(() => createClient({ baseURL: 'http://127.0.0.1:3030' } as never)).toThrow(
+      /unknown option "baseURL"/,
+    );
+    for (const baseUrl of [undefined, 'api example', 42])
+      expect(() => createClient({ baseUrl } as never)).toThrow(/baseUrl is the API's URL/);
+    expect(() => createClient({ baseUrl: 'http://127.0.0.1:3030', prefix: 42 } as never)).toThrow(
+      /prefix is a path/,
+    );
+    for (const baseUrl of ['', '/service', new URL('https://api.example.com')])
+      expect(() => createClient({ baseUrl })).not.toThrow();
+  });
+});

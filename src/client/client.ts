@@ -61,9 +61,35 @@ function snippet(text: string): string {
  * const { data } = await client.posts.listPosts({ limit: 5 });
  * const post = await client.posts.getPost({ id: data[0].id });
  */
+const clientKeys = ['baseUrl', 'token', 'fetch', 'prefix', 'headers', 'routes', 'WebSocket'];
+
+/**
+ * The options, checked as they are given: `{ tokne }` sent no `Authorization`, and `{ baseURL }`
+ * failed only at the first call.
+ */
+function checkClientOptions(options: ClientOptions): void {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('createClient: options must be an object');
+  for (const key of Object.keys(options))
+    if (!clientKeys.includes(key))
+      throw new TypeError(`createClient: unknown option "${key}". Known options: ${clientKeys.join(', ')}`);
+  const { baseUrl, prefix } = options;
+  // A page's own origin may be left out ('' or a path): fetch resolves it against the page.
+  const readable =
+    baseUrl instanceof URL ||
+    (typeof baseUrl === 'string' && (baseUrl === '' || baseUrl.startsWith('/') || URL.canParse(baseUrl)));
+  if (!readable)
+    throw new TypeError(
+      `createClient: baseUrl is the API's URL (http://127.0.0.1:3030, or '' for the page's own origin), not ${JSON.stringify(baseUrl)}`,
+    );
+  if (prefix !== undefined && typeof prefix !== 'string')
+    throw new TypeError(`createClient: prefix is a path (/api), not ${JSON.stringify(prefix)}`);
+}
+
 export function createClient<A extends ApiShape, E extends AppErrors = Record<never, never>>(
   options: ClientOptions,
 ): Client<A, E> {
+  checkClientOptions(options);
   const base = String(options.baseUrl).replace(/\/+$/, '');
   const prefix = normalizePrefix(options.prefix ?? '/api');
   const fetchImpl = options.fetch ?? globalThis.fetch;

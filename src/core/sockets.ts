@@ -6,6 +6,7 @@
  * module describes the declaration; src/core/socket-reply.ts runs the handler and checks each
  * message; frames, limits, keep-alives and shutdown live in src/http/sockets.ts.
  */
+import { refuseUnknownOptions } from './options.js';
 import type { StandardSchemaV1 } from './schema.js';
 
 /** How much one socket may hold and how long it may stay silent (docs/sockets.md, "Limits"). */
@@ -60,6 +61,13 @@ function wholeNumber(name: string, value: number, least: number, most: number): 
 export function webSocket<In extends StandardSchemaV1, Out extends StandardSchemaV1>(
   options: { receive: In; send: Out } & Partial<SocketLimits>,
 ): SocketOutput<In, Out> {
+  // `{ maxMessageBytes }` kept the default limit, silently; a missing schema failed at the first message.
+  refuseUnknownOptions('webSocket', options, ['receive', 'send', ...Object.keys(socketDefaults)], {
+    required: true,
+  });
+  for (const side of ['receive', 'send'] as const)
+    if (typeof (options[side] as { '~standard'?: unknown } | undefined)?.['~standard'] !== 'object')
+      throw new TypeError(`webSocket: ${side} is the schema of the messages (a Zod schema, say)`);
   const limits = { ...socketDefaults, ...definedOnly(options) };
   return Object.freeze({
     '~socket': true,

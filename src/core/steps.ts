@@ -3,6 +3,7 @@
  * route's documentation (problems, headers, rate limits).
  */
 import type { ProblemCode } from './errors.js';
+import { optionKeys, refuseUnknownOptions } from './options.js';
 
 declare const contextAddition: unique symbol;
 
@@ -119,6 +120,8 @@ export function step<TCtx, TAdd extends object = Record<never, never>, TInput = 
  * const login = procedure().use(signIn).input(credentials).mutation(...);
  */
 export function rateLimit(rule: { name: string; max: number; window?: number }): Step<unknown> {
+  // `{ windowMs }` kept the 60 s window, silently.
+  refuseUnknownOptions('rateLimit', rule, rateLimitKeys, { required: true });
   const checked = checkRateLimitRule({ name: rule.name, max: rule.max, window: rule.window ?? 60_000 });
   return Object.freeze({
     '~step': Object.freeze({
@@ -129,6 +132,8 @@ export function rateLimit(rule: { name: string; max: number; window?: number }):
     }),
   });
 }
+
+const rateLimitKeys = optionKeys<RateLimitRule>()('name', 'max', 'window');
 
 // The X-RateLimit-* headers go on every answer of the route, problems included: the OpenAPI
 // generator declares them from `rateLimits` (src/openapi/response-headers.ts).

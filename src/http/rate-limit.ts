@@ -7,6 +7,7 @@
  */
 import { Address6 } from 'ip-address';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
+import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
 
@@ -43,6 +44,8 @@ export interface RateLimitOptions {
   /** Changes the numbers of `rateLimit()` rules by name; a name no route uses is a start-up error. */
   limits?: Readonly<Record<string, RateLimitChange>>;
 }
+
+const rateLimitChangeKeys = optionKeys<RateLimitChange>()('max', 'window');
 
 /** One window's count for a key, and the ms until the window ends. */
 interface Count {
@@ -219,6 +222,11 @@ export class RateLimits {
       this.#counter = new MemoryCounter();
     }
     const names = Object.keys(options.limits ?? {});
+    // `{ auth: 5 }` or `{ auth: { maxx: 5 } }` changed nothing, silently.
+    for (const name of names)
+      refuseUnknownOptions(`rateLimit.limits.${name}`, options.limits?.[name], rateLimitChangeKeys, {
+        required: true,
+      });
     if (names.length > 0) {
       host.onReady(() => {
         const unused = names.filter((name) => !this.#used.has(name));

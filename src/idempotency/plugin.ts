@@ -63,6 +63,11 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
     throw new TypeError(
       `idempotencyPlugin: ttl (${ttl} ms) must be longer than lockTimeout (${lockTimeout} ms), or a key could expire while its request runs`,
     );
+  // `'yes'` or `1` meant off, and every POST with a key was refused.
+  if (options.creates !== undefined && typeof options.creates !== 'boolean')
+    throw new TypeError(
+      `idempotencyPlugin: creates is true or false (got ${JSON.stringify(options.creates)})`,
+    );
   if (options.caller !== undefined && typeof options.caller !== 'function')
     throw new TypeError('idempotencyPlugin: caller must be a function of the context');
   const settings = { store: notYetServing, ttl, lockTimeout, caller: options.caller ?? defaultCaller };

@@ -12,6 +12,8 @@ import { guard } from '../core/guards.js';
 import { MemoryIdempotencyStore } from '../core/idempotency.js';
 import { closestName, refuseUnknownOptions } from '../core/options.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
+import { rateLimit } from '../core/steps.js';
 import { idempotencyPlugin } from '../idempotency/plugin.js';
 import { metricsPlugin } from '../metrics/plugin.js';
 import { docsPlugin } from '../openapi/plugin.js';
@@ -131,6 +133,32 @@ describe('option values of the wrong kind', () => {
     ] as const)
       await expect(app.listen(options as never), JSON.stringify(options)).rejects.toThrow(message);
     await app.close();
+  });
+});
+
+describe('the options of steps, plugins and sockets', () => {
+  it('refuses a rule, a limit change, a plugin flag or a socket option that would change nothing', async () => {
+    // Each was accepted and left the default in place.
+    expect(() => rateLimit({ name: 'auth', max: 2, windowMs: 1000 } as never)).toThrow(
+      /^rateLimit: unknown option "windowMs"/,
+    );
+    for (const change of [1, '5', { maxx: 1 }])
+      expect(
+        () => createApp({ logger: false, rateLimit: { limits: { auth: change as never } } }),
+        JSON.stringify(change),
+      ).toThrow(/^rateLimit.limits.auth: /);
+    for (const creates of ['yes', 1]) {
+      const app = createApp({ logger: false });
+      await expect(
+        app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), creates: creates as never }),
+      ).rejects.toThrow(/creates is true or false/);
+      await app.close();
+    }
+    const message = z.object({ text: z.string() });
+    expect(() => webSocket({ receive: message, send: message, maxMessageBytes: 10 } as never)).toThrow(
+      /^webSocket: unknown option "maxMessageBytes"/,
+    );
+    expect(() => webSocket({ send: message } as never)).toThrow(/webSocket: receive is the schema/);
   });
 });
 
