@@ -175,9 +175,23 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
   if (typeof options?.userLoader !== 'function') {
     throw new ProceedConfigError('authPlugin needs a userLoader: (userId) => user | undefined');
   }
-  if (options.tokens !== undefined && (options.secret !== undefined || options.store !== undefined)) {
-    throw new ProceedConfigError('authPlugin: pass either tokens or secret/store, not both');
+  if (
+    options.tokens !== undefined &&
+    (options.secret !== undefined || options.store !== undefined || options.production !== undefined)
+  ) {
+    // `production` beside `tokens` was ignored: the TokenService's secret was checked when it was made.
+    throw new ProceedConfigError('authPlugin: pass either tokens or secret/store/production, not both');
   }
+  // `tokens: {}` was taken, and every request with a token was a 500.
+  if (
+    options.tokens !== undefined &&
+    (typeof options.tokens?.verifyAccess !== 'function' || typeof options.tokens?.store !== 'object')
+  )
+    throw new ProceedConfigError('authPlugin: tokens is a TokenService (new TokenService({ secret }))');
+  if (options.production !== undefined && typeof options.production !== 'boolean')
+    throw new ProceedConfigError(
+      `authPlugin: production is true or false (got ${JSON.stringify(options.production)})`,
+    );
   const tokens = options.tokens ?? buildTokenService(app, options);
   const { userLoader } = options;
   // A loader that checks revocation in its own statement saves the request a round trip.

@@ -75,6 +75,18 @@ describe('listedTags', () => {
       { text: '""', weak: false, opaque: '""' },
     ]);
   });
+
+  it('keeps a comma inside a tag (RFC 9110, 8.8.3): a split on every comma cut "v1,2" in two', () => {
+    expect(listedTags('"v1,2", W/"a,b,c" , "d"')).toEqual([
+      { text: '"v1,2"', weak: false, opaque: '"v1,2"' },
+      { text: 'W/"a,b,c"', weak: true, opaque: '"a,b,c"' },
+      { text: '"d"', weak: false, opaque: '"d"' },
+    ]);
+    const long = `${'"x", '.repeat(20_000)}junk, "y"`;
+    const started = performance.now();
+    expect((listedTags(long) as unknown[]).length).toBe(20_001);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
 });
 
 describe('parseIfMatch', () => {

@@ -62,8 +62,24 @@ export interface ListedTag {
 export function listedTags(header: string): '*' | ListedTag[] {
   if (header.trim() === '*') return '*';
   const tags: ListedTag[] = [];
-  for (const raw of header.split(',')) {
-    const text = raw.trim();
+  const end = header.length;
+  let at = 0;
+  while (at < end) {
+    // An entry runs to the first comma after its closing quote: a tag may hold a comma (RFC 9110,
+    // 8.8.3), and a split on every comma cut `"v1,2"` in two, so that it never matched.
+    const quote = header.indexOf('"', at);
+    const comma = header.indexOf(',', at);
+    if (quote === -1) break;
+    if (comma !== -1 && comma < quote) {
+      at = comma + 1;
+      continue;
+    }
+    const close = header.indexOf('"', quote + 1);
+    if (close === -1) break;
+    const next = header.indexOf(',', close + 1);
+    const entryEnd = next === -1 ? end : next;
+    const text = header.slice(at, entryEnd).trim();
+    at = entryEnd + 1;
     const weak = text.startsWith('W/');
     const opaque = weak ? text.slice(2) : text;
     if (opaque.length < 2 || !opaque.startsWith('"') || !opaque.endsWith('"')) continue;

@@ -8,6 +8,7 @@
  */
 import { ProceedError } from '../core/errors.js';
 import { type ByteRange, type FileAnswer, visibleName } from '../core/files.js';
+import { listedTags } from '../core/precondition.js';
 import { pulledStream } from './pulled-stream.js';
 
 /** The request headers a file answer depends on. */
@@ -109,11 +110,10 @@ function httpDate(value: string | undefined): number | undefined {
 
 /** The tags of `If-None-Match`, weakly compared with `tag` (`*` matches any). */
 function noneMatch(header: string, tag: string): boolean {
+  const tags = listedTags(header);
+  if (tags === '*') return true;
   const opaque = tag.replace(/^W\//, '');
-  return header
-    .split(',')
-    .map((each) => each.trim())
-    .some((each) => each === '*' || each.replace(/^W\//, '') === opaque);
+  return tags.some((each) => each.opaque === opaque);
 }
 
 /**

@@ -160,6 +160,22 @@ describe('the options of steps, plugins and sockets', () => {
     );
     expect(() => webSocket({ send: message } as never)).toThrow(/webSocket: receive is the schema/);
   });
+
+  it("refuses authPlugin's production beside tokens (ignored), tokens that are no TokenService (a 500 per request)", async () => {
+    const app = createApp({ logger: false });
+    const userLoader = () => undefined;
+    const tokens = new TokenService({ secret });
+    await expect(app.register(authPlugin, { userLoader, tokens, production: true })).rejects.toThrow(
+      /pass either tokens or secret\/store\/production, not both/,
+    );
+    await expect(app.register(authPlugin, { userLoader, tokens: {} as never })).rejects.toThrow(
+      /tokens is a TokenService/,
+    );
+    await expect(
+      app.register(authPlugin, { userLoader, secret, production: 'false' as never }),
+    ).rejects.toThrow(/production is true or false/);
+    await app.close();
+  });
 });
 
 describe('a guard that needs a user on an app where nothing sets one', () => {
