@@ -10,11 +10,18 @@ import { type CorsOptions, checkCorsOptions } from '../config/cors.js';
 
 export type { CorsOptions } from '../config/cors.js';
 
-/** What a browser may send besides the simple headers: what Proceed reads. */
-const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
+/**
+ * What a browser may send besides the simple headers: what Proceed reads (a download's `Range`,
+ * `If-Range` and `If-Modified-Since` too: a page on another origin could not resume one).
+ */
+const allowedHeaders =
+  'Authorization, Content-Type, Idempotency-Key, If-Match, If-Modified-Since, If-None-Match, If-Range, Range, X-Request-Id';
 
 /** What a browser script may read of an answer, besides the simple headers (the OpenAPI document says it too). */
 export const exposedHeaders = [
+  'Accept-Ranges',
+  'Content-Disposition',
+  'Content-Range',
   'Location',
   'ETag',
   'Idempotency-Replayed',

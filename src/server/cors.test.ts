@@ -67,6 +67,14 @@ describe('cors', () => {
     expect(created.headers['access-control-allow-origin']).toBe(site);
     expect(created.headers['access-control-expose-headers']).toContain('Location');
     expect(created.headers.vary).toContain('Origin');
+    // A download resumed or revalidated from another origin: what it sends may be sent, what it
+    // answers may be read.
+    const allowed = String(asked.headers['access-control-allow-headers']).split(', ');
+    expect(allowed).toEqual(expect.arrayContaining(['Range', 'If-Range', 'If-Modified-Since']));
+    const exposed = String(created.headers['access-control-expose-headers']).split(', ');
+    expect(exposed).toEqual(
+      expect.arrayContaining(['Content-Disposition', 'Content-Range', 'Accept-Ranges']),
+    );
   });
 
   it('keeps Origin in Vary when a compressed answer adds Accept-Encoding', async () => {
