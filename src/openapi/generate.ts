@@ -8,6 +8,7 @@
 import type { CorsOptions } from '../config/cors.js';
 import { errorStatus, ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, pathTemplate } from '../core/naming.js';
+import { refuseUnknownOptions } from '../core/options.js';
 import type { Collection } from '../core/procedure.js';
 import { type DocumentationSource, healthPaths, type MountedRoute, RouteTable } from '../core/route-table.js';
 import { DocumentBuilder, healthTag } from './operations.js';
@@ -62,6 +63,37 @@ export interface OpenApiDocumentOptions {
    * operations by documentation UIs. The health routes' tag has one already.
    */
   tags?: Readonly<Record<string, string>>;
+}
+
+const infoKeys = ['title', 'version', 'summary', 'description', 'termsOfService', 'contact', 'license'];
+const serverKeys = ['url', 'description', 'variables'];
+
+/**
+ * `info` and `servers` as OpenAPI 3.1 has them (extensions, `x-…`, allowed): they were copied
+ * as given, so that `info.descripton` was published and `servers: [{ uri }]` made a document
+ * with a server and no URL, which validators refuse.
+ */
+export function checkDocumentOptions({ info, servers }: OpenApiDocumentOptions): void {
+  const known = (where: string, value: unknown, keys: readonly string[]) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new ProceedConfigError(`openapi ${where} must be an object, not ${JSON.stringify(value)}`);
+    refuseUnknownOptions(
+      `openapi ${where}`,
+      Object.fromEntries(Object.entries(value).filter(([key]) => !key.startsWith('x-'))),
+      keys,
+    );
+  };
+  known('info', info, infoKeys);
+  if (typeof info.title !== 'string' || typeof info.version !== 'string')
+    throw new ProceedConfigError('openapi info.title and info.version must be strings');
+  if (servers === undefined) return;
+  if (!Array.isArray(servers))
+    throw new ProceedConfigError(`openapi servers must be a list of { url }, not ${JSON.stringify(servers)}`);
+  for (const server of servers) {
+    known('servers entry', server, serverKeys);
+    if (typeof server.url !== 'string' || server.url === '')
+      throw new ProceedConfigError(`openapi servers: each entry has a url, not ${JSON.stringify(server)}`);
+  }
 }
 
 /**
@@ -187,6 +219,7 @@ const sameOrigin: OpenApiServer = { url: '/', description: 'The server this docu
  * });
  */
 export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
+  checkDocumentOptions(options);
   const { table, routes, prefixes } = select(options);
   const builder = new DocumentBuilder(table);
   const ids = uniqueIds([

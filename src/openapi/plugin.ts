@@ -12,7 +12,12 @@ import type { Collection } from '../core/procedure.js';
 import type { AppRouteMethod, RouteAnswer, RouteHandler } from '../http/app-routes.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import { asyncApiOf } from './asyncapi.js';
-import { generateOpenApi, type OpenApiDocumentOptions, type OpenApiRouteSource } from './generate.js';
+import {
+  checkDocumentOptions,
+  generateOpenApi,
+  type OpenApiDocumentOptions,
+  type OpenApiRouteSource,
+} from './generate.js';
 import {
   docsAsset,
   type SwaggerUiAssets,
@@ -90,6 +95,8 @@ export async function docsPlugin(app: DocsHost, options: DocsPluginOptions): Pro
   if (typeof info?.title !== 'string' || typeof info.version !== 'string') {
     throw new TypeError('docsPlugin: openapi.info.title and openapi.info.version must be strings');
   }
+  // At registration, not when the document is first made.
+  checkDocumentOptions(options.openapi);
   const routePrefix = normalizePrefix(options.routePrefix ?? '/api/docs');
   if (routePrefix === '') throw new ProceedConfigError('docsPlugin: routePrefix cannot be the root "/"');
 

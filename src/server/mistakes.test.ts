@@ -79,6 +79,26 @@ describe('unknown options', () => {
     await expect(
       app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), ttls: 1 } as never),
     ).rejects.toThrow(/^idempotencyPlugin: unknown option "ttls" \(did you mean "ttl"\?\)/);
+    // Copied into the document as given: an invalid one (a server with no url), or a typo published.
+    for (const [openapi, message] of [
+      [{ info: { title: 'T', version: '1', descripton: 'x' } }, /^openapi info: unknown option "descripton"/],
+      [
+        { info: { title: 'T', version: '1' }, servers: [{ uri: '/' }] },
+        /^openapi servers entry: unknown option "uri"/,
+      ],
+      [
+        { info: { title: 'T', version: '1' }, servers: 'https://x' },
+        /^openapi servers must be a list of \{ url \}/,
+      ],
+    ] as const)
+      await expect(app.register(docsPlugin, { openapi } as never), JSON.stringify(openapi)).rejects.toThrow(
+        message,
+      );
+    await expect(
+      app.register(docsPlugin, {
+        openapi: { info: { title: 'T', version: '1', 'x-logo': { url: '/l.png' } }, servers: [{ url: '/' }] },
+      } as never),
+    ).resolves.toBeDefined();
   });
 
   it('refuses them on guard() and .rest()', () => {
