@@ -132,6 +132,11 @@ describe('option values of the wrong kind', () => {
       [{ trustProxy: 'nonsense' }, /^createApp: trustProxy: /],
       [{ context: 42 }, /context must be a function/],
       [{ health: { check: 'x' } }, /health.check must be a function/],
+      // Taken as the default logger, or failed with pino's own words.
+      [{ logger: { levl: 'debug' } }, /^createApp logger: unknown option "levl" \(did you mean "level"\?\)/],
+      [{ logger: 'debug' }, /logger is true, false or \{ level, pretty, stream \}/],
+      [{ logger: { level: 'nope' } }, /level is one of fatal, error, warn, info, debug, trace, silent/],
+      [{ logger: { pretty: 'yes' } }, /pretty is true or false/],
     ];
     for (const [options, message] of refused)
       expect(() => createApp({ logger: false, ...options } as never), JSON.stringify(options)).toThrow(

@@ -13,7 +13,7 @@ import type { HealthOptions } from '../http/health.js';
 import type { RateLimitOptions } from '../http/rate-limit.js';
 import type { RequestTracing } from '../http/tracing.js';
 import type { CorsOptions } from './cors.js';
-import type { LoggerSetting } from './logger.js';
+import type { LoggerOptions, LoggerSetting } from './logger.js';
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -178,6 +178,7 @@ export function checkAppOptions(options: unknown): void {
     // `false` turns off compression or csrf, the only non-object values an option here takes.
     if (value !== false) refuseUnknownOptions(`createApp ${key}`, value, known);
   }
+  checkLoggerSetting(given.logger);
   if (given.uploads !== undefined) checkUploadOptions('createApp uploads', given.uploads);
   const { tracing } = given as { tracing?: Partial<RequestTracing> };
   if (
@@ -187,6 +188,31 @@ export function checkAppOptions(options: unknown): void {
     throw new ProceedConfigError(
       'createApp tracing takes what openTelemetry() from proceedjs/opentelemetry returns (docs/observability.md)',
     );
+}
+
+const loggerKeys = optionKeys<LoggerOptions>()('level', 'pretty', 'stream');
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * `logger`: a boolean or `{ level, pretty, stream }`. `{ levl }` and `'debug'` were taken as the
+ * default logger, and a level pino does not have failed with its own message.
+ */
+function checkLoggerSetting(logger: unknown): void {
+  if (logger === undefined || typeof logger === 'boolean') return;
+  if (typeof logger !== 'object' || logger === null)
+    throw new ProceedConfigError(
+      `createApp: logger is true, false or { level, pretty, stream }, not ${JSON.stringify(logger)}`,
+    );
+  refuseUnknownOptions('createApp logger', logger, loggerKeys);
+  const { level, pretty, stream } = logger as LoggerOptions;
+  if (level !== undefined && !logLevels.includes(level))
+    throw new ProceedConfigError(
+      `createApp logger: level is one of ${logLevels.join(', ')}, not ${JSON.stringify(level)}`,
+    );
+  if (pretty !== undefined && typeof pretty !== 'boolean')
+    throw new ProceedConfigError(`createApp logger: pretty is true or false, not ${JSON.stringify(pretty)}`);
+  if (stream !== undefined && typeof (stream as { write?: unknown })?.write !== 'function')
+    throw new ProceedConfigError('createApp logger: stream has a write(line) method');
 }
 
 /** Refuses an unknown key in `mount`'s options. */

@@ -384,7 +384,7 @@ describe('the app logger on Node', () => {
     };
     const silent = await counts(false);
     // Both have the one listener of an answer written after its end (below), and only that.
-    expect(await counts({ level: 'warn', ...collect() })).toEqual(silent);
+    expect(await counts({ level: 'warn', stream: collect().stream })).toEqual(silent);
   });
 
   it('times the request line itself, and logs an answer written after its end without crashing', async () => {
