@@ -1,5 +1,6 @@
 /** The limits of uploads and their check, shared by `.uploads()` and `createApp({ uploads })` (docs/uploads.md). */
 import { ProceedConfigError } from './errors.js';
+import { closestName } from './options.js';
 
 /** How much an upload may hold. Sizes are bytes. */
 export interface UploadLimits {
@@ -40,6 +41,12 @@ export const defaultUploadLimits = {
 const limitNames = ['fileSize', 'files', 'fields', 'fieldSize', 'total', 'memory'] as const;
 const optionNames = [...limitNames, 'checkContent'];
 
+/** ` (did you mean "fileSize"?)`, as every other option check says it. */
+function nearest(key: string): string {
+  const near = closestName(key, optionNames);
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
 /** Refuses what is no limit (a typo, a negative or fractional count), naming where it was given. */
 export function checkUploadOptions(where: string, options: unknown): UploadOptions {
   if (typeof options !== 'object' || options === null)
@@ -47,14 +54,18 @@ export function checkUploadOptions(where: string, options: unknown): UploadOptio
   for (const [key, value] of Object.entries(options)) {
     if (!optionNames.includes(key))
       throw new ProceedConfigError(
-        `${where}: unknown upload option "${key}" (one of ${optionNames.join(', ')}; docs/uploads.md)`,
+        `${where}: unknown option "${key}"${nearest(key)}. Known options: ${optionNames.join(', ')} (docs/uploads.md)`,
       );
     if (key === 'checkContent') {
       if (typeof value !== 'boolean') throw new ProceedConfigError(`${where}: checkContent is true or false`);
       continue;
     }
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (key === 'memory' ? 0 : 1))
-      throw new ProceedConfigError(`${where}: upload limit ${key} must be a whole number of at least 1`);
+    // `memory: 0` spools every file to disk at once.
+    const least = key === 'memory' ? 0 : 1;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < least)
+      throw new ProceedConfigError(
+        `${where}: upload limit ${key} must be a whole number of at least ${least}`,
+      );
   }
   return options as UploadOptions;
 }

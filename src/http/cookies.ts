@@ -16,6 +16,10 @@ export class CookieSigner {
   readonly #secrets: readonly string[];
 
   constructor(secrets: readonly string[] = []) {
+    if (!Array.isArray(secrets))
+      throw new ProceedConfigError(
+        'createApp cookies.secrets is a list of secrets, newest first (a string is one secret: [secret])',
+      );
     for (const secret of secrets) {
       if (typeof secret !== 'string' || Buffer.byteLength(secret) < 32)
         throw new ProceedConfigError('createApp cookies.secrets: each secret has at least 32 bytes');

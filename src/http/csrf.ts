@@ -39,6 +39,12 @@ export function trustedOriginsOf(
   cors: CorsOptions | undefined,
 ): Set<string> {
   const trusted = new Set<string>();
+  const listed: unknown = options?.trustedOrigins;
+  // A string was walked letter by letter: '"h" is not an origin'.
+  if (listed !== undefined && !Array.isArray(listed))
+    throw new ProceedConfigError(
+      `csrf.trustedOrigins is a list of origins (['https://admin.example.com']), not ${JSON.stringify(listed)}`,
+    );
   for (const origin of options?.trustedOrigins ?? []) {
     if (!isOrigin(origin))
       throw new ProceedConfigError(

@@ -137,6 +137,9 @@ describe('option values of the wrong kind', () => {
       [{ logger: 'debug' }, /logger is true, false or \{ level, pretty, stream \}/],
       [{ logger: { level: 'nope' } }, /level is one of fatal, error, warn, info, debug, trace, silent/],
       [{ logger: { pretty: 'yes' } }, /pretty is true or false/],
+      // Walked letter by letter, or called a secret too short.
+      [{ csrf: { trustedOrigins: 'https://admin.example.com' } }, /csrf.trustedOrigins is a list of origins/],
+      [{ cookies: { secrets: 'x'.repeat(40) } }, /cookies.secrets is a list of secrets/],
     ];
     for (const [options, message] of refused)
       expect(() => createApp({ logger: false, ...options } as never), JSON.stringify(options)).toThrow(

@@ -566,7 +566,10 @@ describe('upload routes that cannot work are refused at start-up', () => {
       }),
     ).toThrow(/idempotent/);
     expect(() => procedure().uploads({ fileSize: -1 })).toThrow(/at least 1/);
-    expect(() => procedure().uploads({ filesize: 1 } as never)).toThrow(/unknown upload option/);
+    expect(() => procedure().uploads({ filesize: 1 } as never)).toThrow(
+      /unknown option "filesize" \(did you mean "fileSize"\?\)/,
+    );
+    expect(() => procedure().uploads({ memory: -1 })).toThrow(/memory must be a whole number of at least 0/);
     expect(() => createApp({ uploads: { total: 0 } })).toThrow(/at least 1/);
   });
 });
