@@ -210,6 +210,14 @@ describe('routes from a manifest', () => {
     expect(log[0]).toMatchObject({ method: 'POST', url: `${anonymousUrl}/api/notes/7/pin`, body: undefined });
   });
 
+  it('refuses a prefix no mount has, and a prefix for collections (both gave a manifest that changed nothing)', () => {
+    expect(routeManifest(anonymous, { prefix: '/api' })).toEqual(routeManifest(anonymous));
+    expect(() => routeManifest(anonymous, { prefix: '/apii' })).toThrow(
+      /^routeManifest: no collection is mounted at "\/apii" \(prefixes: "\/api"\)/,
+    );
+    expect(() => routeManifest(api, { prefix: '/v1' })).toThrow(/collections have none/);
+  });
+
   it('builds the same manifest from an app, and survives a JSON round trip', () => {
     const fromApp = routeManifest(anonymous);
     expect(fromApp).toEqual(routeManifest(api));

@@ -105,6 +105,12 @@ export function routeManifest(
   const manifest: RouteManifest = {};
   if (isApp(source)) {
     const only = options.prefix === undefined ? undefined : normalizePrefix(options.prefix);
+    // A prefix no mount has gave `{}`, and a client whose every call went to the default path.
+    const prefixes = [...new Set(source.routes.map((route) => route.prefix))];
+    if (only !== undefined && !prefixes.includes(only))
+      throw new TypeError(
+        `routeManifest: no collection is mounted at ${JSON.stringify(only)} (prefixes: ${prefixes.map((each) => JSON.stringify(each)).join(', ')})`,
+      );
     for (const route of source.routes) {
       if (only !== undefined && route.prefix !== only) continue;
       add(manifest, route.collection, route.name, {
@@ -118,6 +124,11 @@ export function routeManifest(
     }
     return manifest;
   }
+  // Collections carry no prefix: a client is given its own (createClient({ prefix })).
+  if (options.prefix !== undefined)
+    throw new TypeError(
+      'routeManifest: prefix selects among the mounts of an app; collections have none (pass the app, or give createClient the prefix)',
+    );
   const collections: readonly Collection[] = Array.isArray(source)
     ? (source as readonly Collection[])
     : Object.values(source as Readonly<Record<string, Collection>>);
