@@ -192,8 +192,17 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
     { required: true },
   );
-  if (typeof options?.port !== 'number' || !Number.isInteger(options.port) || options.port < 0)
-    throw new ProceedConfigError('metricsPlugin needs a port of its own (an integer; 0 for any free port)');
+  if (
+    typeof options?.port !== 'number' ||
+    !Number.isInteger(options.port) ||
+    options.port < 0 ||
+    options.port > 65_535
+  )
+    throw new ProceedConfigError(
+      'metricsPlugin needs a port of its own (an integer from 0 to 65535; 0 for any free port)',
+    );
+  if (options.onListening !== undefined && typeof options.onListening !== 'function')
+    throw new ProceedConfigError('metricsPlugin: onListening is a function of the metrics URL');
   const registry = new Registry();
   const table = new RouteStatsTable();
   const problems = defineMetrics(registry, table, app.countRequestsInFlight(), options.pool);

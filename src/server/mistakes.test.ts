@@ -76,6 +76,8 @@ describe('unknown options', () => {
     await expect(app.register(metricsPlugin, { port: 0, hots: '127.0.0.1' } as never)).rejects.toThrow(
       /^metricsPlugin: unknown option "hots" \(did you mean "host"\?\)/,
     );
+    // Found out only at listen before.
+    await expect(app.register(metricsPlugin, { port: 70_000 })).rejects.toThrow(/an integer from 0 to 65535/);
     await expect(
       app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), ttls: 1 } as never),
     ).rejects.toThrow(/^idempotencyPlugin: unknown option "ttls" \(did you mean "ttl"\?\)/);
