@@ -26,7 +26,20 @@ const noCookies: readonly string[] = [];
 const utf8 = new TextEncoder();
 
 /** The pipeline's neutral handler: what an adapter that writes its own answers calls. */
-export type PipelineHandler = (request: PipelineRequest, argument?: unknown) => Promise<SentAnswer>;
+export type PipelineHandler = (
+  request: PipelineRequest,
+  argument?: unknown,
+) => SentAnswer | Promise<SentAnswer>;
+
+/** What a request's answer is finished with, once its route has answered. */
+interface Completion {
+  readonly exchange: Exchange;
+  route: ObservedRoute | undefined;
+  readonly trace: RequestTrace | undefined;
+  readonly timed: boolean;
+  readonly started: number;
+  readonly logged: boolean;
+}
 
 /** The app's pipeline, as `app.fetch` (a `Response`) and as the neutral handler of another adapter. */
 export interface AppPipeline {
@@ -45,7 +58,11 @@ export function createPipeline(core: FetchCore): AppPipeline {
           const trace = tracing.begin(new FetchTracedRequest(request));
           return trace.run(() => pipeline.handle(request, argument, trace));
         };
-  return { handle, fetch: (request, argument) => handle(request, argument).then(responseOf) };
+  const fetch = (request: Request, argument?: unknown): Promise<Response> => {
+    const handled = handle(request, argument);
+    return handled instanceof Promise ? handled.then(responseOf) : Promise.resolve(responseOf(handled));
+  };
+  return { handle, fetch };
 }
 
 /** The route table of `app.fetch` and what every request goes through around its route. */
@@ -189,20 +206,21 @@ class FetchPipeline {
       });
   }
 
-  async handle(
+  /**
+   * A request's answer: synchronous while its route is (a read whose handler answers at once),
+   * else one promise of the route's own, continued with `then` (no async frame of its own).
+   */
+  handle(
     request: PipelineRequest,
     argument: unknown,
     trace: RequestTrace | undefined,
-  ): Promise<SentAnswer> {
+  ): SentAnswer | Promise<SentAnswer> {
     const core = this.#core;
     // The line's fields (the client's address, the host) are worked out only when it is written.
     const logged = core.requestLog?.enabled() === true;
     const timed = core.observe !== undefined || logged;
     const started = timed ? performance.now() : 0;
     const id = this.#requestIdOf(request);
-    let response: SentAnswer;
-    let route: ObservedRoute | undefined;
-    let problem: string | undefined;
     const exchange = new Exchange(request, id, this.#proxy);
     exchange.trace = trace;
     exchange.argument = argument;
@@ -216,21 +234,39 @@ class FetchPipeline {
         ...exchange.lineFields,
         ip: exchange.ip,
       });
+    const done: Completion = { exchange, route: undefined, trace, timed, started, logged };
+    let served: SentAnswer | Promise<SentAnswer>;
     try {
       const hostRefused = hostRefusal(request.headers.get('host'));
       if (hostRefused !== undefined) throw hostRefused;
       const handler = this.#routed(exchange, request);
-      route = handler.preflight === true ? undefined : handler.observed;
+      const route = handler.preflight === true ? undefined : handler.observed;
+      done.route = route;
       if (trace !== undefined && route !== undefined)
         trace.routed(pathTemplate(route.path), route.procedure, id);
-      response = await handler.serve(exchange);
+      served = handler.serve(exchange);
     } catch (error) {
-      ({ response, code: problem } = this.#problemResponse(error, exchange, id));
-      if (response.status >= 500) trace?.failed(error);
+      return this.#failed(done, error);
     }
-    response = this.#finished(exchange, response, problem);
+    return served instanceof Promise
+      ? served.then(
+          (response) => this.#completed(done, response, undefined),
+          (error: unknown) => this.#failed(done, error),
+        )
+      : this.#completed(done, served, undefined);
+  }
+
+  #failed(done: Completion, error: unknown): SentAnswer {
+    const { response, code } = this.#problemResponse(error, done.exchange, done.exchange.id);
+    if (response.status >= 500) done.trace?.failed(error);
+    return this.#completed(done, response, code);
+  }
+
+  #completed(done: Completion, answer: SentAnswer, problem: string | undefined): SentAnswer {
+    const { exchange, trace } = done;
+    const response = this.#finished(exchange, answer, problem);
     const status = response.sentStatus;
-    if (timed) this.#observed(exchange, route, status, problem, started, logged);
+    if (done.timed) this.#observed(exchange, done.route, status, problem, done.started, done.logged);
     if (trace?.recording === true && !exchange.streaming) trace.end(status);
     return response;
   }

@@ -79,28 +79,33 @@ export class PipelineOnNode {
 
   /** Answers a request of Node's; `givenId` is the id the server under the app gave it (Fastify's). */
   readonly answer = (incoming: IncomingMessage, response: ServerResponse, givenId?: string): void => {
-    let answered: Promise<SentAnswer>;
+    let answered: SentAnswer | Promise<SentAnswer>;
     try {
       answered = this.#handle(
         new NodeRequest(incoming, response, this.ownHost, this.#lifecycle, this.#serverTakes, givenId),
         { incoming },
       );
     } catch (error) {
-      // A step before the pipeline's own promise (a tracer's start) failed.
-      answered = Promise.reject(error);
+      // A step outside the pipeline's own answers (a tracer's start) failed.
+      this.#failed(response, error);
+      return;
     }
-    answered.then(
-      (sent) => {
-        try {
-          write(response, sent);
-        } catch (error) {
-          if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
-          this.#failed(response, error);
-        }
-      },
-      (error: unknown) => this.#failed(response, error),
-    );
+    if (answered instanceof Promise)
+      answered.then(
+        (sent) => this.#send(response, sent),
+        (error: unknown) => this.#failed(response, error),
+      );
+    else this.#send(response, answered);
   };
+
+  #send(response: ServerResponse, sent: SentAnswer): void {
+    try {
+      write(response, sent);
+    } catch (error) {
+      if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
+      this.#failed(response, error);
+    }
+  }
 
   #failed(response: ServerResponse, error: unknown): void {
     const problem = problemAnswer(error, { exposeErrors: this.#exposeErrors, log: this.#log });
