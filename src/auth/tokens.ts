@@ -345,7 +345,7 @@ function userIdCheck(schema: StandardSchemaV1<string> | undefined): (sub: string
   };
 }
 
-/** The longest lifetime a token's `exp` can carry as a 32-bit time: about 68 years. */
+/** The longest lifetime a token is given: 2³¹ − 1 seconds, about 68 years (1e300 made tokens that failed to verify). */
 const longestTtl = 2 ** 31 - 1;
 
 function positiveSeconds(value: number, name: string): number {

@@ -415,9 +415,9 @@ describe('createClient options', () => {
       /^createClient: unknown option "tokne"/,
     );
     expect(() => createClient({ baseURL: 'http://127.0.0.1:3030' } as never)).toThrow(
-      /unknown option "baseURL"/,
+      /unknown option "baseURL" \(did you mean "baseUrl"\?\)/,
     );
-    for (const baseUrl of [undefined, 'api example', 42])
+    for (const baseUrl of [undefined, 'api example', 'localhost:3030', 42])
       expect(() => createClient({ baseUrl } as never)).toThrow(/baseUrl is the API's URL/);
     expect(() => createClient({ baseUrl: 'http://127.0.0.1:3030', prefix: 42 } as never)).toThrow(
       /prefix is a path/,

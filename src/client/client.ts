@@ -4,6 +4,7 @@
  * server generated, and types come from `typeof api`, erased at compile time.
  */
 import { conventionOf, normalizePrefix, resolveRoute } from '../core/naming.js';
+import { closestName, optionKeys } from '../core/options.js';
 import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
 import { reconnectingEvents } from './events.js';
 import type { ManifestRoute, RouteManifest } from './manifest.js';
@@ -61,7 +62,33 @@ function snippet(text: string): string {
  * const { data } = await client.posts.listPosts({ limit: 5 });
  * const post = await client.posts.getPost({ id: data[0].id });
  */
-const clientKeys = ['baseUrl', 'token', 'fetch', 'prefix', 'headers', 'routes', 'WebSocket'];
+/**
+ * An absolute http(s) URL: `localhost:3030` parses too, as a URL of the scheme `localhost:`.
+ * `new URL` rather than `URL.canParse`, which browsers before 2023 and React Native lack.
+ */
+function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const clientKeys = optionKeys<ClientOptions>()(
+  'baseUrl',
+  'token',
+  'fetch',
+  'prefix',
+  'headers',
+  'routes',
+  'WebSocket',
+);
+
+function nearestKey(key: string): string {
+  const near = closestName(key, clientKeys);
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
 
 /**
  * The options, checked as they are given: `{ tokne }` sent no `Authorization`, and `{ baseURL }`
@@ -72,12 +99,14 @@ function checkClientOptions(options: ClientOptions): void {
     throw new TypeError('createClient: options must be an object');
   for (const key of Object.keys(options))
     if (!clientKeys.includes(key))
-      throw new TypeError(`createClient: unknown option "${key}". Known options: ${clientKeys.join(', ')}`);
+      throw new TypeError(
+        `createClient: unknown option "${key}"${nearestKey(key)}. Known options: ${clientKeys.join(', ')}`,
+      );
   const { baseUrl, prefix } = options;
   // A page's own origin may be left out ('' or a path): fetch resolves it against the page.
   const readable =
     baseUrl instanceof URL ||
-    (typeof baseUrl === 'string' && (baseUrl === '' || baseUrl.startsWith('/') || URL.canParse(baseUrl)));
+    (typeof baseUrl === 'string' && (baseUrl === '' || baseUrl.startsWith('/') || isHttpUrl(baseUrl)));
   if (!readable)
     throw new TypeError(
       `createClient: baseUrl is the API's URL (http://127.0.0.1:3030, or '' for the page's own origin), not ${JSON.stringify(baseUrl)}`,

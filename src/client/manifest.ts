@@ -3,6 +3,7 @@
  * manifest (the client derives their routes with the same naming module as the server);
  * `.rest()` overrides do, because an override lives only in server code.
  */
+import { ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, type InputMode, normalizePrefix, resolveRoute } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
 import type { ApiShape } from './types.js';
@@ -108,7 +109,7 @@ export function routeManifest(
     // A prefix no mount has gave `{}`, and a client whose every call went to the default path.
     const prefixes = [...new Set(source.routes.map((route) => route.prefix))];
     if (only !== undefined && !prefixes.includes(only))
-      throw new TypeError(
+      throw new ProceedConfigError(
         `routeManifest: no collection is mounted at ${JSON.stringify(only)} (prefixes: ${prefixes.map((each) => JSON.stringify(each)).join(', ')})`,
       );
     for (const route of source.routes) {
@@ -126,7 +127,7 @@ export function routeManifest(
   }
   // Collections carry no prefix: a client is given its own (createClient({ prefix })).
   if (options.prefix !== undefined)
-    throw new TypeError(
+    throw new ProceedConfigError(
       'routeManifest: prefix selects among the mounts of an app; collections have none (pass the app, or give createClient the prefix)',
     );
   const collections: readonly Collection[] = Array.isArray(source)

@@ -72,8 +72,6 @@ export function defaultMaxConnections(files: number | undefined): number {
   return Math.max(1, files - reserve);
 }
 
-/** The longest delay a Node timer keeps (about 24.8 days); a longer one fires at once. */
-
 function count(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   const value = Number(raw);

@@ -89,7 +89,7 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? `the string "${value}"` : String(typeof value);
 }
 
-/** The longest delay a timer keeps (ms): past it, Node fires it after 1 ms. */
+/** The longest delay a timer keeps (ms, about 24.8 days): past it, Node fires it after 1 ms. */
 export const longestTimer = 2 ** 31 - 1;
 
 /**

@@ -70,8 +70,10 @@ export function listedTags(header: string): '*' | ListedTag[] {
     const quote = header.indexOf('"', at);
     const comma = header.indexOf(',', at);
     if (quote === -1) break;
+    // What comes before the quote's entry is dropped in one step: comma by comma, a header of
+    // commas was scanned again to its quote for each (quadratic).
     if (comma !== -1 && comma < quote) {
-      at = comma + 1;
+      at = header.lastIndexOf(',', quote) + 1;
       continue;
     }
     const close = header.indexOf('"', quote + 1);

@@ -66,9 +66,17 @@ export class ProxyTrust {
   clientAddress(peer: string, forwardedFor: string | null): string {
     const trusts = this.#trusts;
     if (trusts === undefined || forwardedFor === null) return peer;
-    const request = { headers: { 'x-forwarded-for': forwardedFor }, connection: { remoteAddress: peer } };
+    // Each hop without its port before the walk: proxy-addr takes `10.0.0.5:5555` for no address,
+    // so a trusted proxy written with its port ended the walk at that proxy, for every client.
+    const hops = forwardedFor.includes(':')
+      ? forwardedFor
+          .split(',')
+          .map((hop) => withoutPort(hop.trim()))
+          .join(', ')
+      : forwardedFor;
+    const request = { headers: { 'x-forwarded-for': hops }, connection: { remoteAddress: peer } };
     try {
-      return withoutPort(proxyAddr(request as never, trusts));
+      return proxyAddr(request as never, trusts);
     } catch {
       // An address the list cannot parse (an unknown peer, say) is no trusted proxy.
       return peer;

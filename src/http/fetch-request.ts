@@ -106,7 +106,10 @@ export class Exchange {
   }
 
   get url(): URL {
-    this.#url ??= new URL(this.request.url, unnamedOrigin);
+    if (this.#url === undefined) {
+      const { url } = this.request;
+      this.#url = url.charCodeAt(0) === 47 ? new URL(url, unnamedOrigin) : new URL(url);
+    }
     return this.#url;
   }
 

@@ -57,6 +57,10 @@ describe('the client address on a Fetch runtime', () => {
     expect(trusted.clientAddress('10.0.0.1', '[2001:db8::1]:443')).toBe('2001:db8::1');
     expect(trusted.clientAddress('10.0.0.1', '[2001:db8::1]')).toBe('2001:db8::1');
     expect(trusted.clientAddress('10.0.0.1', '2001:db8::1')).toBe('2001:db8::1');
+    // A trusted proxy written with its port is walked past, to the client before it.
+    const chain = new ProxyTrust(['10.0.0.0/8']);
+    expect(chain.clientAddress('10.0.0.2', '198.51.100.7, 10.0.0.5:5555')).toBe('198.51.100.7');
+    expect(chain.clientAddress('10.0.0.2', '203.0.113.1:80, 10.0.0.5:6666')).toBe('203.0.113.1');
     // Two clients behind the proxy keep two keys (with the port, both were "unknown").
     expect(clientKey(trusted.clientAddress('10.0.0.1', '198.51.100.7:2000'))).not.toBe(
       clientKey(trusted.clientAddress('10.0.0.1', '203.0.113.9:1000')),

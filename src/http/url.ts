@@ -19,11 +19,24 @@ export const paramTooLong = () =>
  * which would move a URL built from it. One rule for every place that builds a URL from it.
  */
 export function isHostValue(host: string): boolean {
-  return !/[/?#@\\]/.test(host) && URL.canParse(`http://${host}`);
+  // A comma parses as part of a name, but no host has one: it is two Host lines, joined.
+  return !/[/?#@\\,]/.test(host) && URL.canParse(`http://${host}`);
 }
 
-/** The last `Host` value accepted: a server sees the same one or two, request after request. */
-let acceptedHost = '';
+/**
+ * `Host` values accepted lately: a server sees a few, request after request (its names, a probe's
+ * address); past 64 the set starts again, so that made-up names cannot grow it.
+ */
+const acceptedHosts = new Set<string>();
+
+/** Whether a `Host` value is one a URL can hold ({@link isHostValue}), remembered. */
+export function isAcceptedHost(host: string): boolean {
+  if (acceptedHosts.has(host)) return true;
+  if (!isHostValue(host)) return false;
+  if (acceptedHosts.size >= 64) acceptedHosts.clear();
+  acceptedHosts.add(host);
+  return true;
+}
 
 /**
  * The 400 of a request whose `Host` no URL can hold (RFC 9112, section 3.2: a server MUST refuse
@@ -32,17 +45,14 @@ let acceptedHost = '';
  * Bun gives a URL without its origin. An empty value is allowed (a URI with no authority).
  */
 export function hostRefusal(host: string | null): ProceedError | undefined {
-  if (host === null || host === acceptedHost || host === '') return undefined;
+  if (host === null || host === '' || isAcceptedHost(host)) return undefined;
   // No host holds a comma: this is two Host lines, joined.
   if (host.includes(','))
     return new ProceedError('BAD_REQUEST', 'A request names one host: it sent two Host headers');
-  if (!isHostValue(host))
-    return new ProceedError(
-      'BAD_REQUEST',
-      `The Host header names no host a URL can hold: ${JSON.stringify(host.slice(0, 100))}`,
-    );
-  acceptedHost = host;
-  return undefined;
+  return new ProceedError(
+    'BAD_REQUEST',
+    `The Host header names no host a URL can hold: ${JSON.stringify(host.slice(0, 100))}`,
+  );
 }
 
 /** Whether a path's percent-encoding decodes. */

@@ -69,7 +69,9 @@ export class Exposure {
     } catch {
       originHost = undefined;
     }
-    if (originHost === undefined || originHost !== host)
+    // The endpoint's own host as the client named it: behind a trusted proxy, its X-Forwarded-Host
+    // (the same origin the cross-site check and the metadata take).
+    if (originHost === undefined || originHost !== new URL(request.origin).host)
       throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
   }
 

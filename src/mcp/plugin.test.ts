@@ -541,6 +541,20 @@ describe('the endpoint URL of the metadata behind a proxy', () => {
     expect(await metadataFrom('loopback', '203.0.113.9')).toBe('http://api.example/mcp');
     expect(await metadataFrom('loopback', '127.0.0.1')).toBe('https://public.example/mcp');
   });
+
+  it("takes a page of the proxy's public origin as the endpoint's own (the Origin check and the metadata agree)", async () => {
+    const pingFrom = async (trustProxy: string | false) => {
+      const app = createApp({ logger: false, trustProxy });
+      await app.register(mcpPlugin, { allowedHosts: ['internal.example'] });
+      const headers = { origin: 'https://public.example', 'x-forwarded-host': 'public.example' };
+      const answer = await sendRpc(app, { method: 'ping' }, headers, 'internal.example');
+      await app.close();
+      return answer.status;
+    };
+    // sendRpc's peer is 127.0.0.1: a trusted proxy under 'loopback'.
+    expect(await pingFrom('loopback')).toBe(200);
+    expect(await pingFrom(false)).toBe(403);
+  });
 });
 
 describe('a tool call with an Idempotency-Key', () => {
@@ -628,6 +642,8 @@ describe('mcpPlugin options', () => {
         /allowedOrigins holds origins as a browser names them/,
       ],
       [{ allowedOrigins: 'https://app.example.com' }, /allowedOrigins is a list of origins/],
+      [{ allowedOrigins: ['https://app.example.com/path'] }, /allowedOrigins holds origins/],
+      [{ allowedOrigins: ['app.example.com'] }, /allowedOrigins holds origins/],
       [
         { authorizationServers: 'https://auth.example.com' },
         /authorizationServers is a list of the issuers' URLs/,
@@ -639,6 +655,16 @@ describe('mcpPlugin options', () => {
         message,
       );
       await app.close();
+    }
+    // Origins of any scheme a browser sends: an extension's, an editor's webview.
+    for (const origin of [
+      'chrome-extension://abcdefghijklmnop',
+      'vscode-webview://x1',
+      'http://localhost:5173',
+    ]) {
+      const allowing = createApp({ logger: false });
+      await expect(allowing.register(mcpPlugin, { allowedOrigins: [origin] }), origin).resolves.toBeDefined();
+      await allowing.close();
     }
     const app = createApp({ logger: false });
     await app.register(mcpPlugin, {

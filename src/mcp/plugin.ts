@@ -185,15 +185,22 @@ class McpMethods {
 }
 
 /**
- * A list of origins (`https://app.example.com`, as a browser's `Origin` names one): a plain string,
- * or an origin with a path or a trailing slash, never matched and was refused as a 403 later.
+ * An origin as a browser's `Origin` names it: a scheme, `://` and a host with its port, nothing
+ * after. Any scheme: an extension's (`chrome-extension://…`) or an editor's webview calls an MCP
+ * endpoint as often as a web page.
+ */
+const originForm = /^[a-z][a-z\d+.-]*:\/\/[^/?#\s*]+$/i;
+
+/**
+ * A list of origins: a plain string, or an origin with a path or a trailing slash, never matched
+ * and was refused as a 403 later.
  */
 function checkOrigins(name: string, origins: unknown): void {
   if (origins === undefined) return;
   if (!Array.isArray(origins))
     throw new ProceedConfigError(`mcpPlugin: ${name} is a list of origins, not ${JSON.stringify(origins)}`);
   for (const origin of origins)
-    if (typeof origin !== 'string' || !URL.canParse(origin) || new URL(origin).origin !== origin)
+    if (typeof origin !== 'string' || !originForm.test(origin))
       throw new ProceedConfigError(
         `mcpPlugin: ${name} holds origins as a browser names them (https://app.example.com), not ${JSON.stringify(origin)}`,
       );

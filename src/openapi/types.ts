@@ -31,6 +31,8 @@ export interface OpenApiInfo {
   contact?: { name?: string; url?: string; email?: string };
   /** `identifier` is an SPDX id (`MIT`); OpenAPI 3.1 allows it or `url`, not both. */
   license?: { name: string; identifier?: string; url?: string };
+  /** Extensions (`x-logo`, say), written as given. */
+  [extension: `x-${string}`]: unknown;
 }
 
 /**
@@ -42,6 +44,10 @@ export interface OpenApiInfo {
 export interface OpenApiServer {
   url: string;
   description?: string;
+  /** Values of the `{name}` placeholders of `url` (OpenAPI's server variables). */
+  variables?: Readonly<Record<string, { default: string; enum?: readonly string[]; description?: string }>>;
+  /** Extensions, written as given. */
+  [extension: `x-${string}`]: unknown;
 }
 
 /**

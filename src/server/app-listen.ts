@@ -46,12 +46,18 @@ const listenKeys = optionKeys<ListenOptions>()('port', 'host', 'handleSignals', 
  * `app.listen`'s options, refused as the CLI refuses its flags: `{ hostname }` listened on the
  * default host, and an empty `host` on every interface.
  */
-function checkListenOptions(options: ListenOptions): void {
+function checkedListenOptions(options: ListenOptions): ListenOptions {
   refuseUnknownOptions('app.listen', options, listenKeys, { required: true });
-  const { port, host, handleSignals, logRoutes } = options;
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535))
+  const { host, handleSignals, logRoutes } = options;
+  // `port: process.env.PORT`, digits as text, is what Node's own listen takes too.
+  const given: unknown = options.port;
+  const port = typeof given === 'string' && /^\d{1,5}$/.test(given) ? Number(given) : given;
+  if (
+    port !== undefined &&
+    (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535)
+  )
     throw new ProceedConfigError(
-      `app.listen: port must be an integer from 0 to 65535 (got ${JSON.stringify(port)})`,
+      `app.listen: port must be an integer from 0 to 65535 (got ${JSON.stringify(given)})`,
     );
   if (host !== undefined && (typeof host !== 'string' || host.trim() === ''))
     throw new ProceedConfigError(
@@ -65,6 +71,7 @@ function checkListenOptions(options: ListenOptions): void {
       throw new ProceedConfigError(
         `app.listen: ${name} must be true or false (got ${JSON.stringify(value)})`,
       );
+  return port === undefined ? options : { ...options, port };
 }
 
 export class AppListener {
@@ -76,8 +83,8 @@ export class AppListener {
     this.#app = app;
   }
 
-  async listen(options: ListenOptions): Promise<string> {
-    checkListenOptions(options);
+  async listen(given: ListenOptions): Promise<string> {
+    const options = checkedListenOptions(given);
     if (this.#app.inspected)
       throw new ProceedConfigError(
         'This app was built to be inspected (createApp({ inspect: true }), or loaded by proceed routes/openapi/manifest): it serves nothing',

@@ -98,8 +98,11 @@ describe('unknown options', () => {
       );
     await expect(
       app.register(docsPlugin, {
-        openapi: { info: { title: 'T', version: '1', 'x-logo': { url: '/l.png' } }, servers: [{ url: '/' }] },
-      } as never),
+        openapi: {
+          info: { title: 'T', version: '1', 'x-logo': { url: '/l.png' } },
+          servers: [{ url: '/{version}', variables: { version: { default: 'v1' } } }],
+        },
+      }),
     ).resolves.toBeDefined();
   });
 
@@ -158,10 +161,14 @@ describe('option values of the wrong kind', () => {
       [{ handleSignal: false }, /did you mean "handleSignals"/],
       [{ host: '' }, /host must name an interface/],
       [{ port: 70_000 }, /port must be an integer from 0 to 65535/],
-      [{ port: '0' }, /port must be an integer/],
+      [{ port: '3x' }, /port must be an integer/],
       [{ logRoutes: 'no' }, /logRoutes must be true or false/],
     ] as const)
       await expect(app.listen(options as never), JSON.stringify(options)).rejects.toThrow(message);
+    // Digits as text, as `process.env.PORT` gives them, are a port.
+    expect(await app.listen({ port: '0' as never, handleSignals: false, logRoutes: false })).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+$/,
+    );
     await app.close();
   });
 });

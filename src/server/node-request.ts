@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { SocketUpgrade } from '../http/runtimes/common.js';
 import type { PipelineRequest, RequestHeaders } from '../http/sent.js';
 import { completedHandshake } from '../http/sockets.js';
-import { isHostValue } from '../http/url.js';
+import { isAcceptedHost } from '../http/url.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';
 
@@ -50,7 +50,7 @@ function originOf(host: string | undefined, ownHost: string): string {
   if (host === undefined) return `http://${ownHost}`;
   if (host === lastHost) return lastOrigin;
   const named = `http://${host}`;
-  if (!isHostValue(host)) return `http://${ownHost}`;
+  if (!isAcceptedHost(host)) return `http://${ownHost}`;
   lastHost = host;
   lastOrigin = named;
   return named;

@@ -4,8 +4,9 @@
  * options again.
  */
 import type { Logger } from 'pino';
-import { longestTimer, type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
+import { type ServerTimeouts, serverSettingsFromEnv } from '../config/server.js';
 import { ProceedConfigError } from '../core/errors.js';
+import { durationOption } from '../core/options.js';
 import type { UploadOptions } from '../core/uploads.js';
 import { ProxyTrust } from '../http/client-address.js';
 import { compressionThreshold } from '../http/compression.js';
@@ -69,7 +70,8 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     maxConnections: server.maxConnections,
     maxSockets: socketLimit(options.maxSockets),
     drainDelay: server.drainDelay,
-    shutdownTimeout: shutdownTimeoutOf(options.shutdownTimeout),
+    // A bad one fired at once: requests in flight were cut at close().
+    shutdownTimeout: durationOption('createApp', 'shutdownTimeout', options.shutdownTimeout, 10_000, 0),
     // On Workers, Cloudflare compresses at its edge for what the client accepts (docs/deployment.md).
     compressAbove: runtime.compresses ? compressionThreshold(options.compression) : undefined,
     cookieSigner: new CookieSigner(options.cookies?.secrets),
@@ -120,16 +122,6 @@ function bodyLimitOf(limit: number | undefined): number {
       `createApp: bodyLimit must be a whole number of bytes, 1 or more (got ${JSON.stringify(limit)})`,
     );
   return limit;
-}
-
-/** How long `close()` waits for requests in flight: a timer's range (a bad one fired at once). */
-function shutdownTimeoutOf(timeout: number | undefined): number {
-  if (timeout === undefined) return 10_000;
-  if (!Number.isInteger(timeout) || timeout < 0 || timeout > longestTimer)
-    throw new ProceedConfigError(
-      `createApp: shutdownTimeout must be an integer number of ms from 0 to ${longestTimer} (got ${JSON.stringify(timeout)})`,
-    );
-  return timeout;
 }
 
 /** `trustProxy` in one of its forms; an address or list `proxy-addr` cannot read fails here, named. */
