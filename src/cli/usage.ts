@@ -1,6 +1,7 @@
 /** Commands, their options and help texts, and parsing with node:util parseArgs. */
 import { availableParallelism } from 'node:os';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { portOf } from '../core/options.js';
 import { defaultEntries } from './entry.js';
 import { UsageError } from './errors.js';
 
@@ -252,8 +253,8 @@ export function parseCommand<C extends CommandSpec>(
  * parsePort('8080', '--port', usage) // 8080
  */
 export function parsePort(text: string, source: string, usage: string): number {
-  const port = /^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!Number.isInteger(port) || port > 65535) {
+  const port = portOf(text);
+  if (port === undefined) {
     throw new UsageError(`${source} must be a port number from 0 to 65535, got "${text}"`, usage);
   }
   return port;

@@ -114,3 +114,15 @@ export function durationOption(
     );
   return value;
 }
+
+/**
+ * A port, as a number or as its digits in text (`process.env.PORT`): the number from 0 to 65535,
+ * or undefined when it is none.
+ *
+ * @example
+ * portOf('8080'); // 8080
+ */
+export function portOf(value: unknown): number | undefined {
+  const port = typeof value === 'string' && /^\d{1,5}$/.test(value.trim()) ? Number(value.trim()) : value;
+  return typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65_535 ? port : undefined;
+}

@@ -8,7 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { ProceedConfigError, ProceedError, toProblem } from '../core/errors.js';
-import { optionKeys, refuseUnknownOptions } from '../core/options.js';
+import { optionKeys, portOf, refuseUnknownOptions } from '../core/options.js';
 import { refusedOnWorkers, runtime } from '../http/runtime.js';
 import type { Answer, App, ObservedRoute } from '../server/app.js';
 
@@ -192,12 +192,7 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     optionKeys<MetricsPluginOptions>()('port', 'host', 'pool', 'onListening'),
     { required: true },
   );
-  if (
-    typeof options?.port !== 'number' ||
-    !Number.isInteger(options.port) ||
-    options.port < 0 ||
-    options.port > 65_535
-  )
+  if (typeof options?.port !== 'number' || portOf(options.port) === undefined)
     throw new ProceedConfigError(
       'metricsPlugin needs a port of its own (an integer from 0 to 65535; 0 for any free port)',
     );

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
-import { optionKeys, refuseUnknownOptions } from '../core/options.js';
+import { optionKeys, portOf, refuseUnknownOptions } from '../core/options.js';
 import { type NativeServe, type NativeServer, runtime } from '../http/runtime.js';
 import type { FastifyAdapter } from './fastify-adapter.js';
 import type { FetchEntry, FetchHandler } from './fetch-entry.js';
@@ -51,11 +51,8 @@ function checkedListenOptions(options: ListenOptions): ListenOptions {
   const { host, handleSignals, logRoutes } = options;
   // `port: process.env.PORT`, digits as text, is what Node's own listen takes too.
   const given: unknown = options.port;
-  const port = typeof given === 'string' && /^\d{1,5}$/.test(given) ? Number(given) : given;
-  if (
-    port !== undefined &&
-    (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535)
-  )
+  const port = portOf(given);
+  if (given !== undefined && port === undefined)
     throw new ProceedConfigError(
       `app.listen: port must be an integer from 0 to 65535 (got ${JSON.stringify(given)})`,
     );
