@@ -6,6 +6,8 @@
  * module describes the declaration; src/core/socket-reply.ts runs the handler and checks each
  * message; frames, limits, keep-alives and shutdown live in src/http/sockets.ts.
  */
+
+import { ProceedConfigError } from './errors.js';
 import { refuseUnknownOptions } from './options.js';
 import type { StandardSchemaV1 } from './schema.js';
 
@@ -45,7 +47,9 @@ export const socketDefaults: SocketLimits = Object.freeze({
 
 function wholeNumber(name: string, value: number, least: number, most: number): number {
   if (!Number.isInteger(value) || value < least || value > most)
-    throw new TypeError(`webSocket: ${name} must be a whole number from ${least} to ${most} (got ${value})`);
+    throw new ProceedConfigError(
+      `webSocket: ${name} must be a whole number from ${least} to ${most} (got ${value})`,
+    );
   return value;
 }
 
@@ -67,7 +71,7 @@ export function webSocket<In extends StandardSchemaV1, Out extends StandardSchem
   });
   for (const side of ['receive', 'send'] as const)
     if (typeof (options[side] as { '~standard'?: unknown } | undefined)?.['~standard'] !== 'object')
-      throw new TypeError(`webSocket: ${side} is the schema of the messages (a Zod schema, say)`);
+      throw new ProceedConfigError(`webSocket: ${side} is the schema of the messages (a Zod schema, say)`);
   const limits = { ...socketDefaults, ...definedOnly(options) };
   return Object.freeze({
     '~socket': true,

@@ -2,7 +2,7 @@
  * Middlewares and steps: what runs around a handler, and the facts a step carries into a
  * route's documentation (problems, headers, rate limits).
  */
-import type { ProblemCode } from './errors.js';
+import { type ProblemCode, ProceedConfigError } from './errors.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 
 declare const contextAddition: unique symbol;
@@ -98,7 +98,7 @@ export function step<TCtx, TAdd extends object = Record<never, never>, TInput = 
   run?: Middleware<TCtx, TAdd, TInput>;
   documents?: RouteDocumentation;
 }): Step<TCtx, TAdd, TInput> {
-  if (definition.name.trim() === '') throw new TypeError('A step needs a name');
+  if (definition.name.trim() === '') throw new ProceedConfigError('A step needs a name');
   return Object.freeze({
     '~step': Object.freeze({
       name: definition.name,
@@ -141,14 +141,15 @@ const rateLimitDocumentation: RouteDocumentation = Object.freeze<RouteDocumentat
   problems: ['RATE_LIMITED'],
 });
 
-/** Throws a TypeError naming the rule when its numbers cannot work. */
+/** Throws a ProceedConfigError naming the rule when its numbers cannot work. */
 export function checkRateLimitRule(rule: RateLimitRule): RateLimitRule {
-  if (typeof rule.name !== 'string' || rule.name.trim() === '') throw new TypeError('rateLimit needs a name');
+  if (typeof rule.name !== 'string' || rule.name.trim() === '')
+    throw new ProceedConfigError('rateLimit needs a name');
   // Safe integers only: the X-RateLimit-* headers are documented as such (src/openapi/response-headers.ts).
   if (!Number.isSafeInteger(rule.max) || rule.max < 1)
-    throw new TypeError(`rateLimit "${rule.name}": max must be an integer ≥ 1, not ${rule.max}`);
+    throw new ProceedConfigError(`rateLimit "${rule.name}": max must be an integer ≥ 1, not ${rule.max}`);
   if (!Number.isSafeInteger(rule.window) || rule.window < 1)
-    throw new TypeError(
+    throw new ProceedConfigError(
       `rateLimit "${rule.name}": window must be a positive number of ms, not ${rule.window}`,
     );
   return Object.freeze({ name: rule.name, max: rule.max, window: rule.window });

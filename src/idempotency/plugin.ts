@@ -37,7 +37,7 @@ const longest = 2 ** 31 - 1;
 function duration(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1 || value > longest)
-    throw new TypeError(
+    throw new ProceedConfigError(
       `idempotencyPlugin: ${name} must be a whole number of ms from 1 to ${longest} (got ${value})`,
     );
   return value;
@@ -60,16 +60,16 @@ export async function idempotencyPlugin(app: App, options: IdempotencyPluginOpti
   const ttl = duration('ttl', options.ttl, day);
   const lockTimeout = duration('lockTimeout', options.lockTimeout, 60_000);
   if (ttl <= lockTimeout)
-    throw new TypeError(
+    throw new ProceedConfigError(
       `idempotencyPlugin: ttl (${ttl} ms) must be longer than lockTimeout (${lockTimeout} ms), or a key could expire while its request runs`,
     );
   // `'yes'` or `1` meant off, and every POST with a key was refused.
   if (options.creates !== undefined && typeof options.creates !== 'boolean')
-    throw new TypeError(
+    throw new ProceedConfigError(
       `idempotencyPlugin: creates is true or false (got ${JSON.stringify(options.creates)})`,
     );
   if (options.caller !== undefined && typeof options.caller !== 'function')
-    throw new TypeError('idempotencyPlugin: caller must be a function of the context');
+    throw new ProceedConfigError('idempotencyPlugin: caller must be a function of the context');
   const settings = { store: notYetServing, ttl, lockTimeout, caller: options.caller ?? defaultCaller };
   const given = options.store;
   if (typeof given === 'function') {
@@ -92,7 +92,7 @@ async function readied(given: IdempotencyStore): Promise<IdempotencyStore> {
     typeof store.release !== 'function' ||
     typeof store.prune !== 'function'
   )
-    throw new TypeError(
+    throw new ProceedConfigError(
       'idempotencyPlugin: store must be an IdempotencyStore (claim, complete, release, prune)',
     );
   const ensureSchema = (given as { ensureSchema?: () => Promise<void> }).ensureSchema;
