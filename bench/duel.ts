@@ -8,7 +8,7 @@
  *
  * DUEL="a=./servers/proceed-posts.ts;b=./servers/fastify-posts.ts" (a contender is
  * name=script, optionally ?ENV=value&… for its environment and @/path/to/checkout to run the
- * script from another checkout, old against new); DUEL_SCENARIOS=get,list,post (the posts
+ * script from another checkout, old against new; name=bun:script runs the script on Bun); DUEL_SCENARIOS=get,list,post (the posts
  * servers), tool-get,tool-create (getPost and createPost as MCP tool calls to a contender named
  * …mcp, as REST calls to the other: bench/mcp-scenarios.ts) or feed,post-by-id,me,create (the
  * blog: bench/servers/blog.ts on DATABASE_URL); DUEL_PAIRS
@@ -27,10 +27,13 @@ function contenderOf(entry: string): Contender {
   const at = value.indexOf('@');
   const checkout = at < 0 ? undefined : value.slice(at + 1);
   if (at >= 0) value = value.slice(0, at);
+  const onBun = value.startsWith('bun:');
+  if (onBun) value = value.slice('bun:'.length);
   const [script, query = ''] = value.split('?') as [string, string?];
   return {
     name: entry.slice(0, equals),
     script,
+    ...(onBun ? { runtime: 'bun' as const } : {}),
     env: Object.fromEntries(new URLSearchParams(query)),
     ...(checkout === undefined ? {} : { checkout }),
   };
