@@ -345,6 +345,42 @@ export default async () => {
     expect(document.info).toEqual({ title: 'Served', version: '9.9.9' });
   });
 
+  it('ends quietly, exit code 0, when its reader closes the pipe early (`proceed openapi | head -c 10`)', async () => {
+    // A shell's pipe, as a user's: a Node child's stdout is a socket, which never says EPIPE here.
+    // The blog's document (150 KB) is more than a pipe holds, so the write outlives the reader.
+    const result = await runToEnd(
+      'bash',
+      [
+        '-c',
+        `"${process.execPath}" "${bin}" openapi | head -c 10 > /dev/null; echo "exit \${PIPESTATUS[0]}"`,
+      ],
+      { cwd: join(root, 'examples/blog'), env: { NODE_ENV: 'production' } },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('exit 0\n');
+  });
+
+  it('reads the served document of an app made with proceedjs/node, which has no inject (as the blog is)', async () => {
+    const directory = project('documented-node', {
+      'src/app.ts': `
+import { createApp, procedure, procedures } from 'proceedjs/node';
+import { docsPlugin } from 'proceedjs/openapi';
+const things = procedures('things', { listThings: procedure().query(() => []) });
+export default async () => {
+  const app = createApp({ logger: false }).mount([things]);
+  await app.register(docsPlugin, { openapi: { info: { title: 'Served on Node', version: '1.2.3' } } });
+  return app;
+};
+`,
+    });
+    const result = await runCli(['openapi'], { cwd: directory });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.stdout) as { info: { title: string }; paths: Record<string, unknown> };
+    expect(document.info.title).toBe('Served on Node');
+    expect(Object.keys(document.paths)).toContain('/api/things');
+  });
+
   it("writes the AsyncAPI document of the app's socket procedures with --asyncapi, and refuses an app without", async () => {
     const directory = project('sockets', {
       'src/app.ts': `

@@ -41,15 +41,21 @@ function isDocument(value: unknown): value is OpenApiDocument {
   );
 }
 
-/** The document the docs plugin serves at `{prefix}/docs/json`, if the app registered it there. */
+/**
+ * The document the docs plugin serves at `{prefix}/docs/json`, if the app registered it there:
+ * asked of `app.fetch`, which every app has on every runtime (`inject` needs the Fastify adapter).
+ */
 async function servedDocument(app: App): Promise<OpenApiDocument | undefined> {
   await app.ready();
   const prefixes = [...new Set(app.mounts.map((mount) => mount.prefix))];
   for (const prefix of prefixes) {
-    const response = await app.inject({ method: 'GET', url: `${prefix}/docs/json` });
-    if (response.statusCode !== 200) continue;
+    const response = await app.fetch(new Request(`http://localhost${prefix}/docs/json`));
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      continue;
+    }
     try {
-      const body: unknown = response.json();
+      const body: unknown = await response.json();
       if (isDocument(body)) return body;
     } catch {
       // not the docs plugin's JSON: keep looking

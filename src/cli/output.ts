@@ -51,6 +51,9 @@ export async function writeOutput(text: string, file: string | undefined, summar
     return;
   }
   await new Promise<void>((done, fail) => {
-    process.stdout.write(text, (error) => (error ? fail(error) : done()));
+    // A reader that closed the pipe early (`| head`) took what it wanted (src/cli/run.ts).
+    process.stdout.write(text, (error) =>
+      error && (error as NodeJS.ErrnoException).code !== 'EPIPE' ? fail(error) : done(),
+    );
   });
 }

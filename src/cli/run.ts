@@ -48,6 +48,14 @@ function version(): string {
  * const code = await run(process.argv.slice(2));
  * if (code !== undefined) process.exit(code);
  */
+/** A closed pipe on standard output ends the command: what the reader took is all it wanted. */
+function endsWithItsReader(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 export async function run(args: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = args;
   try {
@@ -69,6 +77,9 @@ export async function run(args: readonly string[]): Promise<number | undefined> 
         mainUsage,
       );
     }
+    // A server's logs are its own business; a command that prints and ends stops quietly when
+    // its reader does (`proceed openapi | head`), as other command-line tools do.
+    if (first !== 'start' && first !== 'dev') endsWithItsReader();
     if (asksForHelp(rest)) {
       process.stdout.write(`${commands[first].usage}\n`);
       return 0;
