@@ -28,16 +28,20 @@ const statementName = (prefix: string, text: string) =>
   `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 
 /**
- * Whether a token is revoked, as a condition on the table's rows; its parameters, from `$first`
- * on: jti, family, user id, generation, now, the 0.1 issue time.
+ * Whether a token is revoked, as a boolean expression; its parameters, from `$first` on: jti,
+ * family, user id, generation, now, the 0.1 issue time. A generation unequal to the user's is
+ * refused either way: one above it (or above a row that is missing) means the table lost the
+ * count, and failing open would let a later revocation miss the token (docs/auth.md).
  */
-function revokedWhere(first: number): string {
+function revokedExpression(table: string, first: number): string {
   const [jti, family, user, generation, now, legacyIssuedAt] = [0, 1, 2, 3, 4, 5].map((n) => `$${first + n}`);
-  return `expires_at > ${now}
+  return `(EXISTS (SELECT 1 FROM ${table} WHERE expires_at > ${now}
           AND ((kind = 'token' AND key = ${jti})
             OR (kind = 'family' AND key = ${family})
-            OR (kind = 'generation' AND key = ${user} AND value > ${generation})
-            OR (kind = 'user' AND key = ${user} AND value >= ${legacyIssuedAt}))`;
+            OR (kind = 'generation' AND key = ${user} AND value <> ${generation})
+            OR (kind = 'user' AND key = ${user} AND value >= ${legacyIssuedAt})))
+        OR (${generation}::bigint > 0
+          AND NOT EXISTS (SELECT 1 FROM ${table} WHERE kind = 'generation' AND key = ${user})))`;
 }
 
 const revokedParams = (check: RevocationCheck) => [
@@ -63,6 +67,7 @@ type UserRow = Record<string, unknown>;
 export class PostgresRevocationStore implements RevocationStore {
   readonly #client: SqlClient;
   readonly #schema: ExpiringTable;
+  readonly #checkSql: string;
   readonly #checkStatement: string;
   readonly #table: string;
   readonly #pruneInterval: number;
@@ -80,7 +85,8 @@ export class PostgresRevocationStore implements RevocationStore {
         PRIMARY KEY (kind, key)`,
     );
     this.#table = this.#schema.name;
-    this.#checkStatement = statementName('proceed_is_revoked', this.#table);
+    this.#checkSql = `SELECT ${revokedExpression(this.#table, 1)} AS revoked`;
+    this.#checkStatement = statementName('proceed_is_revoked', this.#checkSql);
     this.#pruneInterval = durationOption(
       'PostgresRevocationStore',
       'pruneInterval',
@@ -123,9 +129,8 @@ export class PostgresRevocationStore implements RevocationStore {
 
   async isRevoked(check: RevocationCheck): Promise<boolean> {
     await this.ensureSchema();
-    const sql = `SELECT 1 AS revoked FROM ${this.#table} WHERE ${revokedWhere(1)} LIMIT 1`;
-    const { rows } = await this.#run(this.#checkStatement, sql, revokedParams(check));
-    return rows.length > 0;
+    const { rows } = await this.#run(this.#checkStatement, this.#checkSql, revokedParams(check));
+    return (rows[0] as { revoked?: unknown } | undefined)?.revoked === true;
   }
 
   /**
@@ -163,7 +168,7 @@ export class PostgresRevocationStore implements RevocationStore {
     // text. The store's own columns come last, so that a user column of the same name can never
     // stand in for them (of two equal names, the driver keeps the last).
     const sql = `SELECT u.*, r.proceed_revoked
-      FROM (SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE ${revokedWhere(2)}) AS proceed_revoked) AS r
+      FROM (SELECT ${revokedExpression(this.#table, 2)} AS proceed_revoked) AS r
       LEFT JOIN LATERAL (SELECT s.*, true AS proceed_found FROM (
 ${userSql}
 ) AS s LIMIT 1) AS u ON true`;

@@ -72,7 +72,8 @@ export class RedisRevocationStore implements RevocationStore {
       check.legacyIssuedAt <= Number(legacyCutoff)
     )
       return true;
-    return check.generation < Number(generation ?? 0);
+    // Unequal either way: a generation above the store's means the key was lost (docs/auth.md).
+    return check.generation !== Number(generation ?? 0);
   }
 
   async markUsed(jti: string, expiresAt: number): Promise<boolean> {

@@ -87,6 +87,15 @@ function revocationStoreSuite(name: string, open: () => Promise<StoreHarness>, s
       expect(await store.isRevoked(check({ userId }))).toBe(false);
     });
 
+    it('refuses a generation above the user’s: the store lost its count, and a later revocation must still end the token', async () => {
+      const userId = `u-${suffix()}`;
+      // A token of generation 2 whose user the store knows nothing of (restarted, evicted, restored).
+      expect(await store.isRevoked(check({ userId, generation: 2 }))).toBe(true);
+      await store.revokeUser(userId);
+      expect(await store.isRevoked(check({ userId, generation: 2 }))).toBe(true);
+      expect(await store.isRevoked(check({ userId, generation: 1 }))).toBe(false);
+    });
+
     it('moves the generation once per revocation, concurrent ones included', async () => {
       const userId = `u-${suffix()}`;
       await Promise.all(Array.from({ length: 10 }, () => store.revokeUser(userId)));

@@ -109,7 +109,8 @@ export class MemoryRevocationStore implements RevocationStore {
     const now = Date.now();
     if ((this.#tokens.get(check.jti) ?? 0) > now) return true;
     if ((this.#families.get(check.family) ?? 0) > now) return true;
-    return check.generation < (this.#generations.get(check.userId) ?? 0);
+    // Unequal either way: a generation above the store's means the store lost its count (docs/auth.md).
+    return check.generation !== (this.#generations.get(check.userId) ?? 0);
   }
 
   async markUsed(jti: string, expiresAt: number): Promise<boolean> {
