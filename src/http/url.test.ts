@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostRefusal, isAcceptedHost } from './url.js';
+import { hostRefusal, isAcceptedHost, loggedUrl } from './url.js';
 
 describe('the Host a request names', () => {
   it('is accepted as a URL can hold it, whichever of a few names comes', () => {
@@ -24,5 +24,34 @@ describe('the Host a request names', () => {
       expect(isAcceptedHost(host)).toBe(false);
       expect(hostRefusal(host)?.message).toBe('A request names one host: it sent two Host headers');
     }
+  });
+});
+
+describe('a URL as logs write it', () => {
+  it('redacts an access_token however its name is spelt, as the handshake reads it', () => {
+    expect(loggedUrl('/api/rooms/socket?access_token=sekrit&q=1')).toBe(
+      '/api/rooms/socket?access_token=[redacted]&q=1',
+    );
+    // URLSearchParams reads these names as access_token: so does the auth plugin's handshake.
+    expect(loggedUrl('/api/rooms/socket?access%5Ftoken=sekrit')).toBe(
+      '/api/rooms/socket?access%5Ftoken=[redacted]',
+    );
+    expect(loggedUrl('/s?q=%20&%61ccess_token=sekrit&x=1')).toBe('/s?q=%20&%61ccess_token=[redacted]&x=1');
+    expect(loggedUrl('/s?a=1&access_token=one&access_token=two')).toBe(
+      '/s?a=1&access_token=[redacted]&access_token=[redacted]',
+    );
+    for (const url of ['/s?access%5Ftoken=sekrit', '/s?x=1&%61%63%63%65%73%73%5F%74%6F%6B%65%6E=sekrit'])
+      expect(new URLSearchParams(url.slice(url.indexOf('?') + 1)).get('access_token')).toBe('sekrit');
+  });
+
+  it('leaves every other URL as it is, malformed escapes included', () => {
+    for (const url of [
+      '/api/posts',
+      '/api/posts?q=%zz&access=1',
+      '/s?my_access_token=1',
+      '/s?q=a%20b',
+      '/s?%=1',
+    ])
+      expect(loggedUrl(url)).toBe(url);
   });
 });

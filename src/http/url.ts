@@ -67,9 +67,34 @@ export function decodes(path: string): boolean {
 
 /**
  * A URL as logs write it: the value of an `access_token` query parameter (a WebSocket
- * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`. Looked
- * for only where the URL holds the name, so other URLs cost a search of their text.
+ * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`, its
+ * name read as the handshake reads it (`access%5Ftoken` is the same name). Looked for only where
+ * the query holds the name or a percent sign, so other URLs cost a search of their text.
  */
 export function loggedUrl(url: string): string {
-  return url.includes('access_token=') ? url.replace(/([?&]access_token=)[^&#]*/g, '$1[redacted]') : url;
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  if (!url.includes('access_token=') && !url.includes('%', query)) return url;
+  const end = url.indexOf('#', query);
+  const parts = url.slice(query + 1, end < 0 ? undefined : end).split('&');
+  let redacted = false;
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index] as string;
+    const equals = part.indexOf('=');
+    if (equals >= 0 && queryName(part.slice(0, equals)) === 'access_token') {
+      parts[index] = `${part.slice(0, equals)}=[redacted]`;
+      redacted = true;
+    }
+  }
+  return redacted ? `${url.slice(0, query + 1)}${parts.join('&')}${end < 0 ? '' : url.slice(end)}` : url;
+}
+
+/** A query parameter's name as `URLSearchParams` reads it: `+` a space, escapes decoded. */
+function queryName(raw: string): string {
+  const spaced = raw.replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
 }
