@@ -53,7 +53,7 @@ describe('toProblem', () => {
     const { body } = toProblem(new ValidationError(errors));
     expect(body.errors).toHaveLength(100);
     expect(body.errors?.[99]).toEqual({ path: 'tags.99', message: 'Too long' });
-    expect(body.detail).toBe('tags.0: Too long (and 249 more)');
+    expect(body.detail).toBe('tags.0: Too long; 249 more errors');
   });
 
   it('hides unexpected errors unless asked to expose them', () => {

@@ -216,7 +216,9 @@ function describeFieldErrors(errors: FieldError[]): string {
   const first = errors[0];
   if (first === undefined) return 'The input is invalid';
   const where = first.path === '' ? 'input' : first.path;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+  // Said apart from the first message, which may itself end in a number ("at least 8 characters").
+  const others = errors.length - 1;
+  const more = others > 0 ? `; ${others} more ${others === 1 ? 'error' : 'errors'}` : '';
   return `${where}: ${first.message}${more}`;
 }
 

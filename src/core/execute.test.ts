@@ -118,6 +118,16 @@ describe('compileRoute', () => {
       ],
     });
     await expect(call(strict, { query: { tag: 'ts' } }).reply).resolves.toMatchObject({ status: 200 });
+    // A path parameter is never the one meant: it comes from the path.
+    const byId = compile(
+      'getPost',
+      p()
+        .input(z.object({ id: z.string() }))
+        .query(() => ({})),
+    );
+    await expect(call(byId, { params: { id: 'p7' }, query: { x: '1' } }).reply).rejects.toMatchObject({
+      errors: [{ path: 'x', message: 'Unknown query parameter' }],
+    });
     const loose = compile(
       'listPosts',
       p()

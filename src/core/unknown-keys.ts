@@ -331,7 +331,10 @@ export function unknownKeysIn(value: unknown, shape: KeyShape, check: KeyCheck):
       if (field !== undefined) enqueue(pending, item, field, path, key);
       else if (exempt?.includes(key) !== true) {
         found ??= [];
-        found.push({ path: join(path, key), message: unknownMessage(key, picked.fields, check.noun) });
+        found.push({
+          path: join(path, key),
+          message: unknownMessage(key, picked.fields, check.noun, exempt),
+        });
         // Enough to correct a request; a body of a hundred thousand keys gets no longer answer.
         if (found.length === reportedAtMost) return found;
       }
@@ -355,9 +358,21 @@ function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-/** `Unknown key`, with the key meant when one is close: `Unknown key; did you mean "title"?`. */
-function unknownMessage(key: string, fields: ReadonlyMap<string, KeyShape>, noun: string): string {
-  const meant = closestName(key, [...fields.keys()]);
+/**
+ * `Unknown key`, with the key meant when one is close: `Unknown key; did you mean "title"?`. A
+ * path parameter is never the key meant: it comes from the path, and sent here it is refused too.
+ */
+function unknownMessage(
+  key: string,
+  fields: ReadonlyMap<string, KeyShape>,
+  noun: string,
+  exempt: readonly string[] | undefined,
+): string {
+  const names = [...fields.keys()];
+  const meant = closestName(
+    key,
+    exempt === undefined ? names : names.filter((name) => !exempt.includes(name)),
+  );
   const unknown = `Unknown ${noun}`;
   return meant === undefined ? unknown : `${unknown}; did you mean "${meant}"?`;
 }
