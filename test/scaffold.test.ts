@@ -209,6 +209,9 @@ describe('npm create proceed, from the packed tarballs', () => {
       components: { schemas: Record<string, unknown> };
     };
     expect(Object.keys(openapi.paths)).toContain('/api/notes/{id}');
+    // Every array says how long it may be (the OWASP rules of `proceed openapi --lint` ask it),
+    // the generated resource's listing too.
+    expect(unboundedArrays(openapi)).toEqual([]);
     // A note's answer is one of its views, chosen per record.
     expect(Object.keys(openapi.components.schemas)).toEqual(
       expect.arrayContaining(['NotePublic', 'NoteOwner', 'NoteAdmin', 'UserAuthenticated']),
@@ -485,3 +488,15 @@ describe('npm create proceed, from the packed tarballs', () => {
     },
   );
 });
+
+/** Where a document holds an array schema without `maxItems`, as JSON pointers. */
+function unboundedArrays(value: unknown, at = ''): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const schema = value as { type?: unknown; maxItems?: unknown };
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const own = types.includes('array') && schema.maxItems === undefined ? [at] : [];
+  return [
+    ...own,
+    ...Object.entries(value).flatMap(([key, inner]) => unboundedArrays(inner, `${at}/${key}`)),
+  ];
+}

@@ -212,7 +212,7 @@ describe('the generated text', () => {
     expect(text).toContain('notes: z.string().max(10_000).nullable().optional(),');
     for (const name of ['listBookmarks', 'getBookmark', 'createBookmark', 'updateBookmark', 'deleteBookmark'])
       expect(text).toContain(`  ${name}: p()`);
-    expect(text).toContain('.output(cursorPage(Bookmark.perRecord))');
+    expect(text).toContain('.output(cursorPage(Bookmark.perRecord, listing))');
     expect(text).toContain("owner: 'ownerId',");
     expect(text).toContain('const ownBookmark = owned(\n  Bookmark,');
     expect(text.match(/\.use\(ownBookmark\)/g)).toHaveLength(2);

@@ -70,7 +70,8 @@ function outputSchema(field: Field): string {
     field.values === undefined
       ? fieldTypes[field.type].output
       : `z.enum([${field.values.map((value) => `'${value}'`).join(', ')}])`;
-  return `${field.list ? `z.array(${one})` : one}${field.optional ? '.nullable()' : ''}`;
+  // As long as a create or an update may make it: the document bounds every array.
+  return `${field.list ? `z.array(${one}).max(100)` : one}${field.optional ? '.nullable()' : ''}`;
 }
 
 /** The Zod schema of a field in create and update bodies. */
@@ -245,11 +246,14 @@ const own${resource} = owned(
   async (ctx: AppContext, ${one}Id) => (await find${plural}(ctx, ${one}Id))[0],
 );
 
+/** The listing's bounds, the same for its input and its answer: the document says both. */
+const listing = { cursor: z.uuid(), maxLimit: 100 };
+
 export const ${collection}Procedures = procedures('${collection}', {
   // GET /api/${collection}?limit=20&cursor=…: newest first; follow nextCursor for older ones.
   list${plural}: p()
-    .input(cursorInput({ cursor: z.uuid() }))
-    .output(cursorPage(${resource}.perRecord))
+    .input(cursorInput(listing))
+    .output(cursorPage(${resource}.perRecord, listing))
     .query(({ input, ctx }) =>
       paginateKeyset(
         input,

@@ -63,11 +63,14 @@ const findNotes = (ctx: AppContext, noteId: string) =>
  */
 const ownNote = owned(Note, async (ctx: AppContext, noteId) => (await findNotes(ctx, noteId))[0]);
 
+/** The listing's bounds, the same for its input and its answer: the document says both. */
+const listing = { cursor: z.uuid(), maxLimit: 100 };
+
 export const notesProcedures = procedures('notes', {
   // GET /api/notes?limit=20&cursor=…: newest first; follow nextCursor for older ones.
   listNotes: p()
-    .input(cursorInput({ cursor: z.uuid() }))
-    .output(cursorPage(Note.perRecord))
+    .input(cursorInput(listing))
+    .output(cursorPage(Note.perRecord, listing))
     .query(({ input, ctx }) =>
       paginateKeyset(
         input,
