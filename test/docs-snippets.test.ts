@@ -147,6 +147,7 @@ declare const session: { accessToken: string };
 declare const myFetch: typeof fetch;
 declare const localStorage: { getItem(key: string): string | null };
 declare function refreshSession(): Promise<void>;
+declare function signIn(): Promise<{ accessToken: string; refreshToken: string }>;
 declare function showNotice(message: string): void;
 declare const form: { setError(field: string, message: string): void };
 declare function loadPost(): Promise<PostRow>;
@@ -163,7 +164,10 @@ const routesOfApi: RouteManifest = {
     publishPost: { method: 'POST', path: '/posts/:id/publish', inputMode: 'body' },
   },
   users: { getUser: { method: 'GET', path: '/users/:id', inputMode: 'query' } },
-  auth: { login: { method: 'POST', path: '/auth/login', inputMode: 'body' } },
+  auth: {
+    login: { method: 'POST', path: '/auth/login', inputMode: 'body' },
+    refresh: { method: 'POST', path: '/auth/refresh', inputMode: 'body' },
+  },
 };
 
 /** Modules the snippets import by relative path, as an app's own files. */
@@ -219,6 +223,10 @@ export const auth = procedures('auth', {
   login: p()
     .rest({ method: 'POST', path: '/auth/login' })
     .input(credentials)
+    .mutation(() => ({ accessToken: '', refreshToken: '' })),
+  refresh: p()
+    .rest({ method: 'POST', path: '/auth/refresh' })
+    .input(z.object({ refreshToken: z.string() }))
     .mutation(() => ({ accessToken: '', refreshToken: '' })),
 });
 export const api = [posts, users, auth] as const;
