@@ -3,6 +3,7 @@ import { createSigner } from 'fast-jwt';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { entityTagDocumentation } from '../core/documentation.js';
+import { ProceedConfigError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { generateOpenApi } from '../openapi/generate.js';
 import { createApp } from '../server/create-app.js';
@@ -11,7 +12,22 @@ import { accessClaims } from './fixtures/claims.js';
 import { authenticated } from './guards.js';
 import { createJwtCodec } from './jwt.js';
 import { type AuthContext, authDocumentation, authPlugin, bearerTokenOf } from './plugin.js';
+import { MemoryRevocationStore, type RevocationStore } from './revocation.js';
 import { TokenService } from './tokens.js';
+
+/** A store standing for one that every worker shares (Redis, PostgreSQL): not in this process's memory. */
+function sharedStore(): RevocationStore {
+  const kept = new MemoryRevocationStore();
+  return {
+    revokeToken: (jti, expiresAt) => kept.revokeToken(jti, expiresAt),
+    revokeFamily: (family, expiresAt) => kept.revokeFamily(family, expiresAt),
+    revokeUser: (userId) => kept.revokeUser(userId),
+    userGeneration: (userId) => kept.userGeneration(userId),
+    isRevoked: (check) => kept.isRevoked(check),
+    markUsed: (jti, expiresAt) => kept.markUsed(jti, expiresAt),
+    prune: () => kept.prune(),
+  };
+}
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -422,6 +438,43 @@ describe('authPlugin options', () => {
     expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }]);
     await expect(app.listen({ port: 0 })).rejects.toThrow(/built to be inspected/);
     await app.close();
+  });
+
+  it('refuses a revocation store in memory under proceed start --workers N, and takes a shared one', async () => {
+    const before = process.env.PROCEED_WORKERS;
+    process.env.PROCEED_WORKERS = '2';
+    try {
+      const memory = createApp({ logger: false });
+      await expect(
+        memory.register(authPlugin, {
+          tokens: new TokenService({ secret: fixtureSecret }),
+          userLoader: () => undefined,
+        }),
+      ).rejects.toThrow(/the revocation store is in memory, and 2 workers would each keep one of their own/);
+      await expect(
+        createApp({ logger: false }).register(authPlugin, {
+          secret: fixtureSecret,
+          userLoader: () => undefined,
+        }),
+      ).rejects.toThrow(ProceedConfigError);
+      // A store every worker shares (any other RevocationStore) is taken.
+      const app = createApp({ logger: false });
+      await app.register(authPlugin, {
+        tokens: new TokenService({ secret: fixtureSecret, store: sharedStore() }),
+        userLoader: () => undefined,
+      });
+      await app.close();
+      process.env.PROCEED_WORKERS = '1';
+      const one = createApp({ logger: false });
+      await one.register(authPlugin, {
+        tokens: new TokenService({ secret: fixtureSecret }),
+        userLoader: () => undefined,
+      });
+      await one.close();
+    } finally {
+      if (before === undefined) delete process.env.PROCEED_WORKERS;
+      else process.env.PROCEED_WORKERS = before;
+    }
   });
 
   it('refuses the removed rateLimit option instead of running unlimited', async () => {

@@ -13,7 +13,7 @@ import type { RouteDocumentation } from '../core/steps.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { isDataException } from '../stores/sql.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
-import { loadersCheckingRevocation, type RevocationStore } from './revocation.js';
+import { loadersCheckingRevocation, MemoryRevocationStore, type RevocationStore } from './revocation.js';
 import { TokenService, verifyAccessLeavingRevocation } from './tokens.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -193,6 +193,7 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
       `authPlugin: production is true or false (got ${JSON.stringify(options.production)})`,
     );
   const tokens = options.tokens ?? buildTokenService(app, options);
+  refuseStoreOfOneWorker(tokens.store);
   const { userLoader } = options;
   // A loader that checks revocation in its own statement saves the request a round trip.
   const checkedIn = loadersCheckingRevocation.get(userLoader);
@@ -241,6 +242,21 @@ function socketToken(request: RequestInfo): string | undefined {
   if (query < 0) return undefined;
   const token = new URLSearchParams(request.url.slice(query + 1)).get('access_token');
   return token === null || token === '' ? undefined : token;
+}
+
+/**
+ * Under `proceed start --workers N` (which tells each worker N in `PROCEED_WORKERS`), a store in
+ * one process's memory would let a logout, a user-wide revocation or a refresh token's reuse
+ * count in the worker that saw it only: a stolen refresh token could be spent once per worker.
+ */
+function refuseStoreOfOneWorker(store: unknown): void {
+  const workers = Number(
+    (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.PROCEED_WORKERS,
+  );
+  if (workers > 1 && store instanceof MemoryRevocationStore)
+    throw new ProceedConfigError(
+      `authPlugin: the revocation store is in memory, and ${workers} workers would each keep one of their own (a logout, a revoked user, a reused refresh token would count in one worker only): pass a PostgresRevocationStore or a RedisRevocationStore (docs/auth.md, "Stores")`,
+    );
 }
 
 function buildTokenService(app: App, options: AuthPluginOptions): TokenService {

@@ -1,7 +1,7 @@
 /**
  * A worker process of `proceed start --workers N` (workers.ts starts it through node:cluster):
  * loads the app and listens on the port every worker shares. Arguments: <entry> <port> <host>
- * <workers>; `PROCEED_WORKER` is its number, 1 to N. A failure is printed and ends the process,
+ * <workers>; `PROCEED_WORKER` is its number, 1 to N, and `PROCEED_WORKERS` is N. A failure is printed and ends the process,
  * which the primary reports.
  */
 import cluster from 'node:cluster';

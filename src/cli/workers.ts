@@ -114,7 +114,9 @@ export function runWorkers(options: WorkersOptions): Promise<number> {
     const start = (slot: Slot) => {
       slot.restart = undefined;
       if (stopping !== undefined) return;
-      const worker = cluster.fork({ PROCEED_WORKER: String(slot.index) });
+      // Its number, and how many serve: what cannot be shared across them is refused (the auth
+      // plugin's store in memory, docs/auth.md).
+      const worker = cluster.fork({ PROCEED_WORKER: String(slot.index), PROCEED_WORKERS: String(count) });
       slot.worker = worker;
       slot.listeningSince = undefined;
       worker.once('listening', (address) => {
