@@ -495,8 +495,5 @@ function unboundedArrays(value: unknown, at = ''): string[] {
   const schema = value as { type?: unknown; maxItems?: unknown };
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   const own = types.includes('array') && schema.maxItems === undefined ? [at] : [];
-  return [
-    ...own,
-    ...Object.entries(value).flatMap(([key, inner]) => unboundedArrays(inner, `${at}/${key}`)),
-  ];
+  return [...own, ...Object.entries(value).flatMap(([key, inner]) => unboundedArrays(inner, `${at}/${key}`))];
 }
