@@ -56,8 +56,9 @@ export interface RevocationStore {
   /** The user's current generation: 0 until the first {@link RevocationStore.revokeUser}. */
   userGeneration(userId: string): Promise<number>;
   /**
-   * True when the token is revoked by its jti, its family, or a generation older than its user's.
-   * One round trip.
+   * True when the token is revoked by its jti, its family, or a generation unequal to its user's:
+   * an older one was revoked user-wide, and a newer one means the store lost its count, which must
+   * fail closed (docs/auth.md). One round trip.
    */
   isRevoked(check: RevocationCheck): Promise<boolean>;
   /**

@@ -360,6 +360,22 @@ export default async () => {
     expect(result.stdout).toBe('exit 0\n');
   });
 
+  it("reads a document served by a route of app.server (Fastify's own, as @fastify/swagger adds)", async () => {
+    const directory = project('documented-fastify', {
+      'src/app.ts': `
+import { createApp, procedure, procedures } from 'proceedjs';
+const things = procedures('things', { listThings: procedure().query(() => []) });
+const app = createApp({ logger: false }).mount([things]);
+app.server.get('/api/docs/json', async () => ({ openapi: '3.1.0', info: { title: 'From Fastify', version: '4.5.6' }, paths: {} }));
+export default app;
+`,
+    });
+    const result = await runCli(['openapi'], { cwd: directory });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((JSON.parse(result.stdout) as { info: { title: string } }).info.title).toBe('From Fastify');
+  });
+
   it('reads the served document of an app made with proceedjs/node, which has no inject (as the blog is)', async () => {
     const directory = project('documented-node', {
       'src/app.ts': `

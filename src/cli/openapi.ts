@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
+import { ProceedConfigError } from '../core/errors.js';
 import { asyncApiOf, generateOpenApi, type OpenApiDocument } from '../openapi/index.js';
 
 import type { App } from '../server/app.js';
@@ -42,26 +43,39 @@ function isDocument(value: unknown): value is OpenApiDocument {
 }
 
 /**
- * The document the docs plugin serves at `{prefix}/docs/json`, if the app registered it there:
- * asked of `app.fetch`, which every app has on every runtime (`inject` needs the Fastify adapter).
+ * The document the app serves at `{prefix}/docs/json` (the docs plugin's, or one a route of
+ * `app.server` serves), if any: asked of `app.fetch`, which every app has on every runtime, then
+ * of `app.inject` where the app has one, which alone reaches the routes of Fastify's own.
  */
 async function servedDocument(app: App): Promise<OpenApiDocument | undefined> {
   await app.ready();
   const prefixes = [...new Set(app.mounts.map((mount) => mount.prefix))];
   for (const prefix of prefixes) {
-    const response = await app.fetch(new Request(`http://localhost${prefix}/docs/json`));
-    if (response.status !== 200) {
-      await response.body?.cancel();
-      continue;
-    }
-    try {
-      const body: unknown = await response.json();
-      if (isDocument(body)) return body;
-    } catch {
-      // not the docs plugin's JSON: keep looking
-    }
+    const body = await servedJson(app, `${prefix}/docs/json`);
+    if (isDocument(body)) return body;
   }
   return undefined;
+}
+
+/** A GET's JSON answer, or undefined when it answers anything else. */
+async function servedJson(app: App, path: string): Promise<unknown> {
+  const response = await app.fetch(new Request(`http://localhost${path}`));
+  if (response.status === 200) return response.json().catch(() => undefined);
+  await response.body?.cancel();
+  let injected: Awaited<ReturnType<App['inject']>>;
+  try {
+    injected = await app.inject({ method: 'GET', url: path });
+  } catch (error) {
+    // An app without the Fastify adapter (proceedjs/node, Bun, Deno) has no inject.
+    if (error instanceof ProceedConfigError) return undefined;
+    throw error;
+  }
+  if (injected.statusCode !== 200) return undefined;
+  try {
+    return injected.json();
+  } catch {
+    return undefined;
+  }
 }
 
 /**

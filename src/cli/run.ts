@@ -40,14 +40,6 @@ function version(): string {
   return (JSON.parse(readFileSync(packageFile, 'utf8')) as { version: string }).version;
 }
 
-/**
- * Runs the CLI. Resolves to the exit code, or to `undefined` when a server keeps running (it
- * exits by itself on SIGTERM/SIGINT).
- *
- * @example
- * const code = await run(process.argv.slice(2));
- * if (code !== undefined) process.exit(code);
- */
 /** A closed pipe on standard output ends the command: what the reader took is all it wanted. */
 function endsWithItsReader(): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -56,6 +48,14 @@ function endsWithItsReader(): void {
   });
 }
 
+/**
+ * Runs the CLI. Resolves to the exit code, or to `undefined` when a server keeps running (it
+ * exits by itself on SIGTERM/SIGINT).
+ *
+ * @example
+ * const code = await run(process.argv.slice(2));
+ * if (code !== undefined) process.exit(code);
+ */
 export async function run(args: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = args;
   try {

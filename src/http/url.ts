@@ -67,26 +67,30 @@ export function decodes(path: string): boolean {
 
 /**
  * A URL as logs write it: the value of an `access_token` query parameter (a WebSocket
- * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`, its
- * name read as the handshake reads it (`access%5Ftoken` is the same name). Looked for only where
- * the query holds the name or a percent sign, so other URLs cost a search of their text.
+ * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`. The
+ * query is read exactly as the handshake reads it, with `URLSearchParams` on all that follows the
+ * first `?`: one more `?` before the first name, a `#` (Node passes one on), escapes in a name
+ * (`access%5Ftoken`) all spell the same parameter. Looked for only where the query holds the
+ * name or a percent sign, so other URLs cost a search of their text.
  */
 export function loggedUrl(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
   if (!url.includes('access_token=') && !url.includes('%', query)) return url;
-  const end = url.indexOf('#', query);
-  const parts = url.slice(query + 1, end < 0 ? undefined : end).split('&');
+  const parts = url.slice(query + 1).split('&');
   let redacted = false;
   for (let index = 0; index < parts.length; index++) {
     const part = parts[index] as string;
     const equals = part.indexOf('=');
-    if (equals >= 0 && queryName(part.slice(0, equals)) === 'access_token') {
+    if (equals < 0) continue;
+    // URLSearchParams drops one leading `?` of the text it is given.
+    const name = index === 0 && part.startsWith('?') ? part.slice(1, equals) : part.slice(0, equals);
+    if (queryName(name) === 'access_token') {
       parts[index] = `${part.slice(0, equals)}=[redacted]`;
       redacted = true;
     }
   }
-  return redacted ? `${url.slice(0, query + 1)}${parts.join('&')}${end < 0 ? '' : url.slice(end)}` : url;
+  return redacted ? `${url.slice(0, query + 1)}${parts.join('&')}` : url;
 }
 
 /** A query parameter's name as `URLSearchParams` reads it: `+` a space, escapes decoded. */
