@@ -93,5 +93,9 @@ describe('password hashing', () => {
     expect(await work(() => verifyPasswordOrDummy(strong, 'wrong'))).toEqual(
       await work(() => dummyVerify('wrong', { N: 32768 })),
     );
+    // An app that hashes at that cost says so, and an unknown user costs as much.
+    expect(await work(() => verifyPasswordOrDummy(undefined, 'wrong', { N: 32768 }))).toEqual(
+      await work(() => verifyPasswordOrDummy(strong, 'wrong')),
+    );
   });
 });

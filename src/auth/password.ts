@@ -126,7 +126,8 @@ export async function dummyVerify(password: string, cost: ScryptCost = {}): Prom
 
 /**
  * {@link verifyPassword} when there is a stored hash, {@link dummyVerify} when there is none: a
- * login that cannot reveal whether the email exists by its timing.
+ * login that cannot reveal whether the email exists by its timing. An app that hashes with a
+ * cost of its own passes it too, so that the dummy costs what its users' hashes cost.
  *
  * @example
  * const user = await db.users.findByEmail(input.email);
@@ -136,8 +137,9 @@ export async function dummyVerify(password: string, cost: ScryptCost = {}): Prom
 export async function verifyPasswordOrDummy(
   encoded: string | null | undefined,
   password: string,
+  cost: ScryptCost = {},
 ): Promise<boolean> {
-  if (encoded === null || encoded === undefined || encoded === '') return dummyVerify(password);
+  if (encoded === null || encoded === undefined || encoded === '') return dummyVerify(password, cost);
   return verifyPassword(encoded, password);
 }
 
