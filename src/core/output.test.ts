@@ -14,4 +14,48 @@ describe('compileSerializer', () => {
       '{"id":"a","title":"T","secret":"never in the public view"}',
     );
   });
+
+  describe('writes no field above a view, whatever holds it', () => {
+    const view = z.strictObject({ id: z.string(), name: z.string() });
+    const row = { id: 'u1', name: 'Ada', email: 'ada@example.com', passwordHash: 'SECRET' };
+    const cases: [string, z.ZodType, unknown, string][] = [
+      [
+        'a tuple of views',
+        z.object({ pair: z.tuple([view, view]) }),
+        { pair: [row, row] },
+        '{"pair":[{"id":"u1","name":"Ada"},{"id":"u1","name":"Ada"}]}',
+      ],
+      ['a tuple at the top', z.tuple([view, z.number()]), [row, 1], '[{"id":"u1","name":"Ada"},1]'],
+      ['a nullable view', view.nullable(), row, '{"id":"u1","name":"Ada"}'],
+      [
+        'a nullable view in an object',
+        z.object({ author: view.nullable() }),
+        { author: row },
+        '{"author":{"id":"u1","name":"Ada"}}',
+      ],
+      ['a list of nullable views', z.array(view.nullable()), [row, null], '[{"id":"u1","name":"Ada"},null]'],
+      [
+        'a union of views',
+        z.union([view, z.strictObject({ id: z.string(), title: z.string() })]),
+        row,
+        '{"id":"u1","name":"Ada"}',
+      ],
+      [
+        'a record whose keys are an enum',
+        z.record(z.enum(['draft', 'published']), z.number()),
+        { draft: 1, published: 2, internalBudget: 99 },
+        '{"draft":1,"published":2}',
+      ],
+      [
+        'a view through a transform',
+        z.object({ author: view.transform((user) => ({ ...user, display: user.name.toUpperCase() })) }),
+        { author: row },
+        '{"author":{"id":"u1","name":"Ada","display":"ADA"}}',
+      ],
+    ];
+    for (const [what, schema, value, written] of cases)
+      it(what, async () => {
+        expect(await compileSerializer(schema)(value)).toBe(written);
+      });
+  });
 });

@@ -5,7 +5,13 @@
 import fastJson from 'fast-json-stringify';
 import { projectionOf } from './projection.js';
 import { everyViewField, recordCutter } from './record-views.js';
-import { type JsonSchema, type StandardSchemaV1, toJsonSchema, validate } from './schema.js';
+import {
+  type JsonSchema,
+  type StandardSchemaV1,
+  toJsonSchema,
+  transformsItsOutput,
+  validate,
+} from './schema.js';
 import { serializationSchema } from './serialization-schema.js';
 
 /** Writes an answer; `ctx`, the request's context, chooses the view of each per-record view's record. */
@@ -65,7 +71,10 @@ function compile(schema: StandardSchemaV1): Serializer {
     io: 'output',
     ...(cut === undefined ? {} : { override: everyViewField }),
   });
-  const stringify = hasDescription(json) ? compiledWriter(json) : undefined;
+  // A transform's output has no JSON Schema to write it by: it is validated (the transform runs)
+  // and written by the path below, never handed to the writer whole.
+  const transforms = transformsItsOutput(schema);
+  const stringify = hasDescription(json) && !transforms ? compiledWriter(json) : undefined;
   if (stringify !== undefined) {
     const write =
       cut === undefined ? stringify : (value: unknown, ctx: unknown) => stringify(cut(value, ctx));
@@ -80,10 +89,14 @@ function compile(schema: StandardSchemaV1): Serializer {
     };
   }
   const project = hasDescription(json) ? projectionOf(json) : undefined;
+  // What a transform takes is a view: the value is cut to it before validation, so that a whole
+  // row passes a strict view and the transform sees no field above it.
+  const toInput = transforms ? projectionOf(toJsonSchema(schema, { io: 'input' })) : undefined;
   return async (value, ctx) => {
     let result: Awaited<ReturnType<typeof validate>>;
     try {
-      result = await validate(schema, cut === undefined ? value : cut(value, ctx));
+      const viewed = cut === undefined ? value : cut(value, ctx);
+      result = await validate(schema, toInput === undefined ? viewed : toInput(viewed));
     } catch (error) {
       throw new OutputMismatchError(`Output does not match its schema: ${(error as Error).message}`, {
         cause: error,

@@ -38,8 +38,11 @@ function project(value: unknown, schema: unknown, root: JsonSchema, depth: numbe
   const properties =
     namedProperties(node, root) ?? (typeof rest === 'object' || patterns.length > 0 ? new Map() : undefined);
   if (properties === undefined) return value;
+  // A record whose keys are an enum (`z.record(z.enum([…]), …)`) holds those keys only.
+  const names = (node.propertyNames as { enum?: unknown } | undefined)?.enum;
   const result: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    if (Array.isArray(names) && !names.includes(key)) continue;
     const declared = properties.get(key);
     const matched = declared === undefined ? patterns.find(([pattern]) => pattern.test(key)) : undefined;
     if (declared !== undefined) result[key] = project(field, declared, root, depth + 1);

@@ -183,6 +183,24 @@ function convert(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSche
   return 'json' in described ? canonical(described.json, options.io) : {};
 }
 
+/**
+ * Whether a Zod schema's output passes through a `.transform()` (its output's JSON Schema is then
+ * `{}` there: nothing a writer could cut the value by). Other validators: false.
+ */
+export function transformsItsOutput(schema: StandardSchemaV1): boolean {
+  if (!isZodSchema(schema)) return false;
+  let found = false;
+  z.toJSONSchema(schema, {
+    io: 'output',
+    unrepresentable: 'any',
+    override: (ctx: { zodSchema: unknown }) => {
+      if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === 'transform')
+        found = true;
+    },
+  });
+  return found;
+}
+
 /** A local reference (`#`, `#/$defs/name`) read against the schema's root; any other is not followed. */
 export function resolveLocalRef(ref: string, root: JsonSchema): unknown {
   if (!ref.startsWith('#')) return undefined;

@@ -58,9 +58,60 @@ const choosing = new Set([
   'dependencies',
 ]);
 
-/** A copy of `schema` with only what fast-json-stringify reads while writing; `schema` itself if it chooses. */
+/** Keywords that hold schemas: lists of them, maps of them by name, and one each. */
+const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+const schemaMaps = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const schemaKeywords = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+];
+
+/** A copy of `schema` with only what fast-json-stringify reads while writing; whole where it chooses. */
 export function serializationSchema(schema: JsonSchema): JsonSchema {
-  return choosesAnywhere(schema) ? schema : (trimmed(schema) as JsonSchema);
+  const writable = writtenAsDeclared(schema, choosesAnywhere(schema)) as JsonSchema;
+  return choosesAnywhere(writable) ? writable : (trimmed(writable) as JsonSchema);
+}
+
+/**
+ * The schema in the words fast-json-stringify writes by, so that it writes exactly what the
+ * schema declares: a tuple's `prefixItems` (which it does not read: every item was written whole,
+ * a view's row and all) as the array form of `items`; a record whose keys are an enum as those
+ * keys' properties (it wrote any key); and, where it chooses an alternative by validating the value
+ * (`choosing`), no `additionalProperties: false`, so that a whole row still matches its view's
+ * alternative (it answered 500) and is then written as the view: it never writes an undeclared key.
+ */
+function writtenAsDeclared(node: unknown, chooses: boolean): unknown {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return node;
+  const result: Record<string, unknown> = { ...node };
+  const under = (each: unknown) => writtenAsDeclared(each, chooses);
+  for (const keyword of schemaLists)
+    if (Array.isArray(result[keyword])) result[keyword] = (result[keyword] as unknown[]).map(under);
+  for (const keyword of schemaMaps)
+    if (typeof result[keyword] === 'object' && result[keyword] !== null)
+      result[keyword] = Object.fromEntries(
+        Object.entries(result[keyword] as Record<string, unknown>).map(([name, each]) => [name, under(each)]),
+      );
+  for (const keyword of schemaKeywords) if (keyword in result) result[keyword] = under(result[keyword]);
+  if (Array.isArray(result.prefixItems)) {
+    result.additionalItems = result.items ?? true;
+    result.items = result.prefixItems;
+    delete result.prefixItems;
+  }
+  const names = (result.propertyNames as { enum?: unknown } | undefined)?.enum;
+  if (Array.isArray(names) && typeof result.additionalProperties === 'object') {
+    const each = result.additionalProperties;
+    const declared = (result.properties ?? {}) as Record<string, unknown>;
+    result.properties = { ...Object.fromEntries(names.map((name) => [String(name), each])), ...declared };
+    delete result.additionalProperties;
+  }
+  if (chooses && result.additionalProperties === false) delete result.additionalProperties;
+  return result;
 }
 
 function choosesAnywhere(node: unknown): boolean {
