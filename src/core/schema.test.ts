@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { everyViewField } from './record-views.js';
-import { toJsonSchema } from './schema.js';
+import { toJsonSchema, validate } from './schema.js';
 
 describe('toJsonSchema', () => {
   const input = z.object({ limit: z.coerce.number().int().default(20), note: z.string().optional() });
@@ -26,5 +26,18 @@ describe('toJsonSchema', () => {
     expect(toJsonSchema(holder, { io: 'output', named: true }).$defs).toHaveProperty('Named');
     const overridden = toJsonSchema(input, { io: 'output', override: everyViewField });
     expect(overridden).toEqual(toJsonSchema(input, { io: 'output' }));
+  });
+});
+
+describe('validate, on a value nested past what the validator recurses through', () => {
+  it("fails as the input's fault (a 400), not as a crash (a 500)", async () => {
+    type Node = { c?: Node | undefined };
+    const tree: z.ZodType<Node> = z.lazy(() => z.object({ c: tree.optional() }));
+    const deep = JSON.parse(`${'{"c":'.repeat(20_000)}{}${'}'.repeat(20_000)}`) as unknown;
+    expect(await validate(tree, deep)).toEqual({
+      ok: false,
+      errors: [{ path: '', message: 'The value is nested too deeply to be checked' }],
+    });
+    expect(await validate(tree, { c: { c: {} } })).toMatchObject({ ok: true });
   });
 });

@@ -97,11 +97,36 @@ export function validate<T>(
   schema: StandardSchemaV1<unknown, T>,
   value: unknown,
 ): Validation<T> | Promise<Validation<T>> {
-  const result = schema['~standard'].validate(value);
+  let result: ReturnType<StandardSchemaV1<unknown, T>['~standard']['validate']>;
+  try {
+    result = schema['~standard'].validate(value);
+  } catch (error) {
+    if (tooDeep(error)) return nestedTooDeeply;
+    throw error;
+  }
   return isThenable(result)
-    ? Promise.resolve(result).then((settled) => settle(settled as StandardSchemaV1.Result<T>, value))
+    ? Promise.resolve(result).then(
+        (settled) => settle(settled as StandardSchemaV1.Result<T>, value),
+        (error: unknown) => {
+          if (tooDeep(error)) return nestedTooDeeply;
+          throw error;
+        },
+      )
     : settle(result, value);
 }
+
+/**
+ * A value nested deeper than a validator's recursion goes (a recursive schema given a body of
+ * thousands of levels, well within the size limit) fails as the input's fault, not as a crash.
+ */
+const nestedTooDeeply: Validation<never> = {
+  ok: false,
+  errors: [{ path: '', message: 'The value is nested too deeply to be checked' }],
+};
+
+/** The engine's stack overflow (V8's and JavaScriptCore's message), not another RangeError. */
+const tooDeep = (error: unknown): boolean =>
+  error instanceof RangeError && /maximum call stack size/i.test(error.message);
 
 function zodDefType(schema: z.ZodType): string {
   return (schema._zod.def as { type: string }).type;
