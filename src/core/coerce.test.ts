@@ -27,6 +27,18 @@ describe('createCoercer', () => {
     expect(coerce({ flag: '1' })).toEqual({ flag: true });
     expect(coerce({ since: '2024-05-01' }).since).toEqual(new Date('2024-05-01'));
     expect(coerce({ since: '2024-05-01T10:00:00+02:00' }).since).toEqual(new Date('2024-05-01T08:00:00Z'));
+    // No offset: UTC, whatever the server's time zone (in Tokyo 10:00 was read as 01:00Z).
+    const zone = process.env.TZ;
+    process.env.TZ = 'Asia/Tokyo';
+    try {
+      for (const local of ['2024-05-01T10:00:00', '2024-05-01 10:00', '2024-05-01t10:00:00.250'])
+        expect((coerce({ since: local }).since as Date).toISOString()).toBe(
+          local.endsWith('.250') ? '2024-05-01T10:00:00.250Z' : '2024-05-01T10:00:00.000Z',
+        );
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
     expect(coerce({ maybe: '3' })).toEqual({ maybe: 3 });
   });
 

@@ -52,9 +52,16 @@ function calendarDate(value: string): Date | string {
     offsetHours <= 23 &&
     offsetMinutes <= 59;
   if (!exists) return value;
-  const date = new Date(value);
+  // A time without an offset would be read in the server's own time zone, so one instance's
+  // 10:00 would be another's 14:00: it is UTC, as a date alone is (docs/procedures.md).
+  const date = new Date(
+    parts[4] !== undefined && !zoned.test(value) ? `${value.slice(0, 10)}T${value.slice(11)}Z` : value,
+  );
   return Number.isNaN(date.getTime()) ? value : date;
 }
+
+/** A time's zone at the end of an ISO 8601 date-time: `Z`, or an offset. */
+const zoned = /(?:[Zz]|[+-]\d{2}:?\d{2})$/;
 
 function coerceScalar(value: string, scalar: Scalar): unknown {
   switch (scalar) {
