@@ -58,4 +58,32 @@ describe('compileSerializer', () => {
         expect(await compileSerializer(schema)(value)).toBe(written);
       });
   });
+
+  it('refuses a value the writer would coerce, outside production: a wrong literal, enum value, boolean or integer', async () => {
+    const status = z.object({
+      state: z.literal('active'),
+      kind: z.enum(['a', 'b']),
+      on: z.boolean(),
+      n: z.int(),
+    });
+    const fine = { state: 'active', kind: 'a', on: true, n: 2 };
+    expect(await compileSerializer(status)({ ...fine, extra: 'cut' })).toBe(
+      '{"state":"active","kind":"a","on":true,"n":2}',
+    );
+    for (const wrong of [{ state: 'banned' }, { kind: 'c' }, { on: 'false' }, { n: 1.9 }])
+      await expect(async () => compileSerializer(status)({ ...fine, ...wrong })).rejects.toThrow(
+        /Output does not match its schema/,
+      );
+    // Production writes without the check, as the writer writes (a schema compiled there).
+    const mode = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      expect(await compileSerializer(z.object({ state: z.literal('active') }))({ state: 'banned' })).toBe(
+        '{"state":"active"}',
+      );
+    } finally {
+      if (mode === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = mode;
+    }
+  });
 });

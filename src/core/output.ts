@@ -43,6 +43,34 @@ function compiledWriter(json: JsonSchema): ((value: unknown) => string) | undefi
 }
 
 /**
+ * Outside production every answer is validated too before it is written: the writer writes by the
+ * JSON Schema and coerces as it goes (a literal's constant whatever the value, `'false'` as true,
+ * 1.9 as 1), so a handler's wrong value is a 500 naming it in development and tests, where it is
+ * made, instead of a wrong answer (docs/procedures.md). Production writes without the check.
+ */
+const checksAnswers = (): boolean =>
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NODE_ENV !==
+  'production';
+
+/** Validates an answer cut to what its schema declares (a whole row fits a strict view so). */
+function answerCheck(
+  schema: StandardSchemaV1,
+  project: (value: unknown) => unknown,
+): (value: unknown) => Promise<void> | undefined {
+  const refuse = (result: Awaited<ReturnType<typeof validate>>): void => {
+    if (result.ok) return;
+    const reasons = result.errors.map((error) => `${error.path || '(root)'}: ${error.message}`).join('; ');
+    throw new OutputMismatchError(`Output does not match its schema: ${reasons}`);
+  };
+  return (value) => {
+    const result = validate(schema, project(value));
+    if (result instanceof Promise) return result.then(refuse);
+    refuse(result);
+    return undefined;
+  };
+}
+
+/**
  * Serializers already compiled, by schema: a view answers several procedures (the blog's start
  * asked for 22 serializers of 12 schemas), and a serializer holds nothing of the route it serves.
  */
@@ -78,7 +106,7 @@ function compile(schema: StandardSchemaV1): Serializer {
   if (stringify !== undefined) {
     const write =
       cut === undefined ? stringify : (value: unknown, ctx: unknown) => stringify(cut(value, ctx));
-    return (value, ctx) => {
+    const written = (value: unknown, ctx: unknown): string => {
       try {
         return write(value, ctx);
       } catch (error) {
@@ -86,6 +114,12 @@ function compile(schema: StandardSchemaV1): Serializer {
           cause: error,
         });
       }
+    };
+    const check = cut === undefined && checksAnswers() ? answerCheck(schema, projectionOf(json)) : undefined;
+    if (check === undefined) return written;
+    return (value, ctx) => {
+      const checked = check(value);
+      return checked === undefined ? written(value, ctx) : checked.then(() => written(value, ctx));
     };
   }
   const project = hasDescription(json) ? projectionOf(json) : undefined;
