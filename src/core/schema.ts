@@ -197,6 +197,12 @@ function convert(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSche
       unrepresentable: 'any',
       override: (ctx: { zodSchema: unknown; jsonSchema: JsonSchema }) => {
         describeDates(ctx);
+        if (
+          options.io === 'output' &&
+          isZodSchema(ctx.zodSchema) &&
+          zodDefType(ctx.zodSchema) === 'transform'
+        )
+          transformedOutputs.add(schema);
         options.override?.(ctx.zodSchema, ctx.jsonSchema);
       },
       ...(options.named === true ? {} : { metadata: withoutIds, reused: 'inline' as const }),
@@ -208,22 +214,18 @@ function convert(schema: StandardSchemaV1, options: JsonSchemaOptions): JsonSche
   return 'json' in described ? canonical(described.json, options.io) : {};
 }
 
+/** Zod schemas whose output conversion met a `.transform()` (recorded as it is made, once). */
+const transformedOutputs = new WeakSet<object>();
+
 /**
  * Whether a Zod schema's output passes through a `.transform()` (its output's JSON Schema is then
- * `{}` there: nothing a writer could cut the value by). Other validators: false.
+ * `{}` there: nothing a writer could cut the value by). Read from its output conversion, made now
+ * if it was not (cached, as every conversion is). Other validators: false.
  */
 export function transformsItsOutput(schema: StandardSchemaV1): boolean {
   if (!isZodSchema(schema)) return false;
-  let found = false;
-  z.toJSONSchema(schema, {
-    io: 'output',
-    unrepresentable: 'any',
-    override: (ctx: { zodSchema: unknown }) => {
-      if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === 'transform')
-        found = true;
-    },
-  });
-  return found;
+  toJsonSchema(schema, { io: 'output' });
+  return transformedOutputs.has(schema);
 }
 
 /** A local reference (`#`, `#/$defs/name`) read against the schema's root; any other is not followed. */
