@@ -239,9 +239,10 @@ export function resolveLocalRef(ref: string, root: JsonSchema): unknown {
   return current;
 }
 
-const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
-const subschemaMaps = ['properties', 'patternProperties', '$defs'] as const;
-const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as const;
+/** The keywords under which a JSON Schema holds schemas: lists of them, maps by name, one each. */
+export const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+export const subschemaMaps = ['properties', 'patternProperties', '$defs'] as const;
+export const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as const;
 
 /**
  * Writes what every validator means alike as Zod writes it, so that the same API gives the same

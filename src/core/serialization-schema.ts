@@ -9,7 +9,7 @@
  * a cursor page of 20 posts is written in a third of the time; on older V8 the option does
  * nothing. The output is the same byte for byte either way (src/core/output.test.ts).
  */
-import type { JsonSchema } from './schema.js';
+import { type JsonSchema, subschemaLists, subschemaMaps, subschemas } from './schema.js';
 
 /** Keywords fast-json-stringify never reads while writing. */
 const unread = new Set([
@@ -58,20 +58,6 @@ const choosing = new Set([
   'dependencies',
 ]);
 
-/** Keywords that hold schemas: lists of them, maps of them by name, and one each. */
-const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
-const schemaMaps = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
-const schemaKeywords = [
-  'items',
-  'additionalProperties',
-  'not',
-  'if',
-  'then',
-  'else',
-  'contains',
-  'propertyNames',
-];
-
 /** A copy of `schema` with only what fast-json-stringify reads while writing; whole where it chooses. */
 export function serializationSchema(schema: JsonSchema): JsonSchema {
   const writable = writtenAsDeclared(schema, choosesAnywhere(schema)) as JsonSchema;
@@ -90,14 +76,14 @@ function writtenAsDeclared(node: unknown, chooses: boolean): unknown {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return node;
   const result: Record<string, unknown> = { ...node };
   const under = (each: unknown) => writtenAsDeclared(each, chooses);
-  for (const keyword of schemaLists)
+  for (const keyword of subschemaLists)
     if (Array.isArray(result[keyword])) result[keyword] = (result[keyword] as unknown[]).map(under);
-  for (const keyword of schemaMaps)
+  for (const keyword of subschemaMaps)
     if (typeof result[keyword] === 'object' && result[keyword] !== null)
       result[keyword] = Object.fromEntries(
         Object.entries(result[keyword] as Record<string, unknown>).map(([name, each]) => [name, under(each)]),
       );
-  for (const keyword of schemaKeywords) if (keyword in result) result[keyword] = under(result[keyword]);
+  for (const keyword of subschemas) if (keyword in result) result[keyword] = under(result[keyword]);
   if (Array.isArray(result.prefixItems)) {
     result.additionalItems = result.items ?? true;
     result.items = result.prefixItems;
