@@ -81,6 +81,56 @@ describe('createCoercer', () => {
     expect(schema.safeParse(coerce({ limit: ['1', '2'] })).success).toBe(false);
   });
 
+  it('reads unions of numbers, booleans and their literals, and nullable arrays', () => {
+    const unions = z.object({
+      size: z.union([z.literal(10), z.literal(20)]).optional(),
+      limit: z.union([z.number().int(), z.literal('all')]).optional(),
+      mixed: z.union([z.literal(1), z.literal('x')]).optional(),
+      either: z.number().or(z.boolean()).optional(),
+      only: z.literal(true).optional(),
+      ids: z.array(z.number().int()).nullable().optional(),
+      sizes: z.array(z.union([z.literal(1), z.literal(2)])).optional(),
+      text: z.union([z.string(), z.number()]).optional(),
+    });
+    const read = createCoercer(unions);
+    const sent = {
+      size: '20',
+      limit: '5',
+      mixed: '1',
+      either: '1',
+      only: 'true',
+      ids: ['1', '2'],
+      sizes: '2',
+      text: '007',
+    };
+    const coerced = read({ ...sent });
+    expect(coerced).toEqual({
+      size: 20,
+      limit: 5,
+      mixed: 1,
+      either: 1,
+      only: true,
+      ids: [1, 2],
+      sizes: [2],
+      text: '007',
+    });
+    expect(unions.safeParse(coerced).success).toBe(true);
+    // A literal string beside a number is matched as sent; `true` of number-or-boolean is the boolean.
+    expect(read({ limit: 'all', mixed: 'x', either: 'true' })).toEqual({
+      limit: 'all',
+      mixed: 'x',
+      either: true,
+    });
+    // What none of the options takes stays as sent, for the validator to refuse.
+    const refused = read({ size: '30', either: 'yes', ids: ['one'] });
+    expect(refused).toEqual({ size: 30, either: 'yes', ids: ['one'] });
+    expect(unions.safeParse(refused).error?.issues.map((issue) => issue.path.join('.'))).toEqual([
+      'size',
+      'either',
+      'ids.0',
+    ]);
+  });
+
   it('passes input through when there is no schema', () => {
     const raw = { a: '1' };
     expect(createCoercer(undefined)(raw)).toBe(raw);

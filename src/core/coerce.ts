@@ -15,7 +15,7 @@ import {
 } from './schema.js';
 import { isValibotSchema, valibotDatePlaces } from './valibot.js';
 
-type Scalar = 'integer' | 'number' | 'boolean' | 'date' | 'string';
+type Scalar = 'number' | 'boolean' | 'number or boolean' | 'date' | 'string';
 type FieldCoercion = { scalar: Scalar; array: boolean };
 
 export type Coercer = (raw: Record<string, unknown>) => Record<string, unknown>;
@@ -65,8 +65,11 @@ const zoned = /(?:[Zz]|[+-]\d{2}:?\d{2})$/;
 
 function coerceScalar(value: string, scalar: Scalar): unknown {
   switch (scalar) {
-    case 'integer':
     case 'number':
+      return numeric.test(value) ? Number(value) : value;
+    case 'number or boolean':
+      if (value === 'true') return true;
+      if (value === 'false') return false;
       return numeric.test(value) ? Number(value) : value;
     case 'boolean':
       if (value === 'true' || value === '1') return true;
@@ -79,22 +82,55 @@ function coerceScalar(value: string, scalar: Scalar): unknown {
   }
 }
 
+/**
+ * What a field's schema takes, as the coercer reads it: `number`, `boolean` or both (a union of
+ * `z.number()` and `z.boolean()`, or of their literals); `string` when a free string is among the
+ * options, so that text stays text (`"007"` is not read as 7). A literal string option (`'all'`
+ * beside a number) leaves the rest as it is: `"all"` matches it as sent.
+ */
 function scalarOfJson(schema: JsonSchema | undefined): Scalar | undefined {
   if (schema === undefined) return undefined;
-  const type = schema.type;
-  const types = Array.isArray(type) ? type.filter((t) => t !== 'null') : [type];
-  if (types.length === 1) {
-    const only = types[0];
-    if (only === 'integer' || only === 'number' || only === 'boolean' || only === 'string') return only;
-  }
-  for (const key of ['anyOf', 'oneOf'] as const) {
-    const options = (schema[key] as JsonSchema[] | undefined)?.filter((option) => option.type !== 'null');
-    if (options?.length === 1) return scalarOfJson(options[0]);
-  }
-  return undefined;
+  const kinds = new Set<string>();
+  if (!scalarKinds(schema, kinds)) return undefined;
+  if (kinds.has('string')) return 'string';
+  const number = kinds.has('number');
+  const boolean = kinds.has('boolean');
+  if (number && boolean) return 'number or boolean';
+  if (number) return 'number';
+  if (boolean) return 'boolean';
+  return kinds.has('string literal') ? 'string' : undefined;
 }
 
-function fieldOfJson(schema: JsonSchema): FieldCoercion | undefined {
+/** Adds the kinds of scalar a schema (or each of its union's options) takes; false for any other. */
+function scalarKinds(schema: JsonSchema, kinds: Set<string>): boolean {
+  const options = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (options !== undefined) return options.every((option) => scalarKinds(option, kinds));
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type ?? kindOfConstant(schema.const)];
+  for (const type of types) {
+    if (type === 'integer' || type === 'number') kinds.add('number');
+    else if (type === 'boolean') kinds.add('boolean');
+    else if (type === 'string')
+      kinds.add(schema.const !== undefined || schema.enum !== undefined ? 'string literal' : 'string');
+    else if (type !== 'null') return false;
+  }
+  return true;
+}
+
+function kindOfConstant(value: unknown): string | undefined {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return typeof value;
+  return value === null ? 'null' : undefined;
+}
+
+/** A field's schema without the `null` a nullable field adds beside it. */
+function withoutNull(schema: JsonSchema): JsonSchema {
+  const options = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  const others = options?.filter((option) => option.type !== 'null');
+  return others?.length === 1 && others[0] !== undefined ? withoutNull(others[0]) : schema;
+}
+
+function fieldOfJson(field: JsonSchema): FieldCoercion | undefined {
+  const schema = withoutNull(field);
   if (schema.type === 'array') {
     const scalar = scalarOfJson(schema.items as JsonSchema | undefined) ?? 'string';
     return { scalar, array: true };
