@@ -226,6 +226,36 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
 }
 
 /**
+ * The first field of a query input that no query string can carry: an object (a record among
+ * them), or an array of objects or arrays. Such a route could never be called, so it is refused
+ * when it is mounted (docs/procedures.md, "Query-string coercion"). Undefined when every field can.
+ */
+export function fieldNoQueryCarries(schema: StandardSchemaV1): { key: string; what: string } | undefined {
+  const json = toJsonSchema(schema, { io: 'input' });
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [key, property] of Object.entries(properties)) {
+    const field = withoutNull(property);
+    if (takesOnly(field, ['object'])) return { key, what: 'an object' };
+    if (
+      field.type === 'array' &&
+      takesOnly((field.items as JsonSchema | undefined) ?? {}, ['object', 'array'])
+    )
+      return { key, what: 'an array of objects or arrays' };
+  }
+  return undefined;
+}
+
+/** Whether a schema (each of its union's options, a `null` aside) is only of these types. */
+function takesOnly(schema: JsonSchema, types: readonly string[]): boolean {
+  const options = ((schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined)?.filter(
+    (option) => option.type !== 'null',
+  );
+  if (options !== undefined) return options.length > 0 && options.every((option) => takesOnly(option, types));
+  const own = Array.isArray(schema.type) ? schema.type.filter((type) => type !== 'null') : [schema.type];
+  return own.length > 0 && own.every((type) => typeof type === 'string' && types.includes(type));
+}
+
+/**
  * Builds the coercer for an input schema. Keys the schema does not describe stay strings;
  * repeated keys arrive as arrays and stay arrays only where the schema wants one.
  */

@@ -51,6 +51,37 @@ describe('planRoutes', () => {
     );
     expect(() => planRoutes([posts, posts])).toThrow(ProceedConfigError);
   });
+
+  it('refuses a query input with a field no query string can carry, and takes the same as a body', () => {
+    const listing = (field: z.ZodType) =>
+      p().input(z.object({ limit: z.number().optional(), filter: field }));
+    for (const [field, what] of [
+      [z.object({ status: z.string() }), 'an object'],
+      [z.object({ status: z.string() }).nullable().optional(), 'an object'],
+      [z.record(z.string(), z.string()), 'an object'],
+      [z.array(z.object({ tag: z.string() })), 'an array of objects or arrays'],
+      [z.array(z.array(z.number())).optional(), 'an array of objects or arrays'],
+    ] as const) {
+      expect(() => planRoutes([procedures('posts', { listPosts: listing(field).query(() => []) })])).toThrow(
+        `posts.listPosts takes its input from the query string, which carries text and repeated keys, but its field "filter" is ${what}, which no request could send`,
+      );
+      // Read from a JSON body, the same input is fine.
+      const searching = listing(field)
+        .rest({ method: 'POST', path: '/posts/search' })
+        .mutation(() => []);
+      expect(planRoutes([procedures('posts', { searchPosts: searching })])).toHaveLength(1);
+    }
+    // What a query carries: scalars, their unions, arrays of them, anything (`z.unknown()`).
+    for (const field of [
+      z.string(),
+      z.union([z.number(), z.literal('all')]),
+      z.array(z.enum(['a'])),
+      z.unknown(),
+    ])
+      expect(planRoutes([procedures('posts', { listPosts: listing(field).query(() => []) })])).toHaveLength(
+        1,
+      );
+  });
 });
 
 describe('RouteTable', () => {

@@ -2,6 +2,8 @@
  * Turns collections into a route table: the one list the server, OpenAPI generator, CLI and
  * start-up log all read. Every configuration mistake is found here, before any request.
  */
+
+import { fieldNoQueryCarries } from './coerce.js';
 import { ProceedConfigError } from './errors.js';
 import {
   assertCollectionName,
@@ -138,6 +140,15 @@ export function planRoutes(
       if (undescribed !== undefined) {
         throw new ProceedConfigError(
           `${owner} takes its input from the query string, whose values arrive as text and are coerced and checked by the input's JSON Schema, but ${undescribed} (docs/procedures.md, "Validators")`,
+        );
+      }
+      const uncarried =
+        resolved.inputMode === 'query' && definition.input !== undefined
+          ? fieldNoQueryCarries(definition.input)
+          : undefined;
+      if (uncarried !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no request could send: make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
         );
       }
       taken.set(key, owner);
