@@ -44,7 +44,9 @@ export function assembler(
     // A socket's handshake may carry the bearer token in the query (a browser's WebSocket sends no
     // header): it is the auth plugin's, never the input's (docs/sockets.md, "Authentication").
     const tokenInQuery = route.definition.output?.kind === 'socket';
-    return (call) => {
+    const { method } = route;
+    return (call, body) => {
+      if (body !== undefined) refuseBodyOfQuery(body, method);
       const sent: Record<string, unknown> = assignOwn({}, call.query);
       if (tokenInQuery) delete sent.access_token;
       const input = coerce(assignOwn(sent, call.params));
@@ -68,6 +70,21 @@ export function assembler(
     if (!unchecked) refuseUnknownKeys(sent, shape, body);
     return reviveDates(assignOwn(assignOwn({}, sent), params));
   };
+}
+
+/**
+ * A body sent to a route that reads its input from the query string (a DELETE): refused, key by
+ * key, rather than dropped, since `{"hard": true}` would otherwise delete softly and answer 200.
+ * An empty object carries nothing and passes.
+ */
+function refuseBodyOfQuery(body: unknown, method: string): void {
+  const where = `A ${method} reads its input from the path and the query string, not its body`;
+  if (!isPlainObject(body)) throw new ValidationError([{ path: '', message: where }]);
+  const keys = Object.keys(body);
+  if (keys.length > 0)
+    throw new ValidationError(
+      keys.map((key) => ({ path: key, message: `${where}: send it as ?${encodeURIComponent(key)}=` })),
+    );
 }
 
 /**

@@ -144,7 +144,23 @@ describe('input assembly and statuses', () => {
 
   it('answers delete with { success: true }', async () => {
     const app = notesApp({ id: 'a', role: 'admin' });
-    const deleted = await call(app, 'DELETE', '/api/notes/1');
+    // A DELETE reads its input from the path and query: a body's keys are refused, not dropped.
+    const withBody = await call(app, 'DELETE', '/api/notes/1', { hard: true });
+    expect(withBody.status).toBe(400);
+    expect(withBody.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [
+        {
+          path: 'hard',
+          message:
+            'A DELETE reads its input from the path and the query string, not its body: send it as ?hard=',
+        },
+      ],
+    });
+    expect((await call(app, 'DELETE', '/api/notes/1', [1])).json()).toMatchObject({ errors: [{ path: '' }] });
+    expect((await call(app, 'GET', '/api/notes/1')).status).toBe(200);
+    // An empty object carries nothing, and passes.
+    const deleted = await call(app, 'DELETE', '/api/notes/1', {});
     expect(deleted.status).toBe(200);
     expect(deleted.json()).toEqual({ success: true });
     expect((await call(app, 'DELETE', '/api/notes/1')).json()).toMatchObject({
