@@ -24,6 +24,15 @@ describe('the hosts an MCP endpoint answers to', () => {
         expect(() => exposure.refuseForeign(request({ host }))).not.toThrow();
       expect(() => exposure.refuseForeign(request({ host: 'rebound.example:3030' }))).toThrow(/rebound/);
     }
+    // Any address of 127.0.0.0/8, and IPv4's loopback as IPv6 writes it, is a loopback interface.
+    for (const listening of ['127.0.0.2', '127.1.2.3', '::ffff:127.0.0.1']) {
+      const exposure = new Exposure({ path: '/mcp' });
+      exposure.listening(listening);
+      for (const host of ['127.0.0.2:3030', 'localhost', '[::ffff:127.0.0.1]:80'])
+        expect(() => exposure.refuseForeign(request({ host }))).not.toThrow();
+      expect(() => exposure.refuseForeign(request({ host: 'rebound.example:3030' }))).toThrow(/rebound/);
+      expect(() => exposure.refuseForeign(request({ host: '127.0.0.2.rebound.example' }))).toThrow(/rebound/);
+    }
     const open = new Exposure({ path: '/mcp' });
     open.listening('0.0.0.0');
     expect(() => open.refuseForeign(request({ host: 'api.example' }))).not.toThrow();

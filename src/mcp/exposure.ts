@@ -6,8 +6,18 @@
 import { type ProblemCode, ProceedError } from '../core/errors.js';
 import type { RouteRequest } from '../http/app-routes.js';
 
-/** The loopback names a local server answers to. */
-const loopback: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+/**
+ * A loopback name a local server answers to: `localhost`, any address of 127.0.0.0/8 (a server
+ * may listen on 127.0.0.2), `::1`, and IPv4's loopback as IPv6 writes it.
+ */
+function isLoopback(name: string): boolean {
+  const address = name.startsWith('[') ? name.slice(1, -1) : name;
+  return (
+    address === 'localhost' ||
+    address === '::1' ||
+    /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)
+  );
+}
 
 /** A `Host` value's name, without its port: `127.0.0.1:3030` → `127.0.0.1`, `[::1]:80` → `[::1]`. */
 function hostName(host: string): string {
@@ -25,7 +35,8 @@ export interface ExposureOptions {
 export class Exposure {
   readonly #options: ExposureOptions;
   readonly #origins: ReadonlySet<string>;
-  #hosts: ReadonlySet<string> | undefined;
+  /** Which `Host` names the endpoint answers to; undefined: any. */
+  #hosts: ((name: string) => boolean) | undefined;
   /** The last `Host` found allowed: an agent sends the same one with every message. */
   #allowedHost: string | undefined;
   /** Where the protected-resource metadata is served. */
@@ -34,15 +45,16 @@ export class Exposure {
   constructor(options: ExposureOptions) {
     this.#options = options;
     this.#origins = new Set(options.allowedOrigins ?? []);
-    this.#hosts =
+    const allowed =
       options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts.map(hostName));
+    this.#hosts = allowed === undefined ? undefined : (name) => allowed.has(name);
     this.metadataPath = `/.well-known/oauth-protected-resource${options.path === '/mcp' ? '' : options.path}`;
   }
 
   /** The app listens on `host`: on a loopback interface, loopback names only, unless told which. */
   listening(host: string): void {
-    if (this.#options.allowedHosts === undefined && loopback.has(hostName(host))) {
-      this.#hosts = loopback;
+    if (this.#options.allowedHosts === undefined && isLoopback(hostName(host))) {
+      this.#hosts = isLoopback;
       this.#allowedHost = undefined;
     }
   }
@@ -52,27 +64,35 @@ export class Exposure {
    * to this machine) and a browser on another origin (a page calling the agent's endpoint).
    */
   refuseForeign(request: RouteRequest): void {
-    const host = request.headers.host;
-    if (this.#hosts !== undefined && (host === undefined || host !== this.#allowedHost)) {
-      if (host === undefined || !this.#hosts.has(hostName(host)))
-        throw new ProceedError(
-          'FORBIDDEN',
-          `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
-        );
-      this.#allowedHost = host;
-    }
+    this.refuseForeignHost(request);
     const origin = request.headers.origin;
     if (origin === undefined || this.#origins.has(origin)) return;
-    let originHost: string | undefined;
+    let sameOrigin: boolean;
     try {
-      originHost = new URL(origin).host;
+      sameOrigin = new URL(origin).origin === new URL(request.origin).origin;
     } catch {
-      originHost = undefined;
+      sameOrigin = false;
     }
-    // The endpoint's own host as the client named it: behind a trusted proxy, its X-Forwarded-Host
-    // (the same origin the cross-site check and the metadata take).
-    if (originHost === undefined || originHost !== new URL(request.origin).host)
-      throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
+    // The endpoint's own origin as the client named it, scheme and port included: behind a trusted
+    // proxy, its X-Forwarded-Proto and -Host (the same origin the cross-site check and the metadata
+    // take).
+    if (!sameOrigin) throw new ProceedError('FORBIDDEN', `Origin ${origin} may not call this MCP endpoint`);
+  }
+
+  /**
+   * The `Host` check alone, for the protected-resource metadata too: it names this server by the
+   * request's `Host`, so a foreign name would be written back (a cache keyed without it would keep
+   * it). Any origin may read the metadata: a browser-based client fetches it from its own.
+   */
+  refuseForeignHost(request: RouteRequest): void {
+    const host = request.headers.host;
+    if (this.#hosts === undefined || (host !== undefined && host === this.#allowedHost)) return;
+    if (host === undefined || !this.#hosts(hostName(host)))
+      throw new ProceedError(
+        'FORBIDDEN',
+        `This MCP endpoint does not answer to the host ${host ?? '(none)'}`,
+      );
+    this.#allowedHost = host;
   }
 
   /**

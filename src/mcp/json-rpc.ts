@@ -66,8 +66,18 @@ export async function readRequest(request: RouteRequest): Promise<RpcRequest | R
   if (typeof message !== 'object' || message === null || Array.isArray(message))
     return rpcRefusal(rpc.invalidRequest, 'A message is one JSON-RPC object');
   const { jsonrpc, id, method, params } = message as Record<string, unknown>;
-  if (jsonrpc === '2.0' && (id === undefined || method === undefined)) return { status: 202 };
-  const answerable = typeof id === 'string' || typeof id === 'number' ? id : null;
+  // A notification (a method, no id), or a client's answer to the server (an id, and a result or
+  // an error): nothing to say back.
+  if (jsonrpc === '2.0' && typeof method === 'string' && id === undefined) return { status: 202 };
+  if (
+    jsonrpc === '2.0' &&
+    method === undefined &&
+    id !== undefined &&
+    ('result' in message || 'error' in message)
+  )
+    return { status: 202 };
+  // An id written as a number too large for one (`1e400`) would be answered as `null`.
+  const answerable = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
   if (jsonrpc !== '2.0' || typeof method !== 'string' || answerable === null)
     return rpcRefusal(
       rpc.invalidRequest,

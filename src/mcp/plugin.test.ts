@@ -433,15 +433,36 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     expect(version.status).toBe(400);
     const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(notification.status).toBe(202);
+    // A client's answer to the server (an id and a result or an error) is taken without reply.
+    expect((await post({ jsonrpc: '2.0', id: 3, result: {} })).status).toBe(202);
     for (const wrong of [
       { id: 1, method: 'ping' },
       { jsonrpc: '2.0', id: null, method: 'ping' },
       { jsonrpc: '2.0', id: 1, method: 5 },
+      // Neither a request, a notification nor an answer.
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0' },
+      { jsonrpc: '2.0', method: 5 },
     ]) {
       const refused = await post(wrong);
       expect(refused.status).toBe(400);
-      expect(await refused.json()).toMatchObject({ error: { code: -32600 } });
+      expect(await refused.json()).toMatchObject({ id: wrong.id ?? null, error: { code: -32600 } });
     }
+    // An id too large for a number would be answered to as null: refused, as no id.
+    const huge = await post('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
+    expect(huge.status).toBe(400);
+    expect(await huge.json()).toMatchObject({ id: null, error: { code: -32600 } });
+    // A cursor is only what nextCursor gave: decimal digits.
+    for (const cursor of [' 1', '0x1', '1e3', '-1', '01', null, 1]) {
+      const paged = await post({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { cursor } });
+      expect(await paged.json(), String(cursor)).toMatchObject({ id: 9, error: { code: -32602 } });
+    }
+    expect(
+      await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { cursor: '0' } })).json(),
+    ).toMatchObject({
+      id: 9,
+      result: { tools: expect.any(Array) },
+    });
     const stream = await (through ?? fetch)(url, { headers: { accept: 'text/event-stream' } });
     expect(stream.status).toBe(405);
     expect(stream.headers.get('allow')).toBe('POST');
@@ -484,6 +505,8 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       expect(await statusFor('evil.example.com')).toBe(403);
       expect(await statusFor(`localhost:${url.port}`)).toBe(200);
       expect(await statusFor(url.host, url.origin)).toBe(200);
+      // The endpoint's own host under another scheme is another origin.
+      expect(await statusFor(url.host, `https://${url.host}`)).toBe(403);
       // A loopback name with a port no URL can hold: where the endpoint names its own URL (the
       // 401's challenge, the metadata), a 400 problem, not a 500.
       const answerFor = (host: string, method: string, path: string, body?: string) =>
@@ -517,6 +540,14 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
           type: expect.stringContaining('application/problem+json'),
         });
       }
+      // The metadata names the server by its Host: a rebound name is refused there too.
+      expect(
+        await answerFor('evil.example.com', 'GET', '/.well-known/oauth-protected-resource'),
+      ).toMatchObject({
+        status: 403,
+        type: expect.stringContaining('application/problem+json'),
+      });
+      expect((await answerFor(url.host, 'GET', '/.well-known/oauth-protected-resource')).status).toBe(200);
     },
   );
 });
@@ -543,10 +574,14 @@ describe('the endpoint URL of the metadata behind a proxy', () => {
   });
 
   it("takes a page of the proxy's public origin as the endpoint's own (the Origin check and the metadata agree)", async () => {
-    const pingFrom = async (trustProxy: string | false) => {
+    const pingFrom = async (trustProxy: string | false, proto = 'https') => {
       const app = createApp({ logger: false, trustProxy });
       await app.register(mcpPlugin, { allowedHosts: ['internal.example'] });
-      const headers = { origin: 'https://public.example', 'x-forwarded-host': 'public.example' };
+      const headers = {
+        origin: 'https://public.example',
+        'x-forwarded-host': 'public.example',
+        'x-forwarded-proto': proto,
+      };
       const answer = await sendRpc(app, { method: 'ping' }, headers, 'internal.example');
       await app.close();
       return answer.status;
@@ -554,6 +589,8 @@ describe('the endpoint URL of the metadata behind a proxy', () => {
     // sendRpc's peer is 127.0.0.1: a trusted proxy under 'loopback'.
     expect(await pingFrom('loopback')).toBe(200);
     expect(await pingFrom(false)).toBe(403);
+    // The same host under another scheme is another origin, as for the cross-site check.
+    expect(await pingFrom('loopback', 'http')).toBe(403);
   });
 });
 

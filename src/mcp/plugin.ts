@@ -142,9 +142,14 @@ class McpMethods {
 
   /** A page of the tools whose guards let the caller through. */
   async #list(cursor: unknown, calling: CallingRequest): Promise<object> {
-    const start = cursor === undefined ? 0 : Number(cursor);
-    if (!Number.isInteger(start) || start < 0 || typeof (cursor ?? '0') !== 'string')
-      throw new RpcError(rpc.invalidParams, 'The cursor is not one this server gave');
+    // Only what this server gives as nextCursor: a count written in decimal digits.
+    const start =
+      cursor === undefined
+        ? 0
+        : typeof cursor === 'string' && /^(?:0|[1-9]\d{0,8})$/.test(cursor)
+          ? Number(cursor)
+          : -1;
+    if (start < 0) throw new RpcError(rpc.invalidParams, 'The cursor is not one this server gave');
     const routes = this.#tools.map((tool) => tool.route);
     const callable = new Set(await this.#app.callableBy(routes, calling));
     const listed = this.#tools.filter((tool) => callable.has(tool.route));
@@ -268,6 +273,7 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
   // Stateless: no stream of the server's own to open (GET), no session to end (DELETE). Any
   // method but POST is the pipeline's 405 with `Allow: POST`, as the protocol allows.
   app.route('GET', exposure.metadataPath, (request) => {
+    exposure.refuseForeignHost(request);
     const resource = exposure.resourceOf(request);
     return jsonAnswer(200, {
       resource,
