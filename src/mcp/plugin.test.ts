@@ -594,6 +594,39 @@ describe('the endpoint URL of the metadata behind a proxy', () => {
   });
 });
 
+describe('the tools listed to a caller', () => {
+  it("asks each guard with its route's own method and URL, as the call will", async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['lab'] });
+    const onGet = guard({ name: 'on GET', check: (ctx: BaseContext) => ctx.request.method === 'GET' });
+    const underLab = guard({
+      name: 'under lab',
+      check: (ctx: BaseContext) => ctx.request.url.startsWith('/api/lab'),
+    });
+    const onPost = guard({ name: 'on POST', check: (ctx: BaseContext) => ctx.request.method === 'POST' });
+    app.mount([
+      procedures('lab', {
+        listSamples: p()
+          .guard(onGet)
+          .guard(underLab)
+          .query(() => []),
+        getSample: p()
+          .guard(onPost)
+          .input(z.object({ id: z.string() }))
+          .query(() => ({})),
+      }),
+    ]);
+    const listed = await (await sendRpc(app, { method: 'tools/list' })).json();
+    // getSample's guard refuses its own GET: listed before, as the carrying request is a POST.
+    expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toEqual(['listSamples']);
+    const called = await (
+      await sendRpc(app, { method: 'tools/call', params: { name: 'listSamples' } })
+    ).json();
+    expect(called.result.isError).toBeUndefined();
+    await app.close();
+  });
+});
+
 describe('a tool call with an Idempotency-Key', () => {
   it('replays the first answer to a create sent again with its key, as its REST route does', async () => {
     const notes: Array<{ id: string; text: string }> = [];

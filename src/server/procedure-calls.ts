@@ -119,6 +119,8 @@ export class ProcedureCalls {
     };
     const callable: MountedRoute[] = [];
     for (const route of routes) {
+      // A guard reading `ctx.request.method` or `.url` sees the route's own, as its call would.
+      info.aimAt(route.method, this.#compile(route).urlOf);
       let all = true;
       for (const guard of route.definition.guards)
         if (!(await passes(guard))) {
@@ -235,16 +237,16 @@ function splitParams(
 /** The request a called procedure sees as `ctx.request`: the carrying request's, on the route's method and path. */
 class CalledRequest implements RequestInfo {
   readonly id: string;
-  readonly method: string;
+  method: string;
   readonly ip: string;
   readonly headers: HeaderRecord;
   readonly params: Readonly<Record<string, string>>;
   readonly #signer: CookieSigner;
   readonly #request: CallingRequest;
-  readonly #urlOf: ((params: Readonly<Record<string, string>>) => string) | undefined;
+  #urlOf: ((params: Readonly<Record<string, string>>) => string) | undefined;
   #cookies: RequestCookies | undefined;
 
-  /** With no route (a list of what the caller may call): the carrying request's method and URL. */
+  /** With no route yet (a list of what the caller may call): the carrying request's method and URL until aimed. */
   constructor(
     request: CallingRequest,
     method: string,
@@ -259,6 +261,12 @@ class CalledRequest implements RequestInfo {
     this.params = params;
     this.#signer = signer;
     this.#request = request;
+    this.#urlOf = urlOf;
+  }
+
+  /** A list's request, on the next route whose guards are asked: one context serves them all. */
+  aimAt(method: string, urlOf: (params: Readonly<Record<string, string>>) => string): void {
+    this.method = method;
     this.#urlOf = urlOf;
   }
 
