@@ -141,12 +141,32 @@ describe('SocketSession', () => {
     expect(peer.sent).toMatchObject([{ problem: { status: 413, code: 'PAYLOAD_TOO_LARGE' } }]);
   });
 
-  it('closes with 1008 once more messages wait than the handler takes', () => {
+  it('closes with 1008 once more messages wait than the handler takes, after its turn', async () => {
     const { session, peer } = sessionOf(async () => new Promise(() => undefined), { maxQueued: 2 });
     session.received('{"text":"1"}', false);
     session.received('{"text":"2"}', false);
-    expect(peer.closedWith).toBeUndefined();
     session.received('{"text":"3"}', false);
+    // Frames of one read come in one turn: the handler has not had its own yet.
+    expect(peer.closedWith).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(peer.closedWith).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
+  });
+
+  it('takes a burst of frames in one turn that the handler then takes, and bounds the burst', async () => {
+    const taken: unknown[] = [];
+    const { session, peer } = sessionOf(
+      async ({ messages }) => {
+        for await (const message of messages) taken.push(message);
+      },
+      { maxQueued: 2 },
+    );
+    await settle();
+    for (let n = 0; n < 20; n++) session.received(`{"text":"${n}"}`, false);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(peer.closedWith).toBeUndefined();
+    expect(taken).toHaveLength(20);
+    // Sixteen times maxQueued in one turn is a flood, whoever takes it.
+    for (let n = 0; n < 33; n++) session.received(`{"text":"${n}"}`, false);
     expect(peer.closedWith).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
   });
 
