@@ -10,6 +10,7 @@
  */
 
 export type { ContextResolver, RequestContext } from './core/context.js';
+export { type Credentials, holdCredentials } from './core/credentials.js';
 export {
   entityTagDocumentation,
   type RouteFacts,

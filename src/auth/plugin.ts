@@ -6,6 +6,7 @@
 
 import { resolveSecret } from '../config/secret.js';
 import type { RequestContext } from '../core/context.js';
+import { holdCredentials } from '../core/credentials.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
@@ -227,7 +228,33 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
     ctx.user = user;
     ctx.auth = { claims, token, tokens } satisfies AuthState;
+    // A socket lives on after its handshake: it ends when the token expires or stops holding.
+    if (ctx.request.opensSocket === true)
+      holdCredentials(ctx, {
+        expiresAt: claims.exp * 1000,
+        stillHold: () => stillHolds(tokens, userLoader, token),
+      });
   };
+}
+
+/**
+ * Whether a socket's token still holds: signed, unexpired, not revoked, its user there and
+ * active. A refusal of the token is false; a store or loader that fails rejects (checked later).
+ */
+async function stillHolds(
+  tokens: TokenService,
+  userLoader: UserLoader<unknown>,
+  token: string,
+): Promise<boolean> {
+  let claims: AccessClaims;
+  try {
+    claims = await tokens.verifyAccess(token);
+  } catch (error) {
+    if (error instanceof InvalidTokenError) return false;
+    throw error;
+  }
+  const user = await userLoader(claims.sub, claims);
+  return user !== null && user !== undefined && !isDeactivated(user);
 }
 
 /**

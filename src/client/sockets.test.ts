@@ -24,7 +24,7 @@ const rooms = procedures('rooms', {
     .rest({ method: 'GET', path: '/rooms/:room/socket' })
     .guard(authenticated)
     .input(z.object({ room: z.string().regex(/^[a-z]+$/) }))
-    .output(webSocket({ receive: Said, send: Echoed, invalidLimit: 5 }))
+    .output(webSocket({ receive: Said, send: Echoed, invalidLimit: 5, credentialsCheck: 100 }))
     .query(async function* ({ input, ctx, messages }) {
       handlers++;
       for await (const said of messages) {
@@ -325,6 +325,32 @@ describe('reconnecting', () => {
     expect(await next(socket)).toMatchObject({ text: 'meanwhile' });
     await waiting;
     expect(order).toEqual(['reconnected', 'sent']);
+    expect(socket.state).toBe('open');
+    socket.close();
+  });
+
+  it('opens again with a fresh token when the server ends the socket for its lapsed one (4401)', async () => {
+    const { url } = await started();
+    const issued: string[] = [];
+    const client = createClient<typeof api>({
+      baseUrl: url,
+      routes,
+      WebSocket,
+      token: async () => {
+        const { accessToken } = await tokens.issuePair(`u${issued.length + 1}`);
+        issued.push(accessToken);
+        return accessToken;
+      },
+    });
+    const socket = await client.rooms.roomSocket({ room: 'lobby' });
+    const reconnected = new Promise<void>((resolve) => socket.onReconnect(() => resolve()));
+    await socket.send({ text: 'before' });
+    expect(await next(socket)).toMatchObject({ text: 'before', by: 'u1' });
+    // Signed out elsewhere: the server's next check ends the socket, the client comes back.
+    await tokens.revoke(await tokens.verifyAccess(issued[0] as string));
+    await reconnected;
+    await socket.send({ text: 'after' });
+    expect(await next(socket)).toMatchObject({ text: 'after', by: 'u2' });
     expect(socket.state).toBe('open');
     socket.close();
   });

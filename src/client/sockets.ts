@@ -48,8 +48,12 @@ const open = 1;
 const maxUnread = 10_000;
 /** Bytes handed to the connection and not yet sent before `send` waits. */
 const sendBuffer = 1024 * 1024;
-/** Close codes after which the same socket is opened again: the server went away, the network dropped. */
-const reconnectCodes = new Set([1001, 1005, 1006, 1012, 1013, 1014]);
+/**
+ * Close codes after which the same socket is opened again: the server went away, the network
+ * dropped, or the token that opened it lapsed (4401: the next handshake asks for a fresh one, and
+ * a token that no longer holds is refused there, which ends the socket).
+ */
+const reconnectCodes = new Set([1001, 1005, 1006, 1012, 1013, 1014, 4401]);
 /** An app's listener threw: reported as the platform reports an event listener's error, the socket unharmed. */
 function report(error: unknown): void {
   const global = globalThis as { reportError?: (error: unknown) => void };

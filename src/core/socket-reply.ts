@@ -3,6 +3,7 @@
  * each of the handler's and runs the handler once the HTTP layer has opened the socket.
  */
 import type { Call, Reply } from './call.js';
+import { credentialsOf } from './credentials.js';
 import { ValidationError } from './errors.js';
 import { refuseNul } from './nul.js';
 import { compileSerializer, OutputMismatchError } from './output.js';
@@ -79,7 +80,7 @@ export function socketer(
       body: '',
       location: undefined,
       version: undefined,
-      socket: { limits: socket, check, run },
+      socket: { limits: socket, check, run, credentials: credentialsOf(call.ctx) },
     };
   };
 }

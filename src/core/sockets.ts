@@ -7,6 +7,7 @@
  * message; frames, limits, keep-alives and shutdown live in src/http/sockets.ts.
  */
 
+import type { Credentials } from './credentials.js';
 import { ProceedConfigError } from './errors.js';
 import { refuseUnknownOptions } from './options.js';
 import type { StandardSchemaV1 } from './schema.js';
@@ -23,6 +24,8 @@ export interface SocketLimits {
   readonly sendBuffer: number;
   /** ms between pings; a client that answered none of the last two is gone. */
   readonly pingInterval: number;
+  /** ms between checks that the credentials which opened the socket still hold (not revoked). */
+  readonly credentialsCheck: number;
 }
 
 /** The declaration behind `.output(webSocket({ receive, send }))`. */
@@ -43,6 +46,7 @@ export const socketDefaults: SocketLimits = Object.freeze({
   maxQueued: 100,
   sendBuffer: 1024 * 1024,
   pingInterval: 30_000,
+  credentialsCheck: 60_000,
 });
 
 function wholeNumber(name: string, value: number, least: number, most: number): number {
@@ -82,6 +86,7 @@ export function webSocket<In extends StandardSchemaV1, Out extends StandardSchem
     maxQueued: wholeNumber('maxQueued', limits.maxQueued, 1, 100_000),
     sendBuffer: wholeNumber('sendBuffer', limits.sendBuffer, 1024, 256 * 1024 * 1024),
     pingInterval: wholeNumber('pingInterval', limits.pingInterval, 1000, 600_000),
+    credentialsCheck: wholeNumber('credentialsCheck', limits.credentialsCheck, 100, 3_600_000),
   });
 }
 
@@ -174,6 +179,8 @@ export interface SocketChannel {
 /** A socket answer, from the core to the HTTP layer: what runs once the upgrade is done. */
 export interface SocketAnswer {
   readonly limits: SocketLimits;
+  /** What signed in the handshake, when anything kept it: the socket ends when they lapse. */
+  readonly credentials: Credentials | undefined;
   /** Validates one message the client sent, parsed from JSON; throws a ValidationError. */
   readonly check: (message: unknown) => unknown;
   /**

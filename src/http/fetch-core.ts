@@ -12,8 +12,8 @@ import type { CodingChoice } from './compression.js';
 import type { CookieSigner } from './cookies.js';
 import type { CorsPolicy } from './cors.js';
 import type { Answer } from './observed.js';
+import type { OpenSockets } from './open-sockets.js';
 import type { RateLimits } from './rate-limit.js';
-import type { OpenSockets } from './sockets.js';
 import type { Spools } from './spool.js';
 import type { RequestTracing } from './tracing.js';
 

@@ -21,6 +21,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
 import { asksForWebSocket, handshakeRefusal } from './handshake.js';
 import { jsonHeaders } from './json.js';
+import type { OpenSockets } from './open-sockets.js';
 import { problemAnswer } from './problems.js';
 import {
   type Answered,
@@ -30,7 +31,7 @@ import {
   procedureCall,
 } from './procedure-call.js';
 import { runtime } from './runtime.js';
-import { type OpenSockets, SocketSession } from './sockets.js';
+import { SocketSession } from './sockets.js';
 
 /** Response headers by lower-case name, one value each (`Set-Cookie` lines are apart). */
 export type HeaderValues = Record<string, string>;

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Credentials } from '../core/credentials.js';
 import { ValidationError } from '../core/errors.js';
 import { type SocketAnswer, type SocketChannel, socketDefaults } from '../core/sockets.js';
-import { completedHandshake, OpenSockets, type SocketPeer, SocketSession, sentStatus } from './sockets.js';
+import { OpenSockets } from './open-sockets.js';
+import { completedHandshake, type SocketPeer, SocketSession, sentStatus } from './sockets.js';
 
 /** What a runtime's socket was asked to do, in order. */
 class RecordingPeer implements SocketPeer {
@@ -39,9 +41,11 @@ function sessionOf(
   run: (channel: SocketChannel) => Promise<void>,
   limits: Partial<typeof socketDefaults> = {},
   sockets = new OpenSockets(10),
+  credentials?: Credentials,
 ) {
   let closing: (() => void) | undefined;
   const answer: SocketAnswer = {
+    credentials,
     limits: { ...socketDefaults, ...limits },
     check: (message) => {
       const text = (message as { text?: unknown } | null)?.text;
@@ -170,6 +174,38 @@ describe('SocketSession', () => {
     expect(peer.closedWith).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
   });
 
+  it('closes with 4401 when the token that opened it expires, and when a check finds it revoked', async () => {
+    const waitForever = async () => new Promise<void>(() => undefined);
+    const expiring = sessionOf(waitForever, {}, new OpenSockets(10), { expiresAt: Date.now() + 30 });
+    expect(expiring.peer.closedWith).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(expiring.peer.closedWith).toEqual({ code: 4401, reason: 'the token expired' });
+    let holds = true;
+    let checks = 0;
+    const stillHold = async () => {
+      checks++;
+      return holds;
+    };
+    const revoked = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), { stillHold });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(checks).toBeGreaterThanOrEqual(2);
+    expect(revoked.peer.closedWith).toBeUndefined();
+    holds = false;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(revoked.peer.closedWith).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    // Closed, it checks no more.
+    const after = checks;
+    revoked.session.ended();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(checks).toBe(after);
+    // A store that does not answer: 1013, for the client to come back when it does.
+    const unknown = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), {
+      stillHold: () => Promise.reject(new Error('the store is down')),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(unknown.peer.closedWith).toEqual({ code: 1013, reason: 'the credentials could not be checked' });
+  });
+
   it('holds send while the client holds more than the send buffer, and closes a handler that does not wait past four', async () => {
     let second: Promise<void> | undefined;
     const { session, peer } = sessionOf(
@@ -283,7 +319,12 @@ describe('SocketSession', () => {
     expect(sockets.open).toBe(0);
     // A session whose handshake never completed was never counted.
     const never = new SocketSession(
-      { limits: socketDefaults, check: (message) => message, run: async () => undefined },
+      {
+        limits: socketDefaults,
+        check: (message) => message,
+        run: async () => undefined,
+        credentials: undefined,
+      },
       { exposeErrors: false, log: silentLog, sockets, onClosing: () => () => undefined },
     );
     never.ended();

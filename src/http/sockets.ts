@@ -8,7 +8,9 @@
 import { ProceedError } from '../core/errors.js';
 import type { SocketAnswer, SocketLimits } from '../core/sockets.js';
 import { refusedKeyOf } from './json.js';
+import type { OpenSockets } from './open-sockets.js';
 import { problemAnswer } from './problems.js';
+import { credentialsCloseCodes, watchCredentials } from './socket-credentials.js';
 
 /** The close codes a session sends (RFC 6455, section 7.4.1). */
 export const closeCodes = Object.freeze({
@@ -17,6 +19,7 @@ export const closeCodes = Object.freeze({
   policy: 1008,
   tooBig: 1009,
   internal: 1011,
+  ...credentialsCloseCodes,
 });
 
 /** A runtime's open WebSocket, as the session drives it. */
@@ -31,34 +34,6 @@ export interface SocketPeer {
   readonly ping: (() => void) | undefined;
   /** Whether the adapter calls {@link SocketSession.drained}; otherwise `buffered` is polled. */
   readonly tellsDrain: boolean;
-}
-
-/** The sockets open on one app: their count against its limit, and their shutdown. */
-export class OpenSockets {
-  /** Set once from the app's `maxSockets` (docs/sockets.md, "Limits"). */
-  max: number;
-  #open = 0;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  get open(): number {
-    return this.#open;
-  }
-
-  /** Whether one more may open: refused with 503 before the upgrade otherwise. */
-  get full(): boolean {
-    return this.#open >= this.max;
-  }
-
-  opened(): void {
-    this.#open++;
-  }
-
-  closed(): void {
-    this.#open--;
-  }
 }
 
 /** What a session needs of its app. */
@@ -154,6 +129,8 @@ export class SocketSession {
   /** When the handler last waited a turn (ms, `performance.now()`). */
   #turnStarted = 0;
   #drainTimer: ReturnType<typeof setInterval> | undefined;
+  /** Stops watching the credentials that opened the socket. */
+  #stopWatching: (() => void) | undefined;
   /** Whether more than maxQueued messages still wait once the handler had its turn. */
   #queueCheck: ReturnType<typeof setTimeout> | undefined;
   #stopClosing: (() => void) | undefined;
@@ -198,6 +175,12 @@ export class SocketSession {
       }, this.#limits.pingInterval);
       (this.#pinger as { unref?: () => void }).unref?.();
     }
+    const { credentials } = this.#answer;
+    if (credentials !== undefined)
+      this.#stopWatching = watchCredentials(credentials, this.#limits.credentialsCheck, {
+        close: (code, reason) => this.close(code, reason),
+        log: this.#options.log,
+      });
     const signal = this.#controller.signal;
     const fail = (error: unknown) => this.#fail(error);
     this.#answer
@@ -327,6 +310,8 @@ export class SocketSession {
     this.#drainTimer = undefined;
     if (this.#queueCheck !== undefined) clearTimeout(this.#queueCheck);
     this.#queueCheck = undefined;
+    this.#stopWatching?.();
+    this.#stopWatching = undefined;
     const waiters = this.#drainWaiters;
     this.#drainWaiters = [];
     for (const wake of waiters) wake();

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { ProceedError, toProblem } from '../core/errors.js';
-import { OpenSockets } from '../http/sockets.js';
+import { OpenSockets } from '../http/open-sockets.js';
 import { rawProblemResponse } from './problems.js';
 
 /** Where an app listens: the interface it was asked for and its port (see `App.onListen`). */

@@ -1,0 +1,103 @@
+/**
+ * A socket opened with a token ends when that token lapses: at its expiry, and at the first check
+ * after a logout, a password reset or the user's deactivation (docs/sockets.md, "Authentication").
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
+import { createApp } from '../server/create-app.js';
+import { authPlugin } from './plugin.js';
+import { MemoryRevocationStore } from './revocation.js';
+import { TokenService } from './tokens.js';
+
+const users = new Map([
+  ['00000000-0000-4000-8000-000000000001', { id: '00000000-0000-4000-8000-000000000001', isActive: true }],
+  ['00000000-0000-4000-8000-000000000002', { id: '00000000-0000-4000-8000-000000000002', isActive: true }],
+]);
+const [ann, bob] = [...users.keys()] as [string, string];
+const tokens = new TokenService({
+  secret: 'a-socket-test-secret-of-32-characters',
+  store: new MemoryRevocationStore(),
+});
+const shortLived = new TokenService({
+  secret: 'a-socket-test-secret-of-32-characters',
+  store: tokens.store,
+  accessTokenTtl: 1,
+});
+const app = createApp({ logger: false });
+let origin = '';
+
+beforeAll(async () => {
+  await app.register(authPlugin, { tokens, userLoader: (id: string) => users.get(id) });
+  app.mount([
+    procedures('rooms', {
+      echoRoom: procedure()
+        .rest({ method: 'GET', path: '/rooms/echo' })
+        .output(
+          webSocket({
+            receive: z.object({ text: z.string() }),
+            send: z.object({ text: z.string() }),
+            credentialsCheck: 100,
+          }),
+        )
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+    }),
+  ]);
+  origin = (await app.listen({ port: 0, handleSignals: false, logRoutes: false })).replace(/^http/, 'ws');
+});
+afterAll(() => app.close());
+
+/** Opens the echo room with `token`; resolves once open, with the close it will end with. */
+async function openWith(token: string | undefined) {
+  const query = token === undefined ? '' : `?access_token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(`${origin}/api/rooms/echo${query}`);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return { ws, closed };
+}
+
+const within = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([
+    promise,
+    new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms)),
+  ]);
+
+describe('a socket opened with a token', () => {
+  it('ends with 4401 once the token is revoked (a logout), and lives on while it holds', async () => {
+    const { accessToken } = await tokens.issuePair(ann);
+    const socket = await openWith(accessToken);
+    expect(await within(socket.closed, 350)).toBe('still open');
+    await tokens.revoke(await tokens.verifyAccess(accessToken));
+    expect(await within(socket.closed, 2000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+  });
+
+  it("ends once the user's tokens are all revoked (a password reset) or the user is deactivated", async () => {
+    const reset = await openWith((await tokens.issuePair(ann)).accessToken);
+    await tokens.revokeAllForUser(ann);
+    expect(await within(reset.closed, 2000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    const deactivated = await openWith((await tokens.issuePair(bob)).accessToken);
+    users.set(bob, { id: bob, isActive: false });
+    expect(await within(deactivated.closed, 2000)).toEqual({
+      code: 4401,
+      reason: 'the token no longer holds',
+    });
+  });
+
+  it('ends with 4401 when the token expires; an anonymous socket has nothing to lapse', async () => {
+    const anonymous = await openWith(undefined);
+    const { accessToken } = await shortLived.issuePair(ann);
+    const expiring = await openWith(accessToken);
+    expect(await within(expiring.closed, 2500)).toEqual({ code: 4401, reason: 'the token expired' });
+    expect(await within(anonymous.closed, 200)).toBe('still open');
+    anonymous.ws.close();
+  });
+});

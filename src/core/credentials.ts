@@ -1,0 +1,26 @@
+/**
+ * What signed a request in, kept for what outlives the request: a WebSocket opened by it lives on
+ * after its handshake, and closes once these no longer hold (docs/sockets.md, "Authentication").
+ * Whatever sets `ctx.user` may hold them; the core knows no token.
+ */
+export interface Credentials {
+  /** When they lapse (ms since the epoch): a token's expiry. */
+  readonly expiresAt?: number;
+  /**
+   * Whether they still hold (not revoked, the user still there and active): false ends what they
+   * opened; a rejection says they could not be checked (a store that did not answer).
+   */
+  readonly stillHold?: () => Promise<boolean>;
+}
+
+const held = new WeakMap<object, Credentials>();
+
+/** Keeps the credentials that signed in the request of `ctx`. */
+export function holdCredentials(ctx: object, credentials: Credentials): void {
+  held.set(ctx, credentials);
+}
+
+/** The credentials that signed in the request of `ctx`, if anything kept them. */
+export function credentialsOf(ctx: object): Credentials | undefined {
+  return held.get(ctx);
+}
