@@ -231,6 +231,7 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
     // A socket lives on after its handshake: it ends when the token expires or stops holding.
     if (ctx.request.opensSocket === true)
       holdCredentials(ctx, {
+        holder: claims.sub,
         expiresAt: claims.exp * 1000,
         stillHold: () => stillHolds(tokens, userLoader, token),
       });

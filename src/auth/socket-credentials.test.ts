@@ -26,7 +26,7 @@ const shortLived = new TokenService({
   store: tokens.store,
   accessTokenTtl: 1,
 });
-const app = createApp({ logger: false });
+const app = createApp({ logger: false, maxSocketsPerClient: 2 });
 let origin = '';
 
 beforeAll(async () => {
@@ -50,6 +50,24 @@ beforeAll(async () => {
   origin = (await app.listen({ port: 0, handleSignals: false, logRoutes: false })).replace(/^http/, 'ws');
 });
 afterAll(() => app.close());
+
+/** The status a handshake with `token` is refused with, or 101. */
+function handshakeStatus(token: string | undefined): Promise<number> {
+  const query = token === undefined ? '' : `?access_token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(`${origin}/api/rooms/echo${query}`);
+  // A refused handshake is ended here, which `ws` reports as an error of its own.
+  ws.on('error', () => undefined);
+  return new Promise((resolve) => {
+    ws.once('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.once('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0);
+      ws.terminate();
+    });
+  });
+}
 
 /** Opens the echo room with `token`; resolves once open, with the close it will end with. */
 async function openWith(token: string | undefined) {
@@ -99,5 +117,27 @@ describe('a socket opened with a token', () => {
     expect(await within(expiring.closed, 2500)).toEqual({ code: 4401, reason: 'the token expired' });
     expect(await within(anonymous.closed, 200)).toBe('still open');
     anonymous.ws.close();
+  });
+
+  it('counts a user wherever it connects from, anyone else by address: one more than maxSocketsPerClient is a 429', async () => {
+    users.set(bob, { id: bob, isActive: true });
+    const annToken = (await tokens.issuePair(ann)).accessToken;
+    const held = [
+      await openWith(undefined),
+      await openWith(undefined),
+      await openWith(annToken),
+      await openWith(annToken),
+    ];
+    expect(await handshakeStatus(undefined)).toBe(429);
+    expect(await handshakeStatus((await tokens.issuePair(ann)).accessToken)).toBe(429);
+    // Another user is another client, from the same address.
+    expect(await handshakeStatus((await tokens.issuePair(bob)).accessToken)).toBe(101);
+    // A closed socket frees its place.
+    const first = held[0] as Awaited<ReturnType<typeof openWith>>;
+    first.ws.close();
+    await first.closed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await handshakeStatus(undefined)).toBe(101);
+    for (const socket of held) socket.ws.close();
   });
 });

@@ -4,6 +4,8 @@
  * Whatever sets `ctx.user` may hold them; the core knows no token.
  */
 export interface Credentials {
+  /** Whom they sign in (a user's id): one client wherever it connects from, for per-client limits. */
+  readonly holder?: string;
   /** When they lapse (ms since the epoch): a token's expiry. */
   readonly expiresAt?: number;
   /**

@@ -199,10 +199,11 @@ const eventStreamDocumentation: RouteDocumentation = {
 
 /**
  * What a socket's handshake may be refused with before the upgrade (docs/sockets.md): no
- * handshake at all, a malformed one, one with cookies from another site.
+ * handshake at all, a malformed one, one with cookies from another site, one from a client that
+ * holds its most sockets.
  */
 const socketDocumentation: RouteDocumentation = {
-  problems: ['UPGRADE_REQUIRED', 'BAD_REQUEST', 'FORBIDDEN'],
+  problems: ['UPGRADE_REQUIRED', 'BAD_REQUEST', 'FORBIDDEN', 'RATE_LIMITED'],
 };
 
 /** What a file answer carries and honours (docs/files.md); ranges and 304 on GET only. */

@@ -288,6 +288,10 @@ export class FetchAnsweredRequest implements AnsweredRequest {
   readonly #exchange: Exchange;
   readonly #request: PipelineRequest;
 
+  get ip(): string {
+    return this.#exchange.ip;
+  }
+
   /** Made when a problem logs (rarely): a line with the request's id. */
   get log(): ProblemOptions['log'] {
     return logOfRequest(this.#log, this.id);

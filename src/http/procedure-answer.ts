@@ -69,6 +69,8 @@ export interface ProcedureAnswer {
 export interface AnsweredRequest {
   readonly method: string;
   readonly id: string;
+  /** The client's address (a trusted proxy's forwarded one). */
+  readonly ip: string;
   /** One value of a request header (a repeated one joined with ", "); lower-case name. */
   header(name: string): string | undefined;
   /** The origin a browser names for this server (scheme, host, port), for the cross-site check. */
@@ -294,10 +296,20 @@ class RouteAnswers implements ProcedureRoute {
           headers: { 'retry-after': '1' },
         },
       );
+    // A signed-in user is one client wherever it connects from; anyone else is its address.
+    const holder = socket.credentials?.holder;
+    const client = holder === undefined ? `address ${request.ip}` : `user ${holder}`;
+    if (sockets.heldBy(client) >= sockets.maxPerClient)
+      throw new ProceedError(
+        'RATE_LIMITED',
+        `This client holds its most WebSockets (${sockets.maxPerClient}); close one first`,
+        { headers: { 'retry-after': '1' } },
+      );
     const session = new SocketSession(socket, {
       exposeErrors: this.#options.exposeErrors,
       log: request.log,
       sockets,
+      client,
       onClosing: this.#options.onClosing,
     });
     const { headers, cookies } = this.#headersOf(this.#untypedHeaders, request, result);

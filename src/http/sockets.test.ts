@@ -59,6 +59,7 @@ function sessionOf(
     exposeErrors: false,
     log: silentLog,
     sockets,
+    client: 'address 127.0.0.1',
     onClosing: (listener) => {
       closing = listener;
       return () => {
@@ -325,7 +326,7 @@ describe('SocketSession', () => {
         run: async () => undefined,
         credentials: undefined,
       },
-      { exposeErrors: false, log: silentLog, sockets, onClosing: () => () => undefined },
+      { exposeErrors: false, log: silentLog, sockets, client: 'address 127.0.0.1', onClosing: () => () => undefined },
     );
     never.ended();
     expect(sockets.open).toBe(0);

@@ -41,6 +41,8 @@ export interface SessionOptions {
   readonly exposeErrors: boolean;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
   readonly sockets: OpenSockets;
+  /** Whose socket it is, as the app's per-client limit counts: `user <id>` or `address <ip>`. */
+  readonly client: string;
   /** Calls the listener when the app begins closing; returns its removal. */
   readonly onClosing: (listener: () => void) => () => void;
 }
@@ -157,7 +159,7 @@ export class SocketSession {
   /** The socket is open: the handler starts, pings begin, the app's shutdown will close it. */
   open(peer: SocketPeer): void {
     this.#peer = peer;
-    this.#options.sockets.opened();
+    this.#options.sockets.opened(this.#options.client);
     this.#stopClosing = this.#options.onClosing(() =>
       this.close(closeCodes.goingAway, 'the server is shutting down'),
     );
@@ -293,7 +295,7 @@ export class SocketSession {
     if (this.#ended) return;
     this.#ended = true;
     this.#closing = true;
-    if (this.#peer !== undefined) this.#options.sockets.closed();
+    if (this.#peer !== undefined) this.#options.sockets.closed(this.#options.client);
     if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
     this.#stop();
     this.#controller.abort();

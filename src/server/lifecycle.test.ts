@@ -374,6 +374,12 @@ describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
   it('refuses a limit that is not a positive integer', () => {
     expect(() => make({ maxConnections: 0 })).toThrow(/maxConnections must be a positive integer/);
     expect(() => make({ maxConnections: 1.5 })).toThrow(/maxConnections must be a positive integer/);
+    expect(() => make({ maxSockets: 0 })).toThrow(
+      'createApp: maxSockets must be a whole number of 1 or more (got 0)',
+    );
+    expect(() => make({ maxSocketsPerClient: 2.5 })).toThrow(
+      'createApp: maxSocketsPerClient must be a whole number of 1 or more (got 2.5)',
+    );
   });
 });
 

@@ -52,6 +52,11 @@ export interface AppOptions<TCtx extends object> {
    * gets 503 with `Retry-After`. Default 10,000.
    */
   maxSockets?: number;
+  /**
+   * WebSockets one client holds open at most: a signed-in user wherever it connects from, anyone
+   * else by address. A handshake past it gets 429. Default 1,000 (a tenth of `maxSockets`' default).
+   */
+  maxSocketsPerClient?: number;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
   /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
@@ -139,6 +144,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'drainDelay',
   'maxConnections',
   'maxSockets',
+  'maxSocketsPerClient',
   'timeouts',
   'health',
   'trustProxy',

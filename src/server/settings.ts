@@ -34,6 +34,7 @@ export interface AppSettings {
   readonly timeouts: ServerTimeouts;
   readonly maxConnections: number;
   readonly maxSockets: number;
+  readonly maxSocketsPerClient: number;
   readonly drainDelay: number;
   readonly shutdownTimeout: number;
   /** Bodies of this many bytes or more are compressed; undefined: never (Workers: the edge does). */
@@ -69,6 +70,7 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     timeouts: server.timeouts,
     maxConnections: server.maxConnections,
     maxSockets: socketLimit(options.maxSockets),
+    maxSocketsPerClient: socketLimit(options.maxSocketsPerClient, 'maxSocketsPerClient', 1000),
     drainDelay: server.drainDelay,
     // A bad one fired at once: requests in flight were cut at close().
     shutdownTimeout: durationOption('createApp', 'shutdownTimeout', options.shutdownTimeout, 10_000, 0),
@@ -143,10 +145,10 @@ function trustProxyOf(trust: AppOptions<object>['trustProxy']): boolean | string
   return trust;
 }
 
-function socketLimit(max: number | undefined): number {
-  if (max === undefined) return 10_000;
+function socketLimit(max: number | undefined, name = 'maxSockets', byDefault = 10_000): number {
+  if (max === undefined) return byDefault;
   if (!Number.isInteger(max) || max < 1)
-    throw new ProceedConfigError(`createApp: maxSockets must be a whole number of 1 or more (got ${max})`);
+    throw new ProceedConfigError(`createApp: ${name} must be a whole number of 1 or more (got ${max})`);
   return max;
 }
 
