@@ -23,6 +23,7 @@ import { type BlogContext, blogProcedure } from '../context.js';
 import { type Post as PostRecord, postStatuses } from '../db/index.js';
 import { blogErrors } from '../errors.js';
 import { type FeedEvent, replayLimit } from '../feed.js';
+import { followLive } from '../live.js';
 import { Attachment, limits, Post, Success } from '../resources.js';
 import { updateInput } from '../schemas.js';
 
@@ -87,7 +88,10 @@ export const attachmentMaxSize = 10 * 1024 * 1024;
 /** The longest attachment file name, in characters. */
 const attachmentNameLength = limits.fileName;
 
-/** A stream's queue of events not yet sent: past this, it ends and the client resumes from the database. */
+/**
+ * Events not yet sent to one client: past this, a stream ends and the client resumes from the
+ * database; a live socket ends with a problem.
+ */
 const feedBacklog = 1000;
 
 /** What a client of the live socket sends: the authors it follows (docs/blog.md, "The live socket"). */
@@ -97,8 +101,6 @@ const LiveRequest = z.discriminatedUnion('type', [
 ]);
 /** What the live socket sends: a post of a followed author, as it becomes published, in its public view. */
 const LivePost = z.object({ type: z.literal('post'), post: Post.public });
-/** The most authors one socket follows. */
-const liveSubscriptions = 100;
 
 export const posts = procedures('posts', {
   livePosts: blogProcedure()
@@ -106,7 +108,7 @@ export const posts = procedures('posts', {
     .meta({
       summary: 'Posts of the authors you follow, live, over a WebSocket',
       description:
-        'A WebSocket. Send `{"type":"subscribe","authorId":"…"}` or `{"type":"unsubscribe","authorId":"…"}` (at most 100 authors: one more is answered with a problem, as an invalid message is); receive `{"type":"post","post":{…}}` with the public view of each post a followed author publishes, on any instance. A message that is not one of these, or longer than 4 KiB, is answered with `{"type":"error","problem":{…}}`; the tenth closes the socket with 1008. A ping at least every 30 s; 1001 when the server shuts down.',
+        'A WebSocket. Send `{"type":"subscribe","authorId":"…"}` or `{"type":"unsubscribe","authorId":"…"}` (at most 100 authors: one more is answered with a problem, as an invalid message is); receive `{"type":"post","post":{…}}` with the public view of each post a followed author publishes, on any instance; a client that lets more than 1,000 posts wait unread gets a 429 problem and a close with 1008. A message that is not one of these, or longer than 4 KiB, is answered with `{"type":"error","problem":{…}}`; the tenth closes the socket with 1008. A ping at least every 30 s; 1001 when the server shuts down.',
     })
     .output(
       webSocket({
@@ -117,31 +119,9 @@ export const posts = procedures('posts', {
         pingInterval: 30_000,
       }),
     )
-    .query(async ({ ctx, messages, send, refuse }) => {
-      const followed = new Set<string>();
-      let sending = Promise.resolve();
-      const unsubscribe = ctx.feed.subscribe((events) => {
-        for (const event of events)
-          if (followed.has(event.authorId))
-            // In order, each once the client can take it (send waits while it does not read).
-            // A post that did not fit the view would end the socket with 1011, logged: nothing to add.
-            sending = sending.then(() => send({ type: 'post', post: event.post })).catch(() => undefined);
-      });
-      try {
-        for await (const request of messages) {
-          if (request.type === 'unsubscribe') followed.delete(request.authorId);
-          else if (followed.size >= liveSubscriptions && !followed.has(request.authorId))
-            refuse(
-              new ValidationError([
-                { path: 'authorId', message: `A socket follows at most ${liveSubscriptions} authors` },
-              ]),
-            );
-          else followed.add(request.authorId);
-        }
-      } finally {
-        unsubscribe();
-      }
-    }),
+    .query(({ ctx, messages, send, refuse }) =>
+      followLive({ feed: ctx.feed, messages, send, refuse }, feedBacklog),
+    ),
 
   postEvents: blogProcedure()
     .rest({ method: 'GET', path: '/posts/events' })
