@@ -326,7 +326,13 @@ describe('SocketSession', () => {
         run: async () => undefined,
         credentials: undefined,
       },
-      { exposeErrors: false, log: silentLog, sockets, client: 'address 127.0.0.1', onClosing: () => () => undefined },
+      {
+        exposeErrors: false,
+        log: silentLog,
+        sockets,
+        client: 'address 127.0.0.1',
+        onClosing: () => () => undefined,
+      },
     );
     never.ended();
     expect(sockets.open).toBe(0);
