@@ -171,6 +171,44 @@ describe('createBodyDateCoercer', () => {
   });
 });
 
+describe('dates in records, tuples, intersections and lazy schemas', () => {
+  it('are revived there too; a union is left to the validator', () => {
+    type Tree = { at: Date; children: Tree[] };
+    const Tree: z.ZodType<Tree> = z.lazy(() => z.object({ at: z.date(), children: z.array(Tree) }));
+    const body = z.object({
+      byDay: z.record(z.string(), z.date()),
+      span: z.tuple([z.date(), z.string()], z.date()),
+      both: z.object({ from: z.date() }).and(z.object({ to: z.date(), note: z.string() })),
+      tree: Tree,
+      either: z.union([z.object({ at: z.date() }), z.object({ at: z.string() })]),
+    });
+    const sent = {
+      byDay: { mon: '2024-01-01', tue: '2024-01-02' },
+      span: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'],
+      both: { from: '2024-01-01', to: '2024-01-02', note: '2024-01-03' },
+      tree: { at: '2024-01-01', children: [{ at: '2024-01-02', children: [] }] },
+      either: { at: '2024-01-01' },
+    };
+    const revived = createBodyDateCoercer(body)(sent);
+    const day = (text: string) => new Date(text);
+    expect(revived).toEqual({
+      byDay: { mon: day('2024-01-01'), tue: day('2024-01-02') },
+      // The second place is a string; the rest are dates.
+      span: [day('2024-01-01'), '2024-01-02', day('2024-01-03'), day('2024-01-04')],
+      both: { from: day('2024-01-01'), to: day('2024-01-02'), note: '2024-01-03' },
+      tree: { at: day('2024-01-01'), children: [{ at: day('2024-01-02'), children: [] }] },
+      // One option wants a date there and the other a string: sent as it came.
+      either: { at: '2024-01-01' },
+    });
+    expect(body.safeParse(revived).success).toBe(true);
+    // What is not of the shape the places expect is handed on as it is.
+    expect(createBodyDateCoercer(body)({ byDay: ['2024-01-01'], span: { 0: 'x' } })).toEqual({
+      byDay: ['2024-01-01'],
+      span: { 0: 'x' },
+    });
+  });
+});
+
 describe('dates in a recursive Zod schema', () => {
   it('are found at every depth, and a schema referring to itself twice is read once', () => {
     const Tree = z.object({

@@ -3,17 +3,8 @@
  * input schema expects, derived once per route from the schema, never guessed per request.
  * A value that cannot be converted is left as it is, so the validator reports it as a 400.
  */
-import type { z } from 'zod';
-import type { DatePlaces } from './json-schema.js';
-import {
-  convertedJsonSchema,
-  innerZodType,
-  isZodSchema,
-  type JsonSchema,
-  type StandardSchemaV1,
-  toJsonSchema,
-} from './schema.js';
-import { isValibotSchema, valibotDatePlaces } from './valibot.js';
+import { type DateWalker, datePlacesOf, dateWalker } from './date-places.js';
+import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
 
 type Scalar = 'number' | 'boolean' | 'number or boolean' | 'date' | 'string';
 type FieldCoercion = { scalar: Scalar; array: boolean };
@@ -139,74 +130,6 @@ function fieldOfJson(field: JsonSchema): FieldCoercion | undefined {
   return scalar === undefined ? undefined : { scalar, array: false };
 }
 
-export type { DatePlaces };
-
-/**
- * The places of `z.date()` in a Zod schema, at any depth; undefined when there are none. A
- * recursive schema gives places that refer to themselves: each schema is read once (`made`).
- */
-function zodDatePlaces(
-  schema: z.ZodType,
-  made: Map<z.ZodType, DatePlaces | undefined> = new Map(),
-): DatePlaces | undefined {
-  const { type, schema: inner } = innerZodType(schema);
-  if (type === 'date') return true;
-  if (made.has(inner)) return made.get(inner);
-  const def = inner._zod.def as unknown as { shape?: Record<string, z.ZodType>; element?: z.ZodType };
-  if (type === 'array' && def.element !== undefined) {
-    const places: { items: DatePlaces } = { items: true };
-    made.set(inner, places);
-    const items = zodDatePlaces(def.element, made);
-    if (items === undefined) {
-      made.set(inner, undefined);
-      return undefined;
-    }
-    places.items = items;
-    return places;
-  }
-  if (type === 'object' && def.shape !== undefined) {
-    // Made before its fields are read, so that a field of the same schema refers to it.
-    const fields = new Map<string, DatePlaces>();
-    const places = { fields };
-    made.set(inner, places);
-    for (const [key, field] of Object.entries(def.shape)) {
-      const found = zodDatePlaces(field, made);
-      if (found !== undefined) fields.set(key, found);
-    }
-    if (fields.size > 0) return places;
-    made.set(inner, undefined);
-    return undefined;
-  }
-  return undefined;
-}
-
-/** Whether a date is anywhere in these places (which may refer to themselves). */
-function holdsDate(places: DatePlaces, seen: Set<DatePlaces>): boolean {
-  if (places === true) return true;
-  if (seen.has(places)) return false;
-  seen.add(places);
-  if ('items' in places) return holdsDate(places.items, seen);
-  for (const inner of places.fields.values()) if (holdsDate(inner, seen)) return true;
-  return false;
-}
-
-/**
- * JSON Schema cannot tell a date the validator wants as a `Date` from a date-time string, so the
- * places of dates are read from the schema itself, for the validators Proceed knows.
- */
-function datePlacesOf(schema: StandardSchemaV1): DatePlaces | undefined {
-  if (isZodSchema(schema)) {
-    const places = zodDatePlaces(schema);
-    // A recursive schema's places refer to themselves even where no date is anywhere below.
-    return places !== undefined && holdsDate(places, new Set()) ? places : undefined;
-  }
-  if (isValibotSchema(schema)) {
-    const converted = convertedJsonSchema(schema, 'input');
-    return converted === undefined ? undefined : valibotDatePlaces(converted);
-  }
-  return undefined;
-}
-
 /** Per-field coercions of an object input schema. Exposed for the tests and the OpenAPI generator. */
 export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercion> {
   const plan = new Map<string, FieldCoercion>();
@@ -278,43 +201,16 @@ export function createCoercer(schema: StandardSchemaV1 | undefined): Coercer {
   };
 }
 
-type DateWalker = (value: unknown) => unknown;
-
 function parseIsoDate(value: unknown): unknown {
   return typeof value === 'string' ? calendarDate(value) : value;
 }
 
 /**
- * Walks a value along the places of its dates, turning ISO strings into Dates there. Places that
- * refer to themselves (a recursive schema) get one walker, which calls itself.
- */
-function dateWalker(places: DatePlaces, made: Map<DatePlaces, DateWalker> = new Map()): DateWalker {
-  if (places === true) return parseIsoDate;
-  const known = made.get(places);
-  if (known !== undefined) return known;
-  let walk: DateWalker = (value) => value;
-  made.set(places, (value) => walk(value));
-  if ('items' in places) {
-    const item = dateWalker(places.items, made);
-    walk = (value) => (Array.isArray(value) ? value.map(item) : value);
-  } else {
-    const fields = [...places.fields].map(([key, inner]) => [key, dateWalker(inner, made)] as const);
-    walk = (value) => {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-      const copy: Record<string, unknown> = { ...value };
-      for (const [key, field] of fields) if (key in copy) copy[key] = field(copy[key]);
-      return copy;
-    };
-  }
-  return walk;
-}
-
-/**
  * JSON has no dates, so a `z.date()` (or `v.date()`) in a body could never be satisfied as sent.
  * This turns ISO 8601 strings into Dates exactly where the input schema declares a date, at any
- * depth, and touches nothing else. Other validators get the body as sent.
+ * depth (src/core/date-places.ts), and touches nothing else. Other validators get the body as sent.
  */
 export function createBodyDateCoercer(schema: StandardSchemaV1 | undefined): DateWalker {
   const places = schema === undefined ? undefined : datePlacesOf(schema);
-  return places === undefined ? (value) => value : dateWalker(places);
+  return places === undefined ? (value) => value : dateWalker(places, parseIsoDate);
 }
