@@ -2,7 +2,7 @@
  * A socket opened with a token ends when that token lapses: at its expiry, and at the first check
  * after a logout, a password reset or the user's deactivation (docs/sockets.md, "Authentication").
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
@@ -95,16 +95,16 @@ describe('a socket opened with a token', () => {
     const socket = await openWith(accessToken);
     expect(await within(socket.closed, 350)).toBe('still open');
     await tokens.revoke(await tokens.verifyAccess(accessToken));
-    expect(await within(socket.closed, 2000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    expect(await within(socket.closed, 10_000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
   });
 
   it("ends once the user's tokens are all revoked (a password reset) or the user is deactivated", async () => {
     const reset = await openWith((await tokens.issuePair(ann)).accessToken);
     await tokens.revokeAllForUser(ann);
-    expect(await within(reset.closed, 2000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    expect(await within(reset.closed, 10_000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
     const deactivated = await openWith((await tokens.issuePair(bob)).accessToken);
     users.set(bob, { id: bob, isActive: false });
-    expect(await within(deactivated.closed, 2000)).toEqual({
+    expect(await within(deactivated.closed, 10_000)).toEqual({
       code: 4401,
       reason: 'the token no longer holds',
     });
@@ -114,7 +114,7 @@ describe('a socket opened with a token', () => {
     const anonymous = await openWith(undefined);
     const { accessToken } = await shortLived.issuePair(ann);
     const expiring = await openWith(accessToken);
-    expect(await within(expiring.closed, 2500)).toEqual({ code: 4401, reason: 'the token expired' });
+    expect(await within(expiring.closed, 10_000)).toEqual({ code: 4401, reason: 'the token expired' });
     expect(await within(anonymous.closed, 200)).toBe('still open');
     anonymous.ws.close();
   });
@@ -136,8 +136,10 @@ describe('a socket opened with a token', () => {
     const first = held[0] as Awaited<ReturnType<typeof openWith>>;
     first.ws.close();
     await first.closed;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await handshakeStatus(undefined)).toBe(101);
+    await vi.waitFor(async () => expect(await handshakeStatus(undefined)).toBe(101), {
+      timeout: 5000,
+      interval: 50,
+    });
     for (const socket of held) socket.ws.close();
   });
 });

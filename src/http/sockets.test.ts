@@ -153,8 +153,14 @@ describe('SocketSession', () => {
     session.received('{"text":"3"}', false);
     // Frames of one read come in one turn: the handler has not had its own yet.
     expect(peer.closedWith).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(peer.closedWith).toEqual({ code: 1008, reason: 'messages arrive faster than they are handled' });
+    await vi.waitFor(
+      () =>
+        expect(peer.closedWith).toEqual({
+          code: 1008,
+          reason: 'messages arrive faster than they are handled',
+        }),
+      { timeout: 5000, interval: 5 },
+    );
   });
 
   it('takes a burst of frames in one turn that the handler then takes, and bounds the burst', async () => {
@@ -177,10 +183,13 @@ describe('SocketSession', () => {
 
   it('closes with 4401 when the token that opened it expires, and when a check finds it revoked', async () => {
     const waitForever = async () => new Promise<void>(() => undefined);
+    const soon = { timeout: 5000, interval: 10 };
     const expiring = sessionOf(waitForever, {}, new OpenSockets(10), { expiresAt: Date.now() + 30 });
     expect(expiring.peer.closedWith).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(expiring.peer.closedWith).toEqual({ code: 4401, reason: 'the token expired' });
+    await vi.waitFor(
+      () => expect(expiring.peer.closedWith).toEqual({ code: 4401, reason: 'the token expired' }),
+      soon,
+    );
     let holds = true;
     let checks = 0;
     const stillHold = async () => {
@@ -188,23 +197,30 @@ describe('SocketSession', () => {
       return holds;
     };
     const revoked = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), { stillHold });
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(checks).toBeGreaterThanOrEqual(2);
+    await vi.waitFor(() => expect(checks).toBeGreaterThanOrEqual(2), soon);
     expect(revoked.peer.closedWith).toBeUndefined();
     holds = false;
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(revoked.peer.closedWith).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    await vi.waitFor(
+      () => expect(revoked.peer.closedWith).toEqual({ code: 4401, reason: 'the token no longer holds' }),
+      soon,
+    );
     // Closed, it checks no more.
     const after = checks;
     revoked.session.ended();
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new Promise((resolve) => setTimeout(resolve, 250));
     expect(checks).toBe(after);
     // A store that does not answer: 1013, for the client to come back when it does.
     const unknown = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), {
       stillHold: () => Promise.reject(new Error('the store is down')),
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(unknown.peer.closedWith).toEqual({ code: 1013, reason: 'the credentials could not be checked' });
+    await vi.waitFor(
+      () =>
+        expect(unknown.peer.closedWith).toEqual({
+          code: 1013,
+          reason: 'the credentials could not be checked',
+        }),
+      soon,
+    );
   });
 
   it('holds send while the client holds more than the send buffer, and closes a handler that does not wait past four', async () => {
