@@ -151,14 +151,16 @@ const succeeded = (reply: Reply) => reply.status >= 200 && reply.status < 300;
 
 /**
  * Runs `invoke` once per key: the first request claims the key and runs; a later one with the
- * same fingerprint gets the stored answer (`replayed: true`), or 409 while the first still runs;
- * another fingerprint gets 422. A failed request frees its key.
+ * same fingerprint gets the stored answer (`replayed: true`) once `mayReplay` (the route's
+ * guards) lets its caller through, or 409 while the first still runs; another fingerprint gets
+ * 422. A failed request frees its key.
  */
 export async function runIdempotent(
   settings: IdempotencySettings,
   call: Call,
   key: string,
   invoke: Invoke,
+  mayReplay: (call: Call) => void | Promise<void>,
 ): Promise<Reply & { replayed?: true }> {
   // The key is stored hashed with its caller: one caller cannot reach another's answers, and
   // no raw key or user id sits in the table.
@@ -175,6 +177,9 @@ export async function runIdempotent(
   if (!found.claimed) {
     if (found.fingerprint !== fingerprint) throw reused();
     if (found.answer === undefined) throw stillRunning();
+    // A caller who lost the right to the route since (an admin made a user) is refused, not
+    // handed what the route answered when it had it.
+    await mayReplay(call);
     return { ...found.answer, replayed: true };
   }
   let reply: Reply;

@@ -16,6 +16,7 @@ import {
   runIdempotent,
 } from '../core/idempotency.js';
 import { staleVersion } from '../core/precondition.js';
+import { runGuards } from '../core/run-guards.js';
 import type { MountedRoute } from '../core/route-table.js';
 
 /** The app's idempotency store and whether every `create*` replays, once a plugin set them. */
@@ -51,6 +52,9 @@ export const crossSiteRequest = (reason: string) =>
 
 export function procedureCall(route: MountedRoute, options: ProcedureCallOptions): ProcedureCall {
   const invoke = compileRoute(route, { userSource: options.userSource });
+  const owner = `${route.collection}.${route.name}`;
+  const mayReplay = (call: Call) =>
+    runGuards(route.definition.guards, call.ctx, owner, { userSource: options.userSource }, undefined);
   const isPost = route.method === 'POST';
   const isRead = route.method === 'GET';
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
@@ -73,7 +77,7 @@ export function procedureCall(route: MountedRoute, options: ProcedureCallOptions
       const store = sent === undefined ? undefined : keyStore();
       if (store === undefined || sent === undefined) return invoke(call);
       const key = Array.isArray(sent) ? sent.join(', ') : sent;
-      return runIdempotent(store, call, idempotencyKeyOf(key), invoke);
+      return runIdempotent(store, call, idempotencyKeyOf(key), invoke, mayReplay);
     },
     tagOf(result, ifMatch) {
       // A file carries a tag of its own (src/http/files.ts).

@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import { z } from 'zod';
+import { guard } from '../core/guards.js';
 import { type IdempotencyStore, MemoryIdempotencyStore, type StoredAnswer } from '../core/idempotency.js';
 import { procedure, procedures } from '../core/procedure.js';
 import type { OpenApiOperation } from '../openapi/types.js';
@@ -270,6 +271,29 @@ describe('Idempotency-Key over HTTP', () => {
       { 'idempotency-key': `"${key['idempotency-key']}"` },
     );
     expect(quoted.headers['idempotency-replayed']).toBe('true');
+  });
+
+  it("asks the route's guards again before a replay: a caller who lost the right gets no stored answer", async () => {
+    let open = true;
+    const gated = procedures('gates', {
+      createGate: procedure()
+        .guard(guard({ name: 'gates open', check: () => open }))
+        .input(z.object({ name: z.string() }))
+        .mutation(({ input }) => ({ id: '1', name: input.name })),
+    });
+    const app = createApp({ logger: false }).mount([gated]);
+    await app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), creates: true });
+    apps.push(app);
+    const key = { 'idempotency-key': randomUUID() };
+    expect((await post(app, '/api/gates', { name: 'north' }, key)).statusCode).toBe(201);
+    expect((await post(app, '/api/gates', { name: 'north' }, key)).headers['idempotency-replayed']).toBe(
+      'true',
+    );
+    open = false;
+    const refused = await post(app, '/api/gates', { name: 'north' }, key);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers['idempotency-replayed']).toBeUndefined();
+    expect(refused.body).not.toContain('north');
   });
 
   it('answers 422 for the key with another body, 409 while the first request runs', async () => {
