@@ -6,6 +6,11 @@ import { nulPathIn } from './nul.js';
 import { procedure, procedures } from './procedure.js';
 
 describe('nulPathIn', () => {
+  it('takes a whole surrogate pair (an emoji) as the text it is', () => {
+    expect(nulPathIn({ a: 'smile \ud83d\ude00', b: ['🙂', 'é'] })).toBeUndefined();
+    expect(nulPathIn({ a: 'smile \ude00\ud83d' })).toBe('a');
+  });
+
   it('names the first string holding NUL, at any depth, keys included, and nothing else', () => {
     expect(nulPathIn({ a: 'fine', b: { c: ['x', 'y\u0000z'] } })).toBe('b.c.1');
     expect(nulPathIn('a\u0000')).toBe('');
@@ -62,6 +67,16 @@ describe('an input holding NUL', () => {
       'meta.tags.1',
     ],
     ['a body without a schema', 'POST', '/api/notes/loose', '{"any":{"thing":"\\u0000"}}', 'any.thing'],
+    // A lone surrogate: half of a character, which a database would store as U+FFFD.
+    ['a lone high surrogate in a body field', 'POST', '/api/notes', '{"text":"t\\ud800"}', 'text'],
+    [
+      'a lone low surrogate deep in the body',
+      'POST',
+      '/api/notes',
+      '{"text":"t","meta":{"tags":["\\udfffx"]}}',
+      'meta.tags.0',
+    ],
+    ['a lone surrogate in a key', 'POST', '/api/notes/loose', '{"k\\ud800":1}', 'k\ud800'],
   ])('is a 400 naming the field: %s', async (_what, method, url, body, path) => {
     const before = notes.length;
     for (const answer of [
@@ -73,7 +88,10 @@ describe('an input holding NUL', () => {
       }),
     ]) {
       expect(answer.statusCode).toBe(400);
-      expect(answer.json()).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ path }] });
+      expect(answer.json()).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        errors: [{ path, message: body?.includes('\\u0000') === false ? /lone surrogate/ : /NUL|lone/ }],
+      });
     }
     const fetched = await app.fetch(
       new Request(`http://api.example${url}`, {
