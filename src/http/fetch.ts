@@ -145,7 +145,7 @@ class FetchPipeline {
       throw unmatchedProblem(method, path, (each) => !own && this.#takes(request, each, path));
     }
     const { params } = found;
-    for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong();
+    for (const name in params) if ((params[name]?.length ?? 0) > maxParamLength) throw paramTooLong(name);
     exchange.params = params;
     return found.handler;
   }

@@ -2,16 +2,23 @@
  * URLs a router cannot read, for every adapter: a 400 naming what is wrong, never a 404 that
  * would hide it or a 500.
  */
-import { ProceedError } from '../core/errors.js';
+import { ProceedError, ValidationError } from '../core/errors.js';
 
 /** The longest path parameter a route takes, in characters. */
 export const maxParamLength = 500;
 
-export const malformedUrl = () =>
-  new ProceedError('VALIDATION_FAILED', 'The URL is malformed (bad percent-encoding)');
+/** A URL whose path does not decode: no route can be told, so the error names the URL itself (`''`). */
+export const malformedUrl = () => {
+  const message = 'The URL is malformed (bad percent-encoding)';
+  return new ValidationError([{ path: '', message }], message);
+};
 
-export const paramTooLong = () =>
-  new ProceedError('VALIDATION_FAILED', `A path parameter is longer than ${maxParamLength} characters`);
+/** A path parameter past {@link maxParamLength}, named where the router knows it. */
+export const paramTooLong = (name = '') =>
+  new ValidationError(
+    [{ path: name, message: `Longer than ${maxParamLength} characters` }],
+    `A path parameter${name === '' ? '' : ` (${name})`} is longer than ${maxParamLength} characters`,
+  );
 
 /**
  * Whether a `Host` header's value is an authority a URL can hold as it is (`example.com:8080`,

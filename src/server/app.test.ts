@@ -270,15 +270,18 @@ describe('problem responses', () => {
     const malformed = await call(notesApp(), 'GET', '/api/notes/%E0%A4%A');
     expect(malformed.status).toBe(400);
     expect(malformed.headers['content-type']).toBe(problemType);
+    // Every VALIDATION_FAILED carries its errors, as docs/errors.md says.
     expect(malformed.json()).toMatchObject({
       code: 'VALIDATION_FAILED',
       detail: 'The URL is malformed (bad percent-encoding)',
+      errors: [{ path: '', message: 'The URL is malformed (bad percent-encoding)' }],
     });
     const long = await call(notesApp(), 'GET', `/api/notes/${'x'.repeat(501)}`);
     expect(long.status).toBe(400);
     expect(long.json()).toMatchObject({
       code: 'VALIDATION_FAILED',
-      detail: 'A path parameter is longer than 500 characters',
+      detail: 'A path parameter (id) is longer than 500 characters',
+      errors: [{ path: 'id', message: 'Longer than 500 characters' }],
     });
     expect((await call(notesApp(), 'GET', `/api/notes/${'x'.repeat(500)}`)).status).toBe(404);
   });
