@@ -191,6 +191,18 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
     expect(unmet?.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers CONNECT, which no route serves, with 405 and closes (Node dropped it without a byte)', async () => {
+    const { port } = await started();
+    for (const target of ['/api/things', `127.0.0.1:${port}`]) {
+      const connection = new RawConnection(port);
+      await connection.send(`CONNECT ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      await connection.closed;
+      const [refused] = responses(connection.text);
+      expectProblemAnswer(refused, 405, 'METHOD_NOT_ALLOWED');
+      expect(refused?.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
+    }
+  });
+
   it('cuts headers that stall with 408 REQUEST_TIMEOUT after timeouts.headers', async () => {
     // The request timeout is far off: only the headers timeout can end this one (a hang fails
     // the test by its own timeout).

@@ -16,14 +16,15 @@ import {
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
-import { ProceedError } from '../core/errors.js';
+import { ProceedError, toProblem } from '../core/errors.js';
 import type { PipelineHandler } from '../http/fetch.js';
+import { routeMethods } from '../http/not-found.js';
 import { problemAnswer } from '../http/problems.js';
 import type { NativeServer } from '../http/runtime.js';
 import type { SentAnswer } from '../http/sent.js';
 import { type Lifecycle, timeoutCheckInterval } from './lifecycle.js';
 import { NodeRequest } from './node-request.js';
-import { answerClientErrorOn } from './problems.js';
+import { answerClientErrorOn, rawProblemResponse } from './problems.js';
 import { newRequestId } from './request-id.js';
 import { routeUpgrades } from './sockets.js';
 
@@ -141,6 +142,17 @@ export class PipelineOnNode {
 
   /** Node's own answers to a request's framing, given as problems instead (both Node servers). */
   watchFraming(server: Server): void {
+    // CONNECT: with no listener Node drops the connection without a byte. This server is no proxy.
+    server.on('connect', (_incoming: IncomingMessage, socket: Socket) => {
+      const refused = new ProceedError(
+        'METHOD_NOT_ALLOWED',
+        'CONNECT is not served: this server is no proxy',
+        {
+          headers: { allow: routeMethods.join(', ') },
+        },
+      );
+      socket.end(rawProblemResponse(toProblem(refused)));
+    });
     // An Expect other than 100-continue: Node answered 417 with no body.
     server.on('checkExpectation', (incoming: IncomingMessage, response: ServerResponse) =>
       this.refuse(
