@@ -191,6 +191,27 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
     expect(unmet?.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('refuses a transfer coding other than chunked with 400 and closes: the body would reach the route still coded', async () => {
+    const { port } = await started();
+    for (const coding of ['gzip, chunked', 'foo, chunked']) {
+      const connection = new RawConnection(port);
+      await connection.send(
+        `POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+      );
+      await connection.closed;
+      const [refused] = responses(connection.text);
+      expectProblemAnswer(refused, 400, 'BAD_REQUEST');
+      expect(JSON.parse(refused?.body ?? '{}').detail).toContain(`Transfer-Encoding: ${coding}`);
+    }
+    // Chunked alone is the framing every client uses for a body of unknown length.
+    const chunked = new RawConnection(port);
+    await chunked.send(
+      'POST /api/things HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    );
+    await chunked.closed;
+    expect(responses(chunked.text)[0]?.status).toBe(201);
+  });
+
   it('answers CONNECT, which no route serves, with 405 and closes (Node dropped it without a byte)', async () => {
     const { port } = await started();
     for (const target of ['/api/things', `127.0.0.1:${port}`]) {
