@@ -160,8 +160,11 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
     },
 
     async removeFilesOf(postIds) {
+      // An upload to the post may be writing its file while the folder goes (ENOTEMPTY): Node
+      // tries again a moment later, as the upload then finds the post gone and drops its file.
       for (const postId of postIds)
-        if (uuid.test(postId)) await rm(join(directory, postId), { recursive: true, force: true });
+        if (uuid.test(postId))
+          await rm(join(directory, postId), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
 }
