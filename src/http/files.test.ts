@@ -1,11 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sendFile } from '../core/files.js';
+import type { FileRequest } from './files.js';
 import { byteRange, contentDisposition, fileTag, planFile } from './files.js';
 
 const request = {
   method: 'GET',
   range: undefined,
+  ifMatch: undefined,
+  ifUnmodifiedSince: undefined,
   ifNoneMatch: undefined,
   ifModifiedSince: undefined,
   ifRange: undefined,
@@ -133,6 +136,35 @@ describe('planFile', () => {
     );
     expect(fileTag(sendFile(bytes, { type: 'a/b' }), hash)).toBe('"cafe"');
     expect(fileTag(sendFile(new ReadableStream(), { type: 'a/b' }), hash)).toBeUndefined();
+  });
+
+  it('answers 412 to If-Match without the file’s strong tag, and to If-Unmodified-Since before its date, ranges included', () => {
+    const file = sendFile(bytes, { type: 'a/b', lastModified: Date.UTC(2026, 0, 2) });
+    const tag = fileTag(file, hash) as string;
+    const stale = (changes: Partial<FileRequest>) => {
+      try {
+        planFile(file, { ...request, ...changes }, tag, {});
+        return false;
+      } catch (error) {
+        return (error as { code?: string }).code === 'PRECONDITION_FAILED';
+      }
+    };
+    expect(stale({ ifMatch: '"nope"', range: 'bytes=0-1' })).toBe(true);
+    expect(stale({ ifMatch: `W/${tag}` })).toBe(true);
+    expect(
+      stale({ ifUnmodifiedSince: new Date(Date.UTC(1970, 0, 1)).toUTCString(), range: 'bytes=0-1' }),
+    ).toBe(true);
+    // Met: the file's own tag (among others), `*`, a date at or after its own; a date that is
+    // no HTTP date is ignored; If-Match wins over If-Unmodified-Since.
+    expect(planFile(file, { ...request, ifMatch: `"x", ${tag}`, range: 'bytes=0-1' }, tag, {}).status).toBe(
+      206,
+    );
+    expect(planFile(file, { ...request, ifMatch: '*' }, tag, {}).status).toBe(200);
+    const same = new Date(Date.UTC(2026, 0, 2)).toUTCString();
+    expect(planFile(file, { ...request, ifUnmodifiedSince: same }, tag, {}).status).toBe(200);
+    expect(planFile(file, { ...request, ifUnmodifiedSince: 'long ago' }, tag, {}).status).toBe(200);
+    const old = new Date(Date.UTC(1970, 0, 1)).toUTCString();
+    expect(planFile(file, { ...request, ifMatch: tag, ifUnmodifiedSince: old }, tag, {}).status).toBe(200);
   });
 
   it('answers 304 on a held tag only for reads, and If-None-Match before If-Modified-Since', () => {

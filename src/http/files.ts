@@ -8,13 +8,15 @@
  */
 import { ProceedError } from '../core/errors.js';
 import { type ByteRange, type FileAnswer, visibleName } from '../core/files.js';
-import { listedTags } from '../core/precondition.js';
+import { listedTags, staleVersion } from '../core/precondition.js';
 import { pulledStream } from './pulled-stream.js';
 
 /** The request headers a file answer depends on. */
 export interface FileRequest {
   readonly method: string;
   readonly range: string | undefined;
+  readonly ifMatch: string | undefined;
+  readonly ifUnmodifiedSince: string | undefined;
   readonly ifNoneMatch: string | undefined;
   readonly ifModifiedSince: string | undefined;
   readonly ifRange: string | undefined;
@@ -108,6 +110,25 @@ function httpDate(value: string | undefined): number | undefined {
   return Number.isNaN(time) ? undefined : time;
 }
 
+/**
+ * `If-Match`: one of its tags strongly equal to the file's (`*`: any file); without it,
+ * `If-Unmodified-Since`: the file not modified after that date (a date that is no HTTP date is
+ * ignored, as RFC 9110 says).
+ */
+function stillAsKnown(
+  request: FileRequest,
+  tag: string | undefined,
+  lastModified: number | undefined,
+): boolean {
+  if (request.ifMatch !== undefined) {
+    const tags = listedTags(request.ifMatch);
+    if (tags === '*') return true;
+    return tag !== undefined && !tag.startsWith('W/') && tags.some((each) => !each.weak && each.text === tag);
+  }
+  const since = httpDate(request.ifUnmodifiedSince);
+  return since === undefined || lastModified === undefined || lastModified <= since;
+}
+
 /** The tags of `If-None-Match`, weakly compared with `tag` (`*` matches any). */
 function noneMatch(header: string, tag: string): boolean {
   const tags = listedTags(header);
@@ -152,6 +173,9 @@ export function planFile(
   if (tag !== undefined) headers.etag = tag;
   if (answer.lastModified !== undefined)
     headers['last-modified'] = new Date(answer.lastModified).toUTCString();
+  // If-Match, else If-Unmodified-Since, first (RFC 9110, 13.2.2): a client that asks for the file
+  // only as it knows it (a range of it above all) gets 412 rather than another version's bytes.
+  if (!stillAsKnown(request, tag, answer.lastModified)) throw staleVersion();
   const head = request.method === 'HEAD';
   const readsAll = request.method === 'GET' || head;
   // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2); both only on GET and HEAD.

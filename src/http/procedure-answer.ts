@@ -328,6 +328,8 @@ class RouteAnswers implements ProcedureRoute {
         {
           method: request.method,
           range: request.header('range'),
+          ifMatch: request.header('if-match'),
+          ifUnmodifiedSince: request.header('if-unmodified-since'),
           ifNoneMatch: request.header('if-none-match'),
           ifModifiedSince: request.header('if-modified-since'),
           ifRange: request.header('if-range'),

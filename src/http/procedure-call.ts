@@ -16,8 +16,8 @@ import {
   runIdempotent,
 } from '../core/idempotency.js';
 import { staleVersion } from '../core/precondition.js';
-import { runGuards } from '../core/run-guards.js';
 import type { MountedRoute } from '../core/route-table.js';
+import { runGuards } from '../core/run-guards.js';
 
 /** The app's idempotency store and whether every `create*` replays, once a plugin set them. */
 export interface IdempotencyRuntime {
