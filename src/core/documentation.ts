@@ -206,11 +206,13 @@ const socketDocumentation: RouteDocumentation = {
   problems: ['UPGRADE_REQUIRED', 'BAD_REQUEST', 'FORBIDDEN', 'RATE_LIMITED'],
 };
 
-/** What a file answer carries and honours (docs/files.md); ranges and 304 on GET only. */
+/** What a file answer carries and honours (docs/files.md); ranges, 304 and 412 on GET only. */
 export function fileDocumentation(route: Pick<RouteEntry, 'method'>): RouteDocumentation {
   const reads = route.method === 'GET';
   return {
-    ...(reads ? { problems: ['RANGE_NOT_SATISFIABLE'] as const, notModified: true } : {}),
+    ...(reads
+      ? { problems: ['RANGE_NOT_SATISFIABLE', 'PRECONDITION_FAILED'] as const, notModified: true }
+      : {}),
     headers: {
       'Content-Disposition': {
         description:
@@ -253,6 +255,15 @@ export function fileDocumentation(route: Pick<RouteEntry, 'method'>): RouteDocum
             },
             'If-Modified-Since': {
               description: 'The `Last-Modified` the client holds: 304 while the file has not changed since',
+              type: 'string',
+            },
+            'If-Match': {
+              description:
+                'The `ETag` the client asks for, strongly compared (`*`: any): 412 when the file is another',
+              type: 'string',
+            },
+            'If-Unmodified-Since': {
+              description: 'Without If-Match: 412 when the file changed after this date',
               type: 'string',
             },
           },

@@ -803,8 +803,16 @@ describe('generateOpenApi on a file answer', () => {
     expect(read.responses['206']).toMatchObject({ headers: { 'Content-Range': expect.any(Object) } });
     expect(read.responses['304']).toBeDefined();
     expect(read.responses['416']).toBeDefined();
+    expect(read.responses['412']).toBeDefined();
     expect(read.parameters?.map((each) => each.name)).toEqual(
-      expect.arrayContaining(['Range', 'If-Range', 'If-None-Match', 'If-Modified-Since']),
+      expect.arrayContaining([
+        'Range',
+        'If-Range',
+        'If-None-Match',
+        'If-Modified-Since',
+        'If-Match',
+        'If-Unmodified-Since',
+      ]),
     );
     const write = operation(document, '/api/reports/{id}/export', 'post');
     expect((write.responses['200'] as { content: object }).content).toEqual({
