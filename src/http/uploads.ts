@@ -47,13 +47,17 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
   const type = mediaTypeOf(headers['content-type']);
   if (plan.mode === 'form') {
     if (type !== 'multipart/form-data')
-      return unsupported(`This route takes multipart/form-data, not ${type === '' ? 'no media type' : type}`);
+      return unsupported(
+        type === ''
+          ? 'This route takes multipart/form-data: the request named no media type'
+          : `This route takes multipart/form-data, not ${type}`,
+      );
   } else {
     const [name, field] = plan.fields.entries().next().value as [string, FileField];
     if (type !== '' && !isMediaType(type)) return notAMediaType(name);
     if (!takesType(field, type === '' ? 'application/octet-stream' : type))
       return unsupported(
-        `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type || 'none'}`,
+        `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type || 'one of no type'}`,
       );
   }
   const length = Number(oneHeader(headers['content-length']) ?? Number.NaN);
