@@ -222,6 +222,21 @@ describe.each(nodeServers)('errors before any route runs are problem+json, on $s
       expectProblemAnswer(refused, 405, 'METHOD_NOT_ALLOWED');
       expect(refused?.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
     }
+    // A client that resets the connection at once: the socket Node handed over has no error
+    // listener of Node's, and an error there would have ended the process.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const reset = connect(port, '127.0.0.1');
+      reset.on('error', () => undefined);
+      await new Promise<void>((resolve) => reset.once('connect', () => resolve()));
+      reset.write(`CONNECT /api/things HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      reset.resetAndDestroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = new RawConnection(port);
+    await after.send('GET /api/things HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+    await after.closed;
+    expect(responses(after.text)[0]?.status).toBe(200);
   });
 
   it('cuts headers that stall with 408 REQUEST_TIMEOUT after timeouts.headers', async () => {

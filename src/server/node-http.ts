@@ -143,7 +143,12 @@ export class PipelineOnNode {
   /** Node's own answers to a request's framing, given as problems instead (both Node servers). */
   watchFraming(server: Server): void {
     // CONNECT: with no listener Node drops the connection without a byte. This server is no proxy.
+    // Node hands the socket over without its own error listener: a client that resets it would
+    // otherwise throw in the process. Half-closed first, ended a second later, so that the client
+    // reads the answer rather than a reset (as src/server/lifecycle.ts refuses a connection).
     server.on('connect', (_incoming: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => undefined);
+      socket.resume();
       const refused = new ProceedError(
         'METHOD_NOT_ALLOWED',
         'CONNECT is not served: this server is no proxy',
@@ -152,6 +157,7 @@ export class PipelineOnNode {
         },
       );
       socket.end(rawProblemResponse(toProblem(refused)));
+      setTimeout(() => socket.destroy(), 1000).unref();
     });
     // An Expect other than 100-continue: Node answered 417 with no body.
     server.on('checkExpectation', (incoming: IncomingMessage, response: ServerResponse) =>
