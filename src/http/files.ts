@@ -173,11 +173,12 @@ export function planFile(
   if (tag !== undefined) headers.etag = tag;
   if (answer.lastModified !== undefined)
     headers['last-modified'] = new Date(answer.lastModified).toUTCString();
-  // If-Match, else If-Unmodified-Since, first (RFC 9110, 13.2.2): a client that asks for the file
-  // only as it knows it (a range of it above all) gets 412 rather than another version's bytes.
-  if (!stillAsKnown(request, tag, answer.lastModified)) throw staleVersion();
   const head = request.method === 'HEAD';
   const readsAll = request.method === 'GET' || head;
+  // If-Match, else If-Unmodified-Since, first (RFC 9110, 13.2.2): a client that asks for the file
+  // only as it knows it (a range of it above all) gets 412 rather than another version's bytes.
+  // On reads only: a write that answers with a file has run by now, and a 412 would deny it.
+  if (readsAll && !stillAsKnown(request, tag, answer.lastModified)) throw staleVersion();
   // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2); both only on GET and HEAD.
   const unchanged =
     readsAll &&
