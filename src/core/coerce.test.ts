@@ -201,6 +201,18 @@ describe('dates in records, tuples, intersections and lazy schemas', () => {
       either: { at: '2024-01-01' },
     });
     expect(body.safeParse(revived).success).toBe(true);
+    // A tuple that holds itself (a linked list) is read once: with a date, and without any.
+    type Link = [Date, Link | null];
+    const Link: z.ZodType<Link> = z.tuple([z.date(), z.lazy(() => Link).nullable()]);
+    expect(
+      createBodyDateCoercer(z.object({ list: Link }))({ list: ['2024-01-01', ['2024-01-02', null]] }),
+    ).toEqual({
+      list: [day('2024-01-01'), [day('2024-01-02'), null]],
+    });
+    type Plain = [string, Plain | null];
+    const Plain: z.ZodType<Plain> = z.tuple([z.string(), z.lazy(() => Plain).nullable()]);
+    const plain = { list: ['a', ['b', null]] };
+    expect(createBodyDateCoercer(z.object({ list: Plain }))(plain)).toBe(plain);
     // What is not of the shape the places expect is handed on as it is.
     expect(createBodyDateCoercer(body)({ byDay: ['2024-01-01'], span: { 0: 'x' } })).toEqual({
       byDay: ['2024-01-01'],

@@ -55,35 +55,45 @@ export function zodDatePlaces(
   if (type === 'array') return single('items', def.element);
   if (type === 'record') return single('values', def.valueType);
   if (type === 'tuple' && def.items !== undefined) {
-    const prefix = def.items.map((item) => zodDatePlaces(item, made));
-    const rest = def.rest === null || def.rest === undefined ? undefined : zodDatePlaces(def.rest, made);
-    if (prefix.every((place) => place === undefined) && rest === undefined) return undefined;
-    return rest === undefined ? { prefix } : { prefix, rest };
-  }
-  if (type === 'intersection' && def.left !== undefined && def.right !== undefined) {
-    const sides = [zodDatePlaces(def.left, made), zodDatePlaces(def.right, made)];
-    const fields = new Map<string, DatePlaces>();
-    for (const side of sides) {
-      if (side === undefined) continue;
-      // Two sides that are not both objects (a date and an object): left to the validator.
-      if (side === true || !('fields' in side)) return undefined;
-      for (const [key, place] of side.fields) fields.set(key, place);
-    }
-    return fields.size > 0 ? { fields } : undefined;
-  }
-  if (type === 'object' && def.shape !== undefined) {
-    // Made before its fields are read, so that a field of the same schema refers to it.
-    const fields = new Map<string, DatePlaces>();
-    const places = { fields };
+    // Made before its places are read, as an object's: a tuple may hold itself (through z.lazy).
+    const prefix: (DatePlaces | undefined)[] = [];
+    const places: { prefix: (DatePlaces | undefined)[]; rest?: DatePlaces } = { prefix };
     made.set(inner, places);
-    for (const [key, field] of Object.entries(def.shape)) {
-      const found = zodDatePlaces(field, made);
-      if (found !== undefined) fields.set(key, found);
-    }
-    if (fields.size > 0) return places;
+    for (const item of def.items) prefix.push(zodDatePlaces(item, made));
+    const rest = def.rest === null || def.rest === undefined ? undefined : zodDatePlaces(def.rest, made);
+    if (rest !== undefined) places.rest = rest;
+    if (rest !== undefined || prefix.some((place) => place !== undefined)) return places;
     made.set(inner, undefined);
     return undefined;
   }
+  // Both sides of an intersection of objects hold at once: their fields are read as one object's.
+  if (type === 'intersection' && def.left !== undefined && def.right !== undefined) {
+    const shapes = [def.left, def.right].map((side) => {
+      const found = innerZodType(side);
+      return found.type === 'object' ? (found.schema._zod.def as unknown as ZodDef).shape : undefined;
+    });
+    if (shapes[0] === undefined || shapes[1] === undefined) return undefined;
+    return objectPlaces(inner, { ...shapes[0], ...shapes[1] }, made);
+  }
+  if (type === 'object' && def.shape !== undefined) return objectPlaces(inner, def.shape, made);
+  return undefined;
+}
+
+/** The places of an object's fields, made before they are read: a field may hold the object itself. */
+function objectPlaces(
+  schema: z.ZodType,
+  shape: Record<string, z.ZodType>,
+  made: Map<z.ZodType, DatePlaces | undefined>,
+): DatePlaces | undefined {
+  const fields = new Map<string, DatePlaces>();
+  const places = { fields };
+  made.set(schema, places);
+  for (const [key, field] of Object.entries(shape)) {
+    const found = zodDatePlaces(field, made);
+    if (found !== undefined) fields.set(key, found);
+  }
+  if (fields.size > 0) return places;
+  made.set(schema, undefined);
   return undefined;
 }
 
