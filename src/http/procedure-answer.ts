@@ -30,6 +30,7 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
+import { clientKey } from './rate-limit.js';
 import { runtime } from './runtime.js';
 import { SocketSession } from './sockets.js';
 
@@ -296,9 +297,10 @@ class RouteAnswers implements ProcedureRoute {
           headers: { 'retry-after': '1' },
         },
       );
-    // A signed-in user is one client wherever it connects from; anyone else is its address.
+    // A signed-in user is one client wherever it connects from; anyone else is its address, read
+    // as the rate limits read it (an IPv6 host by its /64, which it holds whole).
     const holder = socket.credentials?.holder;
-    const client = holder === undefined ? `address ${request.ip}` : `user ${holder}`;
+    const client = holder === undefined ? `address ${clientKey(request.ip)}` : `user ${holder}`;
     if (sockets.heldBy(client) >= sockets.maxPerClient)
       throw new ProceedError(
         'RATE_LIMITED',
