@@ -150,7 +150,8 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
 
 /**
  * The first field of a query input that no query string can carry: an object (a record among
- * them), or an array of objects or arrays. Such a route could never be called, so it is refused
+ * them), or an array of objects or arrays. Its REST route could never be called (an MCP tool's
+ * JSON arguments could carry it, but the route is the procedure's first face), so it is refused
  * when it is mounted (docs/procedures.md, "Query-string coercion"). Undefined when every field can.
  */
 export function fieldNoQueryCarries(schema: StandardSchemaV1): { key: string; what: string } | undefined {

@@ -63,7 +63,7 @@ describe('planRoutes', () => {
       [z.array(z.array(z.number())).optional(), 'an array of objects or arrays'],
     ] as const) {
       expect(() => planRoutes([procedures('posts', { listPosts: listing(field).query(() => []) })])).toThrow(
-        `posts.listPosts takes its input from the query string, which carries text and repeated keys, but its field "filter" is ${what}, which no request could send`,
+        `posts.listPosts takes its input from the query string, which carries text and repeated keys, but its field "filter" is ${what}, which no query string can carry (its REST route could never be called)`,
       );
       // Read from a JSON body, the same input is fine.
       const searching = listing(field)

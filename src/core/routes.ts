@@ -148,7 +148,7 @@ export function planRoutes(
           : undefined;
       if (uncarried !== undefined) {
         throw new ProceedConfigError(
-          `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no request could send: make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
+          `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no query string can carry (its REST route could never be called): make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
         );
       }
       taken.set(key, owner);
