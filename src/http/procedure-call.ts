@@ -54,7 +54,7 @@ export function procedureCall(route: MountedRoute, options: ProcedureCallOptions
   const invoke = compileRoute(route, { userSource: options.userSource });
   const owner = `${route.collection}.${route.name}`;
   const mayReplay = (call: Call) =>
-    runGuards(route.definition.guards, call.ctx, owner, { userSource: options.userSource }, undefined);
+    runGuards(route.definition.guards, call.ctx, owner, { userSource: options.userSource }, call.trace);
   const isPost = route.method === 'POST';
   const isRead = route.method === 'GET';
   // Versioned answers keep their tag whatever `entityTags` says: If-Match needs it.
