@@ -19,6 +19,12 @@ const held = new WeakMap<object, Credentials>();
 
 /** Keeps the credentials that signed in the request of `ctx`. */
 export function holdCredentials(ctx: object, credentials: Credentials): void {
+  const { expiresAt, stillHold } = credentials;
+  // A NaN expiry would end the socket at once; a check that is no function, at its first turn.
+  if (expiresAt !== undefined && !Number.isFinite(expiresAt))
+    throw new TypeError(`holdCredentials: expiresAt is a time in ms since the epoch (got ${expiresAt})`);
+  if (stillHold !== undefined && typeof stillHold !== 'function')
+    throw new TypeError('holdCredentials: stillHold is a function that resolves to whether they hold');
   held.set(ctx, credentials);
 }
 

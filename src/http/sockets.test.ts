@@ -184,12 +184,18 @@ describe('SocketSession', () => {
   it('closes with 4401 when the token that opened it expires, and when a check finds it revoked', async () => {
     const waitForever = async () => new Promise<void>(() => undefined);
     const soon = { timeout: 5000, interval: 10 };
+    // An expiry past what one timer holds (about 24.8 days) is not taken as now.
+    const distant = sessionOf(waitForever, {}, new OpenSockets(10), {
+      expiresAt: Date.now() + 40 * 86_400_000,
+    });
     const expiring = sessionOf(waitForever, {}, new OpenSockets(10), { expiresAt: Date.now() + 30 });
     expect(expiring.peer.closedWith).toBeUndefined();
     await vi.waitFor(
       () => expect(expiring.peer.closedWith).toEqual({ code: 4401, reason: 'the token expired' }),
       soon,
     );
+    expect(distant.peer.closedWith).toBeUndefined();
+    distant.session.ended();
     let holds = true;
     let checks = 0;
     const stillHold = async () => {
@@ -209,7 +215,15 @@ describe('SocketSession', () => {
     revoked.session.ended();
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(checks).toBe(after);
-    // A store that does not answer: 1013, for the client to come back when it does.
+    // A store that fails once is asked again; one that does not answer twice running: 1013, for
+    // the client to come back when it does.
+    let calls = 0;
+    const blip = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), {
+      stillHold: () => (++calls === 1 ? Promise.reject(new Error('a blip')) : Promise.resolve(true)),
+    });
+    await vi.waitFor(() => expect(calls).toBeGreaterThanOrEqual(3), soon);
+    expect(blip.peer.closedWith).toBeUndefined();
+    blip.session.ended();
     const unknown = sessionOf(waitForever, { credentialsCheck: 100 }, new OpenSockets(10), {
       stillHold: () => Promise.reject(new Error('the store is down')),
     });
