@@ -452,8 +452,8 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     const huge = await post('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
     expect(huge.status).toBe(400);
     expect(await huge.json()).toMatchObject({ id: null, error: { code: -32600 } });
-    // A cursor is only what nextCursor gave: decimal digits.
-    for (const cursor of [' 1', '0x1', '1e3', '-1', '01', null, 1]) {
+    // A cursor is only what nextCursor gave: a page's start in decimal digits, within the list.
+    for (const cursor of [' 1', '0x1', '1e3', '-1', '01', null, 1, '7', '100']) {
       const paged = await post({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { cursor } });
       expect(await paged.json(), String(cursor)).toMatchObject({ id: 9, error: { code: -32602 } });
     }

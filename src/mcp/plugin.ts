@@ -142,18 +142,22 @@ class McpMethods {
 
   /** A page of the tools whose guards let the caller through. */
   async #list(cursor: unknown, calling: CallingRequest): Promise<object> {
-    // Only what this server gives as nextCursor: a count written in decimal digits.
+    // Only what this server gives as nextCursor: a page's start, written in decimal digits.
+    const pageSize = this.#options.pageSize ?? 100;
     const start =
       cursor === undefined
         ? 0
         : typeof cursor === 'string' && /^(?:0|[1-9]\d{0,8})$/.test(cursor)
           ? Number(cursor)
           : -1;
-    if (start < 0) throw new RpcError(rpc.invalidParams, 'The cursor is not one this server gave');
+    if (start < 0 || start % pageSize !== 0)
+      throw new RpcError(rpc.invalidParams, 'The cursor is not one this server gave');
     const routes = this.#tools.map((tool) => tool.route);
     const callable = new Set(await this.#app.callableBy(routes, calling));
     const listed = this.#tools.filter((tool) => callable.has(tool.route));
-    const pageSize = this.#options.pageSize ?? 100;
+    // A cursor past the end of this caller's list was never given to it.
+    if (start > 0 && start >= listed.length)
+      throw new RpcError(rpc.invalidParams, 'The cursor is not one this server gave');
     const page = listed.slice(start, start + pageSize);
     const next = start + pageSize < listed.length ? { nextCursor: String(start + pageSize) } : {};
     return { tools: page.map((tool) => tool.description), ...next };
