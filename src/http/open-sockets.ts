@@ -1,5 +1,7 @@
-/** How many WebSockets an app holds open, against its `maxSockets` (docs/sockets.md, "Limits"). */
-/** The sockets open on one app: their count against its limit, and their shutdown. */
+/**
+ * The WebSockets open on one app: their count against its `maxSockets`, and each client's against
+ * its `maxSocketsPerClient` (docs/sockets.md, "Limits").
+ */
 export class OpenSockets {
   /** Set once from the app's `maxSockets` (docs/sockets.md, "Limits"). */
   max: number;

@@ -57,7 +57,9 @@ export function uploadRefusal(plan: UploadPlan, headers: Headers): ProceedError 
     if (type !== '' && !isMediaType(type)) return notAMediaType(name);
     if (!takesType(field, type === '' ? 'application/octet-stream' : type))
       return unsupported(
-        `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type || 'one of no type'}`,
+        type === ''
+          ? `This route takes a file of type ${(field.types ?? []).join(', ')}: the part named no media type`
+          : `This route takes a file of type ${(field.types ?? []).join(', ')}, not ${type}`,
       );
   }
   const length = Number(oneHeader(headers['content-length']) ?? Number.NaN);
