@@ -457,8 +457,21 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
         // In this process, a Request may carry any Host (one line: it has no repeated headers).
         for (const host of hosts)
           expectProblem(await send('GET', '/api/notes/1', { headers: { host } }), 400, 'BAD_REQUEST');
+        // A coding beside chunked: the body would reach the route still coded.
+        const coded = await send('POST', '/api/notes', {
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'gzip, chunked' },
+          body: '{"text":"coded"}',
+        });
+        expectProblem(coded, 400, 'BAD_REQUEST');
         return;
       }
+      const coded = await raw(
+        'POST /api/notes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: gzip, chunked\r\nconnection: close\r\n\r\n10\r\n{"text":"coded"}\r\n0\r\n\r\n',
+      );
+      expect({ coding: 'gzip, chunked', status: coded.status }).toEqual({
+        coding: 'gzip, chunked',
+        status: 400,
+      });
       for (const host of hosts) {
         const answer = await raw(`GET /api/nothing HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`);
         expect({ host, status: answer.status }).toEqual({ host, status: 400 });

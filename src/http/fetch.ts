@@ -18,7 +18,15 @@ import { Router } from './router.js';
 import { runtime } from './runtime.js';
 import { type PipelineRequest, responseOf, SentAnswer } from './sent.js';
 import type { RequestTrace } from './tracing.js';
-import { decodes, hostRefusal, loggedUrl, malformedUrl, maxParamLength, paramTooLong } from './url.js';
+import {
+  decodes,
+  hostRefusal,
+  loggedUrl,
+  malformedUrl,
+  maxParamLength,
+  paramTooLong,
+  transferCodingRefusal,
+} from './url.js';
 
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
@@ -239,6 +247,12 @@ class FetchPipeline {
     try {
       const hostRefused = hostRefusal(request.headers.get('host'));
       if (hostRefused !== undefined) throw hostRefused;
+      const codingRefused = transferCodingRefusal(request.headers.get('transfer-encoding'));
+      if (codingRefused !== undefined) {
+        // The body's framing is in doubt: nothing more is read from this connection.
+        exchange.connection = 'close';
+        throw codingRefused;
+      }
       const handler = this.#routed(exchange, request);
       const route = handler.preflight === true ? undefined : handler.observed;
       done.route = route;

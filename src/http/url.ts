@@ -62,6 +62,20 @@ export function hostRefusal(host: string | null): ProceedError | undefined {
   );
 }
 
+/**
+ * The 400 of a request whose `Transfer-Encoding` names a coding beside `chunked` (`gzip,
+ * chunked`): the runtime decodes `chunked` alone, so the body would reach the route still coded,
+ * and a proxy in front may frame it otherwise. RFC 9112 (section 6.1) suggests 501; a request the
+ * client can mend is a 4xx here, as every other one (docs/errors.md).
+ */
+export function transferCodingRefusal(coding: string | null): ProceedError | undefined {
+  if (coding === null || coding.trim().toLowerCase() === 'chunked') return undefined;
+  return new ProceedError(
+    'BAD_REQUEST',
+    `The server decodes no transfer coding but chunked, not Transfer-Encoding: ${coding.trim().slice(0, 100)}`,
+  );
+}
+
 /** Whether a path's percent-encoding decodes. */
 export function decodes(path: string): boolean {
   try {

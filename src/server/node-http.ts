@@ -173,21 +173,12 @@ export class PipelineOnNode {
 }
 
 /**
- * What RFC 9112 has a server refuse of a request's framing that Node lets through: a transfer
- * coding other than chunked (section 6.1), no `Host` on HTTP/1.1, or two lines of it (section
- * 3.2: Node keeps the first; a proxy in front may have read the other). The `Host` value itself
- * is the pipeline's to check (src/http/url.ts).
+ * What RFC 9112 (section 3.2) has a server refuse of a request's `Host` that Node lets through:
+ * none on HTTP/1.1, or two lines (Node keeps the first; a proxy in front may have read the
+ * other). The value itself, and a transfer coding other than chunked, are the pipeline's to
+ * check on every runtime (src/http/url.ts).
  */
 function framingRefusal(incoming: IncomingMessage): ProceedError | undefined {
-  const coding = incoming.headers['transfer-encoding'];
-  // Node decodes `chunked` and takes any coding before it (`gzip, chunked`) as read: the body
-  // would reach the route still coded, and a proxy in front may frame it otherwise. RFC 9112
-  // (section 6.1) suggests 501; a request the client can mend is a 400 here, as every other one.
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
-    return new ProceedError(
-      'BAD_REQUEST',
-      `The server decodes no transfer coding but chunked, not Transfer-Encoding: ${coding.trim()}`,
-    );
   if (incoming.headers.host === undefined)
     return incoming.httpVersion === '1.1'
       ? new ProceedError('BAD_REQUEST', 'An HTTP/1.1 request names its host: send a Host header')
