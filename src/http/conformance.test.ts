@@ -1416,6 +1416,25 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect((await refusing.closed).code).toBe(1008);
   });
 
+  it('ends a signed-in socket with 4401 once its token is revoked, and at its expiry', async ({ skip }) => {
+    if (origin === undefined) return skip();
+    const headers = await bearer();
+    const revoked = await openedSocket(origin, '/api/rooms/main/socket', headers);
+    await revoked.next();
+    expect((await send('POST', '/api/session/end', { headers })).status).toBe(204);
+    expect(await revoked.closed).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    const signIn = await send('POST', '/api/session', {
+      headers: json,
+      body: JSON.stringify({ name: 'ada', brief: true }),
+    });
+    const { accessToken } = JSON.parse(signIn.body) as { accessToken: string };
+    const expiring = await openedSocket(origin, '/api/rooms/main/socket', {
+      authorization: `Bearer ${accessToken}`,
+    });
+    await expiring.next();
+    expect(await expiring.closed).toEqual({ code: 4401, reason: 'the token expired' });
+  });
+
   it('opens through the typed client: the token in the handshake, typed messages, a refused one to onProblem, the problem of a refused handshake', async ({
     skip,
   }) => {
