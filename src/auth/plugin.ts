@@ -233,7 +233,7 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
       holdCredentials(ctx, {
         holder: claims.sub,
         expiresAt: claims.exp * 1000,
-        stillHold: () => stillHolds(tokens, userLoader, token),
+        stillHold: () => stillHolds(tokens, userLoader, token, ctx as AuthContext<unknown>),
       });
   };
 }
@@ -241,11 +241,14 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
 /**
  * Whether a socket's token still holds: signed, unexpired, not revoked, its user there and
  * active. A refusal of the token is false; a store or loader that fails rejects (checked later).
+ * When it holds, `ctx.user` becomes the user as loaded now, which the route's guards are asked
+ * about next and the handler reads from then on (a role changed since the handshake).
  */
 async function stillHolds(
   tokens: TokenService,
   userLoader: UserLoader<unknown>,
   token: string,
+  ctx: AuthContext<unknown>,
 ): Promise<boolean> {
   let claims: AccessClaims;
   try {
@@ -255,7 +258,9 @@ async function stillHolds(
     throw error;
   }
   const user = await userLoader(claims.sub, claims);
-  return user !== null && user !== undefined && !isDeactivated(user);
+  if (user === null || user === undefined || isDeactivated(user)) return false;
+  ctx.user = user;
+  return true;
 }
 
 /**

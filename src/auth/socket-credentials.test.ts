@@ -8,13 +8,20 @@ import { z } from 'zod';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
 import { createApp } from '../server/create-app.js';
+import { admin } from './guards.js';
 import { authPlugin } from './plugin.js';
 import { MemoryRevocationStore } from './revocation.js';
 import { TokenService } from './tokens.js';
 
 const users = new Map([
-  ['00000000-0000-4000-8000-000000000001', { id: '00000000-0000-4000-8000-000000000001', isActive: true }],
-  ['00000000-0000-4000-8000-000000000002', { id: '00000000-0000-4000-8000-000000000002', isActive: true }],
+  [
+    '00000000-0000-4000-8000-000000000001',
+    { id: '00000000-0000-4000-8000-000000000001', isActive: true, role: 'user' },
+  ],
+  [
+    '00000000-0000-4000-8000-000000000002',
+    { id: '00000000-0000-4000-8000-000000000002', isActive: true, role: 'user' },
+  ],
 ]);
 const [ann, bob] = [...users.keys()] as [string, string];
 const tokens = new TokenService({
@@ -45,6 +52,19 @@ beforeAll(async () => {
         .query(async function* ({ messages }) {
           for await (const message of messages) yield message;
         }),
+      adminRoom: procedure<{ user?: { role: string } }>()
+        .rest({ method: 'GET', path: '/rooms/admin' })
+        .guard(admin)
+        .output(
+          webSocket({
+            receive: z.object({ text: z.string() }),
+            send: z.object({ text: z.string(), role: z.string() }),
+            credentialsCheck: 100,
+          }),
+        )
+        .query(async function* ({ messages, ctx }) {
+          for await (const message of messages) yield { text: message.text, role: ctx.user.role };
+        }),
     }),
   ]);
   origin = (await app.listen({ port: 0, handleSignals: false, logRoutes: false })).replace(/^http/, 'ws');
@@ -70,9 +90,9 @@ function handshakeStatus(token: string | undefined): Promise<number> {
 }
 
 /** Opens the echo room with `token`; resolves once open, with the close it will end with. */
-async function openWith(token: string | undefined) {
+async function openWith(token: string | undefined, room = 'echo') {
   const query = token === undefined ? '' : `?access_token=${encodeURIComponent(token)}`;
-  const ws = new WebSocket(`${origin}/api/rooms/echo${query}`);
+  const ws = new WebSocket(`${origin}/api/rooms/${room}${query}`);
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
@@ -103,11 +123,26 @@ describe('a socket opened with a token', () => {
     await tokens.revokeAllForUser(ann);
     expect(await within(reset.closed, 10_000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
     const deactivated = await openWith((await tokens.issuePair(bob)).accessToken);
-    users.set(bob, { id: bob, isActive: false });
+    users.set(bob, { id: bob, isActive: false, role: 'user' });
     expect(await within(deactivated.closed, 10_000)).toEqual({
       code: 4401,
       reason: 'the token no longer holds',
     });
+  });
+
+  it("ends with 4403 once the route's guards refuse the user as now loaded (a demoted admin)", async () => {
+    users.set(bob, { id: bob, isActive: true, role: 'admin' });
+    const { ws, closed } = await openWith((await tokens.issuePair(bob)).accessToken, 'admin');
+    const echoed = () =>
+      new Promise<unknown>((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
+    const reply = echoed();
+    ws.send(JSON.stringify({ text: 'hi' }));
+    expect(await reply).toEqual({ text: 'hi', role: 'admin' });
+    expect(await within(closed, 350)).toBe('still open');
+    users.set(bob, { id: bob, isActive: true, role: 'editor' });
+    const ended = await within(closed, 10_000);
+    expect(ended).toEqual({ code: 4403, reason: 'the route no longer allows this user' });
+    users.set(bob, { id: bob, isActive: true, role: 'user' });
   });
 
   it('ends with 4401 when the token expires; an anonymous socket has nothing to lapse', async () => {
@@ -121,7 +156,7 @@ describe('a socket opened with a token', () => {
   });
 
   it('counts a user wherever it connects from, anyone else by address: one more than maxSocketsPerClient is a 429', async () => {
-    users.set(bob, { id: bob, isActive: true });
+    users.set(bob, { id: bob, isActive: true, role: 'user' });
     const annToken = (await tokens.issuePair(ann)).accessToken;
     // The server counts a socket as gone once its close is done, a moment after the client's
     // own close event: each place is taken again as soon as it is free.

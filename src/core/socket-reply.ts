@@ -2,13 +2,14 @@
  * A socket procedure's reply (docs/sockets.md): what checks each message of the client, writes
  * each of the handler's and runs the handler once the HTTP layer has opened the socket.
  */
-import type { Call, Reply } from './call.js';
+import type { Call, CompileOptions, Reply } from './call.js';
 import { credentialsOf } from './credentials.js';
-import { ValidationError } from './errors.js';
+import { ProceedError, ValidationError } from './errors.js';
 import { refuseNul } from './nul.js';
 import { compileSerializer, OutputMismatchError } from './output.js';
 import type { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
+import { runGuards } from './run-guards.js';
 import { validate } from './schema.js';
 import type { SocketChannel } from './sockets.js';
 import { keyShapeOf, refuseUnknownKeys } from './unknown-keys.js';
@@ -25,8 +26,9 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  */
 export function socketer(
   route: RouteEntry,
+  options: CompileOptions = {},
 ): ((call: Call, input: unknown, response: ResponseControl<never>) => Reply) | undefined {
-  const { output, handler } = route.definition;
+  const { output, handler, guards } = route.definition;
   if (output?.kind !== 'socket') return undefined;
   const { socket } = output;
   const writeMessage = compileSerializer(socket.send);
@@ -75,12 +77,28 @@ export function socketer(
         await send(message);
       }
     };
+    const credentials = credentialsOf(call.ctx);
+    // Whether the route's guards still let the caller in, asked after each check of its
+    // credentials (which refresh `ctx.user`): a demoted admin leaves an admin's socket.
+    const stillAllowed =
+      credentials?.stillHold === undefined || guards.length === 0
+        ? undefined
+        : () =>
+            Promise.resolve()
+              .then(() => runGuards(guards, call.ctx, owner, options, undefined))
+              .then(
+                () => true,
+                (error: unknown) => {
+                  if (error instanceof ProceedError) return false;
+                  throw error;
+                },
+              );
     return {
       status: 101,
       body: '',
       location: undefined,
       version: undefined,
-      socket: { limits: socket, check, run, credentials: credentialsOf(call.ctx) },
+      socket: { limits: socket, check, run, credentials, stillAllowed },
     };
   };
 }

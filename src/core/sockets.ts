@@ -181,6 +181,11 @@ export interface SocketAnswer {
   readonly limits: SocketLimits;
   /** What signed in the handshake, when anything kept it: the socket ends when they lapse. */
   readonly credentials: Credentials | undefined;
+  /**
+   * Whether the route's guards still pass for the context as the last check of the credentials
+   * left it (undefined without guards or without a check): false ends the socket with 4403.
+   */
+  readonly stillAllowed: (() => Promise<boolean>) | undefined;
   /** Validates one message the client sent, parsed from JSON; throws a ValidationError. */
   readonly check: (message: unknown) => unknown;
   /**

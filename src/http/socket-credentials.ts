@@ -1,8 +1,9 @@
 /**
  * A WebSocket lives on after the handshake its credentials signed in: it ends once they lapse (a
- * token's expiry) or no longer hold (a logout, a password reset, the user deactivated), checked
- * about every `credentialsCheck` ms, so that a socket is never a way to outlive a revoked token
- * (docs/sockets.md, "Authentication").
+ * token's expiry) or no longer hold (a logout, a password reset, the user deactivated), or once
+ * the route's guards refuse the user as it now is (a demotion), checked about every
+ * `credentialsCheck` ms, so that a socket is never a way to outlive a revoked token or a
+ * withdrawn right (docs/sockets.md, "Authentication").
  */
 import type { Credentials } from '../core/credentials.js';
 
@@ -11,6 +12,8 @@ export const credentialsCloseCodes = Object.freeze({
   tryAgain: 1013,
   /** The credentials that opened the socket lapsed or were revoked: open it again with fresh ones. */
   credentialsLapsed: 4401,
+  /** The route's guards refuse the user the credentials now load: opening it again is a 403. */
+  noLongerAllowed: 4403,
 });
 
 interface Watcher {
@@ -22,7 +25,12 @@ interface Watcher {
 const longestTimer = 2 ** 31 - 1;
 
 /** Watches `credentials` for the socket `watcher` closes; returns what stops watching. */
-export function watchCredentials(credentials: Credentials, every: number, watcher: Watcher): () => void {
+export function watchCredentials(
+  credentials: Credentials,
+  every: number,
+  watcher: Watcher,
+  stillAllowed?: () => Promise<boolean>,
+): () => void {
   const { expiresAt, stillHold } = credentials;
   let expiry: ReturnType<typeof setTimeout> | undefined;
   let check: ReturnType<typeof setTimeout> | undefined;
@@ -52,18 +60,28 @@ export function watchCredentials(credentials: Credentials, every: number, watche
       (check as { unref?: () => void }).unref?.();
     };
     const run = () => {
-      stillHold().then(
-        (holds) => {
-          failures = 0;
-          if (holds) next();
-          else watcher.close(credentialsCloseCodes.credentialsLapsed, 'the token no longer holds');
-        },
-        (error: unknown) => {
-          watcher.log.warn({ err: error }, "A WebSocket's credentials could not be checked");
-          if (++failures < 2) next();
-          else watcher.close(credentialsCloseCodes.tryAgain, 'the credentials could not be checked');
-        },
-      );
+      stillHold()
+        .then(async (holds) => {
+          if (!holds) return 'lapsed';
+          return stillAllowed === undefined || (await stillAllowed()) ? 'holds' : 'refused';
+        })
+        .then(
+          (state) => {
+            if (state === 'lapsed')
+              watcher.close(credentialsCloseCodes.credentialsLapsed, 'the token no longer holds');
+            else if (state === 'refused')
+              watcher.close(credentialsCloseCodes.noLongerAllowed, 'the route no longer allows this user');
+            else {
+              failures = 0;
+              next();
+            }
+          },
+          (error: unknown) => {
+            watcher.log.warn({ err: error }, "A WebSocket's credentials could not be checked");
+            if (++failures < 2) next();
+            else watcher.close(credentialsCloseCodes.tryAgain, 'the credentials could not be checked');
+          },
+        );
     };
     next();
   }

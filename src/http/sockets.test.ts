@@ -42,10 +42,12 @@ function sessionOf(
   limits: Partial<typeof socketDefaults> = {},
   sockets = new OpenSockets(10),
   credentials?: Credentials,
+  stillAllowed?: () => Promise<boolean>,
 ) {
   let closing: (() => void) | undefined;
   const answer: SocketAnswer = {
     credentials,
+    stillAllowed,
     limits: { ...socketDefaults, ...limits },
     check: (message) => {
       const text = (message as { text?: unknown } | null)?.text;
@@ -237,6 +239,67 @@ describe('SocketSession', () => {
     );
   });
 
+  it("closes with 4403 once the route's guards refuse the user its credentials now load, asking them only after a check that holds", async () => {
+    const waitForever = async () => new Promise<void>(() => undefined);
+    const soon = { timeout: 5000, interval: 10 };
+    let allowed = true;
+    let asked = 0;
+    const stillAllowed = async () => {
+      asked++;
+      return allowed;
+    };
+    let holds = true;
+    const demoted = sessionOf(
+      waitForever,
+      { credentialsCheck: 100 },
+      new OpenSockets(10),
+      { stillHold: async () => holds },
+      stillAllowed,
+    );
+    await vi.waitFor(() => expect(asked).toBeGreaterThanOrEqual(2), soon);
+    expect(demoted.peer.closedWith).toBeUndefined();
+    allowed = false;
+    await vi.waitFor(
+      () =>
+        expect(demoted.peer.closedWith).toEqual({
+          code: 4403,
+          reason: 'the route no longer allows this user',
+        }),
+      soon,
+    );
+    // A token that no longer holds is 4401 without asking the guards; a guard that throws is a
+    // check that failed (tried once more, then 1013), not a refusal.
+    holds = false;
+    const before = asked;
+    const lapsed = sessionOf(
+      waitForever,
+      { credentialsCheck: 100 },
+      new OpenSockets(10),
+      { stillHold: async () => holds },
+      stillAllowed,
+    );
+    await vi.waitFor(
+      () => expect(lapsed.peer.closedWith).toEqual({ code: 4401, reason: 'the token no longer holds' }),
+      soon,
+    );
+    expect(asked).toBe(before);
+    const broken = sessionOf(
+      waitForever,
+      { credentialsCheck: 100 },
+      new OpenSockets(10),
+      { stillHold: async () => true },
+      () => Promise.reject(new Error('a guard with a bug')),
+    );
+    await vi.waitFor(
+      () =>
+        expect(broken.peer.closedWith).toEqual({
+          code: 1013,
+          reason: 'the credentials could not be checked',
+        }),
+      soon,
+    );
+  });
+
   it('holds send while the client holds more than the send buffer, and closes a handler that does not wait past four', async () => {
     let second: Promise<void> | undefined;
     const { session, peer } = sessionOf(
@@ -355,6 +418,7 @@ describe('SocketSession', () => {
         check: (message) => message,
         run: async () => undefined,
         credentials: undefined,
+        stillAllowed: undefined,
       },
       {
         exposeErrors: false,

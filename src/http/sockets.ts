@@ -177,12 +177,14 @@ export class SocketSession {
       }, this.#limits.pingInterval);
       (this.#pinger as { unref?: () => void }).unref?.();
     }
-    const { credentials } = this.#answer;
+    const { credentials, stillAllowed } = this.#answer;
     if (credentials !== undefined)
-      this.#stopWatching = watchCredentials(credentials, this.#limits.credentialsCheck, {
-        close: (code, reason) => this.close(code, reason),
-        log: this.#options.log,
-      });
+      this.#stopWatching = watchCredentials(
+        credentials,
+        this.#limits.credentialsCheck,
+        { close: (code, reason) => this.close(code, reason), log: this.#options.log },
+        stillAllowed,
+      );
     const signal = this.#controller.signal;
     const fail = (error: unknown) => this.#fail(error);
     this.#answer
