@@ -3,8 +3,10 @@
  * input schema expects, derived once per route from the schema, never guessed per request.
  * A value that cannot be converted is left as it is, so the validator reports it as a 400.
  */
+
+import type { z } from 'zod';
 import { type DateWalker, datePlacesOf, dateWalker } from './date-places.js';
-import { type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
+import { innerZodType, isZodSchema, type JsonSchema, type StandardSchemaV1, toJsonSchema } from './schema.js';
 
 type Scalar = 'number' | 'boolean' | 'number or boolean' | 'date' | 'string';
 type FieldCoercion = { scalar: Scalar; array: boolean };
@@ -214,4 +216,25 @@ function parseIsoDate(value: unknown): unknown {
 export function createBodyDateCoercer(schema: StandardSchemaV1 | undefined): DateWalker {
   const places = schema === undefined ? undefined : datePlacesOf(schema);
   return places === undefined ? (value) => value : dateWalker(places, parseIsoDate);
+}
+
+/**
+ * The first field of a Zod object input declared with `z.coerce` (through its wrappers and an
+ * array's items): in a query string or a form, where Proceed coerces strictly, it would coerce
+ * again, loosely (`z.coerce.boolean()` reads `no` and `0` as true, `z.coerce.number()` an empty
+ * value as 0). Undefined for any other input.
+ */
+export function zodCoercedField(schema: StandardSchemaV1): { key: string; type: string } | undefined {
+  if (!isZodSchema(schema)) return undefined;
+  const { type, schema: inner } = innerZodType(schema as z.ZodType);
+  if (type !== 'object') return undefined;
+  const shape = (inner._zod.def as { shape?: Record<string, z.ZodType> }).shape ?? {};
+  for (const [key, field] of Object.entries(shape)) {
+    let { schema: at } = innerZodType(field);
+    const def = at._zod.def as { type: string; element?: z.ZodType };
+    if (def.type === 'array' && def.element !== undefined) at = innerZodType(def.element).schema;
+    const atDef = at._zod.def as { type: string; coerce?: boolean };
+    if (atDef.coerce === true && atDef.type !== 'string') return { key, type: atDef.type };
+  }
+  return undefined;
 }

@@ -43,7 +43,7 @@ describe('compileRoute', () => {
     const invoke = compile(
       'getPost',
       p()
-        .input(z.object({ id: z.string(), limit: z.coerce.number() }))
+        .input(z.object({ id: z.string(), limit: z.number() }))
         .output(z.object({ id: z.string(), limit: z.number() }))
         .query(({ input }) => ({ ...input, secret: 'never sent' })),
     );
@@ -191,7 +191,7 @@ describe('compileRoute', () => {
       procedures('posts', {
         publishPost: p()
           .rest({ method: 'POST', path: '/posts/:id/publish' })
-          .input(z.object({ at: z.string().optional() }))
+          .input(z.object({ id: z.string(), at: z.string().optional() }))
           .mutation(() => ({})),
         updatePost: p()
           .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
@@ -243,7 +243,7 @@ describe('compileRoute', () => {
       p()
         .guard(guard({ name: 'logged', check: (ctx: Ctx) => ctx.order.push('guard') > 0 }))
         .use(step('before'))
-        .input(z.object({ id: z.coerce.number() }))
+        .input(z.object({ id: z.number() }))
         .use(step('after'))
         .query(({ ctx, input }) => {
           ctx.order.push(`handler:${input.id}`);

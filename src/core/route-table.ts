@@ -6,7 +6,7 @@
 import { ProceedConfigError } from './errors.js';
 import { normalizePrefix } from './naming.js';
 import type { Collection } from './procedure.js';
-import { planRoutes, type RouteEntry, routeKey } from './routes.js';
+import { planRoutes, type RouteEntry, routeKey, type TakenRoute } from './routes.js';
 import type { RouteDocumentation } from './steps.js';
 
 /** A planned route with the prefix it was mounted under. */
@@ -55,7 +55,7 @@ export class RouteTable {
   readonly #routes: MountedRoute[] = [];
   readonly #mounts: Mount[] = [];
   readonly #healthPrefixes: string[] = [];
-  readonly #taken = new Map<string, string>();
+  readonly #taken = new Map<string, TakenRoute>();
   readonly #sources: DocumentationSource[] = [];
   #cors: CorsFacts | undefined;
   #generation = 0;
@@ -97,7 +97,7 @@ export class RouteTable {
     for (const path of newHealth ? healthPaths(base) : []) {
       const earlier = this.#taken.get(routeKey('GET', path));
       if (earlier !== undefined)
-        throw new ProceedConfigError(`Procedure "${earlier}" takes GET ${path}, a health route`);
+        throw new ProceedConfigError(`Procedure "${earlier.owner}" takes GET ${path}, a health route`);
     }
     const taken = new Map(this.#taken);
     const planned = planRoutes(collections, base, taken).map((entry) => ({ ...entry, prefix: base }));

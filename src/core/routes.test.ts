@@ -47,7 +47,7 @@ describe('planRoutes', () => {
         .query(() => null),
     });
     expect(() => planRoutes([clash])).toThrow(
-      'Procedures "posts.getPost" and "posts.findPost" both map to GET /api/posts/:slug',
+      'Procedures "posts.getPost" (GET /api/posts/:id) and "posts.findPost" (GET /api/posts/:slug) map to one route: a path parameter matches any segment, whatever its name',
     );
     expect(() => planRoutes([posts, posts])).toThrow(ProceedConfigError);
   });

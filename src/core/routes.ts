@@ -3,7 +3,7 @@
  * start-up log all read. Every configuration mistake is found here, before any request.
  */
 
-import { fieldNoQueryCarries } from './coerce.js';
+import { fieldNoQueryCarries, zodCoercedField } from './coerce.js';
 import { ProceedConfigError } from './errors.js';
 import {
   assertCollectionName,
@@ -16,6 +16,7 @@ import {
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
 import { whyNoJsonSchema } from './schema.js';
+import { checksNothing, keyShapeOf } from './unknown-keys.js';
 import { checkUploadRoute, uploadShapeOf } from './uploads.js';
 
 /** One procedure's place in the API. */
@@ -45,6 +46,26 @@ export interface RouteEntry {
   readonly recordsPath: string;
 }
 
+/**
+ * The first path parameter an object input does not name, where the input takes no other key:
+ * the validator would drop its value unseen. An input of no object shape, or one that reads
+ * any key, is not judged here.
+ */
+function paramInputDrops(definition: ProcedureDefinition, params: readonly string[]): string | undefined {
+  if (params.length === 0 || definition.input === undefined) return undefined;
+  const shape = keyShapeOf(definition.input);
+  if (checksNothing(shape) || shape.tagged !== undefined || shape.rest !== undefined) return undefined;
+  const { fields } = shape;
+  if (fields === undefined) return undefined;
+  return params.find((param) => !fields.has(param));
+}
+
+/** A route a procedure took: who, and the path as it wrote it. */
+export interface TakenRoute {
+  readonly owner: string;
+  readonly path: string;
+}
+
 /** Two patterns that differ only in parameter names match the same requests. */
 export function routeKey(method: string, path: string): string {
   return `${method} ${path.replace(/:[A-Za-z0-9_]+/g, ':')}`;
@@ -60,7 +81,7 @@ export function routeKey(method: string, path: string): string {
 export function planRoutes(
   collections: readonly Collection[],
   prefix = '/api',
-  taken: Map<string, string> = new Map(),
+  taken: Map<string, TakenRoute> = new Map(),
 ): RouteEntry[] {
   const base = normalizePrefix(prefix);
   const names = new Set<string>();
@@ -79,8 +100,11 @@ export function planRoutes(
       const owner = `${collection.name}.${name}`;
       const previous = taken.get(key);
       if (previous !== undefined) {
+        // `/:id` and `/:slug` are one route: a parameter matches any segment, whatever its name.
         throw new ProceedConfigError(
-          `Procedures "${previous}" and "${owner}" both map to ${resolved.method} ${path}`,
+          previous.path === path
+            ? `Procedures "${previous.owner}" and "${owner}" both map to ${resolved.method} ${path}`
+            : `Procedures "${previous.owner}" (${resolved.method} ${previous.path}) and "${owner}" (${resolved.method} ${path}) map to one route: a path parameter matches any segment, whatever its name`,
         );
       }
       const onlyNoContent = resolved.successStatuses.every((status) => status === 204);
@@ -151,7 +175,22 @@ export function planRoutes(
           `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no query string can carry (its REST route could never be called): make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
         );
       }
-      taken.set(key, owner);
+      const coerced =
+        resolved.inputMode === 'query' && definition.input !== undefined
+          ? zodCoercedField(definition.input)
+          : undefined;
+      if (coerced !== undefined) {
+        throw new ProceedConfigError(
+          `${owner} takes its input from the query string and its field "${coerced.key}" is z.coerce.${coerced.type}(): Proceed already turns query text into what the schema expects, strictly, and z.coerce would coerce again, loosely (z.coerce.boolean() reads "no" and "0" as true, z.coerce.number() an empty value as 0): use z.${coerced.type}() (docs/procedures.md, "Input")`,
+        );
+      }
+      const dropped = paramInputDrops(definition, resolved.params);
+      if (dropped !== undefined) {
+        throw new ProceedConfigError(
+          `${owner}: its path names the parameter "${dropped}", which its input does not: the value in the path would be dropped, and the handler would act on whatever the request's body or query names instead; add ${dropped} to the input, or name the parameter after the input's field (docs/procedures.md, "Input")`,
+        );
+      }
+      taken.set(key, { owner, path });
       const entry: RouteEntry = {
         collection: collection.name,
         name,

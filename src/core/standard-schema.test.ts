@@ -52,7 +52,11 @@ const pagedInput: StandardSchemaV1<unknown, { page: number }> & StandardJSONSche
         : { issues: [{ message: 'Expected a number', path: ['page'] }] };
     },
     jsonSchema: {
-      input: () => ({ type: 'object', properties: { page: { type: 'integer' } }, required: ['page'] }),
+      input: () => ({
+        type: 'object',
+        properties: { id: { type: 'string' }, page: { type: 'integer' } },
+        required: ['page'],
+      }),
       output: () => ({ type: 'object', properties: { page: { type: 'integer' } } }),
     },
   },

@@ -30,7 +30,7 @@ async function documentedApp() {
         .rest({ method: 'GET', path: '/rooms/:room/socket' })
         .guard(authenticated)
         .meta({ summary: 'Chat in a room' })
-        .input(z.object({ room: z.string().regex(/^[a-z]+$/), since: z.coerce.number().int().optional() }))
+        .input(z.object({ room: z.string().regex(/^[a-z]+$/), since: z.number().int().optional() }))
         .output(webSocket({ receive: Said, send: Echoed, maxMessageSize: 2048 }))
         .query(async function* ({ messages }) {
           for await (const said of messages) yield { text: said.text, at: new Date() };

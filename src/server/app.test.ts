@@ -86,9 +86,62 @@ describe('start-up errors', () => {
     });
     expect(() => createApp({ logger: false }).mount([bad])).toThrow(
       new ProceedConfigError(
-        'Procedures "posts.getPost" and "posts.findPost" both map to GET /api/posts/:slug',
+        'Procedures "posts.getPost" (GET /api/posts/:id) and "posts.findPost" (GET /api/posts/:slug) map to one route: a path parameter matches any segment, whatever its name',
       ),
     );
+  });
+
+  it('refuses a path parameter its input does not name: the value would be dropped unseen', () => {
+    const closing = procedures('tasks', {
+      closeTask: p
+        .rest({ method: 'POST', path: '/tasks/:taskId/close' })
+        .input(z.object({ id: z.string() }))
+        .mutation(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([closing])).toThrow(
+      new ProceedConfigError(
+        'tasks.closeTask: its path names the parameter "taskId", which its input does not: the value in the path would be dropped, and the handler would act on whatever the request\'s body or query names instead; add taskId to the input, or name the parameter after the input\'s field (docs/procedures.md, "Input")',
+      ),
+    );
+    // A query input, the same; an input that takes any key, or names the parameter, passes.
+    const reading = procedures('tasks', {
+      getTask: p
+        .rest({ method: 'GET', path: '/tasks/:slug' })
+        .input(z.object({ id: z.string() }))
+        .query(() => null),
+    });
+    expect(() => createApp({ logger: false }).mount([reading])).toThrow(/names the parameter "slug"/);
+    const fine = procedures('tasks', {
+      closeTask: p
+        .rest({ method: 'POST', path: '/tasks/:taskId/close' })
+        .input(z.object({ taskId: z.string() }))
+        .mutation(({ input }) => input),
+      reopenTask: p
+        .rest({ method: 'POST', path: '/tasks/:taskId/reopen' })
+        .input(z.looseObject({}))
+        .mutation(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([fine])).not.toThrow();
+  });
+
+  it('refuses z.coerce in a query input (it coerces loosely what Proceed would refuse), not in a JSON body', () => {
+    const loose = procedures('tasks', {
+      listTasks: p.input(z.object({ done: z.coerce.boolean().optional() })).query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([loose])).toThrow(
+      /tasks\.listTasks takes its input from the query string and its field "done" is z\.coerce\.boolean\(\).*use z\.boolean\(\)/,
+    );
+    const inArray = procedures('tasks', {
+      listTasks: p.input(z.object({ ids: z.array(z.coerce.number()).default([]) })).query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([inArray])).toThrow(
+      /field "ids" is z\.coerce\.number\(\)/,
+    );
+    const body = procedures('tasks', {
+      createTask: p.input(z.object({ count: z.coerce.number() })).mutation(({ input }) => input),
+      getTask: p.input(z.object({ id: z.coerce.string() })).query(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([body])).not.toThrow();
   });
 
   it('refuses a collision across mounts and with the health route', () => {

@@ -14,7 +14,7 @@ afterEach(async () => {
 let title = 'first';
 const notes = procedures('notes', {
   listNotes: procedure()
-    .input(z.object({ count: z.coerce.number().int().min(0).max(500).default(1) }))
+    .input(z.object({ count: z.number().int().min(0).max(500).default(1) }))
     .query(({ input }) =>
       Array.from({ length: input.count }, (_, id) => ({ id, title: `A note with a title, number ${id}` })),
     ),
