@@ -184,6 +184,12 @@ export function planRoutes(
           `${owner} takes its input from the query string and its field "${coerced.key}" is z.coerce.${coerced.type}(): Proceed already turns query text into what the schema expects, strictly, and z.coerce would coerce again, loosely (z.coerce.boolean() reads "no" and "0" as true, z.coerce.number() an empty value as 0): use z.${coerced.type}() (docs/procedures.md, "Input")`,
         );
       }
+      for (const documented of definition.documentation)
+        for (const param of documented.pathParams ?? [])
+          if (!resolved.params.includes(param))
+            throw new ProceedConfigError(
+              `${owner}: a step reads the path parameter "${param}", which its path ${path} does not have: every request would fail; give the path :${param}, or tell the step which parameter to read (owned()'s param option)`,
+            );
       const dropped = paramInputDrops(definition, resolved.params);
       if (dropped !== undefined) {
         throw new ProceedConfigError(

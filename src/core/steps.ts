@@ -59,6 +59,11 @@ export interface RouteDocumentation {
   readonly requestHeaders?: Readonly<Record<string, HeaderDocumentation>>;
   /** The route answers 304 Not Modified to a matching `If-None-Match`. */
   readonly notModified?: boolean;
+  /**
+   * Path parameters the step reads (`owned()` reads `id`): a route whose path lacks one is
+   * refused at start-up, where it would otherwise fail every request.
+   */
+  readonly pathParams?: readonly string[];
 }
 
 /**

@@ -125,6 +125,21 @@ describe('owned(): a record its owner and admins may change', () => {
   });
 });
 
+describe('owned() on a path without its parameter', () => {
+  it('is refused at start-up, naming the parameter and the option, rather than a 400 on every request', () => {
+    const misplaced = procedures('tasks', {
+      closeTask: procedure<Ctx>()
+        .rest({ method: 'POST', path: '/tasks/:taskId/close' })
+        .use(ownNote)
+        .input(z.object({ taskId: z.string() }))
+        .mutation(() => null),
+    });
+    expect(() => createApp({ logger: false }).mount([misplaced])).toThrow(
+      'tasks.closeTask: a step reads the path parameter "id", which its path /api/tasks/:taskId/close does not have: every request would fail; give the path :id, or tell the step which parameter to read (owned()\'s param option)',
+    );
+  });
+});
+
 describe('Resource.scopeOf: the owner rule, for lists', () => {
   it('gives admins every record, a signed-in caller theirs, and anonymous callers none', () => {
     expect(Note.scopeOf({ user: root, read: [] })).toEqual({ kind: 'admin' });
