@@ -22,7 +22,7 @@ export function peerAddressOf(request: PipelineRequest, argument: unknown): stri
   return runtime.peerAddress(request, given) ?? '';
 }
 
-export type TrustProxy = boolean | string | string[];
+export type TrustProxy = boolean | number | string | string[];
 
 /** The last of a header's comma-separated values: what the nearest proxy added. */
 function lastEntry(value: string): string {
@@ -44,9 +44,10 @@ function withoutPort(address: string): string {
 
 /**
  * What a trusted proxy says of a request (the same forms as Fastify's `trustProxy`: true (any), a
- * comma-separated string or a list of addresses, subnets or `loopback` / `linklocal` /
- * `uniquelocal`; both on `proxy-addr`): the client's address from `X-Forwarded-For`, and the
- * origin the client named from `X-Forwarded-Proto` and `X-Forwarded-Host`.
+ * number of hops (the nearest that many proxies), a comma-separated string or a list of
+ * addresses, subnets or `loopback` / `linklocal` / `uniquelocal`; both on `proxy-addr`): the
+ * client's address from `X-Forwarded-For`, and the origin the client named from
+ * `X-Forwarded-Proto` and `X-Forwarded-Host`.
  */
 export class ProxyTrust {
   readonly #trusts: ((address: string, hop: number) => boolean) | undefined;
@@ -57,9 +58,11 @@ export class ProxyTrust {
         ? undefined
         : trust === true
           ? () => true
-          : proxyAddr.compile(
-              typeof trust === 'string' ? trust.split(',').map((each) => each.trim()) : trust,
-            );
+          : typeof trust === 'number'
+            ? (_address: string, hop: number) => hop < trust
+            : proxyAddr.compile(
+                typeof trust === 'string' ? trust.split(',').map((each) => each.trim()) : trust,
+              );
   }
 
   /** The client's address; the peer's when no proxy is trusted. */

@@ -621,6 +621,20 @@ it('gives the context the request: id, method, url, headers, params and the clie
     'x-forwarded-for': '203.0.113.9',
   });
   expect(forwarded.json()).toMatchObject({ ip: '203.0.113.9', request: { ip: '203.0.113.9' } });
+  // A proxy that appends (nginx's $proxy_add_x_forwarded_for, a load balancer) after what the
+  // client wrote: one hop trusted reads the address the proxy added; `true` reads the client's own.
+  const chain = { 'x-forwarded-for': '198.51.100.66, 203.0.113.9' };
+  const oneHop = createApp({ logger: false, trustProxy: 1 }).mount([echo]);
+  expect((await call(oneHop, 'GET', '/api/echo/7', undefined, chain)).json()).toMatchObject({
+    ip: '203.0.113.9',
+  });
+  const twoHops = createApp({ logger: false, trustProxy: 2 }).mount([echo]);
+  expect((await call(twoHops, 'GET', '/api/echo/7', undefined, chain)).json()).toMatchObject({
+    ip: '198.51.100.66',
+  });
+  expect((await call(proxied, 'GET', '/api/echo/7', undefined, chain)).json()).toMatchObject({
+    ip: '198.51.100.66',
+  });
 });
 
 describe('app.observe', () => {

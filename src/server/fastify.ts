@@ -28,7 +28,7 @@ export interface FastifySettings {
   /** The app's count of its requests: the ids with `requestIds: false`, shared with the pipeline. */
   countRequest: () => string;
   bodyLimit: number;
-  trustProxy: boolean | string | string[];
+  trustProxy: boolean | number | string | string[];
   timeouts: ServerTimeouts;
   frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']>;
   clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']>;
@@ -88,7 +88,9 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     // Without a logger Fastify hands every request the null logger itself; with one, a request's
     // child logger is made only when something logs through it.
     ...(logger === undefined ? {} : { childLoggerFactory: lazyChildLoggers(logger) }),
-    trustProxy: settings.trustProxy,
+    // A number of hops as the function proxy-addr is given for one, which Fastify's types take.
+    trustProxy:
+      typeof settings.trustProxy === 'number' ? hopsTrusted(settings.trustProxy) : settings.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength },
     // Requests that arrive while closing get a problem+json 503 from the app (lifecycle.ts),
     // not Fastify's own JSON.
@@ -135,4 +137,9 @@ export function createServer(settings: FastifySettings): FastifyInstance {
     });
   });
   return server;
+}
+
+/** Trusts the nearest `hops` addresses of a request's chain: the peer, then each proxy before it. */
+function hopsTrusted(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }

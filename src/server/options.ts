@@ -59,8 +59,13 @@ export interface AppOptions<TCtx extends object> {
   maxSocketsPerClient?: number;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
-  /** Trust `X-Forwarded-*` from a proxy in front (Fastify's `trustProxy`). Default false. */
-  trustProxy?: boolean | string | string[];
+  /**
+   * Trust `X-Forwarded-*` from proxies in front (Fastify's `trustProxy`): how many hops (`1`: the
+   * one proxy the app sits behind), or the proxies' addresses or subnets. `true` trusts every hop,
+   * so the client's own `X-Forwarded-For` counts: only behind a proxy that replaces that header
+   * (docs/deployment.md, "The client's address"). Default false.
+   */
+  trustProxy?: boolean | number | string | string[];
   /**
    * Show internal error messages in 500 answers. Default off, in every environment: such a
    * message can hold SQL and its parameters (a password hash, say). The log always has it.

@@ -30,7 +30,7 @@ export interface AppSettings {
   readonly entityTags: boolean;
   /** The most a JSON body (or a route's body, unless it says) may hold. */
   readonly bodyLimit: number;
-  readonly trustProxy: boolean | string | string[];
+  readonly trustProxy: boolean | number | string | string[];
   readonly timeouts: ServerTimeouts;
   readonly maxConnections: number;
   readonly maxSockets: number;
@@ -127,15 +127,16 @@ function bodyLimitOf(limit: number | undefined): number {
 }
 
 /** `trustProxy` in one of its forms; an address or list `proxy-addr` cannot read fails here, named. */
-function trustProxyOf(trust: AppOptions<object>['trustProxy']): boolean | string | string[] {
+function trustProxyOf(trust: AppOptions<object>['trustProxy']): boolean | number | string | string[] {
   if (trust === undefined) return false;
   const valid =
     typeof trust === 'boolean' ||
+    (typeof trust === 'number' && Number.isInteger(trust) && trust >= 1) ||
     typeof trust === 'string' ||
     (Array.isArray(trust) && trust.every((each) => typeof each === 'string'));
   if (!valid)
     throw new ProceedConfigError(
-      `createApp: trustProxy is true, false, or the proxies' addresses or subnets (a string or a list of strings), not ${JSON.stringify(trust)}`,
+      `createApp: trustProxy is true, false, a number of proxy hops (1 or more), or the proxies' addresses or subnets (a string or a list of strings), not ${JSON.stringify(trust)}`,
     );
   try {
     new ProxyTrust(trust);

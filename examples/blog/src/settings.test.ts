@@ -51,6 +51,9 @@ describe('readSettings', () => {
   });
 
   it('keeps attachments where ATTACHMENTS_DIR says, else beside the database, else in a temporary directory', () => {
+    // A number of hops (the proxy in front appends the client's address), or every hop.
+    expect(readSettings({}, { TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(readSettings({}, { TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(readSettings({}, { ATTACHMENTS_DIR: '/srv/files' }).attachments).toEqual({
       kind: 'directory',
       path: '/srv/files',

@@ -53,7 +53,7 @@ export interface BlogOptions {
   database?: Database;
   logger?: LoggerSetting;
   /** Trust `X-Forwarded-For` from a proxy in front (client IPs for rate limits). Default `TRUST_PROXY`. */
-  trustProxy?: boolean | string;
+  trustProxy?: boolean | number | string;
   /**
    * Redis for the auth rate limits, shared by every instance. Default `REDIS_URL`; unset: each
    * instance counts on its own.
@@ -102,7 +102,7 @@ export interface BlogSettings {
   jwtSecret: string | undefined;
   admin: { email: string; password: string } | undefined;
   authRateLimit: number;
-  trustProxy: boolean | string | undefined;
+  trustProxy: boolean | number | string | undefined;
   workers: number;
   redisUrl: string | undefined;
   rateLimitOnStoreError: 'allow' | 'refuse';
@@ -179,9 +179,13 @@ function adminFromEnv(env: NodeJS.ProcessEnv): BlogOptions['admin'] {
     : undefined;
 }
 
-/** `TRUST_PROXY`: `true`, or a comma-separated list of the proxies' addresses or subnets. */
-function trustProxyFromEnv(value: string | undefined): boolean | string | undefined {
+/**
+ * `TRUST_PROXY`: a number of proxy hops (`1`), a comma-separated list of the proxies' addresses
+ * or subnets, or `true` (every hop: only behind a proxy that replaces `X-Forwarded-For`).
+ */
+function trustProxyFromEnv(value: string | undefined): boolean | number | string | undefined {
   if (value === undefined || value === '' || value === 'false') return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
   return value === 'true' ? true : value;
 }
 
