@@ -234,6 +234,33 @@ describe('TokenService', () => {
     }
   });
 
+  it('keeps a used or revoked mark an hour past the token, so an instance whose clock lags still finds it', async () => {
+    const store = new MemoryRevocationStore();
+    const kept: Array<[string, number]> = [];
+    const markUsed = store.markUsed.bind(store);
+    const revokeToken = store.revokeToken.bind(store);
+    const revokeFamily = store.revokeFamily.bind(store);
+    store.markUsed = (jti, expiresAt) => (kept.push(['used', expiresAt]), markUsed(jti, expiresAt));
+    store.revokeToken = (jti, expiresAt) => (kept.push(['token', expiresAt]), revokeToken(jti, expiresAt));
+    store.revokeFamily = (fam, expiresAt) => (kept.push(['family', expiresAt]), revokeFamily(fam, expiresAt));
+    const tokens = new TokenService({ secret, store, refreshTokenTtl: 60 });
+    const pair = await tokens.issuePair('user-1');
+    const refreshExp = payloadOf(pair.refreshToken).exp as number;
+    const next = await tokens.refresh(pair.refreshToken);
+    await expect(tokens.refresh(pair.refreshToken)).rejects.toThrow(TokenRevokedError);
+    // The reuse revoked the new pair's family too: its claims, read without a check, for a logout.
+    const access = payloadOf(next.accessToken) as { exp: number };
+    await tokens.revoke(access as never);
+    const hour = 3_600_000;
+    const of = (kind: string) => kept.filter(([each]) => each === kind).map(([, expiresAt]) => expiresAt);
+    // The first refresh marks its token used; the reuse marks it again and revokes the family.
+    expect(of('used')).toEqual([refreshExp * 1000 + 5000 + hour, refreshExp * 1000 + 5000 + hour]);
+    expect(of('token')).toEqual([access.exp * 1000 + 5000 + hour]);
+    expect(of('family')).toHaveLength(2);
+    for (const expiresAt of of('family'))
+      expect(expiresAt).toBeGreaterThanOrEqual(Date.now() + 60_000 + hour);
+  });
+
   it('expires access tokens after 15 minutes (5 s tolerance) and refresh tokens after 7 days', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));

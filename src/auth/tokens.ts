@@ -139,6 +139,12 @@ export interface IssueOptions {
 }
 
 /**
+ * How far apart two instances' clocks may be and a revocation or a used refresh token still
+ * count on both: marks are kept this long past the token's life (an hour of rows at most).
+ */
+const skewKept = 60 * 60 * 1000;
+
+/**
  * Issues, rotates, verifies and revokes tokens. One per app; share it between the auth plugin
  * (`authPlugin(app, { tokens })`) and the login, refresh and logout handlers.
  *
@@ -220,7 +226,7 @@ export class TokenService {
     if (options.allowUser !== undefined && !(await options.allowUser(claims.sub))) {
       throw new TokenRevokedError();
     }
-    const first = await this.store.markUsed(claims.jti, claims.exp * 1000 + this.#toleranceMs);
+    const first = await this.store.markUsed(claims.jti, this.#keptUntil(claims.exp));
     if (!first) {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
       throw new TokenRevokedError('refresh token already used');
@@ -257,7 +263,7 @@ export class TokenService {
    */
   async revoke(claims: TokenClaims): Promise<void> {
     await Promise.all([
-      this.store.revokeToken(claims.jti, claims.exp * 1000 + this.#toleranceMs),
+      this.store.revokeToken(claims.jti, this.#keptUntil(claims.exp)),
       this.store.revokeFamily(claims.fam, this.#familyExpiry()),
     ]);
   }
@@ -291,9 +297,18 @@ export class TokenService {
     return claims;
   }
 
+  /**
+   * How long a mark on a token (used, revoked) is kept: past the token's expiry by the tolerance
+   * and by {@link skewKept}, since the instance that prunes it goes by its own clock, and one
+   * whose clock lags would still take the token once the mark is gone (docs/auth.md, "Stores").
+   */
+  #keptUntil(expiresAtSeconds: number): number {
+    return expiresAtSeconds * 1000 + this.#toleranceMs + skewKept;
+  }
+
   /** Every token of a family was issued by now, so none outlives now + the refresh lifetime. */
   #familyExpiry(): number {
-    return Date.now() + this.refreshTokenTtl * 1000 + this.#toleranceMs;
+    return this.#keptUntil(Math.ceil(Date.now() / 1000) + this.refreshTokenTtl);
   }
 
   #pair(userId: string, family: string, generation: number): TokenPair {
