@@ -13,6 +13,7 @@ import { rateLimit, step } from '../core/steps.js';
 import { resource } from '../resource/index.js';
 import { exampleErrors } from './conformance.js';
 import { generateOpenApi } from './generate.js';
+import { summaryOfName } from './operations.js';
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter, Reference } from './types.js';
 
 const info = { title: 'Notes API', version: '1.2.3' };
@@ -412,7 +413,7 @@ describe('generateOpenApi on the notes fixture', () => {
 
   it('puts bearerAuth on guarded routes only', () => {
     const document = notesDocument();
-    expect(document.components.securitySchemes.bearerAuth).toEqual({
+    expect(document.components.securitySchemes?.bearerAuth).toEqual({
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'JWT',
@@ -491,7 +492,8 @@ describe('generateOpenApi on small fixtures', () => {
     });
     const create = operation(document, '/api/posts', 'post');
     expect(create.deprecated).toBeUndefined();
-    expect(create.summary).toBeUndefined();
+    // Without .meta({ summary }), the procedure's name in words.
+    expect(create.summary).toBe('Create');
     expect(create.requestBody?.content['application/json']?.schema).toMatchObject({
       properties: { title: { type: 'string', maxLength: 200 } },
     });
@@ -554,7 +556,7 @@ describe('generateOpenApi on small fixtures', () => {
       '503',
     ]);
     expect(param(publish, 'id').schema).toMatchObject({ type: 'string', format: 'uuid' });
-    expect(operation(document, '/api/posts', 'get').security).toBeUndefined();
+    expect(operation(document, '/api/posts', 'get').security).toEqual([]);
   });
 
   it('documents 429 and the X-RateLimit headers on routes with a rateLimit step, and nowhere else', () => {
@@ -847,5 +849,23 @@ describe('generateOpenApi on an event stream', () => {
     });
     expect(param(read, 'Last-Event-ID').in).toBe('header');
     expect(read.responses['304']).toBeUndefined();
+  });
+});
+
+describe('a document without a bearer route', () => {
+  it('has no bearerAuth scheme, and says each operation takes no credentials', () => {
+    const routeTable = new RouteTable();
+    routeTable.mount([procedures('notes', { listNotes: procedure().query(() => []) })], '/api');
+    const document = generateOpenApi({ app: { routeTable }, info: { title: 'Notes', version: '1' } });
+    expect(document.components.securitySchemes).toBeUndefined();
+    expect(operation(document, '/api/notes', 'get').security).toEqual([]);
+  });
+});
+
+describe('summaryOfName', () => {
+  it('puts a procedure name in words, a run of capitals kept as one', () => {
+    expect(
+      ['listPosts', 'getPostBySlug', 'create', 'getURL', 'exportCSVReport', 'getPost2fa'].map(summaryOfName),
+    ).toEqual(['List posts', 'Get post by slug', 'Create', 'Get URL', 'Export CSV report', 'Get post2fa']);
   });
 });

@@ -19,6 +19,7 @@ import type {
   OpenApiInfo,
   OpenApiMethod,
   OpenApiOperation,
+  OpenApiSecurityScheme,
   OpenApiServer,
   OpenApiTag,
 } from './types.js';
@@ -277,19 +278,32 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
       schemas: builder.components.schemas,
       responses,
       ...(builder.headers.components === undefined ? {} : { headers: builder.headers.components }),
-      securitySchemes: {
-        bearerAuth: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'JWT',
-          description:
-            'An access token, sent as `Authorization: Bearer <token>`: a JWT checked as RFC8725 advises (one algorithm, pinned, so `alg: none` and any other are refused; signature, expiry and token type verified)',
-        },
-      },
+      // Only where an operation takes a token: a scheme nothing uses is a linter's warning.
+      ...(takesBearer(paths) ? { securitySchemes: { bearerAuth } } : {}),
     },
   };
   document.servers =
     options.servers === undefined ? [{ ...sameOrigin }] : options.servers.map((server) => ({ ...server }));
   // A fresh tree: tools that dereference in place must not reach the shared constants or views.
   return structuredClone(document);
+}
+
+const bearerAuth: OpenApiSecurityScheme = {
+  type: 'http',
+  scheme: 'bearer',
+  bearerFormat: 'JWT',
+  description:
+    'An access token, sent as `Authorization: Bearer <token>`: a JWT checked as RFC8725 advises (one algorithm, pinned, so `alg: none` and any other are refused; signature, expiry and token type verified)',
+};
+
+/** Whether an operation of the document names the bearer scheme. */
+function takesBearer(paths: OpenApiDocument['paths']): boolean {
+  return Object.values(paths).some((item) =>
+    Object.values(item ?? {}).some(
+      (operation) =>
+        typeof operation === 'object' &&
+        operation !== null &&
+        (operation as OpenApiOperation).security?.some((requirement) => 'bearerAuth' in requirement) === true,
+    ),
+  );
 }

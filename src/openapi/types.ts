@@ -182,7 +182,8 @@ export interface OpenApiComponents {
   responses: Record<string, OpenApiResponse>;
   /** Present when some response shares a header: `X-RateLimit-Limit`, `Access-Control-Allow-Origin`, … */
   headers?: Record<string, OpenApiHeader>;
-  securitySchemes: Record<string, OpenApiSecurityScheme>;
+  /** `bearerAuth`, present when some operation takes a bearer token. */
+  securitySchemes?: Record<string, OpenApiSecurityScheme>;
 }
 
 /**

@@ -21,9 +21,11 @@ import spectralParsers from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { generate as orval } from 'orval';
-import type { OpenApiDocument, OpenApiOperation } from 'proceedjs/openapi';
+import { createApp, NotFoundError, procedure, procedures } from 'proceedjs';
+import { generateOpenApi, type OpenApiDocument, type OpenApiOperation } from 'proceedjs/openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
 import { engines, useBlog } from './harness.js';
 
 const [pglite] = engines();
@@ -206,6 +208,54 @@ describe('the blog’s OpenAPI document in the tools users have', () => {
     expect(await redocly(blog.instance.document)).toEqual([
       'warn operation-2xx-response: Operation must have at least one `2XX` response. #/paths/~1api~1posts~1live/get/responses',
     ]);
+  });
+
+  it('passes Redocly’s recommended rules for a new app too: no auth and no .meta(), no error, and no warning once it names its license and tags', async () => {
+    // What `npm create proceed` users start from: each operation's summary is its procedure's
+    // name in words, and a route without credentials says so (`security: []`).
+    const Note = z.object({ id: z.string(), text: z.string() });
+    const notes = new Map<string, z.infer<typeof Note>>();
+    const app = createApp({ logger: false }).mount([
+      procedures('notes', {
+        listNotes: procedure()
+          .output(z.array(Note))
+          .query(() => [...notes.values()]),
+        getNote: procedure()
+          .input(z.object({ id: z.string() }))
+          .output(Note)
+          .query(({ input }) => {
+            const note = notes.get(input.id);
+            if (note === undefined) throw new NotFoundError('No such note');
+            return note;
+          }),
+        createNote: procedure()
+          .input(z.object({ text: z.string().min(1) }))
+          .output(Note)
+          .mutation(({ input }) => {
+            const note = { id: String(notes.size + 1), text: input.text };
+            notes.set(note.id, note);
+            return note;
+          }),
+        deleteNote: procedure()
+          .input(z.object({ id: z.string() }))
+          .mutation(({ input }) => {
+            notes.delete(input.id);
+          }),
+      }),
+    ]);
+    const document = generateOpenApi({ app, info: { title: 'Notes', version: '1.0.0' } });
+    // What only the app can write is all that is left: its license and what its tags mean.
+    expect(await redocly(document)).toEqual([
+      'warn info-license: Info object should contain `license` field. #/info',
+      'warn tag-description: Tag object should contain `description` field. #/tags/0/description',
+    ]);
+    const described = generateOpenApi({
+      app,
+      info: { title: 'Notes', version: '1.0.0', license: { name: 'MIT', identifier: 'MIT' } },
+      tags: { notes: 'Short notes' },
+    });
+    expect(await redocly(described)).toEqual([]);
+    await app.close();
   });
 
   it('passes Spectral’s spectral:oas rules with no error, and warns only that the WebSocket route has no 2xx', async () => {
