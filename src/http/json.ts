@@ -15,7 +15,9 @@ export function mediaTypeOf(header: string | readonly string[] | undefined): str
 
 /**
  * Whether a request to a procedure that reads a body may have its body parsed: a JSON media
- * type, or no media type and no body.
+ * type (`application/json`, or one with the `+json` suffix RFC 6839 gives JSON: a PATCH's
+ * `application/merge-patch+json`, `application/vnd.api+json`; not a JSON Patch's list of
+ * operations), or no media type and no body.
  */
 export function isJsonBody(headers: Headers): boolean {
   const type = headers['content-type'];
@@ -23,12 +25,20 @@ export function isJsonBody(headers: Headers): boolean {
     const length = headers['content-length'];
     return (length === undefined || length === '0') && headers['transfer-encoding'] === undefined;
   }
-  return mediaTypeOf(type) === 'application/json';
+  const media = mediaTypeOf(type);
+  if (media === 'application/json') return true;
+  // A JSON Patch (RFC 6902) is a list of operations to apply, which no input reads as one.
+  return (
+    media.startsWith('application/') && media.endsWith('+json') && media !== 'application/json-patch+json'
+  );
 }
 
 /** A body a procedure cannot take: JSON only (415). */
 export const notJsonBody = () =>
-  new ProceedError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+  new ProceedError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    'The request body must be application/json (or a +json media type)',
+  );
 
 /**
  * Where valid JSON holds a key that could change object prototypes once parsed (`__proto__`, or

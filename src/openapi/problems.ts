@@ -151,7 +151,7 @@ const specs: Record<number, ProblemResponseSpec> = {
   },
   415: {
     name: 'UnsupportedMediaType',
-    example: 'The request body must be application/json',
+    example: 'The request body must be application/json (or a +json media type)',
     description: 'The body is not `application/json`',
   },
   422: {

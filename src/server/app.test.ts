@@ -372,6 +372,17 @@ describe('problem responses', () => {
     expect(response.json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('takes a +json media type as JSON (a merge patch, JSON:API), not a JSON Patch or a non-application type', async () => {
+    const send = (type: string) =>
+      call(notesApp(), 'POST', '/api/notes', JSON.stringify({ title: 'A', body: 'B' }), {
+        'content-type': type,
+      });
+    for (const type of ['application/merge-patch+json', 'application/vnd.api+json; charset=utf-8'])
+      expect((await send(type)).status).toBe(201);
+    for (const type of ['application/json-patch+json', 'text/x+json', 'application/jsonx'])
+      expect((await send(type)).json().code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
   it('415 for a multipart body even when a raw route on app.server parses multipart', async () => {
     const app = notesApp();
     let parsed = 0;
@@ -387,7 +398,7 @@ describe('problem responses', () => {
     expect(response.status).toBe(415);
     expect(response.json()).toMatchObject({
       code: 'UNSUPPORTED_MEDIA_TYPE',
-      detail: 'The request body must be application/json',
+      detail: 'The request body must be application/json (or a +json media type)',
     });
     // The raw route keeps its parser; JSON still reaches the procedure.
     expect((await call(app, 'POST', '/upload', payload, form)).json()).toEqual({
