@@ -240,9 +240,18 @@ describe('TokenService', () => {
     const markUsed = store.markUsed.bind(store);
     const revokeToken = store.revokeToken.bind(store);
     const revokeFamily = store.revokeFamily.bind(store);
-    store.markUsed = (jti, expiresAt) => (kept.push(['used', expiresAt]), markUsed(jti, expiresAt));
-    store.revokeToken = (jti, expiresAt) => (kept.push(['token', expiresAt]), revokeToken(jti, expiresAt));
-    store.revokeFamily = (fam, expiresAt) => (kept.push(['family', expiresAt]), revokeFamily(fam, expiresAt));
+    store.markUsed = (jti, expiresAt) => {
+      kept.push(['used', expiresAt]);
+      return markUsed(jti, expiresAt);
+    };
+    store.revokeToken = (jti, expiresAt) => {
+      kept.push(['token', expiresAt]);
+      return revokeToken(jti, expiresAt);
+    };
+    store.revokeFamily = (family, expiresAt) => {
+      kept.push(['family', expiresAt]);
+      return revokeFamily(family, expiresAt);
+    };
     const tokens = new TokenService({ secret, store, refreshTokenTtl: 60 });
     const pair = await tokens.issuePair('user-1');
     const refreshExp = payloadOf(pair.refreshToken).exp as number;
