@@ -21,7 +21,7 @@ const bun = join(here, 'node_modules/.bin/bun');
 const app = `import { createApp, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
 const getNote = procedure()
-  .input(z.object({ id: z.coerce.number().int() }))
+  .input(z.object({ id: z.number().int() }))
   .query(({ input }) => ({ id: input.id, title: 'A note' }));
 const app = createApp({ logger: false }).mount([procedures('notes', { getNote })]);
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1', logRoutes: false, handleSignals: true });
@@ -49,7 +49,7 @@ function largeProceedApp(): string {
     const n = index + 1;
     const view = `z.object({ id: z.uuid(), title${n}: z.string(), count${n}: z.number().int() })`;
     return `procedures('items${n}', {
-  listItem${n}s: procedure().input(z.object({ search${n}: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) })).output(z.array(${view})).query(() => []),
+  listItem${n}s: procedure().input(z.object({ search${n}: z.string().max(100).optional(), limit: z.number().int().min(1).max(100).default(20) })).output(z.array(${view})).query(() => []),
   getItem${n}: procedure().input(z.object({ id: z.uuid() })).output(${view}).query(({ input }) => ({ id: input.id, title${n}: 'a', count${n}: 1 })),
   createItem${n}: procedure().input(z.object({ title${n}: z.string().min(1).max(200), count${n}: z.number().int() })).output(${view}).mutation(({ input }) => ({ id: '0190a4f2-5b6c-7d8e-9f00-112233445566', ...input })),
 })`;
@@ -57,7 +57,7 @@ function largeProceedApp(): string {
   return `import { createApp, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
 const getNote = procedure()
-  .input(z.object({ id: z.coerce.number().int() }))
+  .input(z.object({ id: z.number().int() }))
   .query(({ input }) => ({ id: input.id, title: 'A note' }));
 const app = createApp({ logger: false }).mount([
   procedures('notes', { getNote }),

@@ -34,11 +34,16 @@ const measures = (process.env.BENCH_TYPES ?? 'check,editor').split(',').map((eac
 type Contender = 'proceed' | 'orpc' | 'trpc';
 const contenders: Contender[] = ['proceed', 'orpc', 'trpc'];
 
-/** The fields of collection `n`: names of its own, so that no two collections share a schema. */
-function schemas(n: number): string {
+/**
+ * The fields of collection `n`: names of its own, so that no two collections share a schema. A
+ * query's number is `z.number()` for Proceed, which turns query text into numbers itself (and
+ * refuses `z.coerce` there: docs/procedures.md), and `z.coerce.number()` for the others.
+ */
+function schemas(n: number, contender: Contender): string {
+  const number = contender === 'proceed' ? 'z.number()' : 'z.coerce.number()';
   return [
     `export const ${name(n)}Id = z.object({ id: z.uuid() });`,
-    `export const ${name(n)}Query = z.object({ search${n}: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });`,
+    `export const ${name(n)}Query = z.object({ search${n}: z.string().max(100).optional(), limit: ${number}.int().min(1).max(100).default(20) });`,
     `export const ${name(n)}Input = z.object({ title${n}: z.string().min(1).max(200), count${n}: z.number().int(), tags${n}: z.array(z.string()).max(10) });`,
   ].join('\n');
 }
@@ -58,7 +63,7 @@ function collectionModule(contender: Contender, n: number): string {
     return `import { procedure, procedures } from 'proceedjs';
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
-${schemas(n)}
+${schemas(n, contender)}
 export const ${item} = resource('${item}', { public: ${publicFields(n)}, authenticated: ${authenticatedFields(n)} });
 export const ${collection(n)} = procedures('${collection(n)}', {
   list${item}s: procedure().input(${item}Query).output(z.array(${item}.public)).query(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),
@@ -72,7 +77,7 @@ export const ${item}Authenticated = ${item}Public.extend(${authenticatedFields(n
   if (contender === 'orpc') {
     return `import { os } from '@orpc/server';
 import { z } from 'zod';
-${schemas(n)}
+${schemas(n, contender)}
 ${views}
 export const ${collection(n)} = {
   list${item}s: os.input(${item}Query).output(z.array(${item}Public)).handler(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),
@@ -83,7 +88,7 @@ export const ${collection(n)} = {
   }
   return `import { z } from 'zod';
 import { t } from '../trpc.js';
-${schemas(n)}
+${schemas(n, contender)}
 ${views}
 export const ${collection(n)} = t.router({
   list${item}s: t.procedure.input(${item}Query).output(z.array(${item}Public)).query(() => [${row(n, "'0190a4f2-5b6c-7d8e-9f00-112233445566'")}]),

@@ -7,7 +7,7 @@ import { createApp, procedure, procedures } from 'proceedjs';
 import { z } from 'zod';
 
 const getNote = procedure()
-  .input(z.object({ id: z.coerce.number().int() }))
+  .input(z.object({ id: z.number().int() }))
   .query(({ input }) => ({ id: input.id, title: 'A note' }));
 
 const app = createApp().mount([procedures('notes', { getNote })]);
