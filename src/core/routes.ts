@@ -196,13 +196,20 @@ export function planRoutes(
           `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no query string can carry (its REST route could never be called): make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
         );
       }
+      // A form's text parts are coerced as a query's values are.
+      const textInput =
+        resolved.inputMode === 'query'
+          ? 'the query string'
+          : uploadShapeOf(definition, resolved.inputMode)?.mode === 'form'
+            ? 'a form'
+            : undefined;
       const coerced =
-        resolved.inputMode === 'query' && definition.input !== undefined
+        textInput !== undefined && definition.input !== undefined
           ? zodCoercedField(definition.input)
           : undefined;
       if (coerced !== undefined) {
         throw new ProceedConfigError(
-          `${owner} takes its input from the query string and its field "${coerced.key}" is z.coerce.${coerced.type}(): Proceed already turns query text into what the schema expects, strictly, and z.coerce would coerce again, loosely (z.coerce.boolean() reads "no" and "0" as true, z.coerce.number() an empty value as 0): use z.${coerced.type}() (docs/procedures.md, "Input")`,
+          `${owner} takes its input from ${textInput} and its field "${coerced.key}" is z.coerce.${coerced.type}(): Proceed already turns its text into what the schema expects, strictly, and z.coerce would coerce again, loosely (z.coerce.boolean() reads "no" and "0" as true, z.coerce.number() an empty value as 0): use z.${coerced.type}() (docs/procedures.md, "Input")`,
         );
       }
       for (const documented of definition.documentation)

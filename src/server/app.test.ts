@@ -137,6 +137,14 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([inArray])).toThrow(
       /field "ids" is z\.coerce\.number\(\)/,
     );
+    const form = procedures('tasks', {
+      createTask: p
+        .input(z.object({ file: z.file(), pages: z.coerce.number() }))
+        .mutation(({ input }) => ({ pages: input.pages })),
+    });
+    expect(() => createApp({ logger: false }).mount([form])).toThrow(
+      /tasks\.createTask takes its input from a form and its field "pages" is z\.coerce\.number\(\)/,
+    );
     const body = procedures('tasks', {
       createTask: p.input(z.object({ count: z.coerce.number() })).mutation(({ input }) => input),
       getTask: p.input(z.object({ id: z.coerce.string() })).query(({ input }) => input),
