@@ -10,6 +10,7 @@ import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './na
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
+import { checkedAnswerHeader } from './response.js';
 import type { SchemaInput, SchemaLike, SchemaOutput, StandardSchemaV1 } from './schema.js';
 import { isSocketOutput, type SocketOf, type SocketOutput, type SocketWire } from './sockets.js';
 import type { Middleware, Step } from './steps.js';
@@ -256,13 +257,16 @@ export class ProcedureBuilder<
 
   /**
    * Headers for every successful answer, e.g. `{ 'cache-control': 'no-store' }` on a route that
-   * answers with tokens. Names are case-insensitive; later calls add to earlier ones.
+   * answers with tokens. Names are case-insensitive; later calls add to earlier ones. Those the
+   * HTTP layer sets itself (`content-type`, `content-length`, `etag`, …) and values with control
+   * characters are refused here.
    */
   headers(
     headers: Record<string, string>,
   ): ProcedureBuilder<TCtx, TClientInput, TInput, TOutput, THasInput, TReturn, TStatus, TAnswer> {
+    // Checked as a handler's response.header() is: a fixed content-length cut every body short.
     const lowered = Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+      Object.entries(headers).map(([name, value]) => [checkedAnswerHeader('.headers()', name, value), value]),
     );
     return this.#with({ headers: { ...this.#state.headers, ...lowered } }) as never;
   }

@@ -53,6 +53,25 @@ const ownedHeaders = new Set([
   'idempotency-replayed',
 ]);
 
+/**
+ * A header a procedure or its handler may put on an answer, its name lower-cased: a token, none
+ * the HTTP layer owns (a fixed `content-length` cut every body short), a text value without
+ * control characters (a CR or LF failed every answer). Throws a ProceedConfigError naming `where`.
+ */
+export function checkedAnswerHeader(where: string, name: string, value: unknown): string {
+  const lower = name.toLowerCase();
+  if (!token.test(name)) throw new ProceedConfigError(`${where}: "${name}" is not a header name`);
+  if (ownedHeaders.has(lower))
+    throw new ProceedConfigError(
+      `${where}: Proceed sets ${lower} itself (docs/procedures.md, "Headers and cookies per request")`,
+    );
+  if (typeof value !== 'string')
+    throw new ProceedConfigError(`${where}: the value of ${lower} is text, not ${JSON.stringify(value)}`);
+  if (!headerValue.test(value))
+    throw new ProceedConfigError(`${where}: the value of ${lower} has a control character`);
+  return lower;
+}
+
 function cookieMistake(name: string, rule: string): never {
   throw new ProceedConfigError(
     `response.cookie("${name}"): ${rule} (docs/procedures.md, "Headers and cookies per request")`,
@@ -138,14 +157,7 @@ export class ResponseControl<in out S extends number = number> {
    * procedure's declaration or `cookie()`.
    */
   header(name: string, value: string): this {
-    const lower = name.toLowerCase();
-    if (!token.test(name)) throw new ProceedConfigError(`response.header("${name}"): not a header name`);
-    if (ownedHeaders.has(lower))
-      throw new ProceedConfigError(
-        `response.header("${name}"): Proceed sets ${lower} itself (docs/procedures.md, "Headers and cookies per request")`,
-      );
-    if (!headerValue.test(value))
-      throw new ProceedConfigError(`response.header("${name}"): the value has a control character`);
+    const lower = checkedAnswerHeader(`response.header("${name}")`, name, value);
     this.#headers ??= [];
     const headers = this.#headers;
     const index = headers.findIndex(([existing]) => existing === lower);

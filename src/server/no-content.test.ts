@@ -87,10 +87,19 @@ describe('a 204 procedure', () => {
     );
   });
 
-  it('documents a fixed header once, in the case a step or plugin gives it', () => {
+  it('documents a fixed header once, in the case a step or plugin gives it; refuses one Proceed sets itself', () => {
+    expect(() => procedure().headers({ etag: '"fixed"' })).toThrow(
+      '.headers(): Proceed sets etag itself (docs/procedures.md, "Headers and cookies per request")',
+    );
+    expect(() => procedure().headers({ 'Content-Length': '3' })).toThrow(
+      /Proceed sets content-length itself/,
+    );
+    expect(() => procedure().headers({ 'x-note': 'a\r\nb' })).toThrow(/x-note has a control character/);
+    expect(() => procedure().headers({ 'x note': 'a' })).toThrow(/"x note" is not a header name/);
+    expect(() => procedure().headers({ 'x-count': 3 as never })).toThrow(/x-count is text, not 3/);
     const tagged = procedures('tags', {
       getTag: procedure()
-        .headers({ etag: '"fixed"', 'x-custom-thing': '1' })
+        .headers({ 'Cache-Control': 'no-store', 'x-custom-thing': '1' })
         .input(z.object({ id: z.string() }))
         .query(() => ({ id: 'x' })),
     });
@@ -99,7 +108,7 @@ describe('a 204 procedure', () => {
     const document = generateOpenApi({ app: served, info: { title: 'Tags', version: '1.0.0' } });
     const success = document.paths['/api/tags/{id}']?.get?.responses['200'];
     const headers = success !== undefined && 'headers' in success ? (success.headers ?? {}) : {};
-    expect(Object.keys(headers).sort()).toEqual(['ETag', 'X-Custom-Thing']);
+    expect(Object.keys(headers).sort()).toEqual(['Cache-Control', 'ETag', 'X-Custom-Thing']);
   });
 
   it('refuses .versioned() at start-up, and documents no ETag or 304 on a GET that answers 204', () => {
