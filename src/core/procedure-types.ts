@@ -217,3 +217,25 @@ export type Handler<
           SocketHandlerOptions<SocketInOf<TDeclared>, SocketOutOf<TDeclared>>
       : HandlerOptions<TCtx, TInput, TStatus>,
 ) => MaybePromise<TOutput>;
+
+/**
+ * A schema as the builder takes it: the types ask only for the Standard Schema mark (see
+ * `SchemaLike`), so that what validates is checked here, once, when the procedure is built.
+ */
+export function checkedSchema(where: string, schema: unknown): StandardSchemaV1 {
+  const standard = (schema as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
+  if (typeof standard?.validate !== 'function')
+    throw new TypeError(
+      `${where} takes a Standard Schema (a Zod, Valibot or ArkType schema): this one cannot validate`,
+    );
+  return schema as StandardSchemaV1;
+}
+
+/** `.input()`'s schema: one per procedure (a second replaced the first, silently; tRPC merges them). */
+export function checkedInput(previous: StandardSchemaV1 | undefined, schema: unknown): StandardSchemaV1 {
+  if (previous !== undefined)
+    throw new ProceedConfigError(
+      ".input() is called once per procedure: a second call would replace the first schema; give one schema with every field (a Zod object's .extend())",
+    );
+  return checkedSchema('.input()', schema);
+}

@@ -47,24 +47,11 @@ import type {
   ProcedureMeta,
   StepInput,
 } from './procedure-types.js';
-import { checkedMcpTool } from './procedure-types.js';
+import { checkedInput, checkedMcpTool, checkedSchema } from './procedure-types.js';
 
 const restKeys = optionKeys<RestOverride>()('method', 'path', 'status');
 
 type RawInput = Record<string, unknown>;
-
-/**
- * A schema as the builder takes it: the types ask only for the Standard Schema mark (see
- * `SchemaLike`), so that what validates is checked here, once, when the procedure is built.
- */
-function checkedSchema(where: string, schema: unknown): StandardSchemaV1 {
-  const standard = (schema as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
-  if (typeof standard?.validate !== 'function')
-    throw new TypeError(
-      `${where} takes a Standard Schema (a Zod, Valibot or ArkType schema): this one cannot validate`,
-    );
-  return schema as StandardSchemaV1;
-}
 
 /** The builder returned by {@link procedure}. */
 export class ProcedureBuilder<
@@ -91,7 +78,7 @@ export class ProcedureBuilder<
   input<S extends SchemaLike>(
     schema: S,
   ): ProcedureBuilder<TCtx, SchemaInput<S>, SchemaOutput<S>, TOutput, true, TReturn, TStatus, TAnswer> {
-    return this.#with({ input: checkedSchema('.input()', schema) }) as never;
+    return this.#with({ input: checkedInput(this.#state.input, schema) }) as never;
   }
 
   /**

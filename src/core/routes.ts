@@ -11,6 +11,7 @@ import {
   type HttpMethod,
   type InputMode,
   normalizePrefix,
+  type ResolvedRoute,
   resolveRoute,
   type SuccessStatus,
 } from './naming.js';
@@ -81,6 +82,32 @@ function zodObjectKeys(schema: StandardSchemaV1): readonly string[] | 'any' | un
   return Object.keys(def.shape ?? {});
 }
 
+/**
+ * What makes a procedure's route wrong whatever its request: a mutation on a GET (answered to
+ * HEAD, prefetched, and sent by any site a user visits, past the cross-site check of writes),
+ * an `update*` whose input has no `data` for its JSON body (every call a 400).
+ */
+function wiringRefusal(
+  owner: string,
+  definition: ProcedureDefinition,
+  route: ResolvedRoute,
+): string | undefined {
+  if (definition.kind === 'mutation' && route.method === 'GET')
+    return `${owner} is a mutation but maps to GET, which is answered to HEAD, prefetched and sent by any site a user visits (no cross-site check applies to a read): make it a POST with .rest({ method: 'POST', path }), or a query if it changes nothing`;
+  // An update that takes a form (a file among its fields) reads its fields flat, as a form is.
+  if (
+    route.inputMode === 'update' &&
+    definition.input !== undefined &&
+    uploadShapeOf(definition, route.inputMode)?.mode !== 'form'
+  ) {
+    const keys = zodObjectKeys(definition.input);
+    const names = Array.isArray(keys) ? keys : undefined;
+    if (names !== undefined && !names.includes('data'))
+      return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has no data field: write .input(z.object({ id: …, data: z.object({ … }) })), or take a flat body with .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
+  }
+  return undefined;
+}
+
 /** A route a procedure took: who, and the path as it wrote it. */
 export interface TakenRoute {
   readonly owner: string;
@@ -128,6 +155,8 @@ export function planRoutes(
             : `Procedures "${previous.owner}" (${resolved.method} ${previous.path}) and "${owner}" (${resolved.method} ${path}) map to one route: a path parameter matches any segment, whatever its name`,
         );
       }
+      const miswired = wiringRefusal(owner, definition, resolved);
+      if (miswired !== undefined) throw new ProceedConfigError(miswired);
       const onlyNoContent = resolved.successStatuses.every((status) => status === 204);
       if (onlyNoContent && definition.output !== undefined) {
         throw new ProceedConfigError(

@@ -152,6 +152,31 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([body])).not.toThrow();
   });
 
+  it('refuses a mutation on GET, an update* whose JSON input has no data, and a second .input()', () => {
+    const onGet = procedures('counters', {
+      resetCounter: p.rest({ method: 'GET', path: '/counters/reset' }).mutation(() => ({ reset: true })),
+    });
+    expect(() => createApp({ logger: false }).mount([onGet])).toThrow(
+      /counters\.resetCounter is a mutation but maps to GET.*make it a POST/,
+    );
+    const flat = procedures('posts', {
+      updatePost: p.input(z.object({ id: z.string(), title: z.string() })).mutation(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([flat])).toThrow(
+      /posts\.updatePost is an update\*, which takes \{ id, data \}.*\.rest\(\{ method: 'PATCH', path: '\/posts\/:id' \}\)/,
+    );
+    // A form (a file among the fields) is read flat, as the update of a cover does.
+    const form = procedures('posts', {
+      updatePost: p
+        .input(z.object({ id: z.string(), cover: z.file() }))
+        .mutation(({ input }) => ({ id: input.id })),
+    });
+    expect(() => createApp({ logger: false }).mount([form])).not.toThrow();
+    expect(() => p.input(z.object({ a: z.string() })).input(z.object({ b: z.string() }))).toThrow(
+      /\.input\(\) is called once per procedure/,
+    );
+  });
+
   it('refuses a collision across mounts and with the health route', () => {
     const one = procedures('posts', { listPosts: p.query(() => []) });
     const app = createApp({ logger: false }).mount([one]);
