@@ -5,8 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
+import { UnavailableError } from '../core/unavailable.js';
 import { createApp } from '../server/create-app.js';
 import { admin } from './guards.js';
 import { authPlugin } from './plugin.js';
@@ -34,6 +36,15 @@ const shortLived = new TokenService({
   accessTokenTtl: 1,
 });
 const app = createApp({ logger: false, maxSocketsPerClient: 2 });
+/** Whether the service the membership guard asks is down. */
+let serviceDown = false;
+const member = guard({
+  name: 'member',
+  check: () => {
+    if (serviceDown) throw new UnavailableError(new Error('the membership service is down'));
+    return true;
+  },
+});
 let origin = '';
 
 beforeAll(async () => {
@@ -42,6 +53,19 @@ beforeAll(async () => {
     procedures('rooms', {
       echoRoom: procedure()
         .rest({ method: 'GET', path: '/rooms/echo' })
+        .output(
+          webSocket({
+            receive: z.object({ text: z.string() }),
+            send: z.object({ text: z.string() }),
+            credentialsCheck: 100,
+          }),
+        )
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+      memberRoom: procedure()
+        .rest({ method: 'GET', path: '/rooms/member' })
+        .guard(member)
         .output(
           webSocket({
             receive: z.object({ text: z.string() }),
@@ -143,6 +167,17 @@ describe('a socket opened with a token', () => {
     const ended = await within(closed, 10_000);
     expect(ended).toEqual({ code: 4403, reason: 'the route no longer allows this user' });
     users.set(bob, { id: bob, isActive: true, role: 'user' });
+  });
+
+  it('ends with 1013, to be opened again, when a guard cannot answer (a service down), not with 4403', async () => {
+    const { closed } = await openWith((await tokens.issuePair(ann)).accessToken, 'member');
+    expect(await within(closed, 350)).toBe('still open');
+    serviceDown = true;
+    expect(await within(closed, 10_000)).toEqual({
+      code: 1013,
+      reason: 'the credentials could not be checked',
+    });
+    serviceDown = false;
   });
 
   it('ends with 4401 when the token expires; an anonymous socket has nothing to lapse', async () => {

@@ -86,7 +86,7 @@ describe('client types from the server collections', () => {
 
   it('infers outputs without a schema from the handler', () => {
     expectTypeOf(client.notes.pinNote).returns.resolves.toEqualTypeOf<{ pinned: number }>();
-    expectTypeOf(client.notes.pinNote).parameter(0).toEqualTypeOf<{ id: unknown }>();
+    expectTypeOf(client.notes.pinNote).parameter(0).toEqualTypeOf<{ id: number }>();
   });
 
   it('accepts the collections as a record too', () => {

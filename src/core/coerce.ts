@@ -219,22 +219,47 @@ export function createBodyDateCoercer(schema: StandardSchemaV1 | undefined): Dat
 }
 
 /**
- * The first field of a Zod object input declared with `z.coerce` (through its wrappers and an
- * array's items): in a query string or a form, where Proceed coerces strictly, it would coerce
- * again, loosely (`z.coerce.boolean()` reads `no` and `0` as true, `z.coerce.number()` an empty
- * value as 0). Undefined for any other input.
+ * The first field of a Zod object input declared with `z.coerce` of a type Proceed coerces itself
+ * (through its wrappers, a pipe's either side and an array's items): in a query string, a form or
+ * a path, where Proceed coerces strictly, it would coerce again, loosely (`z.coerce.boolean()`
+ * reads `no` and `0` as true, `z.coerce.number()` an empty value as 0). `keys` limits the fields
+ * looked at (a body route's path parameters). Undefined for any other input.
  */
-export function zodCoercedField(schema: StandardSchemaV1): { key: string; type: string } | undefined {
+export function zodCoercedField(
+  schema: StandardSchemaV1,
+  keys?: readonly string[],
+): { key: string; type: string } | undefined {
   if (!isZodSchema(schema)) return undefined;
   const { type, schema: inner } = innerZodType(schema as z.ZodType);
   if (type !== 'object') return undefined;
   const shape = (inner._zod.def as { shape?: Record<string, z.ZodType> }).shape ?? {};
   for (const [key, field] of Object.entries(shape)) {
-    let { schema: at } = innerZodType(field);
-    const def = at._zod.def as { type: string; element?: z.ZodType };
-    if (def.type === 'array' && def.element !== undefined) at = innerZodType(def.element).schema;
-    const atDef = at._zod.def as { type: string; coerce?: boolean };
-    if (atDef.coerce === true && atDef.type !== 'string') return { key, type: atDef.type };
+    if (keys !== undefined && !keys.includes(key)) continue;
+    const coerced = coercedType(field, 0);
+    if (coerced !== undefined) return { key, type: coerced };
   }
   return undefined;
 }
+
+function coercedType(schema: z.ZodType, depth: number): string | undefined {
+  if (depth > 16) return undefined;
+  const def = schema._zod.def as {
+    type: string;
+    coerce?: boolean;
+    innerType?: z.ZodType;
+    element?: z.ZodType;
+    in?: z.ZodType;
+    out?: z.ZodType;
+  };
+  if (def.coerce === true) return strictlyCoerced.has(def.type) ? def.type : undefined;
+  if (def.type === 'pipe')
+    return (
+      (def.in === undefined ? undefined : coercedType(def.in, depth + 1)) ??
+      (def.out === undefined ? undefined : coercedType(def.out, depth + 1))
+    );
+  const next = def.type === 'array' ? def.element : def.innerType;
+  return next === undefined ? undefined : coercedType(next, depth + 1);
+}
+
+/** The types Proceed turns text into itself: `z.coerce` of any other (a bigint) is the only way. */
+const strictlyCoerced: ReadonlySet<string> = new Set(['number', 'boolean', 'date']);

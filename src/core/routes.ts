@@ -52,7 +52,10 @@ export interface RouteEntry {
  * the validator would drop its value unseen. An input of no object shape, or one that reads
  * any key, is not judged here.
  */
-function paramInputDrops(definition: ProcedureDefinition, params: readonly string[]): string | undefined {
+function paramInputDrops(definition: ProcedureDefinition, all: readonly string[]): string | undefined {
+  // A parameter a step reads (owned()'s id) has its reader: the input need not hold it too.
+  const readByStep = definition.documentation.flatMap((documented) => documented.pathParams ?? []);
+  const params = all.filter((param) => !readByStep.includes(param));
   if (params.length === 0 || definition.input === undefined) return undefined;
   // A Zod object's keys are read from it, with no JSON Schema made at start-up for it (3,000
   // procedures started a tenth slower with one): anything else through its key shape.
@@ -225,17 +228,17 @@ export function planRoutes(
           `${owner} takes its input from the query string, which carries text and repeated keys, but its field "${uncarried.key}" is ${uncarried.what}, which no query string can carry (its REST route could never be called): make its parts fields of the input, or take a JSON body with .rest({ method: 'POST', path })`,
         );
       }
-      // A form's text parts are coerced as a query's values are.
+      // A form's text parts, and a body route's path parameters, are coerced as a query's are.
       const textInput =
         resolved.inputMode === 'query'
           ? 'the query string'
           : uploadShapeOf(definition, resolved.inputMode)?.mode === 'form'
             ? 'a form'
-            : undefined;
+            : 'its path';
       const coerced =
-        textInput !== undefined && definition.input !== undefined
-          ? zodCoercedField(definition.input)
-          : undefined;
+        definition.input === undefined
+          ? undefined
+          : zodCoercedField(definition.input, textInput === 'its path' ? resolved.params : undefined);
       if (coerced !== undefined) {
         throw new ProceedConfigError(
           `${owner} takes its input from ${textInput} and its field "${coerced.key}" is z.coerce.${coerced.type}(): Proceed already turns its text into what the schema expects, strictly, and z.coerce would coerce again, loosely (z.coerce.boolean() reads "no" and "0" as true, z.coerce.number() an empty value as 0): use z.${coerced.type}() (docs/procedures.md, "Input")`,
@@ -250,7 +253,7 @@ export function planRoutes(
       const dropped = paramInputDrops(definition, resolved.params);
       if (dropped !== undefined) {
         throw new ProceedConfigError(
-          `${owner}: its path names the parameter "${dropped}", which its input does not: the value in the path would be dropped, and the handler would act on whatever the request's body or query names instead; add ${dropped} to the input, or name the parameter after the input's field (docs/procedures.md, "Input")`,
+          `${owner}: its path names the parameter "${dropped}", which its input does not: the validator would drop the path's value, so the handler never sees it checked, and an input field meant for it (an id) is filled from the body or query instead; add ${dropped} to the input, or name the parameter after the input's field (a step that reads it, as owned() does, says so and is exempt; docs/procedures.md, "Input")`,
         );
       }
       taken.set(key, { owner, path });

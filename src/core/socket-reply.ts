@@ -89,7 +89,13 @@ export function socketer(
               .then(
                 () => true,
                 (error: unknown) => {
-                  if (error instanceof ProceedError) return false;
+                  // A refusal ends the socket; anything else (a 503 of a service down) is a
+                  // check that failed, tried again before the socket goes with 1013.
+                  if (
+                    error instanceof ProceedError &&
+                    (error.code === 'FORBIDDEN' || error.code === 'UNAUTHENTICATED')
+                  )
+                    return false;
                   throw error;
                 },
               );

@@ -279,7 +279,7 @@ export function generateOpenApi(options: OpenApiOptions): OpenApiDocument {
       responses,
       ...(builder.headers.components === undefined ? {} : { headers: builder.headers.components }),
       // Only where an operation takes a token: a scheme nothing uses is a linter's warning.
-      ...(takesBearer(paths) ? { securitySchemes: { bearerAuth } } : {}),
+      securitySchemes: takesBearer(paths) ? { bearerAuth } : {},
     },
   };
   document.servers =

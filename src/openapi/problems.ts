@@ -152,7 +152,7 @@ const specs: Record<number, ProblemResponseSpec> = {
   415: {
     name: 'UnsupportedMediaType',
     example: 'The request body must be application/json (or a +json media type)',
-    description: 'The body is not `application/json`',
+    description: 'The body is not JSON (`application/json` or a `+json` type)',
   },
   422: {
     name: 'UnprocessableEntity',

@@ -182,8 +182,8 @@ export interface OpenApiComponents {
   responses: Record<string, OpenApiResponse>;
   /** Present when some response shares a header: `X-RateLimit-Limit`, `Access-Control-Allow-Origin`, … */
   headers?: Record<string, OpenApiHeader>;
-  /** `bearerAuth`, present when some operation takes a bearer token. */
-  securitySchemes?: Record<string, OpenApiSecurityScheme>;
+  /** `bearerAuth` when some operation takes a bearer token; empty otherwise. */
+  securitySchemes: Record<string, OpenApiSecurityScheme>;
 }
 
 /**

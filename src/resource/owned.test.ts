@@ -140,6 +140,19 @@ describe('owned() on a path without its parameter', () => {
   });
 });
 
+describe('owned() reading a path parameter the input does not name', () => {
+  it('is no dropped parameter: the step reads it', async () => {
+    const renaming = procedures('notes', {
+      renameNote: procedure<Ctx>()
+        .rest({ method: 'POST', path: '/notes/:id/rename' })
+        .use(ownNote)
+        .input(z.object({ title: z.string() }))
+        .mutation(({ ctx, input }) => ({ id: ctx.note.id, title: input.title })),
+    });
+    expect(() => createApp({ logger: false }).mount([renaming])).not.toThrow();
+  });
+});
+
 describe('Resource.scopeOf: the owner rule, for lists', () => {
   it('gives admins every record, a signed-in caller theirs, and anonymous callers none', () => {
     expect(Note.scopeOf({ user: root, read: [] })).toEqual({ kind: 'admin' });
