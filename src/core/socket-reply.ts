@@ -3,6 +3,7 @@
  * each of the handler's and runs the handler once the HTTP layer has opened the socket.
  */
 import type { Call, CompileOptions, Reply } from './call.js';
+import { createBodyDateCoercer } from './coerce.js';
 import { credentialsOf } from './credentials.js';
 import { ProceedError, ValidationError } from './errors.js';
 import { refuseNul } from './nul.js';
@@ -36,10 +37,12 @@ export function socketer(
   const receive = socket.receive;
   // A key the schema does not name is refused, as in a REST body, not stripped unread.
   const shape = keyShapeOf(receive);
+  // A message is JSON, as a body is: its dates arrive as ISO 8601 text, read where the schema says.
+  const reviveDates = createBodyDateCoercer(receive);
   const check = (message: unknown): unknown => {
     refuseNul(message);
     refuseUnknownKeys(message, shape, messageKeys);
-    const result = validate(receive, message);
+    const result = validate(receive, reviveDates(message));
     if (isThenable(result))
       throw new TypeError(
         `${owner}: webSocket's receive schema validates asynchronously; messages need a synchronous one`,
