@@ -190,6 +190,15 @@ describe('start-up errors', () => {
     );
   });
 
+  it('refuses a mount once the app is ready: it would be documented and never served', async () => {
+    const app = createApp({ logger: false });
+    await app.ready();
+    expect(() => app.mount([procedures('late', { listLate: p.query(() => []) })])).toThrow(
+      'app.mount() after the app is ready: mount collections before listen() or the first request',
+    );
+    await app.close();
+  });
+
   it('refuses a collision across mounts and with the health route', () => {
     const one = procedures('posts', { listPosts: p.query(() => []) });
     const app = createApp({ logger: false }).mount([one]);

@@ -260,6 +260,12 @@ export class App<TCtx extends object = object> extends AppExtensions {
    * procedure, for unroutable names and for routes that collide.
    */
   mount(collections: readonly Collection[], options: MountOptions = {}): this {
+    // The pipeline is made once the app is ready: what is mounted later was documented but
+    // never served (404s).
+    if (this.loaded)
+      throw new ProceedConfigError(
+        'app.mount() after the app is ready: mount collections before listen() or the first request',
+      );
     checkMountOptions(options);
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
