@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { ForbiddenError, NotFoundError, ValidationError } from '../core/errors.js';
+import { closestName, refuseUnknownOptions } from '../core/options.js';
 import { recordViewSchema } from '../core/record-views.js';
 import type { StandardSchemaV1 } from '../core/schema.js';
 import { type Step, step } from '../core/steps.js';
@@ -140,6 +141,15 @@ export function resource<
   fields: ResourceFields<P, A, O, D>,
   options: ResourceOptions<R, C> = {},
 ): Resource<N, P, A, O, D, R, C> {
+  // A level of another name (`moderator`, `admn`) was no view at all, and its fields in none.
+  for (const key of Object.keys(fields)) {
+    if ((levels as readonly string[]).includes(key)) continue;
+    const meant = closestName(key, levels);
+    throw new TypeError(
+      `Resource ${name}: "${key}" is no view level${meant === undefined ? '' : ` (did you mean "${meant}"?)`}: the levels are ${levels.join(', ')}, each seeing the fields of those before it (docs/views.md)`,
+    );
+  }
+  refuseUnknownOptions(`resource('${name}')`, options, ['owner', 'admin']);
   const fieldLevels: Record<string, Level> = {};
   for (const level of levels) {
     for (const key of Object.keys(fields[level] ?? {})) {

@@ -174,6 +174,20 @@ describe('Resource.scopeOf: the owner rule, for lists', () => {
     }
   });
 
+  it('refuses a view level of another name, and an unknown option', () => {
+    expect(() =>
+      resource('Post', { public: { id: z.string() }, admn: { secret: z.string() } } as never),
+    ).toThrow(
+      'Resource Post: "admn" is no view level (did you mean "admin"?): the levels are public, authenticated, owner, admin, each seeing the fields of those before it (docs/views.md)',
+    );
+    expect(() =>
+      resource('Post', { public: { id: z.string() }, moderator: { note: z.string() } } as never),
+    ).toThrow(/"moderator" is no view level: the levels are/);
+    expect(() => resource('Post', { public: { id: z.string() } }, { ownr: 'ownerId' } as never)).toThrow(
+      /unknown option "ownr"/,
+    );
+  });
+
   it('refuses an owner that is neither a field name nor a function', () => {
     expect(() => resource('Thing', { public: { id: z.string() } }, { owner: 42 as never })).toThrow(
       /owner must be a field name or a function/,
