@@ -224,6 +224,25 @@ describe('a guard that needs a user on an app where nothing sets one', () => {
     );
   });
 
+  it("counts a guard that reads the user's fields as one that needs a user", async () => {
+    const moderators = procedures('notes', {
+      deleteNote: procedure<{ user?: { role: string } }>()
+        .guard(
+          guard({
+            name: 'moderator',
+            reads: ['role'],
+            check: (ctx: { user?: { role: string } }) => ctx.user?.role === 'mod',
+          }),
+        )
+        .input(z.object({ id: z.string() }))
+        .mutation(() => undefined),
+    });
+    const app = createApp({ logger: false }).mount([moderators]);
+    await expect(app.ready()).rejects.toThrow(
+      /notes\.deleteNote \(DELETE \/api\/notes\/:id\) has guard "moderator", which needs a signed-in user, but nothing on this app sets ctx\.user/,
+    );
+  });
+
   it('starts with the auth plugin, or with a context that sets the user', async () => {
     const withAuth = createApp({ logger: false }).mount([posts]);
     await withAuth.register(authPlugin, { secret, userLoader: (id) => ({ id, role: 'admin' }) });

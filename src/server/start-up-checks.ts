@@ -4,6 +4,7 @@
  * at the first request.
  */
 import { ProceedConfigError } from '../core/errors.js';
+import type { Guard } from '../core/guards.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type UploadOptions, uploadPlanOf } from '../core/uploads.js';
 import { entityTagsReady } from '../http/entity-tags.js';
@@ -39,14 +40,16 @@ export async function checkAtStartUp(
     );
 }
 
-/** A guard that needs a signed-in user cannot pass where nothing sets `ctx.user`. */
+/**
+ * A guard that needs a signed-in user cannot pass where nothing sets `ctx.user`: one that says so
+ * (`requiresUser`), and one that reads the user's fields (`reads`), which no user ever has here.
+ */
 function refuseGuardsWithoutUser(routes: readonly MountedRoute[]): void {
-  const needy = routes.filter((route) =>
-    route.definition.guards.some((guard) => guard.requiresUser === true),
-  );
+  const needsUser = (guard: Guard<never>) => guard.requiresUser === true || (guard.reads?.length ?? 0) > 0;
+  const needy = routes.filter((route) => route.definition.guards.some(needsUser));
   const [first] = needy;
   if (first === undefined) return;
-  const guard = first.definition.guards.find((each) => each.requiresUser === true)?.name ?? '';
+  const guard = first.definition.guards.find(needsUser)?.name ?? '';
   const others =
     needy.length > 1 ? ` (and ${needy.length - 1} more route${needy.length > 2 ? 's' : ''})` : '';
   throw new ProceedConfigError(
