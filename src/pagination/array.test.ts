@@ -53,6 +53,13 @@ describe('paginateArray', () => {
     expect(page).toEqual({ data: [{ code: 'c' }, { code: 'b' }], nextCursor: 'b', prevCursor: 'c' });
   });
 
+  it('refuses a page whose item lacks the cursor key, rather than a cursor "undefined" that leads back to page one', () => {
+    const items = [{ id: 1 }, { id: 2 }, { title: 'no id' }] as Array<{ id?: number }>;
+    expect(() => paginateArray(items, { limit: 5 }, { key: 'id' })).toThrow(
+      /The cursor key "id" gave undefined for an item of the page: every item needs the key/,
+    );
+  });
+
   it('sorts dates and puts absent values last', () => {
     const items = [
       { id: 1, at: new Date('2024-03-01') },

@@ -138,8 +138,16 @@ export type KeySelector<T> = KeyOf<T> | ((item: T) => string | number | bigint);
 
 /** Turns a key selector into a function that returns the key as a cursor string. */
 export function cursorOf<T>(key: KeySelector<T>): (item: T) => string {
-  if (typeof key === 'function') return (item) => String(key(item));
-  return (item) => String(item[key]);
+  const read = typeof key === 'function' ? key : (item: T) => item[key];
+  return (item) => {
+    const value = read(item);
+    // "undefined" as a cursor led back to the first page, and an infinite scroll round and round.
+    if (value === undefined || value === null)
+      throw new TypeError(
+        `The cursor key ${typeof key === 'function' ? 'function' : `"${String(key)}"`} gave ${String(value)} for an item of the page: every item needs the key its cursor is made of (docs/pagination.md)`,
+      );
+    return String(value);
+  };
 }
 
 /**
