@@ -95,6 +95,10 @@ function wiringRefusal(
   definition: ProcedureDefinition,
   route: ResolvedRoute,
 ): string | undefined {
+  const kind = definition.output?.kind;
+  const answersWhole = kind === 'events' || kind === 'download' || kind === 'socket';
+  if (answersWhole && route.successStatuses.some((status) => status !== 200))
+    return `${owner} answers ${kind === 'events' ? 'an event stream' : kind === 'socket' ? 'a WebSocket' : 'a file'}, which is a 200 (a socket's 101), but declares ${route.successStatuses.join(', ')}${route.convention?.prefix === 'create' ? ' (a create* answers 201 with the Location of what it made)' : ''}: answer 200, with .rest({ method, path, status: 200 }) or another name`;
   if (definition.kind === 'mutation' && route.method === 'GET')
     return `${owner} is a mutation but maps to GET, which is answered to HEAD, prefetched and sent by any site a user visits (no cross-site check applies to a read): make it a POST with .rest({ method: 'POST', path }), or a query if it changes nothing`;
   // An update that takes a form (a file among its fields) reads its fields flat, as a form is.

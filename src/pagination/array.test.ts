@@ -55,7 +55,7 @@ describe('paginateArray', () => {
 
   it('refuses a page whose item lacks the cursor key, rather than a cursor "undefined" that leads back to page one', () => {
     const items = [{ id: 1 }, { id: 2 }, { title: 'no id' }] as Array<{ id?: number }>;
-    expect(() => paginateArray(items, { limit: 5 }, { key: 'id' })).toThrow(
+    expect(() => paginateArray(items, { limit: 5 }, { key: 'id' as never })).toThrow(
       /The cursor key "id" gave undefined for an item of the page: every item needs the key/,
     );
   });

@@ -7,6 +7,7 @@ import { outageWarning, unwrappedOutageApp } from '../../test/fixtures/unwrapped
 import { eventually } from '../../test/processes.js';
 import { ProceedConfigError } from '../core/errors.js';
 import { eventStream, serverEvent } from '../core/events.js';
+import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { resource } from '../resource/index.js';
 import type { Answer, App } from './app.js';
@@ -187,6 +188,26 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([form])).not.toThrow();
     expect(() => p.input(z.object({ a: z.string() })).input(z.object({ b: z.string() }))).toThrow(
       /\.input\(\) is called once per procedure/,
+    );
+  });
+
+  it('refuses a file or an event stream declared with a status other than 200 (it answered 200 anyway)', () => {
+    const created = procedures('reports', {
+      createReport: p.output(download()).mutation(() => sendFile(new Uint8Array(1), { type: 'text/plain' })),
+    });
+    expect(() => createApp({ logger: false }).mount([created])).toThrow(
+      /reports\.createReport answers a file, which is a 200 .*but declares 201 \(a create\* answers 201 with the Location of what it made\)/,
+    );
+    const accepted = procedures('ticks', {
+      listTicks: p
+        .rest({ method: 'GET', path: '/ticks', status: 202 })
+        .output(eventStream(z.object({ n: z.number() })))
+        .query(async function* () {
+          yield { n: 1 };
+        }),
+    });
+    expect(() => createApp({ logger: false }).mount([accepted])).toThrow(
+      /ticks\.listTicks answers an event stream, which is a 200 .*but declares 202/,
     );
   });
 
