@@ -257,16 +257,10 @@ export class App<TCtx extends object = object> extends AppExtensions {
 
   /**
    * Mounts collections under a prefix, one route per procedure. Throws at once, naming the
-   * procedure, for unroutable names and for routes that collide.
+   * procedure, for unroutable names, for routes that collide, and once the app is ready.
    */
   mount(collections: readonly Collection[], options: MountOptions = {}): this {
-    // The pipeline is made once the app is ready: what is mounted later was documented but
-    // never served (404s).
-    if (this.loaded)
-      throw new ProceedConfigError(
-        'app.mount() after the app is ready: mount collections before listen() or the first request',
-      );
-    checkMountOptions(options);
+    checkMountOptions(options, this.loaded);
     const prefix = normalizePrefix(options.prefix ?? '/api');
     const plan = this.routeTable.plan(collections, prefix);
     // Everything that can refuse a route (its rate-limit rules, say) runs before the table changes.

@@ -227,6 +227,11 @@ function checkLoggerSetting(logger: unknown): void {
 }
 
 /** Refuses an unknown key in `mount`'s options. */
-export function checkMountOptions(options: unknown): void {
+export function checkMountOptions(options: unknown, ready: boolean): void {
+  // The pipeline is made once the app is ready: what is mounted later was documented, never served.
+  if (ready)
+    throw new ProceedConfigError(
+      'app.mount() after the app is ready: mount collections before listen() or the first request',
+    );
   refuseUnknownOptions('mount', options, optionKeys<MountOptions>()('prefix'));
 }
