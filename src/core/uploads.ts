@@ -38,6 +38,8 @@ export interface FileField {
   readonly multiple: boolean;
   /** The media types the schema allows (`.mime()`), lower case; undefined for any. */
   readonly types: readonly string[] | undefined;
+  /** Those types as `.mime()` wrote them, which the schema itself compares exactly. */
+  readonly declared: readonly string[] | undefined;
   /** The schema's own largest size (`.max()`), when it has one. */
   readonly maxSize: number | undefined;
 }
@@ -76,15 +78,21 @@ function withoutNull(schema: JsonSchema): JsonSchema {
   return schema;
 }
 
-function mediaTypesOf(schema: JsonSchema): readonly string[] | undefined {
-  if (typeof schema.contentMediaType === 'string') return [schema.contentMediaType.toLowerCase()];
+function declaredTypesOf(schema: JsonSchema): readonly string[] | undefined {
+  if (typeof schema.contentMediaType === 'string') return [schema.contentMediaType];
   const options = schema.anyOf as JsonSchema[] | undefined;
   if (options === undefined) return undefined;
   const types = options.map((option) => option.contentMediaType);
-  return types.every((type) => typeof type === 'string')
-    ? types.map((type) => (type as string).toLowerCase())
-    : undefined;
+  return types.every((type) => typeof type === 'string') ? (types as string[]) : undefined;
 }
+
+function fileTypes(schema: JsonSchema): Pick<FileField, 'types' | 'declared'> {
+  const declared = declaredTypesOf(schema);
+  return { declared, types: declared?.map((type) => type.toLowerCase()) };
+}
+
+/** A media type as a file's is compared with `.mime()`'s: `type/subtype`, lower case, nothing more. */
+const exactMediaType = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
 
 function fileFieldOf(name: string, property: JsonSchema): FileField | undefined {
   const schema = withoutNull(property);
@@ -92,7 +100,7 @@ function fileFieldOf(name: string, property: JsonSchema): FileField | undefined 
     return {
       name,
       multiple: false,
-      types: mediaTypesOf(schema),
+      ...fileTypes(schema),
       maxSize: typeof schema.maxLength === 'number' ? schema.maxLength : undefined,
     };
   const items = schema.items as JsonSchema | undefined;
@@ -101,7 +109,7 @@ function fileFieldOf(name: string, property: JsonSchema): FileField | undefined 
     return {
       name,
       multiple: true,
-      types: mediaTypesOf(item),
+      ...fileTypes(item),
       maxSize: typeof item.maxLength === 'number' ? item.maxLength : undefined,
     };
   }
@@ -169,6 +177,12 @@ export function checkUploadRoute(route: UploadRoute): void {
     throw new ProceedConfigError(
       `${owner} takes the raw body as its input (a z.file() input) but its path has parameters (${route.params.join(', ')}) that the input cannot hold: make the input an object with a z.file() field (a form), or an update* with data: z.file() (docs/uploads.md)`,
     );
+  for (const field of shape.fields.values())
+    for (const type of field.declared ?? [])
+      if (!exactMediaType.test(type))
+        throw new ProceedConfigError(
+          `${owner}: .mime() of ${field.name === '' ? 'its file' : `"${field.name}"`} lists "${type}", which no file's type ever equals: a file's type is compared whole, so list each type as type/subtype in lower case, without a wildcard or parameters (image/png, image/jpeg) (docs/uploads.md)`,
+        );
   if (definition.idempotent)
     throw new ProceedConfigError(
       `${owner} takes files and is .idempotent(): a replay cannot tell two uploads apart by their key alone; drop .idempotent() (docs/uploads.md)`,

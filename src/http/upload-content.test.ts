@@ -14,6 +14,7 @@ const field = (types: readonly string[] | undefined, name = 'photo'): FileField 
   name,
   multiple: false,
   types,
+  declared: types,
   maxSize: undefined,
 });
 

@@ -211,6 +211,23 @@ describe('start-up errors', () => {
     );
   });
 
+  it('refuses a .mime() no file type can equal: a wildcard, capitals, parameters', () => {
+    for (const type of ['image/*', 'Image/PNG', 'text/plain; charset=utf-8']) {
+      const photos = procedures('photos', {
+        createPhoto: p.input(z.object({ photo: z.file().mime([type]) })).mutation(() => null),
+      });
+      expect(() => createApp({ logger: false }).mount([photos])).toThrow(
+        `photos.createPhoto: .mime() of "photo" lists "${type}", which no file's type ever equals`,
+      );
+    }
+    const photos = procedures('photos', {
+      createPhoto: p
+        .input(z.object({ photo: z.file().mime(['image/png', 'image/svg+xml']) }))
+        .mutation(() => null),
+    });
+    expect(() => createApp({ logger: false }).mount([photos])).not.toThrow();
+  });
+
   it('refuses a mount once the app is ready: it would be documented and never served', async () => {
     const app = createApp({ logger: false });
     await app.ready();
