@@ -16,7 +16,14 @@ import {
   type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
-import { innerZodType, isZodSchema, type StandardSchemaV1, whyNoJsonSchema } from './schema.js';
+import {
+  innerZodType,
+  isZodSchema,
+  type JsonSchema,
+  type StandardSchemaV1,
+  toJsonSchema,
+  whyNoJsonSchema,
+} from './schema.js';
 import { checksNothing, keyShapeOf } from './unknown-keys.js';
 import { checkUploadRoute, uploadShapeOf } from './uploads.js';
 
@@ -99,6 +106,9 @@ function wiringRefusal(
   const answersWhole = kind === 'events' || kind === 'download' || kind === 'socket';
   if (answersWhole && route.successStatuses.some((status) => status !== 200))
     return `${owner} answers ${kind === 'events' ? 'an event stream' : kind === 'socket' ? 'a WebSocket' : 'a file'}, which is a 200 (a socket's 101), but declares ${route.successStatuses.join(', ')}${route.convention?.prefix === 'create' ? ' (a create* answers 201 with the Location of what it made)' : ''}: answer 200, with .rest({ method, path, status: 200 }) or another name`;
+  const pageBound = pageBoundBelowLimit(definition);
+  if (pageBound !== undefined)
+    return `${owner} takes a limit of up to ${pageBound.limit}, but its output's data holds at most ${pageBound.items}: a request for more fails as the handler's error (500); give the input and the output one maxLimit (cursorInput({ maxLimit }), cursorPage(item, { maxLimit }))`;
   if (definition.kind === 'mutation' && route.method === 'GET')
     return `${owner} is a mutation but maps to GET, which is answered to HEAD, prefetched and sent by any site a user visits (no cross-site check applies to a read): make it a POST with .rest({ method: 'POST', path }), or a query if it changes nothing`;
   // An update that takes a form (a file among its fields) reads its fields flat, as a form is.
@@ -113,6 +123,28 @@ function wiringRefusal(
       return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has no data field: write .input(z.object({ id: …, data: z.object({ … }) })), or take a flat body with .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
   }
   return undefined;
+}
+
+/**
+ * The `limit` an input takes at most, where it exceeds the most items its output's `data` holds
+ * (a cursor or offset page whose two halves were given two `maxLimit`s).
+ */
+function pageBoundBelowLimit(definition: ProcedureDefinition): { limit: number; items: number } | undefined {
+  const { input, output } = definition;
+  if (input === undefined || output?.kind !== 'fixed') return undefined;
+  try {
+    const limit = propertyOf(toJsonSchema(input, { io: 'input' }), 'limit')?.maximum;
+    if (typeof limit !== 'number') return undefined;
+    const items = propertyOf(toJsonSchema(output.schema, { io: 'output' }), 'data')?.maxItems;
+    return typeof items === 'number' && limit > items ? { limit, items } : undefined;
+  } catch {
+    // A schema with no JSON Schema (a transform) says nothing of its bounds.
+    return undefined;
+  }
+}
+
+function propertyOf(schema: JsonSchema, key: string): JsonSchema | undefined {
+  return (schema.properties as Record<string, JsonSchema> | undefined)?.[key];
 }
 
 /** A route a procedure took: who, and the path as it wrote it. */

@@ -9,6 +9,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { cursorInput, cursorPage } from '../pagination/index.js';
 import { resource } from '../resource/index.js';
 import type { Answer, App } from './app.js';
 import { createApp } from './create-app.js';
@@ -226,6 +227,19 @@ describe('start-up errors', () => {
         .mutation(() => null),
     });
     expect(() => createApp({ logger: false }).mount([photos])).not.toThrow();
+  });
+
+  it('refuses a page whose input takes a larger limit than its output holds (a 500 past it)', () => {
+    const Item = z.object({ id: z.string() });
+    const paged = procedures('items', {
+      listItems: p
+        .input(cursorInput({ maxLimit: 200 }))
+        .output(cursorPage(Item, { maxLimit: 100 }))
+        .query(() => ({ data: [], nextCursor: null, prevCursor: null })),
+    });
+    expect(() => createApp({ logger: false }).mount([paged])).toThrow(
+      /items\.listItems takes a limit of up to 200, but its output's data holds at most 100/,
+    );
   });
 
   it('refuses a mount once the app is ready: it would be documented and never served', async () => {
