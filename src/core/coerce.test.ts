@@ -131,6 +131,26 @@ describe('createCoercer', () => {
     ]);
   });
 
+  it('reads a union of objects by the fields its options agree on: a discriminated union in a query', () => {
+    const coerce = createCoercer(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('count'), n: z.number(), tags: z.array(z.string()) }),
+        z.object({ kind: z.literal('flag'), on: z.boolean(), tags: z.array(z.string()) }),
+        z.object({ kind: z.literal('text'), n: z.string() }),
+      ]),
+    );
+    // `n` is a number in one option and text in another: left as sent, for its option to read.
+    expect(coerce({ kind: 'flag', on: 'true', tags: 'a', n: '5' })).toEqual({
+      kind: 'flag',
+      on: true,
+      tags: ['a'],
+      n: '5',
+    });
+    const union = createCoercer(z.union([z.object({ a: z.number() }), z.object({ b: z.boolean() })]));
+    expect(union({ a: '1' })).toEqual({ a: 1 });
+    expect(union({ b: 'false' })).toEqual({ b: false });
+  });
+
   it('passes input through when there is no schema', () => {
     const raw = { a: '1' };
     expect(createCoercer(undefined)(raw)).toBe(raw);

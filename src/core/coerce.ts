@@ -132,15 +132,35 @@ function fieldOfJson(field: JsonSchema): FieldCoercion | undefined {
   return scalar === undefined ? undefined : { scalar, array: false };
 }
 
+/** The properties of an object schema, or of each object among a union's (or an intersection's) options. */
+function objectsOf(json: JsonSchema): Array<Record<string, JsonSchema>> {
+  if (json.properties !== undefined) return [json.properties as Record<string, JsonSchema>];
+  const options = (json.anyOf ?? json.oneOf ?? json.allOf) as JsonSchema[] | undefined;
+  return (options ?? []).flatMap((option) =>
+    option.properties === undefined ? [] : [option.properties as Record<string, JsonSchema>],
+  );
+}
+
 /** Per-field coercions of an object input schema. Exposed for the tests and the OpenAPI generator. */
 export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercion> {
   const plan = new Map<string, FieldCoercion>();
   const json = toJsonSchema(schema, { io: 'input' });
-  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
-  for (const [key, property] of Object.entries(properties)) {
-    const field = fieldOfJson(property);
-    if (field !== undefined && !(field.scalar === 'string' && !field.array)) plan.set(key, field);
+  // A union of objects (a discriminated union among them) is coerced by the fields its options
+  // agree on: a field a number in one and text in another is left as sent, for its option to read.
+  const disagreed = new Set<string>();
+  for (const properties of objectsOf(json)) {
+    for (const [key, property] of Object.entries(properties)) {
+      if (disagreed.has(key)) continue;
+      const field = fieldOfJson(property) ?? { scalar: 'string', array: false };
+      const known = plan.get(key);
+      if (known === undefined) plan.set(key, field);
+      else if (known.scalar !== field.scalar || known.array !== field.array) {
+        plan.delete(key);
+        disagreed.add(key);
+      }
+    }
   }
+  for (const [key, field] of plan) if (field.scalar === 'string' && !field.array) plan.delete(key);
   const dates = datePlacesOf(schema);
   if (dates !== undefined && dates !== true && 'fields' in dates)
     for (const [key, places] of dates.fields) {

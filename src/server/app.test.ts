@@ -242,6 +242,32 @@ describe('start-up errors', () => {
     );
   });
 
+  it('takes a discriminated union of objects in a query, each field coerced where its options agree', async () => {
+    const app = createApp({ logger: false }).mount([
+      procedures('shapes', {
+        listShapes: p
+          .input(
+            z.discriminatedUnion('kind', [
+              z.object({ kind: z.literal('circle'), radius: z.number() }),
+              z.object({ kind: z.literal('square'), side: z.number(), filled: z.boolean().optional() }),
+            ]),
+          )
+          .query(({ input }) => input),
+      }),
+    ]);
+    expect((await call(app, 'GET', '/api/shapes?kind=circle&radius=2')).json()).toEqual({
+      kind: 'circle',
+      radius: 2,
+    });
+    expect((await call(app, 'GET', '/api/shapes?kind=square&side=3&filled=true')).json()).toEqual({
+      kind: 'square',
+      side: 3,
+      filled: true,
+    });
+    expect((await call(app, 'GET', '/api/shapes?kind=circle&radius=big')).status).toBe(400);
+    await app.close();
+  });
+
   it('refuses a mount once the app is ready: it would be documented and never served', async () => {
     const app = createApp({ logger: false });
     await app.ready();
