@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { NotFoundError } from '../core/errors.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
@@ -36,12 +37,14 @@ const shortLived = new TokenService({
   accessTokenTtl: 1,
 });
 const app = createApp({ logger: false, maxSocketsPerClient: 2 });
-/** Whether the service the membership guard asks is down. */
+/** Whether the service the membership guard asks is down; whether the room is gone. */
 let serviceDown = false;
+let roomGone = false;
 const member = guard({
   name: 'member',
   check: () => {
     if (serviceDown) throw new UnavailableError(new Error('the membership service is down'));
+    if (roomGone) throw new NotFoundError('No such room');
     return true;
   },
 });
@@ -178,6 +181,14 @@ describe('a socket opened with a token', () => {
       reason: 'the credentials could not be checked',
     });
     serviceDown = false;
+    // A guard that refuses by throwing a 4xx (the room gone) refuses: 4403, not a retry.
+    const gone = await openWith((await tokens.issuePair(ann)).accessToken, 'member');
+    roomGone = true;
+    expect(await within(gone.closed, 10_000)).toEqual({
+      code: 4403,
+      reason: 'the route no longer allows this user',
+    });
+    roomGone = false;
   });
 
   it('ends with 4401 when the token expires; an anonymous socket has nothing to lapse', async () => {

@@ -149,6 +149,15 @@ describe('createCoercer', () => {
     const union = createCoercer(z.union([z.object({ a: z.number() }), z.object({ b: z.boolean() })]));
     expect(union({ a: '1' })).toEqual({ a: 1 });
     expect(union({ b: 'false' })).toEqual({ b: false });
+    // An option that takes any key (loose, a catchall, a record) takes the field as text.
+    for (const open of [
+      z.looseObject({ kind: z.literal('b') }),
+      z.object({ kind: z.literal('b') }).catchall(z.string()),
+      z.record(z.string(), z.string()),
+    ]) {
+      const coerce = createCoercer(z.union([z.object({ kind: z.literal('a'), code: z.number() }), open]));
+      expect(coerce({ kind: 'b', code: '007' })).toEqual({ kind: 'b', code: '007' });
+    }
   });
 
   it('passes input through when there is no schema', () => {

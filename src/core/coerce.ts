@@ -132,12 +132,25 @@ function fieldOfJson(field: JsonSchema): FieldCoercion | undefined {
   return scalar === undefined ? undefined : { scalar, array: false };
 }
 
-/** The properties of an object schema, or of each object among a union's (or an intersection's) options. */
-function objectsOf(json: JsonSchema): Array<Record<string, JsonSchema>> {
-  if (json.properties !== undefined) return [json.properties as Record<string, JsonSchema>];
-  const options = (json.anyOf ?? json.oneOf ?? json.allOf) as JsonSchema[] | undefined;
-  return (options ?? []).flatMap((option) =>
-    option.properties === undefined ? [] : [option.properties as Record<string, JsonSchema>],
+interface ObjectOption {
+  readonly properties: Record<string, JsonSchema>;
+  /** It takes keys beside its properties (`additionalProperties` other than false). */
+  readonly open: boolean;
+}
+
+/** An object schema, or each object among a union's (or an intersection's) options. */
+function objectsOf(json: JsonSchema): ObjectOption[] {
+  const option = (schema: JsonSchema): ObjectOption => ({
+    properties: (schema.properties ?? {}) as Record<string, JsonSchema>,
+    open: schema.additionalProperties !== undefined && schema.additionalProperties !== false,
+  });
+  if (json.properties !== undefined) return [option(json)];
+  // The parts of an intersection all apply: one that takes any key takes another's as it is.
+  const parts = json.allOf as JsonSchema[] | undefined;
+  if (parts !== undefined) return parts.map((part) => ({ ...option(part), open: false }));
+  const options = (json.anyOf ?? json.oneOf) as JsonSchema[] | undefined;
+  return (options ?? []).flatMap((each) =>
+    each.properties === undefined && each.additionalProperties === undefined ? [] : [option(each)],
   );
 }
 
@@ -148,7 +161,8 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
   // A union of objects (a discriminated union among them) is coerced by the fields its options
   // agree on: a field a number in one and text in another is left as sent, for its option to read.
   const disagreed = new Set<string>();
-  for (const properties of objectsOf(json)) {
+  const objects = objectsOf(json);
+  for (const { properties } of objects) {
     for (const [key, property] of Object.entries(properties)) {
       if (disagreed.has(key)) continue;
       const field = fieldOfJson(property) ?? { scalar: 'string', array: false };
@@ -160,6 +174,10 @@ export function coercionPlan(schema: StandardSchemaV1): Map<string, FieldCoercio
       }
     }
   }
+  // An option that takes any key (a loose object, a catchall, a record) takes this one as text.
+  if (objects.length > 1)
+    for (const key of plan.keys())
+      if (objects.some(({ properties, open }) => open && !Object.hasOwn(properties, key))) plan.delete(key);
   for (const [key, field] of plan) if (field.scalar === 'string' && !field.array) plan.delete(key);
   const dates = datePlacesOf(schema);
   if (dates !== undefined && dates !== true && 'fields' in dates)
@@ -250,10 +268,25 @@ export function zodCoercedField(
   keys?: readonly string[],
 ): { key: string; type: string } | undefined {
   if (!isZodSchema(schema)) return undefined;
-  const { type, schema: inner } = innerZodType(schema as z.ZodType);
+  return coercedFieldOf(schema as z.ZodType, keys, 0);
+}
+
+/** The first `z.coerce` field of an object, or of any object among a union's options. */
+function coercedFieldOf(
+  schema: z.ZodType,
+  keys: readonly string[] | undefined,
+  depth: number,
+): { key: string; type: string } | undefined {
+  if (depth > 16) return undefined;
+  const { type, schema: inner } = innerZodType(schema);
+  const def = inner._zod.def as { shape?: Record<string, z.ZodType>; options?: z.ZodType[] };
+  if (type === 'union')
+    for (const option of def.options ?? []) {
+      const found = coercedFieldOf(option, keys, depth + 1);
+      if (found !== undefined) return found;
+    }
   if (type !== 'object') return undefined;
-  const shape = (inner._zod.def as { shape?: Record<string, z.ZodType> }).shape ?? {};
-  for (const [key, field] of Object.entries(shape)) {
+  for (const [key, field] of Object.entries(def.shape ?? {})) {
     if (keys !== undefined && !keys.includes(key)) continue;
     const coerced = coercedType(field, 0);
     if (coerced !== undefined) return { key, type: coerced };
@@ -272,6 +305,11 @@ function coercedType(schema: z.ZodType, depth: number): string | undefined {
     out?: z.ZodType;
   };
   if (def.coerce === true) return strictlyCoerced.has(def.type) ? def.type : undefined;
+  if (def.type === 'union')
+    for (const option of (def as { options?: z.ZodType[] }).options ?? []) {
+      const found = coercedType(option, depth + 1);
+      if (found !== undefined) return found;
+    }
   if (def.type === 'pipe')
     return (
       (def.in === undefined ? undefined : coercedType(def.in, depth + 1)) ??

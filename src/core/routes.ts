@@ -108,9 +108,11 @@ function wiringRefusal(
     return `${owner} answers ${kind === 'events' ? 'an event stream' : kind === 'socket' ? 'a WebSocket' : 'a file'}, which is a 200 (a socket's 101), but declares ${route.successStatuses.join(', ')}${route.convention?.prefix === 'create' ? ' (a create* answers 201 with the Location of what it made)' : ''}: answer 200, with .rest({ method, path, status: 200 }) or another name`;
   const pageBound = pageBoundBelowLimit(definition);
   if (pageBound !== undefined)
-    return `${owner} takes a limit of up to ${pageBound.limit}, but its output's data holds at most ${pageBound.items}: a request for more fails as the handler's error (500); give the input and the output one maxLimit (cursorInput({ maxLimit }), cursorPage(item, { maxLimit }))`;
+    return `${owner} takes a limit of up to ${pageBound.limit}, but its output's data holds at most ${pageBound.items}: a request for more fails as the handler's error (500); give the input and the output one maxLimit (cursorInput and cursorPage, or offsetInput and offsetPage, each { maxLimit })`;
+  if (definition.kind === 'mutation' && (kind === 'socket' || kind === 'events'))
+    return `${owner} ${kind === 'socket' ? 'opens a WebSocket' : 'answers an event stream'} and is declared with .mutation(): it is opened with a GET, so declare it with .query()`;
   if (definition.kind === 'mutation' && route.method === 'GET')
-    return `${owner} is a mutation but maps to GET, which is answered to HEAD, prefetched and sent by any site a user visits (no cross-site check applies to a read): make it a POST with .rest({ method: 'POST', path }), or a query if it changes nothing`;
+    return `${owner} is a mutation but maps to GET, which is answered to HEAD, prefetched and sent by any site a user visits, with no cross-site check (a read's): make it a POST with .rest({ method: 'POST', path }), or a query if it changes nothing`;
   // An update that takes a form (a file among its fields) reads its fields flat, as a form is.
   if (
     route.inputMode === 'update' &&
@@ -119,8 +121,9 @@ function wiringRefusal(
   ) {
     const keys = zodObjectKeys(definition.input);
     const names = Array.isArray(keys) ? keys : undefined;
-    if (names !== undefined && !names.includes('data'))
-      return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has no data field: write .input(z.object({ id: …, data: z.object({ … }) })), or take a flat body with .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
+    // An input of the id alone reads no body, and is served as it is.
+    if (names !== undefined && !names.includes('data') && names.some((name) => name !== 'id'))
+      return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has fields beside id and no data: write .input(z.object({ id: …, data: z.object({ … }) })), or, for a flat body, give it a name without the update prefix (editPost) and .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
   }
   return undefined;
 }

@@ -92,13 +92,10 @@ export function socketer(
               .then(
                 () => true,
                 (error: unknown) => {
-                  // A refusal ends the socket; anything else (a 503 of a service down) is a
-                  // check that failed, tried again before the socket goes with 1013.
-                  if (
-                    error instanceof ProceedError &&
-                    (error.code === 'FORBIDDEN' || error.code === 'UNAUTHENTICATED')
-                  )
-                    return false;
+                  // A guard's refusal (any 4xx: 403, or the 404 of a room gone) ends the socket;
+                  // a 5xx (a 503 of a service down) or a bug is a check that failed, tried again
+                  // before the socket goes with 1013.
+                  if (error instanceof ProceedError && error.status < 500) return false;
                   throw error;
                 },
               );

@@ -9,6 +9,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { cursorInput, cursorPage } from '../pagination/index.js';
 import { resource } from '../resource/index.js';
 import type { Answer, App } from './app.js';
@@ -155,6 +156,26 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([path])).toThrow(
       /tasks\.pinTask takes its input from its path and its field "id" is z\.coerce\.number\(\)/,
     );
+    // In a union's option, or a field's union, the same.
+    const inOption = procedures('tasks', {
+      listTasks: p
+        .input(
+          z.discriminatedUnion('kind', [
+            z.object({ kind: z.literal('task'), done: z.coerce.boolean() }),
+            z.object({ kind: z.literal('note') }),
+          ]),
+        )
+        .query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([inOption])).toThrow(
+      /field "done" is z\.coerce\.boolean\(\)/,
+    );
+    const inField = procedures('tasks', {
+      listTasks: p.input(z.object({ limit: z.coerce.number().or(z.literal('all')) })).query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([inField])).toThrow(
+      /field "limit" is z\.coerce\.number\(\)/,
+    );
     // What Proceed does not coerce itself (a bigint) may be z.coerce's.
     const big = procedures('tasks', {
       listTasks: p.input(z.object({ after: z.coerce.bigint().optional() })).query(() => []),
@@ -179,6 +200,21 @@ describe('start-up errors', () => {
     });
     expect(() => createApp({ logger: false }).mount([flat])).toThrow(
       /posts\.updatePost is an update\*, which takes \{ id, data \}.*\.rest\(\{ method: 'PATCH', path: '\/posts\/:id' \}\)/,
+    );
+    // An input of the id alone reads no body.
+    const touch = procedures('posts', {
+      updatePost: p.input(z.object({ id: z.string() })).mutation(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([touch])).not.toThrow();
+    // A socket declared as a mutation is told to be a query, not a POST.
+    const socketMutation = procedures('rooms', {
+      roomSocket: p
+        .rest({ method: 'GET', path: '/rooms/socket' })
+        .output(webSocket({ receive: z.object({}), send: z.object({}) }))
+        .mutation(async () => undefined),
+    });
+    expect(() => createApp({ logger: false }).mount([socketMutation])).toThrow(
+      /rooms\.roomSocket opens a WebSocket and is declared with \.mutation\(\): it is opened with a GET, so declare it with \.query\(\)/,
     );
     // A form (a file among the fields) is read flat, as the update of a cover does.
     const form = procedures('posts', {
