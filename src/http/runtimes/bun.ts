@@ -171,6 +171,7 @@ export const bun: Runtime = {
   diskFile: openedFile,
   compresses: true,
   namesConnections: true,
+  refusesCodedTransfers: true,
   readsRefusedBodies: false,
   streamsKeepLength: false,
   listens: true,

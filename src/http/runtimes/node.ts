@@ -27,6 +27,7 @@ export const node: Runtime = {
   diskFile: openedFile,
   compresses: true,
   namesConnections: true,
+  refusesCodedTransfers: false,
   readsRefusedBodies: false,
   streamsKeepLength: true,
   listens: true,
