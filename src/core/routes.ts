@@ -93,9 +93,11 @@ function zodObjectKeys(schema: StandardSchemaV1): readonly string[] | 'any' | un
 }
 
 /**
- * What makes a procedure's route wrong whatever its request: a mutation on a GET (answered to
- * HEAD, prefetched, and sent by any site a user visits, past the cross-site check of writes),
- * an `update*` whose input has no `data` for its JSON body (every call a 400).
+ * What makes a procedure's route wrong whatever its request: a file, stream or socket declared
+ * with a status it never sends; a page whose input takes more than its output holds; a socket or
+ * stream declared as a mutation; a mutation on a GET (answered to HEAD, prefetched, and sent by
+ * any site a user visits, past the cross-site check of writes); an `update*` whose input has
+ * fields beside `id` and no `data` for its JSON body (every call a 400).
  */
 function wiringRefusal(
   owner: string,
