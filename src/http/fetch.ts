@@ -247,9 +247,7 @@ class FetchPipeline {
     try {
       const hostRefused = hostRefusal(request.headers.get('host'));
       if (hostRefused !== undefined) throw hostRefused;
-      const codingRefused = runtime.refusesCodedTransfers
-        ? undefined
-        : transferCodingRefusal(request.headers.get('transfer-encoding'));
+      const codingRefused = transferCodingRefusal(request.headers.get('transfer-encoding'));
       if (codingRefused !== undefined) {
         // The body's framing is in doubt: nothing more is read from this connection.
         exchange.connection = 'close';

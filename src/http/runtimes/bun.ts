@@ -171,7 +171,6 @@ export const bun: Runtime = {
   diskFile: openedFile,
   compresses: true,
   namesConnections: true,
-  refusesCodedTransfers: true,
   readsRefusedBodies: false,
   streamsKeepLength: false,
   listens: true,

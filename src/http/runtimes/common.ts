@@ -76,11 +76,6 @@ export interface Runtime {
   /** Whether an answer may say `Connection: close`; where not, the platform owns connections. */
   readonly namesConnections: boolean;
   /**
-   * Whether the runtime's server refuses a transfer coding beside `chunked` itself, before the
-   * app sees the request (Bun's answers 400): the pipeline need not read the header again.
-   */
-  readonly refusesCodedTransfers: boolean;
-  /**
    * Whether a body the app refused is read to its end before the answer, whatever its size: the
    * platform breaks a connection answered mid-body otherwise (workerd).
    */

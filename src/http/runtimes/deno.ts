@@ -112,7 +112,6 @@ export const deno: Runtime = {
   diskFile: async (path, size, name, type) => new DenoDiskFile(path, 0, size, name, type),
   compresses: true,
   namesConnections: true,
-  refusesCodedTransfers: false,
   readsRefusedBodies: false,
   streamsKeepLength: true,
   listens: true,

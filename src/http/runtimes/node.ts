@@ -27,7 +27,6 @@ export const node: Runtime = {
   diskFile: openedFile,
   compresses: true,
   namesConnections: true,
-  refusesCodedTransfers: false,
   readsRefusedBodies: false,
   streamsKeepLength: true,
   listens: true,

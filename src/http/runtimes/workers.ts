@@ -32,7 +32,6 @@ export const workers: Runtime = {
   diskFile: () => Promise.reject(new Error('Cloudflare Workers have no disk: uploads stay in memory')),
   compresses: false,
   namesConnections: false,
-  refusesCodedTransfers: false,
   readsRefusedBodies: true,
   streamsKeepLength: true,
   listens: false,
