@@ -160,6 +160,26 @@ describe('createCoercer', () => {
     }
   });
 
+  it('coerces a discriminated union by the option its discriminator names, an open option among them', () => {
+    const coerce = createCoercer(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('page'), page: z.number().int() }),
+        z.looseObject({ kind: z.literal('filter') }),
+      ]),
+    );
+    expect(coerce({ kind: 'page', page: '2' })).toEqual({ kind: 'page', page: 2 });
+    expect(coerce({ kind: 'filter', page: '2' })).toEqual({ kind: 'filter', page: '2' });
+    // A value no option names: nothing is coerced, for the validator to refuse.
+    expect(coerce({ kind: 'other', page: '2' })).toEqual({ kind: 'other', page: '2' });
+    const numbered = createCoercer(
+      z.discriminatedUnion('v', [
+        z.object({ v: z.literal(1), n: z.number() }),
+        z.object({ v: z.literal(2) }),
+      ]),
+    );
+    expect(numbered({ v: '1', n: '3' })).toEqual({ v: 1, n: 3 });
+  });
+
   it('passes input through when there is no schema', () => {
     const raw = { a: '1' };
     expect(createCoercer(undefined)(raw)).toBe(raw);

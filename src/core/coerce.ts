@@ -221,25 +221,82 @@ function takesOnly(schema: JsonSchema, types: readonly string[]): boolean {
 
 /**
  * Builds the coercer for an input schema. Keys the schema does not describe stay strings;
- * repeated keys arrive as arrays and stay arrays only where the schema wants one.
+ * repeated keys arrive as arrays and stay arrays only where the schema wants one. A discriminated
+ * union is coerced by the option its discriminator names, as sent.
  */
 export function createCoercer(schema: StandardSchemaV1 | undefined): Coercer {
   if (schema === undefined) return (raw) => raw;
+  const tagged = taggedPlans(toJsonSchema(schema, { io: 'input' }));
+  if (tagged !== undefined)
+    return (raw) => {
+      const plan = tagged.byValue.get(String(raw[tagged.key]));
+      return plan === undefined ? raw : applyPlan(raw, plan);
+    };
   const plan = [...coercionPlan(schema)];
   if (plan.length === 0) return (raw) => raw;
-  return (raw) => {
-    for (const [key, { scalar, array }] of plan) {
-      const value = raw[key];
-      if (value === undefined) continue;
-      if (array) {
-        const values = Array.isArray(value) ? value : [value];
-        raw[key] = values.map((item) => (typeof item === 'string' ? coerceScalar(item, scalar) : item));
-      } else if (typeof value === 'string') {
-        raw[key] = coerceScalar(value, scalar);
-      }
+  return (raw) => applyPlan(raw, plan);
+}
+
+function applyPlan(
+  raw: Record<string, unknown>,
+  plan: Iterable<[string, FieldCoercion]>,
+): Record<string, unknown> {
+  for (const [key, { scalar, array }] of plan) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    if (array) {
+      const values = Array.isArray(value) ? value : [value];
+      raw[key] = values.map((item) => (typeof item === 'string' ? coerceScalar(item, scalar) : item));
+    } else if (typeof value === 'string') {
+      raw[key] = coerceScalar(value, scalar);
     }
-    return raw;
+  }
+  return raw;
+}
+
+/**
+ * The plans of a discriminated union, by its discriminator's value as text (`?kind=circle`): the
+ * key every option gives one constant of its own. Undefined for any other schema.
+ */
+function taggedPlans(
+  json: JsonSchema,
+): { key: string; byValue: Map<string, Array<[string, FieldCoercion]>> } | undefined {
+  const options = (json.anyOf ?? json.oneOf) as JsonSchema[] | undefined;
+  if (options === undefined || options.length < 2) return undefined;
+  const propertiesOf = options.map((option) => option.properties as Record<string, JsonSchema> | undefined);
+  const [first] = propertiesOf;
+  if (first === undefined || propertiesOf.some((properties) => properties === undefined)) return undefined;
+  const constantOf = (property: JsonSchema | undefined): string | undefined => {
+    const value =
+      property?.const ??
+      (Array.isArray(property?.enum) && property.enum.length === 1 ? property.enum[0] : undefined);
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : undefined;
   };
+  for (const key of Object.keys(first)) {
+    const values = propertiesOf.map((properties) => constantOf(properties?.[key]));
+    if (values.some((value) => value === undefined) || new Set(values).size !== values.length) continue;
+    const byValue = new Map<string, Array<[string, FieldCoercion]>>();
+    propertiesOf.forEach((properties, index) => {
+      const plan: Array<[string, FieldCoercion]> = [];
+      for (const [name, property] of Object.entries(properties ?? {})) {
+        const field = fieldOfJson(property);
+        if (field !== undefined && !(field.scalar === 'string' && !field.array)) plan.push([name, field]);
+      }
+      byValue.set(values[index] as string, plan);
+    });
+    return { key, byValue };
+  }
+  return undefined;
+}
+
+/** The fields a coercer of this schema turns from text: any option's, for a discriminated union. */
+function coercedKeys(schema: StandardSchemaV1): Set<string> {
+  const keys = new Set(coercionPlan(schema).keys());
+  const tagged = taggedPlans(toJsonSchema(schema, { io: 'input' }));
+  for (const plan of tagged?.byValue.values() ?? []) for (const [key] of plan) keys.add(key);
+  return keys;
 }
 
 function parseIsoDate(value: unknown): unknown {
@@ -268,7 +325,11 @@ export function zodCoercedField(
   keys?: readonly string[],
 ): { key: string; type: string } | undefined {
   if (!isZodSchema(schema)) return undefined;
-  return coercedFieldOf(schema as z.ZodType, keys, 0);
+  // Only where Proceed turns the text itself: `z.coerce.date()` in a union it reads as text is
+  // the schema's only way to a date.
+  const coerced = coercedKeys(schema);
+  const looked = keys === undefined ? [...coerced] : keys.filter((key) => coerced.has(key));
+  return coercedFieldOf(schema as z.ZodType, looked, 0);
 }
 
 /** The first `z.coerce` field of an object, or of any object among a union's options. */

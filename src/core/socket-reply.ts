@@ -92,10 +92,11 @@ export function socketer(
               .then(
                 () => true,
                 (error: unknown) => {
-                  // A guard's refusal (any 4xx: 403, or the 404 of a room gone) ends the socket;
-                  // a 5xx (a 503 of a service down) or a bug is a check that failed, tried again
-                  // before the socket goes with 1013.
-                  if (error instanceof ProceedError && error.status < 500) return false;
+                  // A guard's refusal (a 4xx: 403, or the 404 of a room gone) ends the socket;
+                  // a 429 or a 5xx (a 503 of a service down), which pass, or a bug is a check
+                  // that failed, tried again before the socket goes with 1013.
+                  if (error instanceof ProceedError && error.status < 500 && error.status !== 429)
+                    return false;
                   throw error;
                 },
               );

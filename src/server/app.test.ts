@@ -146,11 +146,11 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([form])).toThrow(
       /tasks\.createTask takes its input from a form and its field "pages" is z\.coerce\.number\(\)/,
     );
-    // A body route's path parameter is text coerced as a query's is; a pipe is looked through.
+    // A body route's path parameter is text coerced as a query's is, through a pipe too.
     const path = procedures('tasks', {
       pinTask: p
         .rest({ method: 'POST', path: '/tasks/:id/pin' })
-        .input(z.object({ id: z.string().pipe(z.coerce.number()) }))
+        .input(z.object({ id: z.coerce.number().pipe(z.int()) }))
         .mutation(({ input }) => input),
     });
     expect(() => createApp({ logger: false }).mount([path])).toThrow(
@@ -176,7 +176,19 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([inField])).toThrow(
       /field "limit" is z\.coerce\.number\(\)/,
     );
-    // What Proceed does not coerce itself (a bigint) may be z.coerce's.
+    // Where Proceed reads the field as text (a date in a union, a pipe from a string), z.coerce
+    // is the schema's own conversion; what Proceed does not coerce (a bigint) may be z.coerce's.
+    const asText = procedures('tasks', {
+      listTasks: p
+        .input(
+          z.object({
+            since: z.union([z.coerce.date(), z.literal('now')]).optional(),
+            page: z.string().pipe(z.coerce.number()).optional(),
+          }),
+        )
+        .query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([asText])).not.toThrow();
     const big = procedures('tasks', {
       listTasks: p.input(z.object({ after: z.coerce.bigint().optional() })).query(() => []),
     });
