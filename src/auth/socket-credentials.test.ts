@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
-import { NotFoundError } from '../core/errors.js';
+import { NotFoundError, ProceedError } from '../core/errors.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
@@ -40,11 +40,13 @@ const app = createApp({ logger: false, maxSocketsPerClient: 2 });
 /** Whether the service the membership guard asks is down; whether the room is gone. */
 let serviceDown = false;
 let roomGone = false;
+let limited = false;
 const member = guard({
   name: 'member',
   check: () => {
     if (serviceDown) throw new UnavailableError(new Error('the membership service is down'));
     if (roomGone) throw new NotFoundError('No such room');
+    if (limited) throw new ProceedError('RATE_LIMITED', 'Too many checks');
     return true;
   },
 });
@@ -189,6 +191,14 @@ describe('a socket opened with a token', () => {
       reason: 'the route no longer allows this user',
     });
     roomGone = false;
+    // A 429 passes: a check that failed, retried, then 1013 (reopened later), not a refusal.
+    const throttled = await openWith((await tokens.issuePair(ann)).accessToken, 'member');
+    limited = true;
+    expect(await within(throttled.closed, 10_000)).toEqual({
+      code: 1013,
+      reason: 'the credentials could not be checked',
+    });
+    limited = false;
   });
 
   it('ends with 4401 when the token expires; an anonymous socket has nothing to lapse', async () => {
