@@ -152,6 +152,36 @@ function propertyOf(schema: JsonSchema, key: string): JsonSchema | undefined {
   return (schema.properties as Record<string, JsonSchema> | undefined)?.[key];
 }
 
+/**
+ * A path parameter a step checks with one schema and the input with another of a different type
+ * or format (owned()'s UUID against an input's digits): named with both, as JSON Schema says them.
+ */
+function stepParamDisagreement(
+  definition: ProcedureDefinition,
+): { param: string; step: string; input: string } | undefined {
+  if (definition.input === undefined) return undefined;
+  for (const documented of definition.documentation)
+    for (const [param, schema] of Object.entries(documented.pathParamSchemas ?? {})) {
+      try {
+        const field = propertyOf(toJsonSchema(definition.input, { io: 'input' }), param);
+        if (field === undefined) continue;
+        const step = toJsonSchema(schema, { io: 'input' });
+        const sameType = step.type === field.type;
+        const formats =
+          step.format === field.format || (field.format === undefined && field.pattern === undefined);
+        if (sameType && formats) continue;
+        const said = (each: JsonSchema) =>
+          [each.type, each.format ?? (each.pattern === undefined ? undefined : `/${String(each.pattern)}/`)]
+            .filter((part) => part !== undefined)
+            .join(' ');
+        return { param, step: said(step), input: said(field) };
+      } catch {
+        // A schema with no JSON Schema says nothing to compare.
+      }
+    }
+  return undefined;
+}
+
 /** A route a procedure took: who, and the path as it wrote it. */
 export interface TakenRoute {
   readonly owner: string;
@@ -291,6 +321,11 @@ export function planRoutes(
             throw new ProceedConfigError(
               `${owner}: a step reads the path parameter "${param}", which its path ${path} does not have: every request would fail; give the path :${param}, or tell the step which parameter to read (owned()'s param option)`,
             );
+      const disagreeing = stepParamDisagreement(definition);
+      if (disagreeing !== undefined)
+        throw new ProceedConfigError(
+          `${owner}: a step checks the path parameter "${disagreeing.param}" as ${disagreeing.step}, and the input as ${disagreeing.input}: one of the two would refuse every request; give the step the input's schema (owned()'s id option) or the input the step's`,
+        );
       const dropped = paramInputDrops(definition, resolved.params);
       if (dropped !== undefined) {
         throw new ProceedConfigError(

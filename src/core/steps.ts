@@ -4,6 +4,7 @@
  */
 import { type ProblemCode, ProceedConfigError } from './errors.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
+import type { StandardSchemaV1 } from './schema.js';
 
 declare const contextAddition: unique symbol;
 
@@ -64,6 +65,12 @@ export interface RouteDocumentation {
    * refused at start-up, where it would otherwise fail every request.
    */
   readonly pathParams?: readonly string[];
+  /**
+   * The schema the step checks each of those parameters with (`owned()`: a UUID unless told): an
+   * input that checks the same parameter as another type or format is refused at start-up, where
+   * one of the two would refuse every request.
+   */
+  readonly pathParamSchemas?: Readonly<Record<string, StandardSchemaV1>>;
 }
 
 /**

@@ -281,7 +281,11 @@ export function owned<
   const missing = `No ${resource.name.toLowerCase()} with this id`;
   return step<C, { [K in As]: NonNullable<T> }>({
     name,
-    documents: { problems: ['VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN'], pathParams: [param] },
+    documents: {
+      problems: ['VALIDATION_FAILED', 'NOT_FOUND', 'FORBIDDEN'],
+      pathParams: [param],
+      pathParamSchemas: { [param]: schema },
+    },
     run: async ({ ctx, next }) => {
       const raw = (ctx as { request: { params: Readonly<Record<string, string>> } }).request.params[param];
       let checked = schema['~standard'].validate(raw ?? '');

@@ -140,6 +140,25 @@ describe('owned() on a path without its parameter', () => {
   });
 });
 
+describe('owned() and an input that check the same parameter differently', () => {
+  it('is refused at start-up: the UUID check would refuse every id the input takes', () => {
+    const numbered = (step: ReturnType<typeof owned>) =>
+      procedures('notes', {
+        deleteNote: procedure<Ctx>()
+          .use(step as never)
+          .input(z.object({ id: z.string().regex(/^\d+$/) }))
+          .mutation(() => undefined),
+      });
+    expect(() => createApp({ logger: false }).mount([numbered(ownNote as never)])).toThrow(
+      /notes\.deleteNote: a step checks the path parameter "id" as string uuid, and the input as string \/\^\\d\+\$\/: one of the two would refuse every request/,
+    );
+    const byDigits = owned(Note, (_ctx: Ctx, id: string) => rows.find((row) => row.id === id), {
+      id: z.string().regex(/^\d+$/),
+    });
+    expect(() => createApp({ logger: false }).mount([numbered(byDigits as never)])).not.toThrow();
+  });
+});
+
 describe('owned() reading a path parameter the input does not name', () => {
   it('is no dropped parameter: the step reads it', async () => {
     const renaming = procedures('notes', {
