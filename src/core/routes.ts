@@ -16,14 +16,7 @@ import {
   type SuccessStatus,
 } from './naming.js';
 import type { AnyProcedure, Collection, ProcedureDefinition } from './procedure.js';
-import {
-  innerZodType,
-  isZodSchema,
-  type JsonSchema,
-  type StandardSchemaV1,
-  toJsonSchema,
-  whyNoJsonSchema,
-} from './schema.js';
+import { type JsonSchema, type StandardSchemaV1, toJsonSchema, whyNoJsonSchema } from './schema.js';
 import { checksNothing, keyShapeOf } from './unknown-keys.js';
 import { checkUploadRoute, uploadShapeOf } from './uploads.js';
 
@@ -64,32 +57,19 @@ function paramInputDrops(definition: ProcedureDefinition, all: readonly string[]
   const readByStep = definition.documentation.flatMap((documented) => documented.pathParams ?? []);
   const params = all.filter((param) => !readByStep.includes(param));
   if (params.length === 0 || definition.input === undefined) return undefined;
-  // A Zod object's keys are read from it, with no JSON Schema made at start-up for it (3,000
-  // procedures started a tenth slower with one): anything else through its key shape.
-  const zodKeys = zodObjectKeys(definition.input);
-  if (zodKeys === 'any') return undefined;
-  if (zodKeys !== undefined) return params.find((param) => !zodKeys.includes(param));
-  const shape = keyShapeOf(definition.input);
-  if (checksNothing(shape) || shape.tagged !== undefined || shape.rest !== undefined) return undefined;
-  const { fields } = shape;
-  if (fields === undefined) return undefined;
-  return params.find((param) => !fields.has(param));
+  const keys = closedKeysOf(definition.input);
+  return keys === undefined ? undefined : params.find((param) => !keys.has(param));
 }
 
 /**
- * The keys a Zod object input names (through its optional, default and pipe wrappers), `'any'`
- * when it takes any other key too (`z.looseObject`, a catchall), undefined for anything else.
+ * The keys an object input names, where it takes no other (its key shape, as the unknown-key
+ * check reads it, for every validator); undefined for a loose object, a record, a union or no
+ * object at all.
  */
-function zodObjectKeys(schema: StandardSchemaV1): readonly string[] | 'any' | undefined {
-  if (!isZodSchema(schema)) return undefined;
-  const { type, schema: inner } = innerZodType(schema);
-  if (type !== 'object') return undefined;
-  const def = inner._zod.def as {
-    shape?: Record<string, unknown>;
-    catchall?: { _zod: { def: { type: string } } };
-  };
-  if (def.catchall !== undefined && def.catchall._zod.def.type !== 'never') return 'any';
-  return Object.keys(def.shape ?? {});
+function closedKeysOf(input: StandardSchemaV1): ReadonlySet<string> | undefined {
+  const shape = keyShapeOf(input);
+  if (checksNothing(shape) || shape.tagged !== undefined || shape.rest !== undefined) return undefined;
+  return shape.fields === undefined ? undefined : new Set(shape.fields.keys());
 }
 
 /**
@@ -121,10 +101,9 @@ function wiringRefusal(
     definition.input !== undefined &&
     uploadShapeOf(definition, route.inputMode)?.mode !== 'form'
   ) {
-    const keys = zodObjectKeys(definition.input);
-    const names = Array.isArray(keys) ? keys : undefined;
+    const keys = closedKeysOf(definition.input);
     // An input of the id alone reads no body, and is served as it is.
-    if (names !== undefined && !names.includes('data') && names.some((name) => name !== 'id'))
+    if (keys !== undefined && !keys.has('data') && [...keys].some((name) => name !== 'id'))
       return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has fields beside id and no data: write .input(z.object({ id: …, data: z.object({ … }) })), or, for a flat body, give it a name without the update prefix (editPost) and .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
   }
   return undefined;
