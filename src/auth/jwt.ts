@@ -32,6 +32,10 @@ export interface TokenClaims {
   exp: number;
   /** Not before, seconds since the epoch (Proceed does not set it; foreign tokens may). */
   nbf?: number;
+  /** The issuer: set, and required, where the `TokenService` has an `issuer`. */
+  iss?: string;
+  /** The audience, one name or a list: set, and required, where the `TokenService` has an `audience`. */
+  aud?: string | string[];
 }
 
 /** The claims of an access token. */
@@ -154,13 +158,22 @@ const maxKeyClaimLength = 255;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const controlCharacter = /[\u0000-\u001f\u007f]/;
 
-function isKeyClaim(value: unknown): value is string {
+export function isKeyClaim(value: unknown): value is string {
   return (
     typeof value === 'string' &&
     value !== '' &&
     value.length <= maxKeyClaimLength &&
     !controlCharacter.test(value)
   );
+}
+
+/** The most names an `aud` list may hold: more is no token an issuer would make. */
+const maxAudiences = 16;
+
+/** An `aud` claim: one name, or a list of them (RFC 7519, section 4.1.3). */
+function isAudience(value: unknown): boolean {
+  if (!Array.isArray(value)) return isKeyClaim(value);
+  return value.length > 0 && value.length <= maxAudiences && value.every(isKeyClaim);
 }
 
 /**
@@ -189,7 +202,9 @@ function claimsOf(payload: unknown): TokenClaims {
     (claims.type === 'access' || claims.type === 'refresh') &&
     isNumericDate(claims.iat) &&
     isNumericDate(claims.exp) &&
-    (claims.nbf === undefined || isNumericDate(claims.nbf));
+    (claims.nbf === undefined || isNumericDate(claims.nbf)) &&
+    (claims.iss === undefined || isKeyClaim(claims.iss)) &&
+    (claims.aud === undefined || isAudience(claims.aud));
   if (!valid) throw new TokenMalformedError();
   // The contract's claims are sub, jti, type, iat and exp; a token without a login family (made
   // elsewhere with the shared secret) is a family of its own.

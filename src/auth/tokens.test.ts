@@ -317,6 +317,80 @@ describe('TokenService userId', () => {
   });
 });
 
+describe('TokenService issuer and audience', () => {
+  const issuer = 'https://auth.example.com';
+  const here = new TokenService({ secret, issuer, audience: 'blog-api' });
+  const elsewhere = new TokenService({ secret, issuer, audience: 'billing-api' });
+  const unnamed = new TokenService({ secret });
+  const codec = new JwtCodec({ secret });
+  const now = () => Math.floor(Date.now() / 1000);
+  const signed = (claims: Record<string, unknown>) =>
+    codec.sign({
+      sub: 'user-1',
+      jti: uuidv7(),
+      type: 'access',
+      iat: now(),
+      exp: now() + 60,
+      ...claims,
+    } as never);
+
+  it('writes its issuer and audience into every token and takes them back', async () => {
+    const pair = await here.issuePair('user-1');
+    expect(payloadOf(pair.accessToken)).toMatchObject({ iss: issuer, aud: 'blog-api' });
+    expect(payloadOf(pair.refreshToken)).toMatchObject({ iss: issuer, aud: 'blog-api' });
+    expect(await here.verifyAccess(pair.accessToken)).toMatchObject({ iss: issuer, aud: 'blog-api' });
+    const next = await here.refresh(pair.refreshToken);
+    expect(payloadOf(next.accessToken)).toMatchObject({ iss: issuer, aud: 'blog-api' });
+  });
+
+  it("refuses another service's tokens signed with the same secret, and tokens that name none", async () => {
+    const theirs = await elsewhere.issuePair('user-1');
+    await expect(here.verifyAccess(theirs.accessToken)).rejects.toThrow('jwt audience invalid');
+    // A refresh token of theirs is refused before it is used up: it still refreshes there.
+    await expect(here.refresh(theirs.refreshToken)).rejects.toThrow('jwt audience invalid');
+    expect((await elsewhere.refresh(theirs.refreshToken)).accessToken).toBeTypeOf('string');
+
+    const plain = await unnamed.issuePair('user-1');
+    await expect(here.verifyAccess(plain.accessToken)).rejects.toThrow('jwt issuer invalid');
+    await expect(
+      here.verifyAccess(signed({ iss: 'https://other.example.com', aud: 'blog-api' })),
+    ).rejects.toThrow('jwt issuer invalid');
+    await expect(here.verifyAccess(signed({ iss: issuer }))).rejects.toThrow('jwt audience invalid');
+    // A service without either option takes tokens that carry them (they are signed with its secret).
+    expect((await unnamed.verifyAccess((await here.issuePair('user-1')).accessToken)).sub).toBe('user-1');
+  });
+
+  it('takes an audience list that names it', async () => {
+    const both = signed({ iss: issuer, aud: ['billing-api', 'blog-api'] });
+    expect((await here.verifyAccess(both)).aud).toEqual(['billing-api', 'blog-api']);
+    await expect(here.verifyAccess(signed({ iss: issuer, aud: ['billing-api'] }))).rejects.toThrow(
+      'jwt audience invalid',
+    );
+  });
+
+  it('refuses a mistyped iss or aud as malformed, whatever the options', async () => {
+    for (const claims of [
+      { iss: 5 },
+      { iss: '' },
+      { aud: [] },
+      { aud: [5] },
+      { aud: { name: 'blog-api' } },
+    ]) {
+      await expect(unnamed.verifyAccess(signed(claims))).rejects.toThrow(TokenMalformedError);
+      await expect(here.verifyAccess(signed({ iss: issuer, aud: 'blog-api', ...claims }))).rejects.toThrow(
+        TokenMalformedError,
+      );
+    }
+  });
+
+  it('refuses an issuer or audience no token could carry', () => {
+    for (const wrong of ['', 5, 'a\u0000b', 'x'.repeat(256)]) {
+      expect(() => new TokenService({ secret, issuer: wrong as string })).toThrow(ProceedConfigError);
+      expect(() => new TokenService({ secret, audience: wrong as string })).toThrow(ProceedConfigError);
+    }
+  });
+});
+
 describe('uuidv7', () => {
   it('makes version-7 ids that sort by time', () => {
     const early = uuidv7(1_700_000_000_000);

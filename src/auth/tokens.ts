@@ -2,13 +2,14 @@
  * Token lifecycle: issuing a pair at login, rotating it on refresh (with reuse detection),
  * verifying access tokens against the revocation store, logout and user-wide revocation.
  */
-import { randomBytes } from 'node:crypto';
 import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { StandardSchemaV1 } from '../core/schema.js';
 import {
   type AccessClaims,
   createJwtCodec,
+  InvalidTokenError,
+  isKeyClaim,
   type JwtCodec,
   type RefreshClaims,
   type TokenClaims,
@@ -17,6 +18,9 @@ import {
   type TokenType,
 } from './jwt.js';
 import { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
+import { uuidv7 } from './uuidv7.js';
+
+export { uuidv7 };
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -47,6 +51,17 @@ export interface TokenServiceOptions {
    * without control characters passes (docs/auth.md, "What a token must hold").
    */
   userId?: StandardSchemaV1<string>;
+  /**
+   * The `iss` claim: written into every token issued, and required of every token verified
+   * (docs/auth.md, "Issuer and audience"). Set it where another service signs with the same
+   * secret, so that its tokens are not taken here.
+   */
+  issuer?: string;
+  /**
+   * The `aud` claim: written into every token issued; a token verified must name it (as its
+   * `aud`, or in its `aud` list). Give each service, or each environment sharing a secret, its own.
+   */
+  audience?: string;
 }
 
 export interface RefreshOptions {
@@ -55,47 +70,6 @@ export interface RefreshOptions {
    * (401 `INVALID_TOKEN`). Use it so that a deleted or deactivated user cannot refresh.
    */
   allowUser?: (userId: string) => MaybePromise<boolean>;
-}
-
-/** The millisecond and the 12-bit counter of the last UUIDv7 made without a given time. */
-let lastMillisecond = 0;
-let counter = 0;
-
-/**
- * A UUIDv7 (RFC 9562): 48 bits of ms timestamp, a 12-bit counter, then randomness. Sortable, and
- * it dates the token. Ids made in order sort in order, within a millisecond too: the counter
- * starts at a random value below 2,048 each millisecond and counts up; past 4,095 the next
- * millisecond is borrowed, and a clock stepped back keeps counting from the last one (RFC 9562,
- * §6.2, method 1). `uuidv7(now)` takes the given millisecond as it is, with a random counter.
- *
- * @example
- * const ids = [uuidv7(), uuidv7()]; // ids[0] < ids[1]
- */
-export function uuidv7(now?: number): string {
-  const bytes = randomBytes(16);
-  let millisecond: number;
-  let count: number;
-  if (now !== undefined) {
-    millisecond = now;
-    count = bytes.readUInt16BE(6) & 0x0fff;
-  } else {
-    const clock = Date.now();
-    if (clock > lastMillisecond) {
-      lastMillisecond = clock;
-      counter = bytes.readUInt16BE(6) & 0x07ff;
-    } else if (++counter > 0x0fff) {
-      lastMillisecond += 1;
-      counter = 0;
-    }
-    millisecond = lastMillisecond;
-    count = counter;
-  }
-  bytes.writeUIntBE(millisecond, 0, 6);
-  bytes[6] = 0x70 | (count >> 8);
-  bytes[7] = count & 0xff;
-  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -164,6 +138,8 @@ export class TokenService {
   readonly #jwt: JwtCodec;
   readonly #toleranceMs: number;
   readonly #isUserId: (sub: string) => boolean;
+  readonly #issuer: string | undefined;
+  readonly #audience: string | undefined;
 
   constructor(options: TokenServiceOptions) {
     // `{ accessTtl: 60 }` issued 900 s tokens, silently.
@@ -180,6 +156,8 @@ export class TokenService {
     this.#toleranceMs = clockTolerance * 1000;
     this.#jwt = createJwtCodec({ secret: options.secret, clockTolerance });
     this.#isUserId = userIdCheck(options.userId);
+    this.#issuer = claimOption('issuer', options.issuer);
+    this.#audience = claimOption('audience', options.audience);
   }
 
   /**
@@ -294,6 +272,10 @@ export class TokenService {
   #verified<T extends TokenType>(token: string, type: T): TokenClaims & { type: T } {
     const claims = this.#jwt.verify(token, type) as TokenClaims & { type: T };
     if (!this.#isUserId(claims.sub)) throw new TokenMalformedError();
+    if (this.#issuer !== undefined && claims.iss !== this.#issuer)
+      throw new InvalidTokenError('jwt issuer invalid');
+    if (this.#audience !== undefined && !namesAudience(claims.aud, this.#audience))
+      throw new InvalidTokenError('jwt audience invalid');
     return claims;
   }
 
@@ -314,29 +296,55 @@ export class TokenService {
   #pair(userId: string, family: string, generation: number): TokenPair {
     const now = Date.now();
     const iat = Math.floor(now / 1000);
-    const accessToken = this.#jwt.sign({
-      sub: userId,
-      jti: uuidv7(now),
-      type: 'access',
-      fam: family,
-      gen: generation,
-      iat,
-      exp: iat + this.accessTokenTtl,
-    });
-    const refreshToken = this.#jwt.sign({
-      sub: userId,
-      jti: uuidv7(now),
-      type: 'refresh',
-      fam: family,
-      gen: generation,
-      iat,
-      exp: iat + this.refreshTokenTtl,
-    });
+    const accessToken = this.#jwt.sign(
+      this.#claims({
+        sub: userId,
+        jti: uuidv7(now),
+        type: 'access',
+        fam: family,
+        gen: generation,
+        iat,
+        exp: iat + this.accessTokenTtl,
+      }),
+    );
+    const refreshToken = this.#jwt.sign(
+      this.#claims({
+        sub: userId,
+        jti: uuidv7(now),
+        type: 'refresh',
+        fam: family,
+        gen: generation,
+        iat,
+        exp: iat + this.refreshTokenTtl,
+      }),
+    );
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.accessTokenTtl };
+  }
+
+  /** A token's claims with the service's issuer and audience, where it has them. */
+  #claims(claims: TokenClaims): TokenClaims {
+    if (this.#issuer !== undefined) claims.iss = this.#issuer;
+    if (this.#audience !== undefined) claims.aud = this.#audience;
+    return claims;
   }
 }
 
 const anyUserId = () => true;
+
+/** Whether a token's `aud` (one name or a list) names this service's audience. */
+function namesAudience(aud: string | readonly string[] | undefined, audience: string): boolean {
+  return typeof aud === 'string' ? aud === audience : aud?.includes(audience) === true;
+}
+
+/** The issuer or audience option: a name a token can carry, as its other key claims are. */
+function claimOption(name: 'issuer' | 'audience', value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isKeyClaim(value))
+    throw new ProceedConfigError(
+      `TokenService: ${name} is text of 1 to 255 characters without control characters (got ${JSON.stringify(value)})`,
+    );
+  return value;
+}
 
 /** The `userId` option as a predicate; it must answer at once (it runs on every request). */
 function userIdCheck(schema: StandardSchemaV1<string> | undefined): (sub: string) => boolean {
@@ -377,4 +385,6 @@ const tokenServiceKeys = optionKeys<TokenServiceOptions>()(
   'refreshTokenTtl',
   'clockTolerance',
   'userId',
+  'issuer',
+  'audience',
 );
