@@ -1435,6 +1435,20 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(await expiring.closed).toEqual({ code: 4401, reason: 'the token expired' });
   });
 
+  it('holds maxSocketsPerClient against handshakes sent at once: 6 open, the other 6 get 429', async ({
+    skip,
+  }) => {
+    if (origin === undefined) return skip();
+    const headers = await bearer('bob');
+    const attempts = await Promise.all(
+      Array.from({ length: 12 }, () => socketAt(origin as string, '/api/rooms/main/socket', headers)),
+    );
+    const statuses = attempts.map((attempt) => ('status' in attempt ? attempt.status : 101));
+    for (const attempt of attempts) if (!('status' in attempt)) attempt.ws.terminate();
+    expect(statuses.filter((status) => status === 101)).toHaveLength(6);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(6);
+  });
+
   it('opens through the typed client: the token in the handshake, typed messages, a refused one to onProblem, the problem of a refused handshake', async ({
     skip,
   }) => {

@@ -30,15 +30,63 @@ export class OpenSockets {
     return this.#open >= this.max;
   }
 
-  opened(client: string): void {
-    this.#open++;
-    this.#held.set(client, this.heldBy(client) + 1);
+  /**
+   * Takes a place for the socket of a handshake just accepted. It counts from now, not once the
+   * runtime reports the socket open: Deno does so only after the 101 is sent, and handshakes sent
+   * at once all passed the limits before any of them counted.
+   */
+  take(client: string): SocketPlace {
+    return new SocketPlace((by) => {
+      this.#open += by;
+      const held = this.heldBy(client) + by;
+      if (held > 0) this.#held.set(client, held);
+      else this.#held.delete(client);
+    });
+  }
+}
+
+/**
+ * How long a place is kept for a handshake the runtime has not completed: one it never completes
+ * (the client left during it) gives its place back then rather than never.
+ */
+const handshakeWait = 10_000;
+
+/** One socket's place in the counts, from its accepted handshake until it ends. */
+export class SocketPlace {
+  readonly #count: (by: 1 | -1) => void;
+  #counted = false;
+  #released = false;
+  #expiry: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(count: (by: 1 | -1) => void) {
+    this.#count = count;
+    this.#take();
+    this.#expiry = setTimeout(() => this.#giveBack(), handshakeWait);
+    (this.#expiry as { unref?: () => void }).unref?.();
   }
 
-  closed(client: string): void {
-    this.#open--;
-    const held = this.heldBy(client) - 1;
-    if (held > 0) this.#held.set(client, held);
-    else this.#held.delete(client);
+  /** The socket is open: counted until released (again, if its handshake took longer than the wait). */
+  opened(): void {
+    clearTimeout(this.#expiry);
+    if (!this.#released) this.#take();
+  }
+
+  /** The socket ended, or its handshake failed: the place is free. */
+  release(): void {
+    clearTimeout(this.#expiry);
+    this.#released = true;
+    this.#giveBack();
+  }
+
+  #take(): void {
+    if (this.#counted) return;
+    this.#counted = true;
+    this.#count(1);
+  }
+
+  #giveBack(): void {
+    if (!this.#counted) return;
+    this.#counted = false;
+    this.#count(-1);
   }
 }

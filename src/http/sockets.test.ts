@@ -394,7 +394,7 @@ describe('SocketSession', () => {
     expect(failing.peer.closedWith?.code).toBe(1011);
   });
 
-  it('closes with 1001 when the app shuts down, and counts open sockets only', async () => {
+  it('closes with 1001 when the app shuts down, and counts each socket from its accepted handshake to its end', async () => {
     const sockets = new OpenSockets(1);
     let signal: AbortSignal | undefined;
     const { session, peer, shutDown } = sessionOf(
@@ -411,7 +411,8 @@ describe('SocketSession', () => {
     session.ended();
     expect(signal?.aborted).toBe(true);
     expect(sockets.open).toBe(0);
-    // A session whose handshake never completed was never counted.
+    // A session counts from its accepted handshake, before the runtime opens it, and its end
+    // (a handshake that failed) gives its place back.
     const never = new SocketSession(
       {
         limits: socketDefaults,
@@ -428,8 +429,39 @@ describe('SocketSession', () => {
         onClosing: () => () => undefined,
       },
     );
+    expect(sockets.open).toBe(1);
     never.ended();
     expect(sockets.open).toBe(0);
+  });
+
+  it('gives back the place of a handshake the runtime never completes, and counts it again if it opens late', () => {
+    vi.useFakeTimers();
+    try {
+      const sockets = new OpenSockets(2, 2);
+      const stalled = sockets.take('address 10.0.0.1');
+      const late = sockets.take('address 10.0.0.1');
+      expect(sockets.heldBy('address 10.0.0.1')).toBe(2);
+      expect(sockets.full).toBe(true);
+      vi.advanceTimersByTime(10_000);
+      expect(sockets.heldBy('address 10.0.0.1')).toBe(0);
+      expect(sockets.open).toBe(0);
+      late.opened();
+      expect(sockets.heldBy('address 10.0.0.1')).toBe(1);
+      late.release();
+      late.release();
+      stalled.release();
+      expect(sockets.open).toBe(0);
+      expect(sockets.heldBy('address 10.0.0.1')).toBe(0);
+      // An open socket keeps its place however long it lives.
+      const open = sockets.take('user 1');
+      open.opened();
+      vi.advanceTimersByTime(60_000);
+      expect(sockets.heldBy('user 1')).toBe(1);
+      open.release();
+      expect(sockets.open).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

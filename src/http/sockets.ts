@@ -8,7 +8,7 @@
 import { ProceedError } from '../core/errors.js';
 import type { SocketAnswer, SocketLimits } from '../core/sockets.js';
 import { refusedKeyOf } from './json.js';
-import type { OpenSockets } from './open-sockets.js';
+import type { OpenSockets, SocketPlace } from './open-sockets.js';
 import { problemAnswer } from './problems.js';
 import { credentialsCloseCodes, watchCredentials } from './socket-credentials.js';
 
@@ -138,12 +138,15 @@ export class SocketSession {
   #stopClosing: (() => void) | undefined;
   #closing = false;
   #ended = false;
+  /** The socket's place in the app's counts, taken when its handshake was accepted. */
+  readonly #place: SocketPlace;
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(answer: SocketAnswer, options: SessionOptions) {
     this.#answer = answer;
     this.#limits = answer.limits;
     this.#options = options;
+    this.#place = options.sockets.take(options.client);
   }
 
   /** ms between pings (a runtime that pings itself is told). */
@@ -159,7 +162,7 @@ export class SocketSession {
   /** The socket is open: the handler starts, pings begin, the app's shutdown will close it. */
   open(peer: SocketPeer): void {
     this.#peer = peer;
-    this.#options.sockets.opened(this.#options.client);
+    this.#place.opened();
     this.#stopClosing = this.#options.onClosing(() =>
       this.close(closeCodes.goingAway, 'the server is shutting down'),
     );
@@ -297,7 +300,7 @@ export class SocketSession {
     if (this.#ended) return;
     this.#ended = true;
     this.#closing = true;
-    if (this.#peer !== undefined) this.#options.sockets.closed(this.#options.client);
+    this.#place.release();
     if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
     this.#stop();
     this.#controller.abort();
