@@ -241,6 +241,18 @@ export const blogErrors = defineErrors({
   // What \`proceed manifest --out routes.json\` (or \`routes.ts\`) writes for server/api.ts.
   'snippets/routes.json': `${JSON.stringify(routesOfApi, null, 2)}\n`,
   'snippets/routes.ts': manifestModule(routesOfApi),
+  // The event stream docs/events.md's client reads (its first example).
+  'snippets/feed.ts': `
+import { eventStream, procedure, procedures } from 'proceedjs';
+import { z } from 'zod';
+
+export const feed = procedures('posts', {
+  postEvents: procedure()
+    .rest({ method: 'GET', path: '/posts/events' })
+    .output(eventStream(z.object({ id: z.string(), title: z.string() })))
+    .query(async function* () {}),
+});
+`,
   // An app's Drizzle tables and database (as in the blog's src/db/).
   'snippets/db.ts': `
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
