@@ -64,7 +64,11 @@ describe('links between documents', () => {
         broken.push(`${link}: no file ${relative(root, file)}`);
         continue;
       }
-      if (fragment !== undefined && file.endsWith('.md') && !anchorsIn(file).has(decodeURIComponent(fragment)))
+      if (
+        fragment !== undefined &&
+        file.endsWith('.md') &&
+        !anchorsIn(file).has(decodeURIComponent(fragment))
+      )
         broken.push(`${link}: no heading of ${relative(root, file)} has the anchor #${fragment}`);
     }
     expect(broken).toEqual([]);
