@@ -663,6 +663,60 @@ describe('a tool call with an Idempotency-Key', () => {
   });
 });
 
+describe('a tool call with If-Match', () => {
+  it('takes the request\'s If-Match as its REST route does: a stale tag is a 412 that changes nothing', async () => {
+    const record = { id: 'a', title: 'kept', version: 4 };
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['records'] });
+    app.mount([
+      procedures('records', {
+        getRecord: procedure()
+          .input(z.object({ id: z.string() }))
+          .versioned((row: typeof record) => row.version)
+          .query(() => record),
+        updateRecord: procedure()
+          .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
+          .versioned((row: typeof record) => row.version)
+          .mutation(({ input, ctx }) => {
+            ctx.precondition.check(record.version);
+            record.title = input.data.title;
+            record.version++;
+            return record;
+          }),
+        logRecord: procedure()
+          .input(z.object({ id: z.string() }))
+          .rest({ method: 'PUT', path: '/records/:id/log' })
+          .mutation(() => ({ ok: true })),
+      }),
+    ]);
+    const tool = async (name: string, args: object, ifMatch?: string) => {
+      const answer = await sendRpc(
+        app,
+        { method: 'tools/call', params: { name, arguments: args } },
+        ifMatch === undefined ? {} : { 'if-match': ifMatch },
+      );
+      const { result } = (await answer.json()) as {
+        result: { isError?: true; content: [{ text: string }] };
+      };
+      return result.isError === true ? JSON.parse(result.content[0].text) : 'done';
+    };
+    const tag = (await app.fetch(new Request('http://localhost/api/records/a'))).headers.get('etag') as string;
+    expect(await tool('updateRecord', { id: 'a', data: { title: 'changed' } }, tag)).toBe('done');
+    expect(await tool('updateRecord', { id: 'a', data: { title: 'lost update' } }, tag)).toMatchObject({
+      status: 412,
+      code: 'PRECONDITION_FAILED',
+    });
+    expect(record).toMatchObject({ title: 'changed', version: 5 });
+    // A read compares it with its answer's tag; a write that keeps no versions refuses a tag.
+    expect(await tool('getRecord', { id: 'a' }, tag)).toMatchObject({ status: 412 });
+    const current = (await app.fetch(new Request('http://localhost/api/records/a'))).headers.get('etag');
+    expect(await tool('getRecord', { id: 'a' }, current as string)).toBe('done');
+    expect(await tool('logRecord', { id: 'a' }, tag)).toMatchObject({ status: 412 });
+    expect(await tool('logRecord', { id: 'a' }, '*')).toBe('done');
+    await app.close();
+  });
+});
+
 describe('a tool whose path has a parameter and no input', () => {
   it('lists the parameter among the arguments, required, and takes it', async () => {
     const app = createApp({ logger: false });

@@ -162,17 +162,30 @@ export class ProcedureCalls {
             { path: key, message: `Unknown key "${key}": an update takes its parameters and data` },
           ]);
     const body = route.inputMode === 'update' ? rest.data : rest;
+    // One tool call per request (stateless MCP): the request's If-Match and Idempotency-Key are
+    // the call's, taken as its REST route takes them (a read's If-Match against its answer's tag).
+    const ifMatch = headerText(request.headers['if-match']);
+    const reads = route.method === 'GET';
     const sent: Call = {
       ctx,
       params: pathParams,
       query: route.inputMode === 'query' ? rest : undefined,
       body: route.inputMode === 'query' ? undefined : body,
+      ifMatch: reads ? undefined : ifMatch,
       trace: request.steps,
       givenAsArguments: true,
     };
-    // One tool call per request (stateless MCP): the request's Idempotency-Key is the call's.
-    return call.run(sent, request.headers['idempotency-key']);
+    const ran = call.run(sent, request.headers['idempotency-key']);
+    if (!reads || ifMatch === undefined) return ran;
+    const answered = await ran;
+    call.tagOf(answered, ifMatch);
+    return answered;
   }
+}
+
+/** A header's text: a repeated one joined, as one line would carry it. */
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**
