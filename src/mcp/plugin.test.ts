@@ -664,7 +664,7 @@ describe('a tool call with an Idempotency-Key', () => {
 });
 
 describe('a tool call with If-Match', () => {
-  it('takes the request\'s If-Match as its REST route does: a stale tag is a 412 that changes nothing', async () => {
+  it("takes the request's If-Match as its REST route does: a stale tag is a 412 that changes nothing", async () => {
     const record = { id: 'a', title: 'kept', version: 4 };
     const app = createApp({ logger: false });
     await app.register(mcpPlugin, { collections: ['records'] });
@@ -700,7 +700,9 @@ describe('a tool call with If-Match', () => {
       };
       return result.isError === true ? JSON.parse(result.content[0].text) : 'done';
     };
-    const tag = (await app.fetch(new Request('http://localhost/api/records/a'))).headers.get('etag') as string;
+    const tag = (await app.fetch(new Request('http://localhost/api/records/a'))).headers.get(
+      'etag',
+    ) as string;
     expect(await tool('updateRecord', { id: 'a', data: { title: 'changed' } }, tag)).toBe('done');
     expect(await tool('updateRecord', { id: 'a', data: { title: 'lost update' } }, tag)).toMatchObject({
       status: 412,
