@@ -73,24 +73,72 @@ export function refusedKeyOf(text: string, parsed: unknown): ProceedError | unde
 
 /** The same check on a body already parsed: a 400 naming the first refused key, or undefined. */
 export function forbiddenKeyOf(parsed: unknown): ProceedError | undefined {
-  // Iterative: a deeply nested body must not overflow the stack here.
-  const pending: [value: unknown, path: string][] = [[parsed, '']];
+  return holdsForbiddenKey(parsed) ? refusalOf(parsed as object) : undefined;
+}
+
+/** Whether a key is refused: each object one visit, nothing made per value (an attacker's body of a million numbers is a loop). */
+function holdsForbiddenKey(parsed: unknown): boolean {
+  if (typeof parsed !== 'object' || parsed === null) return false;
+  // Iterative, so that a deeply nested body cannot overflow the stack.
+  const pending: object[] = [parsed];
   while (pending.length > 0) {
-    const [value, path] = pending.pop() as [unknown, string];
-    if (typeof value !== 'object' || value === null) continue;
-    for (const key of Object.keys(value)) {
-      const child = (value as Record<string, unknown>)[key];
-      const at = path === '' ? key : `${path}.${key}`;
-      const forbidden =
-        key === '__proto__' ||
-        (key === 'constructor' && typeof child === 'object' && child !== null && 'prototype' in child);
-      if (forbidden)
+    const value = pending.pop() as object;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        const item: unknown = value[index];
+        if (typeof item === 'object' && item !== null) pending.push(item);
+      }
+      continue;
+    }
+    for (const key in value) {
+      const child: unknown = (value as Record<string, unknown>)[key];
+      const isObject = typeof child === 'object' && child !== null;
+      if (isForbidden(key, child, isObject)) return true;
+      if (isObject) pending.push(child);
+    }
+  }
+  return false;
+}
+
+function isForbidden(key: string, child: unknown, isObject: boolean): boolean {
+  return key === '__proto__' || (key === 'constructor' && isObject && 'prototype' in (child as object));
+}
+
+/** The refusal of a body that holds a refused key, naming its path: each object noted with its parent and key. */
+function refusalOf(parsed: object): ProceedError | undefined {
+  const objects: object[] = [parsed];
+  const parents: number[] = [-1];
+  const keys: (string | number)[] = [''];
+  const pending: number[] = [0];
+  const note = (child: object, parent: number, key: string | number) => {
+    pending.push(objects.length);
+    objects.push(child);
+    parents.push(parent);
+    keys.push(key);
+  };
+  while (pending.length > 0) {
+    const at = pending.pop() as number;
+    const value = objects[at] as object;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        const item: unknown = value[index];
+        if (typeof item === 'object' && item !== null) note(item, at, index);
+      }
+      continue;
+    }
+    for (const key in value) {
+      const child: unknown = (value as Record<string, unknown>)[key];
+      const isObject = typeof child === 'object' && child !== null;
+      if (isForbidden(key, child, isObject)) {
+        let path = key;
+        for (let up = at; up > 0; up = parents[up] as number) path = `${keys[up]}.${path}`;
         return new ProceedError(
           'VALIDATION_FAILED',
-          `The body holds the key "${at}", which is refused: it could change the prototype of objects on the server`,
-          { errors: [{ path: at, message: `The key "${key}" is not accepted in a body` }] },
+          `The body holds the key "${path}", which is refused: it could change the prototype of objects on the server`,
+          { errors: [{ path, message: `The key "${key}" is not accepted in a body` }] },
         );
-      pending.push([child, at]);
+      }
+      if (isObject) note(child as object, at, key);
     }
   }
   return undefined;

@@ -89,12 +89,12 @@ export async function readRequest(request: RouteRequest): Promise<RpcRequest | R
     return rpcAnswer(answerable, new RpcError(rpc.invalidParams, 'params, when sent, is an object'));
   const given = (params ?? {}) as Record<string, unknown>;
   // The rule of every JSON body, walked only when the text may spell a refused key at all. A
-  // tool's arguments are its procedure's input, checked where its REST body would be
+  // tool call's arguments are its procedure's input, checked where its REST body would be
   // (src/server/procedure-calls.ts): after the route's rate limit, before the context.
   if (mayHoldForbiddenKey(text)) {
     const { params: _params, ...envelope } = message as Record<string, unknown>;
     const { arguments: _arguments, ...rest } = given;
-    const refused = forbiddenKeyOf({ ...envelope, params: rest });
+    const refused = forbiddenKeyOf({ ...envelope, params: method === 'tools/call' ? rest : given });
     if (refused !== undefined) return rpcRefusal(rpc.invalidRequest, refused.message, answerable);
   }
   return { id: answerable, method, params: given };

@@ -357,6 +357,9 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     for (const envelope of [
       '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"__proto__":{}}}',
       '{"jsonrpc":"2.0","id":4,"method":"ping","__proto__":{}}',
+      // Only a tool call's arguments are its procedure's to check: anywhere else, the envelope's.
+      '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"arguments":{"__proto__":{"x":1}}}}',
+      '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"arguments":{"__proto__":{}}}}',
     ]) {
       const refused = await post(envelope);
       expect(refused.status).toBe(400);
