@@ -228,8 +228,9 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
     if (isDeactivated(user)) throw new InvalidTokenError('user is deactivated');
     ctx.user = user;
     ctx.auth = { claims, token, tokens } satisfies AuthState;
-    // A socket lives on after its handshake: it ends when the token expires or stops holding.
-    if (ctx.request.opensSocket === true)
+    // A socket lives on after its handshake: it ends when the token expires or stops holding. A
+    // stream's holder is what its per-client limit counts.
+    if (ctx.request.opensSocket === true || ctx.request.opensStream === true)
       holdCredentials(ctx, {
         holder: claims.sub,
         expiresAt: claims.exp * 1000,

@@ -202,4 +202,6 @@ export interface EventsAnswer {
   readonly signal: AbortSignal;
   /** Aborts the handler's signal; adapters call it when the client leaves. */
   readonly abort: () => void;
+  /** Who signed in the request (the credentials' holder), as the per-client limit counts it. */
+  readonly holder: string | undefined;
 }

@@ -4,6 +4,7 @@
  * or a file, or an event stream (docs/procedures.md, "What a handler returns").
  */
 import type { Call, Reply } from './call.js';
+import { credentialsOf } from './credentials.js';
 import type { EventsAnswer } from './events.js';
 import { FileAnswer } from './files.js';
 import { isPlainObject } from './input-assembly.js';
@@ -144,6 +145,7 @@ export function eventStreamer(
       keepAlive: events.keepAlive,
       signal: controller.signal,
       abort: () => controller.abort(),
+      holder: credentialsOf(call.ctx)?.holder,
     };
     return { status: 200, body: '', location: undefined, version: undefined, events: answer };
   };

@@ -18,6 +18,12 @@ export interface RequestInfo {
    */
   readonly opensSocket?: boolean;
   /**
+   * True for a GET to an event stream's route: an answer that lives on after the request, whose
+   * credentials are kept (`holdCredentials`) as a socket's are, so that the per-client limit
+   * counts it by its user (docs/events.md, "Limits").
+   */
+  readonly opensStream?: boolean;
+  /**
    * A cookie the request carried. With `{ signed: true }`, only when one of the app's cookie
    * secrets signed it: undefined for a forged, altered or unsigned one (docs/procedures.md,
    * "Headers and cookies per request").

@@ -15,6 +15,7 @@ function answer(
     keepAlive,
     signal: controller.signal,
     abort: () => controller.abort(),
+    holder: undefined,
   };
 }
 

@@ -53,6 +53,8 @@ export interface FetchCore {
   readonly onClosing: (listener: () => void) => () => void;
   /** The app's open WebSockets, against its limit. */
   readonly sockets: OpenSockets;
+  /** The app's open event streams, against each client's limit. */
+  readonly streams: OpenSockets;
   /** Ready for traffic: not draining or closing (readiness answers 503 otherwise). */
   readonly serving: () => boolean;
   /** Closing: a request that arrives now is refused with 503 (draining still serves it). */

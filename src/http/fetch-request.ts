@@ -140,6 +140,7 @@ export class FetchRequestInfo implements RequestInfo {
   readonly #exchange: Exchange;
   readonly params: Readonly<Record<string, string>>;
   readonly opensSocket: boolean;
+  readonly opensStream: boolean;
   readonly #signer: CookieSigner;
   #cookies: RequestCookies | undefined;
 
@@ -148,7 +149,8 @@ export class FetchRequestInfo implements RequestInfo {
     method: string,
     params: Record<string, string>,
     signer: CookieSigner,
-    socketRoute = false,
+    /** The kind of the route's output (`socket`, `events`, …), when it has one. */
+    outputKind?: string,
   ) {
     this.id = exchange.id;
     this.method = method;
@@ -156,7 +158,9 @@ export class FetchRequestInfo implements RequestInfo {
     this.#exchange = exchange;
     this.params = params;
     this.#signer = signer;
-    this.opensSocket = socketRoute && method === 'GET' && asksForWebSocket(exchange.header('upgrade'));
+    this.opensSocket =
+      outputKind === 'socket' && method === 'GET' && asksForWebSocket(exchange.header('upgrade'));
+    this.opensStream = outputKind === 'events' && method === 'GET';
   }
 
   get headers(): HeaderRecord {

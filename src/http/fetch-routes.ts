@@ -129,7 +129,8 @@ class FetchProcedure implements RouteHandler {
   /** A GET's route (HEAD too): its call never looks at If-Match (src/core/execute.ts). */
   readonly #reads: boolean;
   /** A socket procedure's route: its handshake may carry a token in its query. */
-  readonly #opensSockets: boolean;
+  /** The kind of the route's output: a socket's and a stream's requests say what they open. */
+  readonly #outputKind: string | undefined;
 
   constructor(core: FetchCore, route: MountedRoute) {
     this.observed = { procedure: `${route.collection}.${route.name}`, path: route.path };
@@ -138,7 +139,7 @@ class FetchProcedure implements RouteHandler {
     this.#limiter = core.rateLimits.limiterFor(route);
     this.#readBody = bodyReader(core, route);
     this.#reads = route.method === 'GET';
-    this.#opensSockets = route.definition.output?.kind === 'socket';
+    this.#outputKind = route.definition.output?.kind;
     this.#bodiless = this.#reads && uploadPlanOf(route, core.uploads) === undefined;
   }
 
@@ -189,7 +190,7 @@ class FetchProcedure implements RouteHandler {
     const procedure = this.#procedure;
     const params = exchange.params as Record<string, string>;
     const made = core.buildContext(
-      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner, this.#opensSockets),
+      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner, this.#outputKind),
     );
     const ran = then(made, (ctx) =>
       procedure.call.run(

@@ -1,19 +1,49 @@
+import { ProceedError } from '../core/errors.js';
+import { clientKey } from './rate-limit.js';
+
 /**
- * The WebSockets open on one app: their count against its `maxSockets`, and each client's against
- * its `maxSocketsPerClient` (docs/sockets.md, "Limits").
+ * The long-lived answers open on one app, WebSockets or event streams: their count against its
+ * `maxSockets`, and each client's against its `maxSocketsPerClient` or `maxStreamsPerClient`
+ * (docs/sockets.md, "Limits"; docs/events.md, "Limits").
  */
 export class OpenSockets {
   /** Set once from the app's `maxSockets` (docs/sockets.md, "Limits"). */
   max: number;
-  /** Set once from the app's `maxSocketsPerClient`. */
+  /** Set once from the app's `maxSocketsPerClient` (or `maxStreamsPerClient`). */
   maxPerClient: number;
+  /** What is counted, as refusals name it: `WebSockets`, `event streams`. */
+  readonly #kind: string;
   #open = 0;
   /** Sockets open by client (a user, or an address), those with any. */
   readonly #held = new Map<string, number>();
 
-  constructor(max: number, maxPerClient = max) {
+  constructor(max: number, maxPerClient = max, kind = 'WebSockets') {
     this.max = max;
     this.maxPerClient = maxPerClient;
+    this.#kind = kind;
+  }
+
+  /**
+   * Why one more for `client` is refused, before it opens: 503 with the instance full, 429 with
+   * the client's share taken; undefined when it may open.
+   */
+  refusal(client: string): ProceedError | undefined {
+    const headers = { 'retry-after': '1' };
+    if (this.full)
+      return new ProceedError(
+        'UNAVAILABLE',
+        `This instance holds its most ${this.#kind} (${this.max}); retry`,
+        {
+          headers,
+        },
+      );
+    if (this.heldBy(client) >= this.maxPerClient)
+      return new ProceedError(
+        'RATE_LIMITED',
+        `This client holds its most ${this.#kind} (${this.maxPerClient}); close one first`,
+        { headers },
+      );
+    return undefined;
   }
 
   /** How many sockets `client` holds open: one more past `maxPerClient` is refused with 429. */
@@ -89,4 +119,12 @@ export class SocketPlace {
     this.#counted = false;
     this.#count(-1);
   }
+}
+
+/**
+ * Who holds a socket or a stream, as the per-client limits count: a signed-in user wherever it
+ * connects from, anyone else its address as the rate limits read it (an IPv6 host by its /64).
+ */
+export function holderOf(user: string | undefined, ip: string): string {
+  return user === undefined ? `address ${clientKey(ip)}` : `user ${user}`;
 }

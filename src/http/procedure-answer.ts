@@ -21,7 +21,7 @@ import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
 import { asksForWebSocket, handshakeRefusal } from './handshake.js';
 import { jsonHeaders } from './json.js';
-import type { OpenSockets } from './open-sockets.js';
+import { holderOf, type OpenSockets, type SocketPlace } from './open-sockets.js';
 import { problemAnswer } from './problems.js';
 import {
   type Answered,
@@ -30,7 +30,6 @@ import {
   type ProcedureCallOptions,
   procedureCall,
 } from './procedure-call.js';
-import { clientKey } from './rate-limit.js';
 import { runtime } from './runtime.js';
 import { SocketSession } from './sockets.js';
 
@@ -103,6 +102,8 @@ export interface ProcedureAnswerOptions extends ProcedureCallOptions {
   readonly onClosing: (listener: () => void) => () => void;
   /** The app's open WebSockets, against its limit. */
   readonly sockets: OpenSockets;
+  /** The app's open event streams, against each client's limit. */
+  readonly streams: OpenSockets;
 }
 
 /** One procedure's route as every adapter serves it: the call, and its answer. */
@@ -234,24 +235,37 @@ class RouteAnswers implements ProcedureRoute {
     result: Answered,
     events: EventsAnswer,
   ): Promise<ProcedureAnswer> {
-    // The client leaving ends the stream at once, whatever the handler waits for.
-    request.onGone(events.abort);
     if (request.method === 'HEAD') {
       events.abort();
       return { status: 200, ...this.#headersOf(this.#eventHeaders, request, result), body: { kind: 'head' } };
     }
-    const { exposeErrors, onClosing } = this.#options;
+    // Before the handler's first step: a client past its share is refused, the handler not run.
+    const { streams, exposeErrors, onClosing } = this.#options;
+    const client = holderOf(events.holder, request.ip);
+    const refused = streams.refusal(client);
+    if (refused !== undefined) {
+      events.abort();
+      throw refused;
+    }
+    const place = streams.take(client);
+    place.opened();
+    // The client leaving ends the stream at once, whatever the handler waits for.
+    const abort = () => {
+      place.release();
+      events.abort();
+    };
+    request.onGone(abort);
     const problemBody = (error: unknown) => problemAnswer(error, { exposeErrors, log: request.log }).body;
-    const frames = eventFrames(events, onClosing, problemBody);
-    // An error before the first frame is thrown here: an ordinary problem answer.
-    const first = await frames.next();
+    const frames = releasing(eventFrames(events, onClosing, problemBody), place);
     try {
+      // An error before the first frame is thrown here: an ordinary problem answer.
+      const first = await frames.next();
       const { headers, cookies } = this.#headersOf(this.#eventHeaders, request, result);
       return {
         status: 200,
         headers,
         cookies,
-        body: { kind: 'events', frames: startingWith(first, frames), abort: events.abort },
+        body: { kind: 'events', frames: startingWith(first, frames), abort },
       };
     } catch (error) {
       // Nothing is sent: the handler is returned, its finally runs.
@@ -289,24 +303,9 @@ class RouteAnswers implements ProcedureRoute {
       if (refusal !== undefined) throw crossSiteRequest(refusal);
     }
     const { sockets } = this.#options;
-    if (sockets.full)
-      throw new ProceedError(
-        'UNAVAILABLE',
-        `This instance holds its most WebSockets (${sockets.max}); retry`,
-        {
-          headers: { 'retry-after': '1' },
-        },
-      );
-    // A signed-in user is one client wherever it connects from; anyone else is its address, read
-    // as the rate limits read it (an IPv6 host by its /64, which it holds whole).
-    const holder = socket.credentials?.holder;
-    const client = holder === undefined ? `address ${clientKey(request.ip)}` : `user ${holder}`;
-    if (sockets.heldBy(client) >= sockets.maxPerClient)
-      throw new ProceedError(
-        'RATE_LIMITED',
-        `This client holds its most WebSockets (${sockets.maxPerClient}); close one first`,
-        { headers: { 'retry-after': '1' } },
-      );
+    const client = holderOf(socket.credentials?.holder, request.ip);
+    const refused = sockets.refusal(client);
+    if (refused !== undefined) throw refused;
     const session = new SocketSession(socket, {
       exposeErrors: this.#options.exposeErrors,
       log: request.log,
@@ -377,5 +376,17 @@ class RouteAnswers implements ProcedureRoute {
     return bytes instanceof Promise
       ? bytes.then((encoded) => ({ status, headers, cookies, body: { kind: 'bytes', bytes: encoded } }))
       : { status, headers, cookies, body: { kind: 'bytes', bytes } };
+  }
+}
+
+/** A stream's frames that give back its place in the counts once they end, however they end. */
+async function* releasing(
+  frames: AsyncGenerator<string, void, undefined>,
+  place: SocketPlace,
+): AsyncGenerator<string, void, undefined> {
+  try {
+    yield* frames;
+  } finally {
+    place.release();
   }
 }

@@ -138,6 +138,7 @@ export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
     serving: () => lifecycle.phase === 'serving',
     onClosing: lifecycle.onClosing,
     sockets: lifecycle.sockets,
+    streams: lifecycle.streams,
     closing: () => lifecycle.phase === 'closing',
     cors: settings.cors,
     rateLimits: parts.rateLimits,

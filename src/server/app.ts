@@ -107,8 +107,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
     );
     this.#settings = settings;
     this.#log = log;
-    this.#lifecycle.sockets.max = settings.maxSockets;
-    this.#lifecycle.sockets.maxPerClient = settings.maxSocketsPerClient;
+    this.#lifecycle.limit(settings);
     if (options.cors !== undefined)
       this.routeTable.documentCors({
         origins: options.cors.origins,

@@ -1,8 +1,10 @@
 /** Event streams on the Node server and through app.fetch: shutdown, HEAD, a reader slower than its writer, the client. */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { settled } from '../../test/settled.js';
+import { authPlugin } from '../auth/plugin.js';
+import { TokenService } from '../auth/tokens.js';
 import { createClient, routeManifest } from '../client/index.js';
 import { eventStream, serverEvent } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -159,5 +161,89 @@ describe('the typed client', () => {
       code: 'VALIDATION_FAILED',
       status: 400,
     });
+  });
+});
+
+describe('event streams per client', () => {
+  const tokens = new TokenService({ secret: 'an-events-test-secret-of-32-characters' });
+  const users = new Map([
+    ['ann', { id: 'ann' }],
+    ['bob', { id: 'bob' }],
+  ]);
+  let port = 0;
+  let app: ReturnType<typeof createApp>;
+  beforeAll(async () => {
+    app = createApp({ logger: false, maxStreamsPerClient: 2 });
+    await app.register(authPlugin, { tokens, userLoader: (id: string) => users.get(id) });
+    app.mount([ticks]);
+    port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false })).port);
+  });
+  afterAll(() => app.close());
+
+  const bearer = async (id: string) => ({
+    authorization: `Bearer ${(await tokens.issuePair(id)).accessToken}`,
+  });
+  const body = (response: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve(text));
+    });
+
+  it('refuses one past maxStreamsPerClient with 429 before its handler runs, counting a user wherever it connects from', async () => {
+    const open = [await get(port, '/api/ticks?hold=true'), await get(port, '/api/ticks?hold=true')];
+    expect(open.map((response) => response.statusCode)).toEqual([200, 200]);
+    const before = finallies;
+    const refused = await get(port, '/api/ticks?hold=true');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(JSON.parse(await body(refused))).toMatchObject({
+      code: 'RATE_LIMITED',
+      detail: 'This client holds its most event streams (2); close one first',
+    });
+    // The refused stream's handler never ran (its finally would have counted).
+    expect(finallies).toBe(before);
+    // A signed-in user is a client of its own, from the same address, with a share of its own.
+    const annHeaders = await bearer('ann');
+    const ann = [
+      await get(port, '/api/ticks?hold=true', annHeaders),
+      await get(port, '/api/ticks?hold=true', annHeaders),
+    ];
+    expect(ann.map((response) => response.statusCode)).toEqual([200, 200]);
+    expect((await get(port, '/api/ticks?hold=true', await bearer('ann'))).statusCode).toBe(429);
+    const bob = await get(port, '/api/ticks?hold=true', await bearer('bob'));
+    expect(bob.statusCode).toBe(200);
+    // A stream the client leaves frees its place.
+    open[0]?.destroy();
+    await vi.waitFor(
+      async () => {
+        const again = await get(port, '/api/ticks?hold=true');
+        again.destroy();
+        expect(again.statusCode).toBe(200);
+      },
+      { timeout: 5000, interval: 50 },
+    );
+    // So does a stream whose handler ended.
+    for (const response of [...open, ...ann, bob]) response.destroy();
+    const ending = [await get(port, '/api/ticks?upTo=1'), await get(port, '/api/ticks?upTo=1')];
+    await Promise.all(ending.map(body));
+    await vi.waitFor(
+      async () => {
+        const after = await get(port, '/api/ticks?hold=true');
+        after.destroy();
+        expect(after.statusCode).toBe(200);
+      },
+      { timeout: 5000, interval: 50 },
+    );
+  });
+
+  it('refuses a maxStreamsPerClient that is not a whole number of 1 or more', () => {
+    expect(() => createApp({ maxStreamsPerClient: 0 })).toThrow(
+      'createApp: maxStreamsPerClient must be a whole number of 1 or more (got 0)',
+    );
   });
 });

@@ -67,7 +67,16 @@ export class Lifecycle {
   phase: Phase = 'serving';
   /** The app's open WebSockets; their limit is set from the app's settings. */
   readonly sockets = new OpenSockets(0);
+  /** The app's open event streams: no cap for the instance (`maxConnections` is), one per client. */
+  readonly streams = new OpenSockets(Number.POSITIVE_INFINITY, 0, 'event streams');
   readonly #closingListeners = new Set<() => void>();
+
+  /** Sets the limits of the long-lived answers from the app's settings (docs/sockets.md, "Limits"). */
+  limit(settings: { maxSockets: number; maxSocketsPerClient: number; maxStreamsPerClient: number }): void {
+    this.sockets.max = settings.maxSockets;
+    this.sockets.maxPerClient = settings.maxSocketsPerClient;
+    this.streams.maxPerClient = settings.maxStreamsPerClient;
+  }
 
   /**
    * Calls `listener` when the app begins closing (at once if it has): open event streams end then

@@ -57,6 +57,11 @@ export interface AppOptions<TCtx extends object> {
    * else by address. A handshake past it gets 429. Default 1,000 (a tenth of `maxSockets`' default).
    */
   maxSocketsPerClient?: number;
+  /**
+   * Event streams one client holds open at most, counted as `maxSocketsPerClient` counts sockets
+   * (docs/events.md, "Limits"); a request past it gets 429. Default 1,000.
+   */
+  maxStreamsPerClient?: number;
   /** Readiness check behind `GET {prefix}/health`. */
   health?: HealthOptions;
   /**
@@ -150,6 +155,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'maxConnections',
   'maxSockets',
   'maxSocketsPerClient',
+  'maxStreamsPerClient',
   'timeouts',
   'health',
   'trustProxy',

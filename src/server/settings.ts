@@ -35,6 +35,7 @@ export interface AppSettings {
   readonly maxConnections: number;
   readonly maxSockets: number;
   readonly maxSocketsPerClient: number;
+  readonly maxStreamsPerClient: number;
   readonly drainDelay: number;
   readonly shutdownTimeout: number;
   /** Bodies of this many bytes or more are compressed; undefined: never (Workers: the edge does). */
@@ -71,6 +72,7 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     maxConnections: server.maxConnections,
     maxSockets: socketLimit(options.maxSockets),
     maxSocketsPerClient: socketLimit(options.maxSocketsPerClient, 'maxSocketsPerClient', 1000),
+    maxStreamsPerClient: socketLimit(options.maxStreamsPerClient, 'maxStreamsPerClient', 1000),
     drainDelay: server.drainDelay,
     // A bad one fired at once: requests in flight were cut at close().
     shutdownTimeout: durationOption('createApp', 'shutdownTimeout', options.shutdownTimeout, 10_000, 0),
