@@ -202,3 +202,18 @@ export async function* startingWith(
     await rest.return(undefined);
   }
 }
+
+/**
+ * Ends a stream that will not be sent (refused, or a HEAD): its signal aborted and its source let
+ * go, so that an iterator the handler made without the signal (`on(emitter, 'post')`) drops its
+ * listener; an `async function*` that never started runs nothing.
+ */
+export function dropStream(events: EventsAnswer): void {
+  events.abort();
+  try {
+    const iterator = events.source[Symbol.asyncIterator]();
+    void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  } catch {
+    // A source that cannot be iterated has nothing to let go.
+  }
+}

@@ -317,8 +317,10 @@ export class FetchAnsweredRequest implements AnsweredRequest {
     return this.#exchange.origin;
   }
 
-  /** Runtimes abort the request's signal when its client leaves. */
+  /** Runtimes abort the request's signal when its client leaves: at once if it has left already. */
   onGone(listener: () => void): void {
-    this.#request.signal?.addEventListener('abort', listener, { once: true });
+    const { signal } = this.#request;
+    if (signal?.aborted === true) listener();
+    else signal?.addEventListener('abort', listener, { once: true });
   }
 }

@@ -84,37 +84,28 @@ const handshakeWait = 10_000;
 /** One socket's place in the counts, from its accepted handshake until it ends. */
 export class SocketPlace {
   readonly #count: (by: 1 | -1) => void;
-  #counted = false;
-  #released = false;
+  #counted = true;
   #expiry: ReturnType<typeof setTimeout> | undefined;
 
   constructor(count: (by: 1 | -1) => void) {
     this.#count = count;
-    this.#take();
-    this.#expiry = setTimeout(() => this.#giveBack(), handshakeWait);
+    count(1);
+    this.#expiry = setTimeout(() => this.release(), handshakeWait);
     (this.#expiry as { unref?: () => void }).unref?.();
   }
 
-  /** The socket is open: counted until released (again, if its handshake took longer than the wait). */
-  opened(): void {
+  /**
+   * The socket is open: counted until released. False when its place is gone (released, or given
+   * back after the wait): uncounted, it would pass the caps, and it is to be closed.
+   */
+  opened(): boolean {
     clearTimeout(this.#expiry);
-    if (!this.#released) this.#take();
+    return this.#counted;
   }
 
-  /** The socket ended, or its handshake failed: the place is free. */
+  /** The socket ended, its handshake failed or outlasted the wait: the place is free, once. */
   release(): void {
     clearTimeout(this.#expiry);
-    this.#released = true;
-    this.#giveBack();
-  }
-
-  #take(): void {
-    if (this.#counted) return;
-    this.#counted = true;
-    this.#count(1);
-  }
-
-  #giveBack(): void {
     if (!this.#counted) return;
     this.#counted = false;
     this.#count(-1);

@@ -17,7 +17,7 @@ import type { SocketAnswer } from '../core/sockets.js';
 import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
 import { type CookieSigner, setCookieLines } from './cookies.js';
 import { crossSiteRefusal } from './csrf.js';
-import { eventFrames, eventStreamHeaders, startingWith } from './events.js';
+import { dropStream, eventFrames, eventStreamHeaders, startingWith } from './events.js';
 import { fileTag, planFile } from './files.js';
 import { asksForWebSocket, handshakeRefusal } from './handshake.js';
 import { jsonHeaders } from './json.js';
@@ -236,15 +236,15 @@ class RouteAnswers implements ProcedureRoute {
     events: EventsAnswer,
   ): Promise<ProcedureAnswer> {
     if (request.method === 'HEAD') {
-      events.abort();
+      dropStream(events);
       return { status: 200, ...this.#headersOf(this.#eventHeaders, request, result), body: { kind: 'head' } };
     }
-    // Before the handler's first step: a client past its share is refused, the handler not run.
+    // Before the handler's body runs: a client past its share is refused, the source let go.
     const { streams, exposeErrors, onClosing } = this.#options;
     const client = holderOf(events.holder, request.ip);
     const refused = streams.refusal(client);
     if (refused !== undefined) {
-      events.abort();
+      dropStream(events);
       throw refused;
     }
     const place = streams.take(client);

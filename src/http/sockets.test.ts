@@ -434,7 +434,7 @@ describe('SocketSession', () => {
     expect(sockets.open).toBe(0);
   });
 
-  it('gives back the place of a handshake the runtime never completes, and counts it again if it opens late', () => {
+  it('gives back the place of a handshake the runtime never completes, and refuses it if it opens late', () => {
     vi.useFakeTimers();
     try {
       const sockets = new OpenSockets(2, 2);
@@ -445,8 +445,9 @@ describe('SocketSession', () => {
       vi.advanceTimersByTime(10_000);
       expect(sockets.heldBy('address 10.0.0.1')).toBe(0);
       expect(sockets.open).toBe(0);
-      late.opened();
-      expect(sockets.heldBy('address 10.0.0.1')).toBe(1);
+      // Counted again, it would pass the caps unchecked: the session closes it instead.
+      expect(late.opened()).toBe(false);
+      expect(sockets.heldBy('address 10.0.0.1')).toBe(0);
       late.release();
       late.release();
       stalled.release();
@@ -454,10 +455,30 @@ describe('SocketSession', () => {
       expect(sockets.heldBy('address 10.0.0.1')).toBe(0);
       // An open socket keeps its place however long it lives.
       const open = sockets.take('user 1');
-      open.opened();
+      expect(open.opened()).toBe(true);
       vi.advanceTimersByTime(60_000);
       expect(sockets.heldBy('user 1')).toBe(1);
       open.release();
+      expect(sockets.open).toBe(0);
+      // A session opened after its place was given back closes with 1013 and runs nothing.
+      let ran = false;
+      const lateSession = new SocketSession(
+        {
+          limits: socketDefaults,
+          check: (message) => message,
+          run: async () => {
+            ran = true;
+          },
+          credentials: undefined,
+          stillAllowed: undefined,
+        },
+        { exposeErrors: false, log: silentLog, sockets, client: 'user 2', onClosing: () => () => undefined },
+      );
+      vi.advanceTimersByTime(10_000);
+      const peer = new RecordingPeer();
+      lateSession.open(peer);
+      expect(peer.closedWith).toEqual({ code: 1013, reason: 'the handshake took too long; open it again' });
+      expect(ran).toBe(false);
       expect(sockets.open).toBe(0);
     } finally {
       vi.useRealTimers();

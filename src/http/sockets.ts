@@ -161,8 +161,13 @@ export class SocketSession {
 
   /** The socket is open: the handler starts, pings begin, the app's shutdown will close it. */
   open(peer: SocketPeer): void {
+    if (!this.#place.opened()) {
+      // The handshake outlasted its place (docs/sockets.md, "Limits"): counted now, it could pass a cap.
+      peer.close(closeCodes.tryAgain, 'the handshake took too long; open it again');
+      this.ended();
+      return;
+    }
     this.#peer = peer;
-    this.#place.opened();
     this.#stopClosing = this.#options.onClosing(() =>
       this.close(closeCodes.goingAway, 'the server is shutting down'),
     );

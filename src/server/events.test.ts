@@ -1,4 +1,5 @@
 /** Event streams on the Node server and through app.fetch: shutdown, HEAD, a reader slower than its writer, the client. */
+import { EventEmitter, on } from 'node:events';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -7,6 +8,7 @@ import { authPlugin } from '../auth/plugin.js';
 import { TokenService } from '../auth/tokens.js';
 import { createClient, routeManifest } from '../client/index.js';
 import { eventStream, serverEvent } from '../core/events.js';
+import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './create-app.js';
 
@@ -239,6 +241,50 @@ describe('event streams per client', () => {
       },
       { timeout: 5000, interval: 50 },
     );
+  });
+
+  it('lets go of a refused stream at once: its source returned, and a client gone before the answer counted no more', async () => {
+    const bus = new EventEmitter();
+    const slow = guard({
+      name: 'slow',
+      check: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 50)),
+    });
+    const busApp = createApp({ logger: false, maxStreamsPerClient: 1 }).mount([
+      procedures('bus', {
+        busEvents: procedure()
+          .rest({ method: 'GET', path: '/bus' })
+          .output(eventStream(Tick))
+          // An iterator made without the signal: its listener is there until it is returned.
+          .query(() => on(bus, 'tick') as AsyncIterable<never>),
+        slowEvents: procedure()
+          .rest({ method: 'GET', path: '/bus/slow' })
+          .guard(slow)
+          .output(eventStream(Tick))
+          .query(async function* ({ signal }) {
+            await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          }),
+      }),
+    ]);
+    const send = (path: string, init: RequestInit = {}) =>
+      busApp.fetch(new Request(`http://localhost/api${path}`, init), { ip: '10.0.0.9' });
+    const held = await send('/bus');
+    expect(held.status).toBe(200);
+    expect(bus.listenerCount('tick')).toBe(1);
+    expect((await send('/bus')).status).toBe(429);
+    expect((await send('/bus', { method: 'HEAD' })).status).toBe(200);
+    // Let a listener dropped late show: the returns settle within a few turns.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(bus.listenerCount('tick')).toBe(1);
+    await held.body?.cancel();
+    // Gone during the guard: its answer, made after, is never read, and takes no place.
+    const leaving = new AbortController();
+    const gone = send('/bus/slow', { signal: leaving.signal });
+    leaving.abort();
+    await gone.catch(() => undefined);
+    const next = await send('/bus/slow');
+    expect(next.status).toBe(200);
+    await next.body?.cancel();
+    await busApp.close();
   });
 
   it('refuses a maxStreamsPerClient that is not a whole number of 1 or more', () => {
