@@ -1,5 +1,5 @@
 /**
- * Every TypeScript block of README.md and docs/*.md compiles: each block is a module of its own,
+ * Every TypeScript block (ts, tsx) of README.md and docs/*.md compiles: each block is a module of its own,
  * checked under the strict tsconfig `npm create proceed` writes, against the built package
  * (dist/*.d.ts, as an app sees it), all in one tsc run. A diagnostic names the markdown file and
  * line. What blocks may use without declaring it is the prelude below; a block that cannot
@@ -44,7 +44,7 @@ interface Snippet {
 
 const fence = /^( *)(`{3,})(.*)$/;
 const skipMarker = /^\s*<!--\s*snippet:\s*skip\b(.*?)-->\s*$/;
-const typescript = new Set(['ts', 'typescript']);
+const typescript = new Set(['ts', 'typescript', 'tsx']);
 
 /** The fenced blocks of a markdown text, and what is wrong with its markup (a fence without a language …). */
 function extractSnippets(file: string, text: string): { snippets: Snippet[]; problems: string[] } {
@@ -176,6 +176,7 @@ const fixtures: Record<string, string> = {
   // The server module client.md's browser code imports its types from.
   'server/api.ts': `
 import { procedure, procedures } from 'proceedjs';
+import { cursorInput, cursorPage } from 'proceedjs/pagination';
 import { resource } from 'proceedjs/resource';
 import { z } from 'zod';
 
@@ -197,9 +198,9 @@ const id = z.object({ id: z.uuid() });
 
 export const posts = procedures('posts', {
   listPosts: p()
-    .input(z.object({ limit: z.number().int().max(100).default(20) }))
-    .output(z.object({ data: z.array(Post.public) }))
-    .query(() => ({ data: [row] })),
+    .input(cursorInput({ cursor: z.uuid() }))
+    .output(cursorPage(Post.public))
+    .query(() => ({ data: [row], nextCursor: null, prevCursor: null })),
   getPost: p().input(id).output(Post.public).query(() => row),
   createPost: p()
     .input(z.object({ title: z.string(), content: z.string() }))
@@ -241,6 +242,14 @@ export const blogErrors = defineErrors({
   // What \`proceed manifest --out routes.json\` (or \`routes.ts\`) writes for server/api.ts.
   'snippets/routes.json': `${JSON.stringify(routesOfApi, null, 2)}\n`,
   'snippets/routes.ts': manifestModule(routesOfApi),
+  // The queries docs/tanstack-query.md's React component imports ("the module above").
+  'snippets/queries.ts': `
+import { createClient } from 'proceedjs/client';
+import { queryUtils } from 'proceedjs/tanstack-query';
+import type { api } from '../server/api.js';
+
+export const queries = queryUtils(createClient<typeof api>({ baseUrl: 'https://api.example.com' }));
+`,
   // The event stream docs/events.md's client reads (its first example).
   'snippets/feed.ts': `
 import { eventStream, procedure, procedures } from 'proceedjs';
@@ -306,7 +315,12 @@ function tsconfig(files: readonly string[]): string {
     readFileSync(join(root, 'packages/create-proceed/template/tsconfig.json'), 'utf8'),
   ) as { compilerOptions: Record<string, unknown> };
   const { outDir: _outDir, sourceMap: _sourceMap, ...compilerOptions } = template.compilerOptions;
-  return JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files }, null, 2);
+  // React components (docs/tanstack-query.md) compile as a React app's do.
+  return JSON.stringify(
+    { compilerOptions: { ...compilerOptions, jsx: 'react-jsx', noEmit: true }, files },
+    null,
+    2,
+  );
 }
 
 const diagnostic = /^(.+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$/;
@@ -351,7 +365,8 @@ async function compileSnippets(snippets: readonly Snippet[]): Promise<string[]> 
       writeFileSync(join(directory, path), content);
     }
     for (const snippet of snippets) {
-      const name = `snippets/${snippet.file.replace(/\.md$/, '').replace(/\W+/g, '-')}-${snippet.line}.ts`;
+      const extension = snippet.language === 'tsx' ? 'tsx' : 'ts';
+      const name = `snippets/${snippet.file.replace(/\.md$/, '').replace(/\W+/g, '-')}-${snippet.line}.${extension}`;
       // `export {}` makes every block a module: top-level await, and names of its own.
       writeFileSync(join(directory, name), `${snippet.code}\nexport {};\n`);
       sources.set(resolve(directory, name), snippet);
