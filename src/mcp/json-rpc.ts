@@ -30,9 +30,12 @@ export class RpcError extends Error {
   }
 }
 
-/** A result already written as JSON text. */
+/** A result already written as JSON text; `replayed`, a tool call's stored answer given again. */
 export class RawResult {
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: string,
+    readonly replayed = false,
+  ) {}
 }
 
 /** A JSON answer of the endpoint's own (the metadata, a refusal). */
@@ -105,9 +108,13 @@ export function rpcAnswer(id: string | number, outcome: unknown): RouteAnswer {
   if (outcome instanceof RpcError)
     return jsonAnswer(200, { jsonrpc: '2.0', id, error: { code: outcome.code, message: outcome.message } });
   const written = outcome instanceof RawResult ? outcome.json : JSON.stringify(outcome);
+  // As over REST: the client learns that its Idempotency-Key replayed the first answer.
+  const replayed = outcome instanceof RawResult && outcome.replayed;
   return {
     status: 200,
-    headers: { 'content-type': 'application/json' },
+    headers: replayed
+      ? { 'content-type': 'application/json', 'idempotency-replayed': 'true' }
+      : { 'content-type': 'application/json' },
     body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${written}}`,
   };
 }

@@ -655,12 +655,13 @@ describe('a tool call with an Idempotency-Key', () => {
         key === undefined ? {} : { 'idempotency-key': key },
         '127.0.0.1',
       );
-      return ((await answer.json()) as { result: { structuredContent: { id: string } } }).result
-        .structuredContent;
+      const { result } = (await answer.json()) as { result: { structuredContent: { id: string } } };
+      return { ...result.structuredContent, replayed: answer.headers.get('idempotency-replayed') };
     };
-    expect(await create('key-1')).toEqual({ id: '1', text: 'once' });
-    expect(await create('key-1')).toEqual({ id: '1', text: 'once' });
-    expect(await create()).toEqual({ id: '2', text: 'once' });
+    expect(await create('key-1')).toEqual({ id: '1', text: 'once', replayed: null });
+    // As over REST, the answer says that it is the first one given again.
+    expect(await create('key-1')).toEqual({ id: '1', text: 'once', replayed: 'true' });
+    expect(await create()).toEqual({ id: '2', text: 'once', replayed: null });
     expect(notes).toHaveLength(2);
     await app.close();
   });

@@ -172,8 +172,11 @@ class McpMethods {
   async #call(tool: Tool, calling: CallingRequest, args: unknown, trace: OperationTrace): Promise<RawResult> {
     let text: string;
     let isError = false;
+    let replayed = false;
     try {
-      text = (await this.#app.callProcedure(tool.route, calling, args)).body;
+      const answered = await this.#app.callProcedure(tool.route, calling, args);
+      text = answered.body;
+      replayed = answered.replayed === true;
     } catch (error) {
       const problem = this.#app.problemOf(error, calling.id);
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
@@ -189,7 +192,10 @@ class McpMethods {
     }
     const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`;
     if (isError) return new RawResult(`${content},"isError":true}`);
-    return new RawResult(text.startsWith('{') ? `${content},"structuredContent":${text}}` : `${content}}`);
+    return new RawResult(
+      text.startsWith('{') ? `${content},"structuredContent":${text}}` : `${content}}`,
+      replayed,
+    );
   }
 }
 
