@@ -249,6 +249,37 @@ describe('routes from a manifest', () => {
   });
 });
 
+describe('path parameters and files in any manifest', () => {
+  const reports = procedures('reports', {
+    dayReport: procedure()
+      .rest({ method: 'GET', path: '/reports/day/:day' })
+      .input(z.object({ day: z.date() }))
+      .query(({ input }) => ({ day: input.day.toISOString() })),
+    createReport: procedure()
+      .input(z.object({ title: z.string(), file: z.file().optional() }))
+      .mutation(({ input }) => ({ title: input.title, file: input.file?.name ?? null })),
+  });
+  let app: App;
+  let url: string;
+  beforeAll(async () => {
+    app = createApp({ logger: false }).mount([reports]);
+    url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+  });
+  afterAll(() => app.close());
+
+  it('sends a date in a path as the ISO 8601 text the server reads back, as in a query string', async () => {
+    const client = createClient<[typeof reports]>({ baseUrl: url, routes: routeManifest(app) });
+    const day = new Date('2024-05-01T00:00:00Z');
+    expect(await client.reports.dayReport({ day })).toEqual({ day: '2024-05-01T00:00:00.000Z' });
+  });
+
+  it("gives the manifest of the collections what the app's says: a form route without its file is still a form", async () => {
+    expect(routeManifest([reports])).toEqual(routeManifest(app));
+    const client = createClient<[typeof reports]>({ baseUrl: url, routes: routeManifest([reports]) });
+    expect(await client.reports.createReport({ title: 'no file' })).toEqual({ title: 'no file', file: null });
+  });
+});
+
 describe('errors', () => {
   it('turns a 404 into a ProblemError with the problem fields', async () => {
     const client = createClient<typeof api>({ baseUrl: anonymousUrl });

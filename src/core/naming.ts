@@ -200,7 +200,8 @@ export function fillPath(path: string, values: Record<string, unknown>): string 
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     const value = values[name];
     if (value === undefined || value === null) throw new TypeError(`Missing path parameter "${name}"`);
-    return encodeURIComponent(String(value));
+    // A date as the server coerces it back (ISO 8601), as in a query string: not Date#toString.
+    return encodeURIComponent(value instanceof Date ? value.toISOString() : String(value));
   });
 }
 
