@@ -1189,6 +1189,19 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
       body: 'x',
     });
     expectProblem(raw, 400, 'VALIDATION_FAILED');
+    // The whole input is the file: the header is named, not an empty field.
+    expect(JSON.parse(raw.body).detail).toMatch(/^Content-Type: The media type is not type\/subtype/);
+    // A part that names no field is a malformed form, whether it holds a file or text.
+    for (const disposition of ['form-data; filename="a.txt"', 'form-data']) {
+      const unnamed = await send('POST', '/api/uploads', {
+        headers: { 'content-type': 'multipart/form-data; boundary=b' },
+        body: `--b\r\ncontent-disposition: ${disposition}\r\ncontent-type: text/plain\r\n\r\nhi\r\n--b--\r\n`,
+      });
+      expectProblem(unnamed, 400, 'BAD_REQUEST');
+      expect(JSON.parse(unnamed.body).detail).toBe(
+        'The form could not be read: a part names no field (Content-Disposition: form-data; name="…")',
+      );
+    }
   });
 
   /**

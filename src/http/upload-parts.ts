@@ -22,7 +22,9 @@ export const malformed = (reason: string) =>
 /** A part's or a raw body's media type outside RFC 6838's grammar (or over its 255 characters). */
 export const notAMediaType = (path: string) => {
   const message = 'The media type is not type/subtype as RFC 6838 writes it (at most 255 characters)';
-  return new ProceedError('VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
+  // A route whose whole input is the file has no field to name: its body's header is at fault.
+  const where = path === '' ? 'Content-Type' : path;
+  return new ProceedError('VALIDATION_FAILED', `${where}: ${message}`, { errors: [{ path, message }] });
 };
 
 export const sizeText = (bytes: number) =>

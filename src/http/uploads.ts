@@ -280,7 +280,10 @@ export class UploadBody extends DeferredBody {
   #takeParts(parser: busboy.Busboy, form: FormState, parts: Promise<void>[]): void {
     const { limits, fields } = this.#plan;
     const { add, fail } = form;
+    // busboy hands on a part whose Content-Disposition names no field, its name undefined.
+    const unnamed = () => malformed('a part names no field (Content-Disposition: form-data; name="…")');
     parser.on('field', (name, value, info) => {
+      if (typeof name !== 'string' || name === '') return fail(unnamed());
       if (info.valueTruncated)
         return fail(uploadTooLarge(`The field "${name}" is larger than ${sizeText(limits.fieldSize)}`));
       if (fields.has(name))
@@ -292,6 +295,10 @@ export class UploadBody extends DeferredBody {
       const type = info.mimeType.toLowerCase();
       // Destroyed with the form's failure, which is answered; never an unhandled 'error'.
       stream.on('error', () => undefined);
+      if (typeof name !== 'string' || name === '') {
+        stream.resume();
+        return fail(unnamed());
+      }
       if (field === undefined) {
         stream.resume();
         return fail(new ValidationError([{ path: name, message: 'This field takes no file' }]));
