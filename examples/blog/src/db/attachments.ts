@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, mkdir, rename, rm } from 'node:fs/promises';
+import { access, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { NotFoundError, saveFile } from 'proceedjs';
@@ -83,6 +83,12 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const isMissing = (error: unknown) => (error as { code?: string }).code === 'ENOENT';
 
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
 /** The size and SHA-256 of a file on disk, read a chunk at a time. */
 async function hashOf(path: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
@@ -113,20 +119,17 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
   return {
     async save({ postId, name, mediaType, file }) {
       const id = newId();
+      const folder = join(directory, postId);
       const path = pathOf(postId, id);
       // Written beside its final name, then renamed: a reader never finds half a file.
       const partial = `${path}.partial`;
       let placed = false;
       try {
-        await mkdir(join(directory, postId), { recursive: true });
+        await mkdir(folder, { recursive: true });
         // An upload spooled on disk is linked, not copied; a small one is written from memory.
         await saveFile(file, partial);
         const { size, sha256 } = await hashOf(partial);
-        await rename(partial, path).catch((error: unknown) => {
-          // The post's folder went with the post, deleted meanwhile.
-          if (isMissing(error)) throw new NotFoundError('No post with this id');
-          throw error;
-        });
+        await rename(partial, path);
         placed = true;
         const [saved] = await db
           .insert(attachments)
@@ -136,9 +139,14 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
       } catch (error) {
         await rm(partial, { force: true });
         if (placed) await rm(path, { force: true });
-        // The post was deleted between the author check and this insert.
-        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('No post with this id');
-        throw error;
+        // The post was deleted after the author check: its row (the insert's foreign key), or its
+        // folder, which its deletion removes, at any step of the file's (ENOENT).
+        const postGone =
+          sqlState(error) === FOREIGN_KEY_VIOLATION || (isMissing(error) && !(await exists(folder)));
+        if (!postGone) throw error;
+        // The folder this upload made again for a post now gone; another upload's files keep it.
+        await rmdir(folder).catch(() => undefined);
+        throw new NotFoundError('No post with this id');
       }
     },
 
