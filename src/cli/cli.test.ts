@@ -10,7 +10,7 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -171,6 +171,28 @@ describe('entries', slow, () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Error: database unreachable');
     expect(result.stderr).toContain('src/app.ts');
+  });
+
+  it('names the file and line of a compiled module that does not parse, which Node keeps out of the error', async () => {
+    const directory = project('unparsed', {
+      'dist/app.js': "import './broken.js';\nexport default {};\n",
+      'dist/broken.js': 'export const settings = {\n',
+    });
+    const result = await runCli(['routes', 'dist/app.js'], { cwd: directory });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('proceed: dist/app.js could not be loaded: Unexpected end of input');
+    expect(result.stderr).toContain(`${pathToFileURL(join(directory, 'dist/broken.js')).href}:2`);
+    expect(result.stderr).not.toContain('node:internal');
+  });
+
+  it('refuses an --out it cannot write in one line, and an empty one as a usage mistake', async () => {
+    const directory = mkdtempSync(join(scratch, 'out-'));
+    const intoDirectory = await runCli(['manifest', minimalEntry, '--out', directory]);
+    expect(intoDirectory.code).toBe(1);
+    expect(intoDirectory.stderr).toBe(`proceed: Could not write ${directory}: it is a directory\n`);
+    const empty = await runCli(['openapi', minimalEntry, '--out', '']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe('proceed: --out names the file to write: it was given an empty name\n');
   });
 
   it('reports a configuration mistake by its message alone, exit 1', async () => {

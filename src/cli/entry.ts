@@ -9,6 +9,7 @@ import type { App } from '../server/app.js';
 import { type EntryContext, loadingForInspection } from '../server/entry-context.js';
 import { displayPath } from './display.js';
 import { CliError } from './errors.js';
+import { isUnplacedSyntaxError, syntaxErrorPlace } from './syntax-location.js';
 import { assertImportable } from './typescript.js';
 
 /** Tried in this order when no entry is given. */
@@ -108,7 +109,15 @@ export async function loadApp(
 }
 
 async function loadEntry(file: string, shown: string, entry: EntryContext): Promise<App> {
-  const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (error) {
+    // A compiled entry, or a module it imports, that does not parse: say which file and line.
+    const place = isUnplacedSyntaxError(error) ? await syntaxErrorPlace(file) : undefined;
+    if (place === undefined) throw error;
+    throw new CliError(`${shown} could not be loaded: ${(error as Error).message}\n${place}`);
+  }
   const exported = module.default;
   if (exported === undefined) {
     throw new CliError(

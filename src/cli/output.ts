@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { App } from '../server/app.js';
 import { loadApp, resolveEntry } from './entry.js';
+import { CliError } from './errors.js';
 
 /**
  * Loads the app behind `entry`, hands it to `use`, and closes it. The app's logs are silenced
@@ -43,9 +44,18 @@ export async function withApp<T>(
  */
 export async function writeOutput(text: string, file: string | undefined, summary?: string): Promise<void> {
   if (file !== undefined) {
+    if (file === '') throw new CliError('--out names the file to write: it was given an empty name', 2);
     const target = resolve(process.cwd(), file);
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, text);
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, text);
+    } catch (error) {
+      // The user's path, not the CLI: one line saying what is wrong with it.
+      const { code, message } = error as NodeJS.ErrnoException;
+      throw new CliError(
+        `Could not write ${file}: ${code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : message}`,
+      );
+    }
     // The file holds the output, so standard output can say what was written.
     if (summary !== undefined) process.stdout.write(`Wrote ${file} (${summary})\n`);
     return;

@@ -15,7 +15,8 @@ export interface CommandSpec {
 }
 
 const entryNote = `The entry is a module whose default export is an app (createApp(...)) or a function
-returning one (sync or async). Default: the first of ${defaultEntries.join(', ')} in the current directory.`;
+returning one (sync or async). Default: the entry package.json names ("proceed": { "entry": … }),
+else the first of ${defaultEntries.join(', ')} in the current directory.`;
 
 const help = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;
 

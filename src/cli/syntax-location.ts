@@ -1,0 +1,32 @@
+/**
+ * Where a syntax error of an app's modules is. Node keeps the place out of the error a `catch`
+ * receives (a stack of its own loader's frames) and prints it only when the error ends a process,
+ * so the entry is imported again in a process of its own: a module graph that does not parse
+ * runs none of its modules, so nothing of the app starts there, and its first lines say
+ * `file:///…/syntax.mjs:2`, the line and a caret.
+ */
+import { execFile } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+
+/** Whether an error is a syntax error of a module that does not say where (no frame outside Node). */
+export function isUnplacedSyntaxError(error: unknown): error is SyntaxError {
+  if (!(error instanceof SyntaxError)) return false;
+  const frames = (error.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at '));
+  return frames.every((frame) => frame.includes('node:internal'));
+}
+
+/** The place of the syntax error that importing `file` meets, as Node prints it; undefined if none shows. */
+export function syntaxErrorPlace(file: string): Promise<string | undefined> {
+  const script = `await import(${JSON.stringify(pathToFileURL(file).href)});`;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { timeout: 15_000, env: { ...process.env, NODE_OPTIONS: '' } },
+      (_error, _stdout, stderr) => {
+        const place = stderr.split(/\n\s*\n/)[0]?.trimEnd();
+        resolve(place?.startsWith('file://') ? place : undefined);
+      },
+    );
+  });
+}
