@@ -2,8 +2,9 @@
  * Where a syntax error of an app's modules is. Node keeps the place out of the error a `catch`
  * receives (a stack of its own loader's frames) and prints it only when the error ends a process,
  * so the entry is imported again in a process of its own: a module graph that does not parse
- * runs none of its modules, so nothing of the app starts there, and its first lines say
- * `file:///…/syntax.mjs:2`, the line and a caret.
+ * runs none of its modules (only a module the entry's top level imports at run time, with
+ * `await import()`, follows what ran before it), and that process's first lines say
+ * `file:///…/syntax.mjs:2`, the line and a caret. It is given 15 s, then stopped.
  */
 import { execFile } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
