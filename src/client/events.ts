@@ -122,6 +122,8 @@ export async function* reconnectingEvents(
             closed = true;
             break;
           }
+          // The handler returned: the stream is over, not dropped.
+          if (event.event === 'end') return;
           if (event.event === 'error') throw new ProblemError(JSON.parse(event.data), new Headers());
           yield JSON.parse(event.data);
         }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventSequence, epochStart, resumeAfter } from './events.js';
+import { EventSequence, epochStart, resumeAfter, serverEvent } from './events.js';
 
 describe('resumeAfter', () => {
   const log = { first: 1000n, newest: 1004n };
@@ -62,5 +62,13 @@ describe('EventSequence', () => {
     const sequence = new EventSequence();
     expect(sequence.first).toBeGreaterThanOrEqual(BigInt(now) * 1000n);
     expect(sequence.newest).toBe(sequence.first - 1n);
+  });
+});
+
+describe('serverEvent', () => {
+  it("refuses the stream's own event names, which clients read as its end or a problem", () => {
+    for (const event of ['close', 'end', 'error'])
+      expect(() => serverEvent({}, { event })).toThrow(`the event name "${event}" is the stream's own`);
+    expect(serverEvent({ n: 1 }, { event: 'tick', id: 1 })).toMatchObject({ event: 'tick', id: '1' });
   });
 });

@@ -45,6 +45,8 @@ export function isEventStreamOutput(value: unknown): value is EventStreamOutput 
 }
 
 const lineBreak = /[\r\n]/;
+/** The names of the frames a stream sends of its own: the app's events take other names. */
+const reservedEvents = ['close', 'end', 'error'];
 
 /** One event with its fields: what a handler yields when plain data is not enough. */
 export class ServerEvent<T> {
@@ -63,6 +65,10 @@ export class ServerEvent<T> {
       throw new TypeError('serverEvent: an id may not hold a line break or NUL');
     if (options.event !== undefined && (options.event === '' || lineBreak.test(options.event)))
       throw new TypeError('serverEvent: an event name must be non-empty, without line breaks');
+    if (options.event !== undefined && reservedEvents.includes(options.event))
+      throw new TypeError(
+        `serverEvent: the event name "${options.event}" is the stream's own (close, end, error: docs/events.md)`,
+      );
     if (options.retry !== undefined && (!Number.isInteger(options.retry) || options.retry < 0))
       throw new TypeError('serverEvent: retry must be a whole number of ms');
     this.data = data;

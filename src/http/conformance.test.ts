@@ -952,9 +952,13 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(stream.headers.get('cache-control')).toBe('no-cache, no-transform');
     expect(stream.headers.get('x-request-id')).toEqual(expect.any(String));
-    expect(stream.body).toBe('id: 1\ndata: {"n":1}\n\nid: 2\ndata: {"n":2}\n\nid: 3\ndata: {"n":3}\n\n');
+    // The handler returned: the stream ends with its own `end` event, over and not dropped.
+    const end = 'event: end\ndata: {}\n\n';
+    expect(stream.body).toBe(
+      `id: 1\ndata: {"n":1}\n\nid: 2\ndata: {"n":2}\n\nid: 3\ndata: {"n":3}\n\n${end}`,
+    );
     const resumed = await send('GET', '/api/ticks/stream?count=2', { headers: { 'last-event-id': '5' } });
-    expect(resumed.body).toBe('id: 6\ndata: {"n":6}\n\nid: 7\ndata: {"n":7}\n\n');
+    expect(resumed.body).toBe(`id: 6\ndata: {"n":6}\n\nid: 7\ndata: {"n":7}\n\n${end}`);
     expectProblem(await send('GET', '/api/ticks/stream?count=many'), 400, 'VALIDATION_FAILED');
   });
 
@@ -1031,7 +1035,9 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
 
   it('sends a keep-alive comment while the stream is quiet', async () => {
     const quiet = await send('GET', '/api/ticks/stream?count=2&pause=1500');
-    expect(quiet.body).toBe('id: 1\ndata: {"n":1}\n\n: keep-alive\n\nid: 2\ndata: {"n":2}\n\n');
+    expect(quiet.body).toBe(
+      'id: 1\ndata: {"n":1}\n\n: keep-alive\n\nid: 2\ndata: {"n":2}\n\nevent: end\ndata: {}\n\n',
+    );
   });
 
   it('runs the handler’s finally once the client leaves an open stream', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ProceedError } from '../core/errors.js';
 import { type EventsAnswer, serverEvent } from '../core/events.js';
-import { closingFrame, eventFrame, eventFrames, keepAliveFrame } from './events.js';
+import { closingFrame, endFrame, eventFrame, eventFrames, keepAliveFrame } from './events.js';
 
 function answer(
   source: AsyncIterable<unknown>,
@@ -72,7 +72,9 @@ describe('eventFrames', () => {
     const closing = closingSignal();
     const events = answer(many());
     const frames = await collect(eventFrames(events, closing.onClosing, problemBody));
-    expect(frames).toHaveLength(10_000);
+    // Each event, then the end: the handler returned, the stream is over.
+    expect(frames).toHaveLength(10_001);
+    expect(frames.at(-1)).toBe(endFrame);
     expect(closing.subscribed).toBe(1);
     expect(closing.listening).toBe(0);
     // The handler's signal is aborted once the stream is over, whatever ended it.

@@ -39,6 +39,12 @@ export function eventFrame(
  */
 export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close' });
 
+/**
+ * The last frame of a stream whose handler returned: it is over, not dropped, so the typed
+ * client ends its iteration instead of reconnecting (docs/events.md, "On the wire").
+ */
+export const endFrame = eventFrame('{}', { event: 'end' });
+
 type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
 
 /**
@@ -80,7 +86,10 @@ export async function* eventFrames(
         yield keepAliveFrame;
         continue;
       }
-      if (next.done === true) return;
+      if (next.done === true) {
+        yield endFrame;
+        return;
+      }
       const frame = eventFrameOf(next.value, events.serialize);
       const written = typeof frame === 'string' ? frame : await frame;
       opened = true;

@@ -26,13 +26,11 @@ const ticks = procedures('ticks', {
     .output(eventStream(Tick))
     .query(async function* ({ input, lastEventId, signal }) {
       try {
-        // Each connection sends a few events and ends: the client reconnects for the rest.
+        // Each connection sends a few events, then holds (a test's fetch drops it after them) or ends.
         const from = lastEventId === undefined ? 1 : Number(lastEventId) + 1;
         for (let n = from; n < from + 2 && n <= input.upTo; n++)
           yield serverEvent({ n }, { id: n, retry: 10 });
         if (input.hold)
-          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        else if (from > input.upTo)
           await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       } finally {
         finallies++;
@@ -52,6 +50,25 @@ const ticks = procedures('ticks', {
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     httpRequest({ port, host: '127.0.0.1', path, headers }, resolve).on('error', reject).end();
+  });
+}
+
+/** A body that ends after `count` events, its source let go: a connection dropped midway. */
+function droppedAfter(source: ReadableStream<Uint8Array>, count: number): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  const decoder = new TextDecoder();
+  let seen = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      controller.enqueue(value);
+      seen += decoder.decode(value, { stream: true }).split('\ndata:').length - 1;
+      if (seen >= count) {
+        await reader.cancel();
+        controller.close();
+      }
+    },
   });
 }
 
@@ -134,27 +151,48 @@ describe('the typed client', () => {
   });
   afterAll(() => app.close());
 
-  it('iterates the events, reconnecting with Last-Event-ID and a fresh token, until its signal aborts', async () => {
+  it('iterates the events, reconnecting with Last-Event-ID and a fresh token when the connection drops, until its signal aborts', async () => {
     tokensGiven = 0;
     const seenTokens: string[] = [];
     const client = createClient<readonly [typeof ticks]>({
       baseUrl,
       routes: routeManifest([ticks]),
       token: () => `token-${++tokensGiven}`,
-      fetch: (input, init) => {
+      fetch: async (input, init) => {
         seenTokens.push(new Headers(init?.headers).get('authorization') ?? '');
-        return fetch(input, init);
+        const answer = await fetch(input, init);
+        // The connection drops after two events, as a proxy's timeout would cut it.
+        return new Response(droppedAfter(answer.body as ReadableStream<Uint8Array>, 2), answer);
       },
     });
     const stop = new AbortController();
     const received: number[] = [];
-    for await (const tick of await client.ticks.tickEvents({ upTo: 5 }, { signal: stop.signal })) {
+    for await (const tick of await client.ticks.tickEvents(
+      { upTo: 5, hold: true },
+      { signal: stop.signal },
+    )) {
       received.push(tick.n);
       if (tick.n === 5) stop.abort();
     }
     // Two events per connection: three connections, each resuming after the last id it saw.
     expect(received).toEqual([1, 2, 3, 4, 5]);
     expect(seenTokens).toEqual(['Bearer token-1', 'Bearer token-2', 'Bearer token-3']);
+  });
+
+  it('ends the iteration when the handler returns: the stream is over, not dropped', async () => {
+    let connections = 0;
+    const client = createClient<readonly [typeof ticks]>({
+      baseUrl,
+      routes: routeManifest([ticks]),
+      fetch: (input, init) => {
+        connections++;
+        return fetch(input, init);
+      },
+    });
+    const received: number[] = [];
+    for await (const tick of await client.ticks.tickEvents({ upTo: 2 })) received.push(tick.n);
+    expect(received).toEqual([1, 2]);
+    expect(connections).toBe(1);
   });
 
   it('rejects the call with the problem when the stream cannot open', async () => {
