@@ -106,7 +106,28 @@ function wiringRefusal(
     if (keys !== undefined && !keys.has('data') && [...keys].some((name) => name !== 'id'))
       return `${owner} is an update*, which takes { id, data } (id from the path, data the whole body), but its input has fields beside id and no data: write .input(z.object({ id: …, data: z.object({ … }) })), or, for a flat body, give it a name without the update prefix (editPost) and .rest({ method: 'PATCH', path: '${route.path}' }) (docs/procedures.md, "Input")`;
   }
+  const notObject = nonObjectInput(definition, route);
+  if (notObject !== undefined)
+    return `${owner} takes ${notObject} as its whole input, which no request carries: a query string and a JSON body are objects, and every such request was a 400; name it, .input(z.object({ items: … })) (docs/procedures.md, "Input")`;
   return undefined;
+}
+
+/** What an input is when a query string or a JSON body could never be it: `an array`, `a string`… */
+function nonObjectInput(definition: ProcedureDefinition, route: ResolvedRoute): string | undefined {
+  // A raw upload's whole input is its file.
+  if (definition.input === undefined || uploadShapeOf(definition, route.inputMode)?.mode === 'raw')
+    return undefined;
+  let type: unknown;
+  try {
+    type = toJsonSchema(definition.input, { io: 'input' }).type;
+  } catch {
+    return undefined;
+  }
+  const types = Array.isArray(type) ? type : [type];
+  const named = types.filter((each): each is string => typeof each === 'string' && each !== 'null');
+  if (named.length === 0 || named.includes('object')) return undefined;
+  const [first = ''] = named;
+  return `${/^[aeiou]/.test(first) ? 'an' : 'a'} ${first}`;
 }
 
 /**

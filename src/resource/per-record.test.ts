@@ -141,10 +141,12 @@ describe('views chosen per record', () => {
 
   it('chooses per event in a stream of records', async () => {
     const response = await app.inject({ url: '/api/notes/events', headers: { 'x-user': 'ada' } });
+    // Each event's data, the stream's own `end` event left out.
     const data = response.body
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice('data: '.length)));
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: '))
+      .map((frame) => JSON.parse(frame.slice('data: '.length)));
+    expect(response.body.endsWith('event: end\ndata: {}\n\n')).toBe(true);
     expect(data).toEqual([
       ownerView(rows[0] as NoteRow),
       authenticatedView(rows[1] as NoteRow),

@@ -200,6 +200,33 @@ describe('start-up errors', () => {
     expect(() => createApp({ logger: false }).mount([body])).not.toThrow();
   });
 
+  it('refuses an input no query string or JSON body can be: an array, a string (a raw file and unions of objects are taken)', () => {
+    const bulk = procedures('reports', {
+      bulkReports: p
+        .rest({ method: 'POST', path: '/reports/bulk' })
+        .input(z.array(z.object({ id: z.string() })))
+        .mutation(({ input }) => input.length),
+    });
+    expect(() => createApp({ logger: false }).mount([bulk])).toThrow(
+      /reports\.bulkReports takes an array as its whole input, which no request carries.*\.input\(z\.object\(\{ items: … \}\)\)/,
+    );
+    const text = procedures('reports', {
+      listReports: p.input(z.string().nullable()).query(({ input }) => input),
+    });
+    expect(() => createApp({ logger: false }).mount([text])).toThrow(/reports\.listReports takes a string/);
+    const taken = procedures('reports', {
+      putReport: p
+        .rest({ method: 'PUT', path: '/reports/raw' })
+        .input(z.file())
+        .mutation(({ input }) => input.size),
+      createReport: p
+        .input(z.union([z.object({ kind: z.literal('a') }), z.object({ kind: z.literal('b') })]))
+        .mutation(({ input }) => input.kind),
+      listReports: p.input(z.object({ q: z.string() }).optional()).query(() => []),
+    });
+    expect(() => createApp({ logger: false }).mount([taken])).not.toThrow();
+  });
+
   it('refuses a mutation on GET, an update* whose JSON input has no data, and a second .input()', () => {
     const onGet = procedures('counters', {
       resetCounter: p.rest({ method: 'GET', path: '/counters/reset' }).mutation(() => ({ reset: true })),

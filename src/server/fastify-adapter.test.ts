@@ -269,6 +269,6 @@ describe('the Fastify adapter', () => {
     const url = await listen(app);
     const answer = await fetch(`${url}/api/ticks`);
     expect(answer.headers.get('content-length')).toBeNull();
-    expect(await answer.text()).toBe('data: {"n":1}\n\ndata: {"n":2}\n\n');
+    expect(await answer.text()).toBe('data: {"n":1}\n\ndata: {"n":2}\n\nevent: end\ndata: {}\n\n');
   });
 });
