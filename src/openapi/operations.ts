@@ -216,7 +216,7 @@ export class DocumentBuilder {
     if (output?.kind === 'events')
       return {
         description:
-          'Server-sent events, open until the client leaves: each `data` is JSON of `x-proceed-event-data`; a keep-alive comment while quiet; an `error` event with a problem when the stream fails after it opened; a `close` event when the server shuts down (reconnect with `Last-Event-ID`)',
+          'Server-sent events, open until the client leaves or the stream is over: each `data` is JSON of `x-proceed-event-data`; a keep-alive comment while quiet; an `error` event with a problem when the stream fails after it opened; a `close` event when the server shuts down (reconnect with `Last-Event-ID`); an `end` event when the stream is over (do not reconnect)',
         content: {
           'text/event-stream': {
             schema: { type: 'string' },
