@@ -134,9 +134,10 @@ export function keepingType(file: File, type: string): File {
  */
 export function fileNameOf(header: string | undefined): string {
   if (header === undefined) return 'upload';
-  // The charset holds no blank: blanks the `\s*` before it and the charset could both take made a
-  // header of blanks without its second quote quadratic (16,000 took 146 ms).
-  const extended = /filename\*\s*=\s*([^'\s]*)'[^']*'([^;]+)/i.exec(header);
+  // Neither the charset nor the language runs past a blank, a `;` or a `=`: text two parts of the
+  // pattern could both take (blanks, or `filename*=` again and again) made a header without its
+  // second quote quadratic (16,000 blanks took 146 ms).
+  const extended = /filename\*\s*=\s*([^'\s;=]*)'[^';]*'([^;]+)/i.exec(header);
   if (extended?.[2] !== undefined && (extended[1] ?? '').toLowerCase() === 'utf-8') {
     try {
       return cleanFileName(decodeURIComponent(extended[2].trim()));
