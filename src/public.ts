@@ -40,8 +40,10 @@ export {
   type EventStreamOptions,
   type EventStreamOutput,
   eventStream,
+  reconnectStream,
   resumeAfter,
   ServerEvent,
+  StreamReconnect,
   serverEvent,
   type UnplacedEventId,
 } from './core/events.js';

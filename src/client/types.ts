@@ -4,7 +4,7 @@
  */
 
 import type { ErrorCode, ErrorDefinition } from '../core/errors.js';
-import type { ServerEvent } from '../core/events.js';
+import type { ServerEvent, StreamReconnect } from '../core/events.js';
 import type { AnyProcedure, Collection } from '../core/procedure.js';
 import type { SocketWire, SocketWireOf } from '../core/sockets.js';
 import type { ProblemError } from './errors.js';
@@ -163,7 +163,7 @@ type OutputOnWire<O, A, N extends string> = A extends 'json'
       ? undefined
       : A extends 'events'
         ? [O] extends [AsyncIterable<infer E>]
-          ? AsyncIterable<Jsonify<Exclude<E, ServerEvent<unknown>>>>
+          ? AsyncIterable<Jsonify<Exclude<E, ServerEvent<unknown> | StreamReconnect>>>
           : never
         : SocketWireOf<O> extends SocketWire<infer Sends, infer Receives>
           ? ClientSocket<Sends, Jsonify<Receives>>

@@ -188,7 +188,26 @@ export class EventSequence implements EventLogBounds {
 }
 
 /** What the handler of an event-stream procedure returns: its events, as it yields them. */
-export type EventStreamOf<T> = AsyncIterable<T | ServerEvent<T>>;
+export type EventStreamOf<T> = AsyncIterable<T | ServerEvent<T> | StreamReconnect>;
+
+/** What {@link reconnectStream} gives: the stream's end as a drop, not as its last event. */
+export class StreamReconnect {
+  readonly reason = 'reconnect';
+}
+
+const reconnect = Object.freeze(new StreamReconnect());
+
+/**
+ * Ends the stream as dropped rather than over: yielded, it sends `event: close` and ends, and the
+ * typed client reconnects at once with `Last-Event-ID` (a reader fallen too far behind resumes
+ * from the store). A handler that returns ends its stream as over (`event: end`: docs/events.md).
+ *
+ * @example
+ * if (overflowed) { yield reconnectStream(); return; }
+ */
+export function reconnectStream(): StreamReconnect {
+  return reconnect;
+}
 
 /** What an event-stream handler receives besides its input and context. */
 export interface EventStreamOptions {

@@ -7,7 +7,7 @@
  * next frame, so a slow client holds the handler back instead of filling memory; ending it (the
  * client left, the app closes) aborts the handler's signal and returns its generator.
  */
-import { type EventsAnswer, ServerEvent } from '../core/events.js';
+import { type EventsAnswer, ServerEvent, StreamReconnect } from '../core/events.js';
 
 /** The headers of an event stream: never cached, never buffered by a proxy, never sniffed. */
 export const eventStreamHeaders = {
@@ -44,6 +44,9 @@ export const closingFrame = eventFrame('{"reason":"shutdown"}', { event: 'close'
  * client ends its iteration instead of reconnecting (docs/events.md, "On the wire").
  */
 export const endFrame = eventFrame('{}', { event: 'end' });
+
+/** The last frame of a stream its handler ended as a drop ({@link reconnectStream}): reconnect at once. */
+export const reconnectFrame = eventFrame('{"reason":"reconnect"}', { event: 'close' });
 
 type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
 
@@ -88,6 +91,11 @@ export async function* eventFrames(
       }
       if (next.done === true) {
         yield endFrame;
+        return;
+      }
+      // The handler asks for the end of a drop: the client comes back with Last-Event-ID.
+      if (next.value instanceof StreamReconnect) {
+        yield reconnectFrame;
         return;
       }
       const frame = eventFrameOf(next.value, events.serialize);

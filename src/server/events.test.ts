@@ -7,7 +7,7 @@ import { settled } from '../../test/settled.js';
 import { authPlugin } from '../auth/plugin.js';
 import { TokenService } from '../auth/tokens.js';
 import { createClient, routeManifest } from '../client/index.js';
-import { eventStream, serverEvent } from '../core/events.js';
+import { eventStream, reconnectStream, serverEvent } from '../core/events.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './create-app.js';
@@ -35,6 +35,15 @@ const ticks = procedures('ticks', {
       } finally {
         finallies++;
       }
+    }),
+  // Ends each connection as a drop until the third event, then is over.
+  dropEvents: procedure()
+    .rest({ method: 'GET', path: '/ticks/drops' })
+    .output(eventStream(Tick))
+    .query(async function* ({ lastEventId }) {
+      const n = lastEventId === undefined ? 1 : Number(lastEventId) + 1;
+      yield serverEvent({ n }, { id: n });
+      if (n < 3) yield reconnectStream();
     }),
   fastEvents: procedure()
     .rest({ method: 'GET', path: '/ticks/fast' })
@@ -177,6 +186,24 @@ describe('the typed client', () => {
     // Two events per connection: three connections, each resuming after the last id it saw.
     expect(received).toEqual([1, 2, 3, 4, 5]);
     expect(seenTokens).toEqual(['Bearer token-1', 'Bearer token-2', 'Bearer token-3']);
+  });
+
+  it('reconnects at once, with Last-Event-ID, after a handler ends its stream with reconnectStream()', async () => {
+    let connections = 0;
+    const client = createClient<readonly [typeof ticks]>({
+      baseUrl,
+      routes: routeManifest([ticks]),
+      fetch: (input, init) => {
+        connections++;
+        return fetch(input, init);
+      },
+    });
+    const received: number[] = [];
+    for await (const tick of await client.ticks.dropEvents({})) received.push(tick.n);
+    expect(received).toEqual([1, 2, 3]);
+    expect(connections).toBe(3);
+    const frames = await (await fetch(`${baseUrl}/api/ticks/drops`)).text();
+    expect(frames).toBe('id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"reconnect"}\n\n');
   });
 
   it('ends the iteration when the handler returns: the stream is over, not dropped', async () => {

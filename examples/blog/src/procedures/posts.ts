@@ -9,6 +9,7 @@ import {
   NotFoundError,
   type Precondition,
   procedures,
+  reconnectStream,
   resumeAfter,
   sendFile,
   serverEvent,
@@ -155,7 +156,12 @@ export const posts = procedures('posts', {
           }
           if (missed.length < replayLimit) break;
         }
-        while (!signal.aborted && !overflowed) {
+        while (!signal.aborted) {
+          // Fallen too far behind: a drop, not the end, so the client resumes from the database.
+          if (overflowed) {
+            yield reconnectStream();
+            return;
+          }
           const event = queue.shift();
           if (event === undefined) {
             await new Promise<void>((resolve) => {
