@@ -6,7 +6,6 @@
 import { ProceedConfigError } from '../core/errors.js';
 import { type HttpMethod, type InputMode, normalizePrefix, resolveRoute } from '../core/naming.js';
 import type { Collection } from '../core/procedure.js';
-import { uploadShapeOf } from '../core/uploads.js';
 import type { ApiShape } from './types.js';
 
 /** One procedure's route; `path` is relative to the mount prefix, e.g. `/posts/:id/publish`. */
@@ -150,7 +149,7 @@ export function routeManifest(
         ...statusesOf(successStatuses),
         ...downloadOf(definition.output),
         // As a mounted route says (src/core/routes.ts): a form route sends a form without a file too.
-        ...uploadOf(uploadShapeOf(definition, inputMode)?.mode),
+        ...uploadOf(definition.uploadMode(inputMode)),
       });
     }
   }

@@ -6,7 +6,7 @@
 import { type ProblemCode, ProceedConfigError } from './errors.js';
 import type { EventStreamOptions } from './events.js';
 import type { Guard } from './guards.js';
-import type { ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
+import type { InputMode, ProcedureKind, RestOverride, SuccessStatus } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { ResponseControl } from './response.js';
 import type { StandardSchemaV1 } from './schema.js';
@@ -72,6 +72,11 @@ export interface ProcedureDefinition {
   /** Set by `.mcp()`: the procedure is a tool of the app's MCP endpoint (docs/mcp.md). */
   readonly mcp: McpTool | undefined;
   readonly handler: AnyHandler;
+  /**
+   * How the procedure takes files on a route of this input mode, if it does: read from its input
+   * when asked (the client's route manifest asks it, without loading the schema code itself).
+   */
+  readonly uploadMode: (inputMode: InputMode) => 'form' | 'raw' | undefined;
 }
 
 /** How a procedure shows as an MCP tool; its name is the procedure's (docs/mcp.md). */
@@ -96,7 +101,10 @@ export function checkedMcpTool(tool: McpTool): McpTool {
 
 /** What a builder holds: a procedure's definition before its handler. */
 export type BuilderState = {
-  -readonly [K in Exclude<keyof ProcedureDefinition, 'kind' | 'handler'>]: ProcedureDefinition[K];
+  -readonly [K in Exclude<
+    keyof ProcedureDefinition,
+    'kind' | 'handler' | 'uploadMode'
+  >]: ProcedureDefinition[K];
 };
 
 /** What `.versioned()` declares. */

@@ -6,7 +6,7 @@
 import { type EventStreamOf, type EventStreamOutput, isEventStreamOutput } from './events.js';
 import { type DownloadOutput, type FileAnswer, isDownloadOutput } from './files.js';
 import type { AfterGuards, Guard } from './guards.js';
-import type { ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
+import type { InputMode, ProcedureKind, RestOverride, RestRoute, SuccessStatus } from './naming.js';
 import { optionKeys, refuseUnknownOptions } from './options.js';
 import type { EntityVersion, Precondition } from './precondition.js';
 import type { BaseContext } from './request-context.js';
@@ -15,6 +15,7 @@ import type { SchemaInput, SchemaLike, SchemaOutput, StandardSchemaV1 } from './
 import { isSocketOutput, type SocketOf, type SocketOutput, type SocketWire } from './sockets.js';
 import type { Middleware, Step } from './steps.js';
 import { checkUploadOptions, type UploadOptions } from './upload-options.js';
+import { uploadShapeOf } from './uploads.js';
 
 export type {
   AnswerKind,
@@ -44,6 +45,7 @@ import type {
   McpTool,
   NoContent,
   NoOutput,
+  ProcedureDefinition,
   ProcedureMeta,
   StepInput,
 } from './procedure-types.js';
@@ -352,7 +354,13 @@ export class ProcedureBuilder<
   #finish(kind: ProcedureKind, handler: AnyHandler): AnyProcedure {
     if (kind === 'query' && this.#state.versioning !== undefined && this.#state.versioning.read === undefined)
       throw new TypeError('.versioned() on a query needs read: the version its answers carry');
-    return Object.freeze({ '~proceed': Object.freeze({ ...this.#state, kind, handler }) });
+    const definition: ProcedureDefinition = Object.freeze({
+      ...this.#state,
+      kind,
+      handler,
+      uploadMode: (inputMode: InputMode) => uploadShapeOf(definition, inputMode)?.mode,
+    });
+    return Object.freeze({ '~proceed': definition });
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { ProceedConfigError } from './errors.js';
 import type { InputMode } from './naming.js';
-import type { ProcedureDefinition } from './procedure.js';
+import type { ProcedureDefinition } from './procedure-types.js';
 import { type JsonSchema, toJsonSchema } from './schema.js';
 import { defaultUploadLimits, MiB, type UploadLimits, type UploadOptions } from './upload-options.js';
 
