@@ -44,7 +44,6 @@ export async function withApp<T>(
  */
 export async function writeOutput(text: string, file: string | undefined, summary?: string): Promise<void> {
   if (file !== undefined) {
-    if (file === '') throw new CliError('--out names the file to write: it was given an empty name', 2);
     const target = resolve(process.cwd(), file);
     try {
       mkdirSync(dirname(target), { recursive: true });

@@ -244,6 +244,9 @@ export function parseCommand<C extends CommandSpec>(
       command.usage,
     );
   }
+  // Checked before the app loads, as a bad value is.
+  if ((parsed.values as { out?: unknown }).out === '')
+    throw new UsageError('--out names the file to write: it was given an empty name', command.usage);
   return { values: parsed.values, entry: parsed.positionals[0] };
 }
 
