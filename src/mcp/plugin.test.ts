@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { versionedRecords } from '../../test/fixtures/versioned-records.js';
 import { admin, authenticated } from '../auth/guards.js';
 import { type AuthContext, authPlugin } from '../auth/plugin.js';
 import { MemoryRevocationStore } from '../auth/revocation.js';
@@ -669,30 +670,11 @@ describe('a tool call with an Idempotency-Key', () => {
 
 describe('a tool call with If-Match', () => {
   it("takes the request's If-Match as its REST route does: a stale tag is a 412 that changes nothing", async () => {
-    const record = { id: 'a', title: 'kept', version: 4 };
+    // The records of the REST tests of If-Match (src/server/http-cache.test.ts), as tools.
+    const { record, collection } = versionedRecords();
     const app = createApp({ logger: false });
     await app.register(mcpPlugin, { collections: ['records'] });
-    app.mount([
-      procedures('records', {
-        getRecord: procedure()
-          .input(z.object({ id: z.string() }))
-          .versioned((row: typeof record) => row.version)
-          .query(() => record),
-        updateRecord: procedure()
-          .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
-          .versioned((row: typeof record) => row.version)
-          .mutation(({ input, ctx }) => {
-            ctx.precondition.check(record.version);
-            record.title = input.data.title;
-            record.version++;
-            return record;
-          }),
-        logRecord: procedure()
-          .input(z.object({ id: z.string() }))
-          .rest({ method: 'PUT', path: '/records/:id/log' })
-          .mutation(() => ({ ok: true })),
-      }),
-    ]);
+    app.mount([collection]);
     const tool = async (name: string, args: object, ifMatch?: string) => {
       const answer = await sendRpc(
         app,

@@ -1,6 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { versionedRecords } from '../../test/fixtures/versioned-records.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { entityTag, matchingTag } from '../http/entity-tags.js';
 import type { App, AppOptions } from './app.js';
@@ -141,26 +142,7 @@ describe('compression', () => {
 });
 
 describe('versioned procedures over HTTP', () => {
-  const record = { id: 'a', title: 'kept', version: 4 };
-  const versioned = procedures('records', {
-    getRecord: procedure()
-      .input(z.object({ id: z.string() }))
-      .versioned((row: typeof record) => row.version)
-      .query(() => record),
-    updateRecord: procedure()
-      .input(z.object({ id: z.string(), data: z.object({ title: z.string() }) }))
-      .versioned((row: typeof record) => row.version)
-      .mutation(({ input, ctx }) => {
-        ctx.precondition.check(record.version);
-        record.title = input.data.title;
-        record.version++;
-        return record;
-      }),
-    logRecord: procedure()
-      .input(z.object({ id: z.string() }))
-      .rest({ method: 'PUT', path: '/records/:id/log' })
-      .mutation(() => ({ ok: true })),
-  });
+  const { record, collection: versioned } = versionedRecords();
   const served = (options: AppOptions<object> = {}) => {
     const created = createApp({ logger: false, ...options }).mount([versioned]);
     apps.push(created);
