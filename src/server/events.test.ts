@@ -188,38 +188,36 @@ describe('the typed client', () => {
     expect(seenTokens).toEqual(['Bearer token-1', 'Bearer token-2', 'Bearer token-3']);
   });
 
-  it('reconnects at once, with Last-Event-ID, after a handler ends its stream with reconnectStream()', async () => {
-    let connections = 0;
+  /** A client of the ticks that counts the connections it opens. */
+  const countingClient = () => {
+    let opened = 0;
     const client = createClient<readonly [typeof ticks]>({
       baseUrl,
       routes: routeManifest([ticks]),
       fetch: (input, init) => {
-        connections++;
+        opened++;
         return fetch(input, init);
       },
     });
+    return { client, connections: () => opened };
+  };
+
+  it('reconnects at once, with Last-Event-ID, after a handler ends its stream with reconnectStream()', async () => {
+    const { client, connections } = countingClient();
     const received: number[] = [];
     for await (const tick of await client.ticks.dropEvents({})) received.push(tick.n);
     expect(received).toEqual([1, 2, 3]);
-    expect(connections).toBe(3);
+    expect(connections()).toBe(3);
     const frames = await (await fetch(`${baseUrl}/api/ticks/drops`)).text();
     expect(frames).toBe('id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"reconnect"}\n\n');
   });
 
   it('ends the iteration when the handler returns: the stream is over, not dropped', async () => {
-    let connections = 0;
-    const client = createClient<readonly [typeof ticks]>({
-      baseUrl,
-      routes: routeManifest([ticks]),
-      fetch: (input, init) => {
-        connections++;
-        return fetch(input, init);
-      },
-    });
+    const { client, connections } = countingClient();
     const received: number[] = [];
     for await (const tick of await client.ticks.tickEvents({ upTo: 2 })) received.push(tick.n);
     expect(received).toEqual([1, 2]);
-    expect(connections).toBe(1);
+    expect(connections()).toBe(1);
   });
 
   it('rejects the call with the problem when the stream cannot open', async () => {
