@@ -15,6 +15,7 @@ import {
   useBlog,
   withTwoInstances,
 } from './harness.js';
+import { blogRuntime } from './runtimes.js';
 
 interface ReadEvent {
   id: string;
@@ -162,7 +163,14 @@ const on = (name: Engine['name'], url: string): Engine => ({
   open: async () => ({ url, drop: async () => undefined }),
 });
 
-describe('resuming the live feed after a restart of a memory:// blog', () => {
+/**
+ * Where an id from before a restart or a restore is placed is the blog's and its database's
+ * work, the same on every runtime: on Node only. Each runtime serves the feed in the tests above,
+ * the unplaceable ids included, and the resumption across instances below.
+ */
+const onNodeOnly = blogRuntime() !== undefined;
+
+describe.skipIf(onNodeOnly)('resuming the live feed after a restart of a memory:// blog', () => {
   it('places the old id in another epoch and sends the new posts live', async () => {
     const before = await startBlog(on('PGlite', 'memory://'));
     let seen: ReadEvent;
@@ -191,55 +199,60 @@ describe('resuming the live feed after a restart of a memory:// blog', () => {
 });
 
 const postgresUrl = inject('postgresUrl');
-describe.skipIf(postgresUrl === null)('resuming the live feed on a restored PostgreSQL database', () => {
-  it('sends live events to a client whose id the backup never held', async () => {
-    const adminUrl = postgresUrl as string;
-    const original = await createPostgresDatabase(adminUrl);
-    const backupName = `blog_backup_${Date.now().toString(36)}`;
-    const backupUrl = new URL(original.url);
-    backupUrl.pathname = `/${backupName}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    try {
-      const first = await startBlog(on('PostgreSQL', original.url));
+describe.skipIf(postgresUrl === null || onNodeOnly)(
+  'resuming the live feed on a restored PostgreSQL database',
+  () => {
+    it('sends live events to a client whose id the backup never held', async () => {
+      const adminUrl = postgresUrl as string;
+      const original = await createPostgresDatabase(adminUrl);
+      const backupName = `blog_backup_${Date.now().toString(36)}`;
+      const backupUrl = new URL(original.url);
+      backupUrl.pathname = `/${backupName}`;
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
       try {
-        await (await writerOn(first))('In the backup');
-      } finally {
-        await first.close();
-      }
-      // The backup: a copy of the database as it is now (no connection is open to it).
-      await admin.query(`CREATE DATABASE ${backupName} TEMPLATE ${new URL(original.url).pathname.slice(1)}`);
-      const second = await startBlog(on('PostgreSQL', original.url));
-      let seen: ReadEvent;
-      try {
-        const publish = await writerOn(second);
-        const feed = await openFeed(second.origin);
+        const first = await startBlog(on('PostgreSQL', original.url));
         try {
-          await publish('After the backup');
-          await publish('Also after it');
-          await feed.next();
-          seen = await feed.next();
+          await (await writerOn(first))('In the backup');
         } finally {
-          feed.close();
+          await first.close();
+        }
+        // The backup: a copy of the database as it is now (no connection is open to it).
+        await admin.query(
+          `CREATE DATABASE ${backupName} TEMPLATE ${new URL(original.url).pathname.slice(1)}`,
+        );
+        const second = await startBlog(on('PostgreSQL', original.url));
+        let seen: ReadEvent;
+        try {
+          const publish = await writerOn(second);
+          const feed = await openFeed(second.origin);
+          try {
+            await publish('After the backup');
+            await publish('Also after it');
+            await feed.next();
+            seen = await feed.next();
+          } finally {
+            feed.close();
+          }
+        } finally {
+          await second.close();
+        }
+        // The restore: the blog now runs on the backup, whose newest id is below the client's.
+        const restored = await startBlog(on('PostgreSQL', backupUrl.toString()));
+        try {
+          await expectLiveAfter(restored, seen.id);
+        } finally {
+          await restored.close();
         }
       } finally {
-        await second.close();
+        await admin.query(`DROP DATABASE IF EXISTS ${backupName} WITH (FORCE)`);
+        await rm(attachmentsDirectoryOf(backupUrl.toString()), { recursive: true, force: true });
+        await admin.end();
+        await original.drop();
       }
-      // The restore: the blog now runs on the backup, whose newest id is below the client's.
-      const restored = await startBlog(on('PostgreSQL', backupUrl.toString()));
-      try {
-        await expectLiveAfter(restored, seen.id);
-      } finally {
-        await restored.close();
-      }
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${backupName} WITH (FORCE)`);
-      await rm(attachmentsDirectoryOf(backupUrl.toString()), { recursive: true, force: true });
-      await admin.end();
-      await original.drop();
-    }
-  });
-});
+    });
+  },
+);
 
 const postgres = engines().find((engine) => engine.name === 'PostgreSQL');
 describe.skipIf(postgres === undefined || postgres.skip)(
