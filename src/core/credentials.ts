@@ -1,6 +1,7 @@
 /**
  * What signed a request in, kept for what outlives the request: a WebSocket opened by it lives on
- * after its handshake, and closes once these no longer hold (docs/sockets.md, "Authentication").
+ * after its handshake, an event stream after its request, and each ends once these no longer hold
+ * (docs/sockets.md and docs/events.md, "Authentication").
  * Whatever sets `ctx.user` may hold them; the core knows no token.
  */
 export interface Credentials {

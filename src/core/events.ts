@@ -4,10 +4,14 @@
  * schema's compiled serializer. This module describes the declaration and one event; the wire
  * format, keep-alives, backpressure and shutdown live in src/http/events.ts.
  */
+import type { Credentials } from './credentials.js';
 import type { StandardSchemaV1 } from './schema.js';
 
 /** The default time between keep-alive comments, in ms: under the 30 s proxies commonly allow. */
 export const defaultKeepAlive = 15_000;
+
+/** The default time between checks of a stream's credentials, in ms, as a WebSocket's. */
+export const defaultCredentialsCheck = 60_000;
 
 /** The declaration behind `.output(eventStream(schema))`. */
 export interface EventStreamOutput<S extends StandardSchemaV1 = StandardSchemaV1> {
@@ -16,6 +20,8 @@ export interface EventStreamOutput<S extends StandardSchemaV1 = StandardSchemaV1
   readonly schema: S;
   /** ms between keep-alive comments while no event is sent. */
   readonly keepAlive: number;
+  /** ms between checks of the credentials that opened the stream (docs/events.md, "Authentication"). */
+  readonly credentialsCheck: number;
 }
 
 /**
@@ -28,14 +34,19 @@ export interface EventStreamOutput<S extends StandardSchemaV1 = StandardSchemaV1
  */
 export function eventStream<S extends StandardSchemaV1>(
   schema: S,
-  options: { keepAlive?: number } = {},
+  options: { keepAlive?: number; credentialsCheck?: number } = {},
 ): EventStreamOutput<S> {
   const keepAlive = options.keepAlive ?? defaultKeepAlive;
   if (!Number.isInteger(keepAlive) || keepAlive < 1000 || keepAlive > 120_000)
     throw new TypeError(
       `eventStream: keepAlive must be a whole number of ms from 1000 to 120000 (got ${keepAlive})`,
     );
-  return Object.freeze({ '~events': true, schema, keepAlive });
+  const credentialsCheck = options.credentialsCheck ?? defaultCredentialsCheck;
+  if (!Number.isInteger(credentialsCheck) || credentialsCheck < 100 || credentialsCheck > 3_600_000)
+    throw new TypeError(
+      `eventStream: credentialsCheck must be a whole number of ms from 100 to 3600000 (got ${credentialsCheck})`,
+    );
+  return Object.freeze({ '~events': true, schema, keepAlive, credentialsCheck });
 }
 
 export function isEventStreamOutput(value: unknown): value is EventStreamOutput {
@@ -229,4 +240,10 @@ export interface EventsAnswer {
   readonly abort: () => void;
   /** Who signed in the request (the credentials' holder), as the per-client limit counts it. */
   readonly holder: string | undefined;
+  /** What signed in the request, when something kept them: the stream ends once they lapse. */
+  readonly credentials: Credentials | undefined;
+  /** ms between checks of `credentials`. */
+  readonly credentialsCheck: number;
+  /** Whether the route's guards still let the caller in, after a check of `credentials` that holds. */
+  readonly stillAllowed: (() => Promise<boolean>) | undefined;
 }

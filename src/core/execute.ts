@@ -84,7 +84,7 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
   // The handler's step, synchronous unless the handler or serializer is not: each avoided
   // promise is a microtask less per request (docs/architecture.md, "A request").
   const answer = replyMaker(route);
-  const streams = eventStreamer(route) ?? socketer(route, options);
+  const streams = eventStreamer(route, options) ?? socketer(route, options);
   const { successStatuses } = route;
   const run = (call: Call, input: unknown): Reply | Promise<Reply> => {
     const response = new ResponseControl<never>(successStatuses);

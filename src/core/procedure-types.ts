@@ -39,7 +39,7 @@ export type OutputDeclaration =
   /** A file: the handler returns a {@link FileAnswer} (docs/files.md). */
   | { kind: 'download'; types: readonly string[] }
   /** Server-sent events: the handler yields them (docs/events.md). */
-  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number }
+  | { kind: 'events'; schema: StandardSchemaV1; keepAlive: number; credentialsCheck: number }
   /** A WebSocket: the handler takes the client's messages and sends its own (docs/sockets.md). */
   | { kind: 'socket'; socket: SocketOutput };
 

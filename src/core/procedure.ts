@@ -146,10 +146,10 @@ export class ProcedureBuilder<
   ): unknown {
     if (isDownloadOutput(schemaOrChoices))
       return this.#with({ output: { kind: 'download', types: schemaOrChoices.types } });
-    if (isEventStreamOutput(schemaOrChoices))
-      return this.#with({
-        output: { kind: 'events', schema: schemaOrChoices.schema, keepAlive: schemaOrChoices.keepAlive },
-      });
+    if (isEventStreamOutput(schemaOrChoices)) {
+      const { schema, keepAlive, credentialsCheck } = schemaOrChoices;
+      return this.#with({ output: { kind: 'events', schema, keepAlive, credentialsCheck } });
+    }
     if (isSocketOutput(schemaOrChoices))
       return this.#with({ output: { kind: 'socket', socket: schemaOrChoices } });
     if ('~standard' in schemaOrChoices) {

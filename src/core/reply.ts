@@ -3,7 +3,7 @@
  * body through the output's serializer, a created record's `Location`, a version for its `ETag`;
  * or a file, or an event stream (docs/procedures.md, "What a handler returns").
  */
-import type { Call, Reply } from './call.js';
+import type { Call, CompileOptions, Reply } from './call.js';
 import { credentialsOf } from './credentials.js';
 import type { EventsAnswer } from './events.js';
 import { FileAnswer } from './files.js';
@@ -13,6 +13,7 @@ import { compileSerializer, OutputMismatchError, type Serializer } from './outpu
 import { RequestPrecondition, versionOf } from './precondition.js';
 import type { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
+import { guardsStillAllow } from './run-guards.js';
 import { unsendableKind } from './unsendable.js';
 
 const deleteSuccess = '{"success":true}';
@@ -105,8 +106,9 @@ export function replyMaker(
  */
 export function eventStreamer(
   route: RouteEntry,
+  compileOptions: CompileOptions = {},
 ): ((call: Call, input: unknown, response: ResponseControl<never>) => Reply) | undefined {
-  const { output, handler } = route.definition;
+  const { output, handler, guards } = route.definition;
   if (output?.kind !== 'events') return undefined;
   const events = output;
   const writeEvent = compileSerializer(events.schema);
@@ -136,6 +138,7 @@ export function eventStreamer(
         `${owner} is declared .output(eventStream()) and returned ${unsendableKind(source) ?? String(source)}: make the handler an async function* that yields its events (docs/events.md)`,
       );
     }
+    const credentials = credentialsOf(call.ctx);
     const answer: EventsAnswer = {
       source: source as AsyncIterable<unknown>,
       serialize:
@@ -145,7 +148,16 @@ export function eventStreamer(
       keepAlive: events.keepAlive,
       signal: controller.signal,
       abort: () => controller.abort(),
-      holder: credentialsOf(call.ctx)?.holder,
+      holder: credentials?.holder,
+      credentials,
+      credentialsCheck: events.credentialsCheck,
+      stillAllowed: guardsStillAllow(
+        guards,
+        call.ctx,
+        owner,
+        compileOptions,
+        credentials?.stillHold !== undefined,
+      ),
     };
     return { status: 200, body: '', location: undefined, version: undefined, events: answer };
   };

@@ -57,6 +57,34 @@ export function runGuards(
   }
 }
 
+/**
+ * For what outlives its request (a WebSocket, an event stream) once its credentials are checked
+ * again and hold: whether the route's guards still let the caller in, asked about `ctx.user` as
+ * the check loaded it (a demoted admin leaves an admin's socket). A guard's refusal (a 4xx: 403,
+ * or the 404 of a room gone) is false; a 429 or a 5xx (a 503 of a service down), which pass, or a
+ * bug rejects: a check that failed, tried again before what it guards ends. Undefined when there
+ * is nothing to ask again: no guards, or credentials that are never checked again.
+ */
+export function guardsStillAllow(
+  guards: readonly Guard<never>[],
+  ctx: Call['ctx'],
+  owner: string,
+  options: CompileOptions,
+  checkedAgain: boolean,
+): (() => Promise<boolean>) | undefined {
+  if (!checkedAgain || guards.length === 0) return undefined;
+  return () =>
+    Promise.resolve()
+      .then(() => runGuards(guards, ctx, owner, options, undefined))
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof ProceedError && error.status < 500 && error.status !== 429) return false;
+          throw error;
+        },
+      );
+}
+
 /** Only `true` passes: anything else a check returns, by mistake or not, refuses. */
 function refuseUnless(allowed: unknown, guard: Guard<never>, signedIn: boolean): void {
   if (allowed === true) return;

@@ -5,12 +5,12 @@
 import type { Call, CompileOptions, Reply } from './call.js';
 import { createBodyDateCoercer } from './coerce.js';
 import { credentialsOf } from './credentials.js';
-import { ProceedError, ValidationError } from './errors.js';
+import { ValidationError } from './errors.js';
 import { refuseNul } from './nul.js';
 import { compileSerializer, OutputMismatchError } from './output.js';
 import type { ResponseControl } from './response.js';
 import type { RouteEntry } from './routes.js';
-import { runGuards } from './run-guards.js';
+import { guardsStillAllow } from './run-guards.js';
 import { validate } from './schema.js';
 import type { SocketChannel } from './sockets.js';
 import { keyShapeOf, refuseUnknownKeys } from './unknown-keys.js';
@@ -81,25 +81,13 @@ export function socketer(
       }
     };
     const credentials = credentialsOf(call.ctx);
-    // Whether the route's guards still let the caller in, asked after each check of its
-    // credentials (which refresh `ctx.user`): a demoted admin leaves an admin's socket.
-    const stillAllowed =
-      credentials?.stillHold === undefined || guards.length === 0
-        ? undefined
-        : () =>
-            Promise.resolve()
-              .then(() => runGuards(guards, call.ctx, owner, options, undefined))
-              .then(
-                () => true,
-                (error: unknown) => {
-                  // A guard's refusal (a 4xx: 403, or the 404 of a room gone) ends the socket;
-                  // a 429 or a 5xx (a 503 of a service down), which pass, or a bug is a check
-                  // that failed, tried again before the socket goes with 1013.
-                  if (error instanceof ProceedError && error.status < 500 && error.status !== 429)
-                    return false;
-                  throw error;
-                },
-              );
+    const stillAllowed = guardsStillAllow(
+      guards,
+      call.ctx,
+      owner,
+      options,
+      credentials?.stillHold !== undefined,
+    );
     return {
       status: 101,
       body: '',

@@ -1,7 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ProceedError } from '../core/errors.js';
 import { type EventsAnswer, serverEvent } from '../core/events.js';
-import { closingFrame, endFrame, eventFrame, eventFrames, keepAliveFrame } from './events.js';
+import {
+  closingFrame,
+  credentialsFrame,
+  endFrame,
+  eventFrame,
+  eventFrames,
+  keepAliveFrame,
+} from './events.js';
 
 function answer(
   source: AsyncIterable<unknown>,
@@ -16,6 +23,9 @@ function answer(
     signal: controller.signal,
     abort: () => controller.abort(),
     holder: undefined,
+    credentials: undefined,
+    credentialsCheck: 60_000,
+    stillAllowed: undefined,
   };
 }
 
@@ -42,6 +52,7 @@ function closingSignal() {
 }
 
 const problemBody = (error: unknown) => JSON.stringify({ code: (error as ProceedError).code });
+const quietLog = { warn: () => undefined };
 
 async function collect(frames: AsyncGenerator<string>): Promise<string[]> {
   const all: string[] = [];
@@ -71,7 +82,7 @@ describe('eventFrames', () => {
     }
     const closing = closingSignal();
     const events = answer(many());
-    const frames = await collect(eventFrames(events, closing.onClosing, problemBody));
+    const frames = await collect(eventFrames(events, closing.onClosing, problemBody, quietLog));
     // Each event, then the end: the handler returned, the stream is over.
     expect(frames).toHaveLength(10_001);
     expect(frames.at(-1)).toBe(endFrame);
@@ -92,7 +103,7 @@ describe('eventFrames', () => {
       }
     }
     const closing = closingSignal();
-    const frames = eventFrames(answer(endless()), closing.onClosing, problemBody);
+    const frames = eventFrames(answer(endless()), closing.onClosing, problemBody, quietLog);
     expect((await frames.next()).value).toBe('data: {"n":1}\n\n');
     const next = frames.next();
     closing.close();
@@ -107,17 +118,16 @@ describe('eventFrames', () => {
       if (missing) throw new ProceedError('NOT_FOUND', 'gone');
       yield { n: 1 };
     }
-    await expect(eventFrames(answer(early()), closingSignal().onClosing, problemBody).next()).rejects.toThrow(
-      'gone',
-    );
+    await expect(
+      eventFrames(answer(early()), closingSignal().onClosing, problemBody, quietLog).next(),
+    ).rejects.toThrow('gone');
     async function* late() {
       yield { n: 1 };
       throw new ProceedError('CONFLICT', 'broke');
     }
-    expect(await collect(eventFrames(answer(late()), closingSignal().onClosing, problemBody))).toEqual([
-      'data: {"n":1}\n\n',
-      'event: error\ndata: {"code":"CONFLICT"}\n\n',
-    ]);
+    expect(
+      await collect(eventFrames(answer(late()), closingSignal().onClosing, problemBody, quietLog)),
+    ).toEqual(['data: {"n":1}\n\n', 'event: error\ndata: {"code":"CONFLICT"}\n\n']);
   });
 
   it('sends a keep-alive while the handler is quiet, and ends when the client leaves', async () => {
@@ -127,7 +137,7 @@ describe('eventFrames', () => {
       yield { n: 2 };
     }
     const events = answer(slow(), 1000);
-    const frames = eventFrames(events, closingSignal().onClosing, problemBody);
+    const frames = eventFrames(events, closingSignal().onClosing, problemBody, quietLog);
     expect((await frames.next()).value).toBe('id: 1\ndata: {"n":1}\n\n');
     expect((await frames.next()).value).toBe(keepAliveFrame);
     const next = frames.next();
@@ -153,7 +163,7 @@ describe('eventFrames while the handler is quiet', () => {
             }) as unknown as Promise<IteratorResult<unknown>>,
         }),
       };
-      const frames = eventFrames(answer(quiet, 1000), closingSignal().onClosing, problemBody);
+      const frames = eventFrames(answer(quiet, 1000), closingSignal().onClosing, problemBody, quietLog);
       for (let beat = 0; beat < 5; beat++) {
         const next = frames.next();
         await vi.advanceTimersByTimeAsync(1000);
@@ -164,5 +174,75 @@ describe('eventFrames while the handler is quiet', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('eventFrames of a signed-in stream', () => {
+  /** A stream that sends one event, then waits for its end; signed in by `credentials`. */
+  function signedIn(
+    credentials: EventsAnswer['credentials'],
+    stillAllowed?: () => Promise<boolean>,
+  ): EventsAnswer & { controller: AbortController } {
+    async function* waiting() {
+      yield { n: 1 };
+      await new Promise(() => undefined);
+    }
+    return { ...answer(waiting()), credentials, credentialsCheck: 100, stillAllowed };
+  }
+
+  it('ends with a close event once the credentials no longer hold, and aborts the handler', async () => {
+    let holds = true;
+    const events = signedIn({ holder: 'ada', stillHold: async () => holds });
+    const frames = eventFrames(events, closingSignal().onClosing, problemBody, quietLog);
+    expect((await frames.next()).value).toBe('data: {"n":1}\n\n');
+    holds = false;
+    expect((await frames.next()).value).toBe(credentialsFrame);
+    expect((await frames.next()).done).toBe(true);
+    expect(events.signal.aborted).toBe(true);
+  });
+
+  it('ends with a close event at the expiry, and with a 403 error event once the guards refuse', async () => {
+    const expiring = signedIn({ holder: 'ada', expiresAt: Date.now() + 150 });
+    const lapsed = await collect(eventFrames(expiring, closingSignal().onClosing, problemBody, quietLog));
+    expect(lapsed).toEqual(['data: {"n":1}\n\n', credentialsFrame]);
+
+    let allowed = true;
+    const demoted = signedIn({ holder: 'ada', stillHold: async () => true }, async () => allowed);
+    const frames = eventFrames(demoted, closingSignal().onClosing, problemBody, quietLog);
+    expect((await frames.next()).value).toBe('data: {"n":1}\n\n');
+    allowed = false;
+    expect((await frames.next()).value).toBe('event: error\ndata: {"code":"FORBIDDEN"}\n\n');
+    expect((await frames.next()).done).toBe(true);
+  });
+
+  it('ends with a close event after two checks in a row that fail, and logs each', async () => {
+    const warned: string[] = [];
+    const events = signedIn({
+      holder: 'ada',
+      stillHold: () => Promise.reject(new Error('the store did not answer')),
+    });
+    const log = { warn: (_: object, message: string) => warned.push(message) };
+    const frames = await collect(eventFrames(events, closingSignal().onClosing, problemBody, log));
+    expect(frames).toEqual(['data: {"n":1}\n\n', credentialsFrame]);
+    expect(warned).toHaveLength(2);
+  });
+
+  it('stops checking once the stream ends', async () => {
+    let checks = 0;
+    const events = signedIn({
+      holder: 'ada',
+      stillHold: async () => {
+        checks++;
+        return true;
+      },
+    });
+    const frames = eventFrames(events, closingSignal().onClosing, problemBody, quietLog);
+    await frames.next();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await frames.return(undefined);
+    const after = checks;
+    expect(after).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(checks).toBe(after);
   });
 });

@@ -2,12 +2,15 @@
  * Server-sent events on the wire (docs/events.md), the same on every adapter: `text/event-stream`
  * frames (`id`, `event`, `retry`, `data` split on line breaks), a keep-alive comment whenever the
  * stream was quiet for the procedure's interval, an `error` event carrying the problem when the
- * handler fails after the stream opened, and a final `close` event when the app shuts down. The
+ * handler fails after the stream opened, and a final `close` event when the app shuts down or the
+ * credentials that opened the stream lapse (an `error` event once its guards refuse). The
  * frames are an async generator that advances the handler's only when its reader asks for the
  * next frame, so a slow client holds the handler back instead of filling memory; ending it (the
  * client left, the app closes) aborts the handler's signal and returns its generator.
  */
+import { ProceedError } from '../core/errors.js';
 import { type EventsAnswer, ServerEvent, StreamReconnect } from '../core/events.js';
+import { credentialsCloseCodes, watchCredentials } from './socket-credentials.js';
 
 /** The headers of an event stream: never cached, never buffered by a proxy, never sniffed. */
 export const eventStreamHeaders = {
@@ -48,7 +51,19 @@ export const endFrame = eventFrame('{}', { event: 'end' });
 /** The last frame of a stream its handler ended as a drop ({@link reconnectStream}): reconnect at once. */
 export const reconnectFrame = eventFrame('{"reason":"reconnect"}', { event: 'close' });
 
-type Pending = IteratorResult<unknown> | 'quiet' | 'closing' | 'left';
+/**
+ * The last frame of a stream whose credentials lapsed (the token expired or was revoked, the user
+ * deactivated) or could not be checked: the typed client reconnects at once with a fresh token
+ * from its token function, which a revoked session cannot have (its reconnect is a 401).
+ */
+export const credentialsFrame = eventFrame('{"reason":"credentials"}', { event: 'close' });
+
+/** The stream ends with `last`, sent as its final frame. */
+interface Ending {
+  readonly last: string;
+}
+
+type Pending = IteratorResult<unknown> | 'quiet' | 'left' | Ending;
 
 /**
  * How long a stream waits for its first event before it opens with a comment instead: a handler
@@ -73,21 +88,43 @@ export async function* eventFrames(
   events: EventsAnswer,
   onClosing: (listener: () => void) => () => void,
   problemBody: (error: unknown) => string,
+  log: { warn(object: object, message: string): void },
 ): AsyncGenerator<string, void, undefined> {
   const waits = new HandlerWaits(events, onClosing);
+  // The stream lives on after its request: it ends once what signed it in no longer would.
+  const { credentials } = events;
+  const stopWatching =
+    credentials === undefined
+      ? undefined
+      : watchCredentials(
+          credentials,
+          events.credentialsCheck,
+          {
+            close: (code, reason) =>
+              waits.endWith(
+                code === credentialsCloseCodes.noLongerAllowed
+                  ? eventFrame(problemBody(new ProceedError('FORBIDDEN', `The stream ended: ${reason}`)), {
+                      event: 'error',
+                    })
+                  : credentialsFrame,
+              ),
+            log,
+          },
+          events.stillAllowed,
+        );
   let opened = false;
   try {
     while (true) {
       const next = await waits.next(opened);
       if (next === 'left') return;
-      if (next === 'closing') {
-        yield closingFrame;
-        return;
-      }
       if (next === 'quiet') {
         opened = true;
         yield keepAliveFrame;
         continue;
+      }
+      if ('last' in next) {
+        yield next.last;
+        return;
       }
       if (next.done === true) {
         yield endFrame;
@@ -108,11 +145,12 @@ export async function* eventFrames(
     // The status is sent already: the problem travels as an event (its reason to the log).
     yield eventFrame(problemBody(error), { event: 'error' });
   } finally {
+    stopWatching?.();
     waits.stop();
   }
 }
 
-type Wake = 'settled' | 'quiet' | 'closing' | 'left';
+type Wake = 'settled' | 'quiet' | 'left' | Ending;
 type Outcome = { ok: true; value: IteratorResult<unknown> } | { ok: false; error: unknown };
 
 /** What an event stream waits for between frames: the handler's next value, a quiet spell, the app closing, the client leaving. */
@@ -121,7 +159,7 @@ class HandlerWaits {
   readonly #iterator: AsyncIterator<unknown>;
   readonly #stopListening: () => void;
   readonly #left = () => this.#end('left');
-  #ended: 'closing' | 'left' | undefined;
+  #ended: 'left' | Ending | undefined;
   /** The one waiter of this turn: what ends it (the handler, a quiet spell, the app, the client). */
   #wake: ((reason: Wake) => void) | undefined;
   // What the handler's next() gave, once it settles: one reaction per next(), however many
@@ -133,13 +171,18 @@ class HandlerWaits {
     this.#events = events;
     this.#iterator = events.source[Symbol.asyncIterator]();
     events.signal.addEventListener('abort', this.#left, { once: true });
-    this.#stopListening = onClosing(() => this.#end('closing'));
+    this.#stopListening = onClosing(() => this.endWith(closingFrame));
     if (events.signal.aborted) this.#end('left');
   }
 
-  #end(reason: 'closing' | 'left'): void {
+  /** Ends the stream at its next wait, with `last` as its final frame (the first such end counts). */
+  endWith(last: string): void {
+    this.#end({ last });
+  }
+
+  #end(reason: 'left' | Ending): void {
     this.#ended ??= reason;
-    this.#wake?.(reason);
+    this.#wake?.(this.#ended);
   }
 
   #ask(): void {

@@ -256,7 +256,7 @@ class RouteAnswers implements ProcedureRoute {
     };
     request.onGone(abort);
     const problemBody = (error: unknown) => problemAnswer(error, { exposeErrors, log: request.log }).body;
-    const frames = releasing(eventFrames(events, onClosing, problemBody), place);
+    const frames = releasing(eventFrames(events, onClosing, problemBody, request.log), place);
     try {
       // An error before the first frame is thrown here: an ordinary problem answer.
       const first = await frames.next();

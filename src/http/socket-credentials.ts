@@ -1,9 +1,10 @@
 /**
- * A WebSocket lives on after the handshake its credentials signed in: it ends once they lapse (a
- * token's expiry) or no longer hold (a logout, a password reset, the user deactivated), or once
- * the route's guards refuse the user as it now is (a demotion), checked about every
- * `credentialsCheck` ms, so that a socket is never a way to outlive a revoked token or a
- * withdrawn right (docs/sockets.md, "Authentication").
+ * A WebSocket lives on after the handshake its credentials signed in, an event stream after its
+ * request: it ends once they lapse (a token's expiry) or no longer hold (a logout, a password
+ * reset, the user deactivated), or once the route's guards refuse the user as it now is (a
+ * demotion), checked about every `credentialsCheck` ms, so that neither is a way to outlive a
+ * revoked token or a withdrawn right (docs/sockets.md and docs/events.md, "Authentication").
+ * The codes are a socket's close codes; a stream ends with the frame that stands for each.
  */
 import type { Credentials } from '../core/credentials.js';
 
@@ -77,7 +78,10 @@ export function watchCredentials(
             }
           },
           (error: unknown) => {
-            watcher.log.warn({ err: error }, "A WebSocket's credentials could not be checked");
+            watcher.log.warn(
+              { err: error },
+              'The credentials of an open WebSocket or event stream could not be checked',
+            );
             if (++failures < 2) next();
             else watcher.close(credentialsCloseCodes.tryAgain, 'the credentials could not be checked');
           },
