@@ -140,8 +140,8 @@ describe('npm create proceed, from the packed tarballs', () => {
       );
     };
 
-    // `proceed generate resource` with no terminal: a list, an enum, a reference to a user and a
-    // field only its owner sees. The rest of this test runs on the app with bookmarks added, and
+    // `proceed generate resource` with no terminal: a list, an enum, a reference to a user, a
+    // field only its owner sees, a date and a time. The rest of this test runs on the app with bookmarks added, and
     // its tests and type check pass with no edit.
     const generate = [
       'proceed',
@@ -153,6 +153,9 @@ describe('npm create proceed, from the packed tarballs', () => {
       'status:enum:unread,read',
       'author:ref:users?',
       'notes:text?@owner',
+      // Written and read back on PGlite and PostgreSQL by the generated test.
+      'due:date?',
+      'remindAt:datetime?',
     ];
     const generated = await clock.time('proceed generate resource', () => succeed(app, 'npx', generate));
     const firstGeneration = await generatedFiles();

@@ -18,6 +18,8 @@ export interface FieldType {
   output: string;
   /** The Zod schema of the field in create and update bodies. */
   input: string;
+  /** Where `input` names a schema of the module's own: its declaration, written once before the fields. */
+  declaration?: string;
   /**
    * Two values the generated test writes, as TypeScript; the typed client reads each back as
    * written (a datetime is sent and read as an ISO string).
@@ -61,15 +63,24 @@ export const fieldTypes = {
     builder: 'date',
     columnOptions: "{ mode: 'string' }",
     output: 'z.iso.date()',
-    input: 'z.iso.date()',
+    input: 'day',
+    // PostgreSQL has no year 0000: refused with a 400, before the database would fail with a 500.
+    declaration: `/** A day as PostgreSQL stores it: it has no year 0000. */
+const day = z.iso.date().refine((text) => text >= '0001', 'Expected a date from 0001-01-01 on');`,
     samples: ["'2025-01-31'", "'2025-02-28'"],
   },
   datetime: {
     builder: 'timestamp',
     columnOptions: '{ withTimezone: true }',
     output: 'z.date()',
-    // The body is JSON: an ISO 8601 string with its offset, a Date once validated.
-    input: 'z.iso.datetime({ offset: true }).transform((text) => new Date(text))',
+    input: 'instant',
+    // The body is JSON: an ISO 8601 string with its offset, a Date once validated. Its offset may
+    // take it past the years PostgreSQL reads: refused with a 400, before the database's 500.
+    declaration: `/** An ISO 8601 time with its offset, a Date once read, in the years PostgreSQL reads (0001 to 9999 in UTC). */
+const instant = z.iso
+  .datetime({ offset: true })
+  .transform((text) => new Date(text))
+  .refine((at) => at.getUTCFullYear() >= 1 && at.getUTCFullYear() <= 9999, 'Expected a time from 0001 to 9999 in UTC');`,
     samples: ["'2025-01-31T09:30:00.000Z'", "'2025-02-28T18:00:00.000Z'"],
   },
   uuid: {
@@ -247,7 +258,7 @@ export function parseFields(words: readonly string[], collections: readonly stri
       const target = kind.slice('ref:'.length);
       if (!collections.includes(target))
         throw new GenerateError(
-          `"${word}" refers to "${target}", which src/schema.ts does not declare: refer to ${collections.join(', ')}`,
+          `"${word}" refers to "${target}": a reference names ${collections.join(', ')}; one to another collection is not generated (its test would need a record of it to refer to), so add its column by hand (docs/cli.md)`,
         );
       if (list !== undefined) throw new GenerateError(`"${word}": a reference is one id, not a list`);
       type = 'uuid';

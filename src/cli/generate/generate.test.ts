@@ -13,11 +13,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
 import { destroyCommand, generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
-import { addTable, addToApi } from './render.js';
+import { addTable, addToApi, resourceModule } from './render.js';
 import { testModule } from './test-module.js';
 
 const template = join(root, 'packages/create-proceed/template/app');
@@ -149,7 +150,10 @@ describe('fields', () => {
     [['status:enum:Draft,published'], 'an enum lists two or more values'],
     [['status:enum:a,a'], 'lists a value twice'],
     [['owner:ref:users'], '"ownerId" is a column every resource has'],
-    [['author:ref:people'], 'refers to "people", which src/schema.ts does not declare'],
+    [
+      ['author:ref:people'],
+      'refers to "people": a reference names users; one to another collection is not generated',
+    ],
     [['authors:ref:users[]'], 'a reference is one id, not a list'],
     [['notes:text@everyone'], 'is not a field'],
   ])('refuses %j', (words, why) => {
@@ -216,6 +220,34 @@ describe('the generated text', () => {
     expect(text).toContain("owner: 'ownerId',");
     expect(text).toContain('const ownBookmark = owned(\n  Bookmark,');
     expect(text.match(/\.use\(ownBookmark\)/g)).toHaveLength(2);
+  });
+
+  it('reads dates and times in the years PostgreSQL stores: a 400 for the rest, never its 500', () => {
+    const text = resourceModule(
+      resourceNames('events'),
+      parseFields(['on:date', 'at:datetime?', 'until:date?']),
+    );
+    // Declared once each, before the fields that name them.
+    expect(text.match(/^const day = /gm)).toHaveLength(1);
+    expect(text.match(/^const instant = z\.iso/gm)).toHaveLength(1);
+    expect(text).toContain(
+      '  on: day,\n  at: instant.nullable().optional(),\n  until: day.nullable().optional(),',
+    );
+    const declared = /(\/\*\* A day[\s\S]*?)\/\*\* What a client writes/.exec(text)?.[1] ?? '';
+    const { day, instant } = new Function('z', `${declared}; return { day, instant };`)(z) as Record<
+      'day' | 'instant',
+      z.ZodType
+    >;
+    expect(day.safeParse('0001-01-01').success).toBe(true);
+    expect(day.safeParse('9999-12-31').success).toBe(true);
+    expect(day.safeParse('0000-12-31').error?.issues[0]?.message).toBe('Expected a date from 0001-01-01 on');
+    expect(instant.parse('2025-01-31T09:30:00+01:00')).toEqual(new Date('2025-01-31T08:30:00Z'));
+    expect(instant.safeParse('0001-01-01T00:00:00Z').success).toBe(true);
+    // Years PostgreSQL refuses, with the offset that takes a time there.
+    for (const outside of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:00:00-02:00'])
+      expect(instant.safeParse(outside).error?.issues[0]?.message).toBe(
+        'Expected a time from 0001 to 9999 in UTC',
+      );
   });
 
   it('writes the test through the typed client', () => {

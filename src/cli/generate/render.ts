@@ -3,7 +3,7 @@
  * module and the collection added to src/app.ts (its test: test-module.ts). Pure functions of the names, the
  * fields and the app's current files; nothing here touches the disk.
  */
-import { type Field, fieldTypes, GenerateError, type ResourceNames } from './fields.js';
+import { type Field, type FieldType, fieldTypes, GenerateError, type ResourceNames } from './fields.js';
 
 const pgCore = /import \{([^}]*)\} from 'drizzle-orm\/pg-core';/;
 const apiList = /export const api = \[([^\]]*)\] as const;/;
@@ -72,6 +72,14 @@ function outputSchema(field: Field): string {
       : `z.enum([${field.values.map((value) => `'${value}'`).join(', ')}])`;
   // As long as a create or an update may make it: the document bounds every array.
   return `${field.list ? `z.array(${one}).max(100)` : one}${field.optional ? '.nullable()' : ''}`;
+}
+
+/** The schemas of the module's own that the fields' inputs name, each once, with a blank line after. */
+function declarations(fields: readonly Field[]): string {
+  const used = new Set(fields.map((field): FieldType => fieldTypes[field.type]));
+  return [...used]
+    .flatMap((type) => (type.declaration === undefined ? [] : [`${type.declaration}\n\n`]))
+    .join('');
 }
 
 /** The Zod schema of a field in create and update bodies. */
@@ -222,7 +230,7 @@ export const ${resource} = resource(
   },
 );
 
-/** What a client writes; optional fields may be left out, or null. */
+${declarations(fields)}/** What a client writes; optional fields may be left out, or null. */
 const fields = {
 ${fields.map(input).join('\n')}
 };
