@@ -285,13 +285,21 @@ export default app;
   it('prints guards by name, and JSON with --json', async () => {
     const directory = project('guarded', {
       'src/app.ts': `
-import { createApp, guard, procedure, procedures } from 'proceedjs';
+import { createApp, guard, procedure, procedures, step } from 'proceedjs';
 const admin = guard({ name: 'admin', check: () => false });
 const open = guard({ name: 'open', check: () => true });
+// A step that may answer 403 checks access, as owned() does; one that may not is no check.
+const member = step({ name: 'member', documents: { problems: ['FORBIDDEN'] }, run: ({ next }) => next() });
+const tenant = step({ name: 'tenant', documents: { problems: ['NOT_FOUND'] }, run: ({ next }) => next() });
 const things = procedures('things', {
   listThings: procedure().query(() => []),
   deleteThing: procedure().guard(admin, open).mutation(() => undefined),
-  archiveThing: procedure().rest({ method: 'POST', path: '/things/:id/archive' }).mutation(() => null),
+  archiveThing: procedure()
+    .rest({ method: 'POST', path: '/things/:id/archive' })
+    .guard(open)
+    .use(tenant)
+    .use(member)
+    .mutation(() => null),
 });
 export default () => createApp({ logger: false }).mount([things], { prefix: '/v1' });
 `,
@@ -299,6 +307,7 @@ export default () => createApp({ logger: false }).mount([things], { prefix: '/v1
     const table = await runCli(['routes'], { cwd: directory });
     expect(table.code).toBe(0);
     expect(table.stdout).toContain('DELETE  /v1/things/:id          things.deleteThing   admin, open');
+    expect(table.stdout).toContain('POST    /v1/things/:id/archive  things.archiveThing  open, member');
     const json = await runCli(['routes', '--json'], { cwd: directory });
     expect(JSON.parse(json.stdout)).toEqual([
       { method: 'GET', path: '/v1/things', procedure: 'things.listThings', guards: [] },
@@ -308,7 +317,12 @@ export default () => createApp({ logger: false }).mount([things], { prefix: '/v1
         procedure: 'things.deleteThing',
         guards: ['admin', 'open'],
       },
-      { method: 'POST', path: '/v1/things/:id/archive', procedure: 'things.archiveThing', guards: [] },
+      {
+        method: 'POST',
+        path: '/v1/things/:id/archive',
+        procedure: 'things.archiveThing',
+        guards: ['open', 'member'],
+      },
     ]);
   });
 });
@@ -459,6 +473,8 @@ import { createApp, guard, procedure, procedures, rateLimit } from 'proceedjs';
 import { z } from 'zod';
 // OWASP wants every write behind a security scheme: a guard puts bearerAuth on it.
 const signedIn = guard({ name: 'signed in', requiresUser: true, check: () => true });
+// An admin's route under /admin: its requirement names the role, unlike a signed-in user's.
+const admin = guard({ name: 'admin', requiresUser: true, check: () => false });
 const Thing = z.object({ id: z.uuid(), name: z.string().max(100), tags: ${items} });
 export default createApp({ logger: false, userFromContext: true }).mount([
   procedures('things', {
@@ -472,6 +488,11 @@ export default createApp({ logger: false, userFromContext: true }).mount([
       .input(z.object({ name: z.string().min(1).max(100), count: z.int().min(1).max(10) }))
       .output(Thing)
       .mutation(({ input }) => ({ id: crypto.randomUUID(), name: input.name, tags: [] })),
+    countThings: procedure()
+      .rest({ method: 'GET', path: '/admin/things/count' })
+      .guard(signedIn, admin)
+      .output(z.object({ count: z.int().min(0).max(1000) }))
+      .query(() => ({ count: 0 })),
   }),
 ]);
 `;

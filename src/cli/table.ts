@@ -20,7 +20,13 @@ export function routeRows(routes: readonly MountedRoute[]): RouteRow[] {
     method: route.method,
     path: route.path,
     procedure: `${route.collection}.${route.name}`,
-    guards: route.definition.guards.map((guard) => guard.name),
+    // The guards, then the steps that check access (`owned()`): who may call the route.
+    guards: [
+      ...route.definition.guards.map((guard) => guard.name),
+      ...route.definition.documentation.flatMap((documents) =>
+        documents.check === undefined ? [] : [documents.check],
+      ),
+    ],
   }));
 }
 

@@ -71,6 +71,11 @@ export interface RouteDocumentation {
    * one of the two would refuse every request.
    */
   readonly pathParamSchemas?: Readonly<Record<string, StandardSchemaV1>>;
+  /**
+   * The step's name when it checks access (its problems name `FORBIDDEN`: `owned()`), set by
+   * {@link step}: `proceed routes` lists it beside the route's guards.
+   */
+  readonly check?: string;
 }
 
 /**
@@ -111,11 +116,15 @@ export function step<TCtx, TAdd extends object = Record<never, never>, TInput = 
   documents?: RouteDocumentation;
 }): Step<TCtx, TAdd, TInput> {
   if (definition.name.trim() === '') throw new ProceedConfigError('A step needs a name');
+  const { documents } = definition;
   return Object.freeze({
     '~step': Object.freeze({
       name: definition.name,
       run: definition.run,
-      documents: definition.documents,
+      documents:
+        documents?.problems?.includes('FORBIDDEN') === true
+          ? { ...documents, check: definition.name }
+          : documents,
       rateLimit: undefined,
     }),
   });
