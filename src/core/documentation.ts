@@ -23,6 +23,11 @@ export interface RouteFacts {
   readonly bearer: 'none' | 'optional' | 'required';
   /** The guards' names, in order. */
   readonly guards: readonly string[];
+  /**
+   * The names of the guards a signed-in caller can still fail (a 403: `admin`, not
+   * `authenticated`): the roles the route requires, as OpenAPI 3.1 lets a bearer requirement list.
+   */
+  readonly roles: readonly string[];
 }
 
 /** Whether the route reads a JSON body. */
@@ -102,6 +107,7 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     notModified,
     bearer,
     guards: definition.guards.map((guard) => guard.name),
+    roles: definition.guards.filter(canForbid).map((guard) => guard.name),
   };
 }
 

@@ -423,7 +423,7 @@ describe('generateOpenApi on the notes fixture', () => {
       .flatMap((item) => Object.values(item))
       .filter((op) => op.security !== undefined && op.security.length > 0)
       .map((op) => [op.operationId, op.security, op['x-proceed-guards']]);
-    expect(secured).toEqual([['deleteNote', [{ bearerAuth: [] }], ['admin']]]);
+    expect(secured).toEqual([['deleteNote', [{ bearerAuth: ['admin'] }], ['admin']]]);
   });
 
   it('reads the routes through the planner when given mounts, with the same result as from the app', () => {
@@ -737,7 +737,8 @@ describe('problems declared by plugins and procedures', () => {
     const document = generateOpenApi({ app: { routeTable }, info });
     expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '431', '500', '503']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }, {}]);
-    expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
+    // The guard a signed-in caller can fail is the role the route requires.
+    expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: ['admin'] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');
     expect(responsesOf(document, '/api/things', 'get')).not.toContain('429');
     expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '431', '503']);
