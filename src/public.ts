@@ -33,6 +33,7 @@ export {
   UnauthenticatedError,
   ValidationError,
 } from './core/errors.js';
+export { type EventQueue, eventQueue } from './core/event-queue.js';
 export {
   type EventLogBounds,
   EventSequence,

@@ -7,11 +7,14 @@ import { settled } from '../../test/settled.js';
 import { authPlugin } from '../auth/plugin.js';
 import { TokenService } from '../auth/tokens.js';
 import { createClient, routeManifest } from '../client/index.js';
+import { eventQueue } from '../core/event-queue.js';
 import { eventStream, reconnectStream, serverEvent } from '../core/events.js';
 import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from './create-app.js';
 
+/** Where the bus stream's ticks are published. */
+const bus = new EventEmitter();
 /** How many events the fast stream has yielded so far. */
 let yielded = 0;
 let finallies = 0;
@@ -44,6 +47,19 @@ const ticks = procedures('ticks', {
       const n = lastEventId === undefined ? 1 : Number(lastEventId) + 1;
       yield serverEvent({ n }, { id: n });
       if (n < 3) yield reconnectStream();
+    }),
+  // What a bus publishes, through a queue of 5 for each stream.
+  busEvents: procedure()
+    .rest({ method: 'GET', path: '/ticks/bus' })
+    .output(eventStream(Tick))
+    .query(async function* ({ signal }) {
+      const queue = eventQueue<z.infer<typeof Tick>>({ signal, maxBehind: 5 });
+      bus.on('tick', queue.push);
+      try {
+        yield* queue;
+      } finally {
+        bus.off('tick', queue.push);
+      }
     }),
   fastEvents: procedure()
     .rest({ method: 'GET', path: '/ticks/fast' })
@@ -148,6 +164,24 @@ describe('event streams on the Node server', () => {
       );
       expect(held).toBeLessThanOrEqual(3);
       await reader.cancel();
+    });
+
+    it('drops a reader that falls behind an eventQueue: a close event, and the bus let go', async () => {
+      const response = await app.fetch(new Request('http://x/api/ticks/bus'));
+      const reader = (response.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream() as ReadableWritablePair<string, Uint8Array>)
+        .getReader();
+      // The stream opens (a keep-alive while the bus is quiet), and listens.
+      expect((await reader.read()).value).toBe(': keep-alive\n\n');
+      expect(bus.listenerCount('tick')).toBe(1);
+      bus.emit('tick', { n: 1 });
+      expect((await reader.read()).value).toBe('data: {"n":1}\n\n');
+      // Six published while the reader reads nothing: one past its 5.
+      for (let n = 2; n <= 7; n++) bus.emit('tick', { n });
+      let rest = '';
+      for (let next = await reader.read(); next.done !== true; next = await reader.read()) rest += next.value;
+      expect(rest).toBe('event: close\ndata: {"reason":"reconnect"}\n\n');
+      expect(bus.listenerCount('tick')).toBe(0);
     });
   });
 });

@@ -4,13 +4,14 @@
  */
 import {
   download,
+  eventQueue,
   eventStream,
   fileAt,
   NotFoundError,
   type Precondition,
   procedures,
-  reconnectStream,
   resumeAfter,
+  StreamReconnect,
   sendFile,
   serverEvent,
   ValidationError,
@@ -133,17 +134,11 @@ export const posts = procedures('posts', {
     })
     .output(eventStream(Post.public))
     .query(async function* ({ ctx, lastEventId, signal }) {
-      const queue: FeedEvent[] = [];
-      let overflowed = false;
-      let wake: (() => void) | undefined;
-      const stopWaiting = () => wake?.();
-      signal.addEventListener('abort', stopWaiting, { once: true });
+      // Past feedBacklog events behind, the queue ends the stream as a drop: the client resumes
+      // from the database with Last-Event-ID.
+      const queue = eventQueue<FeedEvent>({ signal, maxBehind: feedBacklog });
       // Subscribed before the replay is read: nothing published in between is lost (ids de-duplicate).
-      const unsubscribe = ctx.feed.subscribe((events) => {
-        if (queue.length + events.length > feedBacklog) overflowed = true;
-        else queue.push(...events);
-        wake?.();
-      });
+      const unsubscribe = ctx.feed.subscribe((events) => queue.push(...events));
       try {
         // An id the feed cannot place (another epoch's, a restored database's, made up): live only.
         let last = lastEventId === undefined ? undefined : resumeAfter(lastEventId, await ctx.feed.bounds());
@@ -156,19 +151,10 @@ export const posts = procedures('posts', {
           }
           if (missed.length < replayLimit) break;
         }
-        while (!signal.aborted) {
-          // Fallen too far behind: a drop, not the end, so the client resumes from the database.
-          if (overflowed) {
-            yield reconnectStream();
+        for await (const event of queue) {
+          if (event instanceof StreamReconnect) {
+            yield event;
             return;
-          }
-          const event = queue.shift();
-          if (event === undefined) {
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-            wake = undefined;
-            continue;
           }
           if (last !== undefined && BigInt(event.id) <= last) continue;
           last = BigInt(event.id);
@@ -176,7 +162,6 @@ export const posts = procedures('posts', {
         }
       } finally {
         unsubscribe();
-        signal.removeEventListener('abort', stopWaiting);
       }
     }),
 
