@@ -631,6 +631,57 @@ describe('the tools listed to a caller', () => {
   });
 });
 
+describe('a readOnly endpoint', () => {
+  const notes = () =>
+    procedures('notes', {
+      listNotes: procedure().query(() => [{ id: '1', text: 'first' }]),
+      getNote: procedure()
+        .input(z.object({ id: z.string() }))
+        .query(({ input }) => ({ id: input.id, text: 'first' })),
+      createNote: procedure()
+        .input(z.object({ text: z.string() }))
+        .mutation(({ input }) => ({ id: '2', text: input.text })),
+      deleteNote: procedure()
+        .input(z.object({ id: z.string() }))
+        .mutation(() => undefined),
+    });
+
+  it('lists and calls the reads of its collections only: a write is no tool', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['notes'], readOnly: true });
+    app.mount([notes()]);
+    const listed = await (await sendRpc(app, { method: 'tools/list' })).json();
+    expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toEqual(['listNotes', 'getNote']);
+    const called = await (
+      await sendRpc(app, { method: 'tools/call', params: { name: 'createNote', arguments: { text: 'x' } } })
+    ).json();
+    expect(called.error.code).toBe(-32602);
+    await app.close();
+  });
+
+  it('refuses at start-up a write marked .mcp(), and a readOnly that is no boolean', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { readOnly: true });
+    app.mount([
+      procedures('notes', {
+        createNote: procedure()
+          .mcp()
+          .input(z.object({ text: z.string() }))
+          .mutation(({ input }) => ({ id: '2', text: input.text })),
+      }),
+    ]);
+    await expect(app.ready()).rejects.toThrow(
+      'notes.createNote cannot be an MCP tool: it writes (POST), and mcpPlugin is readOnly',
+    );
+    await app.close();
+    const misused = createApp({ logger: false });
+    await expect(misused.register(mcpPlugin, { readOnly: 'yes' } as never)).rejects.toThrow(
+      'mcpPlugin: readOnly is true or false, not "yes"',
+    );
+    await misused.close();
+  });
+});
+
 describe('a tool call with an Idempotency-Key', () => {
   it('replays the first answer to a create sent again with its key, as its REST route does', async () => {
     const notes: Array<{ id: string; text: string }> = [];

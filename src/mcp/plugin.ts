@@ -32,6 +32,11 @@ export interface McpPluginOptions {
   /** Collections whose every procedure is a tool, beside the procedures marked `.mcp()`. */
   collections?: readonly string[];
   /**
+   * Reads only (GET procedures): the writes of `collections` are no tools, and a write marked
+   * `.mcp()` is refused at start-up. Default false.
+   */
+  readOnly?: boolean;
+  /**
    * Origins a browser may call the endpoint from, beside its own (the `Host` it is called at).
    * Any other `Origin` is refused (403): a page of another site.
    */
@@ -60,6 +65,7 @@ export interface McpPluginOptions {
 const mcpKeys = optionKeys<McpPluginOptions>()(
   'path',
   'collections',
+  'readOnly',
   'allowedOrigins',
   'allowedHosts',
   'resource',
@@ -83,7 +89,10 @@ class McpMethods {
 
   /** Once every procedure is mounted: the app's tools. */
   load(): void {
-    this.#tools = toolsOf(this.#app.routes, { collections: this.#options.collections ?? [] });
+    this.#tools = toolsOf(this.#app.routes, {
+      collections: this.#options.collections ?? [],
+      readOnly: this.#options.readOnly === true,
+    });
     this.#byName = new Map(this.#tools.map((tool) => [tool.description.name, tool]));
   }
 
@@ -231,6 +240,10 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
       `mcpPlugin: pageSize is a whole number of tools, at least 1, not ${pageSize}`,
     );
   checkOrigins('allowedOrigins', options.allowedOrigins);
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean')
+    throw new ProceedConfigError(
+      `mcpPlugin: readOnly is true or false, not ${JSON.stringify(options.readOnly)}`,
+    );
   const servers: unknown = options.authorizationServers;
   if (
     servers !== undefined &&

@@ -84,6 +84,8 @@ function outputSchemaOf(route: MountedRoute): JsonSchema | undefined {
 export interface ToolSelection {
   /** Collections whose every procedure (that can be one) is a tool, beside those marked `.mcp()`. */
   readonly collections?: readonly string[];
+  /** Reads only: the writes of `collections` are no tools, and one marked `.mcp()` is refused. */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -106,7 +108,10 @@ export function toolsOf(routes: readonly MountedRoute[], selection: ToolSelectio
   for (const route of routes) {
     const { mcp, meta, method, idempotent } = { ...route.definition, method: route.method };
     if (mcp === undefined && !collections.has(route.collection)) continue;
-    const reason = unsuitable(route);
+    const reason =
+      selection.readOnly === true && method !== 'GET'
+        ? `it writes (${method}), and mcpPlugin is readOnly`
+        : unsuitable(route);
     if (reason !== undefined) {
       if (mcp === undefined) continue;
       throw new ProceedConfigError(`${route.collection}.${route.name} cannot be an MCP tool: ${reason}`);
