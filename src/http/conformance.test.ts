@@ -433,25 +433,7 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     'refuses a Host no URL can hold and two Host lines with a 400, and serves HTTP/1.0 without one',
     async () => {
       const listening = origin;
-      const raw = (request: string) =>
-        new Promise<Answer>((resolve, reject) => {
-          const { hostname, port } = new URL(listening as string);
-          const socket = connect(Number(port), hostname);
-          let text = '';
-          const timer = setTimeout(() => socket.destroy(new Error('no answer within 10 s')), 10_000);
-          const done = () => {
-            clearTimeout(timer);
-            const [answer] = answersIn(text);
-            if (answer === undefined) reject(new Error(`no whole answer in ${JSON.stringify(text)}`));
-            else resolve(answer);
-          };
-          socket.on('data', (chunk) => {
-            text += chunk.toString('latin1');
-          });
-          socket.on('close', done);
-          socket.on('error', () => undefined);
-          socket.write(request);
-        });
+      const raw = (request: string) => rawAnswer(listening as string, request);
       const hosts = ['x/api/notes?', 'x@y', 'a b', 'x:99999'];
       if (listening === undefined) {
         // In this process, a Request may carry any Host (one line: it has no repeated headers).
@@ -1310,6 +1292,49 @@ describe.each(targets)('on $name', ({ name, start, workers = false }) => {
     return { authorization: `Bearer ${accessToken as string}` };
   };
 
+  // Node keeps the first of two Authorization or Content-Type lines where a Fetch runtime joins
+  // them: each target reads the two the same way, joined, as a proxy in front may have.
+  it('reads Authorization and Content-Type sent on two lines as their values joined, as any header', async ({
+    skip,
+  }) => {
+    if (origin === undefined || workers) return skip();
+    const { authorization } = await bearer();
+    const request = (path: string, lines: string[], body = '') =>
+      rawAnswer(
+        origin as string,
+        `${body === '' ? 'GET' : 'POST'} ${path} HTTP/1.1\r\nhost: x\r\n${lines.map((line) => `${line}\r\n`).join('')}${body === '' ? '' : `content-length: ${body.length}\r\n`}connection: close\r\n\r\n${body}`,
+      );
+    // One line signs in (the entry in a reader's view); the same token twice is no token.
+    const signedIn = await request('/api/entries/e01', [`authorization: ${authorization}`]);
+    expect(JSON.parse(signedIn.body)).toMatchObject({ id: 'e01', note: 'note of e01' });
+    const twice = await request('/api/entries/e01', [
+      `authorization: ${authorization}`,
+      `authorization: ${authorization}`,
+    ]);
+    expectProblem(twice, 401, 'INVALID_TOKEN');
+    // Two types are no type the route reads.
+    const json = 'content-type: application/json';
+    const note = '{"text":"twice"}';
+    expect((await request('/api/notes', [json], note)).status).toBe(201);
+    expectProblem(await request('/api/notes', [json, json], note), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  // Node hands CONNECT to a listener of its own, the Fetch runtimes to the pipeline: one answer.
+  // Wrangler's local edge answers it before the Worker.
+  it('answers CONNECT with 405, naming every method a route takes: this server is no proxy', async ({
+    skip,
+  }) => {
+    if (origin === undefined || workers) return skip();
+    const { host } = new URL(origin);
+    const answer = await rawAnswer(
+      origin,
+      `CONNECT ${host} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+    );
+    expectProblem(answer, 405, 'METHOD_NOT_ALLOWED');
+    expect(answer.headers.get('allow')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
+    expect(JSON.parse(answer.body).detail).toBe('CONNECT is not served: this server is no proxy');
+  });
+
   it('refuses a WebSocket before its upgrade with an HTTP answer: 426 without a handshake, then the guard, the input and the cross-site check', async () => {
     const signedIn = await bearer();
     const plain = await send('GET', '/api/rooms/main/socket', { headers: signedIn });
@@ -1721,6 +1746,28 @@ async function openedSocket(
   const opened = await socketAt(origin, path, headers);
   if ('status' in opened) throw new Error(`${path}: ${opened.status} ${opened.body}`);
   return opened;
+}
+
+/** The answer to `request`, sent as it is on a connection of its own to `origin`. */
+function rawAnswer(origin: string, request: string): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const { hostname, port } = new URL(origin);
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 10 s')), 10_000);
+    const done = () => {
+      clearTimeout(timer);
+      const [answer] = answersIn(text);
+      if (answer === undefined) reject(new Error(`no whole answer in ${JSON.stringify(text)}`));
+      else resolve(answer);
+    };
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('close', done);
+    socket.on('error', () => undefined);
+    socket.write(request);
+  });
 }
 
 /**

@@ -12,18 +12,80 @@ import { isAcceptedHost } from '../http/url.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';
 
-/** Node's headers by name: a repeated one joined with ", " (Node joins `Cookie` with "; "). */
+/**
+ * The headers of which Node keeps the first line and drops the others, where a Fetch runtime joins
+ * them as it joins any repeated header (`Content-Length` and `Host` are not here: a second line of
+ * either is refused before any route).
+ */
+const firstLineOnly = new Set([
+  'age',
+  'authorization',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/**
+ * Of the headers Node keeps one line of, those the request repeats, each with its lines joined
+ * with ", "; null when it repeats none (as many lines as names: most requests, told at once).
+ */
+function repeatedLines(
+  lines: readonly string[],
+  headers: IncomingHttpHeaders,
+): Record<string, string> | null {
+  if (lines.length === Object.keys(headers).length * 2) return null;
+  let joined: Record<string, string> | null = null;
+  const values = new Map<string, string>();
+  for (let index = 0; index < lines.length; index += 2) {
+    const name = (lines[index] as string).toLowerCase();
+    if (!firstLineOnly.has(name)) continue;
+    const value = lines[index + 1] as string;
+    const before = values.get(name);
+    if (before === undefined) values.set(name, value);
+    else {
+      joined ??= {};
+      joined[name] = `${joined[name] ?? before}, ${value}`;
+    }
+  }
+  return joined;
+}
+
+/**
+ * Node's headers by name, as a Fetch `Headers` gives them on every other runtime: a repeated one
+ * joined with ", " (Node joins `Cookie` with "; "), those Node keeps one line of included, so that
+ * two `Authorization` or `Content-Type` lines are read alike everywhere (docs/routes.md).
+ */
 class NodeHeaders implements RequestHeaders {
   readonly #raw: IncomingHttpHeaders;
+  readonly #lines: readonly string[];
+  #repeated: Record<string, string> | null | undefined;
 
-  constructor(raw: IncomingHttpHeaders) {
+  constructor(raw: IncomingHttpHeaders, lines: readonly string[]) {
     this.#raw = raw;
+    this.#lines = lines;
+  }
+
+  get #joined(): Record<string, string> | null {
+    if (this.#repeated === undefined) this.#repeated = repeatedLines(this.#lines, this.#raw);
+    return this.#repeated;
   }
 
   get(name: string): string | null {
     const value = this.#raw[name];
     if (value === undefined) return null;
-    return typeof value === 'string' ? value : value.join(', ');
+    if (typeof value !== 'string') return value.join(', ');
+    return this.#joined?.[name] ?? value;
   }
 
   has(name: string): boolean {
@@ -32,9 +94,11 @@ class NodeHeaders implements RequestHeaders {
 
   forEach(each: (value: string, name: string) => void): void {
     const raw = this.#raw;
+    const joined = this.#joined;
     for (const name in raw) {
       const value = raw[name];
-      if (value !== undefined) each(typeof value === 'string' ? value : value.join(', '), name);
+      if (value !== undefined)
+        each(typeof value === 'string' ? (joined?.[name] ?? value) : value.join(', '), name);
     }
   }
 }
@@ -82,7 +146,7 @@ export class NodeRequest implements PipelineRequest {
     this.#response = response;
     this.method = incoming.method ?? 'GET';
     const raw = incoming.headers;
-    this.headers = new NodeHeaders(raw);
+    this.headers = new NodeHeaders(raw, incoming.rawHeaders);
     const origin = originOf(raw.host, ownHost);
     const target = incoming.url ?? '/';
     // The origin form (`/path?query`) is what clients send; of the absolute form the path is
