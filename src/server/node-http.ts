@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { ServerTimeouts } from '../config/server.js';
 import { ProceedError, toProblem } from '../core/errors.js';
 import type { PipelineHandler } from '../http/fetch.js';
-import { routeMethods } from '../http/not-found.js';
+import { proxyRefusal } from '../http/not-found.js';
 import { problemAnswer } from '../http/problems.js';
 import type { NativeServer } from '../http/runtime.js';
 import type { SentAnswer } from '../http/sent.js';
@@ -149,14 +149,7 @@ export class PipelineOnNode {
     server.on('connect', (_incoming: IncomingMessage, socket: Socket) => {
       socket.on('error', () => undefined);
       socket.resume();
-      const refused = new ProceedError(
-        'METHOD_NOT_ALLOWED',
-        'CONNECT is not served: this server is no proxy',
-        {
-          headers: { allow: routeMethods.join(', ') },
-        },
-      );
-      socket.end(rawProblemResponse(toProblem(refused)));
+      socket.end(rawProblemResponse(toProblem(proxyRefusal())));
       setTimeout(() => socket.destroy(), 1000).unref();
     });
     // An Expect other than 100-continue: Node answered 417 with no body.
