@@ -152,15 +152,11 @@ export class PipelineOnNode {
       socket.end(rawProblemResponse(toProblem(proxyRefusal())));
       setTimeout(() => socket.destroy(), 1000).unref();
     });
-    // An Expect other than 100-continue: Node answered 417 with no body.
+    // An Expect other than 100-continue, which Node answered with a bare 417: ignored, as RFC 9110
+    // lets a server ignore it and Bun, Deno and workerd do, so that a request is answered alike
+    // on every runtime (docs/deployment.md).
     server.on('checkExpectation', (incoming: IncomingMessage, response: ServerResponse) =>
-      this.refuse(
-        response,
-        new ProceedError(
-          expectationFailed,
-          `This server meets no Expect but 100-continue, not ${incoming.headers.expect ?? ''}`,
-        ),
-      ),
+      server.emit('request', incoming, response),
     );
   }
 }
@@ -185,9 +181,6 @@ function framingRefusal(incoming: IncomingMessage): ProceedError | undefined {
   }
   return undefined;
 }
-
-/** Only Node's framing meets it: no route answers 417. */
-const expectationFailed = { code: 'EXPECTATION_FAILED', status: 417, title: 'Expectation failed' } as const;
 
 /** Serves the pipeline on a new `node:http` server; resolves once it listens. */
 export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
