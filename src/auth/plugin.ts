@@ -233,7 +233,7 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
     if (ctx.request.opensSocket === true || ctx.request.opensStream === true)
       holdCredentials(ctx, {
         holder: claims.sub,
-        expiresAt: claims.exp * 1000,
+        expiresAt: tokens.acceptedUntil(claims),
         stillHold: () => stillHolds(tokens, userLoader, token, ctx as AuthContext<unknown>),
       });
   };

@@ -78,6 +78,22 @@ describe('TokenService', () => {
     expect(() => new TokenService({ secret, clockTolerance: 0 })).not.toThrow();
   });
 
+  it('takes a token until its expiry and the clock tolerance, which is when what it opened ends', async () => {
+    const tokens = new TokenService({ secret, accessTokenTtl: 1, clockTolerance: 2 });
+    const { accessToken } = await tokens.issuePair('u1');
+    const claims = await tokens.verifyAccess(accessToken);
+    expect(tokens.acceptedUntil(claims)).toBe(claims.exp * 1000 + 2000);
+    // Past its expiry, within the tolerance: still taken, so a stream it opened still runs.
+    vi.useFakeTimers({ now: claims.exp * 1000 + 1500, toFake: ['Date'] });
+    try {
+      await expect(tokens.verifyAccess(accessToken)).resolves.toMatchObject({ sub: 'u1' });
+      vi.setSystemTime(tokens.acceptedUntil(claims) + 1000);
+      await expect(tokens.verifyAccess(accessToken)).rejects.toThrow();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('rotates on refresh: a new pair of the same family, the old refresh token used up', async () => {
     const tokens = new TokenService({ secret });
     const first = await tokens.issuePair('u');

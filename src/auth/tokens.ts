@@ -280,6 +280,16 @@ export class TokenService {
   }
 
   /**
+   * The last moment (ms since the epoch) a token of this expiry is taken: its `exp` and the clock
+   * tolerance. What a token opened (a socket, an event stream) ends then, not at `exp`: a request
+   * with the same token would still pass until then, so ending sooner only has its client come
+   * back with the token, over and over (docs/auth.md).
+   */
+  acceptedUntil(claims: { readonly exp: number }): number {
+    return claims.exp * 1000 + this.#toleranceMs;
+  }
+
+  /**
    * How long a mark on a token (used, revoked) is kept: past the token's expiry by the tolerance
    * and by {@link skewKept}, since the instance that prunes it goes by its own clock, and one
    * whose clock lags would still take the token once the mark is gone (docs/auth.md, "Stores").

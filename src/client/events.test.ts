@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { ProblemError } from './errors.js';
 import { parseEventStream, reconnectingEvents } from './events.js';
 
 /** A body that arrives in exactly these chunks. */
@@ -69,5 +70,63 @@ describe('reconnectingEvents', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('asks again later, not at once, after a close for credentials the server could not check, and through its 503s', async () => {
+    vi.useFakeTimers();
+    try {
+      const attempts: Array<string | undefined> = [];
+      const unavailable = new ProblemError(
+        { type: 'about:blank', title: 'Unavailable', status: 503, code: 'UNAVAILABLE', detail: 'down' },
+        new Headers(),
+      );
+      const connect = async (lastEventId: string | undefined) => {
+        attempts.push(lastEventId);
+        if (attempts.length < 2) throw unavailable;
+        return body(['id: 2\ndata: {"n":2}\n\n']);
+      };
+      const events = reconnectingEvents(
+        body(['id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"unavailable"}\n\n']),
+        connect,
+        undefined,
+        'GET /x',
+      );
+      expect((await events.next()).value).toEqual({ n: 1 });
+      const second = events.next();
+      // Its reconnection time (1 s), not at once; then a 503 waits as a failed connection does.
+      await vi.advanceTimersByTimeAsync(999);
+      expect(attempts).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(attempts).toEqual(['1']);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(attempts).toEqual(['1', '1']);
+      expect((await second).value).toEqual({ n: 2 });
+      await events.return(undefined);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ends with the problem of a reconnect refused for good, as a 401', async () => {
+    const refused = new ProblemError(
+      {
+        type: 'about:blank',
+        title: 'Unauthorized',
+        status: 401,
+        code: 'INVALID_TOKEN',
+        detail: 'jwt revoked',
+      },
+      new Headers(),
+    );
+    const events = reconnectingEvents(
+      body(['id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"credentials"}\n\n']),
+      async () => {
+        throw refused;
+      },
+      undefined,
+      'GET /x',
+    );
+    expect((await events.next()).value).toEqual({ n: 1 });
+    await expect(events.next()).rejects.toBe(refused);
   });
 });

@@ -102,9 +102,10 @@ export async function* reconnectingEvents(
           body = await connect(lastEventId, own.signal);
           failures = 0;
         } catch (error) {
-          // A problem answer (the stream is gone, the token refused) ends it; the network may recover.
+          // A problem answer (the stream is gone, the token refused) ends it; the network may
+          // recover, and so may a server that answers 503 (a store it needs is down).
           if (own.signal.aborted) return;
-          if (error instanceof ProblemError) throw error;
+          if (error instanceof ProblemError && error.status !== 503) throw error;
           // No instance answers: wait longer each time, up to 30 s, never less than the server asked.
           failures++;
           await pause(Math.min(30_000, Math.max(wait, 250 * 2 ** failures)), own.signal);
@@ -119,7 +120,8 @@ export async function* reconnectingEvents(
           if (event.id !== undefined) lastEventId = event.id;
           if (event.retry !== undefined) wait = event.retry;
           if (event.event === 'close') {
-            closed = true;
+            // A server that could not check the credentials is asked again later, not at once.
+            closed = !event.data.includes('"unavailable"');
             break;
           }
           // The handler returned: the stream is over, not dropped.

@@ -59,6 +59,21 @@ describe('eventQueue', () => {
     expect(await take(iterator, 2)).toEqual([2, 3]);
   });
 
+  it('ends a second reading when the signal aborts, and refuses two readers at once', async () => {
+    const leave = new AbortController();
+    const queue = eventQueue<number>({ signal: leave.signal });
+    queue.push(1);
+    for await (const value of queue) {
+      expect(value).toBe(1);
+      break;
+    }
+    const again = queue[Symbol.asyncIterator]();
+    const waiting = again.next();
+    await expect(queue[Symbol.asyncIterator]().next()).rejects.toThrow('one reader at a time');
+    leave.abort();
+    expect(await waiting).toEqual({ value: undefined, done: true });
+  });
+
   it('refuses a maxBehind that is not a whole number from 1 to 1,000,000, and a signal that is none', () => {
     const { signal } = new AbortController();
     for (const maxBehind of [0, 1.5, 1_000_001, Number.NaN])

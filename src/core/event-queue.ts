@@ -43,9 +43,9 @@ export function eventQueue<T>(options: { signal: AbortSignal; maxBehind?: number
     throw new TypeError("eventQueue: signal is the handler's AbortSignal");
   let waiting: T[] = [];
   let overflowed = false;
+  let reading = false;
   let wake: (() => void) | undefined;
   const stopWaiting = () => wake?.();
-  signal.addEventListener('abort', stopWaiting, { once: true });
   const push = (...events: T[]): void => {
     if (overflowed || signal.aborted) return;
     if (waiting.length + events.length > maxBehind) {
@@ -56,6 +56,11 @@ export function eventQueue<T>(options: { signal: AbortSignal; maxBehind?: number
     wake?.();
   };
   async function* drain(): AsyncGenerator<T | StreamReconnect, void, undefined> {
+    // One reader: a second would take the first one's wake-up, and each event goes to one of them.
+    if (reading) throw new TypeError('eventQueue: one reader at a time (yield* the queue once)');
+    reading = true;
+    // Added per reading, removed when it ends: a queue read again after a break still ends.
+    signal.addEventListener('abort', stopWaiting, { once: true });
     try {
       while (!signal.aborted) {
         if (overflowed) {
@@ -74,6 +79,7 @@ export function eventQueue<T>(options: { signal: AbortSignal; maxBehind?: number
       }
     } finally {
       signal.removeEventListener('abort', stopWaiting);
+      reading = false;
     }
   }
   return {

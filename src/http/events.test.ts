@@ -215,7 +215,7 @@ describe('eventFrames of a signed-in stream', () => {
     expect((await frames.next()).done).toBe(true);
   });
 
-  it('ends with a close event after two checks in a row that fail, and logs each', async () => {
+  it('ends with a close event saying so after two checks in a row that fail, and logs each', async () => {
     const warned: string[] = [];
     const events = signedIn({
       holder: 'ada',
@@ -223,7 +223,7 @@ describe('eventFrames of a signed-in stream', () => {
     });
     const log = { warn: (_: object, message: string) => warned.push(message) };
     const frames = await collect(eventFrames(events, closingSignal().onClosing, problemBody, log));
-    expect(frames).toEqual(['data: {"n":1}\n\n', credentialsFrame]);
+    expect(frames).toEqual(['data: {"n":1}\n\n', 'event: close\ndata: {"reason":"unavailable"}\n\n']);
     expect(warned).toHaveLength(2);
   });
 

@@ -58,6 +58,13 @@ export const reconnectFrame = eventFrame('{"reason":"reconnect"}', { event: 'clo
  */
 export const credentialsFrame = eventFrame('{"reason":"credentials"}', { event: 'close' });
 
+/**
+ * The last frame of a stream whose credentials could not be checked twice running (their store
+ * did not answer): the typed client reconnects after its reconnection time, backing off while the
+ * server answers 503, rather than at once into the same outage.
+ */
+export const uncheckedFrame = eventFrame('{"reason":"unavailable"}', { event: 'close' });
+
 /** The stream ends with `last`, sent as its final frame. */
 interface Ending {
   readonly last: string;
@@ -106,7 +113,9 @@ export async function* eventFrames(
                   ? eventFrame(problemBody(new ProceedError('FORBIDDEN', `The stream ended: ${reason}`)), {
                       event: 'error',
                     })
-                  : credentialsFrame,
+                  : code === credentialsCloseCodes.tryAgain
+                    ? uncheckedFrame
+                    : credentialsFrame,
               ),
             log,
           },
