@@ -85,7 +85,8 @@ class NodeHeaders implements RequestHeaders {
     const value = this.#raw[name];
     if (value === undefined) return null;
     if (typeof value !== 'string') return value.join(', ');
-    return this.#joined?.[name] ?? value;
+    // Node joined every other repeated header itself: only these need the lines read again.
+    return firstLineOnly.has(name) ? (this.#joined?.[name] ?? value) : value;
   }
 
   has(name: string): boolean {
