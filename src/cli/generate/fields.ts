@@ -74,13 +74,14 @@ const day = z.iso.date().refine((text) => text >= '0001', 'Expected a date from 
     columnOptions: '{ withTimezone: true }',
     output: 'z.date()',
     input: 'instant',
-    // The body is JSON: an ISO 8601 string with its offset, a Date once validated. Its offset may
-    // take it past the years PostgreSQL reads: refused with a 400, before the database's 500.
-    declaration: `/** An ISO 8601 time with its offset, a Date once read, in the years PostgreSQL reads (0001 to 9999 in UTC). */
+    // The body is JSON: an ISO 8601 string with its offset, a Date once validated. Refused with a
+    // 400: a year PostgreSQL does not read (0000, or past 9999 once in UTC), which would be its 500,
+    // and one before 100, which drizzle reads back from the database's text as 19xx or 20xx.
+    declaration: `/** An ISO 8601 time with its offset, a Date once read: the years 0100 to 9999 in UTC, read back as written. */
 const instant = z.iso
   .datetime({ offset: true })
   .transform((text) => new Date(text))
-  .refine((at) => at.getUTCFullYear() >= 1 && at.getUTCFullYear() <= 9999, 'Expected a time from 0001 to 9999 in UTC');`,
+  .refine((at) => at.getUTCFullYear() >= 100 && at.getUTCFullYear() <= 9999, 'Expected a time from 0100 to 9999 in UTC');`,
     samples: ["'2025-01-31T09:30:00.000Z'", "'2025-02-28T18:00:00.000Z'"],
   },
   uuid: {
