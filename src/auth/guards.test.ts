@@ -34,6 +34,16 @@ describe('guards', () => {
     expect(await admin.check(anonymous)).toBe(false);
   });
 
+  it('says the roles it lets in, as the OpenAPI document names them; a guard refuses roles that are none', () => {
+    expect(admin.roles).toEqual(['admin']);
+    expect(hasRole('editor', 'admin').roles).toEqual(['editor', 'admin']);
+    expect(authenticated.roles).toBeUndefined();
+    for (const roles of [[], [''], 'admin', [1]])
+      expect(() => guard({ name: 'odd', roles: roles as never, check: () => true })).toThrow(
+        'guard "odd": roles is a list of one role name or more',
+      );
+  });
+
   it('hasRole passes for any listed role and is named after them', async () => {
     const staff = hasRole('editor', 'admin');
     expect(staff.name).toBe('role:editor|admin');

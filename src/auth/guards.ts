@@ -37,6 +37,7 @@ function roleGuard(name: string, roles: readonly string[]): UserGuard<RoleContex
     name,
     requiresUser: true,
     reads: ['role'],
+    roles,
     check: (ctx: RoleContext) => {
       const role = ctx.user?.role;
       return typeof role === 'string' && allowed.has(role);

@@ -474,7 +474,7 @@ import { z } from 'zod';
 // OWASP wants every write behind a security scheme: a guard puts bearerAuth on it.
 const signedIn = guard({ name: 'signed in', requiresUser: true, check: () => true });
 // An admin's route under /admin: its requirement names the role, unlike a signed-in user's.
-const admin = guard({ name: 'admin', requiresUser: true, check: () => false });
+const admin = guard({ name: 'admin', requiresUser: true, roles: ['admin'], check: () => false });
 const Thing = z.object({ id: z.uuid(), name: z.string().max(100), tags: ${items} });
 export default createApp({ logger: false, userFromContext: true }).mount([
   procedures('things', {

@@ -4,7 +4,7 @@
  * keeping them here, beside the code that runs the route, keeps the two from drifting.
  */
 import { describeProblem, type ErrorDefinition, type ProblemCode } from './errors.js';
-import { canForbid } from './guards.js';
+import { canForbid, type Guard } from './guards.js';
 import type { DocumentationSource } from './route-table.js';
 import type { RouteEntry } from './routes.js';
 import type { HeaderDocumentation, RouteDocumentation } from './steps.js';
@@ -24,10 +24,19 @@ export interface RouteFacts {
   /** The guards' names, in order. */
   readonly guards: readonly string[];
   /**
-   * The names of the guards a signed-in caller can still fail (a 403: `admin`, not
-   * `authenticated`): the roles the route requires, as OpenAPI 3.1 lets a bearer requirement list.
+   * The sets of roles that let a caller in, any one set: one role of each role guard (`admin`,
+   * `hasRole`), as OpenAPI 3.1 lets a bearer requirement name roles; `[[]]` without role guards.
    */
-  readonly roles: readonly string[];
+  readonly roleChoices: readonly (readonly string[])[];
+}
+
+/** Every way to pass the role guards: one role of each, all of them (a guard's roles are a choice). */
+function roleChoicesOf(guards: readonly Guard<never>[]): string[][] {
+  let choices: string[][] = [[]];
+  for (const guard of guards)
+    if (guard.roles !== undefined)
+      choices = choices.flatMap((chosen) => (guard.roles ?? []).map((role) => [...chosen, role]));
+  return choices;
 }
 
 /** Whether the route reads a JSON body. */
@@ -107,7 +116,7 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     notModified,
     bearer,
     guards: definition.guards.map((guard) => guard.name),
-    roles: definition.guards.filter(canForbid).map((guard) => guard.name),
+    roleChoices: roleChoicesOf(definition.guards),
   };
 }
 

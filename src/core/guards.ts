@@ -21,6 +21,8 @@ export interface Guard<TCtx = never> {
   readonly failsWith?: GuardFailure;
   /** The fields of `ctx.user` the check reads; a loaded user must have them. */
   readonly reads?: readonly string[];
+  /** The roles it lets in, any one of them (`hasRole`, `admin`): OpenAPI names them. */
+  readonly roles?: readonly string[];
 }
 
 /** `FORBIDDEN`: a signed-in caller it refuses gets 403. `UNAUTHENTICATED`: it only checks sign-in. */
@@ -37,6 +39,12 @@ interface GuardDefinition<TCtx> {
    * the loader, rather than a 403 that blames the caller (docs/auth.md).
    */
   reads?: readonly UserField<TCtx>[];
+  /**
+   * The roles the check lets in, any one of them (`hasRole('editor', 'admin')`): the document
+   * names them in the route's security requirement (docs/openapi.md, "Security"). Only a guard
+   * that lets a user in by role says so: any other check is named in `x-proceed-guards` alone.
+   */
+  roles?: readonly string[];
 }
 
 /** The field names of a context's user; any string when the context declares no user type. */
@@ -52,6 +60,7 @@ const guardKeys = optionKeys<GuardDefinition<unknown>>()(
   'failsWith',
   'requiresUser',
   'reads',
+  'roles',
 );
 
 /** A guard that passes only for a signed-in caller. */
@@ -80,6 +89,13 @@ export function guard<TCtx>(definition: GuardDefinition<TCtx> & { requiresUser?:
   )
     throw new TypeError(`guard "${definition.name}": reads is a list of user field names`);
   if (definition.name.trim() === '') throw new TypeError('A guard needs a name');
+  if (
+    definition.roles !== undefined &&
+    (!Array.isArray(definition.roles) ||
+      definition.roles.length === 0 ||
+      definition.roles.some((role) => typeof role !== 'string' || role === ''))
+  )
+    throw new TypeError(`guard "${definition.name}": roles is a list of one role name or more`);
   if (definition.failsWith !== undefined && !['FORBIDDEN', 'UNAUTHENTICATED'].includes(definition.failsWith))
     throw new TypeError(`guard "${definition.name}": failsWith is FORBIDDEN or UNAUTHENTICATED`);
   return Object.freeze({ ...definition });

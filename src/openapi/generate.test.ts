@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { admin, hasRole } from '../auth/guards.js';
 import { entityTagDocumentation } from '../core/documentation.js';
 import { defineErrors, errorStatus } from '../core/errors.js';
 import { eventStream } from '../core/events.js';
@@ -423,7 +424,43 @@ describe('generateOpenApi on the notes fixture', () => {
       .flatMap((item) => Object.values(item))
       .filter((op) => op.security !== undefined && op.security.length > 0)
       .map((op) => [op.operationId, op.security, op['x-proceed-guards']]);
-    expect(secured).toEqual([['deleteNote', [{ bearerAuth: ['admin'] }], ['admin']]]);
+    expect(secured).toEqual([['deleteNote', [{ bearerAuth: [] }], ['admin']]]);
+  });
+
+  it('names the roles of role guards in the bearer requirement, one requirement per way in', () => {
+    const open = guard({ name: 'open', check: () => true });
+    const p = () => procedure<{ user?: { id: string; role: string } }>();
+    const staff = procedures('staff', {
+      listStaff: p()
+        .guard(admin)
+        .query(() => []),
+      publishStaff: p()
+        .rest({ method: 'POST', path: '/staff/publish' })
+        .guard(hasRole('editor', 'admin'), open)
+        .mutation(() => null),
+      reviewStaff: p()
+        .rest({ method: 'POST', path: '/staff/review' })
+        .guard(hasRole('editor', 'admin'), hasRole('reviewer'))
+        .mutation(() => null),
+      // A check that is no role is named among the guards only.
+      tryStaff: p()
+        .rest({ method: 'POST', path: '/staff/try' })
+        .guard(guard({ name: 'beta enabled', requiresUser: true, check: () => true }))
+        .mutation(() => null),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [staff] }], info });
+    const securityOf = (path: string, method: 'get' | 'post') => document.paths[path]?.[method]?.security;
+    expect(securityOf('/api/staff', 'get')).toEqual([{ bearerAuth: ['admin'] }]);
+    expect(securityOf('/api/staff/publish', 'post')).toEqual([
+      { bearerAuth: ['editor'] },
+      { bearerAuth: ['admin'] },
+    ]);
+    expect(securityOf('/api/staff/review', 'post')).toEqual([
+      { bearerAuth: ['editor', 'reviewer'] },
+      { bearerAuth: ['admin', 'reviewer'] },
+    ]);
+    expect(securityOf('/api/staff/try', 'post')).toEqual([{ bearerAuth: [] }]);
+    expect(document.paths['/api/staff/try']?.post?.['x-proceed-guards']).toEqual(['beta enabled']);
   });
 
   it('reads the routes through the planner when given mounts, with the same result as from the app', () => {
@@ -737,8 +774,7 @@ describe('problems declared by plugins and procedures', () => {
     const document = generateOpenApi({ app: { routeTable }, info });
     expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '431', '500', '503']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }, {}]);
-    // The guard a signed-in caller can fail is the role the route requires.
-    expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: ['admin'] }]);
+    expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');
     expect(responsesOf(document, '/api/things', 'get')).not.toContain('429');
     expect(responsesOf(document, '/api/health', 'get')).toEqual(['200', '431', '503']);

@@ -185,9 +185,9 @@ export class DocumentBuilder {
     }
     Object.assign(operation.responses, this.problems(facts.problems, limited));
     if (facts.bearer === 'required') {
-      // The roles the guards require, named as OpenAPI 3.1 lets a bearer requirement name them:
-      // an admin's route is told apart from a user's (and by the OWASP rules, docs/openapi.md).
-      operation.security = [{ bearerAuth: [...facts.roles] }];
+      // The roles that let a caller in, as OpenAPI 3.1 lets a bearer requirement name them (one
+      // requirement per choice): an admin's route is told apart from a user's (docs/openapi.md).
+      operation.security = facts.roleChoices.map((roles) => ({ bearerAuth: [...roles] }));
       if (facts.guards.length > 0) operation['x-proceed-guards'] = [...facts.guards];
     } else if (facts.bearer === 'optional') {
       // A token is not needed here, but one that is sent is checked (and `ctx.user` set). Bearer
