@@ -38,6 +38,11 @@ describe('guards', () => {
     expect(admin.roles).toEqual(['admin']);
     expect(hasRole('editor', 'admin').roles).toEqual(['editor', 'admin']);
     expect(authenticated.roles).toBeUndefined();
+    // All of them: the roles every member lets in; any of them: each member's, if each names some.
+    expect(allOf(authenticated, hasRole('editor', 'admin'), admin).roles).toEqual(['admin']);
+    expect(allOf(hasRole('editor'), admin).roles).toBeUndefined();
+    expect(anyOf(hasRole('editor'), admin).roles).toEqual(['editor', 'admin']);
+    expect(anyOf(authenticated, admin).roles).toBeUndefined();
     for (const roles of [[], [''], 'admin', [1]])
       expect(() => guard({ name: 'odd', roles: roles as never, check: () => true })).toThrow(
         'guard "odd": roles is a list of one role name or more',

@@ -8,6 +8,7 @@ import {
   guard,
   MissingUserFieldError,
   missingUserField,
+  rolesPassingAll,
   type UserGuard,
 } from '../core/guards.js';
 
@@ -97,7 +98,14 @@ function compose(
   // Refuses a signed-in caller with 403 when any member can.
   const failsWith = members.some(canForbid) ? 'FORBIDDEN' : 'UNAUTHENTICATED';
   const reads = hoistReads ? [...new Set(members.flatMap((member) => member.reads ?? []))] : [];
-  const declared = reads.length > 0 ? { reads } : {};
+  // Of all: the roles every member lets in. Of any: each member's, when every member names some
+  // (one that names none lets a caller in whatever the role).
+  const roles = hoistReads
+    ? rolesPassingAll(members)
+    : members.every((member) => member.roles !== undefined)
+      ? [...new Set(members.flatMap((member) => member.roles ?? []))]
+      : undefined;
+  const declared = { ...(reads.length > 0 ? { reads } : {}), ...(roles === undefined ? {} : { roles }) };
   return requiresUser
     ? guard({ name, requiresUser: true, failsWith, check, ...declared })
     : guard({ name, failsWith, check, ...declared });

@@ -4,7 +4,7 @@
  * keeping them here, beside the code that runs the route, keeps the two from drifting.
  */
 import { describeProblem, type ErrorDefinition, type ProblemCode } from './errors.js';
-import { canForbid, type Guard } from './guards.js';
+import { canForbid, type Guard, rolesPassingAll } from './guards.js';
 import type { DocumentationSource } from './route-table.js';
 import type { RouteEntry } from './routes.js';
 import type { HeaderDocumentation, RouteDocumentation } from './steps.js';
@@ -24,19 +24,16 @@ export interface RouteFacts {
   /** The guards' names, in order. */
   readonly guards: readonly string[];
   /**
-   * The sets of roles that let a caller in, any one set: one role of each role guard (`admin`,
-   * `hasRole`), as OpenAPI 3.1 lets a bearer requirement name roles; `[[]]` without role guards.
+   * The roles that let a caller in, one list each (`[['editor'], ['admin']]`): those every role
+   * guard (`admin`, `hasRole`) lets in, as OpenAPI 3.1 lets a bearer requirement name roles;
+   * `[[]]` when no guard names roles.
    */
   readonly roleChoices: readonly (readonly string[])[];
 }
 
-/** Every way to pass the role guards: one role of each, all of them (a guard's roles are a choice). */
+/** The roles that let a caller in, each a way in of its own; `[[]]` when no guard names roles. */
 function roleChoicesOf(guards: readonly Guard<never>[]): string[][] {
-  let choices: string[][] = [[]];
-  for (const guard of guards)
-    if (guard.roles !== undefined)
-      choices = choices.flatMap((chosen) => (guard.roles ?? []).map((role) => [...chosen, role]));
-  return choices;
+  return rolesPassingAll(guards)?.map((role) => [role]) ?? [[]];
 }
 
 /** Whether the route reads a JSON body. */

@@ -121,6 +121,19 @@ export class MissingUserFieldError extends Error {
   }
 }
 
+/**
+ * The roles that pass every one of `guards` that names roles: those in all their lists (a
+ * caller has one role, which each must let in). Undefined when none names roles, or no role
+ * passes them all.
+ */
+export function rolesPassingAll(guards: readonly Guard<never>[]): readonly string[] | undefined {
+  let roles: string[] | undefined;
+  for (const { roles: own } of guards)
+    if (own !== undefined)
+      roles = roles === undefined ? [...new Set(own)] : roles.filter((role) => own.includes(role));
+  return roles === undefined || roles.length === 0 ? undefined : roles;
+}
+
 /** Whether a guard can refuse a signed-in caller with 403. */
 export function canForbid(guard: Guard<never>): boolean {
   return guard.failsWith !== 'UNAUTHENTICATED';

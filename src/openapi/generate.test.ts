@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
-import { admin, hasRole } from '../auth/guards.js';
+import { admin, allOf, anyOf, hasRole } from '../auth/guards.js';
 import { entityTagDocumentation } from '../core/documentation.js';
 import { defineErrors, errorStatus } from '../core/errors.js';
 import { eventStream } from '../core/events.js';
@@ -427,40 +427,52 @@ describe('generateOpenApi on the notes fixture', () => {
     expect(secured).toEqual([['deleteNote', [{ bearerAuth: [] }], ['admin']]]);
   });
 
-  it('names the roles of role guards in the bearer requirement, one requirement per way in', () => {
+  it('names the roles its role guards let in, one requirement each, composites included', () => {
     const open = guard({ name: 'open', check: () => true });
+    const editor = guard({ name: 'editor', requiresUser: true, roles: ['editor'], check: () => true });
     const p = () => procedure<{ user?: { id: string; role: string } }>();
+    const post = (path: string) => p().rest({ method: 'POST', path: `/staff/${path}` });
     const staff = procedures('staff', {
       listStaff: p()
         .guard(admin)
         .query(() => []),
-      publishStaff: p()
-        .rest({ method: 'POST', path: '/staff/publish' })
+      publishStaff: post('publish')
         .guard(hasRole('editor', 'admin'), open)
         .mutation(() => null),
-      reviewStaff: p()
-        .rest({ method: 'POST', path: '/staff/review' })
+      // A caller has one role: the roles that pass both guards.
+      narrowStaff: post('narrow')
+        .guard(hasRole('editor', 'admin'), admin)
+        .mutation(() => null),
+      noneStaff: post('none')
         .guard(hasRole('editor', 'admin'), hasRole('reviewer'))
         .mutation(() => null),
-      // A check that is no role is named among the guards only.
-      tryStaff: p()
-        .rest({ method: 'POST', path: '/staff/try' })
+      eitherStaff: post('either')
+        .guard(anyOf(editor, admin))
+        .mutation(() => null),
+      bothStaff: post('both')
+        .guard(allOf(authenticated, admin, admin))
+        .mutation(() => null),
+      // A check that is no role, alone or in a choice, names no role.
+      tryStaff: post('try')
         .guard(guard({ name: 'beta enabled', requiresUser: true, check: () => true }))
+        .mutation(() => null),
+      orStaff: post('or')
+        .guard(anyOf(admin, open))
         .mutation(() => null),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [staff] }], info });
-    const securityOf = (path: string, method: 'get' | 'post') => document.paths[path]?.[method]?.security;
+    const securityOf = (path: string, method: 'get' | 'post' = 'post') =>
+      document.paths[path]?.[method]?.security;
+    const none = [{ bearerAuth: [] }];
     expect(securityOf('/api/staff', 'get')).toEqual([{ bearerAuth: ['admin'] }]);
-    expect(securityOf('/api/staff/publish', 'post')).toEqual([
-      { bearerAuth: ['editor'] },
-      { bearerAuth: ['admin'] },
-    ]);
-    expect(securityOf('/api/staff/review', 'post')).toEqual([
-      { bearerAuth: ['editor', 'reviewer'] },
-      { bearerAuth: ['admin', 'reviewer'] },
-    ]);
-    expect(securityOf('/api/staff/try', 'post')).toEqual([{ bearerAuth: [] }]);
+    expect(securityOf('/api/staff/publish')).toEqual([{ bearerAuth: ['editor'] }, { bearerAuth: ['admin'] }]);
+    expect(securityOf('/api/staff/narrow')).toEqual([{ bearerAuth: ['admin'] }]);
+    expect(securityOf('/api/staff/none')).toEqual(none);
+    expect(securityOf('/api/staff/either')).toEqual([{ bearerAuth: ['editor'] }, { bearerAuth: ['admin'] }]);
+    expect(securityOf('/api/staff/both')).toEqual([{ bearerAuth: ['admin'] }]);
+    expect(securityOf('/api/staff/try')).toEqual(none);
     expect(document.paths['/api/staff/try']?.post?.['x-proceed-guards']).toEqual(['beta enabled']);
+    expect(securityOf('/api/staff/or')).toEqual(none);
   });
 
   it('reads the routes through the planner when given mounts, with the same result as from the app', () => {
