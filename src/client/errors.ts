@@ -88,3 +88,15 @@ export class ClientError extends Error {
     this.status = options.status;
   }
 }
+
+/**
+ * Refusals that a later attempt may not meet (an instance full, a rate limit, a gateway, a store
+ * down): a socket's handshake and an event stream's reconnect try again after them.
+ */
+export const retryStatuses: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** A refusal's `Retry-After` in ms, when it gives one in seconds. */
+export function retryAfterOf(error: ProblemError): number | undefined {
+  const seconds = Number(error.headers.get('retry-after') ?? Number.NaN);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}

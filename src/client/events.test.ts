@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ProblemError } from './errors.js';
 import { parseEventStream, reconnectingEvents } from './events.js';
 
@@ -35,6 +35,14 @@ describe('parseEventStream', () => {
 });
 
 describe('reconnectingEvents', () => {
+  // The waits are spread by ±20 % at random: at its middle here, so that they can be counted.
+  beforeEach(() => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it('waits longer after each failed reconnect, and resumes with the last id', async () => {
     vi.useFakeTimers();
     try {
@@ -99,6 +107,46 @@ describe('reconnectingEvents', () => {
       await vi.advanceTimersByTimeAsync(1);
       expect(attempts).toEqual(['1']);
       await vi.advanceTimersByTimeAsync(1000);
+      expect(attempts).toEqual(['1', '1']);
+      expect((await second).value).toEqual({ n: 2 });
+      await events.return(undefined);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('waits as long as the Retry-After of a refusal asks', async () => {
+    vi.useFakeTimers();
+    try {
+      const attempts: Array<string | undefined> = [];
+      const limited = new ProblemError(
+        {
+          type: 'about:blank',
+          title: 'Too many requests',
+          status: 429,
+          code: 'RATE_LIMITED',
+          detail: 'slow down',
+        },
+        new Headers({ 'retry-after': '5' }),
+      );
+      const connect = async (lastEventId: string | undefined) => {
+        attempts.push(lastEventId);
+        if (attempts.length < 2) throw limited;
+        return body(['id: 2\ndata: {"n":2}\n\n']);
+      };
+      const events = reconnectingEvents(
+        body(['id: 1\nretry: 10\ndata: {"n":1}\n\n']),
+        connect,
+        undefined,
+        'GET /x',
+      );
+      expect((await events.next()).value).toEqual({ n: 1 });
+      const second = events.next();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(attempts).toEqual(['1']);
+      await vi.advanceTimersByTimeAsync(4999);
+      expect(attempts).toEqual(['1']);
+      await vi.advanceTimersByTimeAsync(1);
       expect(attempts).toEqual(['1', '1']);
       expect((await second).value).toEqual({ n: 2 });
       await events.return(undefined);

@@ -4,7 +4,7 @@
  * resumed after a dropped connection with `Last-Event-ID` and fresh headers (a token that was
  * renewed meanwhile), until the caller's `AbortSignal` says stop.
  */
-import { ClientError, ProblemError } from './errors.js';
+import { ClientError, ProblemError, retryAfterOf, retryStatuses } from './errors.js';
 
 /** One parsed event. */
 export interface ParsedEvent {
@@ -79,8 +79,9 @@ export type Connect = (
  * The events of a stream, reconnecting when the connection drops (after the server's `retry`,
  * 1 s by default, at once after the server's `close` event) and resuming after the last id.
  * An `error` event ends the iteration with its problem; the caller's signal ends it quietly.
- * Only a dropped connection is retried: a problem answer to a reconnect (the token refused, the
- * stream gone) ends it with that problem.
+ * Only a dropped connection, or a reconnect refused for now (429, 502, 503, 504), is retried,
+ * until the caller's signal aborts: any other problem answer to a reconnect (the token refused,
+ * the stream gone) ends it with that problem.
  */
 export async function* reconnectingEvents(
   first: ReadableStream<Uint8Array>,
@@ -103,12 +104,14 @@ export async function* reconnectingEvents(
           failures = 0;
         } catch (error) {
           // A problem answer (the stream is gone, the token refused) ends it; the network may
-          // recover, and so may a server that answers 503 (a store it needs is down).
+          // recover, and so may a server that refuses for now (429, 502, 503, 504: a store down).
           if (own.signal.aborted) return;
-          if (error instanceof ProblemError && error.status !== 503) throw error;
-          // No instance answers: wait longer each time, up to 30 s, never less than the server asked.
+          if (error instanceof ProblemError && !retryStatuses.has(error.status)) throw error;
+          // Wait longer each time, up to 30 s, never less than the server asked (its retry, its
+          // Retry-After), spread so that the clients of one outage do not come back at once.
           failures++;
-          await pause(Math.min(30_000, Math.max(wait, 250 * 2 ** failures)), own.signal);
+          const asked = error instanceof ProblemError ? (retryAfterOf(error) ?? 0) : 0;
+          await pause(Math.min(30_000, Math.max(wait, asked, spread(250 * 2 ** failures))), own.signal);
           continue;
         }
       }
@@ -121,7 +124,7 @@ export async function* reconnectingEvents(
           if (event.retry !== undefined) wait = event.retry;
           if (event.event === 'close') {
             // A server that could not check the credentials is asked again later, not at once.
-            closed = !event.data.includes('"unavailable"');
+            closed = reasonOf(event.data) !== 'unavailable';
             break;
           }
           // The handler returned: the stream is over, not dropped.
@@ -139,11 +142,25 @@ export async function* reconnectingEvents(
           });
       }
       body = undefined;
-      await pause(closed ? 0 : wait, own.signal);
+      await pause(closed ? 0 : spread(wait), own.signal);
     }
   } finally {
     signal?.removeEventListener('abort', stop);
     own.abort();
+  }
+}
+
+/** `ms` give or take a fifth, so that clients dropped together spread their returns. */
+function spread(ms: number): number {
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}
+
+/** The `reason` of a `close` event's data, if it names one. */
+function reasonOf(data: string): unknown {
+  try {
+    return (JSON.parse(data) as { reason?: unknown } | null)?.reason;
+  } catch {
+    return undefined;
   }
 }
 

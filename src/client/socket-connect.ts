@@ -2,7 +2,7 @@
  * One connection of a typed client's socket (src/client/sockets.ts): opening it, telling why it
  * could not be opened, and whether another attempt may succeed.
  */
-import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
+import { ClientError, ProblemError, type ReceivedProblem, retryStatuses } from './errors.js';
 
 /**
  * The few members of a WebSocket the client uses: the standard one (browsers, Bun, Deno, Node 22)
@@ -33,9 +33,6 @@ export interface SocketConnector {
   readonly probe: (signal: AbortSignal) => Promise<ProblemError | undefined>;
   readonly WebSocket: WebSocketClass;
 }
-
-/** Refusals of a handshake that a later one may not meet (an instance full, a rate limit, a gateway). */
-const retryStatuses = new Set([429, 502, 503, 504]);
 
 export function isErrorFrame(value: unknown): value is { type: 'error'; problem: ReceivedProblem } {
   if (typeof value !== 'object' || value === null) return false;
