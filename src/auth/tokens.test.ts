@@ -82,12 +82,15 @@ describe('TokenService', () => {
     const tokens = new TokenService({ secret, accessTokenTtl: 1, clockTolerance: 2 });
     const { accessToken } = await tokens.issuePair('u1');
     const claims = await tokens.verifyAccess(accessToken);
-    expect(tokens.acceptedUntil(claims)).toBe(claims.exp * 1000 + 2000);
-    // Past its expiry, within the tolerance: still taken, so a stream it opened still runs.
+    expect(tokens.acceptedUntil(claims)).toBe(claims.exp * 1000 + 2001);
+    // Past its expiry, to the last moment of the tolerance: still taken, so a stream it opened
+    // still runs; from acceptedUntil on, refused.
     vi.useFakeTimers({ now: claims.exp * 1000 + 1500, toFake: ['Date'] });
     try {
       await expect(tokens.verifyAccess(accessToken)).resolves.toMatchObject({ sub: 'u1' });
-      vi.setSystemTime(tokens.acceptedUntil(claims) + 1000);
+      vi.setSystemTime(tokens.acceptedUntil(claims) - 1);
+      await expect(tokens.verifyAccess(accessToken)).resolves.toMatchObject({ sub: 'u1' });
+      vi.setSystemTime(tokens.acceptedUntil(claims));
       await expect(tokens.verifyAccess(accessToken)).rejects.toThrow();
     } finally {
       vi.useRealTimers();

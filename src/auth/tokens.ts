@@ -280,13 +280,13 @@ export class TokenService {
   }
 
   /**
-   * The last moment (ms since the epoch) a token of this expiry is taken: its `exp` and the clock
-   * tolerance. What a token opened (a socket, an event stream) ends then, not at `exp`: a request
-   * with the same token would still pass until then, so ending sooner only has its client come
-   * back with the token, over and over (docs/auth.md).
+   * The first moment (ms since the epoch) a token of this expiry is no longer taken: just past its
+   * `exp` and the clock tolerance. What a token opened (a socket, an event stream) ends then, not
+   * at `exp`: a request with the same token would still pass until then, so ending sooner only
+   * has its client come back with the token, over and over (docs/auth.md).
    */
   acceptedUntil(claims: { readonly exp: number }): number {
-    return claims.exp * 1000 + this.#toleranceMs;
+    return claims.exp * 1000 + this.#toleranceMs + 1;
   }
 
   /**
