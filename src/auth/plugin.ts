@@ -183,10 +183,13 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
     // `production` beside `tokens` was ignored: the TokenService's secret was checked when it was made.
     throw new ProceedConfigError('authPlugin: pass either tokens or secret/store/production, not both');
   }
-  // `tokens: {}` was taken, and every request with a token was a 500.
+  // `tokens: {}` was taken, and every request with a token was a 500 (a TokenService of another
+  // copy of the package without acceptedUntil, every socket and stream opened).
   if (
     options.tokens !== undefined &&
-    (typeof options.tokens?.verifyAccess !== 'function' || typeof options.tokens?.store !== 'object')
+    (typeof options.tokens?.verifyAccess !== 'function' ||
+      typeof options.tokens?.acceptedUntil !== 'function' ||
+      typeof options.tokens?.store !== 'object')
   )
     throw new ProceedConfigError('authPlugin: tokens is a TokenService (new TokenService({ secret }))');
   if (options.production !== undefined && typeof options.production !== 'boolean')

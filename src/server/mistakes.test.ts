@@ -209,6 +209,11 @@ describe('the options of steps, plugins and sockets', () => {
     await expect(app.register(authPlugin, { userLoader, tokens: {} as never })).rejects.toThrow(
       /tokens is a TokenService/,
     );
+    // One of another copy of the package, made before acceptedUntil: a 500 at each socket or stream.
+    const older = { verifyAccess: tokens.verifyAccess.bind(tokens), store: tokens.store };
+    await expect(app.register(authPlugin, { userLoader, tokens: older as never })).rejects.toThrow(
+      /tokens is a TokenService/,
+    );
     await expect(
       app.register(authPlugin, { userLoader, secret, production: 'false' as never }),
     ).rejects.toThrow(/production is true or false/);
