@@ -23,8 +23,8 @@ export interface EventQueue<T> extends AsyncIterable<T | StreamReconnect> {
 /**
  * A bounded queue for one stream: push what is published, `yield*` the queue in the handler.
  * Its iteration waits for the next event, ends when `signal` aborts (the client left), and ends
- * with `reconnectStream()` once the reader has fallen `maxBehind` events behind (1,000 unless
- * told; from 1 to 1,000,000).
+ * with `reconnectStream()` once a push would leave more than `maxBehind` events waiting for the
+ * reader (1,000 unless told; from 1 to 1,000,000). One reader at a time.
  *
  * @example
  * .query(async function* ({ signal }) {

@@ -52,9 +52,9 @@ export const endFrame = eventFrame('{}', { event: 'end' });
 export const reconnectFrame = eventFrame('{"reason":"reconnect"}', { event: 'close' });
 
 /**
- * The last frame of a stream whose credentials lapsed (the token expired or was revoked, the user
- * deactivated) or could not be checked: the typed client reconnects at once with a fresh token
- * from its token function, which a revoked session cannot have (its reconnect is a 401).
+ * The last frame of a stream whose credentials lapsed (the token is no longer taken, or was
+ * revoked, the user deactivated): the typed client reconnects at once with a fresh token from its
+ * token function, which a revoked session cannot have (its reconnect is a 401).
  */
 export const credentialsFrame = eventFrame('{"reason":"credentials"}', { event: 'close' });
 
