@@ -35,144 +35,96 @@ describe('parseEventStream', () => {
 });
 
 describe('reconnectingEvents', () => {
-  // The waits are spread by ±20 % at random: at its middle here, so that they can be counted.
+  // Timers by hand; the waits, spread by ±20 % at random, at their middle so that they can be counted.
   beforeEach(() => {
+    vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
   });
   afterEach(() => {
     vi.restoreAllMocks();
+    vi.useRealTimers();
   });
 
+  /** A problem answer to a reconnect. */
+  const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
+    new ProblemError({ type: 'about:blank', title: code, status, code, detail: code }, new Headers(headers));
+
+  /**
+   * Events whose first connection sends `first`; each reconnect fails with the next of `failures`,
+   * and the one after them sends event 2. `attempts` holds the Last-Event-ID of each reconnect.
+   */
+  function reconnecting(first: string, failures: Error[]) {
+    const attempts: Array<string | undefined> = [];
+    const connect = async (lastEventId: string | undefined) => {
+      attempts.push(lastEventId);
+      const failure = failures[attempts.length - 1];
+      if (failure !== undefined) throw failure;
+      return body(['id: 2\ndata: {"n":2}\n\n']);
+    };
+    return { attempts, events: reconnectingEvents(body([first]), connect, undefined, 'GET /x') };
+  }
+
   it('waits longer after each failed reconnect, and resumes with the last id', async () => {
-    vi.useFakeTimers();
-    try {
-      const attempts: Array<string | undefined> = [];
-      const connect = async (lastEventId: string | undefined) => {
-        attempts.push(lastEventId);
-        if (attempts.length < 3) throw new TypeError('connection refused');
-        return body(['id: 2\ndata: {"n":2}\n\n']);
-      };
-      // The server asked for a 10 ms reconnection time.
-      const events = reconnectingEvents(
-        body(['id: 1\nretry: 10\ndata: {"n":1}\n\n']),
-        connect,
-        undefined,
-        'GET /x',
-      );
-      expect((await events.next()).value).toEqual({ n: 1 });
-      const second = events.next();
-      // The stream ended: a reconnect after 10 ms, refused; then not every 10 ms in a loop, but
-      // after 500 ms, refused; then after 1 s.
-      await vi.advanceTimersByTimeAsync(10);
-      expect(attempts).toHaveLength(1);
-      await vi.advanceTimersByTimeAsync(499);
-      expect(attempts).toHaveLength(1);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(attempts).toHaveLength(2);
-      await vi.advanceTimersByTimeAsync(999);
-      expect(attempts).toHaveLength(2);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(attempts).toEqual(['1', '1', '1']);
-      expect((await second).value).toEqual({ n: 2 });
-      await events.return(undefined);
-    } finally {
-      vi.useRealTimers();
-    }
+    // The server asked for a 10 ms reconnection time.
+    const refused = new TypeError('connection refused');
+    const { attempts, events } = reconnecting('id: 1\nretry: 10\ndata: {"n":1}\n\n', [refused, refused]);
+    expect((await events.next()).value).toEqual({ n: 1 });
+    const second = events.next();
+    // The stream ended: a reconnect after 10 ms, refused; then not every 10 ms in a loop, but
+    // after 500 ms, refused; then after 1 s.
+    await vi.advanceTimersByTimeAsync(10);
+    expect(attempts).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(attempts).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(attempts).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toEqual(['1', '1', '1']);
+    expect((await second).value).toEqual({ n: 2 });
+    await events.return(undefined);
   });
 
   it('asks again later, not at once, after a close for credentials the server could not check, and through its 503s', async () => {
-    vi.useFakeTimers();
-    try {
-      const attempts: Array<string | undefined> = [];
-      const unavailable = new ProblemError(
-        { type: 'about:blank', title: 'Unavailable', status: 503, code: 'UNAVAILABLE', detail: 'down' },
-        new Headers(),
-      );
-      const connect = async (lastEventId: string | undefined) => {
-        attempts.push(lastEventId);
-        if (attempts.length < 2) throw unavailable;
-        return body(['id: 2\ndata: {"n":2}\n\n']);
-      };
-      const events = reconnectingEvents(
-        body(['id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"unavailable"}\n\n']),
-        connect,
-        undefined,
-        'GET /x',
-      );
-      expect((await events.next()).value).toEqual({ n: 1 });
-      const second = events.next();
-      // Its reconnection time (1 s), not at once; then a 503 waits as a failed connection does.
-      await vi.advanceTimersByTimeAsync(999);
-      expect(attempts).toHaveLength(0);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(attempts).toEqual(['1']);
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(attempts).toEqual(['1', '1']);
-      expect((await second).value).toEqual({ n: 2 });
-      await events.return(undefined);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { attempts, events } = reconnecting(
+      'id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"unavailable"}\n\n',
+      [problem(503, 'UNAVAILABLE')],
+    );
+    expect((await events.next()).value).toEqual({ n: 1 });
+    const second = events.next();
+    // Its reconnection time (1 s), not at once; then a 503 waits as a failed connection does.
+    await vi.advanceTimersByTimeAsync(999);
+    expect(attempts).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toEqual(['1']);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(attempts).toEqual(['1', '1']);
+    expect((await second).value).toEqual({ n: 2 });
+    await events.return(undefined);
   });
 
   it('waits as long as the Retry-After of a refusal asks', async () => {
-    vi.useFakeTimers();
-    try {
-      const attempts: Array<string | undefined> = [];
-      const limited = new ProblemError(
-        {
-          type: 'about:blank',
-          title: 'Too many requests',
-          status: 429,
-          code: 'RATE_LIMITED',
-          detail: 'slow down',
-        },
-        new Headers({ 'retry-after': '5' }),
-      );
-      const connect = async (lastEventId: string | undefined) => {
-        attempts.push(lastEventId);
-        if (attempts.length < 2) throw limited;
-        return body(['id: 2\ndata: {"n":2}\n\n']);
-      };
-      const events = reconnectingEvents(
-        body(['id: 1\nretry: 10\ndata: {"n":1}\n\n']),
-        connect,
-        undefined,
-        'GET /x',
-      );
-      expect((await events.next()).value).toEqual({ n: 1 });
-      const second = events.next();
-      await vi.advanceTimersByTimeAsync(10);
-      expect(attempts).toEqual(['1']);
-      await vi.advanceTimersByTimeAsync(4999);
-      expect(attempts).toEqual(['1']);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(attempts).toEqual(['1', '1']);
-      expect((await second).value).toEqual({ n: 2 });
-      await events.return(undefined);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { attempts, events } = reconnecting('id: 1\nretry: 10\ndata: {"n":1}\n\n', [
+      problem(429, 'RATE_LIMITED', { 'retry-after': '5' }),
+    ]);
+    expect((await events.next()).value).toEqual({ n: 1 });
+    const second = events.next();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(attempts).toEqual(['1']);
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(attempts).toEqual(['1']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toEqual(['1', '1']);
+    expect((await second).value).toEqual({ n: 2 });
+    await events.return(undefined);
   });
 
   it('ends with the problem of a reconnect refused for good, as a 401', async () => {
-    const refused = new ProblemError(
-      {
-        type: 'about:blank',
-        title: 'Unauthorized',
-        status: 401,
-        code: 'INVALID_TOKEN',
-        detail: 'jwt revoked',
-      },
-      new Headers(),
-    );
-    const events = reconnectingEvents(
-      body(['id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"credentials"}\n\n']),
-      async () => {
-        throw refused;
-      },
-      undefined,
-      'GET /x',
+    const refused = problem(401, 'INVALID_TOKEN');
+    const { events } = reconnecting(
+      'id: 1\ndata: {"n":1}\n\nevent: close\ndata: {"reason":"credentials"}\n\n',
+      [refused],
     );
     expect((await events.next()).value).toEqual({ n: 1 });
     await expect(events.next()).rejects.toBe(refused);
