@@ -25,6 +25,8 @@ export interface AccountUser {
  *   findById: (id) => db.users.findFirst({ where: eq(users.id, id), columns: { passwordHash: false } }),
  *   create: (account) => db.insert(users).values(account).onConflictDoNothing().returning().then(([row]) => row),
  *   setPassword: (id, passwordHash) => db.update(users).set({ passwordHash }).where(eq(users.id, id)).then(() => {}),
+ *   replacePasswordHash: (id, previous, passwordHash) =>
+ *     db.update(users).set({ passwordHash }).where(and(eq(users.id, id), eq(users.passwordHash, previous))).then(() => {}),
  * };
  */
 export interface AccountStore<User extends AccountUser, Profile extends object = Record<never, never>> {
@@ -38,6 +40,12 @@ export interface AccountStore<User extends AccountUser, Profile extends object =
    */
   create(account: Profile & { email: string; passwordHash: string }): Promise<User | undefined>;
   setPassword(userId: string, passwordHash: string): Promise<unknown>;
+  /**
+   * Replaces the user's hash only while it is still `previousHash`: a login re-hashes a password
+   * stored at a weaker cost than `hashPassword`'s default with it (docs/auth.md, "Passwords"),
+   * and a password changed meanwhile stays changed. Without it, stored hashes keep their cost.
+   */
+  replacePasswordHash?(userId: string, previousHash: string, passwordHash: string): Promise<unknown>;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { App } from '../server/app.js';
 import { createApp } from '../server/create-app.js';
 import { type AccountStore, type AccountUser, accountProcedures, type ResetTokenStore } from './accounts.js';
 import { fixtureSecret } from './fixtures/app.js';
+import { hashPassword } from './password.js';
 import { type AuthContext, authPlugin } from './plugin.js';
 import { MemoryRevocationStore } from './revocation.js';
 import { TokenService, uuidv7 } from './tokens.js';
@@ -50,6 +51,10 @@ function memberStore() {
     async setPassword(id: string, passwordHash: string) {
       const row = rows.get(id);
       if (row !== undefined) row.passwordHash = passwordHash;
+    },
+    async replacePasswordHash(id: string, previousHash: string, passwordHash: string) {
+      const row = rows.get(id);
+      if (row !== undefined && row.passwordHash === previousHash) row.passwordHash = passwordHash;
     },
   };
   return store;
@@ -206,6 +211,26 @@ describe('accountProcedures: one behaviour for every app', () => {
     const login = await post('login', { email: 'ada@example.com', password: 'correct horse' });
     expect(login.statusCode).toBe(200);
     expect((await me(login.json().accessToken)).statusCode).toBe(401);
+  });
+
+  it('re-hashes at login a password stored at a weaker cost, and keeps a password changed meanwhile', async () => {
+    const { user } = await register();
+    const row = members.rows.get(user.id);
+    if (row === undefined) throw new Error('no row');
+    row.passwordHash = await hashPassword('correct horse', { N: 16384, r: 8, p: 1 });
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+    expect(row.passwordHash).toMatch(/^scrypt\$16384\$8\$5\$/);
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+
+    // A password change that lands while the login checks the old one is not undone by its re-hash.
+    row.passwordHash = await hashPassword('correct horse', { N: 16384, r: 8, p: 1 });
+    const changed = await hashPassword('battery staple');
+    let reads = 0;
+    members.beforeFindByEmail = async () => {
+      if (++reads === 2) setTimeout(() => void (row.passwordHash = changed), 0);
+    };
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+    expect(row.passwordHash).toBe(changed);
   });
 
   it('refreshes once per refresh token, and never for a deactivated or deleted user', async () => {

@@ -19,7 +19,7 @@ import { checkRateLimitRule, type RateLimitRule, rateLimit } from '../core/steps
 import type { AccountOptions, AccountUser, PasswordResetOptions } from './account-options.js';
 import { authenticated } from './guards.js';
 import { InvalidTokenError } from './jwt.js';
-import { hashPassword, verifyPasswordOrDummy } from './password.js';
+import { hashPassword, needsRehash, verifyPasswordOrDummy } from './password.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenPair } from './tokens.js';
 
@@ -222,6 +222,8 @@ function buildAccountProcedures<
         const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
         if (found === undefined || found.id !== candidate?.id || !matches) throw badCredentials();
         if (!isActive(found)) throw new ForbiddenError('This account is deactivated');
+        if (store.replacePasswordHash !== undefined && needsRehash(found.passwordHash))
+          await store.replacePasswordHash(found.id, found.passwordHash, await hashPassword(input.password));
         return session(withoutPasswordHash(found), await service.issuePair(found.id, { generation }));
       }),
 

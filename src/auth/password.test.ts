@@ -25,7 +25,7 @@ describe('password hashing', () => {
   it('encodes scrypt$N$r$p$salt$hash with the default cost and a 16-byte salt', async () => {
     const hash = await hashPassword('correct horse battery staple');
     const [name, n, r, p, salt, key] = hash.split('$');
-    expect([name, n, r, p]).toEqual(['scrypt', '16384', '8', '1']);
+    expect([name, n, r, p]).toEqual(['scrypt', '16384', '8', '5']);
     expect(Buffer.from(salt as string, 'base64url')).toHaveLength(16);
     expect(Buffer.from(key as string, 'base64url')).toHaveLength(32);
   });
@@ -47,6 +47,12 @@ describe('password hashing', () => {
     expect(await verifyPassword(cheap, 'pw')).toBe(true);
     expect(needsRehash(cheap)).toBe(true);
     expect(needsRehash(await hashPassword('pw'))).toBe(false);
+  });
+
+  it('takes a hash of the earlier default (p = 1) and asks for it to be re-hashed', async () => {
+    const earlier = await hashPassword('pw', { N: 16384, r: 8, p: 1 });
+    expect(await verifyPassword(earlier, 'pw')).toBe(true);
+    expect(needsRehash(earlier)).toBe(true);
   });
 
   it('accepts a stronger cost than Node’s default memory cap allows', async () => {

@@ -251,6 +251,19 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       expect(await users.setPassword('01900000-0000-7000-8000-000000000000', 'x')).toBe(false);
     });
 
+    it('replaces a password hash only while it is the one the login checked', async () => {
+      const ada = await make('Ada');
+      const before = await users.findByEmail('ada@example.com');
+      if (before === undefined) throw new Error('no Ada');
+      expect(await users.replacePasswordHash(ada.id, 'not-the-hash', 'rehashed')).toBe(false);
+      expect(await users.findByEmail('ada@example.com')).toMatchObject({ passwordHash: before.passwordHash });
+      expect(await users.replacePasswordHash(ada.id, before.passwordHash, 'rehashed')).toBe(true);
+      expect(await users.findByEmail('ada@example.com')).toMatchObject({
+        passwordHash: 'rehashed',
+        version: before.version,
+      });
+    });
+
     it('deletes a user with their posts', async () => {
       const ada = await make('Ada');
       await database.db.insert(posts).values({

@@ -84,6 +84,11 @@ export interface UsersRepository {
   /** `false` when there is no such user. */
   setPassword(id: string, passwordHash: string): Promise<boolean>;
   /**
+   * A login's re-hash at a stronger cost: only while the stored hash is still `previousHash`, so a
+   * password changed meanwhile stays changed. Not a change of the user (no new version).
+   */
+  replacePasswordHash(id: string, previousHash: string, passwordHash: string): Promise<boolean>;
+  /**
    * Makes sure an admin with this email exists and has this password (ADMIN_EMAIL and
    * ADMIN_PASSWORD at start-up): creates it, or promotes, reactivates and re-keys it.
    */
@@ -243,6 +248,15 @@ export function usersRepository(db: Db): UsersRepository {
         .update(users)
         .set({ passwordHash, updatedAt: sql`now()` })
         .where(eq(users.id, id))
+        .returning({ id: users.id });
+      return updated.length > 0;
+    },
+
+    async replacePasswordHash(id, previousHash, passwordHash) {
+      const updated = await db
+        .update(users)
+        .set({ passwordHash })
+        .where(and(eq(users.id, id), eq(users.passwordHash, previousHash)))
         .returning({ id: users.id });
       return updated.length > 0;
     },

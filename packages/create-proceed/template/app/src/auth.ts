@@ -3,7 +3,7 @@
  * procedures are Proceed's (proceedjs/auth, Proceed's docs/accounts.md); this app gives them its
  * users table.
  */
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { procedures } from 'proceedjs';
 import { type AccountStore, accountProcedures, accountRateLimit, uuidv7 } from 'proceedjs/auth';
 import { resource } from 'proceedjs/resource';
@@ -47,6 +47,13 @@ export function userStore(db: Db): AccountStore<SignedInUser, { name: string }> 
     },
     async setPassword(id, passwordHash) {
       await db.update(users).set({ passwordHash }).where(eq(users.id, id));
+    },
+    // A login re-hashes a password stored at a weaker cost, unless it was changed meanwhile.
+    async replacePasswordHash(id, previousHash, passwordHash) {
+      await db
+        .update(users)
+        .set({ passwordHash })
+        .where(and(eq(users.id, id), eq(users.passwordHash, previousHash)));
     },
   };
 }
