@@ -218,18 +218,27 @@ describe('accountProcedures: one behaviour for every app', () => {
     const row = members.rows.get(user.id);
     if (row === undefined) throw new Error('no row');
     row.passwordHash = await hashPassword('correct horse', { N: 16384, r: 8, p: 1 });
-    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(
+      200,
+    );
     expect(row.passwordHash).toMatch(/^scrypt\$16384\$8\$5\$/);
-    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(
+      200,
+    );
 
     // A password change that lands while the login checks the old one is not undone by its re-hash.
     row.passwordHash = await hashPassword('correct horse', { N: 16384, r: 8, p: 1 });
     const changed = await hashPassword('battery staple');
     let reads = 0;
     members.beforeFindByEmail = async () => {
-      if (++reads === 2) setTimeout(() => void (row.passwordHash = changed), 0);
+      if (++reads === 2)
+        setTimeout(() => {
+          row.passwordHash = changed;
+        }, 0);
     };
-    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(200);
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(
+      200,
+    );
     expect(row.passwordHash).toBe(changed);
   });
 
