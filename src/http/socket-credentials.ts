@@ -68,8 +68,15 @@ export function watchCredentials(
         })
         .then(
           (state) => {
+            // A check that lands on the token's last millisecond, before the expiry's own timer
+            // has run, finds it lapsed by its expiry, not by a revocation.
             if (state === 'lapsed')
-              watcher.close(credentialsCloseCodes.credentialsLapsed, 'the token no longer holds');
+              watcher.close(
+                credentialsCloseCodes.credentialsLapsed,
+                expiresAt !== undefined && Date.now() >= expiresAt - 1
+                  ? 'the token expired'
+                  : 'the token no longer holds',
+              );
             else if (state === 'refused')
               watcher.close(credentialsCloseCodes.noLongerAllowed, 'the route no longer allows this user');
             else {

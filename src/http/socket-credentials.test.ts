@@ -1,0 +1,47 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { watchCredentials } from './socket-credentials.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Watches credentials that lapse at `expiresAt` (as a token's verification would), checked every 100 ms. */
+function watched(expiresAt: number, revoked: () => boolean) {
+  const closes: { code: number; reason: string }[] = [];
+  const stop = watchCredentials(
+    {
+      expiresAt,
+      // A token verifies until the millisecond before `expiresAt` (TokenService.acceptedUntil).
+      stillHold: async () => !revoked() && Date.now() < expiresAt - 1,
+    },
+    100,
+    { close: (code, reason) => void closes.push({ code, reason }), log: { warn: () => undefined } },
+  );
+  return { closes, stop };
+}
+
+describe('watchCredentials', () => {
+  it('names an expiry an expiry, even when a check lands on the last millisecond before its timer', async () => {
+    vi.useFakeTimers({ now: 0 });
+    // Every check exactly 100 ms apart: the tenth runs at 1,000 ms, the expiry's timer at 1,001.
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { closes, stop } = watched(1001, () => false);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(closes).toEqual([{ code: 4401, reason: 'the token expired' }]);
+    stop();
+  });
+
+  it('names a revocation found before the expiry a revocation', async () => {
+    vi.useFakeTimers({ now: 0 });
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    let revoked = false;
+    const { closes, stop } = watched(10_001, () => revoked);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(closes).toEqual([]);
+    revoked = true;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(closes).toEqual([{ code: 4401, reason: 'the token no longer holds' }]);
+    stop();
+  });
+});
