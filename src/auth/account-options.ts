@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ProcedureBuilder } from '../core/procedure.js';
 import type { BaseContext } from '../core/request-context.js';
 import type { RateLimitRule } from '../core/steps.js';
+import type { ScryptCost } from './password.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenService } from './tokens.js';
 
@@ -105,4 +106,11 @@ export interface AccountOptions<
   passwordReset?: PasswordResetOptions<Ctx, User> | undefined;
   /** Where the routes live under `/api`. Default `/auth`. */
   path?: string;
+  /**
+   * The scrypt cost of the hashes register, password change and reset make, of the work a login
+   * for an unknown email does, and below which a login re-hashes (with `replacePasswordHash`).
+   * Default `hashPassword`'s, OWASP's minimum (docs/auth.md, "Passwords"). A function reads it
+   * from the context, as `users` and `tokens` are (an app that takes it from its settings).
+   */
+  passwordCost?: ScryptCost | ((ctx: Ctx) => ScryptCost);
 }

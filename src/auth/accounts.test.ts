@@ -21,6 +21,7 @@ interface Ctx extends AuthContext<Member> {
   members: AccountStore<Member, { name: string }>;
   resets: ResetTokenStore;
   later: (task: () => Promise<void>) => void;
+  cheapPasswords?: { N: number; r: number; p: number };
 }
 
 /** The users of one test, in memory, as an app's database would keep them. */
@@ -418,5 +419,52 @@ describe('accountProcedures: one behaviour for every app', () => {
       } as never),
     ).toThrow(/background/);
     expect(() => accountProcedures({ ...base, tokens: undefined } as never)).toThrow(/tokens/);
+    expect(() => accountProcedures({ ...base, passwordCost: { N: 1000 } })).toThrow(
+      /passwordCost: scrypt N must be a power of two/,
+    );
+  });
+
+  it('hashes at the passwordCost it is given, and re-hashes only below it', async () => {
+    const cheap = accountProcedures({
+      procedure: () => procedure<Ctx>(),
+      users: (ctx) => ctx.members,
+      tokens: (ctx) => ctx.tokens,
+      view: Member,
+      profile: { name: z.string().min(1).max(100) },
+      rateLimit: { name: 'auth', max: 1000, window: 60_000 },
+      passwordCost: (ctx) => ctx.cheapPasswords ?? {},
+    });
+    const own = createApp<Ctx>({
+      logger: false,
+      context: () => ({
+        tokens,
+        members,
+        resets,
+        later: (task) => void pending.push(task()),
+        cheapPasswords: { N: 1024, r: 8, p: 1 },
+      }),
+    });
+    await own.register(authPlugin, { tokens, userLoader: (id) => members.findById(id) });
+    own.mount([procedures('auth', cheap)]);
+    await own.ready();
+    try {
+      const call = (url: string, payload: object) =>
+        own.inject({ method: 'POST', url: `/api/auth/${url}`, payload });
+      const created = await call('register', {
+        email: 'ada@example.com',
+        password: 'correct horse',
+        name: 'Ada',
+      });
+      expect(created.statusCode).toBe(201);
+      const row = members.rows.get(created.json().user.id);
+      const stored = row?.passwordHash;
+      expect(stored).toMatch(/^scrypt\$1024\$8\$1\$/);
+      expect((await call('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(
+        200,
+      );
+      expect(row?.passwordHash).toBe(stored);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -19,7 +19,7 @@ import { checkRateLimitRule, type RateLimitRule, rateLimit } from '../core/steps
 import type { AccountOptions, AccountUser, PasswordResetOptions } from './account-options.js';
 import { authenticated } from './guards.js';
 import { InvalidTokenError } from './jwt.js';
-import { hashPassword, needsRehash, verifyPasswordOrDummy } from './password.js';
+import { costOf, hashPassword, needsRehash, type ScryptCost, verifyPasswordOrDummy } from './password.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenPair } from './tokens.js';
 
@@ -44,6 +44,7 @@ const accountOptionKeys = optionKeys<AccountOptions<never, AccountUser, z.ZodRaw
   'onRegistered',
   'passwordReset',
   'path',
+  'passwordCost',
 );
 const resetOptionKeys = optionKeys<PasswordResetOptions<never, AccountUser>>()(
   'store',
@@ -151,6 +152,17 @@ function buildAccountProcedures<
   const resetLifetime = reset?.lifetime ?? 60 * 60 * 1000;
   if (!Number.isInteger(resetLifetime) || resetLifetime <= 0)
     throw new ProceedConfigError('accountProcedures passwordReset.lifetime must be a positive number of ms');
+  const costSetting = options.passwordCost ?? {};
+  const checkedCost = (setting: ScryptCost): Required<ScryptCost> => {
+    try {
+      return costOf(setting);
+    } catch (error) {
+      throw new ProceedConfigError(`accountProcedures passwordCost: ${(error as Error).message}`);
+    }
+  };
+  const fixedCost = typeof costSetting === 'function' ? undefined : checkedCost(costSetting);
+  const costIn = (ctx: Ctx): Required<ScryptCost> =>
+    fixedCost ?? checkedCost((costSetting as (ctx: Ctx) => ScryptCost)(ctx));
   const { users, tokens, procedure } = options;
   const base = (options.path ?? '/auth').replace(/\/$/, '');
   const limited = rateLimit(checkRateLimitRule(options.rateLimit ?? accountRateLimit));
@@ -189,7 +201,7 @@ function buildAccountProcedures<
         const created = await users(ctx).create({
           ...(profile as unknown as z.infer<z.ZodObject<Profile>>),
           email: normalEmail(profile.email),
-          passwordHash: await hashPassword(password),
+          passwordHash: await hashPassword(password, costIn(ctx)),
         });
         if (created === undefined) throw new ConflictError('An account with this email exists');
         await options.onRegistered?.(ctx, created);
@@ -219,11 +231,16 @@ function buildAccountProcedures<
         const candidate = await store.findByEmail(address);
         const generation = await service.userGeneration(candidate?.id ?? noSuchUser);
         const found = await store.findByEmail(address);
-        const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password);
+        const cost = costIn(ctx);
+        const matches = await verifyPasswordOrDummy(found?.passwordHash, input.password, cost);
         if (found === undefined || found.id !== candidate?.id || !matches) throw badCredentials();
         if (!isActive(found)) throw new ForbiddenError('This account is deactivated');
-        if (store.replacePasswordHash !== undefined && needsRehash(found.passwordHash))
-          await store.replacePasswordHash(found.id, found.passwordHash, await hashPassword(input.password));
+        if (store.replacePasswordHash !== undefined && needsRehash(found.passwordHash, cost))
+          await store.replacePasswordHash(
+            found.id,
+            found.passwordHash,
+            await hashPassword(input.password, cost),
+          );
         return session(withoutPasswordHash(found), await service.issuePair(found.id, { generation }));
       }),
 
@@ -295,11 +312,11 @@ function buildAccountProcedures<
         const signedIn = ctx.auth === undefined ? undefined : await store.findById(ctx.auth.claims.sub);
         if (signedIn === undefined || !isActive(signedIn)) throw new InvalidTokenError('user not found');
         const found = await store.findByEmail(normalEmail(signedIn.email));
-        const matches = await verifyPasswordOrDummy(found?.passwordHash, input.currentPassword);
+        const matches = await verifyPasswordOrDummy(found?.passwordHash, input.currentPassword, costIn(ctx));
         if (found?.id !== signedIn.id || !matches) {
           throw new ValidationError([{ path: 'currentPassword', message: 'The current password is wrong' }]);
         }
-        await store.setPassword(signedIn.id, await hashPassword(input.newPassword));
+        await store.setPassword(signedIn.id, await hashPassword(input.newPassword, costIn(ctx)));
         if (reset !== undefined) await reset.store(ctx).invalidateForUser(signedIn.id);
         await service.revokeAllForUser(signedIn.id);
         return session(signedIn, await service.issuePair(signedIn.id));
@@ -354,7 +371,7 @@ function buildAccountProcedures<
             { path: 'token', message: 'The reset token is unknown, used or expired' },
           ]);
         }
-        await users(ctx).setPassword(userId, await hashPassword(input.password));
+        await users(ctx).setPassword(userId, await hashPassword(input.password, costIn(ctx)));
         await store.invalidateForUser(userId);
         await tokens(ctx).revokeAllForUser(userId);
         return succeeded;

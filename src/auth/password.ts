@@ -38,7 +38,8 @@ function derive(password: string, salt: Buffer, cost: Required<ScryptCost>): Pro
   });
 }
 
-function costOf(options: ScryptCost): Required<ScryptCost> {
+/** The cost with its defaults, checked (a RangeError names what is wrong). */
+export function costOf(options: ScryptCost): Required<ScryptCost> {
   const cost = { N: options.N ?? defaults.N, r: options.r ?? defaults.r, p: options.p ?? defaults.p };
   checkCost(cost);
   return cost;

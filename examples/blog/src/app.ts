@@ -11,6 +11,7 @@ import {
   hashPassword,
   PostgresRevocationStore,
   resolveSecret,
+  type ScryptCost,
   TokenService,
   type UserLoader,
   verifyPassword,
@@ -70,6 +71,7 @@ async function seedAdmin(
   repos: Repositories,
   tokens: TokenService,
   admin: { email: string; password: string },
+  passwordCost: ScryptCost,
 ) {
   const existing = await repos.users.findByEmail(admin.email);
   const upToDate =
@@ -80,7 +82,7 @@ async function seedAdmin(
   const ensured = await repos.users.ensureAdmin({
     email: admin.email,
     name: 'Admin',
-    passwordHash: await hashPassword(admin.password),
+    passwordHash: await hashPassword(admin.password, passwordCost),
   });
   if (existing !== undefined) await tokens.revokeAllForUser(ensured.id);
 }
@@ -118,7 +120,7 @@ function describeDatabase(location: DatabaseLocation | undefined, database: Data
 /** What serving needs: opened in {@link buildBlogApp}, unless the app is only inspected. */
 interface BlogServices {
   database: Database;
-  context: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'background' | 'feed'>;
+  context: Pick<BlogContext, 'repos' | 'tokens' | 'mailer' | 'passwordCost' | 'background' | 'feed'>;
   userLoader: UserLoader<SignedInUser>;
   idempotencyKeys: IdempotencyStore;
 }
@@ -291,13 +293,14 @@ async function buildBlogApp(
     const tokens = new TokenService({ secret, store, userId: z.uuid() });
     const mailer: Mailer = options.mailer ?? logMailer(app.log, { production });
 
-    if (admin !== undefined) await seedAdmin(repos, tokens, admin);
+    const passwordCost = settings.passwordCost ?? {};
+    if (admin !== undefined) await seedAdmin(repos, tokens, admin, passwordCost);
     const feed = await PostFeed.start(database, app.log);
     // Registered after the database's, so it runs before it: the listening connection goes first.
     app.onClose(() => feed.close());
     services = {
       database,
-      context: { repos, tokens, mailer, background: background.run, feed },
+      context: { repos, tokens, mailer, passwordCost, background: background.run, feed },
       // The user and the token's revocation in one statement: one round trip per signed-in request.
       userLoader: store.userLoader<SignedInUser>(signedInUserSql),
       idempotencyKeys: new PostgresIdempotencyStore(database),

@@ -6,15 +6,17 @@
  * password is still ensured). `npm run seed -- --reset` empties every table first.
  *
  * Environment: DATABASE_URL (default ./.data/db, as `npm start`), ADMIN_EMAIL and ADMIN_PASSWORD
- * (default admin@example.com / admin-password, printed at the end).
+ * (default admin@example.com / admin-password, printed at the end), PASSWORD_HASH_COST. Refused
+ * with NODE_ENV=production: its users' passwords are known.
  */
 import { ProceedConfigError } from 'proceedjs';
-import { hashPassword } from 'proceedjs/auth';
+import { hashPassword, type ScryptCost } from 'proceedjs/auth';
 import { openDatabase } from './db/connect.js';
 import { newId } from './db/ids.js';
 import { deriveExcerpt } from './db/posts.js';
 import { type PostStatus, posts, type Role, users } from './db/schema.js';
 import { usersRepository } from './db/users.js';
+import { readSettings } from './settings.js';
 
 const userCount = 30;
 const postCount = 300;
@@ -67,6 +69,13 @@ const sentence = (length: number) => {
 };
 
 async function main(): Promise<void> {
+  if (process.env.NODE_ENV === 'production')
+    throw new ProceedConfigError(
+      'demo users with a known password have no place in production (NODE_ENV=production); ' +
+        'the blog makes its admin at start-up from ADMIN_EMAIL and ADMIN_PASSWORD',
+    );
+  // The blog's own check of PASSWORD_HASH_COST: a development database seeds as fast as it logs in.
+  const { passwordCost } = readSettings({ inspect: true });
   const reset = process.argv.includes('--reset');
   const database = await openDatabase();
   try {
@@ -78,14 +87,14 @@ async function main(): Promise<void> {
     const admin = await repository.ensureAdmin({
       email: adminEmail,
       name: 'Admin',
-      passwordHash: await hashPassword(adminPassword),
+      passwordHash: await hashPassword(adminPassword, passwordCost),
     });
 
     const marker = 'ada.lovelace@example.com';
     if ((await repository.findByEmail(marker)) !== undefined) {
       console.log(`Already seeded (${marker} exists); run with --reset to start again.`);
     } else {
-      await seedDemo(database.db, admin.id);
+      await seedDemo(database.db, admin.id, passwordCost ?? {});
     }
 
     const counts = await database.query<{ users: number; posts: number }>(
@@ -101,11 +110,17 @@ async function main(): Promise<void> {
   }
 }
 
-async function seedDemo(db: Awaited<ReturnType<typeof openDatabase>>['db'], adminId: string): Promise<void> {
+async function seedDemo(
+  db: Awaited<ReturnType<typeof openDatabase>>['db'],
+  adminId: string,
+  passwordCost: ScryptCost,
+): Promise<void> {
   const now = Date.now();
   const day = 86_400_000;
   const start = now - 90 * day;
-  const passwordHash = await Promise.all(Array.from({ length: userCount }, () => hashPassword(demoPassword)));
+  const passwordHash = await Promise.all(
+    Array.from({ length: userCount }, () => hashPassword(demoPassword, passwordCost)),
+  );
 
   // Ids are UUIDv7 stamped with each row's creation time, so id order stays creation order.
   const people = Array.from({ length: userCount }, (_, index) => {

@@ -80,6 +80,29 @@ describe('readSettings', () => {
     expect(settings).toMatchObject({ database: { kind: 'memory' }, production: true, authRateLimit: 3 });
   });
 
+  it('reads PASSWORD_HASH_COST as N,r,p, and refuses one cheaper than OWASP’s minimum in production', () => {
+    expect(readSettings({}, { PASSWORD_HASH_COST: '1024,8,1' }).passwordCost).toEqual({
+      N: 1024,
+      r: 8,
+      p: 1,
+    });
+    const production = { NODE_ENV: 'production', JWT_SECRET: secret };
+    expect(readSettings({}, { ...production, PASSWORD_HASH_COST: '131072, 8, 1' }).passwordCost).toEqual({
+      N: 131_072,
+      r: 8,
+      p: 1,
+    });
+    expect(() => readSettings({}, { PASSWORD_HASH_COST: '1000,8,1' })).toThrow(/power of two/);
+    expect(() => readSettings({}, { PASSWORD_HASH_COST: '1024,8' })).toThrow(/must be N,r,p/);
+    expect(() => readSettings({}, { PASSWORD_HASH_COST: '1024,0,1' })).toThrow(/r must be 1 to 32/);
+    expect(() => readSettings({}, { ...production, PASSWORD_HASH_COST: '1024,8,1' })).toThrow(
+      /cheaper than OWASP's minimum/,
+    );
+    expect(() => readSettings({ passwordCost: { N: 1024 } }, production)).toThrow(
+      /cheaper than OWASP's minimum/,
+    );
+  });
+
   it('refuses production without a secret of 32 bytes', () => {
     expect(() => readSettings({}, { NODE_ENV: 'production' })).toThrow(ProceedConfigError);
     expect(() => readSettings({}, { NODE_ENV: 'production', JWT_SECRET: 'short' })).toThrow(/5 bytes long/);

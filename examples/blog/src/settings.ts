@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type { LoggerSetting } from 'proceedjs';
+import type { ScryptCost } from 'proceedjs/auth';
 import {
   type CorsOptions,
   checkCorsOptions,
@@ -26,6 +27,12 @@ export interface BlogOptions {
   databaseUrl?: string;
   /** Default `JWT_SECRET`. */
   jwtSecret?: string;
+  /**
+   * scrypt's cost for password hashes. Default `PASSWORD_HASH_COST` (`N,r,p`), else
+   * `hashPassword`'s, OWASP's minimum (16384,8,5). A cheaper one (tests, a development machine) is
+   * refused in production.
+   */
+  passwordCost?: ScryptCost;
   /** Default `NODE_ENV === 'production'`. */
   production?: boolean;
   /** Default `ADMIN_EMAIL` and `ADMIN_PASSWORD`: when both are set, this admin exists at start-up. */
@@ -100,6 +107,8 @@ export interface BlogSettings {
   database: DatabaseLocation;
   /** As configured; unset outside production means a random per-process secret, with a warning. */
   jwtSecret: string | undefined;
+  /** Unset: `hashPassword`'s default. */
+  passwordCost: ScryptCost | undefined;
   admin: { email: string; password: string } | undefined;
   authRateLimit: number;
   trustProxy: boolean | number | string | undefined;
@@ -142,6 +151,32 @@ export const defaultAttachmentsDirectory = './.data/attachments';
 function checkedCors(options: CorsOptions): CorsOptions {
   checkCorsOptions(options);
   return options;
+}
+
+/** The work of OWASP's minimum scrypt cost (N × r × p of 16384,8,5), which production keeps to. */
+const minimumPasswordWork = 16_384 * 8 * 5;
+
+/** `PASSWORD_HASH_COST`: `N,r,p`, as a hash spells it (`scrypt$N$r$p$…`), or the option. */
+function passwordCostOf(
+  option: ScryptCost | undefined,
+  value: string | undefined,
+  production: boolean,
+): ScryptCost | undefined {
+  if (option === undefined && (value === undefined || value === '')) return undefined;
+  const parts = option === undefined ? (value ?? '').split(',').map((part) => Number(part.trim())) : [];
+  const { N = 16_384, r = 8, p = 5 } = option ?? { N: parts[0], r: parts[1], p: parts[2] };
+  const spelled = option === undefined ? `"${value}"` : JSON.stringify(option);
+  if (option === undefined && parts.length !== 3)
+    throw new ProceedConfigError(`PASSWORD_HASH_COST must be N,r,p, say 16384,8,5 (got ${spelled})`);
+  if (!Number.isInteger(N) || N < 2 || N > 2 ** 20 || (N & (N - 1)) !== 0)
+    throw new ProceedConfigError(`PASSWORD_HASH_COST: N must be a power of two up to 2^20 (got ${spelled})`);
+  if (!Number.isInteger(r) || r < 1 || r > 32 || !Number.isInteger(p) || p < 1 || p > 16)
+    throw new ProceedConfigError(`PASSWORD_HASH_COST: r must be 1 to 32 and p 1 to 16 (got ${spelled})`);
+  if (production && N * r * p < minimumPasswordWork)
+    throw new ProceedConfigError(
+      `PASSWORD_HASH_COST ${spelled} is cheaper than OWASP's minimum for scrypt (16384,8,5): it is for tests and development, not production`,
+    );
+  return { N, r, p };
 }
 
 function metricsPortOf(value: string | undefined): number | undefined {
@@ -224,6 +259,7 @@ export function readSettings(options: BlogOptions = {}, env: NodeJS.ProcessEnv =
     production,
     database,
     jwtSecret,
+    passwordCost: passwordCostOf(options.passwordCost, env.PASSWORD_HASH_COST, production),
     admin: options.admin ?? adminFromEnv(env),
     authRateLimit: options.authRateLimit ?? rateLimitFromEnv(env),
     trustProxy: options.trustProxy ?? trustProxyFromEnv(env.TRUST_PROXY),

@@ -162,6 +162,9 @@ export function uniqueEmail(label = 'user'): string {
 /** A JWT secret as long as production demands. */
 export const testSecret = (): string => randomBytes(32).toString('hex');
 
+/** The blog's PASSWORD_HASH_COST in its suites: cheap, and refused in production. */
+export const testPasswordCost = { N: 1024, r: 8, p: 1 } as const;
+
 /**
  * Connects to a blog at `origin`: reads its OpenAPI document and returns a `fetch` (and a raw
  * `request` on top of it) that checks every answer against it and against leaks of
@@ -287,6 +290,9 @@ export async function startBlog(engine: Engine, options: Partial<BlogOptions> = 
     ...(onServer ? { attachmentsDirectory: attachmentsDirectoryOf(database.url) } : {}),
     jwtSecret: secret,
     production: false,
+    // Sign-ups and logins by the hundred: the default cost (about 250 ms a hash) is the
+    // password tests' to check (src/auth/password.test.ts), not every suite's to wait for.
+    passwordCost: testPasswordCost,
     authRateLimit: 100_000,
     admin,
     ...options,

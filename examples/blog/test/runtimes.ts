@@ -34,6 +34,10 @@ function environmentOf(options: Partial<BlogOptions>): Record<string, string> {
   if (options.databaseUrl !== undefined) env.DATABASE_URL = options.databaseUrl;
   if (options.attachmentsDirectory !== undefined) env.ATTACHMENTS_DIR = options.attachmentsDirectory;
   if (options.jwtSecret !== undefined) env.JWT_SECRET = options.jwtSecret;
+  if (options.passwordCost !== undefined) {
+    const { N = 16_384, r = 8, p = 5 } = options.passwordCost;
+    env.PASSWORD_HASH_COST = `${N},${r},${p}`;
+  }
   env.NODE_ENV = options.production === true ? 'production' : 'development';
   if (options.admin !== undefined) {
     env.ADMIN_EMAIL = options.admin.email;

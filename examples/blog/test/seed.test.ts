@@ -1,7 +1,7 @@
 /** `npm run seed` fills a fresh database once, leaves a seeded one alone, and its logins work. */
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,7 @@ const seed = (...args: string[]) =>
       DATABASE_URL: directory,
       ADMIN_EMAIL: 'seed-admin@example.com',
       ADMIN_PASSWORD: 'seed-admin-pw',
+      PASSWORD_HASH_COST: '1024,8,1',
     },
   });
 
@@ -55,4 +56,14 @@ describe('npm run seed', () => {
       await app.close();
     }
   }, 60_000);
+
+  it('is refused with NODE_ENV=production, and writes nothing: its users’ passwords are known', async () => {
+    const refused = run(process.execPath, [script], {
+      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: join(directory, 'production') },
+    });
+    await expect(refused).rejects.toMatchObject({
+      stderr: expect.stringContaining('seed: demo users with a known password have no place in production'),
+    });
+    expect(existsSync(join(directory, 'production'))).toBe(false);
+  });
 });

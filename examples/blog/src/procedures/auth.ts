@@ -21,6 +21,7 @@ const { register, login, refresh, logout, me, forgotPassword, resetPassword } = 
   tokens: (ctx) => ctx.tokens,
   view: User.authenticated,
   profile: { name: z.string().trim().min(1).max(limits.name) },
+  passwordCost: (ctx) => ctx.passwordCost,
   passwordReset: {
     store: (ctx) => ctx.repos.passwordResets,
     send: (ctx, { user, token, expiresAt }) =>
