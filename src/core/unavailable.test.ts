@@ -7,7 +7,7 @@ const postgresUrl = inject('postgresUrl');
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
 describe('unavailableProblem', () => {
-  it('recognises a peer that is down, a database that cannot serve, and a lost connection', () => {
+  it('recognises a peer that is down, a database that cannot serve, a lost connection and a silent one', () => {
     for (const error of [
       withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
       withCode('read ECONNRESET', 'ECONNRESET'),
@@ -18,6 +18,8 @@ describe('unavailableProblem', () => {
       withCode('connection failure', '08006'),
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
+      // A connection it holds that stopped answering, past the pool's `query_timeout`.
+      new Error('Query read timeout'),
       new AggregateError([withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], ''),
     ]) {
       const problem = unavailableProblem(error);

@@ -25,12 +25,16 @@ const networkCodes = new Set([
  */
 const unavailableSqlState = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 
-/** node-postgres' own words for a connection it lost or could not make in time. */
+/**
+ * node-postgres' own words for a connection it lost or could not make in time, and for one that
+ * stopped answering past the pool's `query_timeout` (the pool then drops that connection).
+ */
 const driverMessages = [
   'Connection terminated unexpectedly',
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',
   'Client has encountered a connection error and is not queryable',
+  'Query read timeout',
 ];
 
 /** Seconds a client should wait before retrying after an outage answer. */

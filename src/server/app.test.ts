@@ -779,6 +779,22 @@ describe('context, health and request ids', () => {
     expect(unready.headers['retry-after']).toBe('5');
   });
 
+  it('503 UNAVAILABLE when the health check does not answer within its timeout', async () => {
+    let hang = false;
+    const app = createApp({
+      logger: false,
+      health: { check: () => (hang ? new Promise<boolean>(() => undefined) : true), timeout: 50 },
+    }).mount([]);
+    expect((await call(app, 'GET', '/api/health')).status).toBe(200);
+    hang = true;
+    const unready = await call(app, 'GET', '/api/health');
+    expect(unready.json()).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
+    expect(unready.headers['retry-after']).toBe('5');
+    expect(() => createApp({ logger: false, health: { timeout: 0 } })).toThrow(
+      /health.timeout is whole milliseconds from 1 to 60000/,
+    );
+  });
+
   it('echoes a well-formed X-Request-Id and makes one otherwise', async () => {
     const app = notesApp();
     const given = await call(app, 'GET', '/api/notes/1', undefined, { 'x-request-id': 'abc-123' });

@@ -270,6 +270,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
         serving: () => this.#lifecycle.phase === 'serving',
         rateLimits: this.#rateLimits,
         check: this.#settings.healthCheck,
+        timeout: this.#settings.healthTimeout,
         log: this.#log,
       }))
         this.#addRoute(route);

@@ -174,7 +174,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
 );
 const nested: Record<string, readonly string[]> = {
   timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive'),
-  health: optionKeys<HealthOptions>()('check'),
+  health: optionKeys<HealthOptions>()('check', 'timeout'),
   cors: optionKeys<CorsSettings>()('origins', 'credentials', 'maxAge'),
   compression: optionKeys<CompressionOptions>()('threshold'),
   rateLimit: optionKeys<RateLimitOptions>()('redis', 'onStoreError', 'limits'),

@@ -13,7 +13,7 @@ import { compressionThreshold } from '../http/compression.js';
 import { CookieSigner } from '../http/cookies.js';
 import { CorsPolicy } from '../http/cors.js';
 import { trustedOriginsOf } from '../http/csrf.js';
-import type { HealthOptions } from '../http/health.js';
+import { defaultHealthTimeout, type HealthOptions } from '../http/health.js';
 import { runtime } from '../http/runtime.js';
 import type { RequestTracing } from '../http/tracing.js';
 import { appLogger, workersLogger } from './logger.js';
@@ -47,6 +47,8 @@ export interface AppSettings {
   readonly uploads: UploadOptions | undefined;
   readonly tracing: RequestTracing | undefined;
   readonly healthCheck: HealthOptions['check'];
+  /** ms readiness waits for `healthCheck`. */
+  readonly healthTimeout: number;
   /** The app's logger; undefined when `logger: false` (the app then logs to a silent one). */
   readonly logger: Logger | undefined;
   /** Whether one line per request is logged (`logger` not false). */
@@ -84,6 +86,7 @@ export function resolveSettings(options: AppOptions<object>): AppSettings {
     uploads: options.uploads,
     tracing: options.tracing,
     healthCheck: options.health?.check,
+    healthTimeout: healthTimeoutOf(options.health?.timeout),
     // Workers have no standard output: a Worker logs through console.
     logger: runtime.hasStandardOutput
       ? appLogger(options.logger, traceFields)
@@ -113,6 +116,16 @@ function checkFunctions(options: AppOptions<object>): void {
   const check = options.health?.check;
   if (check !== undefined && typeof check !== 'function')
     throw new ProceedConfigError('createApp: health.check must be a function');
+}
+
+/** `health.timeout`: a whole number of ms from 1 to a minute (a probe waits seconds, not more). */
+function healthTimeoutOf(timeout: number | undefined): number {
+  if (timeout === undefined) return defaultHealthTimeout;
+  if (!Number.isSafeInteger(timeout) || timeout < 1 || timeout > 60_000)
+    throw new ProceedConfigError(
+      `createApp: health.timeout is whole milliseconds from 1 to 60000 (got ${JSON.stringify(timeout)})`,
+    );
+  return timeout;
 }
 
 /**

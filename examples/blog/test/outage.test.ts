@@ -7,8 +7,10 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../src/db/index.js';
 import { createPostgresDatabase } from './databases.js';
 import { expectProblem, uniqueEmail, useBlog } from './harness.js';
+import { blogRuntime } from './runtimes.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const postgresUrl = inject('postgresUrl');
@@ -66,6 +68,55 @@ describe.skipIf(postgresUrl === null)('a database outage', () => {
     await blog.register({ email: uniqueEmail('after') });
   });
 });
+
+// The query timeout is an option of the database this process opens (on Bun and Deno the blog
+// opens its own, at the default 10 s).
+describe.skipIf(postgresUrl === null || blogRuntime() !== undefined)(
+  'a database that stops answering',
+  () => {
+    let proxy: TcpProxy | undefined;
+    afterAll(() => proxy?.cut());
+    const blog = useBlog({
+      name: 'PostgreSQL',
+      skip: false,
+      open: async () => {
+        const server = new URL(postgresUrl ?? '');
+        proxy = await new TcpProxy({ host: server.hostname, port: Number(server.port || 5432) }).start();
+        const database = await createPostgresDatabase(postgresUrl ?? '');
+        const proxied = new URL(database.url);
+        proxied.hostname = '127.0.0.1';
+        proxied.port = String(proxy.port);
+        const url = proxied.toString();
+        return { url, database: await openDatabase(url, { queryTimeout: 1000 }), drop: database.drop };
+      },
+    });
+    // Runs first: the blog's pool ends on a server that answers again.
+    afterAll(() => proxy?.thaw());
+
+    it('answers 503 once a query has waited its time, readiness too, then serves again', async () => {
+      const { accessToken: token } = await blog.register();
+      if (proxy === undefined) throw new Error('no proxy');
+      expect((await blog.get('/api/posts')).status).toBe(200);
+      // A hung host: the pool's open connections get no answer, new ones are never accepted.
+      proxy.freeze();
+      const replies = await Promise.all([
+        blog.get('/api/posts'),
+        blog.request('GET', '/api/auth/me', { token }),
+        blog.request('POST', '/api/posts', { token, json: { title: 'Lost?', content: 'Never written' } }),
+        blog.get('/api/health'),
+      ]);
+      for (const reply of replies) {
+        expectProblem(reply, 503, 'UNAVAILABLE');
+        expect(reply.headers.get('retry-after')).toBe('5');
+      }
+      expect((await blog.get('/api/health/live')).status).toBe(200);
+
+      proxy.thaw();
+      expect((await blog.get('/api/posts')).status).toBe(200);
+      expect((await blog.get('/api/health')).status).toBe(200);
+    }, 30_000);
+  },
+);
 
 describe.skipIf(postgresUrl === null)('a database closed to new connections', () => {
   let name = '';

@@ -50,6 +50,12 @@ export interface OpenDatabaseOptions {
   /** Errors of idle PostgreSQL connections (a server restart…); default: written to stderr. */
   onPoolError?: (error: Error) => void;
   /**
+   * PostgreSQL: milliseconds a request's query may wait for its answer (default 10,000). Past
+   * them it fails as an outage (503 `UNAVAILABLE`), and its connection is dropped: a server that
+   * stopped answering holds no request longer. Migrations have no such bound.
+   */
+  queryTimeout?: number;
+  /**
    * `memory://` only: start from a copy of the first migrated, empty database this process
    * opened with this option (under a second, instead of 3 to 5 s for initdb and the migrations).
    * The copy, about 40 MB, stays for the life of the process: for tests, which open dozens.
@@ -196,8 +202,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       connectionString: url,
       max: options.poolSize ?? 10,
       // A server that does not answer (not refusing, just silent) fails a request in 5 s as 503
-      // UNAVAILABLE, instead of holding it until the client gives up.
+      // UNAVAILABLE, instead of holding it until the client gives up; one that stops answering
+      // on a connection already open, once the query's time is up.
       connectionTimeoutMillis: 5000,
+      query_timeout: options.queryTimeout ?? 10_000,
     }),
   );
   pool.on(
@@ -223,8 +231,11 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     listen: (channel, onNotify) => listenOnPostgres(pg, url, channel, onNotify),
     close: once(() => pool.end()),
+    // Migrations run on a connection of their own, outside the pool: a long one (an index on a
+    // large table) is no request, and has no query timeout.
     inTransaction: async (work) => {
-      const client = await pool.connect();
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+      await client.connect();
       try {
         await client.query('BEGIN');
         const result = await work({
@@ -239,7 +250,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
     },
   };

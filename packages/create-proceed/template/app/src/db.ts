@@ -10,7 +10,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { UnavailableError, unavailableWhenConnectFails } from 'proceedjs';
+import { unavailableWhenConnectFails } from 'proceedjs';
 import type { SqlClient } from 'proceedjs/auth';
 import { ProceedConfigError } from 'proceedjs/config';
 import * as schema from './schema.js';
@@ -61,35 +61,33 @@ async function openPostgres(url: string, onPoolError: (error: Error) => void): P
     import('drizzle-orm/node-postgres'),
     import('drizzle-orm/node-postgres/migrator'),
   ]);
+  // Migrations run first, on a connection of their own: waiting for another instance's, or a
+  // long one, is no request and has no query timeout.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect().catch((error: unknown) => {
+    // A server that is down or refuses us: one line saying so, not a stack.
+    throw new ProceedConfigError(
+      `Cannot use the PostgreSQL database of DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
+  try {
+    // Instances that start together migrate one at a time: the first applies the migrations,
+    // the others wait here, then find nothing left to do.
+    await client.query('SELECT pg_advisory_lock($1)', [migrationLock]);
+    await migrate(drizzle({ client, schema }), { migrationsFolder });
+  } finally {
+    // Closing the connection releases the lock.
+    await client.end().catch(() => undefined);
+  }
   // Every failure to hand out a connection is an outage, whatever refused it (a server that is
   // down, a database closed to connections during maintenance, too many clients, a changed
-  // password, no answer within 5 s): 503 UNAVAILABLE with Retry-After, never 500. Errors of a
-  // query on a connection it did hand out (a constraint, a syntax error) stay as they are.
+  // password, no answer within 5 s): 503 UNAVAILABLE with Retry-After, never 500. So is a query
+  // on a connection that stopped answering, after 10 s (the pool drops that connection). Errors
+  // of a query that got its answer (a constraint, a syntax error) stay as they are.
   const pool = unavailableWhenConnectFails(
-    new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000 }),
+    new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 10_000 }),
   );
   pool.on('error', onPoolError);
-  try {
-    const client = await pool.connect().catch((failure: unknown) => {
-      const error = failure instanceof UnavailableError ? failure.cause : failure;
-      // A server that is down or refuses us: one line saying so, not a stack.
-      throw new ProceedConfigError(
-        `Cannot use the PostgreSQL database of DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
-    try {
-      // Instances that start together migrate one at a time: the first applies the migrations,
-      // the others wait here, then find nothing left to do.
-      await client.query('SELECT pg_advisory_lock($1)', [migrationLock]);
-      await migrate(drizzle({ client, schema }), { migrationsFolder });
-    } finally {
-      // Closing the connection (not returning it to the pool) releases the lock.
-      client.release(true);
-    }
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
   return { db: drizzle({ client: pool, schema }), sql: pool, close: once(() => pool.end()) };
 }
 
