@@ -7,7 +7,7 @@
  * one serves, with every acknowledged write; five times over.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,18 @@ async function start(directory: string, secret: string): Promise<Crashable> {
   const pid = Number(/server pid (\d+)/.exec(parent.output())?.[1]);
   const origin = await serving(parent);
   return { origin, pid, parent };
+}
+
+/** Resolves once `pid` has exited: gone, or a zombie its parent never reaps. */
+async function exited(pid: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    // The state follows the command's name in parentheses: `Z` for a zombie.
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined || / Z /.test(stat.slice(stat.lastIndexOf(')')))) return;
+    if (Date.now() > deadline) throw new Error(`The blog (pid ${pid}) did not exit in 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function post(origin: string, path: string, body: unknown, token?: string) {
@@ -126,5 +138,7 @@ describe('SIGKILL, then an immediate start on the same PGlite directory', () => 
     }
     expect(acknowledged.length).toBeGreaterThanOrEqual(50);
     process.kill(-server.pid, 'SIGTERM');
+    // Its shutdown still writes the directory: it is removed once the server has exited.
+    await exited(server.pid);
   });
 });
