@@ -167,9 +167,12 @@ class FetchPipeline {
     const core = this.#core;
     const { headers } = response;
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
+    // So does every answer once the app drains, those of requests that were at work when it
+    // began included: a client would otherwise send its next request on a connection about to go.
     if (
       exchange.arrivedDraining ||
-      (exchange.connection === 'close' && runtime.namesConnections && problem === undefined)
+      (runtime.namesConnections &&
+        (!core.serving() || (exchange.connection === 'close' && problem === undefined)))
     )
       headers.connection = 'close';
     if (core.cors !== undefined) {

@@ -454,6 +454,23 @@ describe.each(nodeServers)('draining, on $server', ({ create }) => {
     expect(app.phase).toBe('closing');
     await expect(fetch(`${base}/api/health/live`)).rejects.toThrow();
   });
+
+  it('closes the connection of an answer that was at work when draining began, not at the close', async () => {
+    const { app, port, slow } = await started({ drainDelay: 1500 });
+    const inFlight = app.countRequestsInFlight();
+    const connection = new RawConnection(port);
+    await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');
+    await eventually(() => inFlight() >= 1, 10_000, 'the request to arrive');
+    const shutdown = app.shutdown();
+    slow.open();
+    await connection.closed;
+    // Before the drain is up.
+    expect(app.phase).toBe('draining');
+    const [answer] = responses(connection.text);
+    expect(answer?.status).toBe(200);
+    expect(answer?.headers.connection).toBe('close');
+    await shutdown;
+  });
 });
 
 describe.each(nodeServers)('shutdown, on $server', ({ create }) => {
