@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
@@ -165,5 +165,21 @@ describe('the trace fields of a line', () => {
       ['inside a span', undefined, 'a'.repeat(32)],
       ['outside again', undefined, undefined],
     ]);
+  });
+});
+
+describe('the log level', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const quiet = { write: () => undefined };
+
+  it('refuses one pino does not know, naming the setting it came from, and takes an empty LOG_LEVEL as unset', () => {
+    vi.stubEnv('LOG_LEVEL', 'verbose');
+    expect(() => appLogger({ stream: quiet })).toThrow(
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+    );
+    expect(appLogger({ level: 'warn', stream: quiet })?.level).toBe('warn');
+    vi.stubEnv('LOG_LEVEL', '');
+    expect(appLogger({ stream: quiet })?.level).toBe('info');
+    expect(() => appLogger({ level: 'loud', stream: quiet })).toThrow(/^logger.level must be one of/);
   });
 });

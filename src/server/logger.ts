@@ -89,13 +89,27 @@ const requestSerializers = {
   res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
 };
 
+const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The level asked for (`logger.level`, else `LOG_LEVEL`, else `info`), or a refusal naming where it came from. */
+function levelOf(given: string | undefined): string {
+  // An empty LOG_LEVEL is one left unset, as a shell or an orchestrator writes it.
+  const fromEnvironment = process.env.LOG_LEVEL === '' ? undefined : process.env.LOG_LEVEL;
+  const level = given ?? fromEnvironment ?? 'info';
+  if (!levels.includes(level))
+    throw new ProceedConfigError(
+      `${given === undefined ? 'LOG_LEVEL' : 'logger.level'} must be one of ${levels.join(', ')} (got ${JSON.stringify(level)})`,
+    );
+  return level;
+}
+
 /** pino's options and destination for a logger setting: JSON in production, readable lines in a terminal. */
 function pinoSettings(
   setting: LoggerSetting | undefined,
   traceFields?: TraceFields,
 ): { options: LoggerOptionsOfPino; destination: { write(line: string): void } | undefined } {
   const options = typeof setting === 'object' ? setting : {};
-  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const level = levelOf(options.level);
   const serializers = { ...requestSerializers, err: serializeError };
   const mixin = traceMixin(traceFields);
   if (options.stream !== undefined)
@@ -146,7 +160,7 @@ export function workersLogger(setting: LoggerSetting | undefined, traceFields?: 
   const stream = options.stream ?? consoleLines;
   return pino(
     {
-      level: options.level ?? process.env.LOG_LEVEL ?? 'info',
+      level: levelOf(options.level),
       serializers: { err: serializeError },
       ...traceMixin(traceFields),
       // What the browser build reads instead of a stream; Node's build ignores it.
