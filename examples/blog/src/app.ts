@@ -2,7 +2,7 @@
  * The blog API: posts, users and auth on PGlite or PostgreSQL (docs/blog.md).
  * main.ts is its entry for the CLI; `npm start` at the repository root runs the compiled one.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -35,6 +35,7 @@ import {
   type SignedInUser,
   signedInUserSql,
 } from './db/index.js';
+import { writableDirectory } from './db/writable.js';
 import { PostFeed } from './feed.js';
 import { logMailer, type Mailer } from './mailer.js';
 import { auth, authRateLimit } from './procedures/auth.js';
@@ -172,7 +173,7 @@ async function attachmentsStore(
   let directory: string;
   if (location.kind === 'directory') {
     directory = location.path;
-    await mkdir(directory, { recursive: true });
+    await writableDirectory(directory, 'ATTACHMENTS_DIR');
   } else {
     directory = await mkdtemp(join(tmpdir(), 'proceed-blog-attachments-'));
     app.onClose(() => rm(directory, { recursive: true, force: true }));

@@ -82,6 +82,16 @@ describe('openDatabase with PGlite', () => {
     }
   });
 
+  it('refuses a directory it cannot write at start-up, naming DATABASE_URL and the way out', async () => {
+    const file = join(await temporaryDirectory(), 'a-file');
+    await writeFile(file, '');
+    const refused = openDatabase(join(file, 'db'));
+    await expect(refused).rejects.toBeInstanceOf(ProceedConfigError);
+    await expect(refused).rejects.toThrow(
+      /^Cannot write to the directory .*a-file\/db \(DATABASE_URL\): ENOTDIR.*or set DATABASE_URL to a directory it can write\.$/,
+    );
+  });
+
   it('keeps data in a directory across close and reopen, and migrates only once', async () => {
     const directory = join(await temporaryDirectory(), 'nested', 'db');
     const first = await openDatabase(directory);

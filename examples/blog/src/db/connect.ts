@@ -6,7 +6,6 @@
  *   in one process at a time (directory-lock.ts).
  * PGlite is PostgreSQL compiled to WebAssembly, so the same SQL and migrations serve both.
  */
-import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { UnavailableError, unavailableWhenConnectFails } from 'proceedjs';
@@ -15,6 +14,7 @@ import { lockDirectory } from './directory-lock.js';
 import { type DatabaseLocation, databaseLocation } from './location.js';
 import { type InTransaction, migrate, migrationsDirectory } from './migrate.js';
 import { schema } from './schema.js';
+import { writableDirectory } from './writable.js';
 
 export type Schema = typeof schema;
 
@@ -321,7 +321,7 @@ async function openPglite(
   if (location.kind === 'memory') {
     client = new PGlite(from === undefined ? settings : { ...settings, loadDataDir: from });
   } else {
-    await mkdir(location.path, { recursive: true });
+    await writableDirectory(location.path, 'DATABASE_URL');
     const lock = await lockDirectory(location.path);
     release = () => lock.release();
     try {
