@@ -274,6 +274,11 @@ async function buildBlogApp(
   app.log.info(
     `Database: ${describeDatabase(options.database === undefined ? settings.database : undefined, database)}`,
   );
+  // Allowed (a demo, one small instance), but rarely meant: said where an operator looks.
+  if (production && database.kind === 'pglite')
+    app.log.warn(
+      'NODE_ENV=production on the embedded database (PGlite): one process, its data on this machine only (in a container: gone with it, unless on a volume). Set DATABASE_URL=postgres://… for production (docs/deployment.md).',
+    );
   try {
     if (settings.metricsPort !== undefined) {
       await app.register(metricsPlugin, {

@@ -38,3 +38,21 @@ describe('writableDirectory', () => {
     ).rejects.toThrow(/^Cannot write to the directory .*in-the-way\/attachments \(ATTACHMENTS_DIR\)/);
   });
 });
+
+describe('the blog in production on the embedded database', () => {
+  it('starts, and says at warn that its data lives on this machine only', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const app = await createBlogApp({
+      databaseUrl: 'memory://',
+      production: true,
+      jwtSecret: 'x'.repeat(32),
+      logger: { stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+    });
+    await app.close();
+    expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
+      expect.stringMatching(
+        /^NODE_ENV=production on the embedded database \(PGlite\).*DATABASE_URL=postgres/,
+      ),
+    ]);
+  });
+});
