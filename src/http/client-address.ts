@@ -24,6 +24,19 @@ export function peerAddressOf(request: PipelineRequest, argument: unknown): stri
 
 export type TrustProxy = boolean | number | string | string[];
 
+const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** Whether `text` is an IPv4 or IPv6 address, as a proxy writes one (no port, no brackets). */
+export function isAddress(text: string): boolean {
+  if (ipv4.test(text)) return true;
+  if (text.length > 64 || !/^[0-9a-fA-F:.]+(?:%[\w.-]+)?$/.test(text) || !text.includes(':')) return false;
+  try {
+    return new URL(`http://[${text.replace(/%.*$/, '')}]/`).hostname.length > 2;
+  } catch {
+    return false;
+  }
+}
+
 /** The last of a header's comma-separated values: what the nearest proxy added. */
 function lastEntry(value: string): string {
   const comma = value.lastIndexOf(',');
@@ -78,12 +91,17 @@ export class ProxyTrust {
           .join(', ')
       : forwardedFor;
     const request = { headers: { 'x-forwarded-for': hops }, connection: { remoteAddress: peer } };
+    let found: string;
     try {
-      return proxyAddr(request as never, trusts);
+      found = proxyAddr(request as never, trusts);
     } catch {
       // An address the list cannot parse (an unknown peer, say) is no trusted proxy.
       return peer;
     }
+    // What a trusted hop passed on that is no address (`<script>`, 3 KB of junk: a client that
+    // reached the server past the proxy, writing the header itself) names no client: the peer
+    // is the nearest address known, for the logs as for the rate limits.
+    return found === peer || isAddress(found) ? found : peer;
   }
 
   /**

@@ -50,6 +50,17 @@ describe('the client address on a Fetch runtime', () => {
     expect(loopback.clientAddress('127.0.0.1', null)).toBe('127.0.0.1');
   });
 
+  it('takes the peer where a trusted hop passed on no address: junk names no client, in the log or the limits', () => {
+    const oneHop = new ProxyTrust(1);
+    for (const junk of ['<script>', 'foo1', 'A'.repeat(3000), '1.2.3.4.5', '::g', '300.1.1.1'])
+      expect(oneHop.clientAddress('10.0.0.1', `${junk}, 203.0.113.7`)).toBe('203.0.113.7');
+    for (const junk of ['<script>', 'foo1', 'A'.repeat(3000), '1.2.3.4.5', '::g', '300.1.1.1'])
+      expect(oneHop.clientAddress('10.0.0.1', junk)).toBe('10.0.0.1');
+    expect(oneHop.clientAddress('10.0.0.1', '2001:db8::7')).toBe('2001:db8::7');
+    expect(oneHop.clientAddress('10.0.0.1', '::ffff:203.0.113.7')).toBe('::ffff:203.0.113.7');
+    expect(new ProxyTrust(true).clientAddress('10.0.0.1', 'x, <b>')).toBe('10.0.0.1');
+  });
+
   it('reads the address a proxy wrote with its port as the address alone: one client, one key', () => {
     const trusted = new ProxyTrust('10.0.0.1');
     expect(trusted.clientAddress('10.0.0.1', '203.0.113.9:1000')).toBe('203.0.113.9');
