@@ -31,6 +31,7 @@ import {
 export type { FetchCore, RequestLogEntry } from './fetch-core.js';
 
 const noCookies: readonly string[] = [];
+const clientClosedRequest = 499;
 const utf8 = new TextEncoder();
 
 /** The pipeline's neutral handler: what an adapter that writes its own answers calls. */
@@ -203,6 +204,10 @@ class FetchPipeline {
   ): void {
     const milliseconds = performance.now() - started;
     const { method, id } = exchange;
+    // A client that left before its answer got none: 499 (nginx's "client closed request") in the
+    // metrics and the log line, where the status the app made would count it a success.
+    const left = exchange.request.clientLeft === true;
+    if (left) status = clientClosedRequest;
     this.#core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
     if (logged)
       this.#core.requestLog?.write({
@@ -213,7 +218,7 @@ class FetchPipeline {
         ip: exchange.ip,
         status,
         milliseconds,
-        completed: exchange.request.clientLeft !== true,
+        completed: !left,
       });
   }
 

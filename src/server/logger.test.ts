@@ -121,6 +121,8 @@ describe('request logs', () => {
         level: 30,
         msg: 'request aborted: the client left before the answer was sent',
         req: { method: 'GET', url: '/api/slow' },
+        // Not the 200 the handler went on to make: the client got nothing.
+        res: { statusCode: 499 },
       });
       // A malformed URL never reaches a route: the router refuses it, and it is logged all the same.
       const refused = await fetch(`${url}/api/slow/%E0%A4%A`, { headers: { 'x-request-id': 'bad-url' } });
