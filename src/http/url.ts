@@ -87,17 +87,24 @@ export function decodes(path: string): boolean {
 }
 
 /**
- * A URL as logs write it: the value of an `access_token` query parameter (a WebSocket
- * handshake's bearer token, docs/sockets.md, "Authentication") replaced by `[redacted]`. The
- * query is read exactly as the handshake reads it, with `URLSearchParams` on all that follows the
- * first `?`: one more `?` before the first name, a `#` (Node passes one on), escapes in a name
- * (`access%5Ftoken`) all spell the same parameter. Looked for only where the query holds the
- * name or a percent sign, so other URLs cost a search of their text.
+ * Query parameters whose values a log never holds: an `access_token` (a WebSocket handshake's
+ * bearer token, docs/sockets.md, "Authentication"), and whatever a client should never have put
+ * in a URL but may (`?password=…`, `?api_key=…`, `?client_secret=…`, a signed URL's signature).
+ */
+const secretName = /passw|secret|token|api[-_]?key|signature|credential/i;
+
+/**
+ * A URL as logs write it: the value of a parameter whose name holds a secret ({@link secretName})
+ * replaced by `[redacted]`. The query is read exactly as the handshake reads it, with
+ * `URLSearchParams` on all that follows the first `?`: one more `?` before the first name, a `#`
+ * (Node passes one on), escapes in a name (`access%5Ftoken`) all spell the same parameter. Looked
+ * for only where the query holds such a name or a percent sign, so other URLs cost a search of
+ * their text.
  */
 export function loggedUrl(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
-  if (!url.includes('access_token=') && !url.includes('%', query)) return url;
+  if (!url.includes('%', query) && !secretName.test(url.slice(query))) return url;
   const parts = url.slice(query + 1).split('&');
   let redacted = false;
   for (let index = 0; index < parts.length; index++) {
@@ -106,7 +113,7 @@ export function loggedUrl(url: string): string {
     if (equals < 0) continue;
     // URLSearchParams drops one leading `?` of the text it is given.
     const name = index === 0 && part.startsWith('?') ? part.slice(1, equals) : part.slice(0, equals);
-    if (queryName(name) === 'access_token') {
+    if (secretName.test(queryName(name))) {
       parts[index] = `${part.slice(0, equals)}=[redacted]`;
       redacted = true;
     }
