@@ -88,12 +88,7 @@ describe('a URL as logs write it', () => {
   });
 
   it('leaves every other URL as it is, malformed escapes included', () => {
-    for (const url of [
-      '/api/posts',
-      '/api/posts?q=%zz&access=1',
-      '/s?q=a%20b',
-      '/s?%=1',
-    ])
+    for (const url of ['/api/posts', '/api/posts?q=%zz&access=1', '/s?q=a%20b', '/s?%=1'])
       expect(loggedUrl(url)).toBe(url);
   });
 });
