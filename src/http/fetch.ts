@@ -168,12 +168,13 @@ class FetchPipeline {
     const core = this.#core;
     const { headers } = response;
     // An upload body left unread closes its connection too (Cloudflare's edge owns it on Workers).
-    // So does every answer once the app drains, those of requests that were at work when it
-    // began included: a client would otherwise send its next request on a connection about to go.
+    // So does every answer while the app drains, those of requests that were at work when it
+    // began included: the client's next request goes, through the load balancer, to another
+    // instance. (Once it closes, an open connection stays to be told 503 with Retry-After.)
     if (
       exchange.arrivedDraining ||
       (runtime.namesConnections &&
-        (!core.serving() || (exchange.connection === 'close' && problem === undefined)))
+        ((!core.serving() && !core.closing()) || (exchange.connection === 'close' && problem === undefined)))
     )
       headers.connection = 'close';
     if (core.cors !== undefined) {
