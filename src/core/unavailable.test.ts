@@ -142,5 +142,31 @@ describe('unavailableWhenConnectFails', () => {
       const client = await pool.connect();
       client.release();
     });
+
+    it('ends a connection whose query outlived query_timeout, so no later query runs in the transaction it left open', async () => {
+      const table = `proceed_timeout_${process.pid}`;
+      const admin = unavailableWhenConnectFails(poolOf(postgresUrl as string));
+      await admin.query(`CREATE TABLE ${table} (note text)`);
+      try {
+        const pool = unavailableWhenConnectFails(
+          new pg.Pool({ connectionString: postgresUrl as string, max: 1, query_timeout: 300 }),
+        );
+        pool.on('error', () => undefined);
+        // As an ORM's transaction does: BEGIN, a statement that takes too long, a ROLLBACK that
+        // times out behind it, and the connection given back without an error.
+        const client = await pool.connect();
+        await client.query('BEGIN');
+        await expect(client.query('SELECT pg_sleep(1)')).rejects.toThrow('Query read timeout');
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+        await pool.query(`INSERT INTO ${table} VALUES ('after the timeout')`);
+        // Another connection sees it: it was committed, not left inside the open transaction.
+        const { rows } = await admin.query(`SELECT note FROM ${table}`);
+        expect(rows).toEqual([{ note: 'after the timeout' }]);
+        await pool.end();
+      } finally {
+        await admin.query(`DROP TABLE ${table}`);
+      }
+    });
   });
 });

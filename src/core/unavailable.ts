@@ -108,8 +108,9 @@ const guardedPools = new WeakSet<object>();
  * out (a constraint, a syntax error) stay as they are. So does a synchronous throw of `connect`
  * (a connection string it cannot parse): a configuration error, a 500. A failure the pool reports
  * is an outage whatever its source, a pool's own `verify` hook included, and a pool after `end()`
- * (a request that arrives as the app closes). Returns the same pool (docs/deployment.md,
- * "Database outages").
+ * (a request that arrives as the app closes). A connection whose query outlived the pool's
+ * `query_timeout` is ended, so that no later request runs on it (in a transaction left open
+ * there). Returns the same pool (docs/deployment.md, "Database outages").
  *
  * @example
  * const pool = unavailableWhenConnectFails(new pg.Pool({ connectionString, connectionTimeoutMillis: 5000 }));
@@ -132,6 +133,47 @@ export function unavailableWhenConnectFails<P extends ConnectingPool>(pool: P): 
       : pending;
   };
   (pool as unknown as { connect: Connect }).connect = guarded;
+  (pool as ConnectionEvents).on?.('connect', endOnQueryTimeout);
   guardedPools.add(pool);
   return pool;
+}
+
+/** A pool that tells of each connection it opens, as node-postgres' does (its `connect` event). */
+interface ConnectionEvents {
+  on?(event: 'connect', listener: (client: unknown) => void): unknown;
+}
+
+type Query = (...args: unknown[]) => unknown;
+
+const timedOut = (error: unknown) => error instanceof Error && error.message === 'Query read timeout';
+
+/**
+ * Ends a connection whose query got no answer within the pool's `query_timeout`. The query is
+ * still on that connection, and node-postgres would hand it out again: a transaction's ROLLBACK
+ * times out behind it, the connection goes back to the pool, and once the server answers, the
+ * next request's statements run inside that old transaction, never committed. Ended, the pool
+ * drops it, and the server rolls the transaction back when it sees the connection go.
+ */
+function endOnQueryTimeout(client: unknown): void {
+  const connection = client as { query?: Query; end?: () => Promise<void> | undefined };
+  const { query } = connection;
+  if (typeof query !== 'function' || typeof connection.end !== 'function') return;
+  const end = () => void connection.end?.()?.catch(() => undefined);
+  connection.query = function queryOrEnd(this: unknown, ...args: unknown[]) {
+    const last = args.at(-1);
+    if (typeof last === 'function') {
+      // The callback form, through which the pool's own `query` runs.
+      args[args.length - 1] = (error: unknown, ...rest: unknown[]) => {
+        if (timedOut(error)) end();
+        return (last as (...values: unknown[]) => unknown)(error, ...rest);
+      };
+      return query.apply(this, args);
+    }
+    const result = query.apply(this, args);
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+      (result as PromiseLike<unknown>).then(undefined, (error: unknown) => {
+        if (timedOut(error)) end();
+      });
+    return result;
+  };
 }
