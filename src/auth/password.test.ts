@@ -55,6 +55,17 @@ describe('password hashing', () => {
     expect(needsRehash(earlier)).toBe(true);
   });
 
+  it('asks for a re-hash only of a hash with less work or less memory than the cost wanted', () => {
+    const stored = (N: number, r: number, p: number) => `scrypt$${N}$${r}$${p}$c2FsdA$a2V5`;
+    expect(needsRehash(stored(16384, 8, 1))).toBe(true);
+    expect(needsRehash(stored(32768, 8, 1))).toBe(true);
+    expect(needsRehash(stored(16384, 4, 10))).toBe(true);
+    // As strong in work and in memory, though not in p: re-hashing would lower its memory.
+    expect(needsRehash(stored(131072, 8, 1))).toBe(false);
+    expect(needsRehash(stored(32768, 8, 3))).toBe(false);
+    expect(needsRehash(stored(16384, 8, 5))).toBe(false);
+  });
+
   it('accepts a stronger cost than Node’s default memory cap allows', async () => {
     const hash = await hashPassword('pw', { N: 32768 });
     expect(await verifyPassword(hash, 'pw')).toBe(true);
@@ -103,5 +114,28 @@ describe('password hashing', () => {
     expect(await work(() => verifyPasswordOrDummy(undefined, 'wrong', { N: 32768 }))).toEqual(
       await work(() => verifyPasswordOrDummy(strong, 'wrong')),
     );
+  });
+
+  it('makes a hash of a cheaper cost (the earlier default) cost what the dummy costs, right or wrong', async () => {
+    const earlier = await hashPassword('pw', { N: 16384, r: 8, p: 1 });
+    const work = async (run: () => Promise<unknown>) => {
+      scryptCalls.length = 0;
+      const answer = await run();
+      const calls = scryptCalls.splice(0);
+      return {
+        answer,
+        total: calls.reduce((sum, call) => sum + Number(call.N) * Number(call.r) * Number(call.p), 0),
+      };
+    };
+    const unknown = await work(() => verifyPasswordOrDummy(undefined, 'pw'));
+    expect(unknown).toEqual({ answer: false, total: 16384 * 8 * 5 });
+    expect(await work(() => verifyPasswordOrDummy(earlier, 'wrong'))).toEqual({
+      answer: false,
+      total: unknown.total,
+    });
+    expect(await work(() => verifyPasswordOrDummy(earlier, 'pw'))).toEqual({
+      answer: true,
+      total: unknown.total,
+    });
   });
 });

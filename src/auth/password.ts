@@ -144,11 +144,30 @@ export async function verifyPasswordOrDummy(
   cost: ScryptCost = {},
 ): Promise<boolean> {
   if (encoded === null || encoded === undefined || encoded === '') return dummyVerify(password, cost);
-  return verifyPassword(encoded, password);
+  const matches = await verifyPassword(encoded, password);
+  // A hash made at a cheaper cost (before the default was raised) checks faster than the dummy
+  // of an unknown email: the rest of the dummy's work is done too, so that neither a right nor a
+  // wrong password on an account that has not signed in since tells that the account exists.
+  const wanted = costOf(cost);
+  const stored = parse(encoded).cost;
+  const missing = workOf(wanted) - workOf(stored);
+  if (missing > 0)
+    await derive(password, randomBytes(saltBytes), {
+      N: wanted.N,
+      r: wanted.r,
+      p: Math.max(1, Math.round(missing / memoryOf(wanted))),
+    });
+  return matches;
 }
 
+/** The memory of one scrypt (128 × N × r bytes), and its work (that, p times over). */
+const memoryOf = (cost: Required<ScryptCost>) => cost.N * cost.r;
+const workOf = (cost: Required<ScryptCost>) => cost.N * cost.r * cost.p;
+
 /**
- * True when a stored hash uses a weaker cost than `cost` (rehash it after a successful login).
+ * True when a stored hash is weaker than `cost`: less work (N × r × p) or less memory (N × r).
+ * A hash that differs but is as strong in both (N = 2^17 with p = 1 against the default's 2^14
+ * with p = 5) is kept: re-hashing it would lower its memory. Re-hash after a successful login.
  *
  * @example
  * if (needsRehash(user.passwordHash)) await db.users.setPasswordHash(user.id, await hashPassword(password));
@@ -156,5 +175,5 @@ export async function verifyPasswordOrDummy(
 export function needsRehash(encoded: string, cost: ScryptCost = {}): boolean {
   const wanted = costOf(cost);
   const { cost: current } = parse(encoded);
-  return current.N < wanted.N || current.r < wanted.r || current.p < wanted.p;
+  return workOf(current) < workOf(wanted) || memoryOf(current) < memoryOf(wanted);
 }

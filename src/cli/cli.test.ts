@@ -249,6 +249,19 @@ export default app;
       expect.objectContaining({ name: 'Idempotency-Key' }),
     );
     expect(Object.keys(document.paths['/api/things'].post.responses)).toContain('401');
+    // An empty LOG_LEVEL is unset: the app is silenced, and its line does not reach the JSON.
+    const chatty = project('chatty', {
+      'package.json': '{ "type": "module" }\n',
+      'app.mjs': `import { createApp } from 'proceedjs';
+const app = createApp();
+app.log.info('loading the app');
+export default app;
+`,
+    });
+    const quiet = await runCli(['openapi', 'app.mjs'], { cwd: chatty, env: { LOG_LEVEL: '' } });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).not.toContain('loading the app');
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ openapi: '3.1.0' });
     const listening = await runCli(['routes', 'app.mjs'], { cwd: directory, env: { LISTEN_TOO: '1' } });
     expect(listening.code).toBe(1);
     expect(listening.stderr).toContain('This app was built to be inspected');

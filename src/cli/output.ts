@@ -19,7 +19,8 @@ export async function withApp<T>(
   entry: string | undefined,
   use: (app: App) => T | Promise<T>,
 ): Promise<T> {
-  if (process.env.LOG_LEVEL === undefined) process.env.LOG_LEVEL = 'silent';
+  // An empty LOG_LEVEL is an unset one, to the logger as here.
+  if (process.env.LOG_LEVEL === undefined || process.env.LOG_LEVEL === '') process.env.LOG_LEVEL = 'silent';
   const app = await loadApp(resolveEntry(process.cwd(), entry), {
     command,
     serve: false,
