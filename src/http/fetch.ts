@@ -206,9 +206,10 @@ class FetchPipeline {
     const milliseconds = performance.now() - started;
     const { method, id } = exchange;
     // A client that left before its answer got none: 499 (nginx's "client closed request") in the
-    // metrics and the log line, where the status the app made would count it a success.
+    // metrics and the log line, where the status the app made would count it a success. A 5xx
+    // stays: the server failed whether or not anyone waited (an outage must show as one).
     const left = exchange.request.clientLeft === true;
-    if (left) status = clientClosedRequest;
+    if (left && status < 500) status = clientClosedRequest;
     this.#core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
     if (logged)
       this.#core.requestLog?.write({

@@ -61,6 +61,9 @@ describe('a URL as logs write it', () => {
     );
     expect(loggedUrl('/api/posts?limit=20&cursor=abc&q=pass')).toBe('/api/posts?limit=20&cursor=abc&q=pass');
     expect(loggedUrl('/s?my_access_token=1')).toBe('/s?my_access_token=[redacted]');
+    expect(loggedUrl('/blob?sv=2024&sig=abc%2Bdef&key=k&keyword=x&monkey=y')).toBe(
+      '/blob?sv=2024&sig=[redacted]&key=[redacted]&keyword=x&monkey=y',
+    );
   });
 
   it('never writes a token the handshake would read, on any query made of the pieces that spell one', () => {

@@ -89,9 +89,12 @@ export function decodes(path: string): boolean {
 /**
  * Query parameters whose values a log never holds: an `access_token` (a WebSocket handshake's
  * bearer token, docs/sockets.md, "Authentication"), and whatever a client should never have put
- * in a URL but may (`?password=…`, `?api_key=…`, `?client_secret=…`, a signed URL's signature).
+ * in a URL but may (`?password=…`, `?api_key=…`, `?key=…`, `?client_secret=…`, a signed URL's
+ * `signature` or `sig`).
  */
-const secretName = /passw|secret|token|api[-_]?key|signature|credential/i;
+const secretName = /passw|secret|token|api[-_]?key|signature|credential|^(?:sig|key)$/i;
+/** Whether a query (its text from the `?`) may hold such a name, before it is read name by name. */
+const mayHoldSecret = /passw|secret|token|api[-_]?key|signature|credential|[?&](?:sig|key)=/i;
 
 /**
  * A URL as logs write it: the value of a parameter whose name holds a secret ({@link secretName})
@@ -104,7 +107,7 @@ const secretName = /passw|secret|token|api[-_]?key|signature|credential/i;
 export function loggedUrl(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
-  if (!url.includes('%', query) && !secretName.test(url.slice(query))) return url;
+  if (!url.includes('%', query) && !mayHoldSecret.test(url.slice(query))) return url;
   const parts = url.slice(query + 1).split('&');
   let redacted = false;
   for (let index = 0; index < parts.length; index++) {

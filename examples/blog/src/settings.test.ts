@@ -101,6 +101,10 @@ describe('readSettings', () => {
     expect(() => readSettings({ passwordCost: { N: 1024 } }, production)).toThrow(
       /cheaper than OWASP's minimum/,
     );
+    // As much work, half the memory: a GPU's way in.
+    expect(() => readSettings({}, { ...production, PASSWORD_HASH_COST: '65536,1,10' })).toThrow(
+      /cheaper than OWASP's minimum/,
+    );
   });
 
   it('refuses production without a secret of 32 bytes', () => {

@@ -153,8 +153,9 @@ function checkedCors(options: CorsOptions): CorsOptions {
   return options;
 }
 
-/** The work of OWASP's minimum scrypt cost (N × r × p of 16384,8,5), which production keeps to. */
+/** The work (N × r × p) and memory (N × r) of OWASP's minimum scrypt cost, 16384,8,5, which production keeps to. */
 const minimumPasswordWork = 16_384 * 8 * 5;
+const minimumPasswordMemory = 16_384 * 8;
 
 /** `PASSWORD_HASH_COST`: `N,r,p`, as a hash spells it (`scrypt$N$r$p$…`), or the option. */
 function passwordCostOf(
@@ -172,7 +173,7 @@ function passwordCostOf(
     throw new ProceedConfigError(`PASSWORD_HASH_COST: N must be a power of two up to 2^20 (got ${spelled})`);
   if (!Number.isInteger(r) || r < 1 || r > 32 || !Number.isInteger(p) || p < 1 || p > 16)
     throw new ProceedConfigError(`PASSWORD_HASH_COST: r must be 1 to 32 and p 1 to 16 (got ${spelled})`);
-  if (production && N * r * p < minimumPasswordWork)
+  if (production && (N * r * p < minimumPasswordWork || N * r < minimumPasswordMemory))
     throw new ProceedConfigError(
       `PASSWORD_HASH_COST ${spelled} is cheaper than OWASP's minimum for scrypt (16384,8,5): it is for tests and development, not production`,
     );
