@@ -3,7 +3,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { checkSecret, resolveSecret } from './secret.js';
 
 describe('resolveSecret', () => {
-  const strong = 's'.repeat(32);
+  const strong = 'k3Jq9vX2mB7tR4wZ8nC1pL6hF5dG0sYe';
 
   function capture() {
     const warnings: string[] = [];
@@ -35,6 +35,23 @@ describe('resolveSecret', () => {
     expect(warnings[0]).not.toContain('short-secret');
   });
 
+  it('refuses in production a secret of a few characters repeated, however long', () => {
+    for (const secret of [
+      'a'.repeat(32),
+      ' '.repeat(64),
+      'ab'.repeat(40),
+      'changeme'.repeat(3).slice(0, 7).repeat(5),
+    ])
+      expect(() => checkSecret({ secret, production: true })).toThrow(
+        /different characters?: no random secret is/,
+      );
+    expect(() => checkSecret({ secret: 'a'.repeat(32), production: false })).not.toThrow();
+    // A passphrase long enough passes: it is not a repetition.
+    expect(() =>
+      checkSecret({ secret: 'correct horse battery staple, and more', production: true }),
+    ).not.toThrow();
+  });
+
   it('refuses to start in production without a secret or with a short one', () => {
     expect(() => resolveSecret({ secret: undefined, production: true })).toThrow(/JWT_SECRET is not set/);
     expect(() => resolveSecret({ secret: 'x'.repeat(31), production: true })).toThrow(ProceedConfigError);
@@ -54,7 +71,8 @@ describe('resolveSecret', () => {
 
   it('counts bytes, not characters', () => {
     // 16 characters, 32 bytes in UTF-8.
-    expect(resolveSecret({ secret: 'é'.repeat(16), production: true })).toBe('é'.repeat(16));
+    const accented = 'éèêëàâäîïôöùûüçñ';
+    expect(resolveSecret({ secret: accented, production: true })).toBe(accented);
   });
 });
 

@@ -25,6 +25,9 @@ export interface ResolveSecretOptions {
 /** The minimum secret length in bytes: HS256's key should be at least as long as its hash. */
 export const minSecretBytes = 32;
 
+/** Fewer different characters than this, and a secret of any length is no random one. */
+const minDistinctCharacters = 8;
+
 const generate = `generate one with: node -e "console.log(require('node:crypto').randomBytes(48).toString('base64url'))"`;
 
 function configured(options: ResolveSecretOptions): string | undefined {
@@ -50,6 +53,14 @@ export function checkSecret(options: ResolveSecretOptions = {}): void {
         : `JWT_SECRET is ${bytes} bytes long. With NODE_ENV=production it must be at least ${minSecretBytes} bytes; ${generate}`,
     );
   }
+  // 32 bytes of one or two characters repeated (`aaaa…`, 32 spaces, a placeholder) pass the
+  // length and are guessed at once; 32 random bytes in any encoding show 16 or more.
+  const distinct = secret === undefined ? 0 : new Set(secret).size;
+  if (production && secret !== undefined && distinct < minDistinctCharacters) {
+    throw new ProceedConfigError(
+      `JWT_SECRET is made of ${distinct} different character${distinct === 1 ? '' : 's'}: no random secret is. With NODE_ENV=production it must be random; ${generate}`,
+    );
+  }
   const workers = options.workers ?? 1;
   if (secret === undefined && workers > 1) {
     throw new ProceedConfigError(
@@ -60,7 +71,8 @@ export function checkSecret(options: ResolveSecretOptions = {}): void {
 }
 
 /**
- * Applies the secret policy. In production a missing secret or one shorter than 32 bytes throws;
+ * Applies the secret policy. In production a missing secret, one shorter than 32 bytes or one of
+ * fewer than 8 different characters throws;
  * so does a missing one with several workers. In development a missing secret becomes a random
  * per-process one (tokens die with the process) and a short one is accepted, each with a loud
  * warning.

@@ -3,7 +3,7 @@ import { ProceedConfigError } from 'proceedjs';
 import { describe, expect, it, vi } from 'vitest';
 import { readSettings } from './settings.js';
 
-const secret = 's'.repeat(32);
+const secret = 'k3Jq9vX2mB7tR4wZ8nC1pL6hF5dG0sYe';
 
 describe('readSettings', () => {
   it('reads the environment, with the documented defaults', () => {

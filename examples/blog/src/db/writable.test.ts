@@ -45,7 +45,7 @@ describe('the blog in production on the embedded database', () => {
     const app = await createBlogApp({
       databaseUrl: 'memory://',
       production: true,
-      jwtSecret: 'x'.repeat(32),
+      jwtSecret: 'k3Jq9vX2mB7tR4wZ8nC1pL6hF5dG0sYe',
       logger: { stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
     });
     await app.close();
