@@ -87,13 +87,18 @@ function resetStore() {
 
 const Member = z.object({ id: z.string(), email: z.string(), name: z.string() });
 
-const account = accountProcedures({
+/** What every app of this file gives the account procedures. */
+const essentials = {
   procedure: () => procedure<Ctx>(),
-  users: (ctx) => ctx.members,
-  tokens: (ctx) => ctx.tokens,
+  users: (ctx: Ctx) => ctx.members,
+  tokens: (ctx: Ctx) => ctx.tokens,
   view: Member,
   profile: { name: z.string().min(1).max(100) },
   rateLimit: { name: 'auth', max: 1000, window: 60_000 },
+};
+
+const account = accountProcedures({
+  ...essentials,
   onRegistered: (_ctx, user) => {
     registered.push(user.email);
   },
@@ -425,15 +430,7 @@ describe('accountProcedures: one behaviour for every app', () => {
   });
 
   it('hashes at the passwordCost it is given, and re-hashes only below it', async () => {
-    const cheap = accountProcedures({
-      procedure: () => procedure<Ctx>(),
-      users: (ctx) => ctx.members,
-      tokens: (ctx) => ctx.tokens,
-      view: Member,
-      profile: { name: z.string().min(1).max(100) },
-      rateLimit: { name: 'auth', max: 1000, window: 60_000 },
-      passwordCost: (ctx) => ctx.cheapPasswords ?? {},
-    });
+    const cheap = accountProcedures({ ...essentials, passwordCost: (ctx) => ctx.cheapPasswords ?? {} });
     const own = createApp<Ctx>({
       logger: false,
       context: () => ({

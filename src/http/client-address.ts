@@ -24,7 +24,8 @@ export function peerAddressOf(request: PipelineRequest, argument: unknown): stri
 
 export type TrustProxy = boolean | number | string | string[];
 
-const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+/** A dotted-quad IPv4 address, each part 0–255 without leading zeros. */
+export const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** Whether `text` is an IPv4 or IPv6 address, as a proxy writes one (no port, no brackets). */
 export function isAddress(text: string): boolean {

@@ -10,6 +10,7 @@ import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
+import { ipv4 } from './client-address.js';
 
 /** A rule's numbers changed by the app, say from an environment variable. */
 export interface RateLimitChange {
@@ -138,8 +139,6 @@ async function sha1Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-1', new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
-
-const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** Where the client's address is not an address (none known, or junk a trusted proxy passed on). */
 const unknownClient = 'unknown';

@@ -15,6 +15,17 @@ import { TcpProxy } from './tcp-proxy.js';
 
 const postgresUrl = inject('postgresUrl');
 
+/** A new database of the test server, reached through a TCP proxy in front of that server. */
+async function proxiedDatabase() {
+  const server = new URL(postgresUrl ?? '');
+  const proxy = await new TcpProxy({ host: server.hostname, port: Number(server.port || 5432) }).start();
+  const database = await createPostgresDatabase(postgresUrl ?? '');
+  const proxied = new URL(database.url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  return { proxy, database, url: proxied.toString() };
+}
+
 describe.skipIf(postgresUrl === null)('a database outage', () => {
   let proxy: TcpProxy | undefined;
   // After hooks run last-registered first: the proxy is restored before the blog closes (its
@@ -24,13 +35,9 @@ describe.skipIf(postgresUrl === null)('a database outage', () => {
     name: 'PostgreSQL',
     skip: false,
     open: async () => {
-      const server = new URL(postgresUrl ?? '');
-      proxy = await new TcpProxy({ host: server.hostname, port: Number(server.port || 5432) }).start();
-      const database = await createPostgresDatabase(postgresUrl ?? '');
-      const proxied = new URL(database.url);
-      proxied.hostname = '127.0.0.1';
-      proxied.port = String(proxy.port);
-      return { url: proxied.toString(), drop: database.drop };
+      const opened = await proxiedDatabase();
+      proxy = opened.proxy;
+      return { url: opened.url, drop: opened.database.drop };
     },
   });
   afterAll(() => proxy?.restore());
@@ -81,15 +88,11 @@ describe.skipIf(postgresUrl === null || !thisProcessOpens)('a database that stop
     name: 'PostgreSQL',
     skip: false,
     open: async () => {
-      const server = new URL(postgresUrl ?? '');
-      proxy = await new TcpProxy({ host: server.hostname, port: Number(server.port || 5432) }).start();
-      const database = await createPostgresDatabase(postgresUrl ?? '');
-      directUrl = database.url;
-      const proxied = new URL(database.url);
-      proxied.hostname = '127.0.0.1';
-      proxied.port = String(proxy.port);
-      const url = proxied.toString();
-      return { url, database: await openDatabase(url, { queryTimeout: 1000 }), drop: database.drop };
+      const opened = await proxiedDatabase();
+      proxy = opened.proxy;
+      directUrl = opened.database.url;
+      const database = await openDatabase(opened.url, { queryTimeout: 1000 });
+      return { url: opened.url, database, drop: opened.database.drop };
     },
   });
   // Runs first: the blog's pool ends on a server that answers again.
