@@ -10,7 +10,7 @@ import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
-import { ipv4 } from './client-address.js';
+import { ipv4 } from './ip.js';
 
 /** A rule's numbers changed by the app, say from an environment variable. */
 export interface RateLimitChange {
