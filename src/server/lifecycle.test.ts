@@ -456,7 +456,8 @@ describe.each(nodeServers)('draining, on $server', ({ create }) => {
   });
 
   it('closes the connection of an answer that was at work when draining began, not at the close', async () => {
-    const { app, port, slow } = await started({ drainDelay: 1500 });
+    // A drain long enough that a busy machine answers well within it.
+    const { app, port, slow } = await started({ drainDelay: 3000 });
     const inFlight = app.countRequestsInFlight();
     const connection = new RawConnection(port);
     await connection.send('GET /api/things/slow HTTP/1.1\r\nHost: a\r\n\r\n');

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { UnavailableError } from '../core/unavailable.js';
 import { createApp } from './create-app.js';
 import { appLogger, serializeError } from './logger.js';
 
@@ -102,6 +103,16 @@ describe('request logs', () => {
             release = () => resolve([]);
           }),
       ),
+      // An outage the client did not wait for: still the server's failure.
+      listFailing: procedure()
+        .rest({ method: 'GET', path: '/slow/failing' })
+        .query(
+          () =>
+            new Promise((_, reject) => {
+              arrived = true;
+              release = () => reject(new UnavailableError());
+            }),
+        ),
     });
     const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([slow]);
     const inFlight = app.countRequestsInFlight();
@@ -123,6 +134,17 @@ describe('request logs', () => {
         req: { method: 'GET', url: '/api/slow' },
         // Not the 200 the handler went on to make: the client got nothing.
         res: { statusCode: 499 },
+      });
+      arrived = false;
+      const failing = connect(Number(port), '127.0.0.1');
+      failing.write('GET /api/slow/failing HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-failing\r\n\r\n');
+      await eventually(() => arrived, 10_000, 'the failing request to arrive');
+      failing.destroy();
+      await eventually(() => inFlight() === 0, 10_000, 'the server to see the client leave');
+      release();
+      expect(await lineOf(lines, 'left-failing')).toMatchObject({
+        msg: 'request aborted: the client left before the answer was sent',
+        res: { statusCode: 503 },
       });
       // A malformed URL never reaches a route: the router refuses it, and it is logged all the same.
       const refused = await fetch(`${url}/api/slow/%E0%A4%A`, { headers: { 'x-request-id': 'bad-url' } });
