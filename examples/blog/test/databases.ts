@@ -56,7 +56,10 @@ export async function createPostgresDatabase(
   url.pathname = `/${name}`;
   const dropDatabase = () =>
     withClient(adminUrl, async (client) => {
-      for (let attempt = 0; attempt < 100; attempt++) {
+      // Bounded in time, not in tries: PostgreSQL itself waits up to 5 s for the other sessions
+      // before each refusal, so a session that lingers made 100 tries take minutes.
+      const forceAfter = Date.now() + 10_000;
+      while (Date.now() < forceAfter) {
         try {
           await client.query(`DROP DATABASE IF EXISTS ${name}`);
           return;

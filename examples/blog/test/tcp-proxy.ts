@@ -41,9 +41,13 @@ export class TcpProxy {
 
   #track(socket: Socket, pair: { client: Socket; upstream: Socket | undefined }): void {
     this.#sockets.add(socket);
+    // A side that closes closes the other, frozen or not: a connection the client gave up on
+    // while frozen must not stay open to the database (its DROP DATABASE would wait on it).
     socket.on('close', () => {
       this.#sockets.delete(socket);
       this.#pairs.delete(pair);
+      pair.client.destroy();
+      pair.upstream?.destroy();
     });
     socket.on('error', () => {
       pair.client.destroy();
