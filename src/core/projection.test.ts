@@ -55,6 +55,25 @@ describe('projectionOf', () => {
       projection(Node)({ name: 'a', secret: 1, children: [{ name: 'b', secret: 2, children: [] }] }),
     ).toEqual({ name: 'a', children: [{ name: 'b', children: [] }] });
   });
+
+  it('cuts a recursive value past 64 levels to empty objects, never to what the schema does not name', () => {
+    interface Chain {
+      next?: Chain | undefined;
+    }
+    const Chain: z.ZodType<Chain> = z.object({ next: z.lazy(() => Chain).optional() });
+    let deep: Record<string, unknown> = { secret: 'leaf' };
+    for (let level = 0; level < 100; level++) deep = { next: deep, secret: level };
+    let projected = projection(Chain)(deep) as Record<string, unknown>;
+    let levels = 0;
+    while (projected.next !== undefined) {
+      expect(Object.keys(projected)).toEqual(['next']);
+      projected = projected.next as Record<string, unknown>;
+      levels++;
+    }
+    expect(projected).toEqual({});
+    expect(levels).toBeGreaterThan(30);
+    expect(levels).toBeLessThan(100);
+  });
 });
 
 describe('projectionOf, the keywords beyond properties', () => {
