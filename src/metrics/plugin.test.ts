@@ -148,12 +148,16 @@ describe('metricsPlugin', () => {
     await once(taken, 'listening');
     const port = (taken.address() as { port: number }).port;
     try {
-      const blocked = createApp({ logger: false }).mount([notes]);
+      const lines: string[] = [];
+      const blocked = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([notes]);
       await blocked.register(metricsPlugin, { port });
       await expect(blocked.listen({ port: 0, handleSignals: false, logRoutes: false })).rejects.toThrow(
         `metricsPlugin: cannot listen on port ${port}`,
       );
       expect(blocked.phase).toBe('closing');
+      // An operator reading the log does not see the app announced as listening before it fails.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(lines.join('')).not.toContain('Server listening');
     } finally {
       taken.close();
     }

@@ -21,7 +21,7 @@ export async function listenNatively(
     /** The server's name in the log line; the runtime's app.fetch unless said. */
     server?: string | undefined;
   },
-): Promise<{ server: NativeServer; address: string }> {
+): Promise<{ server: NativeServer; address: string; announce: () => void }> {
   const { host, log } = options;
   const server = await serve({
     port: options.port,
@@ -36,8 +36,14 @@ export async function listenNatively(
     },
   });
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-  log.info(`Server listening at ${address} (${runtime.name}, ${options.server ?? 'app.fetch'})`);
-  return { server, address };
+  return {
+    server,
+    address,
+    // Said once the app's own listeners (a metrics port) have listened too: a log that says the
+    // app listens is not followed by its failing to.
+    announce: () =>
+      log.info(`Server listening at ${address} (${runtime.name}, ${options.server ?? 'app.fetch'})`),
+  };
 }
 
 /** Stops the server: the requests in flight finish, up to `timeout` ms; then their connections close. */
