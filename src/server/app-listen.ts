@@ -149,7 +149,11 @@ export class AppListener {
     await this.#app.readyToFetch();
     if (options.logRoutes !== false) for (const line of this.#app.routeLines()) log.info(line);
     const host = options.host ?? '127.0.0.1';
-    const { server: listening, address, announce } = await listenNatively(serve, {
+    const {
+      server: listening,
+      address,
+      announce,
+    } = await listenNatively(serve, {
       port: options.port ?? 3030,
       host,
       fetch: this.#app.fetch,
