@@ -44,7 +44,9 @@ export interface AccountStore<User extends AccountUser, Profile extends object =
   /**
    * Replaces the user's hash only while it is still `previousHash`: a login re-hashes a password
    * stored at a weaker cost than `hashPassword`'s default with it (docs/auth.md, "Passwords"),
-   * and a password changed meanwhile stays changed. Without it, stored hashes keep their cost.
+   * and a password changed meanwhile stays changed; a password change writes with it too, so
+   * that a reset landing during the change keeps its password. Without it, stored hashes keep
+   * their cost.
    */
   replacePasswordHash?(userId: string, previousHash: string, passwordHash: string): Promise<unknown>;
 }

@@ -319,6 +319,39 @@ describe('accountProcedures: one behaviour for every app', () => {
     ).toBe(401);
   });
 
+  it.each([
+    ['while the current password is checked', 1],
+    ['once the new one is written', 2],
+  ])('lets a password reset that lands %s win over a password change', async (_when, landsAtRead) => {
+    const { user, accessToken } = await register();
+    const row = members.rows.get(user.id);
+    if (row === undefined) throw new Error('no row');
+    const resetHash = await hashPassword('the owner resets');
+    let reads = 0;
+    members.beforeFindByEmail = async () => {
+      if (++reads !== landsAtRead) return;
+      // A reset, as resetPassword makes one: the password set, every session revoked.
+      const resets = async () => {
+        row.passwordHash = resetHash;
+        await tokens.revokeAllForUser(user.id);
+      };
+      if (landsAtRead === 1) setTimeout(() => void resets(), 0);
+      else await resets();
+    };
+    const changed = await post(
+      'change-password',
+      { currentPassword: 'correct horse', newPassword: 'the intruder keeps it' },
+      accessToken,
+    );
+    expect(changed.json()).toMatchObject({ status: 401, code: 'INVALID_TOKEN' });
+    members.beforeFindByEmail = undefined;
+    expect(row.passwordHash).toBe(resetHash);
+    expect((await me(accessToken)).statusCode).toBe(401);
+    const login = (password: string) => post('login', { email: 'ada@example.com', password });
+    expect((await login('the intruder keeps it')).statusCode).toBe(401);
+    expect((await login('the owner resets')).statusCode).toBe(200);
+  });
+
   it('answers a forgotten password before its task touches the store, even where background runs it at once', async () => {
     await register();
     // This app's background runs the task at once, as the blog's does.

@@ -20,6 +20,7 @@ import type { AccountOptions, AccountUser, PasswordResetOptions } from './accoun
 import { authenticated } from './guards.js';
 import { InvalidTokenError } from './jwt.js';
 import { costOf, hashPassword, needsRehash, type ScryptCost, verifyPasswordOrDummy } from './password.js';
+import { changePassword } from './password-change.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenPair } from './tokens.js';
 
@@ -299,7 +300,7 @@ function buildAccountProcedures<
       .meta({
         summary: 'Change the password; signs out every other session',
         description:
-          'Needs the current password (a wrong one is 400 on `currentPassword`). Every session of the user ends, unused reset links stop working, and the answer is a new token pair for this one.',
+          'Needs the current password (a wrong one is 400 on `currentPassword`). Every session of the user ends, unused reset links stop working, and the answer is a new token pair for this one. A password reset or a deactivation that lands during the change wins: the answer is 401 and the caller signs in again.',
       })
       .guard(authenticated)
       .input(z.object({ currentPassword: z.string().min(1).max(256), newPassword }))
@@ -311,15 +312,17 @@ function buildAccountProcedures<
         const service = tokens(ctx);
         const signedIn = ctx.auth === undefined ? undefined : await store.findById(ctx.auth.claims.sub);
         if (signedIn === undefined || !isActive(signedIn)) throw new InvalidTokenError('user not found');
-        const found = await store.findByEmail(normalEmail(signedIn.email));
-        const matches = await verifyPasswordOrDummy(found?.passwordHash, input.currentPassword, costIn(ctx));
-        if (found?.id !== signedIn.id || !matches) {
-          throw new ValidationError([{ path: 'currentPassword', message: 'The current password is wrong' }]);
-        }
-        await store.setPassword(signedIn.id, await hashPassword(input.newPassword, costIn(ctx)));
-        if (reset !== undefined) await reset.store(ctx).invalidateForUser(signedIn.id);
-        await service.revokeAllForUser(signedIn.id);
-        return session(signedIn, await service.issuePair(signedIn.id));
+        const pair = await changePassword({
+          user: signedIn,
+          email: normalEmail(signedIn.email),
+          currentPassword: input.currentPassword,
+          newPassword: input.newPassword,
+          users: store,
+          tokens: service,
+          resets: reset?.store(ctx),
+          cost: costIn(ctx),
+        });
+        return session(signedIn, pair);
       }),
   };
   const resets = reset && {

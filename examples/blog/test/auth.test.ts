@@ -375,6 +375,26 @@ for (const engine of engines()) {
         await blog.login(session.email, 'the new password');
       });
 
+      it('ends pending reset links with a deactivation: reactivated, the account takes none of them', async () => {
+        const session = await blog.register();
+        const before = blog.mail.length;
+        await blog.client().auth.forgotPassword({ email: session.email });
+        const { token } = await blog.mailAfter(before);
+        await deactivate(blog, session.user.id);
+        const reactivated = await blog.put(
+          `/api/users/${session.user.id}`,
+          { isActive: true },
+          await blog.adminToken(),
+        );
+        expect(reactivated.status, reactivated.text).toBe(200);
+        await expectClientProblem(
+          blog.client().auth.resetPassword({ token, password: 'a leaked link wins' }),
+          400,
+          'VALIDATION_FAILED',
+        );
+        await blog.login(session.email, session.password);
+      });
+
       it('sends token answers with Cache-Control: no-store', async () => {
         const email = uniqueEmail('nostore');
         const registered = await blog.post<Session>('/api/auth/register', {

@@ -125,8 +125,12 @@ export const users = procedures('users', {
       const patch = input.data;
       const user = await ctx.repos.users.update(input.id, patch, await versionToWrite(ctx, input.id));
       if (user === undefined) throw noSuchUser();
-      // Deactivation ends every session for good: reactivating must not revive stolen tokens.
-      if (patch.isActive === false) await ctx.tokens.revokeAllForUser(user.id);
+      // Deactivation ends every session and reset link for good: reactivating must not revive a
+      // stolen token or a leaked link.
+      if (patch.isActive === false) {
+        await ctx.repos.passwordResets.invalidateForUser(user.id);
+        await ctx.tokens.revokeAllForUser(user.id);
+      }
       return user;
     }),
 
