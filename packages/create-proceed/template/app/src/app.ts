@@ -8,6 +8,7 @@ import {
   PostgresRevocationStore,
   rateLimitFromEnv,
   resolveSecret,
+  type ScryptCost,
   TokenService,
   type UserLoader,
 } from 'proceedjs/auth';
@@ -29,6 +30,11 @@ export interface AppOptions {
   database?: Database;
   /** How many processes serve the app (`proceed start --workers N`). */
   workers?: number;
+  /**
+   * How much work a password's hash takes (Proceed's docs/accounts.md). Default: Proceed's, at
+   * OWASP's minimum, about a quarter of a second a hash; the tests take a cheap one.
+   */
+  passwordCost?: ScryptCost;
 }
 
 export default function main(entry?: EntryContext): Promise<App<AppContext>> {
@@ -38,7 +44,7 @@ export default function main(entry?: EntryContext): Promise<App<AppContext>> {
 /** What serving needs: opened in {@link buildApp}, unless the app is only read. */
 interface Services {
   database: Database;
-  context: Pick<AppContext, 'db' | 'tokens'>;
+  context: Pick<AppContext, 'db' | 'tokens' | 'passwordCost'>;
   userLoader: UserLoader<SignedInUser>;
 }
 
@@ -100,7 +106,11 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
   await store.ensureSchema();
   services = {
     database,
-    context: { db: database.db, tokens: new TokenService({ secret, store, userId: z.uuid() }) },
+    context: {
+      db: database.db,
+      tokens: new TokenService({ secret, store, userId: z.uuid() }),
+      passwordCost: options.passwordCost ?? {},
+    },
     // The signed-in user and whether the token was revoked, in one query per request.
     userLoader: store.userLoader<SignedInUser>('SELECT id, email, name, role FROM users WHERE id = $1'),
   };

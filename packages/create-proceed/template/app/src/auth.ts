@@ -62,6 +62,7 @@ const { register, login, refresh, logout, me, changePassword } = accountProcedur
   procedure: p,
   users: (ctx: AppContext) => userStore(ctx.db),
   tokens: (ctx) => ctx.tokens,
+  passwordCost: (ctx) => ctx.passwordCost,
   view: User.authenticated,
   profile: { name: z.string().trim().min(1).max(100) },
 });

@@ -1,6 +1,6 @@
 /** What every handler receives as `ctx`. */
 import { type BaseContext, procedure } from 'proceedjs';
-import type { AuthContext, TokenService } from 'proceedjs/auth';
+import type { AuthContext, ScryptCost, TokenService } from 'proceedjs/auth';
 import type { Db } from './db.js';
 import type { User } from './schema.js';
 
@@ -10,6 +10,8 @@ export type SignedInUser = Pick<User, 'id' | 'email' | 'name' | 'role'>;
 export interface AppContext extends AuthContext<SignedInUser>, BaseContext {
   db: Db;
   tokens: TokenService;
+  /** How much work a password's hash takes: `buildApp({ passwordCost })`. */
+  passwordCost: ScryptCost;
 }
 
 /** Starts a procedure of this app. */

@@ -73,7 +73,8 @@ export function useApp(engine: Engine): Served {
   beforeAll(async () => {
     created = await engine.create();
     served.database = await openDatabase(created.url);
-    app = await buildApp({ database: served.database });
+    // Sign-ups at a cheap hash: the default's quarter of a second each adds up over a suite.
+    app = await buildApp({ database: served.database, passwordCost: { N: 1024, r: 8, p: 1 } });
     served.origin = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
   });
   afterAll(async () => {
