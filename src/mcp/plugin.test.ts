@@ -142,7 +142,7 @@ async function buildApp() {
   await app.register(mcpPlugin, { collections: ['notes'] });
   app.mount([api]);
   const tokenOf = async (id: string) => (await tokens.issuePair(id)).accessToken;
-  return { app, meta, user: await tokenOf('ann'), admin: await tokenOf('bob') };
+  return { app, meta, tokens, user: await tokenOf('ann'), admin: await tokenOf('bob') };
 }
 
 type Built = Awaited<ReturnType<typeof buildApp>>;
@@ -405,6 +405,33 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       authorization_servers: [url.origin],
       bearer_methods_supported: ['header'],
     });
+  });
+
+  it('answers every message sent with a bad or revoked token with 401, initialize and ping included', async () => {
+    const revoked = await built.tokens.issuePair('ann');
+    await built.tokens.revoke(await built.tokens.verifyAccess(revoked.accessToken));
+    for (const token of ['not.a.token', revoked.accessToken])
+      for (const method of ['initialize', 'ping', 'tools/list']) {
+        const answer = await post(
+          {
+            jsonrpc: '2.0',
+            id: 1,
+            method,
+            params:
+              method === 'initialize'
+                ? {
+                    protocolVersion: protocolVersions[0],
+                    capabilities: {},
+                    clientInfo: { name: 't', version: '1' },
+                  }
+                : {},
+          },
+          { authorization: `Bearer ${token}` },
+        );
+        expect(answer.status, `${method} with ${token}`).toBe(401);
+        expect(answer.headers.get('www-authenticate')).toContain('resource_metadata=');
+        expect(await answer.json()).toMatchObject({ code: 'INVALID_TOKEN' });
+      }
   });
 
   it('refuses another origin (DNS rebinding, a page in a browser), a bad message and a stateless GET', async () => {

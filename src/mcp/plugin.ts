@@ -123,6 +123,10 @@ class McpMethods {
       headers: request.headers,
       steps: trace.steps,
     };
+    // Credentials sent with any message are checked, as on every route: a bad, expired or revoked
+    // token is a 401 however little the message asks (the protocol's own rule for a token).
+    if (method === 'initialize' || method === 'ping')
+      if (request.headers.authorization !== undefined) await this.#app.callableBy([], calling);
     switch (method) {
       case 'initialize': {
         const asked = params.protocolVersion;
