@@ -1,7 +1,7 @@
 /**
  * Graceful shutdown of the compiled blog as a process, on the runtime the suite runs on (Node,
- * or BLOG_RUNTIME=bun|deno): a request whose body is still arriving when SIGTERM comes finishes
- * with its answer, and the process exits 0 (docs/deployment.md, "Shutdown").
+ * or BLOG_RUNTIME=bun|deno): the drain, then a request whose body is still arriving when SIGTERM
+ * comes finishes with its answer, and the process exits 0 (docs/deployment.md, "Shutdown").
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -78,6 +78,40 @@ describe(`SIGTERM to the blog on ${runtime}`, { timeout: 120_000 }, () => {
     const answer = await inFlight.answer;
     expect(answer, server.output()).toMatch(/^HTTP\/1\.1 201 Created/);
     expect(answer).toContain(email);
+
+    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+  });
+
+  it('drains first: readiness 503 at once, requests still served with Connection: close, then exits 0', async () => {
+    const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
+    const server = launch(command, args, {
+      cwd: blogDirectory,
+      env: {
+        DATABASE_URL: 'memory://',
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        NODE_ENV: 'development',
+        // Long enough that a busy machine sends both requests below within it.
+        SHUTDOWN_DRAIN_MS: '3000',
+        LOG_LEVEL: 'info',
+      },
+    });
+    const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
+    await server.waitFor(listening, 90_000);
+    const [, origin = ''] = listening.exec(server.output()) ?? [];
+    const before = await fetch(`${origin}/api/posts?limit=1`);
+    await before.arrayBuffer();
+    expect(before.status).toBe(200);
+    expect(before.headers.get('connection')).not.toBe('close');
+
+    process.kill(server.pid, 'SIGTERM');
+    await server.waitFor('SIGTERM received: shutting down');
+    const readiness = await fetch(`${origin}/api/health`);
+    expect(await readiness.json()).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
+    // Served while the load balancer notices, and told to go elsewhere for the next one.
+    const during = await fetch(`${origin}/api/posts?limit=1`);
+    await during.arrayBuffer();
+    expect(during.status).toBe(200);
+    expect(during.headers.get('connection')).toBe('close');
 
     expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
   });
