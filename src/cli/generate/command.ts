@@ -12,7 +12,7 @@ import { CliError, UsageError } from '../errors.js';
 import { commands } from '../usage.js';
 import { destroySummary, keptBecause, planDestroy, wasApplied, writeDestroy } from './destroy.js';
 import { type Field, GenerateError, parseFields, type ResourceNames, resourceNames } from './fields.js';
-import { addTable, addToApi, resourceModule } from './render.js';
+import { addTable, addToApi, listsMcpTools, resourceModule } from './render.js';
 import { sampleObject, testModule } from './test-module.js';
 
 const usage = commands.generate.usage;
@@ -25,6 +25,8 @@ export interface Plan {
   changed: { path: string; before: string; after: string }[];
   /** Files that must not exist yet: src/<collection>.ts and test/<collection>.test.ts. */
   created: { path: string; text: string }[];
+  /** Whether src/app.ts lists mcpPlugin's collections, which the new one joins. */
+  mcpTools: boolean;
 }
 
 function read(app: string, path: string, why: string): string {
@@ -83,6 +85,7 @@ export function planResource(
       { path: 'src/app.ts', before: appModule, after: addToApi(appModule, names) },
     ],
     created,
+    mcpTools: listsMcpTools(appModule),
   };
 }
 
@@ -198,7 +201,10 @@ export function summary(plan: Plan, migration: readonly string[]): string {
     ['src/schema.ts', `the ${plan.names.table} table`],
     [sql.join(', '), 'its migration, applied when the app next starts'],
     [`src/${collection}.ts`, `${resource} and ${procedures}`],
-    ['src/app.ts', `${collection}Procedures added to api`],
+    [
+      'src/app.ts',
+      `${collection}Procedures added to api${plan.mcpTools ? `, its procedures to the MCP tools` : ''}`,
+    ],
     [`test/${collection}.test.ts`, 'the CRUD through the typed client'],
   ];
   const width = Math.max(...rows.map(([path]) => path.length)) + 2;

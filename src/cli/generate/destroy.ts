@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { CliError } from '../errors.js';
 import { checkCollectionName, GenerateError } from './fields.js';
-import { listed } from './render.js';
+import { listed, withMcpTools } from './render.js';
 
 interface JournalEntry {
   idx: number;
@@ -88,7 +88,7 @@ function withoutTable(schema: string, collection: string): string {
   return rest;
 }
 
-/** src/app.ts without the collection's import and its place in `api`. */
+/** src/app.ts without the collection's import and its place in `api` and the MCP tools. */
 function withoutProcedures(app: string, collection: string): string {
   const exported = `${collection}Procedures`;
   const importLine = new RegExp(`\\nimport \\{ ${exported} \\} from '\\./${collection}\\.js';`);
@@ -99,9 +99,13 @@ function withoutProcedures(app: string, collection: string): string {
       `src/app.ts does not import ${exported} and list it in api as proceed generate does`,
     );
   const members = namesOf(list[1] ?? '').filter((name) => name !== exported);
-  return app
-    .replace(importLine, '')
-    .replace(apiList, () => listed('export const api = [', members, '] as const;'));
+  return withMcpTools(
+    app
+      .replace(importLine, '')
+      .replace(apiList, () => listed('export const api = [', members, '] as const;')),
+    collection,
+    false,
+  );
 }
 
 /**

@@ -199,11 +199,14 @@ describe('the generated text', () => {
     expect(text).toContain((schema?.before ?? '').split('\n').slice(6).join('\n').trimEnd());
   });
 
-  it('adds the collection to api in src/app.ts, and its import', () => {
+  it('adds the collection to api in src/app.ts, and its import, and its procedures to the MCP tools', () => {
     const text = appModule?.after ?? '';
     expect(text).toMatch(/export const api = \[auth, notesProcedures, bookmarksProcedures\] as const;/);
     expect(text).toContain("import { bookmarksProcedures } from './bookmarks.js';");
+    expect(text).toContain("mcpPlugin, { collections: ['notes', 'bookmarks'],");
     expect(text.split('\n').length).toBe((appModule?.before ?? '').split('\n').length + 1);
+    expect(plan.mcpTools).toBe(true);
+    expect(summary(plan, [])).toContain('bookmarksProcedures added to api, its procedures to the MCP tools');
   });
 
   it('writes the resource with per-record views and the five procedures', () => {
@@ -216,6 +219,9 @@ describe('the generated text', () => {
     expect(text).toContain('notes: z.string().max(10_000).nullable().optional(),');
     for (const name of ['listBookmarks', 'getBookmark', 'createBookmark', 'updateBookmark', 'deleteBookmark'])
       expect(text).toContain(`  ${name}: p()`);
+    // A summary each, which the docs UI shows and an agent reads as the tool's title.
+    expect(text).toContain("getBookmark: p()\n    .meta({ summary: 'A bookmark by its id' })");
+    expect(text.match(/\.meta\(\{ summary: '/g)).toHaveLength(5);
     expect(text).toContain('.output(cursorPage(Bookmark.perRecord, listing))');
     expect(text).toContain("owner: 'ownerId',");
     expect(text).toContain('const ownBookmark = owned(\n  Bookmark,');

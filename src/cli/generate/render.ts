@@ -22,6 +22,7 @@ export function listed(open: string, items: readonly string[], close: string, in
 /** `a bookmark`, `an event`. */
 export const a = (label: string) => `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
 
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 export const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
 
 const ordinal = ['first', 'second'] as const;
@@ -148,7 +149,27 @@ export type ${names.resource} = typeof ${names.collection}.$inferSelect;
   return `${schema.replace(pgCore, () => importLine).trimEnd()}\n${table}`;
 }
 
-/** src/app.ts with the collection's procedures imported and added to `api`. */
+/** The collections `mcpPlugin` serves as tools, where src/app.ts lists them as the template does. */
+const mcpCollections = /(mcpPlugin,\s*\{[^}]*?\bcollections:\s*\[)([^\]]*)(\])/;
+
+/** Whether src/app.ts lists the collections of its MCP tools, as the template does. */
+export const listsMcpTools = (app: string): boolean => mcpCollections.test(app);
+
+/**
+ * src/app.ts with the collection among mcpPlugin's tools (or without it), where it lists them:
+ * a generated resource is served to agents as its REST routes are, with the same guards and views.
+ */
+export function withMcpTools(app: string, collection: string, listed: boolean): string {
+  return app.replace(mcpCollections, (_whole, start: string, list: string, end: string) => {
+    const others = list
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '' && name !== `'${collection}'`);
+    return `${start}${(listed ? [...others, `'${collection}'`] : others).join(', ')}${end}`;
+  });
+}
+
+/** src/app.ts with the collection's procedures imported and added to `api` (and to the MCP tools). */
 export function addToApi(app: string, names: ResourceNames): string {
   const list = apiList.exec(app);
   if (list === null)
@@ -168,7 +189,11 @@ export function addToApi(app: string, names: ResourceNames): string {
   const last = imports.at(-1);
   if (last === undefined) throw new GenerateError('src/app.ts has no imports to add one after');
   const at = last.index + last[0].length;
-  return `${withApi.slice(0, at)}\nimport { ${exported} } from './${names.collection}.js';${withApi.slice(at)}`;
+  return withMcpTools(
+    `${withApi.slice(0, at)}\nimport { ${exported} } from './${names.collection}.js';${withApi.slice(at)}`,
+    names.collection,
+    true,
+  );
 }
 
 export const lower = (name: string) => name.charAt(0).toLowerCase() + name.slice(1);
@@ -178,6 +203,7 @@ export function resourceModule(names: ResourceNames, fields: readonly Field[]): 
   const { collection, resource, plural } = names;
   const one = lower(resource);
   const label = words(one).trim();
+  const many = words(lower(plural)).trim();
   const at = (level: Field['level']) =>
     fields.filter((field) => field.level === level).map((field) => `${field.name}: ${outputSchema(field)}`);
   const input = (field: Field) => `  ${field.name}: ${inputSchema(field)},`;
@@ -260,6 +286,7 @@ const listing = { cursor: z.uuid(), maxLimit: 100 };
 export const ${collection}Procedures = procedures('${collection}', {
   // GET /api/${collection}?limit=20&cursor=…: newest first; follow nextCursor for older ones.
   list${plural}: p()
+    .meta({ summary: '${capital(many)}, newest first, a page at a time' })
     .input(cursorInput(listing))
     .output(cursorPage(${resource}.perRecord, listing))
     .query(({ input, ctx }) =>
@@ -280,12 +307,14 @@ export const ${collection}Procedures = procedures('${collection}', {
 
   // GET /api/${collection}/:id
   get${resource}: p()
+    .meta({ summary: '${capital(a(label))} by its id' })
     .input(id)
     .output(${resource}.perRecord)
     .query(async ({ input, ctx }) => found(await find${plural}(ctx, input.id))),
 
   // POST /api/${collection}: 201, with Location: /api/${collection}/{id}
   create${resource}: p()
+    .meta({ summary: 'Create ${a(label)} (signed in)' })
     .guard(authenticated)
     .input(z.object(fields))
     .output(${resource}.perRecord)
@@ -300,6 +329,7 @@ export const ${collection}Procedures = procedures('${collection}', {
 
   // PUT /api/${collection}/:id with the fields to change as the body
   update${resource}: p()
+    .meta({ summary: 'Change fields of ${a(label)} (its owner or an admin)' })
     .guard(authenticated)
     .input(
       z.object({
@@ -326,6 +356,7 @@ export const ${collection}Procedures = procedures('${collection}', {
 
   // DELETE /api/${collection}/:id: { success: true }
   delete${resource}: p()
+    .meta({ summary: 'Delete ${a(label)} (its owner or an admin)' })
     .guard(authenticated)
     .input(id)
     .use(own${resource})

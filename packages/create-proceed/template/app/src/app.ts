@@ -75,7 +75,7 @@ export async function buildApp(options: AppOptions = {}): Promise<App<AppContext
     openapi: { info: { title: '{{title}}', version: '0.1.0' } },
   });
   // The notes as tools for AI agents at /mcp: each caller sees and gets what its REST calls would.
-  await app.register(mcpPlugin, { collections: ['notes'], name: 'notes' });
+  await app.register(mcpPlugin, { collections: ['notes'], name: '{{name}}' });
   // Its tokens and users come from the database: asked for once the app serves.
   await app.register(authPlugin, () => ({
     tokens: services.context.tokens,

@@ -69,6 +69,7 @@ const listing = { cursor: z.uuid(), maxLimit: 100 };
 export const notesProcedures = procedures('notes', {
   // GET /api/notes?limit=20&cursor=…: newest first; follow nextCursor for older ones.
   listNotes: p()
+    .meta({ summary: 'The notes the caller may read, newest first, a page at a time' })
     .input(cursorInput(listing))
     .output(cursorPage(Note.perRecord, listing))
     .query(({ input, ctx }) =>
@@ -89,12 +90,14 @@ export const notesProcedures = procedures('notes', {
 
   // GET /api/notes/:id
   getNote: p()
+    .meta({ summary: 'A note by its id' })
     .input(id)
     .output(Note.perRecord)
     .query(async ({ input, ctx }) => found(await findNotes(ctx, input.id))),
 
   // POST /api/notes: 201, with Location: /api/notes/{id}
   createNote: p()
+    .meta({ summary: 'Create a note (signed in)' })
     .guard(authenticated)
     .input(z.object({ title, body, isPrivate: z.boolean().default(false) }))
     .output(Note.perRecord)
@@ -109,6 +112,7 @@ export const notesProcedures = procedures('notes', {
 
   // PUT /api/notes/:id with the fields to change as the body
   updateNote: p()
+    .meta({ summary: 'Change fields of a note (its owner or an admin)' })
     .guard(authenticated)
     .input(
       z.object({
@@ -135,6 +139,7 @@ export const notesProcedures = procedures('notes', {
 
   // DELETE /api/notes/:id: { success: true }
   deleteNote: p()
+    .meta({ summary: 'Delete a note (its owner or an admin)' })
     .guard(authenticated)
     .input(id)
     .use(ownNote)
