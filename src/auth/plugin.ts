@@ -238,6 +238,7 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
         holder: claims.sub,
         expiresAt: tokens.acceptedUntil(claims),
         stillHold: () => stillHolds(tokens, userLoader, token, ctx as AuthContext<unknown>),
+        revocations: (listener) => tokens.revocations.listen(claims.sub, listener),
       });
   };
 }

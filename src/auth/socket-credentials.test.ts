@@ -64,6 +64,13 @@ beforeAll(async () => {
         .query(async function* ({ messages }) {
           for await (const message of messages) yield message;
         }),
+      // The default check, once a minute: a logout made here is seen at once all the same.
+      quietRoom: procedure()
+        .rest({ method: 'GET', path: '/rooms/quiet' })
+        .output(webSocket({ receive: z.object({ text: z.string() }), send: z.object({ text: z.string() }) }))
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
       memberRoom: procedure()
         .rest({ method: 'GET', path: '/rooms/member' })
         .guard(member)
@@ -141,6 +148,23 @@ describe('a socket opened with a token', () => {
     expect(await within(socket.closed, 350)).toBe('still open');
     await tokens.revoke(await tokens.verifyAccess(accessToken));
     expect(await within(socket.closed, 10_000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+  });
+
+  it('ends at once when the logout or reset is made in this process, not at the next check a minute on', async () => {
+    const { accessToken } = await tokens.issuePair(ann);
+    const loggedOut = await openWith(accessToken, 'quiet');
+    const reset = await openWith((await tokens.issuePair(ann)).accessToken, 'quiet');
+    const other = await openWith((await tokens.issuePair(bob)).accessToken, 'quiet');
+    await tokens.revoke(await tokens.verifyAccess(accessToken));
+    expect(await within(loggedOut.closed, 5_000)).toEqual({
+      code: 4401,
+      reason: 'the token no longer holds',
+    });
+    expect(await within(reset.closed, 300)).toBe('still open');
+    await tokens.revokeAllForUser(ann);
+    expect(await within(reset.closed, 5_000)).toEqual({ code: 4401, reason: 'the token no longer holds' });
+    expect(await within(other.closed, 300)).toBe('still open');
+    other.ws.close();
   });
 
   it("ends once the user's tokens are all revoked (a password reset) or the user is deactivated", async () => {

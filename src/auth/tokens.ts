@@ -9,7 +9,6 @@ import {
   type AccessClaims,
   createJwtCodec,
   InvalidTokenError,
-  isKeyClaim,
   type JwtCodec,
   type RefreshClaims,
   type TokenClaims,
@@ -18,6 +17,8 @@ import {
   type TokenType,
 } from './jwt.js';
 import { MemoryRevocationStore, type RevocationCheck, type RevocationStore } from './revocation.js';
+import { RevocationSignal } from './revocation-signal.js';
+import { claimOption, positiveSeconds, userIdCheck } from './token-options.js';
 import { uuidv7 } from './uuidv7.js';
 
 export { uuidv7 };
@@ -135,6 +136,8 @@ export class TokenService {
   readonly accessTokenTtl: number;
   /** Refresh token lifetime in seconds. */
   readonly refreshTokenTtl: number;
+  /** Revocations made through this service, for the open sockets and streams of this process. */
+  readonly revocations = new RevocationSignal();
   readonly #jwt: JwtCodec;
   readonly #toleranceMs: number;
   readonly #isUserId: (sub: string) => boolean;
@@ -207,6 +210,7 @@ export class TokenService {
     const first = await this.store.markUsed(claims.jti, this.#keptUntil(claims.exp));
     if (!first) {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
+      this.revocations.revoked(claims.sub);
       throw new TokenRevokedError('refresh token already used');
     }
     return this.#pair(claims.sub, claims.fam, claims.gen ?? 0);
@@ -244,6 +248,7 @@ export class TokenService {
       this.store.revokeToken(claims.jti, this.#keptUntil(claims.exp)),
       this.store.revokeFamily(claims.fam, this.#familyExpiry()),
     ]);
+    this.revocations.revoked(claims.sub);
   }
 
   /**
@@ -256,6 +261,7 @@ export class TokenService {
    */
   async revokeAllForUser(userId: string): Promise<void> {
     await this.store.revokeUser(userId);
+    this.revocations.revoked(userId);
   }
 
   [verifyAccessLeavingRevocation](token: string): AccessClaims {
@@ -339,53 +345,9 @@ export class TokenService {
   }
 }
 
-const anyUserId = () => true;
-
 /** Whether a token's `aud` (one name or a list) names this service's audience. */
 function namesAudience(aud: string | readonly string[] | undefined, audience: string): boolean {
   return typeof aud === 'string' ? aud === audience : aud?.includes(audience) === true;
-}
-
-/** The issuer or audience option: a name a token can carry, as its other key claims are. */
-function claimOption(name: 'issuer' | 'audience', value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (!isKeyClaim(value))
-    throw new ProceedConfigError(
-      `TokenService: ${name} is text of 1 to 255 characters without control characters (got ${JSON.stringify(value)})`,
-    );
-  return value;
-}
-
-/** The `userId` option as a predicate; it must answer at once (it runs on every request). */
-function userIdCheck(schema: StandardSchemaV1<string> | undefined): (sub: string) => boolean {
-  if (schema === undefined) return anyUserId;
-  if (typeof schema?.['~standard']?.validate !== 'function') {
-    throw new ProceedConfigError('TokenService: userId must be a Standard Schema, such as z.uuid()');
-  }
-  const asynchronous = new ProceedConfigError(
-    'TokenService: the userId schema validates asynchronously; use a synchronous one, such as z.uuid()',
-  );
-  // Found at start-up where the schema is always asynchronous, on first use otherwise.
-  const probe = schema['~standard'].validate('');
-  if (probe instanceof Promise) {
-    probe.catch(() => undefined);
-    throw asynchronous;
-  }
-  return (sub) => {
-    const result = schema['~standard'].validate(sub);
-    if (result instanceof Promise) throw asynchronous;
-    return result.issues === undefined;
-  };
-}
-
-/** The longest lifetime a token is given: 2³¹ − 1 seconds, about 68 years (1e300 made tokens that failed to verify). */
-const longestTtl = 2 ** 31 - 1;
-
-function positiveSeconds(value: number, name: string): number {
-  // 1e300 was taken, and every token it made failed verification as malformed.
-  if (!Number.isInteger(value) || value <= 0 || value > longestTtl)
-    throw new RangeError(`${name} must be a positive integer of seconds, at most ${longestTtl}`);
-  return value;
 }
 
 const tokenServiceKeys = optionKeys<TokenServiceOptions>()(

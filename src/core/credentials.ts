@@ -14,6 +14,11 @@ export interface Credentials {
    * opened; a rejection says they could not be checked (a store that did not answer).
    */
   readonly stillHold?: () => Promise<boolean>;
+  /**
+   * Calls `listener` when something in this process may have revoked them (a logout here), so
+   * that `stillHold` is asked at once rather than at the next check; returns what stops it.
+   */
+  readonly revocations?: (listener: () => void) => () => void;
 }
 
 const held = new WeakMap<object, Credentials>();

@@ -44,4 +44,45 @@ describe('watchCredentials', () => {
     expect(closes).toEqual([{ code: 4401, reason: 'the token no longer holds' }]);
     stop();
   });
+
+  it('checks at once when told of a revocation in this process, one check at a time, and no more once stopped', async () => {
+    vi.useFakeTimers({ now: 0 });
+    let revoked = false;
+    let checks = 0;
+    let told: (() => void) | undefined;
+    let listening = false;
+    const closes: { code: number; reason: string }[] = [];
+    const stop = watchCredentials(
+      {
+        stillHold: async () => {
+          checks++;
+          return !revoked;
+        },
+        revocations: (listener) => {
+          told = listener;
+          listening = true;
+          return () => {
+            listening = false;
+          };
+        },
+      },
+      60_000,
+      { close: (code, reason) => void closes.push({ code, reason }), log: { warn: () => undefined } },
+    );
+    // Two told at once while the first check runs: one more check after it, not two at once.
+    told?.();
+    told?.();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(checks).toBe(2);
+    expect(closes).toEqual([]);
+    revoked = true;
+    told?.();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(closes).toEqual([{ code: 4401, reason: 'the token no longer holds' }]);
+    stop();
+    expect(listening).toBe(false);
+    told?.();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(checks).toBe(3);
+  });
 });

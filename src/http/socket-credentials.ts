@@ -32,73 +32,112 @@ export function watchCredentials(
   watcher: Watcher,
   stillAllowed?: () => Promise<boolean>,
 ): () => void {
-  const { expiresAt, stillHold } = credentials;
+  const stops = [
+    credentials.expiresAt === undefined ? undefined : watchExpiry(credentials.expiresAt, watcher),
+    credentials.stillHold === undefined
+      ? undefined
+      : watchHolding(credentials.stillHold, credentials, every, watcher, stillAllowed),
+  ];
+  return () => {
+    for (const stop of stops) stop?.();
+  };
+}
+
+/** Closes at the expiry; an expiry past what one timer holds is waited for in steps. */
+function watchExpiry(expiresAt: number, watcher: Watcher): () => void {
   let expiry: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    const wait = expiresAt - Date.now();
+    expiry =
+      wait > longestTimer
+        ? setTimeout(arm, longestTimer)
+        : setTimeout(
+            () => watcher.close(credentialsCloseCodes.credentialsLapsed, 'the token expired'),
+            Math.max(wait, 0),
+          );
+    (expiry as { unref?: () => void }).unref?.();
+  };
+  arm();
+  return () => clearTimeout(expiry);
+}
+
+/**
+ * Asks whether the credentials still hold, and the route's guards whether they still let the
+ * user through, about every `every` ms, and at once when told of a revocation in this process.
+ * Each socket's checks spread over ±10 % of the interval, so that the sockets of one deploy do
+ * not ask the store all at once; one failed check is tried again before the socket goes.
+ */
+function watchHolding(
+  stillHold: () => Promise<boolean>,
+  { expiresAt, revocations }: Credentials,
+  every: number,
+  watcher: Watcher,
+  stillAllowed: (() => Promise<boolean>) | undefined,
+): () => void {
   let check: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  if (expiresAt !== undefined) {
-    // An expiry past what one timer holds is waited for in steps.
-    const arm = () => {
-      const wait = expiresAt - Date.now();
-      expiry =
-        wait > longestTimer
-          ? setTimeout(arm, longestTimer)
-          : setTimeout(
-              () => watcher.close(credentialsCloseCodes.credentialsLapsed, 'the token expired'),
-              Math.max(wait, 0),
-            );
-      (expiry as { unref?: () => void }).unref?.();
-    };
-    arm();
-  }
-  if (stillHold !== undefined) {
-    // Each socket's checks spread over ±10 % of the interval, so that the sockets of one deploy
-    // do not ask the store all at once; one failed check is tried again before the socket goes.
-    let failures = 0;
-    const next = () => {
-      if (stopped) return;
-      check = setTimeout(run, Math.round(every * (0.9 + Math.random() * 0.2)));
-      (check as { unref?: () => void }).unref?.();
-    };
-    const run = () => {
-      stillHold()
-        .then(async (holds) => {
-          if (!holds) return 'lapsed';
-          return stillAllowed === undefined || (await stillAllowed()) ? 'holds' : 'refused';
-        })
-        .then(
-          (state) => {
-            // A check that lands on the token's last millisecond, before the expiry's own timer
-            // has run, finds it lapsed by its expiry, not by a revocation.
-            if (state === 'lapsed')
-              watcher.close(
-                credentialsCloseCodes.credentialsLapsed,
-                expiresAt !== undefined && Date.now() >= expiresAt - 1
-                  ? 'the token expired'
-                  : 'the token no longer holds',
-              );
-            else if (state === 'refused')
-              watcher.close(credentialsCloseCodes.noLongerAllowed, 'the route no longer allows this user');
-            else {
-              failures = 0;
-              next();
-            }
-          },
-          (error: unknown) => {
-            watcher.log.warn(
-              { err: error },
-              'The credentials of an open WebSocket or event stream could not be checked',
-            );
-            if (++failures < 2) next();
-            else watcher.close(credentialsCloseCodes.tryAgain, 'the credentials could not be checked');
-          },
-        );
-    };
-    next();
-  }
+  let failures = 0;
+  // One check at a time: a revocation told while one runs asks for another once it is done.
+  let running = false;
+  let again = false;
+  const next = () => {
+    if (stopped) return;
+    if (again) {
+      again = false;
+      run();
+      return;
+    }
+    check = setTimeout(run, Math.round(every * (0.9 + Math.random() * 0.2)));
+    (check as { unref?: () => void }).unref?.();
+  };
+  const ended = (state: 'lapsed' | 'refused' | 'holds') => {
+    running = false;
+    // A check that lands on the token's last millisecond, before the expiry's own timer has run,
+    // finds it lapsed by its expiry, not by a revocation.
+    if (state === 'lapsed')
+      watcher.close(
+        credentialsCloseCodes.credentialsLapsed,
+        expiresAt !== undefined && Date.now() >= expiresAt - 1
+          ? 'the token expired'
+          : 'the token no longer holds',
+      );
+    else if (state === 'refused')
+      watcher.close(credentialsCloseCodes.noLongerAllowed, 'the route no longer allows this user');
+    else {
+      failures = 0;
+      next();
+    }
+  };
+  const failed = (error: unknown) => {
+    running = false;
+    watcher.log.warn(
+      { err: error },
+      'The credentials of an open WebSocket or event stream could not be checked',
+    );
+    if (++failures < 2) next();
+    else watcher.close(credentialsCloseCodes.tryAgain, 'the credentials could not be checked');
+  };
+  const run = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    clearTimeout(check);
+    stillHold()
+      .then(async (holds) => {
+        if (!holds) return 'lapsed';
+        return stillAllowed === undefined || (await stillAllowed()) ? 'holds' : 'refused';
+      })
+      .then(ended, failed);
+  };
+  next();
+  // A logout made in this process is checked at once, not at the next interval.
+  const stopListening = revocations?.(run);
   return () => {
     stopped = true;
-    if (expiry !== undefined) clearTimeout(expiry);
-    if (check !== undefined) clearTimeout(check);
+    stopListening?.();
+    clearTimeout(check);
   };
 }
