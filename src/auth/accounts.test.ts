@@ -53,7 +53,10 @@ function memberStore() {
       const row = rows.get(id);
       if (row !== undefined) row.passwordHash = passwordHash;
     },
+    /** Runs before each conditional write: the test's way to land a reset just before it. */
+    beforeReplace: undefined as (() => Promise<void>) | undefined,
     async replacePasswordHash(id: string, previousHash: string, passwordHash: string) {
+      await store.beforeReplace?.();
       const row = rows.get(id);
       if (row !== undefined && row.passwordHash === previousHash) row.passwordHash = passwordHash;
     },
@@ -347,6 +350,27 @@ describe('accountProcedures: one behaviour for every app', () => {
     members.beforeFindByEmail = undefined;
     expect(row.passwordHash).toBe(resetHash);
     expect((await me(accessToken)).statusCode).toBe(401);
+    const login = (password: string) => post('login', { email: 'ada@example.com', password });
+    expect((await login('the intruder keeps it')).statusCode).toBe(401);
+    expect((await login('the owner resets')).statusCode).toBe(200);
+  });
+
+  it("keeps a reset's password that lands just before the change writes, its revocation after the answer", async () => {
+    const { user, accessToken } = await register();
+    const row = members.rows.get(user.id);
+    if (row === undefined) throw new Error('no row');
+    const resetHash = await hashPassword('the owner resets');
+    members.beforeReplace = async () => {
+      row.passwordHash = resetHash;
+    };
+    const changed = await post(
+      'change-password',
+      { currentPassword: 'correct horse', newPassword: 'the intruder keeps it' },
+      accessToken,
+    );
+    expect(changed.json()).toMatchObject({ status: 401, code: 'INVALID_TOKEN' });
+    await tokens.revokeAllForUser(user.id);
+    expect(row.passwordHash).toBe(resetHash);
     const login = (password: string) => post('login', { email: 'ada@example.com', password });
     expect((await login('the intruder keeps it')).statusCode).toBe(401);
     expect((await login('the owner resets')).statusCode).toBe(200);

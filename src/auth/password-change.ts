@@ -35,17 +35,17 @@ export async function changePassword(change: {
     throw new ValidationError([{ path: 'currentPassword', message: 'The current password is wrong' }]);
   const passwordHash = await hashPassword(change.newPassword, cost);
   if ((await tokens.userGeneration(id)) !== generation) throw endedMeanwhile();
-  // Written only over the hash just checked, where the store can: a reset's password stays.
+  // Written only over the hash just checked, where the store can: a reset's password stays, and
+  // this change, finding another password stored, ends nothing and answers 401.
   if (users.replacePasswordHash !== undefined)
     await users.replacePasswordHash(id, found.passwordHash, passwordHash);
   else await users.setPassword(id, passwordHash);
+  if ((await users.findByEmail(email))?.passwordHash !== passwordHash) throw endedMeanwhile();
   await change.resets?.invalidateForUser(id);
   await tokens.revokeAllForUser(id);
-  // Anything else that moved the generation, or wrote a password, since it was read: this session
-  // ended with the others, and the caller signs in again. One that lands after these reads ends
-  // the new pair, issued at the generation read.
+  // Another revocation since the generation was read (a reset landing now): this session ended
+  // with the others. One that lands after this read ends the new pair, issued at it.
   const now = await tokens.userGeneration(id);
-  if (now !== generation + 1 || (await users.findByEmail(email))?.passwordHash !== passwordHash)
-    throw endedMeanwhile();
+  if (now !== generation + 1) throw endedMeanwhile();
   return tokens.issuePair(id, { generation: now });
 }

@@ -11,6 +11,7 @@ import { ProceedConfigError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { RequestInfo } from '../core/request-context.js';
 import type { RouteDocumentation } from '../core/steps.js';
+import { runtime } from '../http/runtime.js';
 import type { App, ContextualPlugin, PluginOptionsKind, UserOf } from '../server/app.js';
 import { isDataException } from '../stores/sql.js';
 import { type AccessClaims, InvalidTokenError, TokenMalformedError } from './jwt.js';
@@ -238,7 +239,10 @@ function signInWith(app: App, options: AuthPluginOptions): SignIn {
         holder: claims.sub,
         expiresAt: tokens.acceptedUntil(claims),
         stillHold: () => stillHolds(tokens, userLoader, token, ctx as AuthContext<unknown>),
-        revocations: (listener) => tokens.revocations.listen(claims.sub, listener),
+        // A logout here checks them at once, where the runtime lets its request act on them.
+        ...(runtime.sharesRequestObjects
+          ? { revocations: (listener: () => void) => tokens.revocations.listen(claims.sub, listener) }
+          : {}),
       });
   };
 }

@@ -49,6 +49,8 @@ describe('watchCredentials', () => {
     vi.useFakeTimers({ now: 0 });
     let revoked = false;
     let checks = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
     let told: (() => void) | undefined;
     let listening = false;
     const closes: { code: number; reason: string }[] = [];
@@ -56,6 +58,9 @@ describe('watchCredentials', () => {
       {
         stillHold: async () => {
           checks++;
+          mostInFlight = Math.max(mostInFlight, ++inFlight);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          inFlight--;
           return !revoked;
         },
         revocations: (listener) => {
@@ -72,17 +77,42 @@ describe('watchCredentials', () => {
     // Two told at once while the first check runs: one more check after it, not two at once.
     told?.();
     told?.();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(50);
     expect(checks).toBe(2);
+    expect(mostInFlight).toBe(1);
     expect(closes).toEqual([]);
     revoked = true;
     told?.();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(50);
     expect(closes).toEqual([{ code: 4401, reason: 'the token no longer holds' }]);
     stop();
     expect(listening).toBe(false);
     told?.();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(50);
     expect(checks).toBe(3);
+  });
+
+  it('keeps the retry of a check that failed at its interval when told of a revocation meanwhile', async () => {
+    vi.useFakeTimers({ now: 0 });
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    let told: (() => void) | undefined;
+    const closes: { code: number; reason: string }[] = [];
+    watchCredentials(
+      {
+        stillHold: () => Promise.reject(new Error('the store did not answer')),
+        revocations: (listener) => {
+          told = listener;
+          return () => undefined;
+        },
+      },
+      200,
+      { close: (code, reason) => void closes.push({ code, reason }), log: { warn: () => undefined } },
+    );
+    await vi.advanceTimersByTimeAsync(210);
+    told?.();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(closes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(closes).toEqual([{ code: 1013, reason: 'the credentials could not be checked' }]);
   });
 });

@@ -133,8 +133,11 @@ function watchHolding(
       .then(ended, failed);
   };
   next();
-  // A logout made in this process is checked at once, not at the next interval.
-  const stopListening = revocations?.(run);
+  // A logout made in this process is checked at once, not at the next interval; after a check
+  // that failed (the store did not answer), its retry keeps its time.
+  const stopListening = revocations?.(() => {
+    if (failures === 0) run();
+  });
   return () => {
     stopped = true;
     stopListening?.();

@@ -407,31 +407,35 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     });
   });
 
-  it('answers every message sent with a bad or revoked token with 401, initialize and ping included', async () => {
+  it('answers every message sent with a bad or revoked token with 401, initialize, ping and notifications included', async () => {
     const revoked = await built.tokens.issuePair('ann');
     await built.tokens.revoke(await built.tokens.verifyAccess(revoked.accessToken));
+    const initialize = {
+      protocolVersion: protocolVersions[0],
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' },
+    };
+    const messages: Record<string, object> = {
+      initialize: { jsonrpc: '2.0', id: 1, method: 'initialize', params: initialize },
+      ping: { jsonrpc: '2.0', id: 1, method: 'ping' },
+      'tools/list': { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      'tools/call without a name': { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} },
+      'tools/call of no tool': { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nothing' } },
+      'an unknown method': { jsonrpc: '2.0', id: 1, method: 'resources/list' },
+      'a notification': { jsonrpc: '2.0', method: 'notifications/initialized' },
+    };
     for (const token of ['not.a.token', revoked.accessToken])
-      for (const method of ['initialize', 'ping', 'tools/list']) {
-        const answer = await post(
-          {
-            jsonrpc: '2.0',
-            id: 1,
-            method,
-            params:
-              method === 'initialize'
-                ? {
-                    protocolVersion: protocolVersions[0],
-                    capabilities: {},
-                    clientInfo: { name: 't', version: '1' },
-                  }
-                : {},
-          },
-          { authorization: `Bearer ${token}` },
-        );
-        expect(answer.status, `${method} with ${token}`).toBe(401);
+      for (const [what, message] of Object.entries(messages)) {
+        const answer = await post(message, { authorization: `Bearer ${token}` });
+        expect(answer.status, `${what} with ${token}`).toBe(401);
         expect(answer.headers.get('www-authenticate')).toContain('resource_metadata=');
         expect(await answer.json()).toMatchObject({ code: 'INVALID_TOKEN' });
       }
+    // With a token that holds, as without one: the protocol's own answers.
+    const notified = await post(messages['a notification'], { authorization: `Bearer ${built.user}` });
+    expect(notified.status).toBe(202);
+    const unknown = await post(messages['an unknown method'], { authorization: `Bearer ${built.user}` });
+    expect(await unknown.json()).toMatchObject({ error: { code: -32601 } });
   });
 
   it('refuses another origin (DNS rebinding, a page in a browser), a bad message and a stateless GET', async () => {

@@ -115,20 +115,10 @@ class McpMethods {
     request: RouteRequest,
     trace: OperationTrace,
   ): Promise<unknown> {
-    const calling: CallingRequest = {
-      id: request.id,
-      method: request.method,
-      url: request.path,
-      ip: request.ip,
-      headers: request.headers,
-      steps: trace.steps,
-    };
-    // Credentials sent with any message are checked, as on every route: a bad, expired or revoked
-    // token is a 401 however little the message asks (the protocol's own rule for a token).
-    if (method === 'initialize' || method === 'ping')
-      if (request.headers.authorization !== undefined) await this.#app.callableBy([], calling);
+    const calling = callingOf(request, trace.steps);
     switch (method) {
       case 'initialize': {
+        await this.checkCredentials(calling);
         const asked = params.protocolVersion;
         return {
           protocolVersion: protocolVersions.includes(asked as never) ? asked : protocolVersions[0],
@@ -137,20 +127,34 @@ class McpMethods {
         };
       }
       case 'ping':
+        await this.checkCredentials(calling);
         return {};
       case 'tools/list':
         return this.#list(params.cursor, calling);
       case 'tools/call': {
         const { name } = params;
-        if (typeof name !== 'string')
-          throw new RpcError(rpc.invalidParams, "tools/call takes params.name, the tool's name");
-        const tool = this.#byName.get(name);
-        if (tool === undefined) throw new RpcError(rpc.invalidParams, `No tool is named ${name}`);
+        const tool = typeof name === 'string' ? this.#byName.get(name) : undefined;
+        if (tool === undefined) {
+          await this.checkCredentials(calling);
+          throw typeof name === 'string'
+            ? new RpcError(rpc.invalidParams, `No tool is named ${name}`)
+            : new RpcError(rpc.invalidParams, "tools/call takes params.name, the tool's name");
+        }
         return this.#call(tool, calling, params.arguments ?? {}, trace);
       }
       default:
+        await this.checkCredentials(calling);
         throw new RpcError(rpc.noMethod, `This server has no method ${method}`);
     }
+  }
+
+  /**
+   * Checks the credentials a message carries where nothing else will (a list and a call build the
+   * caller's context): a bad, expired or revoked token is a 401 however little the message asks,
+   * as on every route and as the protocol's authorization asks.
+   */
+  async checkCredentials(calling: CallingRequest): Promise<void> {
+    if (calling.headers.authorization !== undefined) await this.#app.callableBy([], calling);
   }
 
   /** A page of the tools whose guards let the caller through. */
@@ -210,6 +214,12 @@ class McpMethods {
       replayed,
     );
   }
+}
+
+/** The request a tool call (or a check of its credentials) is made for: the one that carried it. */
+function callingOf(request: RouteRequest, steps?: CallingRequest['steps']): CallingRequest {
+  const { id, method, path, ip, headers } = request;
+  return { id, method, url: path, ip, headers, steps };
 }
 
 /**
@@ -277,8 +287,12 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
     const refusal = jsonBodyRefusal(request.headers);
     if (refusal !== undefined) throw refusal;
     const message = await readRequest(request);
-    if (!('method' in message)) return message;
     try {
+      // A notification, or a client's answer: nothing to say back but 202, once its token holds.
+      if (!('method' in message)) {
+        if (message.status === 202) await methods.checkCredentials(callingOf(request));
+        return message;
+      }
       return await app.traceOperation(
         () => methods.operationOf(message, version),
         async (trace) => {

@@ -18,7 +18,7 @@ import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
 import { destroyCommand, generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
-import { addTable, addToApi, resourceModule } from './render.js';
+import { addTable, addToApi, listsMcpTools, resourceModule, withMcpTools } from './render.js';
 import { testModule } from './test-module.js';
 
 const template = join(root, 'packages/create-proceed/template/app');
@@ -207,6 +207,33 @@ describe('the generated text', () => {
     expect(text.split('\n').length).toBe((appModule?.before ?? '').split('\n').length + 1);
     expect(plan.mcpTools).toBe(true);
     expect(summary(plan, [])).toContain('bookmarksProcedures added to api, its procedures to the MCP tools');
+  });
+
+  it("adds to mcpPlugin's collections only a list it can give back as it was", () => {
+    const app = (list: string) => `await app.register(mcpPlugin, { collections: [${list}], name: 'x' });`;
+    const roundTrip = (list: string) => {
+      const added = withMcpTools(app(list), 'bookmarks', true);
+      return { added, back: withMcpTools(added, 'bookmarks', false) === app(list) };
+    };
+    expect(roundTrip("'notes'")).toEqual({ added: app("'notes', 'bookmarks'"), back: true });
+    expect(roundTrip('"notes", "posts" ')).toEqual({
+      added: app('"notes", "posts", "bookmarks" '),
+      back: true,
+    });
+    expect(roundTrip('')).toEqual({ added: app("'bookmarks'"), back: true });
+    expect(roundTrip("'notes',")).toEqual({ added: app("'notes', 'bookmarks',"), back: true });
+    // A list written otherwise is the author's: left as it is, and not claimed in the summary.
+    for (const list of ["'notes' /* and more */", '...base', "'notes', other", "\n  'notes',\n"]) {
+      expect(listsMcpTools(app(list))).toBe(false);
+      expect(withMcpTools(app(list), 'bookmarks', true)).toBe(app(list));
+    }
+    expect(withMcpTools("server.register(otherPlugin, { collections: ['notes'] });", 'bookmarks', true)).toBe(
+      "server.register(otherPlugin, { collections: ['notes'] });",
+    );
+    // Taken out wherever it stands, and only it.
+    expect(withMcpTools(app("'bookmarks', 'notes'"), 'bookmarks', false)).toBe(app("'notes'"));
+    expect(withMcpTools(app("'a', 'bookmarks', 'b'"), 'bookmarks', false)).toBe(app("'a', 'b'"));
+    expect(withMcpTools(app("'bookmarksArchive'"), 'bookmarks', false)).toBe(app("'bookmarksArchive'"));
   });
 
   it('writes the resource with per-record views and the five procedures', () => {

@@ -149,24 +149,54 @@ export type ${names.resource} = typeof ${names.collection}.$inferSelect;
   return `${schema.replace(pgCore, () => importLine).trimEnd()}\n${table}`;
 }
 
-/** The collections `mcpPlugin` serves as tools, where src/app.ts lists them as the template does. */
-const mcpCollections = /(mcpPlugin,\s*\{[^}]*?\bcollections:\s*\[)([^\]]*)(\])/;
-
-/** Whether src/app.ts lists the collections of its MCP tools, as the template does. */
-export const listsMcpTools = (app: string): boolean => mcpCollections.test(app);
+/** `register(mcpPlugin, { collections: [ … ] … })` as the template writes it: a list on one line. */
+const mcpCollections = /\bregister\(\s*mcpPlugin\s*,\s*\{[^}]*?\bcollections:\s*\[([^\]\n]*)\]/;
+const quotedName = /^(['"])[\w-]+\1$/;
 
 /**
- * src/app.ts with the collection among mcpPlugin's tools (or without it), where it lists them:
- * a generated resource is served to agents as its REST routes are, with the same guards and views.
+ * The collections list of src/app.ts's `mcpPlugin`, where it is one the generator can change and
+ * give back as it was: names in quotes on one line, nothing else (no comment, no spread).
+ */
+function mcpList(app: string): { text: string; at: number } | undefined {
+  const found = mcpCollections.exec(app);
+  const text = found?.[1];
+  if (found === null || text === undefined) return undefined;
+  const items = text.split(',').map((item) => item.trim());
+  if (!items.every((item, index) => quotedName.test(item) || (item === '' && index === items.length - 1)))
+    return undefined;
+  return { text, at: found.index + found[0].length - 1 - text.length };
+}
+
+/** Whether src/app.ts lists the collections of its MCP tools as the template does. */
+export const listsMcpTools = (app: string): boolean => mcpList(app) !== undefined;
+
+/**
+ * src/app.ts with the collection among mcpPlugin's tools (or without it), where it lists them as
+ * the template does: a generated resource is served to agents as its REST routes are, with the
+ * same guards and views. Only the entry is written or taken out, so that destroy gives back the
+ * text generate found.
  */
 export function withMcpTools(app: string, collection: string, listed: boolean): string {
-  return app.replace(mcpCollections, (_whole, start: string, list: string, end: string) => {
-    const others = list
-      .split(',')
-      .map((name) => name.trim())
-      .filter((name) => name !== '' && name !== `'${collection}'`);
-    return `${start}${(listed ? [...others, `'${collection}'`] : others).join(', ')}${end}`;
-  });
+  const list = mcpList(app);
+  if (list === undefined) return app;
+  const { text, at } = list;
+  const quote = text.trim().startsWith('"') ? '"' : "'";
+  const entry = `${quote}${collection}${quote}`;
+  const name = `(?:'${collection}'|"${collection}")`;
+  const present = new RegExp(name).exec(text);
+  let changed = text;
+  if (listed && present === null) {
+    const last = [...text.matchAll(/(['"])[\w-]+\1/g)].at(-1);
+    changed =
+      last === undefined
+        ? entry
+        : `${text.slice(0, last.index + last[0].length)}, ${entry}${text.slice(last.index + last[0].length)}`;
+  } else if (!listed && present !== null) {
+    changed = text
+      .replace(new RegExp(`,\\s*${name}`), '')
+      .replace(new RegExp(`^(\\s*)${name}\\s*,?\\s*`), '$1');
+  }
+  return `${app.slice(0, at)}${changed}${app.slice(at + text.length)}`;
 }
 
 /** src/app.ts with the collection's procedures imported and added to `api` (and to the MCP tools). */

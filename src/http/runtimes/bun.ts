@@ -179,5 +179,6 @@ export const bun: Runtime = {
   importsTypeScript: true,
   upgradeSocket,
   socketHandlers: bunSocketHandlers,
+  sharesRequestObjects: true,
   xxHash64: (data) => (globalThis as unknown as { Bun: BunGlobal }).Bun.hash.xxHash64(data),
 };

@@ -107,6 +107,11 @@ export interface Runtime {
   readonly upgradeSocket: ((upgrade: SocketUpgrade) => Response) | undefined;
   /** What the runtime's server calls for every socket, where it asks for them apart (Bun). */
   readonly socketHandlers: object | undefined;
+  /**
+   * Whether one request's work may act on what another request opened (a logout closing the
+   * user's open sockets at once): not on Workers, where a request's I/O objects are its own.
+   */
+  readonly sharesRequestObjects: boolean;
 }
 
 /** Deno names socket errors (`AddrInUse`); the CLI reads Node's codes (`EADDRINUSE`). */

@@ -121,6 +121,7 @@ export const deno: Runtime = {
   xxHash64: undefined,
   upgradeSocket,
   socketHandlers: undefined,
+  sharesRequestObjects: true,
 };
 
 /**

@@ -37,4 +37,5 @@ export const node: Runtime = {
   // On Node the app's own server opens sockets (src/server/sockets.ts), not app.fetch.
   upgradeSocket: undefined,
   socketHandlers: undefined,
+  sharesRequestObjects: true,
 };

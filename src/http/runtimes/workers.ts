@@ -41,4 +41,5 @@ export const workers: Runtime = {
   xxHash64: undefined,
   upgradeSocket,
   socketHandlers: undefined,
+  sharesRequestObjects: false,
 };

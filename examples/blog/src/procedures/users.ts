@@ -128,8 +128,8 @@ export const users = procedures('users', {
       // Deactivation ends every session and reset link for good: reactivating must not revive a
       // stolen token or a leaked link.
       if (patch.isActive === false) {
-        await ctx.repos.passwordResets.invalidateForUser(user.id);
         await ctx.tokens.revokeAllForUser(user.id);
+        await ctx.repos.passwordResets.invalidateForUser(user.id);
       }
       return user;
     }),
