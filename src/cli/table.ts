@@ -7,7 +7,11 @@ export interface RouteRow {
   path: string;
   procedure: string;
   guards: string[];
+  /** What the route answers when it is no JSON answer: a WebSocket, an event stream, a file. */
+  opens?: 'websocket' | 'event stream' | 'file';
 }
+
+const opened = { socket: 'websocket', events: 'event stream', download: 'file' } as const;
 
 /**
  * The rows of an app's route table, in mount order.
@@ -16,18 +20,23 @@ export interface RouteRow {
  * routeRows(app.routes)[0] // { method: 'GET', path: '/api/notes', procedure: 'notes.listNotes', guards: [] }
  */
 export function routeRows(routes: readonly MountedRoute[]): RouteRow[] {
-  return routes.map((route) => ({
-    method: route.method,
-    path: route.path,
-    procedure: `${route.collection}.${route.name}`,
-    // The guards, then the steps that check access (`owned()`): who may call the route.
-    guards: [
-      ...route.definition.guards.map((guard) => guard.name),
-      ...route.definition.documentation.flatMap((documents) =>
-        documents.check === undefined ? [] : [documents.check],
-      ),
-    ],
-  }));
+  return routes.map((route) => {
+    const kind = route.definition.output?.kind;
+    const opens = kind === 'socket' || kind === 'events' || kind === 'download' ? opened[kind] : undefined;
+    return {
+      method: route.method,
+      path: route.path,
+      procedure: `${route.collection}.${route.name}`,
+      // The guards, then the steps that check access (`owned()`): who may call the route.
+      guards: [
+        ...route.definition.guards.map((guard) => guard.name),
+        ...route.definition.documentation.flatMap((documents) =>
+          documents.check === undefined ? [] : [documents.check],
+        ),
+      ],
+      ...(opens === undefined ? {} : { opens }),
+    };
+  });
 }
 
 /**
@@ -40,7 +49,13 @@ export function formatRouteTable(rows: readonly RouteRow[]): string {
   if (rows.length === 0) return 'No routes: the app mounts no procedures.\n';
   const cells = [
     ['METHOD', 'PATH', 'PROCEDURE', 'GUARDS'],
-    ...rows.map((row) => [row.method, row.path, row.procedure, row.guards.join(', ') || '-']),
+    ...rows.map((row) => [
+      row.method,
+      row.path,
+      // A plain GET to a socket's route is a 426: the table says what the route opens.
+      row.opens === undefined ? row.procedure : `${row.procedure} (${row.opens})`,
+      row.guards.join(', ') || '-',
+    ]),
   ];
   const widths = [0, 1, 2].map((column) => Math.max(...cells.map((line) => line[column]?.length ?? 0)));
   return cells
