@@ -306,6 +306,7 @@ describe('accountProcedures: one behaviour for every app', () => {
     );
     expect(changed.statusCode).toBe(200);
     expect(changed.headers['cache-control']).toBe('no-store');
+    expect((await me(changed.json().accessToken)).headers['cache-control']).toBe('no-store');
     expect((await me(changed.json().accessToken)).statusCode).toBe(200);
     expect((await me(first.accessToken)).statusCode).toBe(401);
     expect((await me(other.accessToken)).statusCode).toBe(401);

@@ -285,6 +285,8 @@ function buildAccountProcedures<
 
     me: procedure()
       .rest({ method: 'GET', path: `${base}/me` })
+      // The user's own data: no cache keeps it for the next person at the browser.
+      .headers(noStore)
       .meta({
         summary: 'The signed-in user',
         description: 'The user the bearer token belongs to, in the authenticated view.',
