@@ -305,6 +305,33 @@ describe('TokenService', () => {
     await expect(tokens.refresh(pair.refreshToken)).rejects.toThrow('jwt expired');
   });
 
+  it('ends a login at its sessionLifetime however often it was refreshed, and refuses a lifetime that is no whole number of seconds', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // Later than any clock an earlier test set: ids never go back in time (uuidv7).
+    vi.setSystemTime(new Date('2031-01-01T00:00:00Z'));
+    const tokens = new TokenService({
+      secret,
+      store: new MemoryRevocationStore(),
+      sessionLifetime: 30 * 86_400,
+    });
+    let pair = await tokens.issuePair('u');
+    // Refreshed every 6 days for 4 weeks: each refresh within its 7 days, the login within its 30.
+    for (let day = 6; day <= 24; day += 6) {
+      vi.setSystemTime(new Date(Date.UTC(2031, 0, 1 + day)));
+      pair = await tokens.refresh(pair.refreshToken);
+    }
+    vi.setSystemTime(new Date('2031-01-30T23:59:00Z'));
+    const lastDay = await tokens.refresh(pair.refreshToken);
+    vi.setSystemTime(new Date('2031-01-31T00:00:00Z'));
+    await expect(tokens.refresh(lastDay.refreshToken)).rejects.toThrow(
+      'the login is older than the session lifetime: sign in again',
+    );
+    // A new login starts its own.
+    expect((await tokens.refresh((await tokens.issuePair('u')).refreshToken)).tokenType).toBe('Bearer');
+    for (const sessionLifetime of [0, 1.5, -1])
+      expect(() => new TokenService({ secret, sessionLifetime })).toThrow(/sessionLifetime/);
+  });
+
   it('refuses an empty user id', async () => {
     const tokens = new TokenService({ secret });
     await expect(tokens.issuePair('')).rejects.toThrow(TypeError);

@@ -63,6 +63,12 @@ export interface TokenServiceOptions {
    * `aud`, or in its `aud` list). Give each service, or each environment sharing a secret, its own.
    */
   audience?: string;
+  /**
+   * The longest a login lasts, in seconds, however often it is refreshed: past it a refresh is
+   * refused (401) and the user signs in again. Default: none, each refresh renews the login
+   * (docs/auth.md, "Lifetimes and claims").
+   */
+  sessionLifetime?: number;
 }
 
 export interface RefreshOptions {
@@ -73,16 +79,29 @@ export interface RefreshOptions {
   allowUser?: (userId: string) => MaybePromise<boolean>;
 }
 
+const uuidv7Pattern = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
 /**
  * When a token without `gen` was issued, in ms: 0.1 revoked users by time, and its cut-offs are
  * checked against this until they expire. The UUIDv7 `jti` carries the millisecond; `iat` only
  * the second.
  */
 function issuedAtMs(claims: Pick<TokenClaims, 'jti' | 'iat'>): number {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(claims.jti)) {
+  if (uuidv7Pattern.test(claims.jti)) {
     return Number.parseInt(claims.jti.slice(0, 8) + claims.jti.slice(9, 13), 16);
   }
   return claims.iat * 1000;
+}
+
+/**
+ * When a token's login began, in ms: its family's id, a UUIDv7 made at the login, says so; a
+ * family made elsewhere (a token's own id, or another kind of id) says it no later than the
+ * token's own issue.
+ */
+function loginTime(claims: Pick<TokenClaims, 'fam' | 'iat'>): number {
+  return uuidv7Pattern.test(claims.fam)
+    ? Number.parseInt(claims.fam.slice(0, 8) + claims.fam.slice(9, 13), 16)
+    : claims.iat * 1000;
 }
 
 /** What the revocation store checks of a verified token. */
@@ -143,6 +162,7 @@ export class TokenService {
   readonly #isUserId: (sub: string) => boolean;
   readonly #issuer: string | undefined;
   readonly #audience: string | undefined;
+  readonly #sessionLifetimeMs: number | undefined;
 
   constructor(options: TokenServiceOptions) {
     // `{ accessTtl: 60 }` issued 900 s tokens, silently.
@@ -161,6 +181,10 @@ export class TokenService {
     this.#isUserId = userIdCheck(options.userId);
     this.#issuer = claimOption('issuer', options.issuer);
     this.#audience = claimOption('audience', options.audience);
+    this.#sessionLifetimeMs =
+      options.sessionLifetime === undefined
+        ? undefined
+        : positiveSeconds(options.sessionLifetime, 'sessionLifetime') * 1000;
   }
 
   /**
@@ -207,6 +231,8 @@ export class TokenService {
     if (options.allowUser !== undefined && !(await options.allowUser(claims.sub))) {
       throw new TokenRevokedError();
     }
+    if (this.#sessionLifetimeMs !== undefined && Date.now() >= loginTime(claims) + this.#sessionLifetimeMs)
+      throw new TokenRevokedError('the login is older than the session lifetime: sign in again');
     const first = await this.store.markUsed(claims.jti, this.#keptUntil(claims.exp));
     if (!first) {
       await this.store.revokeFamily(claims.fam, this.#familyExpiry());
@@ -359,4 +385,5 @@ const tokenServiceKeys = optionKeys<TokenServiceOptions>()(
   'userId',
   'issuer',
   'audience',
+  'sessionLifetime',
 );
