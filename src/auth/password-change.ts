@@ -11,7 +11,7 @@ import type { TokenPair, TokenService } from './tokens.js';
 
 const endedMeanwhile = () =>
   new InvalidTokenError(
-    'The sessions of this account ended during the change (a password reset): sign in again',
+    'The password or the sessions of this account changed during the change (a password reset): sign in again',
   );
 
 export async function changePassword(change: {

@@ -1,8 +1,9 @@
 /**
  * Revocations made in this process, told at once to what watches a user's credentials: an open
  * WebSocket or event stream checks its token now, not at its next `credentialsCheck`, after a
- * logout, a password reset or a deactivation made here (docs/sockets.md, "Authentication").
- * Another instance's revocation is seen at that next check, through the shared store.
+ * logout, a password reset or a deactivation made here (docs/sockets.md, "Security").
+ * Not on Workers, where one request cannot act on another's socket (`runtime.sharesRequestObjects`).
+ * Another process's revocation is seen at that next check, through the shared store.
  */
 export class RevocationSignal {
   readonly #listeners = new Map<string, Set<() => void>>();
