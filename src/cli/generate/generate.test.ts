@@ -18,7 +18,7 @@ import { root } from '../../../test/processes.js';
 import { CliError } from '../errors.js';
 import { destroyCommand, generateCommand, planResource, summary, writeResource } from './command.js';
 import { GenerateError, parseFields, resourceNames, singularOf } from './fields.js';
-import { addTable, addToApi, listsMcpTools, resourceModule, withMcpTools } from './render.js';
+import { a, addTable, addToApi, listsMcpTools, resourceModule, withMcpTools } from './render.js';
 import { testModule } from './test-module.js';
 
 const template = join(root, 'packages/create-proceed/template/app');
@@ -207,6 +207,33 @@ describe('the generated text', () => {
     expect(text.split('\n').length).toBe((appModule?.before ?? '').split('\n').length + 1);
     expect(plan.mcpTools).toBe(true);
     expect(summary(plan, [])).toContain('bookmarksProcedures added to api, its procedures to the MCP tools');
+  });
+
+  it('writes a or an as the word sounds', () => {
+    const written = [
+      'bookmark',
+      'item',
+      'unit',
+      'user',
+      'umbrella',
+      'hour',
+      'euro',
+      'order',
+      'one-off',
+      'uuid',
+    ];
+    expect(written.map(a)).toEqual([
+      'a bookmark',
+      'an item',
+      'a unit',
+      'a user',
+      'an umbrella',
+      'an hour',
+      'a euro',
+      'an order',
+      'a one-off',
+      'a uuid',
+    ]);
   });
 
   it("adds to mcpPlugin's collections only a list it can give back as it was", () => {

@@ -20,7 +20,9 @@ export function listed(open: string, items: readonly string[], close: string, in
 }
 
 /** `a bookmark`, `an event`. */
-export const a = (label: string) => `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
+/** Words that begin with a vowel's sound: "an hour", but "a unit", "a user", "a euro". */
+const vowelSound = /^(?:a|e(?!u)|i|o(?!ne|nce)|u(?!ni|s[aeiu]|ti|r[aeiou]|bi|u)|hou?r|hon(?:est|ou?r)|heir)/i;
+export const a = (label: string) => `${vowelSound.test(label) ? 'an' : 'a'} ${label}`;
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 export const words = (name: string) => name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
