@@ -42,24 +42,32 @@ async function refusesNewRequests(origin: string): Promise<boolean> {
   }
 }
 
+/** The compiled blog started by `proceed start` on an embedded database; resolves once it listens. */
+async function started(env: Record<string, string>) {
+  const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
+  const server = launch(command, args, {
+    cwd: blogDirectory,
+    env: {
+      DATABASE_URL: 'memory://',
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+  });
+  const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/;
+  await server.waitFor(listening, 90_000);
+  const [, origin = '', port = ''] = listening.exec(server.output()) ?? [];
+  return { server, origin, port };
+}
+
 describe(`SIGTERM to the blog on ${runtime}`, { timeout: 120_000 }, () => {
   it('lets a request whose body is still arriving finish with 201, then exits 0', async () => {
-    const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
-    const server = launch(command, args, {
-      cwd: blogDirectory,
-      env: {
-        DATABASE_URL: 'memory://',
-        JWT_SECRET: randomBytes(32).toString('hex'),
-        NODE_ENV: 'development',
-        // No drain: the server closes at once, while the body is still on its way.
-        SHUTDOWN_DRAIN_MS: '0',
-        AUTH_RATE_LIMIT: String(authRateLimit),
-        LOG_LEVEL: 'info',
-      },
+    // No drain: the server closes at once, while the body is still on its way.
+    const { server, origin, port } = await started({
+      SHUTDOWN_DRAIN_MS: '0',
+      AUTH_RATE_LIMIT: String(authRateLimit),
     });
-    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/;
-    await server.waitFor(listening, 90_000);
-    const [, origin = '', port = ''] = listening.exec(server.output()) ?? [];
 
     const email = `in-flight-${randomBytes(4).toString('hex')}@example.com`;
     const inFlight = requestInFlight(Number(port), '/api/auth/register', {
@@ -83,21 +91,8 @@ describe(`SIGTERM to the blog on ${runtime}`, { timeout: 120_000 }, () => {
   });
 
   it('drains first: readiness 503 at once, requests still served with Connection: close, then exits 0', async () => {
-    const { command, args } = proceedCommand(runtime, ['start', 'dist/main.js', '--port', '0']);
-    const server = launch(command, args, {
-      cwd: blogDirectory,
-      env: {
-        DATABASE_URL: 'memory://',
-        JWT_SECRET: randomBytes(32).toString('hex'),
-        NODE_ENV: 'development',
-        // Long enough that a busy machine sends both requests below within it.
-        SHUTDOWN_DRAIN_MS: '3000',
-        LOG_LEVEL: 'info',
-      },
-    });
-    const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
-    await server.waitFor(listening, 90_000);
-    const [, origin = ''] = listening.exec(server.output()) ?? [];
+    // Long enough that a busy machine sends both requests below within it.
+    const { server, origin } = await started({ SHUTDOWN_DRAIN_MS: '3000' });
     const before = await fetch(`${origin}/api/posts?limit=1`);
     await before.arrayBuffer();
     expect(before.status).toBe(200);
