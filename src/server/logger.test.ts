@@ -118,15 +118,20 @@ describe('request logs', () => {
     const inFlight = app.countRequestsInFlight();
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = new URL(url);
-    try {
-      // The client sends a request and leaves before the answer; the line is written as the
-      // answer is made, and says so.
+    /** Sends a request, leaves once its handler runs, then lets the handler finish. */
+    const leave = async (path: string, id: string) => {
+      arrived = false;
       const socket = connect(Number(port), '127.0.0.1');
-      socket.write('GET /api/slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n');
-      await eventually(() => arrived, 10_000, 'the request to arrive');
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`);
+      await eventually(() => arrived, 10_000, `the request ${id} to arrive`);
       socket.destroy();
       await eventually(() => inFlight() === 0, 10_000, 'the server to see the client leave');
       release();
+    };
+    try {
+      // The client sends a request and leaves before the answer; the line is written as the
+      // answer is made, and says so.
+      await leave('/api/slow', 'left-early');
       const left = await lineOf(lines, 'left-early');
       expect(left).toMatchObject({
         level: 30,
@@ -135,13 +140,7 @@ describe('request logs', () => {
         // Not the 200 the handler went on to make: the client got nothing.
         res: { statusCode: 499 },
       });
-      arrived = false;
-      const failing = connect(Number(port), '127.0.0.1');
-      failing.write('GET /api/slow/failing HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-failing\r\n\r\n');
-      await eventually(() => arrived, 10_000, 'the failing request to arrive');
-      failing.destroy();
-      await eventually(() => inFlight() === 0, 10_000, 'the server to see the client leave');
-      release();
+      await leave('/api/slow/failing', 'left-failing');
       expect(await lineOf(lines, 'left-failing')).toMatchObject({
         msg: 'request aborted: the client left before the answer was sent',
         res: { statusCode: 503 },
