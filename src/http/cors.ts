@@ -12,10 +12,12 @@ export type { CorsOptions } from '../config/cors.js';
 
 /**
  * What a browser may send besides the simple headers: what Proceed reads (a download's `Range`,
- * `If-Range` and `If-Modified-Since` too: a page on another origin could not resume one).
+ * `If-Range` and `If-Modified-Since` too: a page on another origin could not resume one; and
+ * `Last-Event-ID`, which the typed client sends to resume an event stream: without it every
+ * reconnect from another origin failed its preflight, and the stream never came back).
  */
 const allowedHeaders =
-  'Authorization, Content-Type, Idempotency-Key, If-Match, If-Modified-Since, If-None-Match, If-Range, Range, X-Request-Id';
+  'Authorization, Content-Type, Idempotency-Key, If-Match, If-Modified-Since, If-None-Match, If-Range, Last-Event-ID, Range, X-Request-Id';
 
 /** What a browser script may read of an answer, besides the simple headers (the OpenAPI document says it too). */
 export const exposedHeaders = [

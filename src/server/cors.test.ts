@@ -67,10 +67,12 @@ describe('cors', () => {
     expect(created.headers['access-control-allow-origin']).toBe(site);
     expect(created.headers['access-control-expose-headers']).toContain('Location');
     expect(created.headers.vary).toContain('Origin');
-    // A download resumed or revalidated from another origin: what it sends may be sent, what it
-    // answers may be read.
+    // A download resumed or revalidated, or an event stream resumed, from another origin: what
+    // it sends may be sent, what it answers may be read.
     const allowed = String(asked.headers['access-control-allow-headers']).split(', ');
-    expect(allowed).toEqual(expect.arrayContaining(['Range', 'If-Range', 'If-Modified-Since']));
+    expect(allowed).toEqual(
+      expect.arrayContaining(['Range', 'If-Range', 'If-Modified-Since', 'Last-Event-ID']),
+    );
     const exposed = String(created.headers['access-control-expose-headers']).split(', ');
     expect(exposed).toEqual(
       expect.arrayContaining(['Content-Disposition', 'Content-Range', 'Accept-Ranges']),

@@ -1,6 +1,8 @@
 /**
  * A page served from another origin calls the blog with a bearer token in Chromium: allowed
- * when its origin is in `corsOrigins`, blocked by the browser when it is not.
+ * when its origin is in `corsOrigins`, blocked by the browser when it is not. It also resumes
+ * the live feed as the typed client does after a dropped stream, with `Last-Event-ID`, which
+ * the preflight must allow.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +18,8 @@ if (pglite === undefined) throw new Error('No PGlite engine');
 interface Outcome {
   status?: number;
   name?: string;
+  /** The live feed resumed with `Last-Event-ID`: its status and media type. */
+  resumed?: string;
   error?: string;
 }
 
@@ -63,14 +67,25 @@ describe.skipIf(skipBrowserSuite('the blog CORS browser test'))(
                   headers: { authorization: `Bearer ${accessToken}` },
                 });
                 const body = (await me.json()) as { name: string };
-                return { status: me.status, name: body.name };
+                const stop = new AbortController();
+                const feed = await fetch(`${api}/api/posts/events`, {
+                  headers: { authorization: `Bearer ${accessToken}`, 'last-event-id': '1' },
+                  signal: stop.signal,
+                });
+                const resumed = `${feed.status} ${feed.headers.get('content-type')}`;
+                stop.abort();
+                return { status: me.status, name: body.name, resumed };
               } catch (error) {
                 return { error: String(error) };
               }
             },
             { api, email },
           );
-        expect(await call(blog.origin)).toEqual({ status: 200, name: 'Cross Origin' });
+        expect(await call(blog.origin)).toEqual({
+          status: 200,
+          name: 'Cross Origin',
+          resumed: '200 text/event-stream; charset=utf-8',
+        });
 
         // The same page against a blog that does not list its origin: the browser refuses to read.
         const closed = await startBlog(pglite);
