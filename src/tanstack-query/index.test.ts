@@ -156,7 +156,16 @@ describe('infiniteOptions', () => {
       await observer.fetchPreviousPage();
       expect(observer.getCurrentResult().data?.pages[0]?.data).toEqual([]);
       expect(calls.at(-1)).toBe('GET /api/items?limit=3&cursor=item-06&direction=backward');
+      // The empty check has no cursors: the next one asks from the same place, and finds what came since.
+      expect(observer.getCurrentResult().hasPreviousPage).toBe(true);
+      items.push({ id: 'item-99', title: 'Item 99', at: new Date(Date.UTC(2026, 2, 1)) });
+      await observer.fetchPreviousPage();
+      expect(calls.at(-1)).toBe('GET /api/items?limit=3&cursor=item-06&direction=backward');
+      expect(observer.getCurrentResult().data?.pages[0]?.data.map(({ id }) => id)).toEqual(['item-99']);
+      expect(observer.getCurrentResult().hasPreviousPage).toBe(true);
     } finally {
+      const added = items.findIndex(({ id }) => id === 'item-99');
+      if (added !== -1) items.splice(added, 1);
       unsubscribe();
     }
   });

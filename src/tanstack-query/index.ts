@@ -61,7 +61,7 @@ export interface InfiniteOptions<C extends string, N extends string, I, O> {
   queryFn: (context: { signal: AbortSignal; pageParam: PageParam }) => Promise<O>;
   initialPageParam: PageParam;
   getNextPageParam: (lastPage: O) => PageParam | null;
-  getPreviousPageParam: (firstPage: O) => PageParam | null;
+  getPreviousPageParam: (firstPage: O, allPages: O[], firstPageParam: PageParam) => PageParam | null;
 }
 
 export interface StreamedOptions<C extends string, N extends string, I, E> {
@@ -154,8 +154,13 @@ function procedureQueries(collection: string, name: string, call: AnyCall): Reco
         // An empty page, or a page with nothing older, ends the list that way.
         getNextPageParam: (last: CursorPageLike) =>
           last.nextCursor === null ? null : { cursor: last.nextCursor, direction: 'forward' },
-        getPreviousPageParam: (first: CursorPageLike) =>
-          first.prevCursor === null ? null : { cursor: first.prevCursor, direction: 'backward' },
+        // Newer is never over: a check that found nothing (an empty page, both cursors null) is
+        // asked again from the same cursor, so the next check finds what was published since.
+        // Only a list that was empty from its first page has nothing to ask newer than.
+        getPreviousPageParam: (first: CursorPageLike, _pages: unknown, firstParam: PageParam) =>
+          first.prevCursor === null
+            ? (firstParam ?? null)
+            : { cursor: first.prevCursor, direction: 'backward' },
       };
     },
     streamedOptions(
