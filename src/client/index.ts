@@ -14,6 +14,12 @@ export {
   type RouteManifestOptions,
   routeManifest,
 } from './manifest.js';
+export {
+  type RefreshingSession,
+  type RefreshingSessionOptions,
+  refreshingSession,
+  type SessionTokens,
+} from './session.js';
 export type { ClientSocket, WebSocketClass, WebSocketLike } from './sockets.js';
 export type {
   ApiShape,
