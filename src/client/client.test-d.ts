@@ -171,7 +171,7 @@ describe('a procedure that chooses among statuses', () => {
 });
 
 describe('file answers', () => {
-  it('types a procedure declared with .output(download()) as a Blob', () => {
+  it('types a procedure declared with .output(download()) as a File', () => {
     const files = procedures('files', {
       getFile: procedure()
         .input(z.object({ id: z.string() }))
@@ -179,7 +179,7 @@ describe('file answers', () => {
         .query(() => sendFile(new Uint8Array(1), { type: 'application/octet-stream' })),
     });
     const client = createClient<readonly [typeof files]>({ baseUrl: 'http://x' });
-    expectTypeOf(client.files.getFile).returns.resolves.toEqualTypeOf<Blob>();
+    expectTypeOf(client.files.getFile).returns.resolves.toEqualTypeOf<File>();
   });
 
   it('refuses a handler that returns anything but a file where one is declared', () => {

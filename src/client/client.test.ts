@@ -405,7 +405,10 @@ describe('a procedure that answers a file', () => {
       .input(z.object({ id: z.string() }))
       .output(download({ types: ['text/csv'] }))
       .query(({ input }) =>
-        sendFile(new TextEncoder().encode(`id\n${input.id}\n`), { type: 'text/csv', name: 'f.csv' }),
+        sendFile(new TextEncoder().encode(`id\n${input.id}\n`), {
+          type: 'text/csv',
+          name: `Rapport März ${input.id}.csv`,
+        }),
       ),
   });
   const app = createApp({ logger: false }).mount([files]);
@@ -415,7 +418,7 @@ describe('a procedure that answers a file', () => {
   });
   afterAll(() => app.close());
 
-  it('resolves to a Blob of the bytes and type sent, with the manifest', async () => {
+  it('resolves to a File of the bytes, type and name sent, with the manifest', async () => {
     const routes = routeManifest([files]);
     expect(routes.files?.getFile).toEqual({
       method: 'GET',
@@ -424,10 +427,11 @@ describe('a procedure that answers a file', () => {
       download: true,
     });
     const client = createClient<readonly [typeof files]>({ baseUrl: url, routes });
-    const blob = await client.files.getFile({ id: '42' });
-    expect(blob).toBeInstanceOf(Blob);
-    expect(blob.type).toBe('text/csv');
-    expect(await blob.text()).toBe('id\n42\n');
+    const file = await client.files.getFile({ id: '42' });
+    expect(file).toBeInstanceOf(File);
+    expect(file.type).toBe('text/csv');
+    expect(file.name).toBe('Rapport März 42.csv');
+    expect(await file.text()).toBe('id\n42\n');
   });
 
   it('without the manifest, refuses the file with a pointer to it rather than mistype it', async () => {

@@ -7,6 +7,7 @@ import { conventionOf, normalizePrefix, resolveRoute } from '../core/naming.js';
 import { closestName, optionKeys } from '../core/options.js';
 import { ClientError, ProblemError, type ReceivedProblem } from './errors.js';
 import { reconnectingEvents } from './events.js';
+import { answeredFile } from './files.js';
 import type { ManifestRoute, RouteManifest } from './manifest.js';
 import { encodeCall } from './request.js';
 import { openSocket, type WebSocketClass } from './sockets.js';
@@ -192,11 +193,12 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
 
     let response: Response;
     let text: string;
-    let file: Blob | undefined;
+    let file: File | undefined;
     try {
       response = await fetchImpl(url, init);
       // A file, where the manifest says the procedure answers one (`.output(download())`).
-      if (route.download === true && response.ok && response.status !== 204) file = await response.blob();
+      if (route.download === true && response.ok && response.status !== 204)
+        file = answeredFile(await response.blob(), response.headers);
       text = file === undefined ? await response.text() : '';
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

@@ -158,7 +158,7 @@ type OutputOnWire<O, A, N extends string> = A extends 'json'
     ? NothingOnWire<O, N>
     : Jsonify<O>
   : A extends 'file'
-    ? Blob
+    ? File
     : A extends 'empty'
       ? undefined
       : A extends 'events'
