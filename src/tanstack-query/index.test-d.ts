@@ -62,7 +62,7 @@ describe('queryUtils types', () => {
     >();
   });
 
-  it('refuses a wrong input, and offers pages and streams only where they exist', () => {
+  it('refuses a wrong input, offers pages and streams only where they exist, and no query of a stream', () => {
     // @ts-expect-error: id must be a string
     queries.posts.getPost.queryOptions({ input: { id: 1 } });
     // @ts-expect-error: getPost needs its input
@@ -71,6 +71,10 @@ describe('queryUtils types', () => {
     queries.posts.getPost.infiniteOptions;
     // @ts-expect-error: not an event stream
     queries.posts.getPost.streamedOptions;
+    // @ts-expect-error: a query would cache the open stream, not its events
+    queries.posts.postEvents.queryOptions;
+    // @ts-expect-error: nor a socket's
+    queries.posts.livePosts.mutationOptions;
     // @ts-expect-error: the pages choose the cursor
     queries.posts.listPosts.infiniteOptions({ input: { cursor: 'x' } });
     // @ts-expect-error: no such procedure

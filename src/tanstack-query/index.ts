@@ -76,18 +76,23 @@ type KeyFilter<I> = { input?: I extends object ? Partial<I> : I; kind?: QueryKin
 export type ProcedureQueries<C extends string, N extends string, F> = {
   /** Matches every cached call of this procedure, or those whose input holds `input`. */
   key(filter?: KeyFilter<InputOf<F>>): readonly unknown[];
-  /** A query of one call. */
-  queryOptions(...args: InputArgument<InputOf<F>>): QueryOptions<C, N, InputOf<F>, OutputOf<F>>;
-  /** A mutation calling the procedure with the mutation's variables as input. */
-  mutationOptions(): MutationOptions<C, N, InputOf<F>, OutputOf<F>>;
-} & (OutputOf<F> extends CursorPageLike
-  ? {
-      /** An infinite query over the cursor pages, older with `fetchNextPage`, newer with `fetchPreviousPage`. */
-      infiniteOptions(
-        ...args: InputArgument<PagedInput<InputOf<F>>>
-      ): InfiniteOptions<C, N, PagedInput<InputOf<F>>, OutputOf<F>>;
-    }
-  : unknown) &
+} & (OutputOf<F> extends AsyncIterable<unknown>
+  ? // An event stream or a socket: a query of one call would cache the open stream itself.
+    unknown
+  : {
+      /** A query of one call. */
+      queryOptions(...args: InputArgument<InputOf<F>>): QueryOptions<C, N, InputOf<F>, OutputOf<F>>;
+      /** A mutation calling the procedure with the mutation's variables as input. */
+      mutationOptions(): MutationOptions<C, N, InputOf<F>, OutputOf<F>>;
+    }) &
+  (OutputOf<F> extends CursorPageLike
+    ? {
+        /** An infinite query over the cursor pages, older with `fetchNextPage`, newer with `fetchPreviousPage`. */
+        infiniteOptions(
+          ...args: InputArgument<PagedInput<InputOf<F>>>
+        ): InfiniteOptions<C, N, PagedInput<InputOf<F>>, OutputOf<F>>;
+      }
+    : unknown) &
   (OutputOf<F> extends AsyncIterable<infer E>
     ? {
         /** A query whose data is the events received so far, growing as they arrive. */
