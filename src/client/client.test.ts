@@ -443,6 +443,55 @@ describe('a procedure that answers a file', () => {
   });
 });
 
+describe('the answer of a call, told to onResponse', () => {
+  const record = { id: 'd1', text: 'first', version: 1 };
+  const docs = procedures('docs', {
+    getDoc: procedure()
+      .input(z.object({ id: z.string() }))
+      .versioned((doc: typeof record) => doc.version)
+      .query(() => record),
+    updateDoc: procedure()
+      .input(z.object({ id: z.string(), data: z.object({ text: z.string() }) }))
+      .versioned((doc: typeof record) => doc.version)
+      .mutation(({ input, ctx }) => {
+        ctx.precondition.check(record.version);
+        Object.assign(record, { text: input.data.text, version: record.version + 1 });
+        return record;
+      }),
+  });
+  const app = createApp({ logger: false }).mount([docs]);
+  afterAll(() => app.close());
+  const client = createClient<readonly [typeof docs]>({
+    baseUrl: 'http://api.example',
+    fetch: (input, init) => app.fetch(new Request(input, init)),
+  });
+
+  it("gives the ETag of a read to send back as If-Match, and a refused write's 412 too", async () => {
+    let etag: string | null = null;
+    const read = await client.docs.getDoc(
+      { id: 'd1' },
+      {
+        onResponse: ({ status, headers }) => {
+          expect(status).toBe(200);
+          etag = headers.get('etag');
+        },
+      },
+    );
+    expect(read.text).toBe('first');
+    expect(etag).toMatch(/^"1\./);
+    const statuses: number[] = [];
+    const ifMatch = { 'if-match': etag ?? '' };
+    const onResponse = ({ status }: { status: number }) => statuses.push(status);
+    await client.docs.updateDoc({ id: 'd1', data: { text: 'second' } }, { headers: ifMatch, onResponse });
+    const stale = await rejection(
+      client.docs.updateDoc({ id: 'd1', data: { text: 'third' } }, { headers: ifMatch, onResponse }),
+    );
+    expect((stale as ProblemError).code).toBe('PRECONDITION_FAILED');
+    expect(statuses).toEqual([200, 412]);
+    expect(record.text).toBe('second');
+  });
+});
+
 describe('createClient options', () => {
   it('refuses an unknown key and a baseUrl no request could use, before any call', () => {
     // `{ tokne }` sent no Authorization, silently; `{ baseURL }` failed at the first call.

@@ -204,6 +204,7 @@ export function createClient<A extends ApiShape, E extends AppErrors = Record<ne
       const reason = error instanceof Error ? error.message : String(error);
       throw new ClientError('network', `${label} failed: ${reason}`, { cause: error });
     }
+    callOptions?.onResponse?.({ status: response.status, headers: response.headers });
     if (file !== undefined)
       return route.statuses === undefined ? file : { status: response.status, data: file };
     const contentType = response.headers.get('content-type') ?? '';

@@ -22,6 +22,7 @@ export {
 } from './session.js';
 export type { ClientSocket, WebSocketClass, WebSocketLike } from './sockets.js';
 export type {
+  AnswerHead,
   ApiShape,
   AppErrors,
   CallOptions,

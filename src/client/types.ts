@@ -29,6 +29,17 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Extra headers for this call; they win over the client's. */
   headers?: HeadersInit;
+  /**
+   * Told of the answer's status and headers (its `ETag`, to send back as `If-Match`) before the
+   * call resolves or rejects with it; a JSON or file answer's, not an event stream's or a socket's.
+   */
+  onResponse?: (response: AnswerHead) => void;
+}
+
+/** What {@link CallOptions.onResponse} is told of an answer. */
+export interface AnswerHead {
+  readonly status: number;
+  readonly headers: Headers;
 }
 
 type DefinedKeys<T> = {
