@@ -18,17 +18,22 @@ describe('serverSettingsFromEnv', () => {
       HEADERS_TIMEOUT_MS: '2000',
       REQUEST_TIMEOUT_MS: '4000',
       KEEP_ALIVE_TIMEOUT_MS: '65000',
+      SEND_TIMEOUT_MS: '30000',
       MAX_CONNECTIONS: '5000',
     };
     expect(serverSettingsFromEnv(env)).toEqual({
-      timeouts: { headers: 2000, request: 4000, keepAlive: 65_000 },
+      timeouts: { headers: 2000, request: 4000, keepAlive: 65_000, send: 30_000 },
       drainDelay: 0,
       maxConnections: 5000,
     });
     expect(
-      serverSettingsFromEnv(env, { drainDelay: 250, timeouts: { request: 9000 }, maxConnections: 300 }),
+      serverSettingsFromEnv(env, {
+        drainDelay: 250,
+        timeouts: { request: 9000, send: 5000 },
+        maxConnections: 300,
+      }),
     ).toEqual({
-      timeouts: { headers: 2000, request: 9000, keepAlive: 65_000 },
+      timeouts: { headers: 2000, request: 9000, keepAlive: 65_000, send: 5000 },
       drainDelay: 250,
       maxConnections: 300,
     });

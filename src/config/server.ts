@@ -17,6 +17,12 @@ export interface ServerTimeouts {
   request: number;
   /** How long an idle keep-alive connection stays open. Default 72,000 (above common load balancers' 60 s). */
   keepAlive: number;
+  /**
+   * How long an answer being sent (a download, an event stream) waits for its client to read on
+   * once the connection's buffers are full; then the connection is closed and the file or stream
+   * let go. Default 60,000 (nginx's `send_timeout`). On Node.
+   */
+  send: number;
 }
 
 export interface ServerSettings {
@@ -40,6 +46,7 @@ export const defaultTimeouts: Readonly<ServerTimeouts> = Object.freeze({
   headers: 10_000,
   request: 30_000,
   keepAlive: 72_000,
+  send: 60_000,
 });
 
 /**
@@ -121,7 +128,8 @@ export function checkServerSettings(settings: ServerSettings): ServerSettings {
 
 /**
  * The settings from the environment, each falling back to its default: `HEADERS_TIMEOUT_MS`,
- * `REQUEST_TIMEOUT_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `SHUTDOWN_DRAIN_MS`, `MAX_CONNECTIONS`. Options
+ * `REQUEST_TIMEOUT_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `SEND_TIMEOUT_MS`, `SHUTDOWN_DRAIN_MS`,
+ * `MAX_CONNECTIONS`. Options
  * an app passes (`createApp({ timeouts, drainDelay, maxConnections })`) win over these.
  *
  * @example
@@ -145,6 +153,10 @@ export function serverSettingsFromEnv(
         options.timeouts?.keepAlive ??
         milliseconds('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 1) ??
         defaultTimeouts.keepAlive,
+      send:
+        options.timeouts?.send ??
+        milliseconds('SEND_TIMEOUT_MS', env.SEND_TIMEOUT_MS, 1) ??
+        defaultTimeouts.send,
     },
     drainDelay:
       options.drainDelay ??

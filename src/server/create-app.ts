@@ -23,6 +23,7 @@ const nodeAdapters: NodeAdapters = {
         lifecycle: host.lifecycle,
         exposeErrors: host.settings.exposeErrors,
         log: host.log,
+        sendTimeout: host.settings.timeouts.send,
       },
       'localhost',
     );

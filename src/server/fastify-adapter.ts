@@ -137,6 +137,7 @@ export class FastifyAdapter {
         exposeErrors,
         log: server.log as unknown as Logger,
         serverTakes: this.#fastifyRoutes.takes,
+        sendTimeout: settings.timeouts.send,
       },
       'localhost',
     );

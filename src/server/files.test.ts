@@ -16,8 +16,9 @@ const content = Array.from({ length: 1000 }, (_, index) => `${index},row ${index
 writeFileSync(onDisk, content);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-/** How many bytes the endless stream has handed out so far. */
+/** How many bytes the endless stream has handed out so far, and the ids of those that have ended. */
 let produced = 0;
+const endlessEnded = new Set<string>();
 const chunk = new Uint8Array(64 * 1024);
 
 const files = procedures('files', {
@@ -29,11 +30,15 @@ const files = procedures('files', {
     .rest({ method: 'GET', path: '/files/:id/endless' })
     .input(z.object({ id: z.string() }))
     .output(download())
-    .query(() => {
+    .query(({ input }) => {
       async function* forever() {
-        while (true) {
-          produced += chunk.byteLength;
-          yield chunk;
+        try {
+          while (true) {
+            produced += chunk.byteLength;
+            yield chunk;
+          }
+        } finally {
+          endlessEnded.add(input.id);
         }
       }
       return sendFile(forever(), { type: 'application/octet-stream' });
@@ -94,6 +99,51 @@ describe('a client that reads slowly', () => {
     // One chunk read, at most a couple asked for ahead: nothing piles up in memory.
     expect(produced).toBeLessThanOrEqual(3 * chunk.byteLength);
     await reader.cancel();
+  });
+});
+
+describe.each(['node', 'fastify'] as const)('a client that stops reading, on Node (%s)', (adapter) => {
+  const app = createApp({ logger: false, timeouts: { send: 1000 } }).mount([files]);
+  if (adapter === 'fastify') void app.server;
+  let port: number;
+  beforeAll(async () => {
+    port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false })).port);
+  });
+  afterAll(() => app.close());
+
+  /** The endless download `id`, its body paused; `closed` turns true once its connection has closed. */
+  const download = async (id: string) => {
+    const response = await new Promise<import('node:http').IncomingMessage>((resolve) => {
+      httpRequest({ port, host: '127.0.0.1', path: `/api/files/${id}/endless` }, resolve).end();
+    });
+    response.pause();
+    response.on('error', () => undefined);
+    const connection = { response, closed: false };
+    response.socket.once('close', () => {
+      connection.closed = true;
+    });
+    return connection;
+  };
+
+  it('is let go after timeouts.send: its connection closed, its stream ended', async () => {
+    const connection = await download(`stalled-${adapter}`);
+    await expect.poll(() => endlessEnded.has(`stalled-${adapter}`), { timeout: 5000 }).toBe(true);
+    // What the socket held still reaches the client, then the connection's end.
+    connection.response.resume();
+    await expect.poll(() => connection.closed, { timeout: 5000 }).toBe(true);
+  });
+
+  it('is not, while it reads on, with pauses shorter than the timeout', async () => {
+    const { response } = await download(`slow-${adapter}`);
+    for (let step = 0; step < 8; step++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      response.resume();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      response.pause();
+    }
+    expect(endlessEnded.has(`slow-${adapter}`)).toBe(false);
+    response.destroy();
+    await expect.poll(() => endlessEnded.has(`slow-${adapter}`)).toBe(true);
   });
 });
 

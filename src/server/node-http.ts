@@ -58,6 +58,7 @@ export class PipelineOnNode {
   readonly #exposeErrors: boolean;
   readonly #log: Logger;
   readonly #serverTakes: ((method: string, path: string) => boolean) | undefined;
+  readonly #sendTimeout: number;
 
   constructor(
     options: {
@@ -65,6 +66,8 @@ export class PipelineOnNode {
       lifecycle: Lifecycle;
       exposeErrors: boolean;
       log: Logger;
+      /** How long a streamed answer waits for its client to read on (`timeouts.send`). */
+      sendTimeout: number;
       /** Whether the server serves a method on a path with a route of its own (Fastify's). */
       serverTakes?: (method: string, path: string) => boolean;
     },
@@ -75,6 +78,7 @@ export class PipelineOnNode {
     this.#lifecycle = options.lifecycle;
     this.#exposeErrors = options.exposeErrors;
     this.#log = options.log;
+    this.#sendTimeout = options.sendTimeout;
     this.ownHost = ownHost;
   }
 
@@ -101,7 +105,7 @@ export class PipelineOnNode {
 
   #send(response: ServerResponse, sent: SentAnswer): void {
     try {
-      write(response, sent);
+      write(response, sent, this.#sendTimeout);
     } catch (error) {
       if (sent.body instanceof ReadableStream) void sent.body.cancel().catch(() => undefined);
       this.#failed(response, error);
@@ -185,7 +189,7 @@ function framingRefusal(incoming: IncomingMessage): ProceedError | undefined {
 /** Serves the pipeline on a new `node:http` server; resolves once it listens. */
 export async function serveOnNode(options: NodeServeOptions): Promise<NativeServer> {
   const { lifecycle, timeouts, log } = options;
-  const pipeline = new PipelineOnNode(options, options.host);
+  const pipeline = new PipelineOnNode({ ...options, sendTimeout: timeouts.send }, options.host);
   const server: Server = createServer(
     {
       connectionsCheckingInterval: timeoutCheckInterval,
@@ -252,7 +256,7 @@ function closeAll(server: Server): Promise<void> {
 }
 
 /** The neutral answer on Node's response. */
-function write(response: ServerResponse, sent: SentAnswer): void {
+function write(response: ServerResponse, sent: SentAnswer, sendTimeout: number): void {
   // A WebSocket: `ws` wrote the 101 and has the connection.
   if (sent.handshake !== undefined) return;
   const { status, body } = sent;
@@ -268,18 +272,26 @@ function write(response: ServerResponse, sent: SentAnswer): void {
     response.writeHead(status, headers).end();
   } else {
     response.writeHead(status, headers);
-    pump(body instanceof Blob ? (body.stream() as ReadableStream<Uint8Array>) : body, response).catch(() =>
-      response.destroy(),
-    );
+    pump(
+      body instanceof Blob ? (body.stream() as ReadableStream<Uint8Array>) : body,
+      response,
+      sendTimeout,
+    ).catch(() => response.destroy());
   }
 }
 
 /**
  * A streamed body (a file, event frames) written as the client reads: the next chunk is pulled
  * only once Node has sent the last one; a client that leaves cancels the stream, which lets go
- * of its file or ends its handler.
+ * of its file or ends its handler. A client that stops reading for `sendTimeout` ms while a
+ * chunk waits to be sent is one that left: each such stalled download held a connection and
+ * its file open for as long as the client liked (docs/deployment.md, "Timeouts").
  */
-async function pump(stream: ReadableStream<Uint8Array>, response: ServerResponse): Promise<void> {
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  response: ServerResponse,
+  sendTimeout: number,
+): Promise<void> {
   const reader = stream.getReader();
   // The client left before the answer: the stream lets go of its file or ends its handler.
   if (response.destroyed) {
@@ -299,11 +311,14 @@ async function pump(stream: ReadableStream<Uint8Array>, response: ServerResponse
     for (;;) {
       const { done, value } = await reader.read();
       if (done || gone) break;
-      if (!response.write(value) && !response.destroyed)
+      if (!response.write(value) && !response.destroyed) {
+        const stalled = setTimeout(() => response.destroy(), sendTimeout);
         await new Promise<void>((resolve) => {
           resume = resolve;
           response.once('drain', resolve);
         });
+        clearTimeout(stalled);
+      }
       if (response.destroyed) leave();
       resume = undefined;
       if (gone) break;

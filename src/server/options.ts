@@ -173,7 +173,7 @@ const appKeys = optionKeys<AppOptions<object>>()(
   'tracing',
 );
 const nested: Record<string, readonly string[]> = {
-  timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive'),
+  timeouts: optionKeys<ServerTimeouts>()('headers', 'request', 'keepAlive', 'send'),
   health: optionKeys<HealthOptions>()('check', 'timeout'),
   cors: optionKeys<CorsSettings>()('origins', 'credentials', 'maxAge'),
   compression: optionKeys<CompressionOptions>()('threshold'),
