@@ -295,7 +295,9 @@ async function fileResponse(
   cookies: readonly string[],
 ): Promise<SentAnswer> {
   try {
-    return new SentAnswer(status, headers, cookies, await fileBody(file, range, uploaded));
+    const answer = new SentAnswer(status, headers, cookies, await fileBody(file, range, uploaded));
+    answer.readsFile = file.source.bytes === undefined;
+    return answer;
   } catch (error) {
     // The file could not be read: nothing is sent, and the upload's files go now.
     file.source.discard();

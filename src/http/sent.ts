@@ -78,6 +78,12 @@ export class SentAnswer {
    * handed back as it is.
    */
   readonly handshake: Response | undefined;
+  /**
+   * Whether the body is a file's bytes read as they are sent (from disk, a Blob or a stream, not
+   * from memory): on Node such a file holds a descriptor of its own until the answer ends, which
+   * the connection limit counts (src/server/lifecycle.ts).
+   */
+  readsFile = false;
 
   constructor(
     status: number,

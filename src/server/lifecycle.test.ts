@@ -4,10 +4,17 @@
  * shutdown (drain, close). Every error is problem+json (docs/errors.md, docs/deployment.md).
  */
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import WebSocket from 'ws';
+import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
+import { download, fileAt } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import { rateLimit } from '../core/steps.js';
 import type { App, AppOptions } from './app.js';
 import { createApp } from './create-app.js';
@@ -416,6 +423,51 @@ describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
       connection.socket.destroy();
     }
     expect(creates()).toBe(0);
+  });
+
+  it('counts a WebSocket and a file being sent against the limit, as each holds a descriptor', async () => {
+    const largeFile = join(mkdtempSync(join(tmpdir(), 'proceed-limit-')), 'large.bin');
+    writeFileSync(largeFile, new Uint8Array(16 * 1024 * 1024));
+    onTestFinished(() => rmSync(dirname(largeFile), { recursive: true, force: true }));
+    let sending = 0;
+    const held = procedures('held', {
+      heldSocket: procedure()
+        .rest({ method: 'GET', path: '/held/socket' })
+        .output(webSocket({ receive: z.string(), send: z.string() }))
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+      heldFile: procedure()
+        .rest({ method: 'GET', path: '/held/file' })
+        .output(download())
+        .query(() => {
+          sending++;
+          return fileAt(largeFile, { type: 'application/octet-stream' });
+        }),
+    });
+    const app = make({ logger: false, maxConnections: 3 }).mount([held]);
+    apps.push(app);
+    const { port } = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/api/held/socket`);
+    await once(socket, 'open');
+    // A download its client does not read: its connection and its file, two descriptors.
+    const stalled = new RawConnection(Number(port));
+    await stalled.send('GET /api/held/file HTTP/1.1\r\nHost: a\r\n\r\n');
+    await expect.poll(() => sending).toBe(1);
+    stalled.socket.pause();
+    const refused = new RawConnection(Number(port));
+    await refused.send('GET /api/held/file HTTP/1.1\r\nHost: a\r\n\r\n');
+    await refused.received('\r\n\r\n');
+    expect(refused.text.slice(0, 12)).toBe('HTTP/1.1 503');
+    await refused.closed;
+    expectProblemAnswer(responses(refused.text)[0], 503, 'UNAVAILABLE');
+    expect(sending).toBe(1);
+    // The socket closed and the download gone, there is room again.
+    socket.close();
+    stalled.socket.destroy();
+    await expect
+      .poll(async () => (await fetch(`http://127.0.0.1:${port}/api/held/file`, { method: 'HEAD' })).status)
+      .toBe(200);
   });
 
   it('refuses a limit that is not a positive integer', () => {

@@ -100,7 +100,16 @@ export class Lifecycle {
   }
   /** Open connections, oldest first (a Set keeps insertion order). */
   readonly #connections = new Set<Socket>();
+  /** Connections that became WebSockets: each still holds a descriptor, and is never shed. */
+  readonly #upgraded = new Set<Duplex>();
+  /** Files being sent: each holds a descriptor beside its connection's. */
+  #filesOpen = 0;
   #atLimit = false;
+
+  /** Descriptors the limit counts: connections, WebSockets, and files being sent. */
+  get #held(): number {
+    return this.#connections.size + this.#upgraded.size + this.#filesOpen;
+  }
 
   /**
    * Follows the server's connections, so that closing can end those that never sent a byte.
@@ -123,11 +132,11 @@ export class Lifecycle {
     };
     server.removeAllListeners('connection');
     server.on('connection', (socket: Socket) => {
-      if (this.#connections.size >= maxConnections && !this.#shedOne()) {
+      if (this.#held >= maxConnections && !this.#shedOne()) {
         this.#refuse(socket);
         return;
       }
-      if (this.#connections.size + 1 >= maxConnections && !this.#atLimit) {
+      if (this.#held + 1 >= maxConnections && !this.#atLimit) {
         this.#atLimit = true;
         log.warn(
           `Connection limit reached (${maxConnections}): shedding the connections that wait longest on their clients`,
@@ -136,7 +145,7 @@ export class Lifecycle {
       this.#connections.add(socket);
       socket.once('close', () => {
         this.#connections.delete(socket);
-        if (this.#atLimit && this.#connections.size < maxConnections * 0.9) this.#atLimit = false;
+        if (this.#atLimit && this.#held < maxConnections * 0.9) this.#atLimit = false;
       });
       for (const serve of serveHttp) serve.call(server, socket);
     });
@@ -193,9 +202,26 @@ export class Lifecycle {
     for (const socket of this.#connections) if (socket.bytesRead === 0) socket.destroy();
   }
 
-  /** A connection that became a WebSocket: its session keeps it, neither shed nor counted here. */
+  /**
+   * A connection that became a WebSocket: its session keeps it, and it is never shed, but it
+   * still counts against the limit until it closes: the limit is one of descriptors, and the
+   * sockets' own cap (`maxSockets`) was set apart from it.
+   */
   upgraded(connection: Duplex): void {
     this.#connections.delete(connection as Socket);
+    this.#upgraded.add(connection);
+    connection.once('close', () => this.#upgraded.delete(connection));
+  }
+
+  /** A file is being sent: it counts against the limit until `release` (docs/deployment.md, "Connection limits"). */
+  fileOpened(): () => void {
+    this.#filesOpen++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#filesOpen--;
+    };
   }
 }
 

@@ -104,6 +104,7 @@ export class PipelineOnNode {
   };
 
   #send(response: ServerResponse, sent: SentAnswer): void {
+    if (sent.readsFile) response.once('close', this.#lifecycle.fileOpened());
     try {
       write(response, sent, this.#sendTimeout);
     } catch (error) {
