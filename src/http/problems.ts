@@ -42,9 +42,9 @@ export function problemAnswer(
     if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
       log.warn({ err: error }, 'A service this request needs is unreachable');
   } else if (error instanceof UnavailableError && error.cause !== undefined) {
-    // Thrown where a connection failed (a wrapped pool's `pool.query`, say): the answer says
-    // nothing of the cause, so the log must.
-    log.warn({ err: error }, 'A service this request needs is unreachable');
+    // Thrown where a connection failed (a wrapped pool's `pool.query`, say) or the server's own
+    // storage did (an upload's spool): the answer says nothing of the cause, so the log must.
+    log.warn({ err: error }, error.message);
   }
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) log.error({ err: error }, 'Unexpected error');

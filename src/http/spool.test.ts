@@ -3,10 +3,13 @@
  * `saveFile`, which links what it spooled.
  */
 import { mkdtempSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { procedure, procedures } from '../core/procedure.js';
+import { createApp } from '../server/create-app.js';
 import { Spools, saveFile } from './spool.js';
 
 // The spools' directories are counted: in a temporary directory of this file's own (the spool
@@ -95,6 +98,42 @@ describe('saveFile', () => {
       expect(await readdir(directory)).toEqual(['copied.bin']);
     } finally {
       await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('an upload whose spool cannot be written', () => {
+  it('is a 503 whose cause is logged, not the client’s 400, and runs nothing', async () => {
+    const photos = procedures('photos', {
+      createPhoto: procedure()
+        .input(z.object({ photo: z.file() }))
+        .mutation(() => {
+          throw new Error('the handler ran');
+        }),
+    });
+    const lines: string[] = [];
+    const app = createApp({ logger: { level: 'warn', stream: { write: (line) => lines.push(line) } } }).mount(
+      [photos],
+    );
+    // A temporary directory that is a file: no spool can be made in it (as with no descriptor left).
+    const notADirectory = join(ownTemporary, 'a-file');
+    await writeFile(notADirectory, '');
+    process.env.TMPDIR = notADirectory;
+    try {
+      const form = new FormData();
+      form.set('photo', new File([new Uint8Array(2 * 1024 * 1024)], 'large.bin'));
+      const answer = await app.fetch(new Request('http://x/api/photos', { method: 'POST', body: form }));
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).not.toBeNull();
+      expect(await answer.json()).toMatchObject({
+        code: 'UNAVAILABLE',
+        detail: 'The server could not store the upload now; retry shortly',
+      });
+      const warnings = lines.filter((line) => JSON.parse(line).level === 40);
+      expect(warnings).toEqual([expect.stringContaining('ENOTDIR: not a directory')]);
+    } finally {
+      process.env.TMPDIR = ownTemporary;
+      await app.close();
     }
   });
 });

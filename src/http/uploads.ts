@@ -8,6 +8,7 @@
 import type busboy from 'busboy';
 import { ProceedError, ValidationError } from '../core/errors.js';
 import { isMediaType } from '../core/files.js';
+import { UnavailableError } from '../core/unavailable.js';
 import { DeferredBody, type FileField, type UploadPlan } from '../core/uploads.js';
 import { codedBodyRefusal } from './fetch-body.js';
 import { mediaTypeOf } from './json.js';
@@ -31,6 +32,15 @@ import {
   unsupported,
   uploadTooLarge,
 } from './upload-parts.js';
+
+/**
+ * The server's own storage failed under an upload (no file descriptor left, a full disk): a 503
+ * whose cause is logged, not the client's 400 "could not be read" (docs/uploads.md, "Limits").
+ */
+const notStored = (error: unknown) =>
+  error instanceof ProceedError
+    ? error
+    : new UnavailableError(error, 'The server could not store the upload now; retry shortly');
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -161,20 +171,31 @@ export class UploadBody extends DeferredBody {
     return {
       write: async (chunk) => {
         size += chunk.byteLength;
-        if (disk !== undefined) return disk.write(chunk);
-        // Copied: a runtime may reuse the buffer of a chunk it handed over.
-        chunks.push(chunk.slice());
-        if (spool === undefined || size <= memory) return;
-        disk = await spool.create();
-        const held = chunks;
-        chunks = [];
-        for (const each of held) await disk.write(each);
+        try {
+          if (disk !== undefined) return await disk.write(chunk);
+          // Copied: a runtime may reuse the buffer of a chunk it handed over.
+          chunks.push(chunk.slice());
+          if (spool === undefined || size <= memory) return;
+          disk = await spool.create();
+          const held = chunks;
+          chunks = [];
+          for (const each of held) await disk.write(each);
+        } catch (error) {
+          throw notStored(error);
+        }
       },
-      finish: async (name, type) =>
-        keepingType(
-          disk !== undefined ? await disk.finish(name, type) : new File(chunks as BlobPart[], name, { type }),
-          type,
-        ),
+      finish: async (name, type) => {
+        try {
+          return keepingType(
+            disk !== undefined
+              ? await disk.finish(name, type)
+              : new File(chunks as BlobPart[], name, { type }),
+            type,
+          );
+        } catch (error) {
+          throw notStored(error);
+        }
+      },
     };
   }
 
