@@ -40,7 +40,7 @@ const driverMessages = [
 /** Seconds a client should wait before retrying after an outage answer. */
 export const outageRetryAfter = 5;
 
-const outageDetail = 'A service this request needs is unreachable; try again shortly';
+export const outageDetail = 'A service this request needs is unreachable; try again shortly';
 
 /**
  * An outage, told by where it happened rather than by its code: throw it (with the original as

@@ -40,7 +40,7 @@ export async function readBytes(request: PipelineRequest, limit: number): Promis
     // runtime that breaks a connection answered mid-body (workerd) is not given one
     // (src/http/lingering.ts).
     const bytes = lingeringBytes(limit);
-    if (request.body !== null && lingersOn(request.headers.get('content-length'), bytes))
+    if (request.body !== null && lingersOn(request, bytes))
       await readOnAndDrop(request.body.getReader(), bytes, lingeringMilliseconds);
     throw tooLarge();
   }

@@ -30,7 +30,7 @@ export function webBodySource(request: PipelineRequest, lingerBytes: number): Bo
     { once: true },
   );
   const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
-  const lingers = lingersOn(request.headers.get('content-length'), lingerBytes);
+  const lingers = lingersOn(request, lingerBytes);
   return {
     readsRest: runtime.readsRefusedBodies || lingers,
     chunks: {

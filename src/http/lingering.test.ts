@@ -8,9 +8,16 @@ describe('the lingering rule', () => {
   });
 
   it('reads on a body of unknown length or one declared within the bound, never one declared past it', () => {
-    expect(lingersOn(undefined, 100)).toBe(true);
-    expect(lingersOn('100', 100)).toBe(true);
-    expect(lingersOn('101', 100)).toBe(false);
-    expect(lingersOn('lots', 100)).toBe(false);
+    const sent = (headers: Record<string, string>, awaitsContinue?: boolean) => ({
+      headers: new Headers(headers),
+      ...(awaitsContinue === undefined ? {} : { awaitsContinue }),
+    });
+    expect(lingersOn(sent({}), 100)).toBe(true);
+    expect(lingersOn(sent({ 'content-length': '100' }), 100)).toBe(true);
+    expect(lingersOn(sent({ 'content-length': '101' }), 100)).toBe(false);
+    expect(lingersOn(sent({ 'content-length': 'lots' }), 100)).toBe(false);
+    // Not sent yet: its client waits for a 100 Continue that a refusal does not send.
+    expect(lingersOn(sent({ 'content-length': '100' }, true), 100)).toBe(false);
+    expect(lingersOn(sent({ 'content-length': '100' }, false), 100)).toBe(true);
   });
 });

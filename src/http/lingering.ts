@@ -7,6 +7,8 @@
  * of it would not help (docs/uploads.md, "A refused body").
  */
 
+import type { PipelineRequest } from './sent.js';
+
 /** The least a refused body is read on for, whatever the route takes. */
 export const lingeringLeastBytes = 10 * 1024 * 1024;
 /** How long a refused body is read on for at most. */
@@ -19,10 +21,15 @@ export function lingeringBytes(routeLimit: number): number {
 
 /**
  * Whether a refused body is read on: one without a length (chunked) is, up to the bound; one
- * declared past the bound is not.
+ * declared past the bound is not, nor one its client has not sent, waiting for a `100 Continue`.
  */
-export function lingersOn(contentLength: string | null | undefined, bytes: number): boolean {
-  if (contentLength === undefined || contentLength === null || contentLength === '') return true;
+export function lingersOn(
+  request: Pick<PipelineRequest, 'headers' | 'awaitsContinue'>,
+  bytes: number,
+): boolean {
+  if (request.awaitsContinue === true) return false;
+  const contentLength = request.headers.get('content-length');
+  if (contentLength === null || contentLength === '') return true;
   const declared = Number(contentLength);
   return Number.isFinite(declared) && declared <= bytes;
 }

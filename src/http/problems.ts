@@ -5,7 +5,7 @@
  * its stack). Adapters add the request id and send it.
  */
 import { ProceedError, toProblem } from '../core/errors.js';
-import { UnavailableError, unavailableProblem } from '../core/unavailable.js';
+import { outageDetail, UnavailableError, unavailableProblem } from '../core/unavailable.js';
 
 export const problemType = 'application/problem+json; charset=utf-8';
 
@@ -44,7 +44,10 @@ export function problemAnswer(
   } else if (error instanceof UnavailableError && error.cause !== undefined) {
     // Thrown where a connection failed (a wrapped pool's `pool.query`, say) or the server's own
     // storage did (an upload's spool): the answer says nothing of the cause, so the log must.
-    log.warn({ err: error }, error.message);
+    log.warn(
+      { err: error },
+      error.message === outageDetail ? 'A service this request needs is unreachable' : error.message,
+    );
   }
   const problem = toProblem(known, exposeErrors);
   if (problem.unexpected) log.error({ err: error }, 'Unexpected error');

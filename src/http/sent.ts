@@ -41,6 +41,13 @@ export interface PipelineRequest {
   /** Whether the client left before its answer was made, where the adapter can tell (Node). */
   readonly clientLeft?: boolean;
   /**
+   * Whether the client waits for a `100 Continue` before it sends its body, and none has been
+   * sent: on Node, where the first read of the body sends it, so that a request refused before
+   * its body is read (401, 403, a 413 by its length) is answered without inviting the body.
+   * Such a body is not read on: the client keeps it, and the connection closes after the answer.
+   */
+  readonly awaitsContinue?: boolean;
+  /**
    * The id the server under the app gave the request already (Fastify, whose hooks logged with
    * it), which the answer and its log line keep: one id per request.
    */

@@ -13,7 +13,9 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { eventually } from '../../test/processes.js';
 import { download, fileAt } from '../core/files.js';
+import { guard } from '../core/guards.js';
 import { procedure, procedures } from '../core/procedure.js';
+import type { BaseContext } from '../core/request-context.js';
 import { webSocket } from '../core/sockets.js';
 import { rateLimit } from '../core/steps.js';
 import type { App, AppOptions } from './app.js';
@@ -642,5 +644,60 @@ describe.each(nodeServers)('shutdown, on $server', ({ create }) => {
     expectProblemAnswer(refused, 503, 'UNAVAILABLE');
     expect(refused?.headers['retry-after']).toBe('1');
     expect(refused?.headers.connection).toBe('close');
+  });
+});
+
+describe.each(nodeServers)('Expect: 100-continue, on $server', ({ create }) => {
+  onEachServer(create);
+  /** A raw upload from `x-allow: yes` only (a guard, which runs before an upload is read), up to 1 MiB. */
+  async function served() {
+    const ran: number[] = [];
+    const allowed = guard({
+      name: 'allowed',
+      check: (ctx: BaseContext) => ctx.request.header('x-allow') === 'yes',
+    });
+    const files = procedures('files', {
+      createFile: procedure()
+        .guard(allowed)
+        .input(z.file())
+        .uploads({ fileSize: 1024 * 1024 })
+        .mutation(({ input }) => {
+          ran.push(input.size);
+          return { size: input.size };
+        }),
+    });
+    const app = make({ logger: false }).mount([files]);
+    apps.push(app);
+    const address = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
+    return { port: Number(address.port), ran };
+  }
+  const head = (headers: string, length: number) =>
+    `POST /api/files HTTP/1.1\r\nHost: a\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n${headers}\r\n`;
+
+  it('sends 100 only once the route reads the body, then its answer', async () => {
+    const { port, ran } = await served();
+    const client = new RawConnection(port);
+    await client.send(head('x-allow: yes\r\n', 5));
+    await client.received('HTTP/1.1 100 Continue\r\n\r\n');
+    await client.send('hello');
+    await client.received('{"size":5}');
+    expect(ran).toEqual([5]);
+    client.socket.destroy();
+  });
+
+  it('answers a refusal before the body without a 100, and closes: the client never sends it', async () => {
+    const { port, ran } = await served();
+    const refused = new RawConnection(port);
+    await refused.send(head('', 512 * 1024));
+    await refused.closed;
+    expect(refused.text).not.toContain('100 Continue');
+    expectProblemAnswer(responses(refused.text)[0], 401, 'UNAUTHENTICATED');
+
+    const tooLarge = new RawConnection(port);
+    await tooLarge.send(head('x-allow: yes\r\n', 5 * 1024 * 1024));
+    await tooLarge.closed;
+    expect(tooLarge.text).not.toContain('100 Continue');
+    expectProblemAnswer(responses(tooLarge.text)[0], 413, 'PAYLOAD_TOO_LARGE');
+    expect(ran).toEqual([]);
   });
 });

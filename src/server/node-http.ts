@@ -23,7 +23,7 @@ import { problemAnswer } from '../http/problems.js';
 import type { NativeServer } from '../http/runtime.js';
 import type { SentAnswer } from '../http/sent.js';
 import { type Lifecycle, timeoutCheckInterval } from './lifecycle.js';
-import { NodeRequest } from './node-request.js';
+import { NodeRequest, waitingForContinue } from './node-request.js';
 import { answerClientErrorOn, rawProblemResponse } from './problems.js';
 import { newRequestId } from './request-id.js';
 import { routeUpgrades } from './sockets.js';
@@ -163,6 +163,16 @@ export class PipelineOnNode {
     server.on('checkExpectation', (incoming: IncomingMessage, response: ServerResponse) =>
       server.emit('request', incoming, response),
     );
+    // `Expect: 100-continue`: Node would answer 100 at once, inviting a body the route may refuse
+    // unread (401, 403, 413 by its length). The 100 goes when the body is first read instead
+    // (src/server/node-request.ts); a refusal goes without it, and Node closes the connection.
+    server.on('checkContinue', (incoming: IncomingMessage, response: ServerResponse) => {
+      // A route of the server's own (Fastify's) reads the body its own way: its 100 goes now.
+      const path = (incoming.url ?? '/').split('?', 1)[0] as string;
+      if (this.#serverTakes?.(incoming.method ?? 'GET', path) === true) response.writeContinue();
+      else waitingForContinue.add(incoming);
+      server.emit('request', incoming, response);
+    });
   }
 }
 

@@ -121,6 +121,19 @@ function originOf(host: string | undefined, ownHost: string): string {
   return named;
 }
 
+/**
+ * Requests whose client waits for a `100 Continue` not sent yet: Node's `checkContinue` listener
+ * (src/server/node-http.ts) puts them here instead of answering 100 at once; the first read of
+ * the body sends it.
+ */
+export const waitingForContinue = new WeakSet<IncomingMessage>();
+
+/** Invites the body of a request whose client waits for a `100 Continue`, once. */
+function sendContinue(incoming: IncomingMessage, response: ServerResponse): void {
+  if (!waitingForContinue.delete(incoming) || response.headersSent || response.destroyed) return;
+  response.writeContinue();
+}
+
 export class NodeRequest implements PipelineRequest {
   readonly method: string;
   readonly url: string;
@@ -175,6 +188,10 @@ export class NodeRequest implements PipelineRequest {
     return this.#body;
   }
 
+  get awaitsContinue(): boolean {
+    return waitingForContinue.has(this.#incoming);
+  }
+
   get clientLeft(): boolean {
     const response = this.#response;
     return response.closed && !response.writableFinished;
@@ -205,6 +222,7 @@ export class NodeRequest implements PipelineRequest {
     if (body !== undefined && body !== null)
       return new Response(body).arrayBuffer().then((buffer) => new Uint8Array(buffer));
     const incoming = this.#incoming;
+    sendContinue(incoming, this.#response);
     // Destroyed before the read began (its client left while a step waited): no event will come.
     if (incoming.destroyed) return Promise.reject(new Error('The client closed the request'));
     return new Promise((resolve, reject) => {
@@ -269,6 +287,7 @@ function streamOf(incoming: IncomingMessage, response: ServerResponse): Readable
         incoming.pause();
       },
       pull() {
+        sendContinue(incoming, response);
         incoming.resume();
       },
       cancel() {
@@ -281,7 +300,9 @@ function streamOf(incoming: IncomingMessage, response: ServerResponse): Readable
         if (response.writableFinished) incoming.socket?.destroy();
       },
     },
-    { highWaterMark: 1 },
+    // A client waiting for its 100 Continue gets it at the first read, not at the stream's own
+    // pull to fill a queue of one: a refusal before any read must not invite the body.
+    { highWaterMark: waitingForContinue.has(incoming) ? 0 : 1 },
   );
 }
 
