@@ -30,9 +30,13 @@ export function webBodySource(request: PipelineRequest, lingerBytes: number): Bo
     { once: true },
   );
   const ended: IteratorResult<Uint8Array> = { done: true, value: undefined };
-  const lingers = lingersOn(request, lingerBytes);
+  // Asked when the body is refused, not now: a client waiting for its 100 Continue has not sent
+  // the body yet, but once a read has sent the 100 it does, and is read on like any other.
+  const lingers = () => lingersOn(request, lingerBytes);
   return {
-    readsRest: runtime.readsRefusedBodies || lingers,
+    get readsRest() {
+      return runtime.readsRefusedBodies || lingers();
+    },
     chunks: {
       // The reader's own results, one promise a chunk: nothing in between to allocate.
       [Symbol.asyncIterator]: () => ({
@@ -63,7 +67,7 @@ export function webBodySource(request: PipelineRequest, lingerBytes: number): Bo
       // On Workers the edge owns the connection, and answering before the body is read breaks
       // it: the rest is read (and dropped) first, within the platform's own request limit.
       if (runtime.readsRefusedBodies) return readOnAndDrop(body, Number.POSITIVE_INFINITY, undefined);
-      if (!lingers) {
+      if (!lingers()) {
         void body.cancel().catch(() => undefined);
         return;
       }

@@ -472,6 +472,35 @@ describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
       .toBe(200);
   });
 
+  it('stops counting a file once its answer ends, even when its client left before it was made', async () => {
+    const largeFile = join(mkdtempSync(join(tmpdir(), 'proceed-limit-')), 'large.bin');
+    writeFileSync(largeFile, new Uint8Array(1024 * 1024));
+    onTestFinished(() => rmSync(dirname(largeFile), { recursive: true, force: true }));
+    let made = 0;
+    const slow = procedures('slow', {
+      slowFile: procedure()
+        .rest({ method: 'GET', path: '/slow/file' })
+        .output(download())
+        .query(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          made++;
+          return fileAt(largeFile, { type: 'application/octet-stream' });
+        }),
+    });
+    const app = make({ logger: false, maxConnections: 3 }).mount([slow]);
+    apps.push(app);
+    const { port } = new URL(await app.listen({ port: 0, handleSignals: false, logRoutes: false }));
+    for (let client = 0; client < 4; client++) {
+      const leaving = new RawConnection(Number(port));
+      await leaving.send('GET /api/slow/file HTTP/1.1\r\nHost: a\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      leaving.socket.destroy();
+    }
+    await expect.poll(() => made).toBe(4);
+    const after = await fetch(`http://127.0.0.1:${port}/api/slow/file`, { method: 'HEAD' });
+    expect(after.status).toBe(200);
+  });
+
   it('refuses a limit that is not a positive integer', () => {
     expect(() => make({ maxConnections: 0 })).toThrow(/maxConnections must be a positive integer/);
     expect(() => make({ maxConnections: 1.5 })).toThrow(/maxConnections must be a positive integer/);
@@ -682,6 +711,26 @@ describe.each(nodeServers)('Expect: 100-continue, on $server', ({ create }) => {
     await client.send('hello');
     await client.received('{"size":5}');
     expect(ran).toEqual([5]);
+    client.socket.destroy();
+  });
+
+  it('reads on a body refused midway once its 100 was sent, and keeps the connection', async () => {
+    const { port, ran } = await served();
+    const client = new RawConnection(port);
+    // Chunked: no length to refuse it by before it is read.
+    await client.send(
+      'POST /api/files HTTP/1.1\r\nHost: a\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\nx-allow: yes\r\n\r\n',
+    );
+    await client.received('HTTP/1.1 100 Continue\r\n\r\n');
+    const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
+    for (let sent = 0; sent < 32; sent++) await client.send(chunk);
+    await client.send('0\r\n\r\n');
+    await client.received('"code":"PAYLOAD_TOO_LARGE"');
+    const [refused] = responses(client.text.slice('HTTP/1.1 100 Continue\r\n\r\n'.length));
+    expectProblemAnswer(refused, 413, 'PAYLOAD_TOO_LARGE');
+    expect(refused?.headers.connection).toBe('keep-alive');
+    expect(client.isClosed).toBe(false);
+    expect(ran).toEqual([]);
     client.socket.destroy();
   });
 

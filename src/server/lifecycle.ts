@@ -106,6 +106,13 @@ export class Lifecycle {
   #filesOpen = 0;
   #atLimit = false;
 
+  #maxConnections = Number.POSITIVE_INFINITY;
+
+  /** Well under the limit again: the next time it is reached is warned of. */
+  #eased(): void {
+    if (this.#atLimit && this.#held < this.#maxConnections * 0.9) this.#atLimit = false;
+  }
+
   /** Descriptors the limit counts: connections, WebSockets, and files being sent. */
   get #held(): number {
     return this.#connections.size + this.#upgraded.size + this.#filesOpen;
@@ -126,6 +133,7 @@ export class Lifecycle {
    * ever reaches a route.
    */
   watch(server: Server, maxConnections: number, log: { warn(message: string): void }): void {
+    this.#maxConnections = maxConnections;
     const serveHttp = server.listeners('connection') as Array<(socket: Socket) => void>;
     this.#serveHttp = (socket) => {
       for (const serve of serveHttp) serve.call(server, socket);
@@ -145,7 +153,7 @@ export class Lifecycle {
       this.#connections.add(socket);
       socket.once('close', () => {
         this.#connections.delete(socket);
-        if (this.#atLimit && this.#held < maxConnections * 0.9) this.#atLimit = false;
+        this.#eased();
       });
       for (const serve of serveHttp) serve.call(server, socket);
     });
@@ -210,7 +218,10 @@ export class Lifecycle {
   upgraded(connection: Duplex): void {
     this.#connections.delete(connection as Socket);
     this.#upgraded.add(connection);
-    connection.once('close', () => this.#upgraded.delete(connection));
+    connection.once('close', () => {
+      this.#upgraded.delete(connection);
+      this.#eased();
+    });
   }
 
   /** A file is being sent: it counts against the limit until `release` (docs/deployment.md, "Connection limits"). */
@@ -221,6 +232,7 @@ export class Lifecycle {
       if (released) return;
       released = true;
       this.#filesOpen--;
+      this.#eased();
     };
   }
 }

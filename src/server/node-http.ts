@@ -104,7 +104,12 @@ export class PipelineOnNode {
   };
 
   #send(response: ServerResponse, sent: SentAnswer): void {
-    if (sent.readsFile) response.once('close', this.#lifecycle.fileOpened());
+    if (sent.readsFile) {
+      // Counted until the answer ends; a client that left while the handler ran has ended it already.
+      const release = this.#lifecycle.fileOpened();
+      if (response.closed) release();
+      else response.once('close', release);
+    }
     try {
       write(response, sent, this.#sendTimeout);
     } catch (error) {

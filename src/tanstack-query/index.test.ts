@@ -152,20 +152,47 @@ describe('infiniteOptions', () => {
       expect(observer.getCurrentResult().hasNextPage).toBe(true);
       await observer.fetchNextPage();
       expect(observer.getCurrentResult().hasNextPage).toBe(false);
-      // Newer than the first page: nothing yet.
-      await observer.fetchPreviousPage();
-      expect(observer.getCurrentResult().data?.pages[0]?.data).toEqual([]);
-      expect(calls.at(-1)).toBe('GET /api/items?limit=3&cursor=item-06&direction=backward');
-      // The empty check has no cursors: the next one asks from the same place, and finds what came since.
-      expect(observer.getCurrentResult().hasPreviousPage).toBe(true);
+      // The newest page has nothing newer to walk to: new posts come with a refetch.
+      expect(observer.getCurrentResult().hasPreviousPage).toBe(false);
       items.push({ id: 'item-99', title: 'Item 99', at: new Date(Date.UTC(2026, 2, 1)) });
-      await observer.fetchPreviousPage();
-      expect(calls.at(-1)).toBe('GET /api/items?limit=3&cursor=item-06&direction=backward');
-      expect(observer.getCurrentResult().data?.pages[0]?.data.map(({ id }) => id)).toEqual(['item-99']);
-      expect(observer.getCurrentResult().hasPreviousPage).toBe(true);
+      await observer.refetch();
+      expect(observer.getCurrentResult().data?.pages.map((page) => page.data.map(({ id }) => id))).toEqual([
+        ['item-99', 'item-06', 'item-05'],
+        ['item-04', 'item-03', 'item-02'],
+        ['item-01', 'item-00'],
+      ]);
+      expect(calls.slice(-3)).toEqual([
+        'GET /api/items?limit=3',
+        'GET /api/items?limit=3&cursor=item-05&direction=forward',
+        'GET /api/items?limit=3&cursor=item-02&direction=forward',
+      ]);
     } finally {
       const added = items.findIndex(({ id }) => id === 'item-99');
       if (added !== -1) items.splice(added, 1);
+      unsubscribe();
+    }
+  });
+
+  it('walks back up to newer pages that a window of maxPages let go', async () => {
+    const observer = new InfiniteQueryObserver(queryClient, {
+      ...queries.items.listItems.infiniteOptions({ input: { limit: 3 } }),
+      maxPages: 2,
+    });
+    const unsubscribe = observer.subscribe(() => undefined);
+    try {
+      await expect.poll(() => observer.getCurrentResult().data?.pages.length).toBe(1);
+      await observer.fetchNextPage();
+      await observer.fetchNextPage();
+      const ids = () => observer.getCurrentResult().data?.pages.map((page) => page.data.map(({ id }) => id));
+      expect(ids()).toEqual([['item-03', 'item-02', 'item-01'], ['item-00']]);
+      expect(observer.getCurrentResult().hasPreviousPage).toBe(true);
+      await observer.fetchPreviousPage();
+      expect(calls.at(-1)).toBe('GET /api/items?limit=3&cursor=item-03&direction=backward');
+      expect(ids()).toEqual([
+        ['item-06', 'item-05', 'item-04'],
+        ['item-03', 'item-02', 'item-01'],
+      ]);
+    } finally {
       unsubscribe();
     }
   });

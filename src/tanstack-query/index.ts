@@ -159,12 +159,13 @@ function procedureQueries(collection: string, name: string, call: AnyCall): Reco
         // An empty page, or a page with nothing older, ends the list that way.
         getNextPageParam: (last: CursorPageLike) =>
           last.nextCursor === null ? null : { cursor: last.nextCursor, direction: 'forward' },
-        // Newer is never over: a check that found nothing (an empty page, both cursors null) is
-        // asked again from the same cursor, so the next check finds what was published since.
-        // Only a list that was empty from its first page has nothing to ask newer than.
+        // Back up towards newer pages only below the newest one (a window `maxPages` moved down):
+        // from the newest page an empty page would be prepended, and every refetch, which starts
+        // from the first page's cursor, would then end at it with an empty list. Posts newer than
+        // the newest page come with a refetch, which asks for the newest page again.
         getPreviousPageParam: (first: CursorPageLike, _pages: unknown, firstParam: PageParam) =>
-          first.prevCursor === null
-            ? (firstParam ?? null)
+          firstParam === undefined || first.prevCursor === null
+            ? null
             : { cursor: first.prevCursor, direction: 'backward' },
       };
     },
