@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { notes, notesApp } from '../../test/fixtures/notes.js';
+import { versionedRecords } from '../../test/fixtures/versioned-records.js';
 import { download, sendFile } from '../core/files.js';
 import { procedure, procedures } from '../core/procedure.js';
 import type { App } from '../server/app.js';
@@ -444,32 +445,18 @@ describe('a procedure that answers a file', () => {
 });
 
 describe('the answer of a call, told to onResponse', () => {
-  const record = { id: 'd1', text: 'first', version: 1 };
-  const docs = procedures('docs', {
-    getDoc: procedure()
-      .input(z.object({ id: z.string() }))
-      .versioned((doc: typeof record) => doc.version)
-      .query(() => record),
-    updateDoc: procedure()
-      .input(z.object({ id: z.string(), data: z.object({ text: z.string() }) }))
-      .versioned((doc: typeof record) => doc.version)
-      .mutation(({ input, ctx }) => {
-        ctx.precondition.check(record.version);
-        Object.assign(record, { text: input.data.text, version: record.version + 1 });
-        return record;
-      }),
-  });
-  const app = createApp({ logger: false }).mount([docs]);
+  const { record, collection } = versionedRecords();
+  const app = createApp({ logger: false }).mount([collection]);
   afterAll(() => app.close());
-  const client = createClient<readonly [typeof docs]>({
+  const client = createClient<readonly [typeof collection]>({
     baseUrl: 'http://api.example',
     fetch: (input, init) => app.fetch(new Request(input, init)),
   });
 
   it("gives the ETag of a read to send back as If-Match, and a refused write's 412 too", async () => {
     let etag: string | null = null;
-    const read = await client.docs.getDoc(
-      { id: 'd1' },
+    const read = await client.records.getRecord(
+      { id: 'a' },
       {
         onResponse: ({ status, headers }) => {
           expect(status).toBe(200);
@@ -477,18 +464,21 @@ describe('the answer of a call, told to onResponse', () => {
         },
       },
     );
-    expect(read.text).toBe('first');
-    expect(etag).toMatch(/^"1\./);
+    expect(read.title).toBe('kept');
+    expect(etag).toMatch(/^"4\./);
     const statuses: number[] = [];
     const ifMatch = { 'if-match': etag ?? '' };
     const onResponse = ({ status }: { status: number }) => statuses.push(status);
-    await client.docs.updateDoc({ id: 'd1', data: { text: 'second' } }, { headers: ifMatch, onResponse });
+    await client.records.updateRecord(
+      { id: 'a', data: { title: 'second' } },
+      { headers: ifMatch, onResponse },
+    );
     const stale = await rejection(
-      client.docs.updateDoc({ id: 'd1', data: { text: 'third' } }, { headers: ifMatch, onResponse }),
+      client.records.updateRecord({ id: 'a', data: { title: 'third' } }, { headers: ifMatch, onResponse }),
     );
     expect((stale as ProblemError).code).toBe('PRECONDITION_FAILED');
     expect(statuses).toEqual([200, 412]);
-    expect(record.text).toBe('second');
+    expect(record.title).toBe('second');
   });
 });
 

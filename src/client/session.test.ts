@@ -6,7 +6,14 @@ import { MemoryRevocationStore } from '../auth/revocation.js';
 import { type TokenPair, TokenService } from '../auth/tokens.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { createApp } from '../server/create-app.js';
-import { ClientError, createClient, ProblemError, refreshingSession, routeManifest } from './index.js';
+import {
+  ClientError,
+  createClient,
+  ProblemError,
+  type RefreshingSession,
+  refreshingSession,
+  routeManifest,
+} from './index.js';
 
 type Ctx = AuthContext<{ id: string }>;
 const p = () => procedure<Ctx>();
@@ -64,13 +71,17 @@ async function expiredSession(
     onChange: (changed) => changes.push(changed),
     fetch: wire,
   });
-  const client = createClient<typeof api>({
+  return { pair, session, client: clientOf(session) };
+}
+
+/** The typed client of a session: its token on every call, its fetch refreshing it. */
+function clientOf(session: RefreshingSession<TokenPair>) {
+  return createClient<typeof api>({
     baseUrl: 'http://api.example',
     routes,
     token: session.token,
     fetch: session.fetch,
   });
-  return { pair, session, client };
 }
 
 /** A promise and the function that resolves it (Node 20 has no `Promise.withResolvers`). */
@@ -152,12 +163,7 @@ describe('refreshingSession', () => {
       refresh: () => Promise.reject(limited),
       fetch: wire,
     });
-    const client = createClient<typeof api>({
-      baseUrl: 'http://api.example',
-      routes,
-      token: session.token,
-      fetch: session.fetch,
-    });
+    const client = clientOf(session);
     const failed = await client.auth.me().catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(ClientError);
     expect((failed as ClientError).cause).toBe(limited);
@@ -187,12 +193,7 @@ describe('refreshingSession', () => {
       refresh: () => Promise.reject(new Error('never asked')),
       fetch: wire,
     });
-    const client = createClient<typeof api>({
-      baseUrl: 'http://api.example',
-      routes,
-      token: session.token,
-      fetch: session.fetch,
-    });
+    const client = clientOf(session);
     const refused = await client.auth.me().catch((error: unknown) => error);
     expect((refused as ProblemError).code).toBe('UNAUTHENTICATED');
     expect(refreshes).toBe(0);

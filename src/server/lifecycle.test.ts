@@ -476,12 +476,14 @@ describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
     const largeFile = join(mkdtempSync(join(tmpdir(), 'proceed-limit-')), 'large.bin');
     writeFileSync(largeFile, new Uint8Array(1024 * 1024));
     onTestFinished(() => rmSync(dirname(largeFile), { recursive: true, force: true }));
+    let started = 0;
     let made = 0;
     const slow = procedures('slow', {
       slowFile: procedure()
         .rest({ method: 'GET', path: '/slow/file' })
         .output(download())
         .query(async () => {
+          started++;
           await new Promise((resolve) => setTimeout(resolve, 150));
           made++;
           return fileAt(largeFile, { type: 'application/octet-stream' });
@@ -493,10 +495,11 @@ describe.each(nodeServers)('the connection limit, on $server', ({ create }) => {
     for (let client = 0; client < 4; client++) {
       const leaving = new RawConnection(Number(port));
       await leaving.send('GET /api/slow/file HTTP/1.1\r\nHost: a\r\n\r\n');
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Gone while its handler runs: the answer is made after the client left.
+      await expect.poll(() => started, { timeout: 5000 }).toBe(client + 1);
       leaving.socket.destroy();
     }
-    await expect.poll(() => made).toBe(4);
+    await expect.poll(() => made, { timeout: 5000 }).toBe(4);
     const after = await fetch(`http://127.0.0.1:${port}/api/slow/file`, { method: 'HEAD' });
     expect(after.status).toBe(200);
   });
