@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ProcedureBuilder } from '../core/procedure.js';
 import type { BaseContext } from '../core/request-context.js';
 import type { RateLimitRule } from '../core/steps.js';
+import type { AccountLimit, failedAttemptLimit, resetMailLimit } from './account-limits.js';
 import type { ScryptCost } from './password.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenService } from './tokens.js';
@@ -78,6 +79,12 @@ export interface PasswordResetOptions<Ctx, User extends AccountUser> {
   background: (ctx: Ctx, task: () => Promise<void>) => void;
   /** How long a link works, in ms. Default one hour. */
   lifetime?: number;
+  /**
+   * Reset mails per address (counted whether or not it has an account): past `max` in `window`
+   * ms, 429 until the window ends. Default {@link resetMailLimit}, five an hour, named
+   * `reset-mails`; `false`: none.
+   */
+  mailLimit?: AccountLimit | false;
 }
 
 export interface AccountOptions<
@@ -102,6 +109,14 @@ export interface AccountOptions<
    * change it.
    */
   rateLimit?: RateLimitRule;
+  /**
+   * Failed attempts per account, whatever addresses they come from: wrong passwords at login (per
+   * email, known or not) and at password change (per user). Past `max` failures in `window` ms,
+   * every attempt for the account is refused 429 until the window ends, the right password
+   * included. Default {@link failedAttemptLimit}, ten in 15 minutes, named `failed-attempts`;
+   * `false`: none (docs/accounts.md, "Limits").
+   */
+  failedAttempts?: AccountLimit | false;
   /** Called once a user has registered, before the answer: send a verification mail here. */
   onRegistered?: (ctx: Ctx, user: User) => MaybePromise<void>;
   /** Password reset by mail: `forgotPassword` and `resetPassword` exist only with it. */

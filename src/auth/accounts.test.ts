@@ -210,6 +210,106 @@ describe('accountProcedures: one behaviour for every app', () => {
     expect(deactivated.json()).toMatchObject({ code: 'FORBIDDEN', detail: 'This account is deactivated' });
   });
 
+  it('refuses every login to an account after ten failed passwords from any addresses, the right one included, and only that account', async () => {
+    await register();
+    const from = (email: string, password: string, address: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { email, password },
+        remoteAddress: address,
+      });
+    // Successes are not counted: a user who signs in often is never refused.
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      expect((await from('ada@example.com', 'correct horse', '192.0.2.1')).statusCode).toBe(200);
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const wrong = await from(
+        attempt % 2 === 0 ? 'ada@example.com' : ' ADA@example.com ',
+        'guess',
+        `198.51.100.${attempt}`,
+      );
+      expect(wrong.statusCode).toBe(401);
+    }
+    const refused = await from('ada@example.com', 'correct horse', '192.0.2.1');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'RATE_LIMITED' });
+    const wait = Number(refused.headers['retry-after']);
+    expect(wait).toBeGreaterThan(14 * 60);
+    expect(wait).toBeLessThanOrEqual(15 * 60);
+    // An email without an account is counted the same way, so the 429 tells nothing about it.
+    for (let attempt = 0; attempt < 10; attempt += 1)
+      expect((await from('nobody@example.com', 'guess', `203.0.113.${attempt}`)).statusCode).toBe(401);
+    expect((await from('nobody@example.com', 'guess', '203.0.113.99')).statusCode).toBe(429);
+    // Another account is not touched.
+    await register('grace@example.com');
+    expect((await from('grace@example.com', 'correct horse', '198.51.100.1')).statusCode).toBe(200);
+  });
+
+  it('counts failed password changes per user, and reset mails per address whether or not it has an account', async () => {
+    const session = await register();
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const wrong = await post(
+        'change-password',
+        { currentPassword: `guess ${attempt}`, newPassword: 'battery staple' },
+        session.accessToken,
+      );
+      expect(wrong.statusCode).toBe(400);
+    }
+    const refused = await post(
+      'change-password',
+      { currentPassword: 'correct horse', newPassword: 'battery staple' },
+      session.accessToken,
+    );
+    expect(refused.statusCode).toBe(429);
+    expect((await post('login', { email: 'ada@example.com', password: 'correct horse' })).statusCode).toBe(
+      200,
+    );
+
+    for (const email of ['ada@example.com', 'nobody@example.com']) {
+      for (let attempt = 0; attempt < 5; attempt += 1)
+        expect((await post('forgot-password', { email })).statusCode).toBe(202);
+      expect((await post('forgot-password', { email: email.toUpperCase() })).statusCode).toBe(429);
+    }
+    await Promise.all(pending);
+    expect(mailed).toHaveLength(5);
+  });
+
+  it('takes the per-account limits from its options, and none with false', async () => {
+    const own = async (options: object) => {
+      const made = createApp<Ctx>({
+        logger: false,
+        context: () => ({ tokens, members, resets, later: (task) => void pending.push(task()) }),
+      });
+      await made.register(authPlugin, { tokens, userLoader: (id) => members.findById(id) });
+      return made.mount([procedures('auth', accountProcedures({ ...essentials, ...options }))]);
+    };
+    const tries = async (target: App<Ctx>, count: number) => {
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < count; attempt += 1)
+        statuses.push(
+          (
+            await target.inject({
+              method: 'POST',
+              url: '/api/auth/login',
+              payload: { email: 'ada@example.com', password: 'guess' },
+            })
+          ).statusCode,
+        );
+      return statuses;
+    };
+    const strict = await own({ failedAttempts: { max: 2, window: 60_000 } });
+    expect(await tries(strict, 3)).toEqual([401, 401, 429]);
+    const off = await own({ failedAttempts: false });
+    expect(await tries(off, 12)).toEqual(Array(12).fill(401));
+    await Promise.all([strict.close(), off.close()]);
+    expect(() => accountProcedures({ ...essentials, failedAttempts: { max: 0, window: 1 } })).toThrow(
+      /accountProcedures failedAttempts: .*max must be an integer ≥ 1/,
+    );
+    expect(() => accountProcedures({ ...essentials, failedAttempts: { max: 3 } } as never)).toThrow(
+      /window must be/,
+    );
+  });
+
   it('revokes a login that a user-wide revocation (a password reset) lands in the middle of', async () => {
     const { user } = await register();
     let reads = 0;

@@ -15,7 +15,7 @@ import {
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { BaseContext } from '../core/request-context.js';
 import type { SchemaInput } from '../core/schema.js';
-import { checkRateLimitRule, type RateLimitRule, rateLimit } from '../core/steps.js';
+import { accountLimitSteps, normalEmail } from './account-limits.js';
 import type { AccountOptions, AccountUser, PasswordResetOptions } from './account-options.js';
 import { authenticated } from './guards.js';
 import { InvalidTokenError } from './jwt.js';
@@ -24,6 +24,7 @@ import { changePassword } from './password-change.js';
 import type { AuthContext } from './plugin.js';
 import type { TokenPair } from './tokens.js';
 
+export { type AccountLimit, accountRateLimit, failedAttemptLimit, resetMailLimit } from './account-limits.js';
 export type {
   AccountOptions,
   AccountStore,
@@ -32,9 +33,6 @@ export type {
   ResetTokenStore,
 } from './account-options.js';
 
-/** Ten tries a minute per client IP on each sign-in route, named `auth`. */
-export const accountRateLimit: RateLimitRule = Object.freeze({ name: 'auth', max: 10, window: 60_000 });
-
 const accountOptionKeys = optionKeys<AccountOptions<never, AccountUser, z.ZodRawShape, z.ZodType>>()(
   'procedure',
   'users',
@@ -42,6 +40,7 @@ const accountOptionKeys = optionKeys<AccountOptions<never, AccountUser, z.ZodRaw
   'view',
   'profile',
   'rateLimit',
+  'failedAttempts',
   'onRegistered',
   'passwordReset',
   'path',
@@ -52,6 +51,7 @@ const resetOptionKeys = optionKeys<PasswordResetOptions<never, AccountUser>>()(
   'send',
   'background',
   'lifetime',
+  'mailLimit',
 );
 
 /** The longest token the procedures read or write. */
@@ -69,7 +69,6 @@ const success = z.object({ success: z.literal(true) });
 const succeeded = { success: true as const };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const normalEmail = (address: string) => address.trim().toLowerCase();
 const isActive = (user: AccountUser | undefined) => user !== undefined && user.isActive !== false;
 const badCredentials = () => new UnauthenticatedError('Invalid email or password');
 
@@ -166,7 +165,11 @@ function buildAccountProcedures<
     fixedCost ?? checkedCost((costSetting as (ctx: Ctx) => ScryptCost)(ctx));
   const { users, tokens, procedure } = options;
   const base = (options.path ?? '/auth').replace(/\/$/, '');
-  const limited = rateLimit(checkRateLimitRule(options.rateLimit ?? accountRateLimit));
+  const limits = accountLimitSteps({
+    rateLimit: options.rateLimit,
+    failedAttempts: options.failedAttempts,
+    mailLimit: reset?.mailLimit,
+  });
   const Session = z.object({
     user: options.view,
     accessToken: z.string().max(tokenLength).regex(compactJwt),
@@ -184,7 +187,7 @@ function buildAccountProcedures<
   const account = {
     register: procedure()
       .rest({ method: 'POST', path: `${base}/register`, status: 201 })
-      .use(limited)
+      .use(limits.perAddress)
       .headers(noStore)
       .meta({
         summary: 'Create an account and sign in',
@@ -211,12 +214,13 @@ function buildAccountProcedures<
 
     login: procedure()
       .rest({ method: 'POST', path: `${base}/login` })
-      .use(limited)
+      .use(limits.perAddress)
+      .use(limits.loginFailures)
       .headers(noStore)
       .meta({
         summary: 'Sign in with email and password',
         description:
-          'Answers a token pair. A wrong email and a wrong password get the same 401, in the same time; a deactivated account gets 403. Rate-limited per client IP.',
+          'Answers a token pair. A wrong email and a wrong password get the same 401, in the same time; a deactivated account gets 403. Rate-limited per client IP, and per account after failed passwords (429 for that account, the right password included, until the window ends).',
         errors: ['UNAUTHENTICATED', 'FORBIDDEN'],
       })
       .input(z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) }))
@@ -247,7 +251,7 @@ function buildAccountProcedures<
 
     refresh: procedure()
       .rest({ method: 'POST', path: `${base}/refresh` })
-      .use(limited)
+      .use(limits.perAddress)
       .headers(noStore)
       .meta({
         summary: 'Trade a refresh token for a new pair (single use)',
@@ -297,7 +301,8 @@ function buildAccountProcedures<
 
     changePassword: procedure()
       .rest({ method: 'POST', path: `${base}/change-password` })
-      .use(limited)
+      .use(limits.perAddress)
+      .use(limits.changeFailures)
       .headers(noStore)
       .meta({
         summary: 'Change the password; signs out every other session',
@@ -330,10 +335,11 @@ function buildAccountProcedures<
   const resets = reset && {
     forgotPassword: procedure()
       .rest({ method: 'POST', path: `${base}/forgot-password`, status: 202 })
-      .use(limited)
+      .use(limits.perAddress)
+      .use(limits.resetMails)
       .meta({
         summary: 'Send a password-reset link; the answer is the same whether or not the email exists',
-        description: `Always 202, so the answer does not tell whether an account exists. The link holds a single-use token valid for ${describeLifetime(resetLifetime)}.`,
+        description: `202 whether or not the email has an account, so the answer does not tell; past the limit of requests for one address, 429 for any address. The link holds a single-use token valid for ${describeLifetime(resetLifetime)}.`,
       })
       .input(z.object({ email }))
       .output(success)

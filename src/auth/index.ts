@@ -15,13 +15,16 @@ export {
   type WarningLogger,
 } from '../config/index.js';
 export {
+  type AccountLimit,
   type AccountOptions,
   type AccountStore,
   type AccountUser,
   accountProcedures,
   accountRateLimit,
+  failedAttemptLimit,
   type PasswordResetOptions,
   type ResetTokenStore,
+  resetMailLimit,
 } from './accounts.js';
 export {
   admin,

@@ -56,4 +56,15 @@ export type Invoke = (call: Call) => Reply | Promise<Reply>;
 export interface CompileOptions {
   /** What loads `ctx.user` (`authPlugin's userLoader (findUser)`), for the log of a guard that finds a field missing. */
   userSource?: () => string | undefined;
+  /** The route's `rateLimit()` rules with a `key`; undefined when it has none. */
+  keyedLimiter?: KeyedLimiter | undefined;
+}
+
+/**
+ * Counts a call against a route's `rateLimit()` rules with a `key` (src/http/rate-limit.ts),
+ * once its guards and input have passed: throws the 429 past a limit, and answers what to call
+ * once the call has succeeded (a rule counting failures takes its count back), if anything.
+ */
+export interface KeyedLimiter {
+  count(ctx: unknown, input: unknown): Promise<(() => void) | undefined>;
 }

@@ -3,7 +3,7 @@
  * coercion, validation, the handler and serialization. Adapters only translate requests in and
  * replies out.
  */
-import type { Call, CompileOptions, Invoke, Reply } from './call.js';
+import type { Call, CompileOptions, Invoke, KeyedLimiter, Reply } from './call.js';
 import { inputReader } from './input-assembly.js';
 import { parseIfMatch, preconditionOf, unversionedRoute } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
@@ -58,6 +58,17 @@ function chain<T>(
   return (call, input) => dispatch(0, call, input);
 }
 
+/** Counts the call against the route's keyed limits before what follows the input runs. */
+function limitedBy(limiter: KeyedLimiter, next: Step<unknown>): Step<unknown> {
+  return async (call, input) => {
+    const succeeded = await limiter.count(call.ctx, input);
+    if (succeeded === undefined) return next(call, input);
+    const reply = await next(call, input);
+    succeeded();
+    return reply;
+  };
+}
+
 /** Carries what the handler set onto its reply, when it set anything. */
 function withResponse(
   reply: Reply | Promise<Reply>,
@@ -108,7 +119,12 @@ export function compileRoute(route: RouteEntry, options: CompileOptions = {}): I
           if (call.ifMatch !== undefined && parseIfMatch(call.ifMatch) !== '*') throw unversionedRoute();
           return run(call, input);
         };
-  const afterInput = inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
+  const middlewaresThenHandler =
+    inputMiddlewares.length === 0 ? handle : chain<unknown>(inputMiddlewares, handle);
+  const afterInput =
+    options.keyedLimiter === undefined
+      ? middlewaresThenHandler
+      : limitedBy(options.keyedLimiter, middlewaresThenHandler);
 
   const readInput = inputReader(route);
   const validated = (call: Call): Reply | Promise<Reply> => {

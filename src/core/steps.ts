@@ -79,14 +79,27 @@ export interface RouteDocumentation {
 }
 
 /**
- * A fixed-window limit per client IP and route, counted by src/http/rate-limit.ts (in memory
- * or Redis) on every adapter; the app may change `max` and `window` by `name`.
+ * A fixed-window limit per route, counted by src/http/rate-limit.ts (in memory or Redis) on
+ * every adapter: per client IP, or per what `key` returns; the app may change `max` and `window`
+ * by `name`.
  */
 export interface RateLimitRule {
   readonly name: string;
   readonly max: number;
   /** The window in ms. */
   readonly window: number;
+  /**
+   * Counts per what this returns of the call (an account, an API key, `ctx.user.id`) instead of
+   * per client IP, once the guards and the input have passed; `undefined`: the call is not
+   * counted by this rule (docs/procedures.md, "Rate limits").
+   */
+  readonly key?: ((call: { ctx: never; input: never }) => string | undefined) | undefined;
+  /**
+   * `calls` (default) counts every call; `failures` counts only the calls that end in an error,
+   * while refusing every call once the count is reached (a login's failed attempts per account).
+   * Only with `key`.
+   */
+  readonly counts?: 'calls' | 'failures' | undefined;
 }
 
 /** What `.use()` takes besides a plain middleware: a middleware with facts about the route. */
@@ -136,14 +149,31 @@ export function step<TCtx, TAdd extends object = Record<never, never>, TInput = 
  * carry `X-RateLimit-*`. Each route has its own counter; `createApp({ rateLimit: { limits } })`
  * changes a rule's numbers by its name (say, from an environment variable).
  *
+ * With `key`, the rule counts per what `key` returns of the caller and the valid input instead,
+ * after the guards and the input's validation, and with `counts: 'failures'` only the calls that
+ * fail: a login's wrong passwords per account, whatever address they come from.
+ *
  * @example
  * const signIn = rateLimit({ name: 'auth', max: 10, window: 60_000 });
  * const login = procedure().use(signIn).input(credentials).mutation(...);
+ * const perUser = rateLimit<{ user: User }>({ name: 'exports', max: 5, key: ({ ctx }) => ctx.user.id });
  */
-export function rateLimit(rule: { name: string; max: number; window?: number }): Step<unknown> {
+export function rateLimit<TCtx = unknown, TInput = unknown>(rule: {
+  name: string;
+  max: number;
+  window?: number;
+  key?: ((call: { ctx: TCtx; input: TInput }) => string | undefined) | undefined;
+  counts?: 'calls' | 'failures' | undefined;
+}): Step<unknown> {
   // `{ windowMs }` kept the 60 s window, silently.
   refuseUnknownOptions('rateLimit', rule, rateLimitKeys, { required: true });
-  const checked = checkRateLimitRule({ name: rule.name, max: rule.max, window: rule.window ?? 60_000 });
+  const checked = checkRateLimitRule({
+    name: rule.name,
+    max: rule.max,
+    window: rule.window ?? 60_000,
+    key: rule.key as RateLimitRule['key'],
+    counts: rule.counts,
+  });
   return Object.freeze({
     '~step': Object.freeze({
       name: `rate limit "${checked.name}"`,
@@ -154,7 +184,7 @@ export function rateLimit(rule: { name: string; max: number; window?: number }):
   });
 }
 
-const rateLimitKeys = optionKeys<RateLimitRule>()('name', 'max', 'window');
+const rateLimitKeys = optionKeys<RateLimitRule>()('name', 'max', 'window', 'key', 'counts');
 
 // The X-RateLimit-* headers go on every answer of the route, problems included: the OpenAPI
 // generator declares them from `rateLimits` (src/openapi/response-headers.ts).
@@ -173,5 +203,20 @@ export function checkRateLimitRule(rule: RateLimitRule): RateLimitRule {
     throw new ProceedConfigError(
       `rateLimit "${rule.name}": window must be a positive number of ms, not ${rule.window}`,
     );
-  return Object.freeze({ name: rule.name, max: rule.max, window: rule.window });
+  if (rule.key !== undefined && typeof rule.key !== 'function')
+    throw new ProceedConfigError(`rateLimit "${rule.name}": key must be a function of { ctx, input }`);
+  if (rule.counts !== undefined && rule.counts !== 'calls' && rule.counts !== 'failures')
+    throw new ProceedConfigError(
+      `rateLimit "${rule.name}": counts must be "calls" or "failures", not ${JSON.stringify(rule.counts)}`,
+    );
+  // A rule per client IP is checked before the route runs, and whether the call failed is known
+  // only after: failures are counted per key.
+  if (rule.counts === 'failures' && rule.key === undefined)
+    throw new ProceedConfigError(`rateLimit "${rule.name}": counts "failures" needs a key`);
+  return Object.freeze({
+    name: rule.name,
+    max: rule.max,
+    window: rule.window,
+    ...(rule.key === undefined ? {} : { key: rule.key, counts: rule.counts ?? 'calls' }),
+  });
 }

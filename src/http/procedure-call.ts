@@ -5,7 +5,7 @@
  * the request before and write the answer after.
  */
 
-import type { Call, Reply } from '../core/call.js';
+import type { Call, KeyedLimiter, Reply } from '../core/call.js';
 import { ProceedError } from '../core/errors.js';
 import { compileRoute } from '../core/execute.js';
 import {
@@ -34,6 +34,8 @@ export interface ProcedureCallOptions {
   idempotency: () => IdempotencyRuntime | undefined;
   entityTag: (body: string, version?: string) => string;
   ifMatchHolds: (ifMatch: string, tag: string) => boolean;
+  /** The app's rate limits, for the route's rules counted per key (src/http/rate-limit.ts). */
+  rateLimits: { keyedLimiterFor(route: MountedRoute): KeyedLimiter | undefined };
 }
 
 export interface ProcedureCall {
@@ -51,7 +53,10 @@ export const crossSiteRequest = (reason: string) =>
   new ProceedError('FORBIDDEN', `Cross-site request refused: ${reason}`);
 
 export function procedureCall(route: MountedRoute, options: ProcedureCallOptions): ProcedureCall {
-  const invoke = compileRoute(route, { userSource: options.userSource });
+  const invoke = compileRoute(route, {
+    userSource: options.userSource,
+    keyedLimiter: options.rateLimits.keyedLimiterFor(route),
+  });
   const owner = `${route.collection}.${route.name}`;
   const mayReplay = (call: Call) =>
     runGuards(route.definition.guards, call.ctx, owner, { userSource: options.userSource }, call.trace);

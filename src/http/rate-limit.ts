@@ -6,11 +6,21 @@
  * address in and write the headers out.
  */
 import { Address6 } from 'ip-address';
+import type { KeyedLimiter } from '../core/call.js';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { checkRateLimitRule, type RateLimitRule } from '../core/steps.js';
 import { ipv4 } from './ip.js';
+import {
+  type Count,
+  type Counter,
+  MemoryCounter,
+  type RateLimitRedis,
+  RedisCounter,
+} from './rate-limit-counters.js';
+
+export type { RateLimitRedis } from './rate-limit-counters.js';
 
 /** A rule's numbers changed by the app, say from an environment variable. */
 export interface RateLimitChange {
@@ -18,16 +28,6 @@ export interface RateLimitChange {
   max?: number;
   /** The window in ms. */
   window?: number;
-}
-
-/** What the part of an ioredis client Proceed uses looks like. */
-export interface RateLimitRedis {
-  options?: { enableOfflineQueue?: boolean | undefined };
-  ping(): Promise<unknown>;
-  eval(script: string, keys: number, ...args: (string | number)[]): Promise<unknown>;
-  evalsha(sha: string, keys: number, ...args: (string | number)[]): Promise<unknown>;
-  on(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
-  off(event: 'error' | 'ready', listener: (error?: Error) => void): unknown;
 }
 
 export interface RateLimitOptions {
@@ -47,98 +47,6 @@ export interface RateLimitOptions {
 }
 
 const rateLimitChangeKeys = optionKeys<RateLimitChange>()('max', 'window');
-
-/** One window's count for a key, and the ms until the window ends. */
-interface Count {
-  count: number;
-  resetIn: number;
-}
-
-/** Counts hits per key in fixed windows. */
-interface Counter {
-  hit(key: string, window: number): Count | Promise<Count>;
-}
-
-/**
- * This process's counts. Synchronous, so a limited route costs no promise; ended windows are
- * dropped in one pass a minute (no timer: Workers allow none outside a request), and the number
- * of keys is capped so that a flood of addresses cannot grow the map without end.
- */
-class MemoryCounter implements Counter {
-  static readonly maxKeys = 100_000;
-  readonly #windows = new Map<string, { count: number; endsAt: number }>();
-  #nextSweep = 0;
-
-  hit(key: string, window: number): Count {
-    const now = Date.now();
-    if (now >= this.#nextSweep) this.#sweep(now);
-    let entry = this.#windows.get(key);
-    if (entry === undefined || entry.endsAt <= now) {
-      if (entry !== undefined) this.#windows.delete(key);
-      else if (this.#windows.size >= MemoryCounter.maxKeys) this.#dropOldest();
-      entry = { count: 0, endsAt: now + window };
-      this.#windows.set(key, entry);
-    }
-    entry.count += 1;
-    return { count: entry.count, resetIn: entry.endsAt - now };
-  }
-
-  #sweep(now: number): void {
-    for (const [key, entry] of this.#windows) if (entry.endsAt <= now) this.#windows.delete(key);
-    this.#nextSweep = now + 60_000;
-  }
-
-  /** Keys are in insertion order: the oldest window goes first. */
-  #dropOldest(): void {
-    for (const key of this.#windows.keys()) {
-      this.#windows.delete(key);
-      return;
-    }
-  }
-}
-
-/** One round trip per hit: the count and the window's remaining time, atomically. */
-const hitScript = `local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {count, ttl}`;
-
-/** Counts in Redis: every instance sees the same windows. */
-class RedisCounter implements Counter {
-  readonly #redis: RateLimitRedis;
-  #sha: string | undefined;
-
-  constructor(redis: RateLimitRedis) {
-    this.#redis = redis;
-  }
-
-  async hit(key: string, window: number): Promise<Count> {
-    const redisKey = `proceed:rate-limit:${key}`;
-    let reply: unknown;
-    if (this.#sha === undefined) {
-      this.#sha = await sha1Hex(hitScript);
-      reply = await this.#redis.eval(hitScript, 1, redisKey, window);
-    } else {
-      try {
-        reply = await this.#redis.evalsha(this.#sha, 1, redisKey, window);
-      } catch (error) {
-        // A restarted or flushed Redis forgot the script: send it once more.
-        if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
-        reply = await this.#redis.eval(hitScript, 1, redisKey, window);
-      }
-    }
-    const [count, resetIn] = reply as [number, number];
-    return { count: Number(count), resetIn: Number(resetIn) };
-  }
-}
-
-async function sha1Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-1', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
-}
 
 /** Where the client's address is not an address (none known, or junk a trusted proxy passed on). */
 const unknownClient = 'unknown';
@@ -295,7 +203,10 @@ export class RateLimits {
    * a ProceedConfigError for a changed rule whose numbers cannot work.
    */
   limiterFor(route: MountedRoute): RouteLimiter | undefined {
-    const rules = route.definition.rateLimits.map((rule) => this.#resolve(rule));
+    // Every rule is resolved here, the keyed ones too: the app's changes are checked at start-up.
+    const rules = route.definition.rateLimits
+      .map((rule) => this.#resolve(rule))
+      .filter((rule) => rule.key === undefined);
     if (rules.length === 0) return undefined;
     // HEAD requests reach GET routes and count with them: the key names the route, not the request.
     const prefixes = rules.map((rule) => `${rule.name}|${route.method} ${route.path}|`);
@@ -321,6 +232,54 @@ export class RateLimits {
         let headers: RateLimitHeaders | undefined;
         for (let index = 0; index < rules.length; index += 1) headers = await checkOne(index, ip);
         return headers;
+      },
+    };
+  }
+
+  /**
+   * The route's rules counted per key, once the guards and the input have passed (the core calls
+   * it: src/core/execute.ts); undefined when it has none. A refused call gives back the counts of
+   * the rules before it that count failures only: it did not fail, it did not run.
+   */
+  keyedLimiterFor(route: MountedRoute): KeyedLimiter | undefined {
+    const rules = route.definition.rateLimits
+      .filter((rule) => rule.key !== undefined)
+      .map((rule) => this.#resolve(rule));
+    if (rules.length === 0) return undefined;
+    const prefixes = rules.map((rule) => `${rule.name}|${route.method} ${route.path}|key|`);
+    const giveBack = (keys: readonly string[]) => {
+      for (const key of keys)
+        Promise.resolve()
+          .then(() => this.#counter.refund(key))
+          .catch((error: unknown) => this.#storeFailed(error as Error));
+    };
+    return {
+      count: async (ctx, input) => {
+        const failuresOnly: string[] = [];
+        try {
+          for (let index = 0; index < rules.length; index += 1) {
+            const rule = rules[index] as RateLimitRule;
+            const value = (rule.key as (call: { ctx: unknown; input: unknown }) => string | undefined)({
+              ctx,
+              input,
+            });
+            if (value === undefined) continue;
+            const key = (prefixes[index] as string) + String(value);
+            let count: Count;
+            try {
+              count = await this.#counter.hit(key, rule.window);
+            } catch (error) {
+              this.#failed(error);
+              continue;
+            }
+            this.#verdict(rule, count);
+            if (rule.counts === 'failures') failuresOnly.push(key);
+          }
+        } catch (error) {
+          giveBack(failuresOnly);
+          throw error;
+        }
+        return failuresOnly.length === 0 ? undefined : () => giveBack(failuresOnly);
       },
     };
   }
@@ -355,7 +314,7 @@ export class RateLimits {
     if (change === undefined) return rule;
     try {
       return checkRateLimitRule({
-        name: rule.name,
+        ...rule,
         max: change.max ?? rule.max,
         window: change.window ?? rule.window,
       });

@@ -72,6 +72,7 @@ export class ProcedureCalls {
           idempotency: parts.idempotency,
           entityTag,
           ifMatchHolds,
+          rateLimits: parts.rateLimits,
         }),
         limiter: parts.rateLimits.limiterFor(route),
         ...pathParts(route.path),

@@ -1,10 +1,12 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
+import { z } from 'zod';
 import { fixtureApp } from '../auth/fixtures/app.js';
 import { rateLimitFromEnv } from '../config/env.js';
-import { ProceedConfigError } from '../core/errors.js';
+import { ProceedConfigError, UnauthenticatedError } from '../core/errors.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { rateLimit } from '../core/steps.js';
+import { mcpPlugin } from '../mcp/plugin.js';
 import type { AppOptions } from './app.js';
 import { createApp } from './create-app.js';
 
@@ -215,4 +217,126 @@ describe('rateLimit() with a Redis store that cannot be reached', () => {
       }
     },
   );
+});
+
+/** A route limited per account: `counts` as given, failing when the password is not `right`. */
+const accountRoute = (counts?: 'calls' | 'failures', max = 2) =>
+  procedures('accounts', {
+    signIn: procedure()
+      .rest({ method: 'POST', path: '/sign-in' })
+      .use(
+        rateLimit<unknown, { account: string }>({
+          name: 'per-account',
+          max,
+          window: 60_000,
+          key: ({ input }) => (input.account === 'unkeyed' ? undefined : input.account),
+          counts,
+        }),
+      )
+      .input(z.object({ account: z.string().min(1), password: z.string() }))
+      .mutation(({ input }) => {
+        if (input.password !== 'right') throw new UnauthenticatedError('wrong password');
+        return { ok: true };
+      }),
+  });
+
+const signIn = (app: ReturnType<typeof createApp>, body: object, ip = '10.0.0.1') =>
+  app.inject({ method: 'POST', url: '/api/sign-in', payload: body, remoteAddress: ip });
+
+describe('rateLimit() with a key', () => {
+  it('counts per key whatever the address, after the input is valid, with the 429 of a limit', async () => {
+    const app = createApp({ logger: false }).mount([accountRoute()]);
+    expect((await signIn(app, { account: 'ada', password: 'right' }, '10.0.0.1')).statusCode).toBe(200);
+    const second = await signIn(app, { account: 'ada', password: 'right' }, '10.0.0.2');
+    expect(second.statusCode).toBe(200);
+    // Per-key rules put no X-RateLimit-* on the answers they let through.
+    expect(second.headers['x-ratelimit-limit']).toBeUndefined();
+    const refused = await signIn(app, { account: 'ada', password: 'right' }, '10.0.0.3');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(refused.headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // Another key, an invalid input and a call the key leaves out are not counted.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      expect((await signIn(app, { account: '', password: 'right' })).statusCode).toBe(400);
+      expect((await signIn(app, { account: 'unkeyed', password: 'right' })).statusCode).toBe(200);
+    }
+    expect((await signIn(app, { account: 'grace', password: 'right' })).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('counts only the calls that fail with counts: "failures", and then refuses every call of the key', async () => {
+    const app = createApp({ logger: false }).mount([accountRoute('failures')]);
+    const statuses: number[] = [];
+    for (const password of ['right', 'right', 'right', 'wrong', 'right', 'wrong', 'right'])
+      statuses.push((await signIn(app, { account: 'ada', password })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 401, 200, 401, 429]);
+    await app.close();
+  });
+
+  it('takes its numbers from the app by name, and refuses a rule that cannot work', async () => {
+    const app = createApp({ logger: false, rateLimit: { limits: { 'per-account': { max: 1 } } } }).mount([
+      accountRoute(),
+    ]);
+    expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(200);
+    expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(429);
+    await app.close();
+    expect(() => rateLimit({ name: 'a', max: 1, counts: 'failures' })).toThrow(
+      /counts "failures" needs a key/,
+    );
+    expect(() => rateLimit({ name: 'a', max: 1, key: () => 'k', counts: 'some' as never })).toThrow(
+      /counts must be "calls" or "failures"/,
+    );
+    expect(() => rateLimit({ name: 'a', max: 1, key: 'email' as never })).toThrow(/key must be a function/);
+  });
+
+  it('counts a tool call of the MCP endpoint with the REST calls of the same key', async () => {
+    const app = createApp({ logger: false }).mount([accountRoute('failures', 1)]);
+    await app.register(mcpPlugin, { collections: ['accounts'] });
+    expect((await signIn(app, { account: 'ada', password: 'wrong' })).statusCode).toBe(401);
+    const call = await app.fetch(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'signIn', arguments: { account: 'ada', password: 'right' } },
+        }),
+      }),
+      { ip: '10.0.0.9' },
+    );
+    const { result } = (await call.json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(result.content[0]?.text ?? '{}')).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    await app.close();
+  });
+});
+
+const redisUrl = inject('redisUrl');
+
+describe.skipIf(redisUrl === null)('rateLimit() with a key, in Redis', () => {
+  it('counts one key across two instances, and gives a success back to a rule that counts failures', async () => {
+    const clients = [0, 1].map(
+      () => new Redis(redisUrl as string, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }),
+    );
+    await Promise.all(clients.map((client) => new Promise((resolve) => client.once('ready', resolve))));
+    const account = `ada-${process.pid}-${Date.now()}`;
+    const apps = clients.map((redis) =>
+      createApp({ logger: false, rateLimit: { redis } }).mount([accountRoute('failures', 2)]),
+    );
+    try {
+      const statuses: number[] = [];
+      for (const [index, password] of ['wrong', 'right', 'right', 'wrong', 'right'].entries()) {
+        statuses.push((await signIn(apps[index % 2] as (typeof apps)[0], { account, password })).statusCode);
+        // The success's refund is sent after its answer: it lands before the next call.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(statuses).toEqual([401, 200, 200, 401, 429]);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+      for (const client of clients) client.disconnect();
+    }
+  });
 });

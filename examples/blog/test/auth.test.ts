@@ -131,6 +131,16 @@ for (const engine of engines()) {
         expect(wrong.headers.get('www-authenticate')).toBe(unknown.headers.get('www-authenticate'));
       });
 
+      it('refuses every login to an account after ten failed passwords, the right one too, and no other account', async () => {
+        const { email, password } = await blog.register();
+        const other = await blog.register();
+        for (let attempt = 0; attempt < 10; attempt++)
+          await expectClientProblem(blog.login(email, `guess ${attempt}`), 401, 'UNAUTHENTICATED');
+        const refused = await expectClientProblem(blog.login(email, password), 429, 'RATE_LIMITED');
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+        expectSession(await blog.login(other.email, other.password), other.email);
+      });
+
       it('answers 403 FORBIDDEN for a deactivated user with the right password', async () => {
         const { email, password, user } = await blog.register();
         await deactivate(blog, user.id);
