@@ -1,6 +1,11 @@
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { UnavailableError, unavailableProblem, unavailableWhenConnectFails } from './unavailable.js';
+import {
+  gaveUpDetail,
+  UnavailableError,
+  unavailableProblem,
+  unavailableWhenConnectFails,
+} from './unavailable.js';
 
 const postgresUrl = inject('postgresUrl');
 
@@ -28,6 +33,20 @@ describe('unavailableProblem', () => {
       expect(problem?.headers).toEqual({ 'retry-after': '5' });
       // The driver's words stay in the log, never in the answer.
       expect(problem?.message).not.toContain('5432');
+    }
+  });
+
+  it('answers a statement the database gave up on as a 503 of its own words: a timeout, a deadlock, a serialization failure', () => {
+    for (const error of [
+      withCode('canceling statement due to statement timeout', '57014'),
+      withCode('could not serialize access due to concurrent update', '40001'),
+      withCode('deadlock detected', '40P01'),
+      withCode('canceling statement due to lock timeout', '55P03'),
+    ]) {
+      const problem = unavailableProblem(new Error('Failed query: update posts', { cause: error }));
+      expect(problem?.status, error.message).toBe(503);
+      expect(problem?.headers).toEqual({ 'retry-after': '5' });
+      expect(problem?.message).toBe(gaveUpDetail);
     }
   });
 
@@ -141,6 +160,63 @@ describe('unavailableWhenConnectFails', () => {
       expect(syntax).not.toBeInstanceOf(UnavailableError);
       const client = await pool.connect();
       client.release();
+    });
+
+    it('keeps the process up when a connection handed out is ended by the server, and answers its queries 503', async () => {
+      const admin = unavailableWhenConnectFails(poolOf(postgresUrl as string));
+      const pool = unavailableWhenConnectFails(poolOf(postgresUrl as string));
+      // As a transaction holds one: handed out, between two statements, when the server ends it.
+      const client = await pool.connect();
+      await client.query('BEGIN');
+      const {
+        rows: [backend],
+      } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // Its 'end' comes just after its 'error', which nothing of the test listens for: unheard, Node
+      // throws it, and the process ends.
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      await admin.query('SELECT pg_terminate_backend($1)', [backend?.pid]);
+      await ended;
+      const next = await client.query('SELECT 1').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(unavailableProblem(next)?.status).toBe(503);
+      client.release();
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    });
+
+    it('lets statement_timeout end a write waiting on a lock: a 503, and nothing written once the lock is gone', async () => {
+      const table = `proceed_locked_${process.pid}`;
+      const admin = unavailableWhenConnectFails(poolOf(postgresUrl as string));
+      await admin.query(`CREATE TABLE ${table} (id int PRIMARY KEY, note text)`);
+      await admin.query(`INSERT INTO ${table} VALUES (1, 'before')`);
+      const holder = await admin.connect();
+      try {
+        const pool = unavailableWhenConnectFails(
+          new pg.Pool({
+            connectionString: postgresUrl as string,
+            statement_timeout: 300,
+            query_timeout: 2300,
+          }),
+        );
+        pool.on('error', () => undefined);
+        await holder.query('BEGIN');
+        await holder.query(`SELECT * FROM ${table} WHERE id = 1 FOR UPDATE`);
+        const waited = await pool.query(`UPDATE ${table} SET note = 'after' WHERE id = 1`).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(waited).toMatchObject({ code: '57014' });
+        expect(unavailableProblem(waited)?.status).toBe(503);
+        await holder.query('COMMIT');
+        // Given up by the client alone (query_timeout), the UPDATE ran here, once the lock was gone.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect((await admin.query(`SELECT note FROM ${table}`)).rows).toEqual([{ note: 'before' }]);
+        await pool.end();
+      } finally {
+        holder.release();
+        await admin.query(`DROP TABLE ${table}`);
+      }
     });
 
     it('ends a connection whose query outlived query_timeout, so no later query runs in the transaction it left open', async () => {

@@ -26,6 +26,17 @@ const networkCodes = new Set([
 const unavailableSqlState = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 
 /**
+ * SQLSTATEs of a statement the database gave up on, which may pass when sent again: 57014 (cancelled:
+ * `statement_timeout`, or an administrator), 40001 (a serialization failure), 40P01 (a deadlock),
+ * 55P03 (a lock not had within `lock_timeout`). The statement is rolled back and its transaction
+ * aborted: the request was fine, the database busy (docs/deployment.md, "Database outages").
+ */
+const gaveUpSqlState = /^(57014|40001|40P01|55P03)$/;
+
+export const gaveUpDetail =
+  'The database could not finish this request in time, or alongside another; try again shortly';
+
+/**
  * node-postgres' own words for a connection it lost or could not make in time, and for one that
  * stopped answering past the pool's `query_timeout` (the pool then drops that connection).
  */
@@ -80,6 +91,9 @@ export function unavailableProblem(error: unknown): ProceedError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
     if (isUnavailableCause(current)) return new UnavailableError(error);
+    const { code } = current as { code?: unknown };
+    if (typeof code === 'string' && gaveUpSqlState.test(code))
+      return new UnavailableError(error, gaveUpDetail);
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
@@ -133,10 +147,25 @@ export function unavailableWhenConnectFails<P extends ConnectingPool>(pool: P): 
       : pending;
   };
   (pool as unknown as { connect: Connect }).connect = guarded;
-  (pool as ConnectionEvents).on?.('connect', endOnQueryTimeout);
+  (pool as ConnectionEvents).on?.('connect', watchConnection);
   guardedPools.add(pool);
   return pool;
 }
+
+/**
+ * What each connection the pool opens is given: its end on a query timeout, and a listener for its
+ * `error` event. node-postgres' pool listens for that event only while a connection is idle; one
+ * lost while handed out (the server restarted, an administrator ended the backend, a network cut
+ * in the middle of a transaction) emitted it with no listener, and Node ended the process. The
+ * loss needs nothing more here: the query under way fails with it (a 503), a later one fails as
+ * "not queryable" (a 503 too), and the pool drops the connection when it comes back.
+ */
+function watchConnection(client: unknown): void {
+  endOnQueryTimeout(client);
+  (client as { on?: (event: 'error', listener: () => void) => unknown }).on?.('error', reportedByItsQueries);
+}
+
+const reportedByItsQueries = () => undefined;
 
 /** A pool that tells of each connection it opens, as node-postgres' does (its `connect` event). */
 interface ConnectionEvents {

@@ -5,7 +5,7 @@
  * its stack). Adapters add the request id and send it.
  */
 import { ProceedError, toProblem } from '../core/errors.js';
-import { outageDetail, UnavailableError, unavailableProblem } from '../core/unavailable.js';
+import { gaveUpDetail, outageDetail, UnavailableError, unavailableProblem } from '../core/unavailable.js';
 
 export const problemType = 'application/problem+json; charset=utf-8';
 
@@ -40,7 +40,12 @@ export function problemAnswer(
   if (!(error instanceof ProceedError)) {
     known = translate?.(error) ?? unavailableProblem(error) ?? error;
     if (known !== error && (known as ProceedError).code === 'UNAVAILABLE')
-      log.warn({ err: error }, 'A service this request needs is unreachable');
+      log.warn(
+        { err: error },
+        (known as ProceedError).message === gaveUpDetail
+          ? 'The database gave up on a statement (a timeout, a deadlock or a serialization failure)'
+          : 'A service this request needs is unreachable',
+      );
   } else if (error instanceof UnavailableError && error.cause !== undefined) {
     // Thrown where a connection failed (a wrapped pool's `pool.query`, say) or the server's own
     // storage did (an upload's spool): the answer says nothing of the cause, so the log must.

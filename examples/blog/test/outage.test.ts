@@ -140,6 +140,30 @@ describe.skipIf(postgresUrl === null || !thisProcessOpens)('a database that stop
       await other.end();
     }
   }, 30_000);
+
+  it('answers 503 to a write that waits on a lock past its time, and the write never lands', async () => {
+    const { accessToken: token } = await blog.register();
+    const post = await blog.createPost(token, { title: 'As it was', status: 'published' });
+    // Another session holds the post's row, as a long transaction or a stuck instance would.
+    const holder = new pg.Client({ connectionString: directUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM posts WHERE id = $1 FOR UPDATE', [post.id]);
+      const update = await blog.request('PUT', `/api/posts/${post.id}`, {
+        token,
+        json: { title: 'Changed?' },
+      });
+      expectProblem(update, 503, 'UNAVAILABLE');
+      await holder.query('COMMIT');
+    } finally {
+      await holder.end();
+    }
+    // Abandoned by the driver alone, the UPDATE ran once the lock was gone, under its 503.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const read = await blog.get<{ title: string }>(`/api/posts/${post.id}`);
+    expect(read.body.title).toBe('As it was');
+  }, 30_000);
 });
 
 describe.skipIf(postgresUrl === null)('a database closed to new connections', () => {

@@ -50,9 +50,10 @@ export interface OpenDatabaseOptions {
   /** Errors of idle PostgreSQL connections (a server restart…); default: written to stderr. */
   onPoolError?: (error: Error) => void;
   /**
-   * PostgreSQL: milliseconds a request's query may wait for its answer (default 10,000). Past
-   * them it fails as an outage (503 `UNAVAILABLE`), and its connection is dropped: a server that
-   * stopped answering holds no request longer. Migrations have no such bound.
+   * PostgreSQL: milliseconds a request's statement may take, waiting on locks included (default
+   * 10,000; the server's `statement_timeout`). Past them the server cancels it and its
+   * transaction rolls back: 503 `UNAVAILABLE`, nothing changed. A server that does not even say
+   * so is given up two seconds later, and that connection dropped. Migrations have no such bound.
    */
   queryTimeout?: number;
   /**
@@ -197,6 +198,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // to connections, too many clients, a timeout): 503 UNAVAILABLE with Retry-After, never 500.
   // Errors of a query on a connection it did hand out (a constraint, a syntax error) stay as
   // they are.
+  const queryTimeout = options.queryTimeout ?? 10_000;
   const pool = unavailableWhenConnectFails(
     new pg.Pool({
       connectionString: url,
@@ -205,7 +207,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       // UNAVAILABLE, instead of holding it until the client gives up; one that stops answering
       // on a connection already open, once the query's time is up.
       connectionTimeoutMillis: 5000,
-      query_timeout: options.queryTimeout ?? 10_000,
+      // The server ends a statement past its time itself (waiting on a lock included), so that
+      // its transaction is rolled back and the request's 503 changed nothing; the driver gives up
+      // two seconds later, on a server too far gone to say so. A statement the driver alone
+      // abandoned would still run, and commit once its lock came.
+      statement_timeout: queryTimeout,
+      query_timeout: queryTimeout + 2000,
     }),
   );
   pool.on(

@@ -81,11 +81,18 @@ async function openPostgres(url: string, onPoolError: (error: Error) => void): P
   }
   // Every failure to hand out a connection is an outage, whatever refused it (a server that is
   // down, a database closed to connections during maintenance, too many clients, a changed
-  // password, no answer within 5 s): 503 UNAVAILABLE with Retry-After, never 500. So is a query
-  // on a connection that stopped answering, after 10 s (the pool drops that connection). Errors
-  // of a query that got its answer (a constraint, a syntax error) stay as they are.
+  // password, no answer within 5 s): 503 UNAVAILABLE with Retry-After, never 500. So is a
+  // statement past 10 s, waiting on a lock included: the server cancels it and rolls its
+  // transaction back, so the 503 changed nothing; a server too far gone to say so is given up
+  // 2 s later (the pool drops that connection). Errors of a query that got its answer (a
+  // constraint, a syntax error) stay as they are.
   const pool = unavailableWhenConnectFails(
-    new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 10_000 }),
+    new pg.Pool({
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      statement_timeout: 10_000,
+      query_timeout: 12_000,
+    }),
   );
   pool.on('error', onPoolError);
   return { db: drizzle({ client: pool, schema }), sql: pool, close: once(() => pool.end()) };
