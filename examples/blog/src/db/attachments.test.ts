@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NotFoundError } from 'proceedjs';
@@ -15,6 +15,8 @@ for (const engine of testEngines(inject('postgresUrl'))) {
     let store: AttachmentStore;
     let directory: string;
     let postId: string;
+    let authorId: string;
+    let posts: ReturnType<typeof postsRepository>;
 
     beforeAll(async () => {
       opened = await engine.open();
@@ -25,9 +27,9 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         name: 'Author',
         passwordHash: 'x',
       });
-      postId = (
-        await postsRepository(opened.database).create({ authorId: author.id, title: 'T', content: 'C' })
-      ).id;
+      authorId = author.id;
+      posts = postsRepository(opened.database);
+      postId = (await posts.create({ authorId, title: 'T', content: 'C' })).id;
     });
     afterAll(async () => {
       rmSync(directory, { recursive: true, force: true });
@@ -43,17 +45,32 @@ for (const engine of testEngines(inject('postgresUrl'))) {
         store.save({ postId: gone, name: 'a.txt', mediaType: 'text/plain', file: file('a') }),
       ).rejects.toThrow(NotFoundError);
       expect(existsSync(join(directory, gone))).toBe(false);
-      // The folder removed with the post while the file is written (the deletion's own step).
+      // The post deleted while the file is written: its row, then its folder (the deletion's
+      // background step), which another upload to it makes again at once.
+      const doomed = (await posts.create({ authorId, title: 'Doomed', content: 'C' })).id;
       class Vanishing extends File {
         override stream() {
-          rmSync(join(directory, postId), { recursive: true, force: true });
-          return super.stream();
+          const stream = super.stream();
+          return stream.pipeThrough(
+            new TransformStream({
+              async transform(chunk, controller) {
+                await posts.delete(doomed);
+                rmSync(join(directory, doomed), { recursive: true, force: true });
+                mkdirSync(join(directory, doomed));
+                controller.enqueue(chunk);
+              },
+            }),
+          );
         }
       }
       await expect(
-        store.save({ postId, name: 'b.txt', mediaType: 'text/plain', file: new Vanishing(['b'], 'b.txt') }),
+        store.save({
+          postId: doomed,
+          name: 'b.txt',
+          mediaType: 'text/plain',
+          file: new Vanishing(['b'], 'b.txt'),
+        }),
       ).rejects.toThrow(NotFoundError);
-      expect(readdirSync(directory)).toEqual([]);
       // With its folder and row in place, the same upload is stored.
       const saved = await store.save({ postId, name: 'c.txt', mediaType: 'text/plain', file: file('c') });
       expect(saved).toMatchObject({ postId, name: 'c.txt', size: 1 });

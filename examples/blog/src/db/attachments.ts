@@ -15,7 +15,7 @@ import { NotFoundError, saveFile } from 'proceedjs';
 import type { Db } from './connect.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from './errors.js';
 import { newId } from './ids.js';
-import { attachments } from './schema.js';
+import { attachments, posts } from './schema.js';
 
 /** What is known of a stored file, without its bytes. */
 export interface Attachment {
@@ -83,12 +83,6 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const isMissing = (error: unknown) => (error as { code?: string }).code === 'ENOENT';
 
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
-
 /** The size and SHA-256 of a file on disk, read a chunk at a time. */
 async function hashOf(path: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
@@ -116,6 +110,8 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
     .where(and(eq(attachments.id, sql.placeholder('id')), eq(attachments.postId, sql.placeholder('postId'))))
     .prepare('attachments_by_id');
   const pathOf = (postId: string, id: string) => join(directory, postId, id);
+  const postExists = async (postId: string) =>
+    (await db.select({ id: posts.id }).from(posts).where(eq(posts.id, postId))).length > 0;
   return {
     async save({ postId, name, mediaType, file }) {
       const id = newId();
@@ -140,9 +136,10 @@ export function fileAttachments(db: Db, directory: string): AttachmentStore {
         await rm(partial, { force: true });
         if (placed) await rm(path, { force: true });
         // The post was deleted after the author check: its row (the insert's foreign key), or its
-        // folder, which its deletion removes, at any step of the file's (ENOENT).
+        // folder, which its deletion removes, at any step of the file's (ENOENT). The row decides:
+        // the folder may be there again, made by another upload to the same post meanwhile.
         const postGone =
-          sqlState(error) === FOREIGN_KEY_VIOLATION || (isMissing(error) && !(await exists(folder)));
+          sqlState(error) === FOREIGN_KEY_VIOLATION || (isMissing(error) && !(await postExists(postId)));
         if (!postGone) throw error;
         // The folder this upload made again for a post now gone; another upload's files keep it.
         await rmdir(folder).catch(() => undefined);

@@ -199,17 +199,22 @@ export function usersRepository(db: Db): UsersRepository {
         params.sortBy === undefined
           ? [direction(users.id)]
           : [...sortKeys[params.sortBy].map((key) => direction(key)), direction(users.id)];
-      const [items, [counted]] = await Promise.all([
-        db
-          .select(publicColumns)
-          .from(users)
-          .where(where)
-          .orderBy(...order)
-          .limit(params.limit)
-          .offset((params.page - 1) * params.limit),
-        db.select({ total: count() }).from(users).where(where),
-      ]);
-      return { items, total: counted?.total ?? 0 };
+      // The page and its total from one snapshot: side by side on two connections, a sign-up
+      // landing between them gave a total that disagreed with the page.
+      return db.transaction(
+        async (tx) => {
+          const items = await tx
+            .select(publicColumns)
+            .from(users)
+            .where(where)
+            .orderBy(...order)
+            .limit(params.limit)
+            .offset((params.page - 1) * params.limit);
+          const [counted] = await tx.select({ total: count() }).from(users).where(where);
+          return { items, total: counted?.total ?? 0 };
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      );
     },
 
     async update(id, patch, version) {
