@@ -139,6 +139,38 @@ describe('compileRoute', () => {
     });
   });
 
+  it('refuses any key sent to a procedure without .input(): it takes its path alone', async () => {
+    let ran = 0;
+    const remove = compile(
+      'deletePost',
+      p().mutation(() => {
+        ran += 1;
+        return null;
+      }),
+    );
+    await expect(call(remove, { params: { id: 'p7' }, query: { hard: 'true' } }).reply).rejects.toMatchObject(
+      {
+        code: 'VALIDATION_FAILED',
+        errors: [{ path: 'hard', message: 'Unknown query parameter' }],
+      },
+    );
+    const create = compile(
+      'createPost',
+      p().mutation(() => {
+        ran += 1;
+        return { id: 'p1' };
+      }),
+    );
+    await expect(call(create, { body: { everywhere: true } }).reply).rejects.toMatchObject({
+      errors: [{ path: 'everywhere', message: 'Unknown key' }],
+    });
+    expect(ran).toBe(0);
+    await expect(call(remove, { params: { id: 'p7' } }).reply).resolves.toMatchObject({ status: 200 });
+    await expect(call(create, { body: {} }).reply).resolves.toMatchObject({ status: 201 });
+    await expect(call(create).reply).resolves.toMatchObject({ status: 201 });
+    expect(ran).toBe(3);
+  });
+
   it('refuses a body key the input does not name, at any depth, before the handler; a loose input takes any', async () => {
     let ran = 0;
     const invoke = compile(

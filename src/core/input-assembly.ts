@@ -9,7 +9,14 @@ import { refuseNul } from './nul.js';
 import { assignOwn } from './objects.js';
 import type { RouteEntry } from './routes.js';
 import { type Validation, validate } from './schema.js';
-import { checksNothing, type KeyShape, keyShapeOf, refuseUnknownKeys, shapeAt } from './unknown-keys.js';
+import {
+  checksNothing,
+  type KeyShape,
+  keyShapeOf,
+  noKeys,
+  refuseUnknownKeys,
+  shapeAt,
+} from './unknown-keys.js';
 import { DeferredBody } from './uploads.js';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -36,7 +43,11 @@ export function assembler(
   reviveDates: (value: unknown) => unknown,
 ): (call: Call, body: unknown) => unknown {
   const { inputMode, params: exempt } = route;
-  const shape = keyShapeOf(route.definition.input);
+  // A procedure without `.input()` takes nothing but its path: `?hard=true` on a DELETE, or a key
+  // of a POST's body, would otherwise be ignored under a 200 (docs/procedures.md, "Keys the
+  // input does not name").
+  const { input } = route.definition;
+  const shape = input === undefined ? noKeys : keyShapeOf(input);
   const unchecked = checksNothing(shape);
   if (inputMode === 'query') {
     const query = { noun: 'query parameter', exempt };

@@ -32,8 +32,8 @@ const anything: KeyShape = (() => {
 })();
 /** A value that holds no keys (a string, a number, `null`, nothing at all): none to check. */
 const scalar: KeyShape = {};
-/** An object that names no key and takes none. */
-const noKeys: KeyShape = { fields: new Map() };
+/** An object that names no key and takes none: the input of a procedure without `.input()`. */
+export const noKeys: KeyShape = { fields: new Map() };
 
 /** Merging past this depth (recursive alternatives) gives up and lets everything through. */
 const mergeDepth = 16;

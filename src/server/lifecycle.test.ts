@@ -61,7 +61,9 @@ async function started(options: AppOptions<object> = {}, slow = gate()) {
       .rest({ method: 'POST', path: '/things/count' })
       .use(rateLimit({ name: 'count', max: 1, window: 60_000 }))
       .mutation(() => ({ counted: true })),
-    createThing: procedure().mutation(() => ({ id: 2 })),
+    createThing: procedure()
+      .input(z.object({ name: z.string() }).partial())
+      .mutation(() => ({ id: 2 })),
     slowThing: procedure()
       .rest({ method: 'GET', path: '/things/slow' })
       .query(async () => {
@@ -606,7 +608,9 @@ describe.each(nodeServers)('shutdown, on $server', ({ create }) => {
     expect(limited?.headers['x-ratelimit-limit']).toBeUndefined();
     const viaFetch = createApp({ logger: false }).mount([
       procedures('things', {
-        createThing: procedure().mutation(() => ({ id: 2 })),
+        createThing: procedure()
+          .input(z.object({ name: z.string() }).partial())
+          .mutation(() => ({ id: 2 })),
       }),
     ]);
     await viaFetch.ready();
