@@ -57,14 +57,24 @@ describe('compileRoute', () => {
   });
 
   it('answers create* with 201 and the new record’s Location, delete* without output with success', async () => {
-    const created = compile(
-      'createPost',
-      p().mutation(() => ({ id: 'x/1' })),
-    );
-    await expect(call(created, { body: {} }).reply).resolves.toMatchObject({
+    const [created, alone] = planRoutes([
+      procedures('posts', {
+        createPost: p().mutation(() => ({ id: 'x/1' })),
+        getPost: p()
+          .input(z.object({ id: z.string() }))
+          .query(() => null),
+      }),
+      procedures('notes', { createNote: p().mutation(() => ({ id: 'n1' })) }),
+    ]).filter((route) => route.method === 'POST');
+    if (created === undefined || alone === undefined) throw new Error('not planned');
+    await expect(call(compileRoute(created), { body: {} }).reply).resolves.toMatchObject({
       status: 201,
       location: '/api/posts/x%2F1',
     });
+    // No GET reads a note: a Location there would be a 404.
+    const note = await call(compileRoute(alone), { body: {} }).reply;
+    expect(note).toMatchObject({ status: 201 });
+    expect(note.location).toBeUndefined();
     const deleted = compile(
       'deletePost',
       p()
@@ -91,6 +101,9 @@ describe('compileRoute', () => {
           .rest({ method: 'POST', path: '/posts/:id/copy' })
           .input(z.object({ id: z.string() }))
           .mutation(() => ({ id: 'c1' })),
+        getPost: p()
+          .input(z.object({ id: z.string() }))
+          .query(() => null),
       }),
     ]);
     if (attach === undefined || copy === undefined) throw new Error('not planned');

@@ -57,12 +57,13 @@ export function replyMaker(
   const owner = `${route.collection}.${route.name}`;
   const isCreate = route.convention?.prefix === 'create';
   const serialize = replySerializer(route);
-  const recordsUnderParams = route.recordsPath !== route.collectionPath;
+  const { recordsPath } = route;
+  const recordsUnderParams = recordsPath !== route.collectionPath;
   const locationOf = (result: unknown, params: Record<string, string>): string | undefined => {
-    if (!isCreate || !isPlainObject(result)) return undefined;
+    if (!isCreate || recordsPath === undefined || !isPlainObject(result)) return undefined;
     const id = result.id;
     if (typeof id !== 'string' && typeof id !== 'number') return undefined;
-    const records = recordsUnderParams ? fillPath(route.recordsPath, params) : route.collectionPath;
+    const records = recordsUnderParams ? fillPath(recordsPath, params) : recordsPath;
     return `${records}/${encodeURIComponent(String(id))}`;
   };
 

@@ -41,10 +41,11 @@ export interface RouteEntry {
   readonly upload: 'form' | 'raw' | undefined;
   /**
    * Where a `create*`'s record lives, as a pattern its `Location` fills with the call's path
-   * parameters and the new id: the collection's path, or the route's own when a GET reads single
-   * records under it (`POST /posts/:id/attachments` → `/posts/:id/attachments/{id}`).
+   * parameters and the new id: the route's own path when a GET reads single records under it
+   * (`POST /posts/:id/attachments` → `/posts/:id/attachments/{id}`), else the collection's when
+   * one reads them there; undefined when no GET reads its records (no `Location` then).
    */
-  readonly recordsPath: string;
+  readonly recordsPath: string | undefined;
 }
 
 /**
@@ -353,10 +354,16 @@ export function planRoutes(
       entries.push(entry);
     }
   }
+  // A Location names a record a GET reads, mounted with the create or before it: a route of its
+  // own path (nested), else the collection's; with neither, none, rather than a path that is a 404.
+  const readsBelow = (path: string) => taken.has(routeKey('GET', `${path}/:record`));
   return entries.map((entry) => {
-    if (entry.convention?.prefix !== 'create' || entry.path === entry.recordsPath) return entry;
-    const below = routeKey('GET', `${entry.path}/:record`);
-    const read = entries.some((other) => other.method === 'GET' && routeKey('GET', other.path) === below);
-    return read ? { ...entry, recordsPath: entry.path } : entry;
+    if (entry.convention?.prefix !== 'create') return entry;
+    const recordsPath = readsBelow(entry.path)
+      ? entry.path
+      : readsBelow(entry.collectionPath)
+        ? entry.collectionPath
+        : undefined;
+    return recordsPath === entry.recordsPath ? entry : { ...entry, recordsPath };
   });
 }

@@ -233,8 +233,9 @@ export class DocumentBuilder {
       description: status === 201 ? 'Created' : status === 202 ? 'Accepted' : 'OK',
       content: { 'application/json': json },
     };
-    // Only create* answers carry a Location (the new record's path), when the result has an `id`.
-    if (status === 201 && route.convention?.prefix === 'create') {
+    // Only create* answers carry a Location (the new record's path), when the result has an `id`
+    // and a GET reads the record there.
+    if (status === 201 && route.convention?.prefix === 'create' && route.recordsPath !== undefined) {
       const always = requiresId(schema, this.components.schemas);
       // Under a nested path, `{id}` may already name a parameter of the path itself.
       const where =
