@@ -3,6 +3,7 @@
  * throw these; every transport turns them into RFC 9457 problem details with {@link toProblem}.
  * Apps add codes of their own with {@link defineErrors}.
  */
+import { withoutQueryParameters } from './redaction.js';
 
 /** Every error code Proceed itself answers with, and the HTTP status that goes with it. */
 export const errorStatus = {
@@ -256,7 +257,9 @@ export function toProblem(error: unknown, exposeInternals = false): ProblemRespo
     return { status: error.status, headers: { ...error.headers }, body, unexpected: false };
   }
   const detail =
-    exposeInternals && error instanceof Error ? error.message : 'The server could not complete the request';
+    exposeInternals && error instanceof Error
+      ? withoutQueryParameters(error.message)
+      : 'The server could not complete the request';
   return {
     status: 500,
     headers: {},

@@ -208,7 +208,7 @@ class FetchPipeline {
     // A client that left before its answer got none: 499 (nginx's "client closed request") in the
     // metrics and the log line, where the status the app made would count it a success. A 5xx
     // stays: the server failed whether or not anyone waited (an outage must show as one).
-    const left = exchange.request.clientLeft === true;
+    const left = leftBefore(exchange.request);
     if (left && status < 500) status = clientClosedRequest;
     this.#core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
     if (logged)
@@ -291,7 +291,18 @@ class FetchPipeline {
     const response = this.#finished(exchange, answer, problem);
     const status = response.sentStatus;
     if (done.timed) this.#observed(exchange, done.route, status, problem, done.started, done.logged);
-    if (trace?.recording === true && !exchange.streaming) trace.end(status);
+    // A client that left got no answer: its span has no status (docs/observability.md), as the
+    // log and the metrics count it 499 rather than what the app made.
+    if (trace?.recording === true && !exchange.streaming)
+      trace.end(leftBefore(exchange.request) && status < 500 ? undefined : status);
     return response;
   }
+}
+
+/**
+ * Whether the client left before its answer was made: as Node's server tells it, else as a Fetch
+ * runtime does, by aborting the request's signal (Bun, Deno, a caller of `app.fetch` that gave up).
+ */
+function leftBefore(request: PipelineRequest): boolean {
+  return request.clientLeft ?? request.signal?.aborted === true;
 }

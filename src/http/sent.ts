@@ -38,7 +38,10 @@ export interface PipelineRequest {
    * added on `app.server`), so that 404, 405 and a preflight know of it.
    */
   readonly serverTakes?: ((method: string, path: string) => boolean) | undefined;
-  /** Whether the client left before its answer was made, where the adapter can tell (Node). */
+  /**
+   * Whether the client left before its answer was made, where the adapter can tell (Node); else
+   * the request's aborted `signal` tells it (Bun; Deno aborts it only once an answer is sent).
+   */
   readonly clientLeft?: boolean;
   /**
    * Whether the client waits for a `100 Continue` before it sends its body, and none has been

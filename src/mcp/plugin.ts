@@ -76,6 +76,10 @@ const mcpKeys = optionKeys<McpPluginOptions>()(
 );
 
 /** The methods of the protocol the endpoint answers: `initialize`, `ping`, and the tools'. */
+
+/** The methods this endpoint answers; every other is refused, and traced as `_OTHER`. */
+const answeredMethods = new Set(['initialize', 'ping', 'tools/list', 'tools/call']);
+
 class McpMethods {
   readonly #app: App;
   readonly #options: McpPluginOptions;
@@ -98,13 +102,16 @@ class McpMethods {
 
   /** How a message is traced: named as the conventions for MCP name it (docs/observability.md). */
   operationOf({ id, method, params }: RpcRequest, version: string | undefined): TracedOperation {
+    // A method this endpoint does not answer is `_OTHER`, as the HTTP conventions name an unknown
+    // method: a client's made-up names would each make a span name of their own, of any length.
+    const named = answeredMethods.has(method) ? method : '_OTHER';
     const attributes: Record<string, string> = {
-      'mcp.method.name': method,
+      'mcp.method.name': named,
       'jsonrpc.request.id': String(id),
     };
     if (version !== undefined) attributes['mcp.protocol.version'] = version;
     const tool = method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
-    if (tool === undefined || !this.#byName.has(tool)) return { name: method, attributes };
+    if (tool === undefined || !this.#byName.has(tool)) return { name: named, attributes };
     attributes['gen_ai.tool.name'] = tool;
     attributes['gen_ai.operation.name'] = 'execute_tool';
     return { name: `${method} ${tool}`, attributes };

@@ -147,6 +147,13 @@ describe.each(adapters)('MCP messages traced on %s', (_adapter, send) => {
     expect(message.name).toBe('tools/call');
     expect(message.attributes['gen_ai.tool.name']).toBeUndefined();
     expect(message.attributes['error.type']).toBe('-32602');
+    exporter.reset();
+    // A method of the client's making names no span: each would be one more, of any length.
+    const made = await send({ method: `x/${'A'.repeat(5000)}` });
+    expect((await made.json()).error.code).toBe(-32601);
+    const other = (await spans()).message;
+    expect(other.name).toBe('_OTHER');
+    expect(other.attributes['mcp.method.name']).toBe('_OTHER');
   });
 });
 

@@ -23,6 +23,16 @@ import { openTelemetry } from './index.js';
 /** A span ends as its response closes: on a busy machine, a while after the client has it. */
 const settling = { timeout: 10_000 };
 const { exporter, provider } = memorySpans();
+/** A promise and what settles it (Node 20 has no Promise.withResolvers). */
+function opening() {
+  let resolve = () => {};
+  const promise = new Promise<void>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
+}
+let slowArrived = opening();
+let slowGate = opening();
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 afterAll(() => {
   context.disable();
@@ -59,7 +69,20 @@ const things = procedures('things', {
     .output(Thing)
     .query(({ input }) => {
       if (input.id === 'broken') throw new Error('The disk is on fire');
+      // As Drizzle writes a failed query's parameters into its message: a hash among them.
+      if (input.id === 'leaky')
+        throw new Error(
+          'Failed query: update users set password_hash = $1\nparams: scrypt$16384$8$1$salt$hash,ada',
+        );
       return { id: input.id, name: 'A thing' };
+    }),
+  // Answers once the test lets it: a client can leave while it waits.
+  slowThing: procedure()
+    .rest({ method: 'GET', path: '/things/slow' })
+    .query(async () => {
+      slowArrived.resolve();
+      await slowGate.promise;
+      return { late: true };
     }),
   // A thenable that is no promise (a query builder's, say) is data to the core, traced or not.
   thenableThing: procedure()
@@ -211,6 +234,35 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     const handler = exporter.getFinishedSpans().find((span) => span.name === 'handler things.getThing');
     expect(handler?.status.code).toBe(SpanStatusCode.ERROR);
     expect(handler?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+
+  it('records a failed query without the parameters it carried, as the log does', async () => {
+    expect((await send('/api/things/leaky')).status).toBe(500);
+    const server = await serverSpan();
+    const handler = exporter.getFinishedSpans().find((span) => span.name === 'handler things.getThing');
+    for (const event of [...server.events, ...(handler?.events ?? [])]) {
+      expect(event.attributes?.['exception.message']).toBe(
+        'Failed query: update users set password_hash = $1\nparams: [redacted]',
+      );
+      expect(JSON.stringify(event.attributes)).not.toContain('scrypt');
+    }
+    expect(server.events).toHaveLength(1);
+    expect(JSON.stringify(logLines)).not.toContain('scrypt');
+  });
+
+  it('gives a request its client left before the answer no status code, as the log counts it 499', async () => {
+    slowArrived = opening();
+    slowGate = opening();
+    const leaving = new AbortController();
+    const sent = send('/api/things/slow', { signal: leaving.signal }).catch(() => undefined);
+    await slowArrived.promise;
+    leaving.abort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    slowGate.resolve();
+    await sent;
+    const server = await serverSpan();
+    expect(server.attributes['http.response.status_code']).toBeUndefined();
+    expect(server.status.code).toBe(SpanStatusCode.UNSET);
   });
 
   it('keeps the handler span of a stream open while it runs, gives each event a span, and ends the server span last', async () => {

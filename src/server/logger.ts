@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Logger, type LoggerOptions as PinoOptions, pino } from 'pino';
 import { ProceedConfigError } from '../core/errors.js';
+import { withoutQueryParameters } from '../core/redaction.js';
 import { loggedUrl } from '../http/url.js';
 import { batchedStandardOutput, type TraceFields } from './log-output.js';
 
@@ -24,9 +25,6 @@ export interface LoggerOptions {
 /** `false` silences logs; `true` or omitted: JSON, or readable lines in a terminal outside production. */
 export type LoggerSetting = boolean | LoggerOptions;
 
-/** Query parameters in database errors (Drizzle writes them into the message): hashes, emails. */
-const queryParameters = /\nparams: [^\n]*/g;
-
 interface LoggedError {
   [key: string]: unknown;
   type: string;
@@ -34,7 +32,7 @@ interface LoggedError {
   stack: string;
 }
 
-const redact = (text: string) => text.replace(queryParameters, '\nparams: [redacted]');
+const redact = withoutQueryParameters;
 
 /**
  * What an error looks like in the log: its type, message, stack, code and cause, with the

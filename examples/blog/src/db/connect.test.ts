@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,6 +210,29 @@ describe.skipIf(postgresUrl === null)('openDatabase with PostgreSQL', () => {
       await admin.end();
       await database.close();
       await own.drop();
+    }
+  });
+
+  it("hears an idle connection's loss outside the request that last used it", async () => {
+    // As a traced request's context travels: what it starts (a connection's socket) carries it.
+    const requestContext = new AsyncLocalStorage<string>();
+    const heard: (string | undefined)[] = [];
+    const database = await openDatabase(created.url, {
+      onPoolError: () => heard.push(requestContext.getStore()),
+    });
+    const admin = new pg.Client({ connectionString: postgresUrl as string });
+    await admin.connect();
+    try {
+      const pid = await requestContext.run('a request', async () => {
+        const { rows } = await database.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        return rows[0]?.pid;
+      });
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await expect.poll(() => heard.length, { timeout: 5000 }).toBe(1);
+      expect(heard).toEqual([undefined]);
+    } finally {
+      await admin.end();
+      await database.close();
     }
   });
 

@@ -6,6 +6,7 @@
  *   in one process at a time (directory-lock.ts).
  * PGlite is PostgreSQL compiled to WebAssembly, so the same SQL and migrations serve both.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { UnavailableError, unavailableWhenConnectFails } from 'proceedjs';
@@ -215,9 +216,15 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       query_timeout: queryTimeout + 2000,
     }),
   );
+  // Heard in the context the pool was opened in, not that of the request whose connection it
+  // was: node-postgres reports an idle connection's loss from its socket, which carries that
+  // request's trace, and the line would name a request long answered (docs/observability.md).
   pool.on(
     'error',
-    options.onPoolError ?? ((error) => console.error(`PostgreSQL connection error: ${error.message}`)),
+    AsyncResource.bind(
+      options.onPoolError ??
+        ((error: Error) => console.error(`PostgreSQL connection error: ${error.message}`)),
+    ),
   );
   return {
     db: drizzleNodePostgres({ client: pool, schema, ...loggerOf(options.logQuery) }),

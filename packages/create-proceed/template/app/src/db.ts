@@ -6,6 +6,7 @@
  * PGlite is PostgreSQL compiled to WebAssembly, running inside this process: the same SQL and
  * the same migrations serve both. Opening the database applies the migrations of `drizzle/`.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,7 +95,9 @@ async function openPostgres(url: string, onPoolError: (error: Error) => void): P
       query_timeout: 12_000,
     }),
   );
-  pool.on('error', onPoolError);
+  // Heard in the context the pool was opened in: an idle connection's loss comes from its socket,
+  // which carries the trace of the request that opened it.
+  pool.on('error', AsyncResource.bind(onPoolError));
   return { db: drizzle({ client: pool, schema }), sql: pool, close: once(() => pool.end()) };
 }
 
