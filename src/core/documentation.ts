@@ -21,7 +21,7 @@ export interface RouteFacts {
   readonly notModified: boolean;
   /** `required`: a guard needs a signed-in caller; `optional`: a token is checked when sent. */
   readonly bearer: 'none' | 'optional' | 'required';
-  /** The guards' names, in order. */
+  /** The guards' names, in order, then the steps that check access (`owned()`). */
   readonly guards: readonly string[];
   /**
    * The roles that let a caller in, one list each (`[['editor'], ['admin']]`): those every role
@@ -112,7 +112,11 @@ export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation
     requestHeaders,
     notModified,
     bearer,
-    guards: definition.guards.map((guard) => guard.name),
+    // The guards, then the steps that check access (`owned()`), as `proceed routes` lists them.
+    guards: [
+      ...definition.guards.map((guard) => guard.name),
+      ...documentation.flatMap((each) => (each.check === undefined ? [] : [each.check])),
+    ],
     roleChoices: roleChoicesOf(definition.guards),
   };
 }

@@ -459,6 +459,11 @@ describe('generateOpenApi on the notes fixture', () => {
       orStaff: post('or')
         .guard(anyOf(admin, open))
         .mutation(() => null),
+      // A step that checks access (as owned() does) is listed after the guards.
+      ownStaff: post('own')
+        .guard(authenticated)
+        .use(step({ name: 'owner or admin', documents: { problems: ['FORBIDDEN'] } }))
+        .mutation(() => null),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [staff] }], info });
     const securityOf = (path: string, method: 'get' | 'post' = 'post') =>
@@ -473,6 +478,10 @@ describe('generateOpenApi on the notes fixture', () => {
     expect(securityOf('/api/staff/try')).toEqual(none);
     expect(document.paths['/api/staff/try']?.post?.['x-proceed-guards']).toEqual(['beta enabled']);
     expect(securityOf('/api/staff/or')).toEqual(none);
+    expect(document.paths['/api/staff/own']?.post?.['x-proceed-guards']).toEqual([
+      'authenticated',
+      'owner or admin',
+    ]);
   });
 
   it('reads the routes through the planner when given mounts, with the same result as from the app', () => {

@@ -313,13 +313,17 @@ describe('scaffold --runtime', () => {
       'CMD ["bun", "node_modules/proceedjs/bin/proceed.js", "start", "dist/app.js"]',
     );
     expect(dockerfile).not.toContain('{{');
-    expect(readFileSync(join(directory, 'test/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
+    expect(readFileSync(join(directory, 'test/serve.test.ts'), 'utf8')).toContain(
+      "const runtime: string = 'bun';",
+    );
     expect(readFileSync(join(directory, 'README.md'), 'utf8')).toContain(
       'runs the compiled app: `bun node_modules/proceedjs/bin/proceed.js start dist/app.js`',
     );
     const minimal = join(scratch, 'minimal-on-bun');
     await scaffold({ directory: minimal, platform: 'linux', runtime: 'bun', template: 'minimal' });
-    expect(readFileSync(join(minimal, 'src/serve.test.ts'), 'utf8')).toContain("'bun'.startsWith('{{')");
+    expect(readFileSync(join(minimal, 'src/serve.test.ts'), 'utf8')).toContain(
+      "const runtime: string = 'bun';",
+    );
     expect(readFileSync(join(minimal, 'README.md'), 'utf8')).toContain(
       'runs the compiled app on bun: `bun node_modules/proceedjs/bin/proceed.js start dist/app.js`',
     );

@@ -385,6 +385,8 @@ function filled(
       // Letters, digits and spaces only (apiTitle): safe inside the template's quotes.
       .replaceAll('{{title}}', title)
       .replaceAll('{{vendoredCopy}}', vendoredCopy(vendored))
+      // The serve test's fallback for this repository, where the template runs unfilled.
+      .replaceAll("'{{runtime}}'.startsWith('{{') ? 'node' : '{{runtime}}'", `'${runtime}'`)
       .replaceAll('{{runtime}}', runtime)
       .replaceAll('{{runtimeImage}}', docker?.image ?? '')
       .replaceAll('{{runtimeUser}}', docker?.user ?? '')
