@@ -62,8 +62,9 @@ export interface CompileOptions {
 
 /**
  * Counts a call against a route's `rateLimit()` rules with a `key` (src/http/rate-limit.ts),
- * once its guards and input have passed: throws the 429 past a limit, and answers what to call
- * once the call has succeeded (a rule counting failures takes its count back), if anything.
+ * once its guards and input have passed: throws the 429 past a limit, and answers what gives the
+ * counts of the rules counting failures back (called unless the call fails by the caller's
+ * doing), if anything.
  */
 export interface KeyedLimiter {
   count(ctx: unknown, input: unknown): Promise<(() => void) | undefined>;

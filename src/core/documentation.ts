@@ -53,7 +53,8 @@ export function takesBody(route: RouteEntry): boolean {
 export function routeFacts(route: RouteEntry, added: readonly RouteDocumentation[] = []): RouteFacts {
   const { definition } = route;
   const codes: ProblemCode[] = [];
-  if (definition.input !== undefined || takesBody(route)) codes.push('VALIDATION_FAILED');
+  // Every procedure: one without `.input()` refuses any key sent to it (docs/procedures.md).
+  codes.push('VALIDATION_FAILED');
   if (takesBody(route)) codes.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (definition.guards.length > 0) codes.push('UNAUTHENTICATED');
   if (definition.guards.some(canForbid)) codes.push('FORBIDDEN');

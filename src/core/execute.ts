@@ -4,6 +4,7 @@
  * replies out.
  */
 import type { Call, CompileOptions, Invoke, KeyedLimiter, Reply } from './call.js';
+import { ProceedError } from './errors.js';
 import { inputReader } from './input-assembly.js';
 import { parseIfMatch, preconditionOf, unversionedRoute } from './precondition.js';
 import type { AnyMiddleware } from './procedure.js';
@@ -58,13 +59,23 @@ function chain<T>(
   return (call, input) => dispatch(0, call, input);
 }
 
-/** Counts the call against the route's keyed limits before what follows the input runs. */
+/**
+ * Counts the call against the route's keyed limits before what follows the input runs. A rule
+ * that counts failures gets its count back unless the call failed by the caller's doing (a 4xx):
+ * a success, or the server's own failure (an outage's 503, a 500), is no wrong password.
+ */
 function limitedBy(limiter: KeyedLimiter, next: Step<unknown>): Step<unknown> {
   return async (call, input) => {
-    const succeeded = await limiter.count(call.ctx, input);
-    if (succeeded === undefined) return next(call, input);
-    const reply = await next(call, input);
-    succeeded();
+    const giveBack = await limiter.count(call.ctx, input);
+    if (giveBack === undefined) return next(call, input);
+    let reply: Reply;
+    try {
+      reply = await next(call, input);
+    } catch (error) {
+      if (!(error instanceof ProceedError) || error.status >= 500) giveBack();
+      throw error;
+    }
+    giveBack();
     return reply;
   };
 }

@@ -55,11 +55,16 @@ export function assembler(
     // A socket's handshake may carry the bearer token in the query (a browser's WebSocket sends no
     // header): it is the auth plugin's, never the input's (docs/sockets.md, "Authentication").
     const tokenInQuery = route.definition.output?.kind === 'socket';
+    // EventSource polyfills add `?lastEventId=` to a reconnect beside the `Last-Event-ID` header,
+    // which alone says where a stream resumes: never refused as unknown, never the input's.
+    const resumeInQuery =
+      route.definition.output?.kind === 'events' && shape.fields?.has('lastEventId') !== true;
     const { method } = route;
     return (call, body) => {
       if (body !== undefined) refuseBodyOfQuery(body, method);
       const sent: Record<string, unknown> = assignOwn({}, call.query);
       if (tokenInQuery) delete sent.access_token;
+      if (resumeInQuery) delete sent.lastEventId;
       const input = coerce(assignOwn(sent, call.params));
       if (!unchecked) refuseUnknownKeys(input, shape, call.givenAsArguments === true ? args : query);
       return input;

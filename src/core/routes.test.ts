@@ -182,6 +182,7 @@ describe('routeFacts', () => {
         .query(() => []),
     });
     expect(found.problems.map((problem) => `${problem.status} ${problem.code}`)).toEqual([
+      '400 VALIDATION_FAILED',
       '422 OUT_OF_STOCK',
       '429 RATE_LIMITED',
       '431 HEADERS_TOO_LARGE',

@@ -208,7 +208,7 @@ class FetchPipeline {
     // A client that left before its answer got none: 499 (nginx's "client closed request") in the
     // metrics and the log line, where the status the app made would count it a success. A 5xx
     // stays: the server failed whether or not anyone waited (an outage must show as one).
-    const left = leftBefore(exchange.request);
+    const left = status >= 200 && leftBefore(exchange.request);
     if (left && status < 500) status = clientClosedRequest;
     this.#core.observe?.({ route, method, status, problem, seconds: milliseconds / 1000 });
     if (logged)
@@ -294,14 +294,15 @@ class FetchPipeline {
     // A client that left got no answer: its span has no status (docs/observability.md), as the
     // log and the metrics count it 499 rather than what the app made.
     if (trace?.recording === true && !exchange.streaming)
-      trace.end(leftBefore(exchange.request) && status < 500 ? undefined : status);
+      trace.end(status >= 200 && status < 500 && leftBefore(exchange.request) ? undefined : status);
     return response;
   }
 }
 
 /**
  * Whether the client left before its answer was made: as Node's server tells it, else as a Fetch
- * runtime does, by aborting the request's signal (Bun, Deno, a caller of `app.fetch` that gave up).
+ * runtime does, by aborting the request's signal (Bun, a caller of `app.fetch` that gave up).
+ * Not asked of a 101: Deno aborts an upgraded request's signal, its client still there.
  */
 function leftBefore(request: PipelineRequest): boolean {
   return request.clientLeft ?? request.signal?.aborted === true;

@@ -272,8 +272,9 @@ export class RateLimits {
               this.#failed(error);
               continue;
             }
-            this.#verdict(rule, count);
+            // Given back if this very rule refuses the call: a call that did not run did not fail.
             if (rule.counts === 'failures') failuresOnly.push(key);
+            this.#verdict(rule, count);
           }
         } catch (error) {
           giveBack(failuresOnly);

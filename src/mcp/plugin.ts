@@ -75,11 +75,10 @@ const mcpKeys = optionKeys<McpPluginOptions>()(
   'pageSize',
 );
 
-/** The methods of the protocol the endpoint answers: `initialize`, `ping`, and the tools'. */
-
 /** The methods this endpoint answers; every other is refused, and traced as `_OTHER`. */
 const answeredMethods = new Set(['initialize', 'ping', 'tools/list', 'tools/call']);
 
+/** The methods of the protocol the endpoint answers: `initialize`, `ping`, and the tools'. */
 class McpMethods {
   readonly #app: App;
   readonly #options: McpPluginOptions;

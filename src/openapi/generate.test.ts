@@ -351,10 +351,11 @@ describe('generateOpenApi on the notes fixture', () => {
       '500',
       '503',
     ]);
-    // No input schema and no body: nothing the client sends can be invalid.
+    // No input schema and no body: any query parameter sent is unknown, a 400.
     expect(statuses(operation(document, '/api/notes-broken', 'get'))).toEqual([
       '200',
       '304',
+      '400',
       '412',
       '431',
       '500',
@@ -641,6 +642,27 @@ describe('generateOpenApi on small fixtures', () => {
     ).toBeDefined();
   });
 
+  it('documents a rule per key by its 429 and Retry-After alone: its answers carry no X-RateLimit headers', () => {
+    const perAccount = rateLimit<unknown, { email: string }>({
+      name: 'per-account',
+      max: 5,
+      key: ({ input }) => input.email,
+    });
+    const keyed = procedures('sessions', {
+      createSession: p()
+        .use(perAccount)
+        .input(z.object({ email: z.string() }))
+        .mutation(() => ({ id: '1' })),
+    });
+    const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [keyed] }], info });
+    const create = operation(document, '/api/sessions', 'post');
+    expect(create.responses['429']).toEqual({ $ref: '#/components/responses/TooManyRequests' });
+    expect(Object.keys((create.responses['201'] as { headers?: object }).headers ?? {})).not.toContain(
+      'X-RateLimit-Limit',
+    );
+    expect(document.components.responses.TooManyRequests?.headers?.['Retry-After']).toBeDefined();
+  });
+
   it('reads 401 vs 403 from the guards’ failsWith, not their names', () => {
     const signedIn = guard({
       name: 'signed in',
@@ -659,7 +681,14 @@ describe('generateOpenApi on small fixtures', () => {
         .query(() => ({})),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [guarded] }], info });
-    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual(['200', '401', '431', '500', '503']);
+    expect(statuses(operation(document, '/api/gates', 'get'))).toEqual([
+      '200',
+      '400',
+      '401',
+      '431',
+      '500',
+      '503',
+    ]);
     expect(statuses(operation(document, '/api/gates/{id}', 'get'))).toEqual([
       '200',
       '400',
@@ -680,7 +709,7 @@ describe('generateOpenApi on small fixtures', () => {
         .query(() => []),
     });
     const document = generateOpenApi({ mounts: [{ prefix: '/api', collections: [scoped] }], info });
-    expect(statuses(operation(document, '/api/scoped', 'get'))).toEqual(['200', '431', '500', '503']);
+    expect(statuses(operation(document, '/api/scoped', 'get'))).toEqual(['200', '400', '431', '500', '503']);
   });
 
   it('qualifies operationIds that would collide', async () => {
@@ -793,7 +822,7 @@ describe('problems declared by plugins and procedures', () => {
     routeTable.document({ problems: ['INVALID_TOKEN'], bearer: 'optional' });
     routeTable.document((route) => (route.name === 'signIn' ? { problems: ['RATE_LIMITED'] } : undefined));
     const document = generateOpenApi({ app: { routeTable }, info });
-    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '401', '431', '500', '503']);
+    expect(responsesOf(document, '/api/things', 'get')).toEqual(['200', '400', '401', '431', '500', '503']);
     expect(document.paths['/api/things']?.get?.security).toEqual([{ bearerAuth: [] }, {}]);
     expect(document.paths['/api/things/{id}']?.delete?.security).toEqual([{ bearerAuth: [] }]);
     expect(responsesOf(document, '/api/things/sign-in', 'post')).toContain('429');

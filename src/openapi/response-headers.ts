@@ -38,9 +38,12 @@ const limitRetryAfter: OpenApiHeader = {
   schema: { type: 'integer', format: 'int64', minimum: 1, maximum: longestWait },
 };
 
-/** Whether `rateLimit()` counts this route's requests. */
+/**
+ * Whether a `rateLimit()` rule counts this route's requests per client IP, so that every answer
+ * carries `X-RateLimit-*`. A rule per key writes them on its 429 alone.
+ */
 export function isRateLimited(route: RouteEntry): boolean {
-  return route.definition.rateLimits.length > 0;
+  return route.definition.rateLimits.some((rule) => rule.key === undefined);
 }
 
 /**
@@ -123,6 +126,8 @@ export function problemComponents(
     const { name, response } = problemResponse(status, appCodes);
     const copy: OpenApiResponse = { ...response };
     if (statuses.plain.has(status)) {
+      // A 429 of a rule per key: its Retry-After, without the limits' headers on every answer.
+      if (status === 429) response.headers = { ...response.headers, 'Retry-After': limitRetryAfter };
       headers.addTo(response, status, false);
       responses[name] = response;
     }

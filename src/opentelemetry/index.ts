@@ -11,7 +11,6 @@ import {
   type Context,
   context,
   createContextKey,
-  type Exception,
   isSpanContextValid,
   propagation,
   type Span,
@@ -24,7 +23,7 @@ import {
 } from '@opentelemetry/api';
 import { ProceedConfigError, ProceedError } from '../core/errors.js';
 import { optionKeys, refuseUnknownOptions } from '../core/options.js';
-import { withoutQueryParameters } from '../core/redaction.js';
+import { redactedError } from '../core/redaction.js';
 import type { StepKind, StepTracer } from '../core/tracing.js';
 import {
   type OperationTrace,
@@ -95,25 +94,8 @@ function isServerFailure(error: unknown): boolean {
 
 function markFailed(span: Span, error: unknown): void {
   if (!isServerFailure(error)) return;
-  span.recordException(exceptionOf(error));
+  span.recordException(redactedError(error));
   span.setStatus({ code: SpanStatusCode.ERROR });
-}
-
-/**
- * An error as a span records it: its type, message and stack with the query parameters a
- * database error wrote into them cut out, as the log cuts them (a failed UPDATE's parameters hold
- * a password hash); nothing else of it.
- */
-function exceptionOf(error: unknown): Exception {
-  if (!(error instanceof Error)) return withoutQueryParameters(String(error));
-  const exception: Exception = {
-    name: error.name,
-    message: withoutQueryParameters(error.message),
-    stack: withoutQueryParameters(error.stack ?? ''),
-  };
-  const { code } = error as { code?: unknown };
-  if (typeof code === 'string' || typeof code === 'number') exception.code = code;
-  return exception;
 }
 
 /**
@@ -300,7 +282,7 @@ class OpenTelemetryTrace implements RequestTrace {
   failed(error: unknown): void {
     this.#error = error;
     // Now, not at the end: a span instrumentation-http made may have ended by then.
-    if (this.#span.isRecording()) this.#span.recordException(exceptionOf(error));
+    if (this.#span.isRecording()) this.#span.recordException(redactedError(error));
   }
 
   end(status: number | undefined): void {

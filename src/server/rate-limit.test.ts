@@ -234,8 +234,12 @@ const accountRoute = (counts?: 'calls' | 'failures', max = 2) =>
         }),
       )
       .input(z.object({ account: z.string().min(1), password: z.string() }))
-      .mutation(({ input }) => {
-        if (input.password !== 'right') throw new UnauthenticatedError('wrong password');
+      .mutation(async ({ input }) => {
+        // Calls that overlap: each waits a moment before it answers.
+        if (input.password === 'right, slowly') await new Promise((resolve) => setTimeout(resolve, 30));
+        // The server's own failure, as an outage's would be.
+        if (input.password === 'crash') throw new Error('The database is gone');
+        if (!input.password.startsWith('right')) throw new UnauthenticatedError('wrong password');
         return { ok: true };
       }),
   });
@@ -271,6 +275,25 @@ describe('rateLimit() with a key', () => {
     for (const password of ['right', 'right', 'right', 'wrong', 'right', 'wrong', 'right'])
       statuses.push((await signIn(app, { account: 'ada', password })).statusCode);
     expect(statuses).toEqual([200, 200, 200, 401, 200, 401, 429]);
+    await app.close();
+  });
+
+  it('counts failures only: calls it refused, calls that succeeded at once and the server’s own failures are given back', async () => {
+    const app = createApp({ logger: false }).mount([accountRoute('failures')]);
+    // Six successes at once against a limit of two: those past it are refused while the first
+    // two run, and give their counts back; none is a failure.
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () => signIn(app, { account: 'ada', password: 'right, slowly' })),
+    );
+    expect(burst.map((answer) => answer.statusCode).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(200);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      expect((await signIn(app, { account: 'ada', password: 'crash' })).statusCode).toBe(500);
+    expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(200);
+    // Two wrong passwords: then every call is refused, the right one too.
+    for (const password of ['wrong', 'wrong', 'right'])
+      await signIn(app, { account: 'ada', password }).then((answer) => answer.statusCode);
+    expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(429);
     await app.close();
   });
 
