@@ -239,7 +239,8 @@ export class RateLimits {
   /**
    * The route's rules counted per key, once the guards and the input have passed (the core calls
    * it: src/core/execute.ts); undefined when it has none. A refused call gives back the counts of
-   * the rules before it that count failures only: it did not fail, it did not run.
+   * the rules that count failures only, the refusing one's included: it did not fail, it did not
+   * run.
    */
   keyedLimiterFor(route: MountedRoute): KeyedLimiter | undefined {
     const rules = route.definition.rateLimits
