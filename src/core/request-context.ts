@@ -29,6 +29,23 @@ export interface RequestInfo {
    * "Headers and cookies per request").
    */
   cookie(name: string, options?: { signed?: boolean }): string | undefined;
+  /**
+   * The app's logger for this request: each line carries its `reqId` (the `X-Request-Id` of the
+   * answer) and, in a traced request, its `trace_id`, as the request's own line does
+   * (docs/deployment.md, "Logs"). Made the first time it is read.
+   */
+  readonly log: RequestLog;
+}
+
+/** A logger's methods, as pino's: an object of fields and a message, or a message alone. */
+type LogMethod = (fieldsOrMessage: object | string, message?: string) => void;
+
+/** What `ctx.request.log` offers: pino's levels, each line tied to its request. */
+export interface RequestLog {
+  debug: LogMethod;
+  info: LogMethod;
+  warn: LogMethod;
+  error: LogMethod;
 }
 
 /** The context every handler, guard and middleware receives. Apps and plugins extend it. */

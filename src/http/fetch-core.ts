@@ -3,7 +3,7 @@
  * resolved once when the app is ready.
  */
 import type { IdempotencySettings } from '../core/idempotency.js';
-import type { BaseContext, RequestInfo } from '../core/request-context.js';
+import type { BaseContext, RequestInfo, RequestLog } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { UploadOptions } from '../core/uploads.js';
 import type { AppRoute } from './app-routes.js';
@@ -71,6 +71,8 @@ export interface FetchCore {
   /** A new request id: a UUID, or the app's next request number with `requestIds: false`. */
   readonly newRequestId: () => string;
   readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  /** The app's logger for one request, by its id (`ctx.request.log`). */
+  readonly requestLogOf: (id: string) => RequestLog;
   readonly observe: ((answer: Answer) => void) | undefined;
   /** One line per request at `info`, as on Node; undefined when the app logs nothing. */
   readonly requestLog:

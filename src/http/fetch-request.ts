@@ -4,7 +4,7 @@
  */
 
 import { parse as parseQuery } from 'fast-querystring';
-import type { RequestInfo } from '../core/request-context.js';
+import type { RequestInfo, RequestLog } from '../core/request-context.js';
 import type { RouteRequest } from './app-routes.js';
 import { type ProxyTrust, peerAddressOf } from './client-address.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
@@ -142,13 +142,16 @@ export class FetchRequestInfo implements RequestInfo {
   readonly opensSocket: boolean;
   readonly opensStream: boolean;
   readonly #signer: CookieSigner;
+  readonly #logOf: (id: string) => RequestLog;
   #cookies: RequestCookies | undefined;
+  #log: RequestLog | undefined;
 
   constructor(
     exchange: Exchange,
     method: string,
     params: Record<string, string>,
     signer: CookieSigner,
+    logOf: (id: string) => RequestLog,
     /** The kind of the route's output (`socket`, `events`, …), when it has one. */
     outputKind?: string,
   ) {
@@ -158,6 +161,7 @@ export class FetchRequestInfo implements RequestInfo {
     this.#exchange = exchange;
     this.params = params;
     this.#signer = signer;
+    this.#logOf = logOf;
     this.opensSocket =
       outputKind === 'socket' && method === 'GET' && asksForWebSocket(exchange.header('upgrade'));
     this.opensStream = outputKind === 'events' && method === 'GET';
@@ -165,6 +169,12 @@ export class FetchRequestInfo implements RequestInfo {
 
   get headers(): HeaderRecord {
     return this.#exchange.headers;
+  }
+
+  /** Made when first read: most requests log nothing but their own line. */
+  get log(): RequestLog {
+    this.#log ??= this.#logOf(this.id);
+    return this.#log;
   }
 
   header(name: string): string | undefined {
@@ -181,7 +191,7 @@ export class FetchRequestInfo implements RequestInfo {
   }
 
   /** `JSON.stringify` and loggers see the headers and the address too, as on Node. */
-  toJSON(): Omit<RequestInfo, 'cookie' | 'header'> {
+  toJSON(): Omit<RequestInfo, 'cookie' | 'header' | 'log'> {
     const { id, method, url, ip, headers, params } = this;
     return { id, method, url, ip, headers, params };
   }

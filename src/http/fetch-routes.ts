@@ -190,7 +190,14 @@ class FetchProcedure implements RouteHandler {
     const procedure = this.#procedure;
     const params = exchange.params as Record<string, string>;
     const made = core.buildContext(
-      new FetchRequestInfo(exchange, exchange.method, params, core.cookieSigner, this.#outputKind),
+      new FetchRequestInfo(
+        exchange,
+        exchange.method,
+        params,
+        core.cookieSigner,
+        core.requestLogOf,
+        this.#outputKind,
+      ),
     );
     const ran = then(made, (ctx) =>
       procedure.call.run(

@@ -152,6 +152,7 @@ export function fetchCoreOf(settings: AppSettings, parts: AppParts): FetchCore {
     ifMatchHolds,
     newRequestId: settings.requestIds ? newRequestId : settings.countRequest,
     log,
+    requestLogOf: (id) => log.child({ reqId: id }),
     observe: parts.observe,
   };
 }

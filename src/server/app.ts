@@ -129,6 +129,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
       entityTags: settings.entityTags,
       userSource: () => this.userSource,
       idempotency: () => this.idempotencyRuntime,
+      requestLogOf: (id) => log.child({ reqId: id }),
     });
     hooks.onReady(() => this.#prepare());
     hooks.onFrameworkClose(async () => {

@@ -8,7 +8,7 @@ import type { Call } from '../core/call.js';
 import type { ContextPipeline } from '../core/context.js';
 import { ValidationError } from '../core/errors.js';
 import type { Guard } from '../core/guards.js';
-import type { BaseContext, RequestInfo } from '../core/request-context.js';
+import type { BaseContext, RequestInfo, RequestLog } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { StepTracer } from '../core/tracing.js';
 import { type CookieSigner, RequestCookies } from '../http/cookies.js';
@@ -42,6 +42,8 @@ export interface ProcedureCallsParts {
   readonly entityTags: boolean;
   readonly userSource: () => string | undefined;
   readonly idempotency: () => IdempotencyRuntime | undefined;
+  /** The app's logger for one request, by its id (`ctx.request.log`). */
+  readonly requestLogOf: (id: string) => RequestLog;
 }
 
 interface Compiled {
@@ -106,7 +108,7 @@ export class ProcedureCalls {
         return [];
       },
     });
-    const info = new CalledRequest(request, request.method, params, this.#parts.cookieSigner, undefined);
+    const info = new CalledRequest(request, request.method, params, this.#parts, undefined);
     const ctx = (await this.#parts.context.build(info)) as BaseContext & { user?: unknown };
     const signedIn = ctx.user !== undefined && ctx.user !== null;
     const passes = async (guard: Guard<never>) => {
@@ -152,7 +154,7 @@ export class ProcedureCalls {
     const refused = forbiddenKeyOf(given);
     if (refused !== undefined) throw refused;
     const { pathParams, rest } = splitParams(given as Record<string, unknown>, params);
-    const info = new CalledRequest(request, route.method, pathParams, this.#parts.cookieSigner, urlOf);
+    const info = new CalledRequest(request, route.method, pathParams, this.#parts, urlOf);
     const made = this.#parts.context.build(info);
     const ctx = (made instanceof Promise ? await made : made) as BaseContext & { user?: unknown };
     // An update's input is its parameters and `data`: anything else would be dropped unread.
@@ -255,17 +257,18 @@ class CalledRequest implements RequestInfo {
   readonly ip: string;
   readonly headers: HeaderRecord;
   readonly params: Readonly<Record<string, string>>;
-  readonly #signer: CookieSigner;
+  readonly #parts: ProcedureCallsParts;
   readonly #request: CallingRequest;
   #urlOf: ((params: Readonly<Record<string, string>>) => string) | undefined;
   #cookies: RequestCookies | undefined;
+  #log: RequestLog | undefined;
 
   /** With no route yet (a list of what the caller may call): the carrying request's method and URL until aimed. */
   constructor(
     request: CallingRequest,
     method: string,
     params: Record<string, string>,
-    signer: CookieSigner,
+    parts: ProcedureCallsParts,
     urlOf: ((params: Readonly<Record<string, string>>) => string) | undefined,
   ) {
     this.id = request.id;
@@ -273,7 +276,7 @@ class CalledRequest implements RequestInfo {
     this.ip = request.ip;
     this.headers = request.headers;
     this.params = params;
-    this.#signer = signer;
+    this.#parts = parts;
     this.#request = request;
     this.#urlOf = urlOf;
   }
@@ -282,6 +285,12 @@ class CalledRequest implements RequestInfo {
   aimAt(method: string, urlOf: (params: Readonly<Record<string, string>>) => string): void {
     this.method = method;
     this.#urlOf = urlOf;
+  }
+
+  /** The carrying request's logger: its lines carry that request's id. */
+  get log(): RequestLog {
+    this.#log ??= this.#parts.requestLogOf(this.id);
+    return this.#log;
   }
 
   /** The route's path with the call's parameters, as its own request would have it (made when read). */
@@ -295,7 +304,7 @@ class CalledRequest implements RequestInfo {
   }
 
   cookie(name: string, options?: { signed?: boolean }): string | undefined {
-    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#signer);
+    this.#cookies ??= new RequestCookies(this.headers.cookie, this.#parts.cookieSigner);
     return this.#cookies.get(name, options);
   }
 }

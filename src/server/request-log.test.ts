@@ -9,6 +9,7 @@ import { eventually } from '../../test/processes.js';
 import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
 import { webSocket } from '../core/sockets.js';
+import { mcpPlugin } from '../mcp/plugin.js';
 import { createApp } from './create-app.js';
 import { createApp as createAppWithoutFastify } from './create-app-fetch.js';
 import { batched } from './log-output.js';
@@ -559,5 +560,57 @@ describe('what Fastify checked and passed when it held the logger', () => {
     expect(await (await fetch(`${url}/late-write`)).text()).toBe('done');
     await finished;
     await app.close();
+  });
+});
+
+describe('ctx.request.log', () => {
+  it("writes a handler's line with the request's id, on the server, through app.fetch and in a tool call", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const app = createApp({
+      logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+    }).mount([
+      procedures('mail', {
+        createMail: procedure()
+          .input(z.object({ to: z.string() }))
+          .mutation(({ input, ctx }) => {
+            ctx.request.log.info({ to: input.to }, 'mail queued');
+            return { id: '1' };
+          }),
+      }),
+    ]);
+    await app.register(mcpPlugin, { collections: ['mail'] });
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const post = (id: string, body: object, path = '/api/mail') => ({
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-request-id': id,
+      },
+      body: JSON.stringify(body),
+      path,
+    });
+    const overSocket = post('over-socket', { to: 'ada' });
+    await (await fetch(`${origin}${overSocket.path}`, overSocket)).text();
+    const inProcess = post('in-process', { to: 'grace' });
+    await (await app.fetch(new Request(`http://api.example${inProcess.path}`, inProcess))).text();
+    const tool = post(
+      'tool-call',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'createMail', arguments: { to: 'alan' } },
+      },
+      '/mcp',
+    );
+    await (await app.fetch(new Request(`http://localhost${tool.path}`, tool), { ip: '127.0.0.1' })).text();
+    await app.close();
+    const queued = lines.filter((line) => line.msg === 'mail queued').map(({ reqId, to }) => ({ reqId, to }));
+    expect(queued).toEqual([
+      { reqId: 'over-socket', to: 'ada' },
+      { reqId: 'in-process', to: 'grace' },
+      { reqId: 'tool-call', to: 'alan' },
+    ]);
   });
 });
