@@ -257,7 +257,8 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     const sent = send('/api/things/slow', { signal: leaving.signal }).catch(() => undefined);
     await slowArrived.promise;
     leaving.abort();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Time for the server to see the connection close (at once on app.fetch: the signal).
+    await new Promise((resolve) => setTimeout(resolve, 250));
     slowGate.resolve();
     await sent;
     const server = await serverSpan();

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../test/processes.js';
 import { fixtureApp } from '../auth/fixtures/app.js';
 import { rateLimitFromEnv } from '../config/env.js';
 import { ProceedConfigError, UnauthenticatedError } from '../core/errors.js';
@@ -219,6 +220,9 @@ describe('rateLimit() with a Redis store that cannot be reached', () => {
   );
 });
 
+/** What a call with the password `right, held` waits for: the test opens it. */
+let held = Promise.resolve();
+
 /** A route limited per account: `counts` as given, failing when the password is not `right`. */
 const accountRoute = (counts?: 'calls' | 'failures', max = 2) =>
   procedures('accounts', {
@@ -235,8 +239,8 @@ const accountRoute = (counts?: 'calls' | 'failures', max = 2) =>
       )
       .input(z.object({ account: z.string().min(1), password: z.string() }))
       .mutation(async ({ input }) => {
-        // Calls that overlap: each waits a moment before it answers.
-        if (input.password === 'right, slowly') await new Promise((resolve) => setTimeout(resolve, 30));
+        // Calls that overlap: each waits until the test lets it answer.
+        if (input.password === 'right, held') await held;
         // The server's own failure, as an outage's would be.
         if (input.password === 'crash') throw new Error('The database is gone');
         if (!input.password.startsWith('right')) throw new UnauthenticatedError('wrong password');
@@ -281,11 +285,23 @@ describe('rateLimit() with a key', () => {
   it('counts failures only: calls it refused, calls that succeeded at once and the server’s own failures are given back', async () => {
     const app = createApp({ logger: false }).mount([accountRoute('failures')]);
     // Six successes at once against a limit of two: those past it are refused while the first
-    // two run, and give their counts back; none is a failure.
-    const burst = await Promise.all(
-      Array.from({ length: 6 }, () => signIn(app, { account: 'ada', password: 'right, slowly' })),
+    // two are held, and give their counts back; none is a failure.
+    let release = () => {};
+    held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const answered: number[] = [];
+    const burst = Array.from({ length: 6 }, () =>
+      signIn(app, { account: 'ada', password: 'right, held' }).then((answer) => {
+        answered.push(answer.statusCode);
+        return answer;
+      }),
     );
-    expect(burst.map((answer) => answer.statusCode).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    await eventually(() => answered.length === 4, 10_000, 'the refusals');
+    expect(answered).toEqual([429, 429, 429, 429]);
+    release();
+    await Promise.all(burst);
+    expect(answered).toEqual([429, 429, 429, 429, 200, 200]);
     expect((await signIn(app, { account: 'ada', password: 'right' })).statusCode).toBe(200);
     for (let attempt = 0; attempt < 3; attempt += 1)
       expect((await signIn(app, { account: 'ada', password: 'crash' })).statusCode).toBe(500);
@@ -351,10 +367,16 @@ describe.skipIf(redisUrl === null)('rateLimit() with a key, in Redis', () => {
     );
     try {
       const statuses: number[] = [];
+      const stored = () =>
+        (clients[0] as Redis).get(`proceed:rate-limit:per-account|POST /api/sign-in|key|${account}`);
+      // What the key holds once each call's count (and a success's or a refusal's refund) is in.
+      const expected = ['1', '1', '1', '2', '2'];
       for (const [index, password] of ['wrong', 'right', 'right', 'wrong', 'right'].entries()) {
         statuses.push((await signIn(apps[index % 2] as (typeof apps)[0], { account, password })).statusCode);
-        // The success's refund is sent after its answer: it lands before the next call.
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        // A refund is sent after its answer, on that instance's own connection: waited for here.
+        for (let tries = 0; (await stored()) !== expected[index] && tries < 200; tries += 1)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(await stored()).toBe(expected[index]);
       }
       expect(statuses).toEqual([401, 200, 200, 401, 429]);
     } finally {
