@@ -92,7 +92,7 @@ export {
   procedures,
   type Versioning,
 } from './core/procedure.js';
-export type { BaseContext, RequestInfo } from './core/request-context.js';
+export type { BaseContext, RequestInfo, RequestLog } from './core/request-context.js';
 export type { CookieOptions, ResponseControl } from './core/response.js';
 export type { DocumentationSource, Mount, MountedRoute, RouteTable } from './core/route-table.js';
 export {

@@ -6,6 +6,7 @@
  */
 import { ProceedConfigError } from '../core/errors.js';
 import { httpMethods } from '../core/naming.js';
+import type { RequestLog } from '../core/request-context.js';
 
 /** The methods `app.route()` takes, those of procedures; GET routes answer HEAD too. */
 export type AppRouteMethod = (typeof httpMethods)[number];
@@ -23,6 +24,8 @@ export interface RouteRequest {
   readonly headers: Readonly<Record<string, string | undefined>>;
   /** The request id (`X-Request-Id`). */
   readonly id: string;
+  /** The app's logger for this request: each line carries its `reqId`, as `ctx.request.log`. */
+  readonly log: RequestLog;
   /** The client's address, as `trustProxy` resolves it. */
   readonly ip: string;
   /**

@@ -260,11 +260,14 @@ export class FetchRouteRequest implements RouteRequest {
   readonly id: string;
   readonly #exchange: Exchange;
   readonly #bytes: Uint8Array;
+  readonly #logOf: (id: string) => RequestLog;
   #query: URLSearchParams | undefined;
+  #log: RequestLog | undefined;
 
-  constructor(exchange: Exchange, bytes: Uint8Array) {
+  constructor(exchange: Exchange, bytes: Uint8Array, logOf: (id: string) => RequestLog) {
     this.#exchange = exchange;
     this.#bytes = bytes;
+    this.#logOf = logOf;
     this.method = exchange.request.method;
     this.path = exchange.path;
     this.params = exchange.params as Record<string, string>;
@@ -286,6 +289,12 @@ export class FetchRouteRequest implements RouteRequest {
 
   get origin(): string {
     return this.#exchange.origin;
+  }
+
+  /** Made when first read: most routes never log. */
+  get log(): RequestLog {
+    this.#log ??= this.#logOf(this.id);
+    return this.#log;
   }
 
   /** Read before the handler runs, as on Node. */

@@ -45,7 +45,7 @@ export function appRouteHandler(core: FetchCore, route: AppRoute): RouteHandler 
       const { method } = exchange;
       const bytes =
         method === 'GET' || method === 'HEAD' ? new Uint8Array(0) : await readBytes(exchange.request, limit);
-      const answered = route.handler(new FetchRouteRequest(exchange, bytes));
+      const answered = route.handler(new FetchRouteRequest(exchange, bytes, core.requestLogOf));
       const answer = answered instanceof Promise ? await answered : answered;
       // Only a GET (or its HEAD) is answered 304 for a tag the client holds.
       const ifNoneMatch =

@@ -11,6 +11,7 @@
  * - liveness, `GET {prefix}/health/live`: 200 while the process can answer at all.
  */
 import { ProceedError } from '../core/errors.js';
+import type { RequestLog } from '../core/request-context.js';
 import { UnavailableError } from '../core/unavailable.js';
 import type { AppRoute } from './app-routes.js';
 import { jsonHeaders } from './json.js';
@@ -40,7 +41,6 @@ export interface Readiness {
   check: HealthOptions['check'];
   /** ms the check has to answer. */
   timeout: number;
-  log: { warn(object: object, message: string): void };
 }
 
 const checkTimedOut = Symbol('timed out');
@@ -59,13 +59,10 @@ async function withinTime(check: NonNullable<HealthOptions['check']>, timeout: n
 }
 
 /** The readiness body, or a thrown 503 problem. */
-export async function readinessBody({
-  serving,
-  rateLimits,
-  check,
-  timeout,
-  log,
-}: Readiness): Promise<string> {
+export async function readinessBody(
+  { serving, rateLimits, check, timeout }: Readiness,
+  log: Pick<RequestLog, 'warn'>,
+): Promise<string> {
   if (!serving())
     throw new ProceedError('UNAVAILABLE', 'The service is shutting down', {
       headers: { 'retry-after': '1' },
@@ -95,7 +92,11 @@ export function healthRoutes(prefix: string, readiness: Readiness): AppRoute[] {
     {
       method: 'GET',
       path: `${prefix}/health`,
-      handler: async () => ({ headers: jsonHeaders, body: await readinessBody(readiness) }),
+      // A failed check is logged on the probe's own line, with its request id.
+      handler: async (request) => ({
+        headers: jsonHeaders,
+        body: await readinessBody(readiness, request.log),
+      }),
       bodyLimit: undefined,
     },
     {

@@ -272,7 +272,6 @@ export class App<TCtx extends object = object> extends AppExtensions {
         rateLimits: this.#rateLimits,
         check: this.#settings.healthCheck,
         timeout: this.#settings.healthTimeout,
-        log: this.#log,
       }))
         this.#addRoute(route);
     this.#adapter.made?.mount(plan.routes);

@@ -614,3 +614,41 @@ describe('ctx.request.log', () => {
     ]);
   });
 });
+
+describe("an app route's request.log", () => {
+  it("writes the route's lines, and a failed health check's, with the request's id", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const app = createApp({
+      logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+      health: {
+        check: () => {
+          throw new Error('database unreachable');
+        },
+      },
+    }).mount([]);
+    app.route('POST', '/hooks/payment', (request) => {
+      request.log.info({ event: 'paid' }, 'webhook received');
+      return { status: 204 };
+    });
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const hook = await fetch(`${origin}/hooks/payment`, {
+      method: 'POST',
+      headers: { 'x-request-id': 'hook-1' },
+    });
+    expect(hook.status).toBe(204);
+    const probe = await fetch(`${origin}/api/health`, { headers: { 'x-request-id': 'probe-1' } });
+    expect(probe.status).toBe(503);
+    const inProcess = await app.fetch(
+      new Request('http://api.example/api/health', { headers: { 'x-request-id': 'probe-2' } }),
+    );
+    expect(inProcess.status).toBe(503);
+    await app.close();
+    expect(lines.filter((line) => line.msg === 'webhook received').map(({ reqId }) => reqId)).toEqual([
+      'hook-1',
+    ]);
+    expect(lines.filter((line) => line.msg === 'Health check failed').map(({ reqId }) => reqId)).toEqual([
+      'probe-1',
+      'probe-2',
+    ]);
+  });
+});

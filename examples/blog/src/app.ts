@@ -297,7 +297,7 @@ async function buildBlogApp(
     await store.ensureSchema();
     // A token naming anything but a uuid is refused before it reaches a query.
     const tokens = new TokenService({ secret, store, userId: z.uuid() });
-    const mailer: Mailer = options.mailer ?? logMailer(app.log, { production });
+    const mailer: Mailer = options.mailer ?? logMailer({ production });
 
     const passwordCost = settings.passwordCost ?? {};
     if (admin !== undefined) await seedAdmin(repos, tokens, admin, passwordCost);

@@ -25,7 +25,10 @@ const { register, login, refresh, logout, me, forgotPassword, resetPassword } = 
   passwordReset: {
     store: (ctx) => ctx.repos.passwordResets,
     send: (ctx, { user, token, expiresAt }) =>
-      ctx.mailer.sendPasswordReset({ to: user.email, name: user.name, token, expiresAt }),
+      ctx.mailer.sendPasswordReset(
+        { to: user.email, name: user.name, userId: user.id, token, expiresAt },
+        ctx.request.log,
+      ),
     background: (ctx, task) => ctx.background(task),
   },
 });
