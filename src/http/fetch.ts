@@ -241,6 +241,7 @@ class FetchPipeline {
     const id = this.#requestIdOf(request);
     const exchange = new Exchange(request, id, this.#proxy);
     exchange.trace = trace;
+    if (trace?.recording === true) trace.identified(id);
     exchange.argument = argument;
     exchange.arrivedDraining = !core.serving();
     // At debug, as on the Fastify adapter: an operator sees a request the moment it arrives.
@@ -266,8 +267,7 @@ class FetchPipeline {
       const handler = this.#routed(exchange, request);
       const route = handler.preflight === true ? undefined : handler.observed;
       done.route = route;
-      if (trace !== undefined && route !== undefined)
-        trace.routed(pathTemplate(route.path), route.procedure, id);
+      if (trace !== undefined && route !== undefined) trace.routed(pathTemplate(route.path), route.procedure);
       served = handler.serve(exchange);
     } catch (error) {
       return this.#failed(done, error);

@@ -33,8 +33,10 @@ export interface RequestTrace {
    * whose events arrive from outside `run`).
    */
   bind<T extends object>(emitter: T): T;
-  /** The route the request took: its template (`/api/posts/{id}`), procedure and request id. */
-  routed(route: string, procedure: string | undefined, requestId: string): void;
+  /** The request's id (`X-Request-Id`), on every request's span, a 404's as much as a route's. */
+  identified(requestId: string): void;
+  /** The route the request took: its template (`/api/posts/{id}`) and procedure. */
+  routed(route: string, procedure: string | undefined): void;
   /** The error behind a 5xx answer, recorded on the request's span (its status is set at the end). */
   failed(error: unknown): void;
   /**

@@ -269,14 +269,17 @@ class OpenTelemetryTrace implements RequestTrace {
     return context.bind(this.#context, emitter);
   }
 
-  routed(route: string, procedure: string | undefined, requestId: string): void {
+  identified(requestId: string): void {
+    if (this.#span.isRecording()) this.#span.setAttribute('proceed.request_id', requestId);
+  }
+
+  routed(route: string, procedure: string | undefined): void {
     // instrumentation-http names its span from the route at the answer, and sets http.route.
     if (this.#metadata !== undefined) this.#metadata.route = route;
     if (!this.#span.isRecording()) return;
     this.#span.updateName(`${this.#method} ${route}`);
     this.#span.setAttribute('http.route', route);
     if (procedure !== undefined) this.#span.setAttribute('proceed.procedure', procedure);
-    this.#span.setAttribute('proceed.request_id', requestId);
   }
 
   failed(error: unknown): void {

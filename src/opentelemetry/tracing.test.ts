@@ -219,6 +219,9 @@ describe.each(adapters)('tracing on %s', (_adapter, send) => {
     expect(server.attributes['http.route']).toBeUndefined();
     expect(server.attributes['http.response.status_code']).toBe(404);
     expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    // Its request id still ties the span to the 404's log line and to what the client reports.
+    expect(server.attributes['proceed.request_id']).toBe(missing.headers.get('x-request-id'));
+    expect(missing.headers.get('x-request-id')).toMatch(/\S/);
   });
 
   it('sets ERROR and records the exception on a 500, on the server span and the handler span', async () => {

@@ -3,7 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { answerClientError } from './problems.js';
 
-const host = { log: { debug: () => undefined } } as unknown as FastifyInstance;
+const lines: { fields: object; message: string }[] = [];
+const host = {
+  log: { info: (fields: object, message: string) => lines.push({ fields, message }) },
+} as unknown as FastifyInstance;
 
 /** Just enough of a socket to see what the answer writes. */
 function socketWith(current: { headersSent: boolean } | null) {
@@ -31,6 +34,18 @@ describe('answerClientError', () => {
     answerClientError.call(host, timeout, socket);
     expect(written.join('')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(isDestroyed()).toBe(true);
+    // The answer's request id is on its log line.
+    const id = /\r\nX-Request-Id: ([^\r]+)\r\n/.exec(written.join(''))?.[1];
+    expect(lines.at(-1)).toEqual({
+      fields: {
+        reqId: id,
+        remoteAddress: undefined,
+        remotePort: undefined,
+        res: { statusCode: 408 },
+        reason: 'ERR_HTTP_REQUEST_TIMEOUT: timeout',
+      },
+      message: 'request refused: The request did not arrive in time',
+    });
   });
 
   it('writes nothing into a response whose headers are already sent, and closes the connection', () => {

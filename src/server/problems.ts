@@ -96,13 +96,25 @@ export function answerClientError(this: FastifyInstance, error: Error, socket: S
 export function answerClientErrorOn(
   socket: Socket,
   error: Error,
-  log: { debug(object: object, message: string): void },
+  log: { info(object: object, message: string): void },
 ): void {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNRESET' || socket.destroyed) return;
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
   const id = randomUUID();
-  log.debug({ err: error, requestId: id }, `client error: ${problem.body.code}`);
+  // The request line of an answer no route made: its id is the X-Request-Id the client got, so
+  // what a client reports of a 400, 408 or 431 is found in the log (docs/deployment.md, "Logs").
+  log.info(
+    {
+      reqId: id,
+      // Not under `req`: that is a request's serializer, and there is no request.
+      remoteAddress: socket.remoteAddress,
+      remotePort: socket.remotePort,
+      res: { statusCode: problem.status },
+      reason: `${code ?? error.name}: ${error.message}`,
+    },
+    `request refused: ${problem.body.detail ?? problem.body.title}`,
+  );
   // A response already under way on this connection (a pipelined request behind it was
   // malformed, or the body it was still reading timed out after an early answer) must not get
   // a second status line written into it: the connection just ends, as Node's own handler does.

@@ -652,3 +652,35 @@ describe("an app route's request.log", () => {
     ]);
   });
 });
+
+describe('a request Node refuses before any route', () => {
+  it('has its line, with the X-Request-Id its answer carried', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const app = createApp({
+      logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+    }).mount([]);
+    const origin = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const { port } = new URL(origin);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('latin1');
+      });
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      socket.write('GET / HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n');
+    });
+    await app.close();
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const id = /\r\nX-Request-Id: ([^\r]+)\r\n/.exec(answer)?.[1];
+    expect(id).toMatch(/\S/);
+    expect(lines.find((line) => line.reqId === id)).toMatchObject({
+      level: 30,
+      remoteAddress: '127.0.0.1',
+      res: { statusCode: 400 },
+      reason: expect.stringMatching(/^HPE_/),
+      msg: 'request refused: The request is not valid HTTP',
+    });
+  });
+});
