@@ -967,3 +967,54 @@ describe('a tool call of a route with path parameters', () => {
     await app.close();
   });
 });
+
+describe("a tool's output schema", () => {
+  it('asserts no format, so that the SDK client takes every value the input validator took', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, { collections: ['contacts'] });
+    const Contact = z.object({
+      email: z.email(),
+      id: z.uuid(),
+      seen: z.date(),
+      // A property named `format` is data, not the keyword: it stays.
+      format: z.object({ kind: z.string() }),
+      links: z.array(z.object({ href: z.url() })),
+    });
+    app.mount([
+      procedures('contacts', {
+        createContact: procedure()
+          .input(z.object({ email: z.email() }))
+          .output(Contact)
+          .mutation(({ input }) => ({
+            email: input.email,
+            id: '0193c9a2-7d4e-7b1a-9f3e-2a6b1c5d8e90',
+            seen: new Date('2026-12-08T00:00:00Z'),
+            format: { kind: 'card' },
+            links: [{ href: 'https://example.com/a' }],
+          })),
+      }),
+    ]);
+    const client = new Client({ name: 'proceed-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://api.example/mcp'), {
+        fetch: ((input: string | URL | Request, init?: RequestInit) =>
+          app.fetch(new Request(input, init), { ip: '127.0.0.1' })) as typeof fetch,
+      }),
+    );
+    const { tools } = await client.listTools();
+    const outputSchema = tools[0]?.outputSchema as Record<string, Record<string, Record<string, unknown>>>;
+    expect(JSON.stringify(outputSchema)).not.toContain('"format":"');
+    expect(outputSchema.properties?.email).toMatchObject({ type: 'string', pattern: expect.any(String) });
+    expect(outputSchema.properties?.format).toMatchObject({ type: 'object', required: ['kind'] });
+    // An address Zod takes and Ajv's `email` format does not (a label ending in a hyphen): the
+    // client checked it against the output schema, and took it.
+    const result = await client.callTool({ name: 'createContact', arguments: { email: 'eve@trial-.test' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      email: 'eve@trial-.test',
+      seen: '2026-12-08T00:00:00.000Z',
+    });
+    await client.close();
+    await app.close();
+  });
+});

@@ -73,12 +73,46 @@ function inputSchemaOf(route: MountedRoute): JsonSchema {
   return { ...schema, properties, required };
 }
 
-/** The output's schema where it is one object for every caller; a tool's `outputSchema` must be one. */
+/**
+ * The output's schema where it is one object for every caller; a tool's `outputSchema` must be one.
+ * It asserts no `format`: clients check `structuredContent` against it (the SDK's with Ajv's
+ * formats), whose definitions are not the validator's that let the value in (Zod takes the address
+ * `a@b-.test`, Ajv's `email` does not), so a format would make a client refuse a right answer. What
+ * the value's own validator checked stays, as its `pattern` (docs/mcp.md, "Output schemas").
+ */
 function outputSchemaOf(route: MountedRoute): JsonSchema | undefined {
   const { output } = route.definition;
   if (output?.kind !== 'fixed') return undefined;
-  const schema = withoutDialect(toJsonSchema(output.schema, { io: 'output' }));
+  const schema = withoutFormats(withoutDialect(toJsonSchema(output.schema, { io: 'output' })));
   return schema.type === 'object' ? schema : undefined;
+}
+
+/** Keywords whose value is one schema, and those whose value is a list or a record of schemas. */
+const oneSchema = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'];
+const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+const schemaRecords = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+
+/** A schema without the `format` keyword at any depth (a property named `format` stays). */
+function withoutFormats(schema: JsonSchema): JsonSchema {
+  const { format: _format, ...rest } = schema;
+  const bare: Record<string, unknown> = rest;
+  for (const key of oneSchema) if (isSchema(bare[key])) bare[key] = withoutFormats(bare[key] as JsonSchema);
+  for (const key of schemaLists)
+    if (Array.isArray(bare[key]))
+      bare[key] = (bare[key] as unknown[]).map((each) => (isSchema(each) ? withoutFormats(each) : each));
+  for (const key of schemaRecords)
+    if (isSchema(bare[key]))
+      bare[key] = Object.fromEntries(
+        Object.entries(bare[key] as Record<string, unknown>).map(([name, each]) => [
+          name,
+          isSchema(each) ? withoutFormats(each) : each,
+        ]),
+      );
+  return bare as JsonSchema;
+}
+
+function isSchema(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export interface ToolSelection {
