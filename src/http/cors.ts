@@ -14,10 +14,12 @@ export type { CorsOptions } from '../config/cors.js';
  * What a browser may send besides the simple headers: what Proceed reads (a download's `Range`,
  * `If-Range` and `If-Modified-Since` too: a page on another origin could not resume one; and
  * `Last-Event-ID`, which the typed client sends to resume an event stream: without it every
- * reconnect from another origin failed its preflight, and the stream never came back).
+ * reconnect from another origin failed its preflight, and the stream never came back; and
+ * `Mcp-Protocol-Version`, which MCP clients send on every message after `initialize`: without
+ * it an agent in a page of an allowed origin connected, then failed its first `tools/list`).
  */
 const allowedHeaders =
-  'Authorization, Content-Type, Idempotency-Key, If-Match, If-Modified-Since, If-None-Match, If-Range, Last-Event-ID, Range, X-Request-Id';
+  'Authorization, Content-Type, Idempotency-Key, If-Match, If-Modified-Since, If-None-Match, If-Range, Last-Event-ID, Mcp-Protocol-Version, Range, X-Request-Id';
 
 /** What a browser script may read of an answer, besides the simple headers (the OpenAPI document says it too). */
 export const exposedHeaders = [

@@ -1018,3 +1018,32 @@ describe("a tool's output schema", () => {
     await app.close();
   });
 });
+
+describe('the MCP endpoint called from a page of another origin', () => {
+  it("lets the page send MCP-Protocol-Version, which the SDK's client sends after initialize", async () => {
+    const page = 'https://agent.example';
+    const app = createApp({ logger: false, cors: { origins: [page] } });
+    await app.register(mcpPlugin, { collections: ['notes'], allowedOrigins: [page] });
+    app.mount([
+      procedures('notes', {
+        listNotes: procedure()
+          .input(z.object({}))
+          .query(() => ({ data: [] })),
+      }),
+    ]);
+    const preflight = await app.fetch(
+      new Request('http://api.example/mcp', {
+        method: 'OPTIONS',
+        headers: {
+          origin: page,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,mcp-protocol-version',
+        },
+      }),
+    );
+    expect(preflight.status).toBe(204);
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(', ');
+    expect(allowed).toEqual(expect.arrayContaining(['content-type', 'mcp-protocol-version']));
+    await app.close();
+  });
+});
