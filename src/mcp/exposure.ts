@@ -39,8 +39,12 @@ export class Exposure {
   #hosts: ((name: string) => boolean) | undefined;
   /** The last `Host` found allowed: an agent sends the same one with every message. */
   #allowedHost: string | undefined;
-  /** Where the protected-resource metadata is served. */
-  readonly metadataPath: string;
+  /**
+   * Where the protected-resource metadata is served: the endpoint's path after the well-known
+   * name, as RFC 9728 forms it (`/.well-known/oauth-protected-resource/mcp`); the root's name too
+   * for the default path, where clients that do not insert the path look.
+   */
+  readonly metadataPaths: readonly string[];
 
   constructor(options: ExposureOptions) {
     this.#options = options;
@@ -48,7 +52,9 @@ export class Exposure {
     const allowed =
       options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts.map(hostName));
     this.#hosts = allowed === undefined ? undefined : (name) => allowed.has(name);
-    this.metadataPath = `/.well-known/oauth-protected-resource${options.path === '/mcp' ? '' : options.path}`;
+    const wellKnown = '/.well-known/oauth-protected-resource';
+    this.metadataPaths =
+      options.path === '/mcp' ? [`${wellKnown}${options.path}`, wellKnown] : [`${wellKnown}${options.path}`];
   }
 
   /** The app listens on `host`: on a loopback interface, loopback names only, unless told which. */
@@ -107,7 +113,7 @@ export class Exposure {
 
   /** A 401 as the protocol asks: where to learn how to get a token (RFC 9728). */
   unauthenticated(error: ProceedError, request: RouteRequest): ProceedError {
-    const metadata = `${new URL(this.resourceOf(request)).origin}${this.metadataPath}`;
+    const metadata = `${new URL(this.resourceOf(request)).origin}${this.metadataPaths[0]}`;
     const challenge = error.headers?.['www-authenticate'];
     // A challenge with parameters of its own (an app's own auth may send `error="invalid_token"`)
     // is kept, the metadata added to it; the auth plugin's is a bare `Bearer`, as the REST routes'.

@@ -396,15 +396,22 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       params: { name: 'deleteNote', arguments: { id: '1' } },
     });
     expect(answer.status).toBe(401);
+    // Where RFC 9728 puts the metadata of a resource with a path: after the well-known name.
     expect(answer.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource"`,
+      `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource/mcp"`,
     );
-    const metadata = await (through ?? fetch)(new URL('/.well-known/oauth-protected-resource', url));
-    expect(await metadata.json()).toEqual({
-      resource: url.href,
-      authorization_servers: [url.origin],
-      bearer_methods_supported: ['header'],
-    });
+    // And at the root's name, where clients that do not insert the path look.
+    for (const path of [
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource',
+    ]) {
+      const metadata = await (through ?? fetch)(new URL(path, url));
+      expect(await metadata.json()).toEqual({
+        resource: url.href,
+        authorization_servers: [url.origin],
+        bearer_methods_supported: ['header'],
+      });
+    }
   });
 
   it('answers every message sent with a bad or revoked token with 401, initialize, ping and notifications included', async () => {

@@ -319,13 +319,14 @@ export async function mcpPlugin(app: App, options: McpPluginOptions = {}): Promi
   });
   // Stateless: no stream of the server's own to open (GET), no session to end (DELETE). Any
   // method but POST is the pipeline's 405 with `Allow: POST`, as the protocol allows.
-  app.route('GET', exposure.metadataPath, (request) => {
-    exposure.refuseForeignHost(request);
-    const resource = exposure.resourceOf(request);
-    return jsonAnswer(200, {
-      resource,
-      authorization_servers: options.authorizationServers ?? [new URL(resource).origin],
-      bearer_methods_supported: ['header'],
+  for (const path of exposure.metadataPaths)
+    app.route('GET', path, (request) => {
+      exposure.refuseForeignHost(request);
+      const resource = exposure.resourceOf(request);
+      return jsonAnswer(200, {
+        resource,
+        authorization_servers: options.authorizationServers ?? [new URL(resource).origin],
+        bearer_methods_supported: ['header'],
+      });
     });
-  });
 }

@@ -65,12 +65,13 @@ for (const engine of engines()) {
       expect(await toolNames(await blog.adminToken())).toEqual([...postTools, ...userTools].sort());
     });
 
-    it("tells an agent nothing of HTTP headers it cannot send (the REST docs' ETag and If-Match)", async () => {
+    it("tells an agent nothing of HTTP it cannot send (the REST docs' ETag, If-Match, Idempotency-Key, query strings)", async () => {
       const tools = await withClient(
         await blog.adminToken(),
         async (client) => (await client.listTools()).tools,
       );
-      for (const tool of tools) expect(tool.description ?? '').not.toMatch(/ETag|If-Match/);
+      for (const tool of tools)
+        expect(tool.description ?? '').not.toMatch(/ETag|If-Match|Idempotency-Key|\w=\w/);
       expect(tools.find((tool) => tool.name === 'getPost')?.description).toBe(
         'A post; one you may not see is not found (404).',
       );
@@ -150,7 +151,7 @@ for (const engine of engines()) {
         }),
       });
       expect(answer.status).toBe(401);
-      const metadataUrl = `${blog.origin}/.well-known/oauth-protected-resource`;
+      const metadataUrl = `${blog.origin}/.well-known/oauth-protected-resource/mcp`;
       expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
       const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
       expect(metadata).toEqual({

@@ -171,6 +171,10 @@ export const posts = procedures('posts', {
       description:
         'Anonymous callers see published posts, signed-in users also their own drafts and archived posts, admins all. Follow `nextCursor` for older posts and `prevCursor` with `direction=backward` for newer ones.',
     })
+    .mcp({
+      description:
+        'Anonymous callers see published posts, signed-in users also their own drafts and archived posts, admins all. For older posts call again with `cursor` set to `nextCursor`; for newer ones with `cursor` set to `prevCursor` and `direction` "backward".',
+    })
     .input(
       cursorInput({
         maxLimit: limits.page,
@@ -198,6 +202,10 @@ export const posts = procedures('posts', {
       summary: 'Write a post; you are its author',
       description:
         'A draft unless `status` says `published`. Without an excerpt, one is derived from the content. Send an `Idempotency-Key` to retry safely.',
+    })
+    .mcp({
+      description:
+        'A draft unless `status` says `published`. Without an excerpt, one is derived from the content. Each call creates a post: list your posts before calling again after an error.',
     })
     .guard(authenticated)
     .input(z.object({ title, content, excerpt: excerpt.optional(), status: initialStatus.optional() }))

@@ -82,6 +82,7 @@ export const users = procedures('users', {
       summary: 'Create a user with any role (admin)',
       description: 'A taken email, in any case, is 409. Send an `Idempotency-Key` to retry safely.',
     })
+    .mcp({ description: 'A taken email, in any case, is a 409 conflict.' })
     .guard(admin)
     .input(
       z.object({
