@@ -187,7 +187,8 @@ class RouteAnswers implements ProcedureRoute {
     }
     const { headers, cookies } = this.#headersOf(this.#fixedHeaders, request, result);
     if (!this.#isRead) {
-      if (result.version !== undefined) headers.etag = this.#options.entityTag(result.body, result.version);
+      const written = this.call.writtenTagOf(result);
+      if (written !== undefined) headers.etag = written;
     } else if (tag !== undefined) {
       // The tag the client holds, coding suffix included, names the representation it keeps.
       const held = this.#options.matchingTag(request.header('if-none-match'), tag);

@@ -46,6 +46,8 @@ export interface ProcedureCall {
   run(call: Call, sentKey: string | string[] | undefined): Answered | Promise<Answered>;
   /** The answer's entity tag, on a 200 to a GET that carries one; 412 for a stale `If-Match`. */
   tagOf(result: Reply, ifMatch: string | undefined): string | undefined;
+  /** The tag a write's answer carries: its record's version's, when the handler gave one. */
+  writtenTagOf(result: Reply): string | undefined;
 }
 
 /** A write with another site's cookies (docs/procedures.md, "Cross-site requests"). */
@@ -92,6 +94,9 @@ export function procedureCall(route: MountedRoute, options: ProcedureCallOptions
       // A stale If-Match on a read is a 412 that must not carry the route's success headers.
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, tag)) throw staleVersion();
       return tag;
+    },
+    writtenTagOf(result) {
+      return isRead || result.version === undefined ? undefined : entityTag(result.body, result.version);
     },
   };
 }

@@ -1054,3 +1054,69 @@ describe('the MCP endpoint called from a page of another origin', () => {
     await app.close();
   });
 });
+
+describe("a tool call's _meta: the record's version and a key, per call", () => {
+  it('gives each result the tag its REST answer carries, and takes If-Match and Idempotency-Key from _meta', async () => {
+    const { record, collection } = versionedRecords();
+    const notes: string[] = [];
+    const app = createApp({ logger: false });
+    await app.register(idempotencyPlugin, { store: new MemoryIdempotencyStore(), creates: true });
+    await app.register(mcpPlugin, { collections: ['records', 'notes'] });
+    app.mount([
+      collection,
+      procedures('notes', {
+        createNote: procedure()
+          .input(z.object({ text: z.string() }))
+          .output(Note)
+          .mutation(({ input }) => {
+            notes.push(input.text);
+            return { id: String(notes.length), text: input.text };
+          }),
+      }),
+    ]);
+    const client = new Client({ name: 'proceed-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+        fetch: ((input: string | URL | Request, init?: RequestInit) =>
+          app.fetch(new Request(input, init), { ip: '127.0.0.1' })) as typeof fetch,
+      }),
+    );
+    const etag = (result: { _meta?: Record<string, unknown> }) => result._meta?.['proceedjs/etag'];
+    const read = await client.callTool({ name: 'getRecord', arguments: { id: 'a' } });
+    const rest = await app.fetch(new Request('http://localhost/api/records/a'));
+    expect(etag(read)).toBe(rest.headers.get('etag'));
+    const update = (title: string, ifMatch: unknown) =>
+      client.callTool({
+        name: 'updateRecord',
+        arguments: { id: 'a', data: { title } },
+        _meta: { 'proceedjs/if-match': ifMatch },
+      });
+    const updated = await update('changed', etag(read));
+    expect(updated.isError).toBeFalsy();
+    // A write's result carries its new version's tag, as its REST answer's ETag does.
+    expect(etag(updated)).toMatch(/^"/);
+    expect(etag(updated)).not.toBe(etag(read));
+    const stale = await update('lost update', etag(read));
+    expect(stale.isError).toBe(true);
+    expect(JSON.parse((stale.content as [{ text: string }])[0].text)).toMatchObject({
+      status: 412,
+      code: 'PRECONDITION_FAILED',
+    });
+    expect(record.title).toBe('changed');
+    expect((await update('again', etag(updated))).isError).toBeFalsy();
+    await expect(update('x', 42)).rejects.toThrow(/proceedjs\/if-match/);
+
+    const create = (key: string) =>
+      client.callTool({
+        name: 'createNote',
+        arguments: { text: 'once' },
+        _meta: { 'proceedjs/idempotency-key': key },
+      });
+    expect((await create('key-1')).structuredContent).toEqual({ id: '1', text: 'once' });
+    expect((await create('key-1')).structuredContent).toEqual({ id: '1', text: 'once' });
+    expect((await create('key-2')).structuredContent).toEqual({ id: '2', text: 'once' });
+    expect(notes).toEqual(['once', 'once']);
+    await client.close();
+    await app.close();
+  });
+});

@@ -146,7 +146,7 @@ class McpMethods {
             ? new RpcError(rpc.invalidParams, `No tool is named ${name}`)
             : new RpcError(rpc.invalidParams, "tools/call takes params.name, the tool's name");
         }
-        return this.#call(tool, calling, params.arguments ?? {}, trace);
+        return this.#call(tool, withConditions(calling, params._meta), params.arguments ?? {}, trace);
       }
       default:
         await this.checkCredentials(calling);
@@ -196,10 +196,12 @@ class McpMethods {
     let text: string;
     let isError = false;
     let replayed = false;
+    let tag: string | undefined;
     try {
       const answered = await this.#app.callProcedure(tool.route, calling, args);
       text = answered.body;
       replayed = answered.replayed === true;
+      tag = answered.tag;
     } catch (error) {
       const problem = this.#app.problemOf(error, calling.id);
       // Without credentials (or with a bad token) the protocol answers over HTTP, not as a result.
@@ -215,11 +217,45 @@ class McpMethods {
     }
     const content = `{"content":[{"type":"text","text":${JSON.stringify(text)}}]`;
     if (isError) return new RawResult(`${content},"isError":true}`);
+    // The record's version, as its REST answer's ETag, for the If-Match of a later write.
+    const meta = tag === undefined ? '' : `,"_meta":{"${metaKeys.etag}":${JSON.stringify(tag)}}`;
     return new RawResult(
-      text.startsWith('{') ? `${content},"structuredContent":${text}}` : `${content}}`,
+      text.startsWith('{') ? `${content},"structuredContent":${text}${meta}}` : `${content}${meta}}`,
       replayed,
     );
   }
+}
+
+/** What a tool call's `_meta` carries of HTTP's conditions, and what its result's gives back. */
+export const metaKeys = {
+  etag: 'proceedjs/etag',
+  ifMatch: 'proceedjs/if-match',
+  idempotencyKey: 'proceedjs/idempotency-key',
+} as const;
+
+/**
+ * The request a call runs for, with the `If-Match` and `Idempotency-Key` its `_meta` names in place
+ * of the carrying request's: a client sends one request per call, but the SDK's `callTool` sets no
+ * header per call, and a key set on its transport would be every call's (docs/mcp.md).
+ */
+function withConditions(calling: CallingRequest, meta: unknown): CallingRequest {
+  if (meta === undefined || meta === null) return calling;
+  if (typeof meta !== 'object' || Array.isArray(meta))
+    throw new RpcError(rpc.invalidParams, 'params._meta is an object');
+  const given = meta as Record<string, unknown>;
+  const ifMatch = given[metaKeys.ifMatch];
+  const key = given[metaKeys.idempotencyKey];
+  if (ifMatch === undefined && key === undefined) return calling;
+  for (const [name, value] of [
+    [metaKeys.ifMatch, ifMatch],
+    [metaKeys.idempotencyKey, key],
+  ] as const)
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 1024))
+      throw new RpcError(rpc.invalidParams, `params._meta["${name}"] is text of 1 to 1024 characters`);
+  const headers = { ...calling.headers };
+  if (typeof ifMatch === 'string') headers['if-match'] = ifMatch;
+  if (typeof key === 'string') headers['idempotency-key'] = key;
+  return { ...calling, headers };
 }
 
 /** The request a tool call (or a check of its credentials) is made for: the one that carried it. */

@@ -24,7 +24,6 @@ import {
 import { type AppPipeline, createPipeline } from '../http/fetch.js';
 import { healthRoutes } from '../http/health.js';
 import { logOfRequest, type ProblemAnswer, problemAnswer } from '../http/problems.js';
-import type { Answered } from '../http/procedure-call.js';
 import { RateLimits } from '../http/rate-limit.js';
 import { Spools } from '../http/spool.js';
 import { type OperationTrace, type TracedOperation, untracedOperation } from '../http/tracing.js';
@@ -45,7 +44,7 @@ import {
   type MountOptions,
 } from './options.js';
 import type { PluginOptions, PluginOptionsKind } from './plugin-options.js';
-import { type CallingRequest, ProcedureCalls } from './procedure-calls.js';
+import { type CalledAnswer, type CallingRequest, ProcedureCalls } from './procedure-calls.js';
 import { type AppSettings, flag, resolveSettings } from './settings.js';
 import { checkAtStartUp } from './start-up-checks.js';
 
@@ -327,7 +326,7 @@ export class App<TCtx extends object = object> extends AppExtensions {
    * that carried the call (an MCP tool call, docs/mcp.md): the same context, rate limit, guards,
    * validation, handler and view as its own route. Throws the problem its route would answer.
    */
-  callProcedure(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
+  callProcedure(route: MountedRoute, request: CallingRequest, input: unknown): Promise<CalledAnswer> {
     return this.#calls.call(route, request, input);
   }
 

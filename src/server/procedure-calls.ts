@@ -35,6 +35,9 @@ export interface CallingRequest {
   readonly steps?: StepTracer | undefined;
 }
 
+/** A called procedure's answer, with the entity tag its REST answer would carry (`ETag`). */
+export type CalledAnswer = Answered & { readonly tag?: string };
+
 export interface ProcedureCallsParts {
   readonly context: ContextPipeline;
   readonly rateLimits: RateLimits;
@@ -141,7 +144,7 @@ export class ProcedureCalls {
    * holding a key no JSON body may hold (`__proto__`, `constructor.prototype`) is refused as its
    * body would be.
    */
-  async call(route: MountedRoute, request: CallingRequest, input: unknown): Promise<Answered> {
+  async call(route: MountedRoute, request: CallingRequest, input: unknown): Promise<CalledAnswer> {
     const { call, limiter, params, urlOf } = this.#compile(route);
     if (limiter !== undefined) {
       const checked = limiter.check(request.ip);
@@ -179,10 +182,10 @@ export class ProcedureCalls {
       givenAsArguments: true,
     };
     const ran = call.run(sent, request.headers['idempotency-key']);
-    if (!reads || ifMatch === undefined) return ran;
-    const answered = await ran;
-    call.tagOf(answered, ifMatch);
-    return answered;
+    const answered = ran instanceof Promise ? await ran : ran;
+    // The tag the REST answer would carry, for a later write's If-Match (a stale one on a read: 412).
+    const tag = reads ? call.tagOf(answered, ifMatch) : call.writtenTagOf(answered);
+    return tag === undefined ? answered : { ...answered, tag };
   }
 }
 
