@@ -1081,7 +1081,7 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
           app.fetch(new Request(input, init), { ip: '127.0.0.1' })) as typeof fetch,
       }),
     );
-    const etag = (result: { _meta?: Record<string, unknown> }) => result._meta?.['proceedjs/etag'];
+    const etag = (result: { _meta?: Record<string, unknown> | undefined }) => result._meta?.['proceedjs/etag'];
     const read = await client.callTool({ name: 'getRecord', arguments: { id: 'a' } });
     const rest = await app.fetch(new Request('http://localhost/api/records/a'));
     expect(etag(read)).toBe(rest.headers.get('etag'));
