@@ -85,9 +85,15 @@ export interface McpTool {
   readonly title?: string;
   /** What the tool does, for the model; the procedure's description or summary when unset. */
   readonly description?: string;
+  /**
+   * Whether a call may destroy or overwrite what is there, which clients may ask the user to
+   * confirm. Unset: true for a write that is not a create (`create*` adds; an update, a delete or
+   * another action may not), false for a read.
+   */
+  readonly destructive?: boolean;
 }
 
-const mcpToolKeys = optionKeys<McpTool>()('title', 'description');
+const mcpToolKeys = optionKeys<McpTool>()('title', 'description', 'destructive');
 const mcpToolTexts = ['title', 'description'] as const;
 
 /** `.mcp()`'s options, checked: a tool is named after its procedure (`{ name }` was kept and ignored). */
@@ -96,6 +102,10 @@ export function checkedMcpTool(tool: McpTool): McpTool {
   for (const key of mcpToolTexts)
     if (tool[key] !== undefined && typeof tool[key] !== 'string')
       throw new ProceedConfigError(`.mcp(): ${key} is text, not ${JSON.stringify(tool[key])}`);
+  if (tool.destructive !== undefined && typeof tool.destructive !== 'boolean')
+    throw new ProceedConfigError(
+      `.mcp(): destructive is true or false, not ${JSON.stringify(tool.destructive)}`,
+    );
   return tool;
 }
 

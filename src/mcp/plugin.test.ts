@@ -117,6 +117,8 @@ async function buildApp() {
     updateNoteMeta: p()
       .guard(authenticated)
       .rest({ method: 'PUT', path: '/notes/:id/meta' })
+      // Merges keys into what is there: nothing is lost.
+      .mcp({ destructive: false })
       .input(z.object({ id: z.string(), data: z.object({ meta: z.unknown() }) }))
       .output(z.object({ id: z.string() }))
       .mutation(({ input }) => {
@@ -254,6 +256,9 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       destructiveHint: true,
       idempotentHint: true,
     });
+    // An update overwrites what is there, unless its procedure says it does not.
+    expect(byName.get('updateNote')?.annotations).toMatchObject({ destructiveHint: true });
+    expect(byName.get('updateNoteMeta')?.annotations).toMatchObject({ destructiveHint: false });
   });
 
   it("answers each caller through its own view: a user's agent never gets a field the admin's does", async () => {
@@ -882,6 +887,7 @@ describe('mcpPlugin options', () => {
     expect(() => procedure().mcp({ name: 'renamed' } as never)).toThrow(/^\.mcp\(\): unknown option "name"/);
     expect(() => procedure().mcp({ titel: 'Notes' } as never)).toThrow(/did you mean "title"/);
     expect(() => procedure().mcp({ title: 42 } as never)).toThrow(/title is text/);
+    expect(() => procedure().mcp({ destructive: 'no' } as never)).toThrow(/destructive is true or false/);
     expect(() => procedure().mcp({ title: 'Notes', description: 'All notes' })).not.toThrow();
   });
 });
@@ -1081,7 +1087,8 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
           app.fetch(new Request(input, init), { ip: '127.0.0.1' })) as typeof fetch,
       }),
     );
-    const etag = (result: { _meta?: Record<string, unknown> | undefined }) => result._meta?.['proceedjs/etag'];
+    const etag = (result: { _meta?: Record<string, unknown> | undefined }) =>
+      result._meta?.['proceedjs/etag'];
     const read = await client.callTool({ name: 'getRecord', arguments: { id: 'a' } });
     const rest = await app.fetch(new Request('http://localhost/api/records/a'));
     expect(etag(read)).toBe(rest.headers.get('etag'));

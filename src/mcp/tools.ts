@@ -4,6 +4,7 @@
  */
 
 import { ProceedConfigError } from '../core/errors.js';
+import { conventionOf } from '../core/naming.js';
 import { closestName } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type JsonSchema, toJsonSchema } from '../core/schema.js';
@@ -115,6 +116,11 @@ function isSchema(value: unknown): value is JsonSchema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A create (`create*`, by its name's convention, a POST): it adds a record and changes none. */
+function createsOnly(route: MountedRoute): boolean {
+  return route.method === 'POST' && conventionOf(route.name)?.prefix === 'create';
+}
+
 export interface ToolSelection {
   /** Collections whose every procedure (that can be one) is a tool, beside those marked `.mcp()`. */
   readonly collections?: readonly string[];
@@ -170,7 +176,7 @@ export function toolsOf(routes: readonly MountedRoute[], selection: ToolSelectio
         annotations: {
           ...(title === undefined ? {} : { title }),
           readOnlyHint: method === 'GET',
-          destructiveHint: method === 'DELETE',
+          destructiveHint: method !== 'GET' && (mcp?.destructive ?? !createsOnly(route)),
           idempotentHint: method === 'GET' || method === 'PUT' || method === 'DELETE' || idempotent,
           // The tools act on this app's data alone.
           openWorldHint: false,
