@@ -73,6 +73,8 @@ export function assembler(
   const data = shapeAt(shape, 'data');
   const update = { noun: 'key', path: 'data' };
   const body = { noun: 'key', exempt };
+  // A tool call's arguments are no body to the agent that sent them, a write's as a read's.
+  const args = { noun: 'argument', exempt };
   return (call, sent) => {
     const params = coerce({ ...call.params });
     if (inputMode === 'update') {
@@ -83,7 +85,7 @@ export function assembler(
     if (!isPlainObject(sent)) {
       throw new ValidationError([{ path: '', message: 'The request body must be a JSON object' }]);
     }
-    if (!unchecked) refuseUnknownKeys(sent, shape, body);
+    if (!unchecked) refuseUnknownKeys(sent, shape, call.givenAsArguments === true ? args : body);
     return reviveDates(assignOwn(assignOwn({}, sent), params));
   };
 }

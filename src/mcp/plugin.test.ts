@@ -301,6 +301,7 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
     });
     expect(problemIn(stray)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     expect(JSON.stringify(stray)).toContain('extra');
+
     const renamed = await client.callTool({
       name: 'updateNote',
       arguments: { id: '1', data: { text: 'first' } },
@@ -969,6 +970,13 @@ describe('a tool call of a route with path parameters', () => {
       expect(JSON.stringify(problem)).toContain("parameter of the route's path");
     }
     expect(problemIn(await call({}))).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    // Sent under another name: the refusal says which argument it is.
+    for (const [sent, message] of [
+      [{ memberId: 'ann' }, 'Required (sent as "memberId"? The argument is "id")'],
+      [{ idd: 'ann' }, 'Required (sent as "idd"? The argument is "id")'],
+      [{ name: 'ann' }, 'Required'],
+    ] as const)
+      expect(problemIn(await call(sent))).toMatchObject({ errors: [{ path: 'id', message }] });
     // Longer than any path parameter a REST request may send (500 characters).
     expect(problemIn(await call({ id: 'a'.repeat(501) }))).toMatchObject({
       status: 400,
@@ -1123,6 +1131,11 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
     expect((await create('key-1')).structuredContent).toEqual({ id: '1', text: 'once' });
     expect((await create('key-2')).structuredContent).toEqual({ id: '2', text: 'once' });
     expect(notes).toEqual(['once', 'once']);
+    // A create's argument the input does not name: said as a read's is, not as a body's key.
+    const misspelt = await client.callTool({ name: 'createNote', arguments: { txt: 'x' } });
+    expect(problemIn(misspelt)).toMatchObject({
+      errors: expect.arrayContaining([{ path: 'txt', message: expect.stringMatching(/^Unknown argument/) }]),
+    });
     await client.close();
     await app.close();
   });

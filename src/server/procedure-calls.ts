@@ -8,6 +8,7 @@ import type { Call } from '../core/call.js';
 import type { ContextPipeline } from '../core/context.js';
 import { ValidationError } from '../core/errors.js';
 import type { Guard } from '../core/guards.js';
+import { closestName } from '../core/options.js';
 import type { BaseContext, RequestInfo, RequestLog } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { StepTracer } from '../core/tracing.js';
@@ -244,13 +245,27 @@ function splitParams(
           path: name,
           message:
             value === undefined
-              ? `Required: ${name} is a parameter of the route's path`
+              ? `Required${sentAs(name, input, names)}`
               : `${name} is a parameter of the route's path: a string or a number, not empty`,
         },
       ]);
     pathParams[name] = text;
   }
   return { pathParams, rest };
+}
+
+/**
+ * Where an agent likely sent a missing path parameter: a key named after it (`postId` for `id`)
+ * or spelt near it (`idd`), said with the refusal; an agent reads "id: Required" alone as a
+ * field it never heard of.
+ */
+function sentAs(name: string, input: Record<string, unknown>, names: readonly string[]): string {
+  const lower = name.toLowerCase();
+  const others = Object.keys(input).filter((key) => !names.includes(key));
+  const near =
+    others.find((key) => key.length > name.length && key.toLowerCase().endsWith(lower)) ??
+    closestName(name, others);
+  return near === undefined ? '' : ` (sent as "${near}"? The argument is "${name}")`;
 }
 
 /** The request a called procedure sees as `ctx.request`: the carrying request's, on the route's method and path. */
