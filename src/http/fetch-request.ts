@@ -8,10 +8,9 @@ import type { RequestInfo, RequestLog } from '../core/request-context.js';
 import type { RouteRequest } from './app-routes.js';
 import { type ProxyTrust, peerAddressOf } from './client-address.js';
 import { type CookieSigner, RequestCookies } from './cookies.js';
-import type { FetchCore, HeaderRecord } from './fetch-core.js';
+import type { HeaderRecord } from './fetch-core.js';
 import { asksForWebSocket } from './handshake.js';
 import type { ObservedRoute } from './observed.js';
-import { logOfRequest, type ProblemOptions } from './problems.js';
 import type { AnsweredRequest } from './procedure-answer.js';
 import type { RateLimitHeaders } from './rate-limit.js';
 import { runtime } from './runtime.js';
@@ -307,7 +306,8 @@ export class FetchRouteRequest implements RouteRequest {
 export class FetchAnsweredRequest implements AnsweredRequest {
   readonly method: string;
   readonly id: string;
-  readonly #log: FetchCore['log'];
+  readonly #logOf: (id: string) => RequestLog;
+  #log: RequestLog | undefined;
   readonly #exchange: Exchange;
   readonly #request: PipelineRequest;
 
@@ -315,15 +315,16 @@ export class FetchAnsweredRequest implements AnsweredRequest {
     return this.#exchange.ip;
   }
 
-  /** Made when a problem logs (rarely): a line with the request's id. */
-  get log(): ProblemOptions['log'] {
-    return logOfRequest(this.#log, this.id);
+  /** Made when a problem or a socket logs (rarely): lines with the request's id. */
+  get log(): RequestLog {
+    this.#log ??= this.#logOf(this.id);
+    return this.#log;
   }
 
-  constructor(exchange: Exchange, log: FetchCore['log']) {
+  constructor(exchange: Exchange, logOf: (id: string) => RequestLog) {
     this.method = exchange.method;
     this.id = exchange.id;
-    this.#log = log;
+    this.#logOf = logOf;
     this.#exchange = exchange;
     this.#request = exchange.request;
   }

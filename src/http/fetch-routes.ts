@@ -218,7 +218,7 @@ class FetchProcedure implements RouteHandler {
       // An answer made without the input (a step that answered itself) left the body unread.
       if (uploaded !== undefined && !uploaded.started)
         exchange.connection = uploaded.readsRest ? 'keep' : 'close';
-      return procedure.answer(new FetchAnsweredRequest(exchange, core.log), result);
+      return procedure.answer(new FetchAnsweredRequest(exchange, core.requestLogOf), result);
     });
   }
 }

@@ -39,3 +39,21 @@ export function handshakeRefusal(
     return 'Sec-WebSocket-Protocol is not a list of distinct subprotocol names';
   return undefined;
 }
+
+/** Answers that stand for a handshake the runtime completed itself (Bun's): never sent. */
+const completedHandshakes = new WeakSet<Response>();
+
+/**
+ * What a runtime that answers a WebSocket handshake itself hands back in place of its 101 (a
+ * Response cannot hold that status): counted, logged and traced as the 101 it was.
+ */
+export function completedHandshake(): Response {
+  const answer = new Response(null);
+  completedHandshakes.add(answer);
+  return answer;
+}
+
+/** The status an answer was sent with: 101 for a handshake the runtime completed itself. */
+export function sentStatus(answer: Response): number {
+  return completedHandshakes.has(answer) ? 101 : answer.status;
+}

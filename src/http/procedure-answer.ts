@@ -12,6 +12,7 @@ import { ProceedError } from '../core/errors.js';
 import type { EventsAnswer } from '../core/events.js';
 import type { ByteRange, FileAnswer } from '../core/files.js';
 import { assignOwn } from '../core/objects.js';
+import type { RequestLog } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { SocketAnswer } from '../core/sockets.js';
 import { type CodingChoice, taggedWithCoding, worthCompressing } from './compression.js';
@@ -77,7 +78,8 @@ export interface AnsweredRequest {
   ownOrigin(): string;
   /** Calls `listener` once the client leaves, or the answer ended (an event stream's end then). */
   onGone(listener: () => void): void;
-  readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  /** The app's logger for this request (its lines carry its `reqId`); made when first read. */
+  readonly log: RequestLog;
 }
 
 /** How answers are compressed: bodies of `above` bytes or more, in a coding the client takes. */
@@ -143,6 +145,8 @@ export function procedureRoute(route: MountedRoute, options: ProcedureAnswerOpti
 class RouteAnswers implements ProcedureRoute {
   readonly call: ProcedureCall;
   readonly #options: ProcedureAnswerOptions;
+  /** As the request log and the metrics name it (`posts.getPost`). */
+  readonly #procedure: string;
   readonly #isRead: boolean;
   /** Reads never change anything: only writes are checked for another site's cookies. */
   readonly #checksCrossSite: boolean;
@@ -154,6 +158,7 @@ class RouteAnswers implements ProcedureRoute {
 
   constructor(route: MountedRoute, options: ProcedureAnswerOptions) {
     this.call = procedureCall(route, options);
+    this.#procedure = `${route.collection}.${route.name}`;
     this.#options = options;
     this.#isRead = route.method === 'GET';
     this.#checksCrossSite = options.csrfTrusted !== undefined && !this.#isRead;
@@ -310,6 +315,7 @@ class RouteAnswers implements ProcedureRoute {
     const session = new SocketSession(socket, {
       exposeErrors: this.#options.exposeErrors,
       log: request.log,
+      procedure: this.#procedure,
       sockets,
       client,
       onClosing: this.#options.onClosing,

@@ -5,7 +5,8 @@
  * is what an adapter writes: a `Response` on a Fetch runtime (`responseOf`), Node's own response
  * on `node:http` (src/server/node-http.ts).
  */
-import { type SocketSession, sentStatus } from './sockets.js';
+import { sentStatus } from './handshake.js';
+import type { SocketSession } from './sockets.js';
 
 /** The headers of a request, read by name. */
 export interface RequestHeaders {

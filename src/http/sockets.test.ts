@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Credentials } from '../core/credentials.js';
 import { ValidationError } from '../core/errors.js';
 import { type SocketAnswer, type SocketChannel, socketDefaults } from '../core/sockets.js';
+import { completedHandshake, sentStatus } from './handshake.js';
 import { OpenSockets } from './open-sockets.js';
-import { completedHandshake, type SocketPeer, SocketSession, sentStatus } from './sockets.js';
+import { type SocketPeer, SocketSession } from './sockets.js';
 
 /** What a runtime's socket was asked to do, in order. */
 class RecordingPeer implements SocketPeer {
@@ -34,7 +35,7 @@ class RecordingPeer implements SocketPeer {
   }
 }
 
-const silentLog = { error: () => undefined, warn: () => undefined };
+const silentLog = { error: () => undefined, warn: () => undefined, info: () => undefined };
 
 /** A session whose handler is `run`, its messages validated as `{ text: string }`. */
 function sessionOf(
@@ -57,9 +58,16 @@ function sessionOf(
     },
     run,
   };
+  const lines: { fields: object; message: string | undefined }[] = [];
+  const log = {
+    ...silentLog,
+    info: (fields: object | string, message?: string) =>
+      lines.push({ fields: typeof fields === 'string' ? {} : fields, message }),
+  };
   const session = new SocketSession(answer, {
     exposeErrors: false,
-    log: silentLog,
+    log,
+    procedure: 'chat.joinRoom',
     sockets,
     client: 'address 127.0.0.1',
     onClosing: (listener) => {
@@ -71,7 +79,7 @@ function sessionOf(
   });
   const peer = new RecordingPeer();
   session.open(peer);
-  return { session, peer, sockets, shutDown: () => closing?.() };
+  return { session, peer, sockets, lines, shutDown: () => closing?.() };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -424,6 +432,7 @@ describe('SocketSession', () => {
       {
         exposeErrors: false,
         log: silentLog,
+        procedure: 'chat.joinRoom',
         sockets,
         client: 'address 127.0.0.1',
         onClosing: () => () => undefined,
@@ -472,7 +481,14 @@ describe('SocketSession', () => {
           credentials: undefined,
           stillAllowed: undefined,
         },
-        { exposeErrors: false, log: silentLog, sockets, client: 'user 2', onClosing: () => () => undefined },
+        {
+          exposeErrors: false,
+          log: silentLog,
+          procedure: 'chat.joinRoom',
+          sockets,
+          client: 'user 2',
+          onClosing: () => () => undefined,
+        },
       );
       vi.advanceTimersByTime(10_000);
       const peer = new RecordingPeer();
@@ -491,5 +507,47 @@ describe('a handshake the runtime completed itself', () => {
     expect(sentStatus(completedHandshake())).toBe(101);
     expect(sentStatus(new Response(null))).toBe(200);
     expect(sentStatus(new Response(null, { status: 426 }))).toBe(426);
+  });
+});
+
+describe('the close line', () => {
+  it('says who closed an open socket, how, after how long, and what went each way', async () => {
+    const { session, lines } = sessionOf(async (channel) => {
+      for await (const message of channel.messages) await channel.send(JSON.stringify({ echo: message }));
+    });
+    session.received('{"text":"a"}', false);
+    session.received('{"text":"b"}', false);
+    await settle();
+    session.ended(1000);
+    expect(lines).toEqual([
+      {
+        fields: {
+          procedure: 'chat.joinRoom',
+          closedBy: 'client',
+          code: 1000,
+          durationMs: expect.any(Number),
+          received: 2,
+          sent: 2,
+        },
+        message: 'socket closed',
+      },
+    ]);
+  });
+
+  it('names the server and its reason when the server closed it, and a lost connection as lost', async () => {
+    const closedByServer = sessionOf(() => new Promise(() => undefined));
+    closedByServer.shutDown();
+    closedByServer.session.ended(1001);
+    expect(closedByServer.lines[0]?.fields).toMatchObject({
+      closedBy: 'server',
+      code: 1001,
+      reason: 'the server is shutting down',
+    });
+    const lost = sessionOf(() => new Promise(() => undefined));
+    lost.session.ended();
+    expect(lost.lines[0]?.fields).toMatchObject({ closedBy: 'lost', code: 1006 });
+    // One line a socket, however many times its end is told.
+    lost.session.ended(1000);
+    expect(lost.lines).toHaveLength(1);
   });
 });

@@ -6,8 +6,10 @@
  * with 1001. Each runtime's adapter only hands frames in and out through a {@link SocketPeer}.
  */
 import { ProceedError } from '../core/errors.js';
+import type { RequestLog } from '../core/request-context.js';
 import type { SocketAnswer, SocketLimits } from '../core/sockets.js';
 import { refusedKeyOf } from './json.js';
+import { MessageQueue } from './message-queue.js';
 import type { OpenSockets, SocketPlace } from './open-sockets.js';
 import { problemAnswer } from './problems.js';
 import { credentialsCloseCodes, watchCredentials } from './socket-credentials.js';
@@ -39,7 +41,10 @@ export interface SocketPeer {
 /** What a session needs of its app. */
 export interface SessionOptions {
   readonly exposeErrors: boolean;
-  readonly log: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  /** The handshake's request log: the socket's lines carry its `reqId`. */
+  readonly log: Pick<RequestLog, 'info' | 'warn' | 'error'>;
+  /** The procedure, as the request log and the metrics name it (`chat.joinRoom`). */
+  readonly procedure: string;
   readonly sockets: OpenSockets;
   /** Whose socket it is, as the app's per-client limit counts: `user <id>` or `address <ip>`. */
   readonly client: string;
@@ -74,42 +79,6 @@ function overLimit(text: string, limit: number): boolean {
   return utf8.encode(text).byteLength > limit;
 }
 
-/** The client's messages, waiting for the handler: one reader, ended when the socket closes. */
-class MessageQueue implements AsyncIterable<unknown> {
-  readonly #items: unknown[] = [];
-  #ended = false;
-  #wake: (() => void) | undefined;
-
-  get length(): number {
-    return this.#items.length;
-  }
-
-  push(item: unknown): void {
-    this.#items.push(item);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#items.length = 0;
-    this.#wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<unknown, void, undefined> {
-    while (true) {
-      if (this.#items.length > 0) {
-        yield this.#items.shift();
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
-    }
-  }
-}
-
 /**
  * One open socket of a WebSocket procedure. The adapter makes it once the handshake is accepted
  * and calls `open` with its peer, then `received`, `pong`, `drained` and `ended` as the runtime
@@ -141,6 +110,13 @@ export class SocketSession {
   /** The socket's place in the app's counts, taken when its handshake was accepted. */
   readonly #place: SocketPlace;
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** For the close line: when it opened, what went each way, who closed it and how. */
+  #openedAt = 0;
+  #receivedCount = 0;
+  #sentCount = 0;
+  #closedBy: 'server' | 'client' | 'lost' | undefined;
+  #closeCode: number | undefined;
+  #closeReason = '';
 
   constructor(answer: SocketAnswer, options: SessionOptions) {
     this.#answer = answer;
@@ -168,6 +144,7 @@ export class SocketSession {
       return;
     }
     this.#peer = peer;
+    this.#openedAt = performance.now();
     this.#stopClosing = this.#options.onClosing(() =>
       this.close(closeCodes.goingAway, 'the server is shutting down'),
     );
@@ -176,6 +153,7 @@ export class SocketSession {
       this.#pinger = setInterval(() => {
         // Neither a pong nor a message since the last ping, one interval ago: gone.
         if (!this.#answered) {
+          this.#closedAs('server', 1006, 'no answer to pings');
           peer.terminate();
           this.ended();
           return;
@@ -220,6 +198,7 @@ export class SocketSession {
   received(data: string | Uint8Array, binary: boolean): void {
     if (this.#closing) return;
     this.#answered = true;
+    this.#receivedCount++;
     let message: unknown;
     try {
       if (binary || typeof data !== 'string')
@@ -283,6 +262,7 @@ export class SocketSession {
   close(code: number, reason: string): void {
     if (this.#closing || this.#ended) return;
     this.#closing = true;
+    this.#closedAs('server', code, reason);
     const peer = this.#peer;
     try {
       peer?.close(code, reason);
@@ -300,15 +280,44 @@ export class SocketSession {
     this.#controller.abort();
   }
 
-  /** The socket is closed, by either side, or its connection was lost (or never opened). */
-  ended(): void {
+  /**
+   * The socket is closed, by either side (`code`: the close frame's, as the runtime tells it), or
+   * its connection was lost (no code), or it never opened.
+   */
+  ended(code?: number): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#closing = true;
+    this.#closedAs(code === undefined || code === 1006 ? 'lost' : 'client', code ?? 1006, '');
+    if (this.#peer !== undefined) this.#logClosed();
     this.#place.release();
     if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
     this.#stop();
     this.#controller.abort();
+  }
+
+  /** Who closed the socket first, and how; what came after does not change it. */
+  #closedAs(by: 'server' | 'client' | 'lost', code: number, reason: string): void {
+    if (this.#closedBy !== undefined) return;
+    this.#closedBy = by;
+    this.#closeCode = code;
+    this.#closeReason = reason;
+  }
+
+  /** One line when an open socket ends, as a request has its line when answered (docs/sockets.md). */
+  #logClosed(): void {
+    this.#options.log.info(
+      {
+        procedure: this.#options.procedure,
+        closedBy: this.#closedBy,
+        code: this.#closeCode,
+        ...(this.#closeReason === '' ? {} : { reason: this.#closeReason }),
+        durationMs: Math.round(performance.now() - this.#openedAt),
+        received: this.#receivedCount,
+        sent: this.#sentCount,
+      },
+      'socket closed',
+    );
   }
 
   /** Stops what drives the handler: its messages end, its waits on the client are let go. */
@@ -336,6 +345,7 @@ export class SocketSession {
     // A handler that loops without looking at its signal must still let the process turn.
     if (peer === undefined || this.#closing) return new Promise(nextTurn);
     peer.send(text);
+    this.#sentCount++;
     const buffered = peer.buffered();
     if (buffered <= this.#limits.sendBuffer) {
       // A handler that sends in a loop, to a client that reads as fast, would never let the
@@ -378,22 +388,4 @@ export class SocketSession {
       reason: status >= 500 ? 'the handler failed' : 'the handler refused',
     };
   }
-}
-
-/** Answers that stand for a handshake the runtime completed itself (Bun's): never sent. */
-const completedHandshakes = new WeakSet<Response>();
-
-/**
- * What a runtime that answers a WebSocket handshake itself hands back in place of its 101 (a
- * Response cannot hold that status): counted, logged and traced as the 101 it was.
- */
-export function completedHandshake(): Response {
-  const answer = new Response(null);
-  completedHandshakes.add(answer);
-  return answer;
-}
-
-/** The status an answer was sent with: 101 for a handshake the runtime completed itself. */
-export function sentStatus(answer: Response): number {
-  return completedHandshakes.has(answer) ? 101 : answer.status;
 }

@@ -5,9 +5,9 @@
  * route reads it as one, the abort signal made only for a route that listens for it.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { completedHandshake } from '../http/handshake.js';
 import type { SocketUpgrade } from '../http/runtimes/common.js';
 import type { PipelineRequest, RequestHeaders } from '../http/sent.js';
-import { completedHandshake } from '../http/sockets.js';
 import { isAcceptedHost } from '../http/url.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isHeldUpgrade, openSocket } from './sockets.js';

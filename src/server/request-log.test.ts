@@ -202,8 +202,26 @@ describe('the request line of a WebSocket handshake', () => {
       ws.once('error', reject);
     });
     await eventually(() => lines.some((line) => line.includes('"socket-1"')), 10_000, 'the line of socket-1');
-    ws.close();
+    const echoed = new Promise((resolve) => ws.once('message', resolve));
+    ws.send('{"t":"hi"}');
+    await echoed;
+    ws.close(1000);
+    // The socket's own line when it ends, with the handshake's request id.
+    await eventually(
+      () => lines.some((line) => line.includes('"socket closed"')),
+      10_000,
+      'the close line of socket-1',
+    );
     await app.close();
+    expect(JSON.parse(lines.find((each) => each.includes('"socket closed"')) ?? '{}')).toMatchObject({
+      level: 30,
+      reqId: 'socket-1',
+      procedure: 'rooms.roomSocket',
+      closedBy: 'client',
+      code: 1000,
+      received: 1,
+      sent: 1,
+    });
     const line = JSON.parse(lines.find((each) => each.includes('"socket-1"')) ?? '{}') as Record<
       string,
       unknown

@@ -183,7 +183,7 @@ function attach(ws: WebSocket, connection: Socket, session: SocketSession): void
     session.received(binary ? new Uint8Array(data) : data.toString('utf8'), binary),
   );
   ws.on('pong', () => session.pong());
-  ws.on('close', () => session.ended());
+  ws.on('close', (code: number) => session.ended(code));
   // Invalid UTF-8, a frame over the limit: ws closes with 1007 or 1009 and emits close.
   ws.on('error', () => undefined);
 }

@@ -1,6 +1,7 @@
 /** Bun (docs/deployment.md, "Fetch runtimes"): `app.listen` serves app.fetch with `Bun.serve`. */
 import { ProceedError } from '../../core/errors.js';
-import { completedHandshake, type SocketSession } from '../sockets.js';
+import { completedHandshake } from '../handshake.js';
+import type { SocketSession } from '../sockets.js';
 import { type NativeServe, type Runtime, type SocketUpgrade, withNodeCode } from './common.js';
 import { openedFile } from './node.js';
 
@@ -79,8 +80,8 @@ export const bunSocketHandlers = {
   drain(ws: BunSocket): void {
     ws.data.session.drained();
   },
-  close(ws: BunSocket): void {
-    ws.data.session.ended();
+  close(ws: BunSocket, code: number): void {
+    ws.data.session.ended(code);
   },
   perMessageDeflate: false,
   sendPings: false,

@@ -32,7 +32,7 @@ export function followStandardSocket(socket: WebSocket, session: SocketSession):
     if (typeof data === 'string') session.received(data, false);
     else session.received(new Uint8Array(data instanceof ArrayBuffer ? data : new ArrayBuffer(0)), true);
   });
-  socket.addEventListener('close', () => session.ended());
+  socket.addEventListener('close', (event: CloseEvent) => session.ended(event.code));
   socket.addEventListener('error', () => session.ended());
 }
 
