@@ -1,8 +1,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { z } from 'zod';
+import { eventStream } from '../core/events.js';
 import { procedure, procedures } from '../core/procedure.js';
+import { webSocket } from '../core/sockets.js';
 import type { App } from '../server/app.js';
 import { createApp } from '../server/create-app.js';
 import { metricsPlugin } from './plugin.js';
@@ -130,6 +133,46 @@ describe('metricsPlugin', () => {
     release();
     // Until the server has seen the connection go: the count then drops to 0 and stays there.
     for (let count = await inFlight(); count !== 0; count = await inFlight()) expect(count).toBe(1);
+  });
+
+  it('counts the WebSockets and event streams open now', async () => {
+    const live = procedures('live', {
+      chatSocket: procedure()
+        .rest({ method: 'GET', path: '/live/chat' })
+        .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+      listTicks: procedure()
+        .output(eventStream(z.object({ n: z.number() })))
+        .query(async function* ({ signal }) {
+          yield { n: 1 };
+          await new Promise((resolve) => signal.addEventListener('abort', resolve));
+        }),
+    });
+    const app = createApp({ logger: false }).mount([live]);
+    apps.push(app);
+    let metricsUrl = '';
+    await app.register(metricsPlugin, { port: 0, onListening: (url) => (metricsUrl = url) });
+    const api = await app.listen({ port: 0, handleSignals: false, logRoutes: false });
+    const open = async () => {
+      const text = await (await fetch(metricsUrl)).text();
+      const of = (kind: string) =>
+        Number(new RegExp(`^proceed_streams_open\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+      return { websocket: of('websocket'), eventStream: of('event_stream') };
+    };
+    expect(await open()).toEqual({ websocket: 0, eventStream: 0 });
+    const ws = new WebSocket(`${api.replace(/^http/, 'ws')}/api/live/chat`);
+    await once(ws, 'open');
+    const stream = await fetch(`${api}/api/live`, { headers: { accept: 'text/event-stream' } });
+    const reader = stream.body?.getReader();
+    await reader?.read();
+    expect(await open()).toEqual({ websocket: 1, eventStream: 1 });
+    ws.close();
+    await reader?.cancel();
+    // Until the server has seen both go.
+    for (let counts = await open(); counts.websocket + counts.eventStream !== 0; counts = await open())
+      expect(counts.websocket + counts.eventStream).toBeLessThanOrEqual(2);
   });
 
   it('listens on the interface the API listens on unless told otherwise', async () => {

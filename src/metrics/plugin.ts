@@ -110,6 +110,7 @@ function defineMetrics(
   registry: Registry,
   table: RouteStatsTable,
   inFlight: () => number,
+  openStreams: () => App['openStreams'],
   pool: (() => PoolStats) | undefined,
 ): Counter<'code' | 'status'> {
   new Counter({
@@ -134,6 +135,17 @@ function defineMetrics(
     registers: [registry],
     collect() {
       this.set(inFlight());
+    },
+  });
+  new Gauge({
+    name: 'proceed_streams_open',
+    help: 'WebSockets and event streams open now, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      const { sockets, eventStreams } = openStreams();
+      this.set({ kind: 'websocket' }, sockets);
+      this.set({ kind: 'event_stream' }, eventStreams);
     },
   });
   if (pool !== undefined)
@@ -200,7 +212,13 @@ export async function metricsPlugin(app: App, options: MetricsPluginOptions): Pr
     throw new ProceedConfigError('metricsPlugin: onListening is a function of the metrics URL');
   const registry = new Registry();
   const table = new RouteStatsTable();
-  const problems = defineMetrics(registry, table, app.countRequestsInFlight(), options.pool);
+  const problems = defineMetrics(
+    registry,
+    table,
+    app.countRequestsInFlight(),
+    () => app.openStreams,
+    options.pool,
+  );
   app.observe((answer) => {
     table.count(answer);
     if (answer.problem !== undefined) problems.inc({ code: answer.problem, status: String(answer.status) });

@@ -195,21 +195,21 @@ export class App<TCtx extends object = object> extends AppExtensions {
   );
 
   /**
-   * The app as a Fetch-API handler, for Bun, Deno and Cloudflare Workers
-   * (docs/deployment.md, "Fetch runtimes"): `export default { fetch: app.fetch }`. The first call
-   * readies the app (its plugins, its checks); it is the pipeline every adapter uses. `runtime` is what the runtime passes
-   * beside the request (Bun's server, Deno's handler info) or `{ ip }`: where the client's address
-   * comes from (docs/deployment.md, "The client's address").
+   * The app as a Fetch-API handler for Bun, Deno and Workers (docs/deployment.md, "Fetch runtimes"):
+   * `export default { fetch: app.fetch }`, the pipeline every adapter uses; the first call readies
+   * the app. `runtime`: what the runtime passes beside the request, or `{ ip }` (the client's address).
    */
   readonly fetch: FetchHandler = this.#entry.fetch;
 
-  /**
-   * Counts the requests received and not yet answered (a stream until it ends or its client leaves),
-   * the same on every adapter; off until a plugin asks (a listener per request). Returns the reader.
-   */
+  /** Counts requests received and not yet answered (a stream until it ends), once a plugin asks. */
   countRequestsInFlight(): () => number {
     if (!this.#entry.counting) this.#adapter.made?.countRequests(this.#entry.arrived, this.#entry.answered);
     return this.#entry.countInFlight();
+  }
+
+  /** WebSockets and event streams open now, for the metrics (docs/metrics.md). */
+  get openStreams(): { readonly sockets: number; readonly eventStreams: number } {
+    return { sockets: this.#lifecycle.sockets.open, eventStreams: this.#lifecycle.streams.open };
   }
 
   async #createPipeline(): Promise<AppPipeline> {
