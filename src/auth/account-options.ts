@@ -58,7 +58,11 @@ export interface AccountStore<User extends AccountUser, Profile extends object =
  */
 export interface ResetTokenStore {
   create(reset: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void>;
-  /** Marks the token used and answers its user; `undefined` when it is unknown, used or expired. */
+  /**
+   * Marks the token used and answers its user; `undefined` when it is unknown, used or expired.
+   * Mark the user's other unused tokens used in the same step (one statement): two links of one
+   * user used at the same moment then cannot both set a password (docs/accounts.md).
+   */
   consume(tokenHash: string): Promise<string | undefined>;
   /** Makes every unused token of the user unusable (a reset or a password change happened). */
   invalidateForUser(userId: string): Promise<void>;

@@ -51,11 +51,22 @@ for (const engine of testEngines(inject('postgresUrl'))) {
       expect(await resets.consume('theirs')).toBe(other.id);
     });
 
+    it("ends a user's other links with the one used: two used at the same moment, one goes through", async () => {
+      await resets.create({ tokenHash: 'link-a', userId: user.id, expiresAt: inAnHour() });
+      await resets.create({ tokenHash: 'link-b', userId: user.id, expiresAt: inAnHour() });
+      const results = await Promise.all([resets.consume('link-a'), resets.consume('link-b')]);
+      expect(results.filter((result) => result === user.id)).toHaveLength(1);
+      await resets.create({ tokenHash: 'link-c', userId: user.id, expiresAt: inAnHour() });
+      await resets.create({ tokenHash: 'link-d', userId: user.id, expiresAt: inAnHour() });
+      expect(await resets.consume('link-c')).toBe(user.id);
+      expect(await resets.consume('link-d')).toBeUndefined();
+    });
+
     it('refuses an expired token and prunes used and expired ones', async () => {
       await resets.create({ tokenHash: 'old', userId: user.id, expiresAt: new Date(Date.now() - 1000) });
       await resets.create({ tokenHash: 'fresh', userId: user.id, expiresAt: inAnHour() });
       expect(await resets.consume('old')).toBeUndefined();
-      expect(await resets.prune()).toBe(6);
+      expect(await resets.prune()).toBe(10);
       expect(await resets.consume('fresh')).toBe(user.id);
     });
   });

@@ -1,16 +1,20 @@
 /**
  * Password-reset tokens (docs/blog.md): only a hash of each token is stored, each is single use
- * and expires. Consuming one is a single conditional UPDATE, so two requests racing with the
- * same token cannot both succeed.
+ * and expires. Consuming one is a single conditional UPDATE that uses up the user's other tokens
+ * too, so two requests racing, with the same token or with two links of one user, cannot both
+ * succeed.
  */
-import { and, eq, gt, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import type { Db } from './connect.js';
 import { passwordResets } from './schema.js';
 
 export interface PasswordResetsRepository {
   /** Stores a token's hash for a user until `expiresAt`. */
   create(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void>;
-  /** Marks the token used and returns its user id; `undefined` when unknown, used or expired. */
+  /**
+   * Marks the token used, with every other unused token of its user, and returns its user id;
+   * `undefined` when unknown, used or expired.
+   */
   consume(tokenHash: string, now?: Date): Promise<string | undefined>;
   /** Uses up every pending token of a user (after a reset, older links must stop working). */
   invalidateForUser(userId: string, now?: Date): Promise<void>;
@@ -33,18 +37,25 @@ export function passwordResetsRepository(db: Db): PasswordResetsRepository {
     },
 
     async consume(tokenHash, now = new Date()) {
-      const [consumed] = await db
-        .update(passwordResets)
-        .set({ usedAt: now })
+      // The token's user, while the token is usable; then, in the same statement, every unused
+      // token of that user: a second link of the user used at the same moment waits for this
+      // row lock, finds its own token used, and fails (two links cannot both set a password).
+      const owner = db
+        .select({ userId: passwordResets.userId })
+        .from(passwordResets)
         .where(
           and(
             eq(passwordResets.tokenHash, tokenHash),
             isNull(passwordResets.usedAt),
             gt(passwordResets.expiresAt, now),
           ),
-        )
-        .returning({ userId: passwordResets.userId });
-      return consumed?.userId;
+        );
+      const used = await db
+        .update(passwordResets)
+        .set({ usedAt: now })
+        .where(and(inArray(passwordResets.userId, owner), isNull(passwordResets.usedAt)))
+        .returning({ userId: passwordResets.userId, tokenHash: passwordResets.tokenHash });
+      return used.find((row) => row.tokenHash === tokenHash)?.userId;
     },
 
     async invalidateForUser(userId, now = new Date()) {
