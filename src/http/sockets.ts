@@ -296,6 +296,14 @@ export class SocketSession {
     this.#controller.abort();
   }
 
+  /**
+   * The runtime closed the connection itself (a frame over its limit, invalid UTF-8): the server
+   * closed it, with that code, whatever the runtime then tells of the close.
+   */
+  closedByRuntime(code: number, reason: string): void {
+    this.#closedAs('server', code, reason);
+  }
+
   /** Who closed the socket first, and how; what came after does not change it. */
   #closedAs(by: 'server' | 'client' | 'lost', code: number, reason: string): void {
     if (this.#closedBy !== undefined) return;

@@ -299,8 +299,11 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       name: 'updateNote',
       arguments: { id: '1', data: { text: 'x' }, extra: 1 },
     });
-    expect(problemIn(stray)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
-    expect(JSON.stringify(stray)).toContain('extra');
+    expect(problemIn(stray)).toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      errors: [{ path: 'extra', message: expect.stringMatching(/^Unknown argument "extra"/) }],
+    });
 
     const renamed = await client.callTool({
       name: 'updateNote',
@@ -434,6 +437,12 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       'tools/list': { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       'tools/call without a name': { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} },
       'tools/call of no tool': { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nothing' } },
+      'tools/call with a bad _meta': {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'getNote', arguments: { id: '1' }, _meta: { 'proceedjs/if-match': 7 } },
+      },
       'an unknown method': { jsonrpc: '2.0', id: 1, method: 'resources/list' },
       'a notification': { jsonrpc: '2.0', method: 'notifications/initialized' },
     };
@@ -724,6 +733,22 @@ describe('a readOnly endpoint', () => {
     );
     await misused.close();
   });
+
+  it('refuses at start-up .mcp({ destructive }) on a read', async () => {
+    const app = createApp({ logger: false });
+    await app.register(mcpPlugin, {});
+    app.mount([
+      procedures('notes', {
+        listNotes: procedure()
+          .mcp({ destructive: true })
+          .query(() => []),
+      }),
+    ]);
+    await expect(app.ready()).rejects.toThrow(
+      'notes.listNotes: .mcp({ destructive }) is for a write; a read (GET) never is one',
+    );
+    await app.close();
+  });
 });
 
 describe('a tool call with an Idempotency-Key', () => {
@@ -947,7 +972,7 @@ describe('a tool call of a route with path parameters', () => {
               check: (ctx: BaseContext) => ctx.request.params.id !== 'admin',
             }),
           )
-          .input(z.object({ id: z.coerce.string() }))
+          .input(z.object({ id: z.coerce.string(), reasonId: z.string().optional() }))
           .output(z.object({ suspended: z.string() }))
           .mutation(({ input }) => {
             suspended.push(input.id);
@@ -970,11 +995,12 @@ describe('a tool call of a route with path parameters', () => {
       expect(JSON.stringify(problem)).toContain("parameter of the route's path");
     }
     expect(problemIn(await call({}))).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
-    // Sent under another name: the refusal says which argument it is.
+    // Sent under another name: the refusal says which argument it is; never one the input names.
     for (const [sent, message] of [
       [{ memberId: 'ann' }, 'Required (sent as "memberId"? The argument is "id")'],
       [{ idd: 'ann' }, 'Required (sent as "idd"? The argument is "id")'],
       [{ name: 'ann' }, 'Required'],
+      [{ reasonId: 'r1' }, 'Required'],
     ] as const)
       expect(problemIn(await call(sent))).toMatchObject({ errors: [{ path: 'id', message }] });
     // Longer than any path parameter a REST request may send (500 characters).
@@ -1120,6 +1146,8 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
     expect(record.title).toBe('changed');
     expect((await update('again', etag(updated))).isError).toBeFalsy();
     await expect(update('x', 42)).rejects.toThrow(/proceedjs\/if-match/);
+    // Nothing a header could not carry reaches ctx.request.headers.
+    await expect(update('x', '"1"\r\nX-Injected: 1')).rejects.toThrow(/printable ASCII/);
 
     const create = (key: string) =>
       client.callTool({

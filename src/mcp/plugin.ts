@@ -146,7 +146,15 @@ class McpMethods {
             ? new RpcError(rpc.invalidParams, `No tool is named ${name}`)
             : new RpcError(rpc.invalidParams, "tools/call takes params.name, the tool's name");
         }
-        return this.#call(tool, withConditions(calling, params._meta), params.arguments ?? {}, trace);
+        let conditioned: CallingRequest;
+        try {
+          conditioned = withConditions(calling, params._meta);
+        } catch (error) {
+          // A bad token is a 401 whatever else the message holds.
+          await this.checkCredentials(calling);
+          throw error;
+        }
+        return this.#call(tool, conditioned, params.arguments ?? {}, trace);
       }
       default:
         await this.checkCredentials(calling);
@@ -226,6 +234,9 @@ class McpMethods {
   }
 }
 
+/** A value a request header could carry: printable ASCII and spaces. */
+const headerText = /^[\x20-\x7e]{1,1024}$/;
+
 /** What a tool call's `_meta` carries of HTTP's conditions, and what its result's gives back. */
 export const metaKeys = {
   etag: 'proceedjs/etag',
@@ -246,12 +257,16 @@ function withConditions(calling: CallingRequest, meta: unknown): CallingRequest 
   const ifMatch = given[metaKeys.ifMatch];
   const key = given[metaKeys.idempotencyKey];
   if (ifMatch === undefined && key === undefined) return calling;
+  // What a header could carry: an app that logs or forwards ctx.request.headers gets no line break.
   for (const [name, value] of [
     [metaKeys.ifMatch, ifMatch],
     [metaKeys.idempotencyKey, key],
   ] as const)
-    if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 1024))
-      throw new RpcError(rpc.invalidParams, `params._meta["${name}"] is text of 1 to 1024 characters`);
+    if (value !== undefined && (typeof value !== 'string' || !headerText.test(value)))
+      throw new RpcError(
+        rpc.invalidParams,
+        `params._meta["${name}"] is text of 1 to 1024 printable ASCII characters`,
+      );
   const headers = { ...calling.headers };
   if (typeof ifMatch === 'string') headers['if-match'] = ifMatch;
   if (typeof key === 'string') headers['idempotency-key'] = key;

@@ -88,10 +88,33 @@ function outputSchemaOf(route: MountedRoute): JsonSchema | undefined {
   return schema.type === 'object' ? schema : undefined;
 }
 
-/** Keywords whose value is one schema, and those whose value is a list or a record of schemas. */
-const oneSchema = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'];
-const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
-const schemaRecords = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+/**
+ * Keywords whose value is one schema, a list of schemas or a record of them (2020-12's, and the
+ * draft-07 forms other converters write: `items` as a list, `additionalItems`, `dependencies`).
+ */
+const oneSchema = [
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+];
+const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items'];
+const schemaRecords = [
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'dependencies',
+];
 
 /** A schema without the `format` keyword at any depth (a property named `format` stays). */
 function withoutFormats(schema: JsonSchema): JsonSchema {
@@ -148,6 +171,10 @@ export function toolsOf(routes: readonly MountedRoute[], selection: ToolSelectio
   for (const route of routes) {
     const { mcp, meta, method, idempotent } = { ...route.definition, method: route.method };
     if (mcp === undefined && !collections.has(route.collection)) continue;
+    if (mcp?.destructive !== undefined && method === 'GET')
+      throw new ProceedConfigError(
+        `${route.collection}.${route.name}: .mcp({ destructive }) is for a write; a read (GET) never is one`,
+      );
     const reason =
       selection.readOnly === true && method !== 'GET'
         ? `it writes (${method}), and mcpPlugin is readOnly`

@@ -102,24 +102,23 @@ export function answerClientErrorOn(
   if (code === 'ECONNRESET' || socket.destroyed) return;
   const problem = toProblem(clientProblem(error as NodeJS.ErrnoException));
   const id = randomUUID();
-  // The request line of an answer no route made: its id is the X-Request-Id the client got, so
-  // what a client reports of a 400, 408 or 431 is found in the log (docs/deployment.md, "Logs").
-  log.info(
-    {
-      reqId: id,
-      // Not under `req`: that is a request's serializer, and there is no request.
-      remoteAddress: socket.remoteAddress,
-      remotePort: socket.remotePort,
-      res: { statusCode: problem.status },
-      reason: `${code ?? error.name}: ${error.message}`,
-    },
-    `request refused: ${problem.body.detail ?? problem.body.title}`,
-  );
   // A response already under way on this connection (a pipelined request behind it was
   // malformed, or the body it was still reading timed out after an early answer) must not get
   // a second status line written into it: the connection just ends, as Node's own handler does.
   const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (socket.writable && current?.headersSent !== true) socket.write(rawProblemResponse(problem, id));
+  const answered = socket.writable && current?.headersSent !== true;
+  // The request line of an answer no route made: its id is the X-Request-Id the client got, so
+  // what a client reports of a 400, 408 or 431 is found in the log (docs/deployment.md, "Logs").
+  // Not under `req`: that is a request's serializer, and there is no request.
+  const where = { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort };
+  const reason = `${code ?? error.name}: ${error.message}`;
+  if (answered) {
+    log.info(
+      { reqId: id, ...where, res: { statusCode: problem.status }, reason },
+      `request refused: ${problem.body.detail ?? problem.body.title}`,
+    );
+    socket.write(rawProblemResponse(problem, id));
+  } else log.info({ ...where, reason }, 'connection closed: an answer was under way');
   socket.destroy();
 }
 

@@ -12,6 +12,7 @@ import { closestName } from '../core/options.js';
 import type { BaseContext, RequestInfo, RequestLog } from '../core/request-context.js';
 import type { MountedRoute } from '../core/route-table.js';
 import type { StepTracer } from '../core/tracing.js';
+import { keyShapeOf } from '../core/unknown-keys.js';
 import { type CookieSigner, RequestCookies } from '../http/cookies.js';
 import { entityTag, ifMatchHolds } from '../http/entity-tags.js';
 import type { HeaderRecord } from '../http/fetch-core.js';
@@ -157,7 +158,7 @@ export class ProcedureCalls {
     // Where its REST route refuses such a body: after the rate limit, before the context.
     const refused = forbiddenKeyOf(given);
     if (refused !== undefined) throw refused;
-    const { pathParams, rest } = splitParams(given as Record<string, unknown>, params);
+    const { pathParams, rest } = splitParams(given as Record<string, unknown>, params, route);
     const info = new CalledRequest(request, route.method, pathParams, this.#parts, urlOf);
     const made = this.#parts.context.build(info);
     const ctx = (made instanceof Promise ? await made : made) as BaseContext & { user?: unknown };
@@ -166,7 +167,7 @@ export class ProcedureCalls {
       for (const key of Object.keys(rest))
         if (key !== 'data')
           throw new ValidationError([
-            { path: key, message: `Unknown key "${key}": an update takes its parameters and data` },
+            { path: key, message: `Unknown argument "${key}": an update takes its parameters and data` },
           ]);
     const body = route.inputMode === 'update' ? rest.data : rest;
     // One tool call per request (stateless MCP): the request's If-Match and Idempotency-Key are
@@ -225,6 +226,7 @@ function pathParts(path: string): Pick<Compiled, 'params' | 'urlOf'> {
 function splitParams(
   input: Record<string, unknown>,
   names: readonly string[],
+  route: MountedRoute,
 ): { pathParams: Record<string, string>; rest: Record<string, unknown> } {
   const pathParams: Record<string, string> = {};
   const rest: Record<string, unknown> = {};
@@ -245,7 +247,7 @@ function splitParams(
           path: name,
           message:
             value === undefined
-              ? `Required${sentAs(name, input, names)}`
+              ? `Required${sentAs(name, input, names, route)}`
               : `${name} is a parameter of the route's path: a string or a number, not empty`,
         },
       ]);
@@ -259,9 +261,16 @@ function splitParams(
  * or spelt near it (`idd`), said with the refusal; an agent reads "id: Required" alone as a
  * field it never heard of.
  */
-function sentAs(name: string, input: Record<string, unknown>, names: readonly string[]): string {
+function sentAs(
+  name: string,
+  input: Record<string, unknown>,
+  names: readonly string[],
+  route: MountedRoute,
+): string {
   const lower = name.toLowerCase();
-  const others = Object.keys(input).filter((key) => !names.includes(key));
+  // A key the input names is an argument of its own (`userId` beside a missing `id`).
+  const { fields } = keyShapeOf(route.definition.input);
+  const others = Object.keys(input).filter((key) => !names.includes(key) && fields?.has(key) !== true);
   const near =
     others.find((key) => key.length > name.length && key.toLowerCase().endsWith(lower)) ??
     closestName(name, others);

@@ -234,6 +234,43 @@ describe('the request line of a WebSocket handshake', () => {
   });
 });
 
+describe('the close line of a WebSocket that Node closed itself', () => {
+  it('says the server closed it, with 1009, for a frame over the size limit', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const rooms = procedures('rooms', {
+      roomSocket: procedure()
+        .rest({ method: 'GET', path: '/rooms/socket' })
+        .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
+        .query(async function* ({ messages }) {
+          for await (const message of messages) yield message;
+        }),
+    });
+    const app = createApp({
+      logger: { stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+    }).mount([rooms]);
+    const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/rooms/socket`, {
+      headers: { 'x-request-id': 'big-frame' },
+    });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    const closed = new Promise((resolve) => ws.once('close', resolve));
+    ws.on('error', () => undefined);
+    ws.send(JSON.stringify({ t: 'x'.repeat(8 * 1024 * 1024) }));
+    await closed;
+    await eventually(() => lines.some((line) => line.msg === 'socket closed'), 10_000, 'the close line');
+    await app.close();
+    expect(lines.find((line) => line.msg === 'socket closed')).toMatchObject({
+      reqId: 'big-frame',
+      closedBy: 'server',
+      code: 1009,
+      reason: 'a frame over the size limit',
+    });
+  });
+});
+
 describe('the request line of a URL with a token', () => {
   it("writes no access_token's value, through Fastify's routes and through app.fetch", async () => {
     const { app, lines } = thingsLoggingTo();

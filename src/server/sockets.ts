@@ -184,9 +184,19 @@ function attach(ws: WebSocket, connection: Socket, session: SocketSession): void
   );
   ws.on('pong', () => session.pong());
   ws.on('close', (code: number) => session.ended(code));
-  // Invalid UTF-8, a frame over the limit: ws closes with 1007 or 1009 and emits close.
-  ws.on('error', () => undefined);
+  // Invalid UTF-8, a frame over the limit, a broken frame: ws closes the connection itself, stops
+  // reading and emits close with 1006; the session is told that the server closed it, and why.
+  ws.on('error', (error: Error & { code?: string }) => {
+    const closed = wsClosings[error.code ?? ''] ?? { code: 1002, reason: 'the frame broke the protocol' };
+    session.closedByRuntime(closed.code, closed.reason);
+  });
 }
+
+/** Why `ws` closed a connection itself, by its error's code, as the close line says it. */
+const wsClosings: Readonly<Record<string, { code: number; reason: string }>> = {
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: { code: 1009, reason: 'a frame over the size limit' },
+  WS_ERR_INVALID_UTF8: { code: 1007, reason: 'a text frame that is not UTF-8' },
+};
 
 /**
  * What a handler sends in one turn of the event loop leaves in one write: the connection is
