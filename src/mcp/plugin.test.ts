@@ -1155,7 +1155,10 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
         arguments: { text: 'once' },
         _meta: { 'proceedjs/idempotency-key': key },
       });
-    expect((await create('key-1')).structuredContent).toEqual({ id: '1', text: 'once' });
+    const first = await create('key-1');
+    expect(first.structuredContent).toEqual({ id: '1', text: 'once' });
+    // Not versioned: no tag a later write could take.
+    expect(first._meta).toBeUndefined();
     expect((await create('key-1')).structuredContent).toEqual({ id: '1', text: 'once' });
     expect((await create('key-2')).structuredContent).toEqual({ id: '2', text: 'once' });
     expect(notes).toEqual(['once', 'once']);
