@@ -181,17 +181,22 @@ describe('the request line of an event stream its client leaves', () => {
   });
 });
 
+/** A socket at /api/rooms/socket that sends each message back. */
+function echoRooms() {
+  return procedures('rooms', {
+    roomSocket: procedure()
+      .rest({ method: 'GET', path: '/rooms/socket' })
+      .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
+      .query(async function* ({ messages }) {
+        for await (const message of messages) yield message;
+      }),
+  });
+}
+
 describe('the request line of a WebSocket handshake', () => {
   it('says 101 and "request completed" once the socket is open, its token redacted', async () => {
     const lines: string[] = [];
-    const rooms = procedures('rooms', {
-      roomSocket: procedure()
-        .rest({ method: 'GET', path: '/rooms/socket' })
-        .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
-        .query(async function* ({ messages }) {
-          for await (const message of messages) yield message;
-        }),
-    });
+    const rooms = echoRooms();
     const app = createApp({ logger: { stream: { write: (line) => lines.push(line) } } }).mount([rooms]);
     const url = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false, logRoutes: false });
     const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/rooms/socket?access_token=sekrit`, {
@@ -237,14 +242,7 @@ describe('the request line of a WebSocket handshake', () => {
 describe('the close line of a WebSocket that Node closed itself', () => {
   it('says the server closed it, with 1009, for a frame over the size limit', async () => {
     const lines: Record<string, unknown>[] = [];
-    const rooms = procedures('rooms', {
-      roomSocket: procedure()
-        .rest({ method: 'GET', path: '/rooms/socket' })
-        .output(webSocket({ receive: z.object({ t: z.string() }), send: z.object({ t: z.string() }) }))
-        .query(async function* ({ messages }) {
-          for await (const message of messages) yield message;
-        }),
-    });
+    const rooms = echoRooms();
     const app = createApp({
       logger: { stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
     }).mount([rooms]);
