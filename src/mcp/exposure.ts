@@ -41,10 +41,12 @@ export class Exposure {
   #allowedHost: string | undefined;
   /**
    * Where the protected-resource metadata is served: the endpoint's path after the well-known
-   * name, as RFC 9728 forms it (`/.well-known/oauth-protected-resource/mcp`); the root's name too
-   * for the default path, where clients that do not insert the path look.
+   * name, as RFC 9728 forms it (`/.well-known/oauth-protected-resource/mcp`); for the default
+   * path the root's name too, which the 401's challenge names (the blog's contract binds it).
    */
   readonly metadataPaths: readonly string[];
+  /** The one the 401's challenge names. */
+  readonly #challengedPath: string;
 
   constructor(options: ExposureOptions) {
     this.#options = options;
@@ -55,6 +57,7 @@ export class Exposure {
     const wellKnown = '/.well-known/oauth-protected-resource';
     this.metadataPaths =
       options.path === '/mcp' ? [`${wellKnown}${options.path}`, wellKnown] : [`${wellKnown}${options.path}`];
+    this.#challengedPath = options.path === '/mcp' ? wellKnown : `${wellKnown}${options.path}`;
   }
 
   /** The app listens on `host`: on a loopback interface, loopback names only, unless told which. */
@@ -113,7 +116,7 @@ export class Exposure {
 
   /** A 401 as the protocol asks: where to learn how to get a token (RFC 9728). */
   unauthenticated(error: ProceedError, request: RouteRequest): ProceedError {
-    const metadata = `${new URL(this.resourceOf(request)).origin}${this.metadataPaths[0]}`;
+    const metadata = `${new URL(this.resourceOf(request)).origin}${this.#challengedPath}`;
     const challenge = error.headers?.['www-authenticate'];
     // A challenge with parameters of its own (an app's own auth may send `error="invalid_token"`)
     // is kept, the metadata added to it; the auth plugin's is a bare `Bearer`, as the REST routes'.

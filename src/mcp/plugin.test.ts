@@ -405,11 +405,11 @@ describe.each(targets)('the MCP endpoint on $name', ({ name, start }) => {
       params: { name: 'deleteNote', arguments: { id: '1' } },
     });
     expect(answer.status).toBe(401);
-    // Where RFC 9728 puts the metadata of a resource with a path: after the well-known name.
+    // The root's name, as the blog's contract binds it for the default path.
     expect(answer.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource/mcp"`,
+      `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource"`,
     );
-    // And at the root's name, where clients that do not insert the path look.
+    // And where RFC 9728 puts the metadata of a resource with a path: after the well-known name.
     for (const path of [
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-protected-resource',
@@ -1168,6 +1168,48 @@ describe("a tool call's _meta: the record's version and a key, per call", () => 
       errors: expect.arrayContaining([{ path: 'txt', message: expect.stringMatching(/^Unknown argument/) }]),
     });
     await client.close();
+    await app.close();
+  });
+});
+
+describe('an endpoint on another path', () => {
+  it('serves its metadata where RFC 9728 puts it, and its 401 names that', async () => {
+    const app = createApp({ logger: false });
+    const tokens = new TokenService({ secret: 'a'.repeat(32), store: new MemoryRevocationStore() });
+    await app.register(authPlugin, { tokens, userLoader: () => undefined });
+    await app.register(mcpPlugin, { path: '/agents/mcp', collections: ['notes'] });
+    app.mount([
+      procedures('notes', {
+        createNote: p()
+          .guard(authenticated)
+          .input(z.object({ text: z.string() }))
+          .mutation(() => ({ id: '1' })),
+      }),
+    ]);
+    const answer = await app.fetch(
+      new Request('http://localhost/agents/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'createNote', arguments: { text: 'x' } },
+        }),
+      }),
+      { ip: '127.0.0.1' },
+    );
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource/agents/mcp"',
+    );
+    const metadata = await app.fetch(
+      new Request('http://localhost/.well-known/oauth-protected-resource/agents/mcp'),
+    );
+    expect(await metadata.json()).toMatchObject({ resource: 'http://localhost/agents/mcp' });
+    expect(
+      (await app.fetch(new Request('http://localhost/.well-known/oauth-protected-resource'))).status,
+    ).toBe(404);
     await app.close();
   });
 });

@@ -151,7 +151,7 @@ for (const engine of engines()) {
         }),
       });
       expect(answer.status).toBe(401);
-      const metadataUrl = `${blog.origin}/.well-known/oauth-protected-resource/mcp`;
+      const metadataUrl = `${blog.origin}/.well-known/oauth-protected-resource`;
       expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
       const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
       expect(metadata).toEqual({
