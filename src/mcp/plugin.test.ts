@@ -49,9 +49,15 @@ function problemIn(result: unknown): Record<string, unknown> {
  * One JSON-RPC message (`jsonrpc` and `id` added) to an app's endpoint through `app.fetch`, as an
  * agent on this machine sends it.
  */
-function sendRpc(app: App, message: object, headers: Record<string, string> = {}, host = 'localhost') {
+function sendRpc(
+  app: App,
+  message: object,
+  headers: Record<string, string> = {},
+  host = 'localhost',
+  path = '/mcp',
+) {
   return app.fetch(
-    new Request(`http://${host}/mcp`, {
+    new Request(`http://${host}${path}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -1186,18 +1192,12 @@ describe('an endpoint on another path', () => {
           .mutation(() => ({ id: '1' })),
       }),
     ]);
-    const answer = await app.fetch(
-      new Request('http://localhost/agents/mcp', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'createNote', arguments: { text: 'x' } },
-        }),
-      }),
-      { ip: '127.0.0.1' },
+    const answer = await sendRpc(
+      app,
+      { method: 'tools/call', params: { name: 'createNote', arguments: { text: 'x' } } },
+      {},
+      'localhost',
+      '/agents/mcp',
     );
     expect(answer.status).toBe(401);
     expect(answer.headers.get('www-authenticate')).toBe(
