@@ -7,6 +7,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import { z } from 'zod';
 import type { FieldError } from './errors.js';
 import type { Described, JsonSchema } from './json-schema.js';
+import { subschemaLists, subschemaMaps, subschemas } from './subschemas.js';
 import { isThenable } from './thenable.js';
 import { isValibotSchema, valibotConversionOptions, valibotDate, valibotJsonSchema } from './valibot.js';
 
@@ -238,11 +239,6 @@ export function resolveLocalRef(ref: string, root: JsonSchema): unknown {
   }
   return current;
 }
-
-/** The keywords under which a JSON Schema holds schemas: lists of them, maps by name, one each. */
-export const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
-export const subschemaMaps = ['properties', 'patternProperties', '$defs'] as const;
-export const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'] as const;
 
 /**
  * Writes what every validator means alike as Zod writes it, so that the same API gives the same

@@ -9,7 +9,8 @@
  * a cursor page of 20 posts is written in a third of the time; on older V8 the option does
  * nothing. The output is the same byte for byte either way (src/core/output.test.ts).
  */
-import { type JsonSchema, subschemaLists, subschemaMaps, subschemas } from './schema.js';
+import type { JsonSchema } from './schema.js';
+import { subschemaLists, subschemaMaps, subschemas } from './subschemas.js';
 
 /** Keywords fast-json-stringify never reads while writing. */
 const unread = new Set([

@@ -8,6 +8,7 @@ import { conventionOf } from '../core/naming.js';
 import { closestName } from '../core/options.js';
 import type { MountedRoute } from '../core/route-table.js';
 import { type JsonSchema, toJsonSchema } from '../core/schema.js';
+import { mapSubschemas } from '../core/subschemas.js';
 import { uploadShapeOf } from '../core/uploads.js';
 import { maxParamLength } from '../http/url.js';
 import { strictBody } from '../openapi/schema-facts.js';
@@ -88,55 +89,10 @@ function outputSchemaOf(route: MountedRoute): JsonSchema | undefined {
   return schema.type === 'object' ? schema : undefined;
 }
 
-/**
- * Keywords whose value is one schema, a list of schemas or a record of them (2020-12's, and the
- * draft-07 forms other converters write: `items` as a list, `additionalItems`, `dependencies`).
- */
-const oneSchema = [
-  'items',
-  'additionalItems',
-  'additionalProperties',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-  'contentSchema',
-  'not',
-  'if',
-  'then',
-  'else',
-  'contains',
-  'propertyNames',
-];
-const schemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items'];
-const schemaRecords = [
-  'properties',
-  'patternProperties',
-  '$defs',
-  'definitions',
-  'dependentSchemas',
-  'dependencies',
-];
-
 /** A schema without the `format` keyword at any depth (a property named `format` stays). */
 function withoutFormats(schema: JsonSchema): JsonSchema {
   const { format: _format, ...rest } = schema;
-  const bare: Record<string, unknown> = rest;
-  for (const key of oneSchema) if (isSchema(bare[key])) bare[key] = withoutFormats(bare[key] as JsonSchema);
-  for (const key of schemaLists)
-    if (Array.isArray(bare[key]))
-      bare[key] = (bare[key] as unknown[]).map((each) => (isSchema(each) ? withoutFormats(each) : each));
-  for (const key of schemaRecords)
-    if (isSchema(bare[key]))
-      bare[key] = Object.fromEntries(
-        Object.entries(bare[key] as Record<string, unknown>).map(([name, each]) => [
-          name,
-          isSchema(each) ? withoutFormats(each) : each,
-        ]),
-      );
-  return bare as JsonSchema;
-}
-
-function isSchema(value: unknown): value is JsonSchema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return mapSubschemas(rest, withoutFormats);
 }
 
 /** A create (`create*`, by its name's convention, a POST): it adds a record and changes none. */
