@@ -34,6 +34,7 @@ describe('mapSubschemas', () => {
       allOf: [dated],
       not: dated,
       if: dated,
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's own keyword
       then: dated,
       else: dated,
       // Not a schema: left as it is.
